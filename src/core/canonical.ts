@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+
+/**
+ * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no whitespace,
+ * ECMAScript number and string forms (which `JSON.stringify` already produces).
+ */
+export function canonicalJson(value: unknown): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "boolean":
+      return value ? "true" : "false";
+    case "number":
+      if (!Number.isFinite(value)) throw new TypeError(`canonicalJson: non-finite number ${value}`);
+      return JSON.stringify(value);
+    case "string":
+      return JSON.stringify(value);
+    case "object": {
+      if (Array.isArray(value)) {
+        return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+      }
+      const record = value as Record<string, unknown>;
+      // Default sort compares UTF-16 code units, exactly what RFC 8785 asks for.
+      const keys = Object.keys(record)
+        .filter((key) => record[key] !== undefined)
+        .sort();
+      return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
+    }
+    default:
+      throw new TypeError(`canonicalJson: unsupported type ${typeof value}`);
+  }
+}
+
+export function sha256Hex(text: string | Uint8Array): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** `sha256:<hex>` of the canonical JSON of `value` without the named fields. */
+export function contentHash(value: Record<string, unknown>, without: readonly string[]): string {
+  const copy: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (!without.includes(key)) copy[key] = field;
+  }
+  return `sha256:${sha256Hex(canonicalJson(copy))}`;
+}

@@ -1,0 +1,69 @@
+import type { Catalog, CatalogEntry, Engram, EngramBody, Scope } from "../schema/engram.js";
+import { canonicalJson, contentHash } from "./canonical.js";
+
+/** Fields left out of an engram's content hash (invariant 1). */
+export const ENGRAM_HASH_EXCLUDES = ["engram_id", "hash"] as const;
+export const CATALOG_HASH_EXCLUDES = ["hash"] as const;
+
+export function engramPath(scope: Scope, version: string, engramId: string): string {
+  return `memory/${scope}/${version}/engram_${engramId}.json`;
+}
+
+export const ENGRAM_PATH_PATTERN = /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
+
+/** Seals an engram body: its hash and id come from its content, so they are deterministic. */
+export function sealEngram(body: EngramBody): Engram {
+  const hash = contentHash(body as Record<string, unknown>, ENGRAM_HASH_EXCLUDES);
+  const engramId = `e_${hash.slice("sha256:".length, "sha256:".length + 32)}`;
+  // Key order of the file: identity first, then the body, for readable diffs.
+  return { engram_id: engramId, hash, ...body } as Engram;
+}
+
+/** The bytes of an engram file: pretty JSON (reviewable), trailing newline. */
+export function serializeEngram(engram: Engram): string {
+  return `${JSON.stringify(engram, null, 2)}\n`;
+}
+
+export function engramHashOf(engram: Record<string, unknown>): string {
+  return contentHash(engram, ENGRAM_HASH_EXCLUDES);
+}
+
+export function catalogEntryFor(engram: Engram, bytes: number): CatalogEntry {
+  return {
+    engram_id: engram.engram_id,
+    scope: engram.scope,
+    version: engram.version,
+    path: engramPath(engram.scope, engram.version, engram.engram_id),
+    hash: engram.hash,
+    topics: engram.topics,
+    bytes,
+  };
+}
+
+/** Builds a catalog with entries sorted by path and its hash computed (invariant 1). */
+export function sealCatalog(
+  catalogVersion: number,
+  createdAt: string,
+  entries: readonly CatalogEntry[],
+): Catalog {
+  const sorted = [...entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const body = { catalog_version: catalogVersion, created_at: createdAt, entries: sorted };
+  const hash = contentHash(body, CATALOG_HASH_EXCLUDES);
+  return { catalog_version: catalogVersion, created_at: createdAt, hash, entries: sorted };
+}
+
+export function serializeCatalog(catalog: Catalog): string {
+  return `${JSON.stringify(catalog, null, 2)}\n`;
+}
+
+export function catalogHashOf(catalog: Record<string, unknown>): string {
+  return contentHash(catalog, CATALOG_HASH_EXCLUDES);
+}
+
+export const EMPTY_CATALOG_TIME = "1970-01-01T00:00:00.000Z";
+
+export function emptyCatalog(): Catalog {
+  return sealCatalog(0, EMPTY_CATALOG_TIME, []);
+}
+
+export { canonicalJson };

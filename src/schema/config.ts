@@ -1,0 +1,115 @@
+import { z } from "zod";
+
+const PositiveInt = z.number().int().positive();
+const Ratio = z.number().gt(0).lt(1);
+
+/** `[memory]`: buffer, tier, engram and focus-view budgets, compaction and promotion policy. */
+export const MemoryConfig = z
+  .object({
+    buffer_max_bytes: PositiveInt.default(32 * 1024 * 1024).describe(
+      "Hard byte budget of the event buffer (normalized events).",
+    ),
+    buffer_max_events: PositiveInt.default(100_000).describe("Hard event-count budget of the buffer."),
+    buffer_keep_recent_events: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(200)
+      .describe("The newest window of events that compaction never touches."),
+    buffer_high_water_ratio: Ratio.default(0.8).describe(
+      "Soft trigger: above this share of a budget the buffer is compacted, at most once per compaction_min_interval_seconds.",
+    ),
+    buffer_low_water_ratio: Ratio.default(0.5).describe(
+      "Compaction takes the oldest events until the buffer is at or below this share of its budgets.",
+    ),
+    engram_max_bytes: PositiveInt.default(16 * 1024).describe("Largest size of one engram file."),
+    st_max_total_bytes: PositiveInt.default(4 * 1024 * 1024).describe("Byte budget of memory/st."),
+    lt_max_total_bytes: PositiveInt.default(8 * 1024 * 1024).describe("Byte budget of memory/lt."),
+    st_max_files: PositiveInt.default(512).describe("File budget of memory/st."),
+    lt_max_files: PositiveInt.default(1024).describe("File budget of memory/lt."),
+    memory_md_max_bytes: PositiveInt.default(16 * 1024).describe("Byte budget of MEMORY.md."),
+    memory_md_max_items: PositiveInt.default(60).describe("Item (bullet) budget of MEMORY.md."),
+    memory_md_update_cadence: z
+      .enum(["on_merge", "periodic", "hybrid"])
+      .default("on_merge")
+      .describe("When MEMORY.md is regenerated."),
+    memory_md_update_every_n_heartbeats: PositiveInt.default(20).describe(
+      "With periodic or hybrid cadence: regenerate after this many heartbeats.",
+    ),
+    compaction_min_interval_seconds: z
+      .number()
+      .nonnegative()
+      .default(300)
+      .describe("Soft-triggered compactions are at least this far apart (receipt time)."),
+    promote_repeat_min: PositiveInt.default(3).describe(
+      "Promote a fact or lesson to LT once it appears in this many ST engrams.",
+    ),
+    promote_recall_min: PositiveInt.default(5).describe(
+      "Promote an ST engram to LT once it has been recalled this many times.",
+    ),
+    promote_decisions: z.boolean().default(true).describe("Promote explicit decisions to LT."),
+    promote_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.7)
+      .describe("Notes with a stated confidence below this are not promoted."),
+    stall_seconds: PositiveInt.default(600).describe(
+      "A gap between a worker's heartbeats longer than this is reported as a stall.",
+    ),
+    dedup_window_events: PositiveInt.default(1_000_000).describe(
+      "How many already-compacted event ids are remembered to reject resends.",
+    ),
+  })
+  .strict();
+export type MemoryConfig = z.infer<typeof MemoryConfig>;
+
+export const AgentBusConfig = z
+  .object({
+    max_message_bytes: PositiveInt.default(65_536).describe("Largest envelope accepted, in bytes."),
+    heartbeat_interval_seconds: PositiveInt.default(30).describe("How often workers send heartbeats."),
+    heartbeat_ttl_seconds: PositiveInt.default(120).describe("A worker silent this long is not live."),
+  })
+  .strict();
+export type AgentBusConfig = z.infer<typeof AgentBusConfig>;
+
+export const SyncMainPolicy = z
+  .object({
+    max_commits_behind: z.number().int().nonnegative().default(20),
+    max_seconds_behind: z.number().int().nonnegative().default(86_400),
+    require_catalog_hash_match: z.boolean().default(true),
+  })
+  .strict();
+
+export const RedactionConfig = z
+  .object({
+    patterns: z
+      .array(z.string())
+      .default([])
+      .describe("Extra regular expressions (JavaScript syntax) whose matches are redacted."),
+  })
+  .strict();
+
+export const StateConfig = z
+  .object({
+    dir: z
+      .string()
+      .default(".engram")
+      .describe("Git-ignored folder (relative to the repository) for the buffer, spool and keys."),
+  })
+  .strict();
+
+export const Config = z
+  .object({
+    memory: MemoryConfig.prefault({}),
+    agent_bus: AgentBusConfig.prefault({}),
+    policy: z.object({ sync_main: SyncMainPolicy.prefault({}) }).strict().prefault({}),
+    redaction: RedactionConfig.prefault({}),
+    state: StateConfig.prefault({}),
+  })
+  .strict();
+export type Config = z.infer<typeof Config>;
+
+export function defaultConfig(): Config {
+  return Config.parse({});
+}

@@ -1,0 +1,114 @@
+import { z } from "zod";
+import { IsoTime, Link, Privacy, SafeId, Sealed, Sha256Ref } from "./common.js";
+
+export const Scope = z.enum(["st", "lt"]);
+export type Scope = z.infer<typeof Scope>;
+
+export const BatchId = z.string().regex(/^\d{8}-\d{6}Z$/, "expected a batch id YYYYMMDD-HHMMSSZ");
+export const EngramId = z.string().regex(/^e_[0-9a-f]{32}$/, "expected e_ followed by 32 hex digits");
+
+export const Decision = z.object({ title: z.string().min(1), rationale: z.string() }).strict();
+export type Decision = z.infer<typeof Decision>;
+
+export const WorkerTelemetry = z
+  .object({
+    worker: SafeId,
+    heartbeats: z.number().int().nonnegative(),
+    progress_events: z.number().int().nonnegative(),
+    stages: z.array(z.string()),
+    first_ts: IsoTime,
+    last_ts: IsoTime,
+    active_seconds: z.number().nonnegative(),
+    longest_gap_seconds: z.number().nonnegative(),
+    stalled: z.boolean(),
+  })
+  .strict();
+
+export const ErrorGroup = z
+  .object({
+    error_type: z.string(),
+    count: z.number().int().positive(),
+    retryable: z.boolean().nullable(),
+    sample: z.string(),
+    workers: z.array(z.string()),
+  })
+  .strict();
+
+/**
+ * EngramDTO: one file `memory/<scope>/<version>/engram_<engram_id>.json`. The first block of
+ * fields follows the MemorySync specification; the rest are our additive fields.
+ */
+export const Engram = z
+  .object({
+    engram_id: EngramId,
+    version: BatchId,
+    scope: Scope,
+    created_at: IsoTime,
+    source_window: z.object({ start_ts: IsoTime, end_ts: IsoTime }).strict(),
+    hash: Sha256Ref,
+    topics: z.array(z.string()),
+    facts: z.array(z.string()),
+    decisions: z.array(Decision),
+    links: z.array(Link),
+    provenance: z.looseObject({
+      created_by: z.string(),
+      run_id: z.string(),
+      event_count: z.number().int().nonnegative(),
+      senders: z.array(z.string()),
+      message_types: z.record(z.string(), z.number().int().nonnegative()),
+    }),
+    // additive fields
+    privacy: Privacy,
+    signals: z
+      .object({
+        notes: z.number().int().nonnegative(),
+        decisions: z.number().int().nonnegative(),
+        lessons: z.number().int().nonnegative(),
+        incidents: z.number().int().nonnegative(),
+        errors: z.number().int().nonnegative(),
+        max_surprise: z.number().min(0).max(1).nullable(),
+        mean_confidence: z.number().min(0).max(1).nullable(),
+        redactions: z.number().int().nonnegative(),
+        /** facts, decisions or links left out to respect `engram_max_bytes`. */
+        truncated: z.number().int().nonnegative(),
+      })
+      .strict(),
+    telemetry: z
+      .object({ workers: z.array(WorkerTelemetry), errors: z.array(ErrorGroup) })
+      .strict()
+      .optional(),
+    sealed: z.array(Sealed).optional(),
+    /** LT only: the ST engrams whose content this one carries forward. */
+    supersedes: z.array(EngramId).optional(),
+    promotion: z.object({ reasons: z.array(z.string()) }).strict().optional(),
+  })
+  .strict();
+export type Engram = z.infer<typeof Engram>;
+export type EngramBody = Omit<Engram, "engram_id" | "hash">;
+
+export const CatalogEntry = z
+  .object({
+    engram_id: EngramId,
+    scope: Scope,
+    version: BatchId,
+    path: z.string(),
+    hash: Sha256Ref,
+    topics: z.array(z.string()),
+    // additive: the file's size, so budgets are checked without reading every engram
+    bytes: z.number().int().positive(),
+  })
+  .strict();
+export type CatalogEntry = z.infer<typeof CatalogEntry>;
+
+/** EngramCatalogDTO: `memory/catalog.json`, the authoritative lookup table. */
+export const Catalog = z
+  .object({
+    catalog_version: z.number().int().nonnegative(),
+    created_at: IsoTime,
+    hash: Sha256Ref,
+    entries: z.array(CatalogEntry),
+  })
+  .strict();
+export type Catalog = z.infer<typeof Catalog>;
+
+export { SafeId };

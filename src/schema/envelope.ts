@@ -1,0 +1,147 @@
+import { z } from "zod";
+import { IsoTime, Link, Privacy, SafeId } from "./common.js";
+
+export const ENVELOPE_SCHEMA_VERSION = "agentbus-envelope/v1";
+
+export const MESSAGE_TYPES = [
+  "protocol_hello.v1",
+  "protocol_welcome.v1",
+  "heartbeat.v1",
+  "task_progress.v1",
+  "worker_error.v1",
+  "project_state_snapshot.v1",
+  "memory_event.v1",
+  "engram_announce.v1",
+  "engram_catalog_snapshot.v1",
+  "engram_catalog_delta.v1",
+  "sync_required.v1",
+  "protocol_incompatibility.v1",
+  "memory_note.v1",
+] as const;
+export const MessageType = z.enum(MESSAGE_TYPES);
+export type MessageType = z.infer<typeof MessageType>;
+
+export const Sender = z.looseObject({
+  role: z.enum(["director", "worker", "operator"]),
+  id: SafeId,
+  run_id: z.string().min(1).max(128).optional(),
+});
+export type Sender = z.infer<typeof Sender>;
+
+/** The agent-bus envelope. Unknown fields are tolerated (additive extension), wrong ones are not. */
+export const Envelope = z.looseObject({
+  schema_version: z.literal(ENVELOPE_SCHEMA_VERSION),
+  message_type: MessageType,
+  sent_at: IsoTime,
+  sender: Sender,
+  seq: z.number().int().nonnegative(),
+  payload: z.record(z.string(), z.unknown()),
+  /** Ours, additive: set by the writer, unchanged on resend; the deduplication key. */
+  event_id: z.string().min(1).max(200).optional(),
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+const Text = z.string().min(1).max(8000);
+const ShortText = z.string().min(1).max(512);
+const Topic = z.string().min(1).max(64);
+const Fraction = z.number().min(0).max(1);
+const IssueRef = z.union([z.string().min(1).max(128), z.number().int().nonnegative()]);
+/** A link is either `{type, ref}` or a bare string classified on ingest (`#12`, `src/a.ts`, a URL, a sha). */
+const LinkInput = z.union([z.string().min(1).max(512), Link]);
+const GitSha = z.string().regex(/^[0-9a-f]{7,64}$/, "expected a hex commit sha");
+
+export const NOTE_KINDS = ["decision", "fact", "lesson", "convention", "incident", "question"] as const;
+export const NoteKind = z.enum(NOTE_KINDS);
+export type NoteKind = z.infer<typeof NoteKind>;
+
+export const OUTCOMES = ["success", "failure", "partial", "abandoned"] as const;
+export const Outcome = z.enum(OUTCOMES);
+export type Outcome = z.infer<typeof Outcome>;
+
+/** Ours, additive: what a worker wants remembered. */
+export const MemoryNotePayload = z.looseObject({
+  kind: NoteKind,
+  text: Text,
+  rationale: Text.optional(),
+  topics: z.array(Topic).max(32).default([]),
+  links: z.array(LinkInput).max(32).default([]),
+  confidence: Fraction.optional(),
+  outcome: Outcome.optional(),
+  privacy: Privacy.default("private"),
+  issue: IssueRef.optional(),
+});
+
+const DriftFields = {
+  main_ancestor_sha: GitSha.optional(),
+  catalog_hash_seen: z.string().max(80).optional(),
+};
+
+export const HelloPayload = z.looseObject({
+  protocol_version: z.string().max(64).optional(),
+  capabilities: z.array(z.string().max(64)).max(64).optional(),
+  ...DriftFields,
+});
+
+export const HeartbeatPayload = z.looseObject({
+  stage: ShortText.optional(),
+  issue: IssueRef.optional(),
+  attempt: z.number().int().nonnegative().optional(),
+  progress: Fraction.optional(),
+  ...DriftFields,
+});
+
+export const TaskProgressPayload = z.looseObject({
+  stage: ShortText,
+  issue: IssueRef.optional(),
+  status: z.enum(["started", "running", "completed", "failed", "blocked"]).optional(),
+  progress: Fraction.optional(),
+  message: Text.optional(),
+  duration_ms: z.number().nonnegative().optional(),
+});
+
+export const WorkerErrorPayload = z.looseObject({
+  error_type: ShortText,
+  message: Text,
+  retryable: z.boolean().optional(),
+  issue: IssueRef.optional(),
+  stage: ShortText.optional(),
+  attempt: z.number().int().nonnegative().optional(),
+});
+
+export const MemoryEventPayload = z.looseObject({
+  kind: ShortText,
+  text: Text.optional(),
+  topics: z.array(Topic).max(32).optional(),
+  links: z.array(LinkInput).max(32).optional(),
+  issue: IssueRef.optional(),
+  privacy: Privacy.optional(),
+  /** `kind: "recall"`: the query and the engram ids it returned, a promotion signal. */
+  query: z.string().max(1000).optional(),
+  hits: z.array(SafeId).max(100).optional(),
+});
+
+export const SyncRequiredPayload = z.looseObject({
+  reason: z.enum(["behind_main", "catalog_mismatch", "protocol_change"]),
+  main_sha_expected: GitSha.optional(),
+  catalog_hash_expected: z.string().max(80).optional(),
+  policy: z.record(z.string(), z.unknown()).optional(),
+  required_action: z.enum(["merge_main", "rebase_main"]),
+});
+
+const Loose = z.looseObject({});
+
+export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unknown>>> = {
+  "protocol_hello.v1": HelloPayload,
+  "protocol_welcome.v1": Loose,
+  "heartbeat.v1": HeartbeatPayload,
+  "task_progress.v1": TaskProgressPayload,
+  "worker_error.v1": WorkerErrorPayload,
+  "project_state_snapshot.v1": Loose,
+  "memory_event.v1": MemoryEventPayload,
+  "engram_announce.v1": Loose,
+  "engram_catalog_snapshot.v1": Loose,
+  "engram_catalog_delta.v1": Loose,
+  "sync_required.v1": SyncRequiredPayload,
+  "protocol_incompatibility.v1": Loose,
+  "memory_note.v1": MemoryNotePayload,
+};
