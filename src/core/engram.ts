@@ -11,17 +11,48 @@ export function engramPath(scope: Scope, version: string, engramId: string): str
 
 export const ENGRAM_PATH_PATTERN = /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
 
+/**
+ * Key order of an engram file: identity, then what a reviewer reads first, then the rest.
+ * The hash does not depend on it (canonical JSON sorts keys); the file bytes do.
+ */
+export const ENGRAM_KEY_ORDER = [
+  "engram_id",
+  "hash",
+  "version",
+  "scope",
+  "created_at",
+  "source_window",
+  "topics",
+  "facts",
+  "decisions",
+  "links",
+  "provenance",
+  "privacy",
+  "signals",
+  "telemetry",
+  "sealed",
+  "tentative",
+  "supersedes",
+  "promotion",
+] as const;
+
+function ordered<T extends Record<string, unknown>>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const key of ENGRAM_KEY_ORDER) if (value[key] !== undefined) out[key] = value[key];
+  for (const key of Object.keys(value).sort()) if (!(key in out) && value[key] !== undefined) out[key] = value[key];
+  return out as T;
+}
+
 /** Seals an engram body: its hash and id come from its content, so they are deterministic. */
 export function sealEngram(body: EngramBody): Engram {
   const hash = contentHash(body as Record<string, unknown>, ENGRAM_HASH_EXCLUDES);
   const engramId = `e_${hash.slice("sha256:".length, "sha256:".length + 32)}`;
-  // Key order of the file: identity first, then the body, for readable diffs.
-  return { engram_id: engramId, hash, ...body } as Engram;
+  return ordered({ ...body, engram_id: engramId, hash } as Engram);
 }
 
-/** The bytes of an engram file: pretty JSON (reviewable), trailing newline. */
+/** The bytes of an engram file: pretty JSON in `ENGRAM_KEY_ORDER` (reviewable), trailing newline. */
 export function serializeEngram(engram: Engram): string {
-  return `${JSON.stringify(engram, null, 2)}\n`;
+  return `${JSON.stringify(ordered(engram), null, 2)}\n`;
 }
 
 export function engramHashOf(engram: Record<string, unknown>): string {
@@ -52,8 +83,24 @@ export function sealCatalog(
   return { catalog_version: catalogVersion, created_at: createdAt, hash, entries: sorted };
 }
 
+/** Catalog bytes: fixed key order, one entry per line-group, trailing newline. */
 export function serializeCatalog(catalog: Catalog): string {
-  return `${JSON.stringify(catalog, null, 2)}\n`;
+  const entries = catalog.entries.map((e) => ({
+    engram_id: e.engram_id,
+    scope: e.scope,
+    version: e.version,
+    path: e.path,
+    hash: e.hash,
+    topics: e.topics,
+    bytes: e.bytes,
+  }));
+  const fixed = {
+    catalog_version: catalog.catalog_version,
+    created_at: catalog.created_at,
+    hash: catalog.hash,
+    entries,
+  };
+  return `${JSON.stringify(fixed, null, 2)}\n`;
 }
 
 export function catalogHashOf(catalog: Record<string, unknown>): string {

@@ -78,6 +78,8 @@ export const Engram = z
       .strict()
       .optional(),
     sealed: z.array(Sealed).optional(),
+    /** Facts that are never promoted: questions, telemetry, notes below `promote_min_confidence`. */
+    tentative: z.array(z.string()).optional(),
     /** LT only: the ST engrams whose content this one carries forward. */
     supersedes: z.array(EngramId).optional(),
     promotion: z.object({ reasons: z.array(z.string()) }).strict().optional(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { IsoTime, Link, Privacy, SafeId } from "./common.js";
 
-export const ENVELOPE_SCHEMA_VERSION = "agentbus-envelope/v1";
+export const ENVELOPE_SCHEMA_VERSION = "agentbus-envelope/v1" as const;
 
 export const MESSAGE_TYPES = [
   "protocol_hello.v1",

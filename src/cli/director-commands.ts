@@ -1,0 +1,141 @@
+import { resolve } from "node:path";
+import { formatFinding } from "../core/verify.js";
+import { openContext, redactorFor } from "../director/context.js";
+import { Ingestor, ingestFile, ingestReadable } from "../director/ingest.js";
+import { initRepository } from "../director/init.js";
+import { recoverIntent, runCycle } from "../director/run.js";
+import { readStatus } from "../director/status.js";
+import { verifyRepository } from "../director/verify.js";
+import { EventBuffer } from "../state/buffer.js";
+import { acquireLock } from "../state/lock.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { type Command, type ParsedArgs, stringOption } from "./args.js";
+import { EXIT } from "./main.js";
+
+const repoOptions = (args: ParsedArgs) => ({
+  repo: stringOption(args, "repo"),
+  config: stringOption(args, "config"),
+});
+
+const init: Command = {
+  name: "init",
+  summary: "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
+  usage: "director init [--repo DIR] [--config FILE] [--json]",
+  options: {},
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const result = initRepository(ctx);
+    const text = [
+      ...result.created.map((p) => `created ${p}`),
+      ...result.kept.map((p) => `kept    ${p}`),
+    ].join("\n");
+    return { json: result, text: `${text}\n` };
+  },
+};
+
+const ingest: Command = {
+  name: "ingest",
+  summary:
+    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin) into the durable buffer; bad lines go to the quarantine.",
+  usage: "director ingest FILE|- [--repo DIR] [--config FILE] [--json]",
+  options: {},
+  positionals: [1, 1],
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const source = args.positionals[0] as string;
+    const lock = await acquireLock(ctx.paths.lock);
+    try {
+      const buffer = EventBuffer.open(ctx.paths);
+      try {
+        await recoverIntent(ctx, buffer);
+        const ingestor = new Ingestor({
+          buffer,
+          quarantinePath: ctx.paths.quarantine,
+          redactor: redactorFor(ctx.config),
+          sealKey: loadSealKey(ctx.paths.sealKey, true),
+          maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
+        });
+        if (source === "-") await ingestReadable(ingestor, process.stdin, "stdin");
+        else await ingestFile(ingestor, resolve(source), source);
+        const c = ingestor.counts;
+        return {
+          json: c,
+          text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
+        };
+      } finally {
+        buffer.closeJournal();
+      }
+    } finally {
+      lock.release();
+    }
+  },
+};
+
+const run: Command = {
+  name: "run",
+  summary:
+    "One Director cycle: drain the spool, compact the oldest events when over budget, promote, evict, write the catalog and MEMORY.md.",
+  usage: "director run [--force] [--dry-run] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    force: { type: "boolean", description: "compact all but the newest window now, ignoring soft limits" },
+    "dry-run": { type: "boolean", description: "plan and report; write no memory file" },
+  },
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const r = await runCycle(ctx, { force: args.values.force === true, dryRun: args.values["dry-run"] === true });
+    const lines = [
+      `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
+      `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
+      `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+      `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
+      `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
+      r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",
+      ...r.written.map((p) => `  + ${p}`),
+      ...r.evicted.map((p) => `  - ${p}`),
+    ];
+    return { json: r, text: `${lines.join("\n")}\n` };
+  },
+};
+
+const verify: Command = {
+  name: "verify",
+  summary: "Recompute every hash and check paths, ids, duplicates, layout and budgets; one line per problem.",
+  usage: "director verify [--repo DIR] [--config FILE] [--json]",
+  options: {},
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const findings = await verifyRepository(ctx);
+    const text = findings.length === 0 ? "ok: memory verified\n" : `${findings.map(formatFinding).join("\n")}\n`;
+    return {
+      json: { ok: findings.length === 0, findings },
+      text,
+      exitCode: findings.length === 0 ? EXIT.ok : EXIT.findings,
+    };
+  },
+};
+
+const status: Command = {
+  name: "status",
+  summary: "Show the buffer, tiers, focus view, quarantine and spool against their budgets.",
+  usage: "director status [--repo DIR] [--config FILE] [--json]",
+  options: {},
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const s = await readStatus(ctx);
+    const lines = [
+      `catalog: version ${s.catalog.version}, ${s.catalog.entries} engrams, ${s.catalog.hash}`,
+      `buffer:  ${s.buffer.events}/${s.buffer.max_events} events, ${s.buffer.bytes}/${s.buffer.max_bytes} bytes`,
+      `st:      ${s.tiers.st.files}/${s.tiers.st.max_files} files, ${s.tiers.st.bytes}/${s.tiers.st.max_bytes} bytes`,
+      `lt:      ${s.tiers.lt.files}/${s.tiers.lt.max_files} files, ${s.tiers.lt.bytes}/${s.tiers.lt.max_bytes} bytes`,
+      `focus:   ${s.focus.present ? `${s.focus.items}/${s.focus.max_items} items, ${s.focus.bytes}/${s.focus.max_bytes} bytes${s.focus.fresh ? "" : " (stale)"}` : "missing"}`,
+      `spool:   ${s.spool.files} file(s) waiting`,
+      `quarantine: ${s.quarantine.records} record(s)${Object.entries(s.quarantine.by_reason)
+        .map(([k, v]) => ` ${k}=${v}`)
+        .join("")}`,
+      `last compaction: ${s.last_compaction_at ?? "never"}`,
+    ];
+    return { json: s, text: `${lines.join("\n")}\n` };
+  },
+};
+
+export const DIRECTOR_COMMANDS: readonly Command[] = [init, ingest, run, verify, status];

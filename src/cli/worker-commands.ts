@@ -1,0 +1,111 @@
+import { UsageError } from "../errors.js";
+import { openContext } from "../director/context.js";
+import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
+import { checkMemory } from "../worker/check.js";
+import { emitNote } from "../worker/emit.js";
+import { recallMemory } from "../worker/recall.js";
+import { type Command, listOption, numberOption, type ParsedArgs, stringOption } from "./args.js";
+import { EXIT } from "./main.js";
+
+const repoOptions = (args: ParsedArgs) => ({
+  repo: stringOption(args, "repo"),
+  config: stringOption(args, "config"),
+});
+
+const emit: Command = {
+  name: "emit",
+  summary: "Record something worth remembering (a memory_note.v1 envelope) on the local spool.",
+  usage: "worker emit --kind KIND --text TEXT [--topic T]... [--link L]... [options]",
+  options: {
+    kind: { type: "string", value: "KIND", description: NOTE_KINDS.join(" | ") },
+    text: { type: "string", value: "TEXT", description: "what to remember (short, actionable)" },
+    rationale: { type: "string", value: "TEXT", description: "why (for decisions)" },
+    topic: { type: "string", multiple: true, value: "T", description: "a topic keyword" },
+    link: { type: "string", multiple: true, value: "L", description: "#12, PR#7, a path, a URL or a commit sha" },
+    issue: { type: "string", value: "N", description: "the issue this is about" },
+    confidence: { type: "string", value: "0..1", description: "how sure the worker is" },
+    outcome: { type: "string", value: "O", description: OUTCOMES.join(" | ") },
+    privacy: { type: "string", value: "P", description: "public | private (default) | sensitive (encrypted)" },
+    worker: { type: "string", value: "ID", description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)" },
+    "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+  },
+  async run(args) {
+    const kind = stringOption(args, "kind");
+    const text = stringOption(args, "text");
+    if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
+    if (text === undefined) throw new UsageError("--text is required");
+    const ctx = await openContext(repoOptions(args));
+    const result = emitNote(
+      ctx,
+      {
+        kind,
+        text,
+        rationale: stringOption(args, "rationale"),
+        topics: listOption(args, "topic"),
+        links: listOption(args, "link"),
+        confidence: numberOption(args, "confidence"),
+        outcome: stringOption(args, "outcome"),
+        privacy: stringOption(args, "privacy"),
+        issue: stringOption(args, "issue"),
+      },
+      { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+    );
+    return { json: result, text: `spooled ${result.event_id}\n` };
+  },
+};
+
+const recall: Command = {
+  name: "recall",
+  summary: "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
+  usage: "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--json]",
+  options: {
+    limit: { type: "string", value: "N", description: "most hits (default 10)" },
+    scope: { type: "string", value: "st|lt", description: "only this tier" },
+    "no-signal": { type: "boolean", description: "do not record the recall for promotion" },
+    worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
+  },
+  positionals: [1, 1],
+  async run(args) {
+    const scope = stringOption(args, "scope");
+    if (scope !== undefined && scope !== "st" && scope !== "lt") throw new UsageError("--scope: expected st or lt");
+    const limit = numberOption(args, "limit");
+    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
+      throw new UsageError("--limit: expected a positive integer");
+    }
+    const ctx = await openContext(repoOptions(args));
+    const result = await recallMemory(ctx, args.positionals[0] as string, {
+      limit,
+      scope,
+      signal: args.values["no-signal"] !== true,
+      worker: stringOption(args, "worker"),
+    });
+    const text =
+      result.hits.length === 0
+        ? "no match\n"
+        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}\n        ${h.snippet}`).join("\n")}\n`;
+    return { json: result.hits, text };
+  },
+};
+
+const check: Command = {
+  name: "check",
+  summary: "Check that the local memory files match their catalog (nothing missing, modified or extra).",
+  usage: "worker check [--repo DIR] [--config FILE] [--json]",
+  options: {},
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const r = await checkMemory(ctx);
+    const lines = r.ok
+      ? [`ok: memory matches catalog version ${r.catalog_version} (${r.catalog_hash})`]
+      : [
+          `memory does not match catalog version ${r.catalog_version} (${r.catalog_hash}):`,
+          ...(r.catalog_modified ? ["  catalog: memory/catalog.json was modified"] : []),
+          ...r.missing.map((p) => `  missing:  ${p}`),
+          ...r.modified.map((p) => `  modified: ${p}`),
+          ...r.unlisted.map((p) => `  unlisted: ${p}`),
+        ];
+    return { json: r, text: `${lines.join("\n")}\n`, exitCode: r.ok ? EXIT.ok : EXIT.findings };
+  },
+};
+
+export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check];

@@ -1,0 +1,190 @@
+import type { Decision, Engram, EngramBody } from "../schema/engram.js";
+import { CREATED_BY, factKey } from "./compact.js";
+import { sealEngram, serializeEngram } from "./engram.js";
+
+export interface PromotionPolicy {
+  promote_repeat_min: number;
+  promote_recall_min: number;
+  promote_decisions: boolean;
+  engram_max_bytes: number;
+}
+
+export interface PromotionInput {
+  st: readonly Engram[];
+  lt: readonly Engram[];
+  /** engram_id -> how often `worker recall` returned it. */
+  recalls: ReadonlyMap<string, number>;
+  /** Batch id and time of this cycle (from receipt stamps). */
+  version: string;
+  createdAt: string;
+  policy: PromotionPolicy;
+}
+
+interface Candidate {
+  kind: "fact" | "decision";
+  key: string;
+  fact?: string;
+  decision?: Decision;
+  sources: Set<string>;
+  reason: string;
+}
+
+/**
+ * ST -> LT promotion. A fact repeated in `promote_repeat_min` ST engrams, every fact and
+ * decision of an engram recalled `promote_recall_min` times, and explicit decisions are
+ * carried into one new LT engram naming what it supersedes. Engrams are append-only, so the
+ * ST sources stay until eviction; what LT already holds is never promoted again.
+ */
+export function planPromotion(input: PromotionInput): Engram[] {
+  const { policy } = input;
+  const ltFacts = new Set<string>();
+  const ltDecisions = new Set<string>();
+  const superseded = new Set<string>();
+  for (const engram of input.lt) {
+    for (const fact of engram.facts) ltFacts.add(factKey(fact));
+    for (const d of engram.decisions) ltDecisions.add(factKey(d.title));
+    for (const id of engram.supersedes ?? []) superseded.add(id);
+  }
+  const st = [...input.st].sort((a, b) => cmp(a.engram_id, b.engram_id));
+  const candidates = new Map<string, Candidate>();
+  const add = (c: Omit<Candidate, "sources">, source: string) => {
+    const id = `${c.kind}:${c.key}`;
+    const existing = candidates.get(id);
+    if (existing) existing.sources.add(source);
+    else candidates.set(id, { ...c, sources: new Set([source]) });
+  };
+
+  // Repetition: count distinct ST engrams per promotable fact.
+  const occurrences = new Map<string, { fact: string; sources: string[] }>();
+  for (const engram of st) {
+    const tentative = new Set((engram.tentative ?? []).map(factKey));
+    for (const fact of engram.facts) {
+      const key = factKey(fact);
+      if (tentative.has(key) || ltFacts.has(key)) continue;
+      const entry = occurrences.get(key);
+      if (!entry) occurrences.set(key, { fact, sources: [engram.engram_id] });
+      else if (!entry.sources.includes(engram.engram_id)) entry.sources.push(engram.engram_id);
+    }
+  }
+  for (const [key, { fact, sources }] of occurrences) {
+    if (sources.length < policy.promote_repeat_min) continue;
+    for (const source of sources) {
+      add({ kind: "fact", key, fact, reason: `repeated in ${sources.length} engrams` }, source);
+    }
+  }
+
+  for (const engram of st) {
+    if (policy.promote_decisions) {
+      for (const decision of engram.decisions) {
+        const key = factKey(decision.title);
+        if (ltDecisions.has(key)) continue;
+        add({ kind: "decision", key, decision, reason: "explicit decision" }, engram.engram_id);
+      }
+    }
+    const recalled = input.recalls.get(engram.engram_id) ?? 0;
+    if (recalled >= policy.promote_recall_min && !superseded.has(engram.engram_id)) {
+      const tentative = new Set((engram.tentative ?? []).map(factKey));
+      const reason = `recalled ${recalled} times`;
+      for (const fact of engram.facts) {
+        const key = factKey(fact);
+        if (!tentative.has(key) && !ltFacts.has(key)) {
+          add({ kind: "fact", key, fact, reason }, engram.engram_id);
+        }
+      }
+      for (const decision of engram.decisions) {
+        const key = factKey(decision.title);
+        if (!ltDecisions.has(key)) add({ kind: "decision", key, decision, reason }, engram.engram_id);
+      }
+    }
+  }
+  if (candidates.size === 0) return [];
+
+  const ordered = [...candidates.values()].sort((a, b) => cmp(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`));
+  const byId = new Map(st.map((e) => [e.engram_id, e]));
+  return packPromotion(ordered, byId, input);
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function packPromotion(
+  candidates: readonly Candidate[],
+  byId: ReadonlyMap<string, Engram>,
+  input: PromotionInput,
+): Engram[] {
+  const out: Engram[] = [];
+  let chunk: Candidate[] = [];
+  const build = (items: readonly Candidate[]): Engram => {
+    const sources = [...new Set(items.flatMap((c) => [...c.sources]))].sort();
+    const sourceEngrams = sources.map((id) => byId.get(id)).filter((e): e is Engram => !!e);
+    const topicCounts = new Map<string, number>();
+    for (const e of sourceEngrams) for (const t of e.topics) topicCounts.set(t, (topicCounts.get(t) ?? 0) + 1);
+    const starts = sourceEngrams.map((e) => e.source_window.start_ts).sort();
+    const ends = sourceEngrams.map((e) => e.source_window.end_ts).sort();
+    const reasons = [...new Set(items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`))]
+      .map((r) => (r.length > 200 ? `${r.slice(0, 199)}…` : r))
+      .slice(0, 50);
+    const linkSeen = new Set<string>();
+    const links = sourceEngrams
+      .flatMap((e) => e.links)
+      .filter((l) => {
+        const k = `${l.type}:${l.ref}`;
+        if (linkSeen.has(k)) return false;
+        linkSeen.add(k);
+        return true;
+      })
+      .slice(0, 64);
+    const body: EngramBody = {
+      version: input.version,
+      scope: "lt",
+      created_at: input.createdAt,
+      source_window: {
+        start_ts: starts[0] ?? input.createdAt,
+        end_ts: ends[ends.length - 1] ?? input.createdAt,
+      },
+      topics: [...topicCounts.entries()]
+        .sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]))
+        .map(([t]) => t)
+        .slice(0, 12),
+      facts: items.flatMap((c) => (c.kind === "fact" && c.fact !== undefined ? [c.fact] : [])),
+      decisions: items.flatMap((c) => (c.kind === "decision" && c.decision ? [c.decision] : [])),
+      links,
+      provenance: {
+        created_by: CREATED_BY,
+        run_id: `promote-${input.version}`,
+        event_count: 0,
+        senders: [...new Set(sourceEngrams.flatMap((e) => e.provenance.senders))].sort().slice(0, 64),
+        message_types: {},
+      },
+      // Sealed text never leaves its ST engram, so an LT engram is at most private.
+      privacy: sourceEngrams.every((e) => e.privacy === "public") ? "public" : "private",
+      signals: {
+        notes: items.length,
+        decisions: items.filter((c) => c.kind === "decision").length,
+        lessons: items.filter((c) => c.fact?.startsWith("Lesson: ")).length,
+        incidents: items.filter((c) => c.fact?.startsWith("Incident: ")).length,
+        errors: 0,
+        max_surprise: null,
+        mean_confidence: null,
+        redactions: 0,
+        truncated: 0,
+      },
+      supersedes: sources,
+      promotion: { reasons },
+    };
+    return sealEngram(body);
+  };
+  const fits = (items: readonly Candidate[]) =>
+    Buffer.byteLength(serializeEngram(build(items)), "utf8") <= input.policy.engram_max_bytes;
+  for (const candidate of candidates) {
+    chunk.push(candidate);
+    if (chunk.length > 1 && !fits(chunk)) {
+      chunk.pop();
+      out.push(build(chunk));
+      chunk = [candidate];
+    }
+  }
+  if (chunk.length > 0 && fits(chunk)) out.push(build(chunk));
+  return out;
+}

@@ -1,0 +1,67 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { renderDefaultConfig } from "../config/render.js";
+import { emptyCatalog, serializeCatalog } from "../core/engram.js";
+import { renderFocus } from "../core/focus.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import { loadSealKey } from "../state/seal-key.js";
+import type { RepoContext } from "./context.js";
+
+export interface InitResult {
+  created: string[];
+  kept: string[];
+}
+
+/**
+ * Lays out a repository for engram: config with defaults, the memory/ skeleton, an empty
+ * catalog and focus view, the state folder (git-ignored) with its seal key. Never
+ * overwrites a file that exists, so it is safe to run again.
+ */
+export function initRepository(ctx: RepoContext): InitResult {
+  const created: string[] = [];
+  const kept: string[] = [];
+  const ensureFile = (path: string, text: () => string) => {
+    const full = join(ctx.repoDir, path);
+    if (existsSync(full)) {
+      kept.push(path);
+      return;
+    }
+    mkdirSync(join(full, ".."), { recursive: true });
+    writeFileAtomicSync(full, text());
+    created.push(path);
+  };
+  const configRel = relative(ctx.repoDir, ctx.configPath) || "config/dev.toml";
+  ensureFile(configRel, renderDefaultConfig);
+  ensureFile("memory/st/.gitkeep", () => "");
+  ensureFile("memory/lt/.gitkeep", () => "");
+  const catalog = emptyCatalog();
+  ensureFile("memory/catalog.json", () => serializeCatalog(catalog));
+  const memory = ctx.config.memory;
+  ensureFile(
+    "MEMORY.md",
+    () =>
+      renderFocus({
+        catalog,
+        engrams: new Map(),
+        maxBytes: memory.memory_md_max_bytes,
+        maxItems: memory.memory_md_max_items,
+      }).text,
+  );
+
+  const stateRel = relative(ctx.repoDir, ctx.paths.root);
+  const gitignore = join(ctx.repoDir, ".gitignore");
+  const current = existsSync(gitignore) ? readFileSync(gitignore, "utf8") : "";
+  const entry = `/${stateRel.split("\\").join("/")}/`;
+  if (!stateRel.startsWith("..") && !current.split("\n").some((l) => l.trim() === entry || l.trim() === `${stateRel}/`)) {
+    const prefix = current.length > 0 && !current.endsWith("\n") ? "\n" : "";
+    writeFileAtomicSync(gitignore, `${current}${prefix}# engram: Director buffer, spool and keys (never committed)\n${entry}\n`);
+    created.push(`.gitignore: ${entry}`);
+  } else {
+    kept.push(".gitignore");
+  }
+  mkdirSync(ctx.paths.spool, { recursive: true });
+  const hadKey = existsSync(ctx.paths.sealKey) || !!process.env.ENGRAM_SEAL_KEY;
+  loadSealKey(ctx.paths.sealKey, true);
+  if (!hadKey) created.push(`${stateRel}/seal.key`);
+  return { created, kept };
+}

@@ -1,0 +1,215 @@
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { basename, join } from "node:path";
+import { receiptTime } from "../clock.js";
+import type { TierUsage } from "../core/budget.js";
+import { parseFocusMarker } from "../core/focus-header.js";
+import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
+import type { Catalog } from "../schema/engram.js";
+import { fsyncDirSync, writeFileAtomicSync } from "../state/atomic.js";
+import { type BufferMeta, EventBuffer } from "../state/buffer.js";
+import { acquireLock } from "../state/lock.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
+import {
+  applyFileChanges,
+  FOCUS_PATH,
+  loadEngrams,
+  readCatalog,
+  readTextIfExists,
+} from "../repo/memory-tree.js";
+import { type RepoContext, redactorFor } from "./context.js";
+import { type IngestCounts, Ingestor, ingestSmallFile } from "./ingest.js";
+
+export interface RunOptions {
+  /** Compact everything but the newest window, ignoring the soft limit and rate limit. */
+  force?: boolean;
+  /** Plan and report, write nothing (the spool is still drained into the buffer). */
+  dryRun?: boolean;
+}
+
+export interface RunResult {
+  catalog_version: number;
+  catalog_hash: string;
+  changed: boolean;
+  engrams_written: number;
+  engrams_evicted: number;
+  engrams_promoted: number;
+  compacted_events: number;
+  compaction: CompactionReason;
+  drained: IngestCounts & { files: number };
+  buffer: { events: number; bytes: number };
+  tiers: { st: TierUsage; lt: TierUsage };
+  focus: { bytes: number; items: number; omitted: number } | null;
+  written: string[];
+  evicted: string[];
+  dry_run: boolean;
+}
+
+/** What a crash between planning and finishing a cycle needs to finish it on restart. */
+interface CycleIntent {
+  through_seq: number;
+  writes: { path: string; text: string }[];
+  deletes: string[];
+  meta: Partial<BufferMeta>;
+}
+
+/** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
+export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
+  if (!existsSync(ctx.paths.intent)) return false;
+  const intent = JSON.parse(readFileSync(ctx.paths.intent, "utf8")) as CycleIntent;
+  await finishCycle(ctx, buffer, intent);
+  return true;
+}
+
+async function finishCycle(ctx: RepoContext, buffer: EventBuffer, intent: CycleIntent): Promise<void> {
+  await applyFileChanges(ctx.repoDir, intent.writes, intent.deletes);
+  buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
+  unlinkSync(ctx.paths.intent);
+  fsyncDirSync(join(ctx.paths.intent, ".."));
+}
+
+/** Drains the local spool into the buffer; files are removed only after the journal fsync. */
+export function drainSpool(ctx: RepoContext, buffer: EventBuffer): IngestCounts & { files: number } {
+  const files = listSpoolFiles(ctx.paths.spool);
+  const ingestor = new Ingestor({
+    buffer,
+    quarantinePath: ctx.paths.quarantine,
+    redactor: redactorFor(ctx.config),
+    sealKey: loadSealKey(ctx.paths.sealKey, true),
+    maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
+  });
+  for (const file of files) ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
+  ingestor.flush();
+  removeSpoolFiles(ctx.paths.spool, files);
+  return { ...ingestor.counts, files: files.length };
+}
+
+/**
+ * One Director cycle on the local repository: drain the spool, compact the oldest events if
+ * the buffer calls for it, promote, evict, write the catalog and MEMORY.md. The plan is made
+ * durable as an intent before any file changes, so a crash at any point is finished by the
+ * next run and loses nothing.
+ */
+export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
+  const lock = await acquireLock(ctx.paths.lock);
+  try {
+    const buffer = EventBuffer.open(ctx.paths);
+    try {
+      await recoverIntent(ctx, buffer);
+      const drained = drainSpool(ctx, buffer);
+      return await cycle(ctx, buffer, drained, options);
+    } finally {
+      buffer.closeJournal();
+    }
+  } finally {
+    lock.release();
+  }
+}
+
+async function cycle(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  drained: IngestCounts & { files: number },
+  options: RunOptions,
+): Promise<RunResult> {
+  const memory = ctx.config.memory;
+  const catalog = await readCatalog(ctx.repoDir);
+  const now = receiptTime();
+  const decision = decideCompaction(
+    { eventBytes: buffer.events.map((s) => s.bytes), totalBytes: buffer.totalBytes },
+    memory,
+    buffer.meta.last_compaction_at,
+    now,
+    options.force === true,
+  );
+  const newSignals = buffer.events.some(
+    (s) => s.event.kind === "recall" && s.event.seq > buffer.meta.recall_checked_seq,
+  );
+  const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const focusFresh =
+    focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === catalog.hash;
+  const base = {
+    drained,
+    compaction: decision.reason,
+    dry_run: options.dryRun === true,
+  };
+  if (decision.take === 0 && !newSignals && focusFresh) {
+    return summarize(catalog, buffer, base, null);
+  }
+
+  const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
+  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  const recalls = new Map(Object.entries(buffer.meta.recall_counts));
+  tallyRecalls(
+    buffer.events.map((s) => s.event),
+    recalls,
+  );
+  const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
+  const plan = planCycle({ slice, catalog, engrams, recalls, memory, asOf });
+  const planned = {
+    ...base,
+    changed: plan.catalogChanged,
+    engrams_written: plan.written.length,
+    engrams_evicted: plan.evicted.length,
+    engrams_promoted: plan.promoted.length,
+    compacted_events: plan.compactedEvents,
+    written: plan.written.map((e) => `memory/${e.scope}/${e.version}/engram_${e.engram_id}.json`),
+    evicted: plan.evicted.map((e) => e.path),
+  };
+  if (options.dryRun) return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+
+  const live = new Set(plan.catalog.entries.map((e) => e.engram_id));
+  const persisted = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
+  const recallCounts: Record<string, number> = {};
+  for (const id of [...persisted.keys()].sort()) {
+    if (live.has(id)) recallCounts[id] = persisted.get(id) as number;
+  }
+  const intent: CycleIntent = {
+    through_seq: slice.length > 0 ? (slice[slice.length - 1]?.seq as number) : 0,
+    writes: plan.writes,
+    deletes: plan.deletes,
+    meta: {
+      ...(slice.length > 0 ? { last_compaction_at: now } : {}),
+      recall_counts: recallCounts,
+      compacted_events: buffer.meta.compacted_events + slice.length,
+      recall_checked_seq: buffer.meta.last_seq,
+    },
+  };
+  writeFileAtomicSync(ctx.paths.intent, JSON.stringify(intent));
+  await finishCycle(ctx, buffer, intent);
+  return summarize(plan.catalog, buffer, planned, plan.focus);
+}
+
+function maxIso(a: string | undefined, b: string): string {
+  return a !== undefined && a > b ? a : b;
+}
+
+function summarize(
+  catalog: Catalog,
+  buffer: EventBuffer,
+  fields: Partial<RunResult> & Pick<RunResult, "drained" | "compaction" | "dry_run">,
+  focus: RunResult["focus"],
+  pendingDrop = 0,
+): RunResult {
+  const tiers = { st: { files: 0, bytes: 0 }, lt: { files: 0, bytes: 0 } };
+  for (const e of catalog.entries) {
+    tiers[e.scope].files++;
+    tiers[e.scope].bytes += e.bytes;
+  }
+  const dropped = buffer.events.slice(0, pendingDrop).reduce((sum, s) => sum + s.bytes, 0);
+  return {
+    catalog_version: catalog.catalog_version,
+    catalog_hash: catalog.hash,
+    changed: false,
+    engrams_written: 0,
+    engrams_evicted: 0,
+    engrams_promoted: 0,
+    compacted_events: 0,
+    written: [],
+    evicted: [],
+    ...fields,
+    buffer: { events: buffer.count - pendingDrop, bytes: buffer.totalBytes - dropped },
+    tiers,
+    focus,
+  };
+}

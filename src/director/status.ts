@@ -1,0 +1,68 @@
+import { join } from "node:path";
+import { tierUsage } from "../core/budget.js";
+import { countFocusItems, parseFocusMarker } from "../core/focus-header.js";
+import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { EventBuffer } from "../state/buffer.js";
+import { readQuarantine } from "../state/quarantine.js";
+import { listSpoolFiles } from "../state/spool.js";
+import type { RepoContext } from "./context.js";
+
+export interface StatusReport {
+  catalog: { version: number; hash: string; entries: number; created_at: string };
+  buffer: { events: number; bytes: number; max_events: number; max_bytes: number; oldest?: string; newest?: string };
+  tiers: {
+    st: { files: number; bytes: number; max_files: number; max_bytes: number };
+    lt: { files: number; bytes: number; max_files: number; max_bytes: number };
+  };
+  focus: { present: boolean; fresh: boolean; bytes: number; items: number; max_bytes: number; max_items: number };
+  quarantine: { records: number; by_reason: Record<string, number> };
+  spool: { files: number };
+  last_compaction_at: string | null;
+  compacted_events: number;
+}
+
+/** A read-only look at the buffer, tiers, focus view and quarantine; safe while a Director runs. */
+export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
+  const memory = ctx.config.memory;
+  const catalog = await readCatalog(ctx.repoDir);
+  const buffer = EventBuffer.open(ctx.paths, { readOnly: true });
+  const usage = tierUsage(catalog.entries);
+  const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const quarantine = readQuarantine(ctx.paths.quarantine);
+  const byReason: Record<string, number> = {};
+  for (const r of quarantine) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+  const first = buffer.events[0]?.event.received_at;
+  const last = buffer.events[buffer.events.length - 1]?.event.received_at;
+  return {
+    catalog: {
+      version: catalog.catalog_version,
+      hash: catalog.hash,
+      entries: catalog.entries.length,
+      created_at: catalog.created_at,
+    },
+    buffer: {
+      events: buffer.count,
+      bytes: buffer.totalBytes,
+      max_events: memory.buffer_max_events,
+      max_bytes: memory.buffer_max_bytes,
+      ...(first ? { oldest: first } : {}),
+      ...(last ? { newest: last } : {}),
+    },
+    tiers: {
+      st: { ...usage.st, max_files: memory.st_max_files, max_bytes: memory.st_max_total_bytes },
+      lt: { ...usage.lt, max_files: memory.lt_max_files, max_bytes: memory.lt_max_total_bytes },
+    },
+    focus: {
+      present: focusText !== undefined,
+      fresh: focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === catalog.hash,
+      bytes: focusText === undefined ? 0 : Buffer.byteLength(focusText, "utf8"),
+      items: focusText === undefined ? 0 : countFocusItems(focusText),
+      max_bytes: memory.memory_md_max_bytes,
+      max_items: memory.memory_md_max_items,
+    },
+    quarantine: { records: quarantine.length, by_reason: byReason },
+    spool: { files: listSpoolFiles(ctx.paths.spool).length },
+    last_compaction_at: buffer.meta.last_compaction_at ?? null,
+    compacted_events: buffer.meta.compacted_events,
+  };
+}

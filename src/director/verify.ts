@@ -1,0 +1,25 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type Finding, verifyMemory } from "../core/verify.js";
+import { CATALOG_PATH, FOCUS_PATH, listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
+import { forEachLimited } from "../state/atomic.js";
+import type { RepoContext } from "./context.js";
+
+/** Reads the memory tree of the work tree and checks every hash, path, id and budget. */
+export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {
+  const paths = await listTierFiles(ctx.repoDir);
+  const files: { path: string; text: string }[] = new Array(paths.length);
+  await forEachLimited(
+    paths.map((path, i) => ({ path, i })),
+    32,
+    async ({ path, i }) => {
+      files[i] = { path, text: await readFile(join(ctx.repoDir, path), "utf8") };
+    },
+  );
+  return verifyMemory({
+    catalogText: await readTextIfExists(join(ctx.repoDir, CATALOG_PATH)),
+    files,
+    memoryMd: await readTextIfExists(join(ctx.repoDir, FOCUS_PATH)),
+    memory: ctx.config.memory,
+  });
+}

@@ -1,0 +1,108 @@
+import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import fg from "fast-glob";
+import { emptyCatalog } from "../core/engram.js";
+import { StateError } from "../errors.js";
+import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
+import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
+
+export const CATALOG_PATH = "memory/catalog.json";
+export const FOCUS_PATH = "MEMORY.md";
+
+/** The catalog on disk, validated; an absent catalog is the empty one (version 0). */
+export async function readCatalog(repoDir: string): Promise<Catalog> {
+  const path = join(repoDir, CATALOG_PATH);
+  if (!existsSync(path)) return emptyCatalog();
+  const text = await readFile(path, "utf8");
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new StateError(`${CATALOG_PATH}: not valid JSON (${(error as Error).message}); run director verify`);
+  }
+  const parsed = Catalog.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StateError(
+      `${CATALOG_PATH}: ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}; run director verify`,
+    );
+  }
+  return parsed.data;
+}
+
+export async function readEngram(repoDir: string, path: string): Promise<Engram> {
+  const text = await readFile(join(repoDir, path), "utf8");
+  const parsed = Engram.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StateError(`${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify`);
+  }
+  return parsed.data;
+}
+
+/** Loads the engrams of the given entries, a few files at a time. */
+export async function loadEngrams(
+  repoDir: string,
+  entries: readonly CatalogEntry[],
+): Promise<Map<string, Engram>> {
+  const out = new Map<string, Engram>();
+  await forEachLimited(entries, 32, async (entry) => {
+    out.set(entry.engram_id, await readEngram(repoDir, entry.path));
+  });
+  return out;
+}
+
+/** Every file under memory/st and memory/lt, as repository-relative POSIX paths, sorted. */
+export async function listTierFiles(repoDir: string): Promise<string[]> {
+  const files = await fg(["memory/st/**/*", "memory/lt/**/*"], { cwd: repoDir, dot: true, onlyFiles: true });
+  return files.sort();
+}
+
+export async function readTextIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Writes files atomically (each one whole or not at all) and removes evicted ones. Engrams
+ * go first and the catalog and MEMORY.md last, so a reader never sees a catalog that names
+ * a file not yet written. Idempotent: applying the same plan twice gives the same tree.
+ */
+export async function applyFileChanges(
+  repoDir: string,
+  writes: readonly { path: string; text: string }[],
+  deletes: readonly string[],
+): Promise<void> {
+  const last = new Set([CATALOG_PATH, FOCUS_PATH]);
+  const first = writes.filter((w) => !last.has(w.path));
+  const dirs = new Set<string>();
+  for (const w of first) {
+    const dir = dirname(join(repoDir, w.path));
+    if (!dirs.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      dirs.add(dir);
+    }
+  }
+  await forEachLimited(first, 16, (w) => writeFileAtomic(join(repoDir, w.path), w.text));
+  await forEachLimited([...dirs], 16, (dir) => fsyncDir(dir));
+  for (const path of deletes) {
+    const full = join(repoDir, path);
+    try {
+      unlinkSync(full);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    }
+    const dir = dirname(full);
+    if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+  }
+  for (const w of writes.filter((w) => last.has(w.path))) {
+    mkdirSync(dirname(join(repoDir, w.path)), { recursive: true });
+    await writeFileAtomic(join(repoDir, w.path), w.text);
+    await fsyncDir(dirname(join(repoDir, w.path)));
+  }
+}

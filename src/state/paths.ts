@@ -1,0 +1,29 @@
+import { isAbsolute, join } from "node:path";
+
+/** Where the Director's local state lives inside the git-ignored state folder. */
+export interface StatePaths {
+  root: string;
+  journal: string;
+  seen: string;
+  meta: string;
+  intent: string;
+  quarantine: string;
+  spool: string;
+  lock: string;
+  sealKey: string;
+}
+
+export function statePaths(repoDir: string, stateDir: string): StatePaths {
+  const root = isAbsolute(stateDir) ? stateDir : join(repoDir, stateDir);
+  return {
+    root,
+    journal: join(root, "buffer", "journal.ndjson"),
+    seen: join(root, "buffer", "seen.keys"),
+    meta: join(root, "buffer", "meta.json"),
+    intent: join(root, "buffer", "cycle-intent.json"),
+    quarantine: join(root, "quarantine.ndjson"),
+    spool: join(root, "spool"),
+    lock: join(root, "director.lock"),
+    sealKey: join(root, "seal.key"),
+  };
+}

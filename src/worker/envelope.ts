@@ -1,0 +1,43 @@
+import { randomUUID } from "node:crypto";
+import { hostname } from "node:os";
+import { UsageError } from "../errors.js";
+import { ENVELOPE_SCHEMA_VERSION, Envelope, type MessageType, PAYLOAD_SCHEMAS } from "../schema/envelope.js";
+
+/** The worker's id on the bus: `--worker`, `ENGRAM_WORKER_ID`, or one derived from the host. */
+export function workerId(explicit: string | undefined): string {
+  const raw = explicit ?? process.env.ENGRAM_WORKER_ID ?? `worker-${hostname()}`;
+  const id = raw.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 128);
+  if (id.length === 0) throw new UsageError("--worker: expected a non-empty id");
+  return id;
+}
+
+/**
+ * Builds and validates an envelope the way the Director will read it, so a bad note is
+ * refused at the worker (exit 2, naming the field) instead of landing in the quarantine.
+ */
+export function buildEnvelope(
+  messageType: MessageType,
+  payload: Record<string, unknown>,
+  sender: { id: string; run_id?: string | undefined },
+  sentAt: string,
+  seq = 0,
+): Envelope & { event_id: string } {
+  const envelope = {
+    schema_version: ENVELOPE_SCHEMA_VERSION,
+    message_type: messageType,
+    sent_at: sentAt,
+    sender: { role: "worker" as const, id: sender.id, ...(sender.run_id ? { run_id: sender.run_id } : {}) },
+    seq,
+    payload,
+    event_id: `ev_${randomUUID().replace(/-/g, "")}`,
+  };
+  const checked = Envelope.safeParse(envelope);
+  if (!checked.success) {
+    throw new UsageError(checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+  }
+  const body = PAYLOAD_SCHEMAS[messageType].safeParse(payload);
+  if (!body.success) {
+    throw new UsageError(body.error.issues.map((i) => `--${String(i.path[0] ?? "payload")}: ${i.message}`).join("; "));
+  }
+  return envelope;
+}
