@@ -6,7 +6,8 @@ export function receiptTime(): string {
   const epoch = process.env.SOURCE_DATE_EPOCH;
   if (epoch !== undefined && epoch !== "") {
     const seconds = Number(epoch);
-    if (!Number.isFinite(seconds)) throw new RangeError(`SOURCE_DATE_EPOCH: not a number: ${epoch}`);
+    if (!Number.isFinite(seconds))
+      throw new RangeError(`SOURCE_DATE_EPOCH: not a number: ${epoch}`);
     return new Date(seconds * 1000).toISOString();
   }
   return new Date().toISOString();

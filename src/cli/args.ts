@@ -14,8 +14,16 @@ export type OptionSpecs = Record<string, OptionSpec>;
 
 /** Options every command takes. */
 export const COMMON_OPTIONS: OptionSpecs = {
-  repo: { type: "string", value: "DIR", description: "repository directory (default: the current one)" },
-  config: { type: "string", value: "FILE", description: "config file (default: <repo>/config/dev.toml)" },
+  repo: {
+    type: "string",
+    value: "DIR",
+    description: "repository directory (default: the current one)",
+  },
+  config: {
+    type: "string",
+    value: "FILE",
+    description: "config file (default: <repo>/config/dev.toml)",
+  },
   json: { type: "boolean", description: "print machine-readable JSON on stdout" },
   help: { type: "boolean", short: "h", description: "show this help" },
 };
@@ -44,7 +52,10 @@ export interface ParsedArgs {
 
 export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs {
   const specs = { ...COMMON_OPTIONS, ...command.options };
-  const options: Record<string, { type: "string" | "boolean"; multiple?: boolean; short?: string }> = {};
+  const options: Record<
+    string,
+    { type: "string" | "boolean"; multiple?: boolean; short?: string }
+  > = {};
   for (const [name, spec] of Object.entries(specs)) {
     options[name] = {
       type: spec.type,
@@ -92,6 +103,7 @@ export function numberOption(args: ParsedArgs, name: string): number | undefined
   const text = stringOption(args, name);
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === "" || !Number.isFinite(n)) throw new UsageError(`--${name}: expected a number, got "${text}"`);
+  if (text.trim() === "" || !Number.isFinite(n))
+    throw new UsageError(`--${name}: expected a number, got "${text}"`);
   return n;
 }

@@ -19,7 +19,8 @@ const repoOptions = (args: ParsedArgs) => ({
 
 const init: Command = {
   name: "init",
-  summary: "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
+  summary:
+    "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
   usage: "director init [--repo DIR] [--config FILE] [--json]",
   options: {},
   async run(args) {
@@ -77,19 +78,27 @@ const run: Command = {
     "One Director cycle: drain the spool, compact the oldest events when over budget, promote, evict, write the catalog and MEMORY.md.",
   usage: "director run [--force] [--dry-run] [--repo DIR] [--config FILE] [--json]",
   options: {
-    force: { type: "boolean", description: "compact all but the newest window now, ignoring soft limits" },
+    force: {
+      type: "boolean",
+      description: "compact all but the newest window now, ignoring soft limits",
+    },
     "dry-run": { type: "boolean", description: "plan and report; write no memory file" },
   },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
-    const r = await runCycle(ctx, { force: args.values.force === true, dryRun: args.values["dry-run"] === true });
+    const r = await runCycle(ctx, {
+      force: args.values.force === true,
+      dryRun: args.values["dry-run"] === true,
+    });
     const lines = [
       `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
       `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
       `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
       `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
       `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
-      r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",
+      r.focus
+        ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes`
+        : "MEMORY.md: up to date",
       ...r.written.map((p) => `  + ${p}`),
       ...r.evicted.map((p) => `  - ${p}`),
     ];
@@ -99,13 +108,17 @@ const run: Command = {
 
 const verify: Command = {
   name: "verify",
-  summary: "Recompute every hash and check paths, ids, duplicates, layout and budgets; one line per problem.",
+  summary:
+    "Recompute every hash and check paths, ids, duplicates, layout and budgets; one line per problem.",
   usage: "director verify [--repo DIR] [--config FILE] [--json]",
   options: {},
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const findings = await verifyRepository(ctx);
-    const text = findings.length === 0 ? "ok: memory verified\n" : `${findings.map(formatFinding).join("\n")}\n`;
+    const text =
+      findings.length === 0
+        ? "ok: memory verified\n"
+        : `${findings.map(formatFinding).join("\n")}\n`;
     return {
       json: { ok: findings.length === 0, findings },
       text,

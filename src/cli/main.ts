@@ -8,7 +8,11 @@ export const EXIT = { ok: 0, findings: 1, usage: 2, state: 3, internal: 70 } as 
  * The one place that prints results and sets the exit status. Errors the user can act on
  * (`EngramError`) print their message; anything else is a bug and prints its stack.
  */
-export async function runMain(program: string, commands: readonly Command[], argv: string[]): Promise<void> {
+export async function runMain(
+  program: string,
+  commands: readonly Command[],
+  argv: string[],
+): Promise<void> {
   const [name, ...rest] = argv;
   const overview = () =>
     `usage: ${program} <command> [options]\n\ncommands:\n${commands
@@ -48,7 +52,9 @@ export async function runMain(program: string, commands: readonly Command[], arg
       process.exitCode = error.exitCode;
       return;
     }
-    process.stderr.write(`${program} ${name}: internal error (a bug; please report it)\n${(error as Error).stack ?? error}\n`);
+    process.stderr.write(
+      `${program} ${name}: internal error (a bug; please report it)\n${(error as Error).stack ?? error}\n`,
+    );
     process.exitCode = EXIT.internal;
   }
 }

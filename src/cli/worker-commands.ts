@@ -1,5 +1,5 @@
-import { UsageError } from "../errors.js";
 import { openContext } from "../director/context.js";
+import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import { emitNote } from "../worker/emit.js";
@@ -21,12 +21,25 @@ const emit: Command = {
     text: { type: "string", value: "TEXT", description: "what to remember (short, actionable)" },
     rationale: { type: "string", value: "TEXT", description: "why (for decisions)" },
     topic: { type: "string", multiple: true, value: "T", description: "a topic keyword" },
-    link: { type: "string", multiple: true, value: "L", description: "#12, PR#7, a path, a URL or a commit sha" },
+    link: {
+      type: "string",
+      multiple: true,
+      value: "L",
+      description: "#12, PR#7, a path, a URL or a commit sha",
+    },
     issue: { type: "string", value: "N", description: "the issue this is about" },
     confidence: { type: "string", value: "0..1", description: "how sure the worker is" },
     outcome: { type: "string", value: "O", description: OUTCOMES.join(" | ") },
-    privacy: { type: "string", value: "P", description: "public | private (default) | sensitive (encrypted)" },
-    worker: { type: "string", value: "ID", description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)" },
+    privacy: {
+      type: "string",
+      value: "P",
+      description: "public | private (default) | sensitive (encrypted)",
+    },
+    worker: {
+      type: "string",
+      value: "ID",
+      description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
+    },
     "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
   },
   async run(args) {
@@ -56,7 +69,8 @@ const emit: Command = {
 
 const recall: Command = {
   name: "recall",
-  summary: "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
+  summary:
+    "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
   usage: "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
@@ -67,7 +81,8 @@ const recall: Command = {
   positionals: [1, 1],
   async run(args) {
     const scope = stringOption(args, "scope");
-    if (scope !== undefined && scope !== "st" && scope !== "lt") throw new UsageError("--scope: expected st or lt");
+    if (scope !== undefined && scope !== "st" && scope !== "lt")
+      throw new UsageError("--scope: expected st or lt");
     const limit = numberOption(args, "limit");
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new UsageError("--limit: expected a positive integer");
@@ -89,7 +104,8 @@ const recall: Command = {
 
 const check: Command = {
   name: "check",
-  summary: "Check that the local memory files match their catalog (nothing missing, modified or extra).",
+  summary:
+    "Check that the local memory files match their catalog (nothing missing, modified or extra).",
   usage: "worker check [--repo DIR] [--config FILE] [--json]",
   options: {},
   async run(args) {

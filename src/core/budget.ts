@@ -10,7 +10,10 @@ export interface TierUsage {
 }
 
 export function tierUsage(entries: readonly CatalogEntry[]): Record<Scope, TierUsage> {
-  const usage: Record<Scope, TierUsage> = { st: { files: 0, bytes: 0 }, lt: { files: 0, bytes: 0 } };
+  const usage: Record<Scope, TierUsage> = {
+    st: { files: 0, bytes: 0 },
+    lt: { files: 0, bytes: 0 },
+  };
   for (const entry of entries) {
     usage[entry.scope].files++;
     usage[entry.scope].bytes += entry.bytes;

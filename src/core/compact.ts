@@ -94,7 +94,9 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     else groups.set(key, [event]);
   }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
-  const ordered = [...groups.entries()].sort((a, b) => b[1].length - a[1].length || cmp(a[0], b[0]));
+  const ordered = [...groups.entries()].sort(
+    (a, b) => b[1].length - a[1].length || cmp(a[0], b[0]),
+  );
   const kept = ordered.slice(0, Math.max(1, policy.max_groups - 1));
   const rest = ordered.slice(kept.length);
   if (rest.length > 0) {
@@ -173,7 +175,10 @@ function buildGroupEngrams(
         maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
       }
     }
-    if (event.type === "memory_note.v1" || (event.type === "memory_event.v1" && event.kind !== "recall")) {
+    if (
+      event.type === "memory_note.v1" ||
+      (event.type === "memory_event.v1" && event.kind !== "recall")
+    ) {
       notes++;
       const tentative =
         event.confidence !== undefined && event.confidence < policy.promote_min_confidence;
@@ -194,7 +199,9 @@ function buildGroupEngrams(
       if (event.text !== undefined) {
         const prefix =
           NOTE_PREFIX[event.kind] ??
-          (event.type === "memory_event.v1" && event.kind !== "fact" ? `${capitalize(event.kind)}: ` : "");
+          (event.type === "memory_event.v1" && event.kind !== "fact"
+            ? `${capitalize(event.kind)}: `
+            : "");
         addFact(prefix + event.text, tentative || event.kind === "question");
       }
     }
@@ -207,7 +214,8 @@ function buildGroupEngrams(
     if (fact !== undefined) addFact(fact, true);
   }
   for (const group of telemetry.errors) {
-    const retry = group.retryable === null ? "" : group.retryable ? ", retryable" : ", not retryable";
+    const retry =
+      group.retryable === null ? "" : group.retryable ? ", retryable" : ", not retryable";
     addFact(`Error ${group.error_type} ×${group.count}${retry}: ${group.sample}`, true);
   }
 
@@ -262,7 +270,9 @@ function sortRecord(record: Record<string, number>): Record<string, number> {
 }
 
 function topicsFor(label: string, counts: Map<string, number>): string[] {
-  const ranked = [...counts.entries()].sort((a, b) => b[1] - a[1] || cmp(a[0], b[0])).map(([t]) => t);
+  const ranked = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]))
+    .map(([t]) => t);
   const labelTopic = label.replace(/^issue #/, "issue-");
   return [...new Set([labelTopic, ...ranked])].slice(0, MAX_TOPICS);
 }
@@ -319,13 +329,18 @@ export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: 
     .map(([errorType, list]) => {
       const retryValues = new Set(list.map((e) => e.retryable));
       const retryable =
-        retryValues.size === 1 && !retryValues.has(undefined) ? (list[0]?.retryable as boolean) : null;
+        retryValues.size === 1 && !retryValues.has(undefined)
+          ? (list[0]?.retryable as boolean)
+          : null;
       const sampleEvent = list.find((e) => e.text !== undefined);
       return {
         error_type: errorType,
         count: list.length,
         retryable,
-        sample: clip(sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : "")).slice(0, 280),
+        sample: clip(sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : "")).slice(
+          0,
+          280,
+        ),
         workers: [...new Set(list.map((e) => e.sender.id))].sort().slice(0, 32),
       };
     });
@@ -360,7 +375,12 @@ function packEngrams(
     ...items.facts.map((text) => ({ kind: "fact" as const, text })),
   ];
   const tentative = new Set(items.tentative);
-  const build = (chunk: readonly Item[], part: number, withExtras: boolean, cut: number): Engram => {
+  const build = (
+    chunk: readonly Item[],
+    part: number,
+    withExtras: boolean,
+    cut: number,
+  ): Engram => {
     const facts = chunk.flatMap((i) => (i.kind === "fact" ? [i.text] : []));
     const body: EngramBody = {
       ...base,
@@ -378,7 +398,8 @@ function packEngrams(
   const size = (e: Engram) => Buffer.byteLength(serializeEngram(e), "utf8");
   const cost = (item: Item) =>
     item.kind === "fact"
-      ? (Buffer.byteLength(JSON.stringify(item.text), "utf8") + 8) * (tentative.has(item.text) ? 2 : 1)
+      ? (Buffer.byteLength(JSON.stringify(item.text), "utf8") + 8) *
+        (tentative.has(item.text) ? 2 : 1)
       : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
 
   const out: Engram[] = [];
@@ -415,7 +436,9 @@ function packEngrams(
   return out;
 }
 
-function shrink(item: { kind: "fact"; text: string } | { kind: "decision"; value: Decision }): boolean {
+function shrink(
+  item: { kind: "fact"; text: string } | { kind: "decision"; value: Decision },
+): boolean {
   const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
   if (item.kind === "fact") {
     if (item.text.length <= 40) return false;
@@ -435,16 +458,22 @@ function shrink(item: { kind: "fact"; text: string } | { kind: "decision"; value
 
 function trimExtras(engram: Engram, maxBytes: number): Engram {
   const { engram_id: _id, hash: _hash, ...body } = engram;
-  const next: EngramBody = { ...body, signals: { ...body.signals, truncated: body.signals.truncated + 1 } };
-  const fits = (b: EngramBody) => Buffer.byteLength(serializeEngram(sealEngram(b)), "utf8") <= maxBytes;
+  const next: EngramBody = {
+    ...body,
+    signals: { ...body.signals, truncated: body.signals.truncated + 1 },
+  };
+  const fits = (b: EngramBody) =>
+    Buffer.byteLength(serializeEngram(sealEngram(b)), "utf8") <= maxBytes;
   if (next.telemetry) {
     next.telemetry = { workers: [...next.telemetry.workers], errors: [...next.telemetry.errors] };
     while (!fits(next) && next.telemetry.workers.length > 0) next.telemetry.workers.pop();
     while (!fits(next) && next.telemetry.errors.length > 0) next.telemetry.errors.pop();
-    if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0) delete next.telemetry;
+    if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
+      delete next.telemetry;
   }
   while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
-  while (!fits(next) && next.sealed && next.sealed.length > 0) next.sealed = next.sealed.slice(0, -1);
+  while (!fits(next) && next.sealed && next.sealed.length > 0)
+    next.sealed = next.sealed.slice(0, -1);
   while (!fits(next) && next.provenance.senders.length > 0) {
     next.provenance = { ...next.provenance, senders: next.provenance.senders.slice(0, -1) };
   }

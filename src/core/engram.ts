@@ -9,7 +9,8 @@ export function engramPath(scope: Scope, version: string, engramId: string): str
   return `memory/${scope}/${version}/engram_${engramId}.json`;
 }
 
-export const ENGRAM_PATH_PATTERN = /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
+export const ENGRAM_PATH_PATTERN =
+  /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
 
 /**
  * Key order of an engram file: identity, then what a reviewer reads first, then the rest.
@@ -39,7 +40,8 @@ export const ENGRAM_KEY_ORDER = [
 function ordered<T extends Record<string, unknown>>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const key of ENGRAM_KEY_ORDER) if (value[key] !== undefined) out[key] = value[key];
-  for (const key of Object.keys(value).sort()) if (!(key in out) && value[key] !== undefined) out[key] = value[key];
+  for (const key of Object.keys(value).sort())
+    if (!(key in out) && value[key] !== undefined) out[key] = value[key];
   return out as T;
 }
 

@@ -8,7 +8,8 @@ export function focusMarker(catalogVersion: number, catalogHash: string): string
   return `<!-- engram: generated from memory/catalog.json version ${catalogVersion} hash ${catalogHash}; do not edit, the Director regenerates this file -->`;
 }
 
-const MARKER = /^<!-- engram: generated from memory\/catalog\.json version (\d+) hash (sha256:[0-9a-f]{64});/m;
+const MARKER =
+  /^<!-- engram: generated from memory\/catalog\.json version (\d+) hash (sha256:[0-9a-f]{64});/m;
 
 export function parseFocusMarker(
   text: string,

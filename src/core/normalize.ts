@@ -10,7 +10,11 @@ import { sealText } from "./seal.js";
 /** A MemoryEvent before the buffer gives it its sequence number. */
 export type PendingEvent = Omit<MemoryEvent, "seq">;
 
-export type QuarantineReason = "oversized" | "malformed-json" | "invalid-envelope" | "invalid-payload";
+export type QuarantineReason =
+  | "oversized"
+  | "malformed-json"
+  | "invalid-envelope"
+  | "invalid-payload";
 
 export type NormalizeResult =
   | { ok: true; event: PendingEvent }
@@ -80,13 +84,23 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) {
     const redacted = ctx.redactor.redact(describeIssues(envelope.error, ""));
-    return { ok: false, reason: "invalid-envelope", detail: redacted.text, redactions: redacted.count };
+    return {
+      ok: false,
+      reason: "invalid-envelope",
+      detail: redacted.text,
+      redactions: redacted.count,
+    };
   }
   const env = envelope.data;
   const payloadResult = PAYLOAD_SCHEMAS[env.message_type].safeParse(env.payload);
   if (!payloadResult.success) {
     const redacted = ctx.redactor.redact(describeIssues(payloadResult.error, "payload"));
-    return { ok: false, reason: "invalid-payload", detail: redacted.text, redactions: redacted.count };
+    return {
+      ok: false,
+      reason: "invalid-payload",
+      detail: redacted.text,
+      redactions: redacted.count,
+    };
   }
   const key = dedupKey(raw as Record<string, unknown>);
   const counter = { redactions: 0 };
@@ -103,9 +117,9 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     typeof p[name] === "number" ? (p[name] as number) : undefined;
 
   const topics = Array.isArray(p.topics)
-    ? [...new Set((p.topics as string[]).map((t) => clean(t.trim().toLowerCase()) as string))].filter(
-        (t) => t.length > 0,
-      )
+    ? [
+        ...new Set((p.topics as string[]).map((t) => clean(t.trim().toLowerCase()) as string)),
+      ].filter((t) => t.length > 0)
     : [];
   const links: Link[] = Array.isArray(p.links)
     ? (p.links as (string | Link)[]).map((l) => {

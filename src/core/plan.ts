@@ -1,7 +1,7 @@
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
-import { planEviction, tierUsage, type TierUsage } from "./budget.js";
+import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice } from "./compact.js";
 import { catalogEntryFor, sealCatalog, serializeCatalog, serializeEngram } from "./engram.js";
 import { focusCandidates, renderFocus } from "./focus.js";
@@ -67,7 +67,10 @@ export function decideCompaction(
 }
 
 /** engram_id -> number of times `worker recall` returned it, from recall events. */
-export function tallyRecalls(events: Iterable<MemoryEvent>, into = new Map<string, number>()): Map<string, number> {
+export function tallyRecalls(
+  events: Iterable<MemoryEvent>,
+  into = new Map<string, number>(),
+): Map<string, number> {
   for (const event of events) {
     if (event.kind !== "recall" || !event.hits) continue;
     for (const id of event.hits) into.set(id, (into.get(id) ?? 0) + 1);

@@ -93,13 +93,16 @@ export function planPromotion(input: PromotionInput): Engram[] {
       }
       for (const decision of engram.decisions) {
         const key = factKey(decision.title);
-        if (!ltDecisions.has(key)) add({ kind: "decision", key, decision, reason }, engram.engram_id);
+        if (!ltDecisions.has(key))
+          add({ kind: "decision", key, decision, reason }, engram.engram_id);
       }
     }
   }
   if (candidates.size === 0) return [];
 
-  const ordered = [...candidates.values()].sort((a, b) => cmp(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`));
+  const ordered = [...candidates.values()].sort((a, b) =>
+    cmp(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
+  );
   const byId = new Map(st.map((e) => [e.engram_id, e]));
   return packPromotion(ordered, byId, input);
 }
@@ -119,10 +122,15 @@ function packPromotion(
     const sources = [...new Set(items.flatMap((c) => [...c.sources]))].sort();
     const sourceEngrams = sources.map((id) => byId.get(id)).filter((e): e is Engram => !!e);
     const topicCounts = new Map<string, number>();
-    for (const e of sourceEngrams) for (const t of e.topics) topicCounts.set(t, (topicCounts.get(t) ?? 0) + 1);
+    for (const e of sourceEngrams)
+      for (const t of e.topics) topicCounts.set(t, (topicCounts.get(t) ?? 0) + 1);
     const starts = sourceEngrams.map((e) => e.source_window.start_ts).sort();
     const ends = sourceEngrams.map((e) => e.source_window.end_ts).sort();
-    const reasons = [...new Set(items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`))]
+    const reasons = [
+      ...new Set(
+        items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`),
+      ),
+    ]
       .map((r) => (r.length > 200 ? `${r.slice(0, 199)}…` : r))
       .slice(0, 50);
     const linkSeen = new Set<string>();
@@ -154,7 +162,9 @@ function packPromotion(
         created_by: CREATED_BY,
         run_id: `promote-${input.version}`,
         event_count: 0,
-        senders: [...new Set(sourceEngrams.flatMap((e) => e.provenance.senders))].sort().slice(0, 64),
+        senders: [...new Set(sourceEngrams.flatMap((e) => e.provenance.senders))]
+          .sort()
+          .slice(0, 64),
         message_types: {},
       },
       // Sealed text never leaves its ST engram, so an LT engram is at most private.

@@ -9,7 +9,10 @@ import type { Sealed } from "../schema/common.js";
  */
 export function sealText(key: Uint8Array, field: string, plaintext: string): Sealed {
   if (key.length !== 32) throw new RangeError("sealText: key must be 32 bytes");
-  const iv = createHmac("sha256", key).update(`${field}\u0000${plaintext}`).digest().subarray(0, 12);
+  const iv = createHmac("sha256", key)
+    .update(`${field}\u0000${plaintext}`)
+    .digest()
+    .subarray(0, 12);
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(field, "utf8"));
   const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
@@ -26,7 +29,8 @@ export function openSealed(key: Uint8Array, sealed: Sealed): string {
   const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(sealed.iv, "base64"));
   decipher.setAAD(Buffer.from(sealed.field, "utf8"));
   decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
-  return Buffer.concat([decipher.update(Buffer.from(sealed.ct, "base64")), decipher.final()]).toString(
-    "utf8",
-  );
+  return Buffer.concat([
+    decipher.update(Buffer.from(sealed.ct, "base64")),
+    decipher.final(),
+  ]).toString("utf8");
 }

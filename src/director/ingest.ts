@@ -108,7 +108,11 @@ export class Ingestor {
   }
 }
 
-export async function ingestReadable(ingestor: Ingestor, input: Readable, source: string): Promise<void> {
+export async function ingestReadable(
+  ingestor: Ingestor,
+  input: Readable,
+  source: string,
+): Promise<void> {
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let n = 0;
   for await (const text of lines) {

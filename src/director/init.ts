@@ -52,9 +52,15 @@ export function initRepository(ctx: RepoContext): InitResult {
   const gitignore = join(ctx.repoDir, ".gitignore");
   const current = existsSync(gitignore) ? readFileSync(gitignore, "utf8") : "";
   const entry = `/${stateRel.split("\\").join("/")}/`;
-  if (!stateRel.startsWith("..") && !current.split("\n").some((l) => l.trim() === entry || l.trim() === `${stateRel}/`)) {
+  if (
+    !stateRel.startsWith("..") &&
+    !current.split("\n").some((l) => l.trim() === entry || l.trim() === `${stateRel}/`)
+  ) {
     const prefix = current.length > 0 && !current.endsWith("\n") ? "\n" : "";
-    writeFileAtomicSync(gitignore, `${current}${prefix}# engram: Director buffer, spool and keys (never committed)\n${entry}\n`);
+    writeFileAtomicSync(
+      gitignore,
+      `${current}${prefix}# engram: Director buffer, spool and keys (never committed)\n${entry}\n`,
+    );
     created.push(`.gitignore: ${entry}`);
   } else {
     kept.push(".gitignore");

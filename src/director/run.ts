@@ -4,12 +4,6 @@ import { receiptTime } from "../clock.js";
 import type { TierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
 import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
-import type { Catalog } from "../schema/engram.js";
-import { fsyncDirSync, writeFileAtomicSync } from "../state/atomic.js";
-import { type BufferMeta, EventBuffer } from "../state/buffer.js";
-import { acquireLock } from "../state/lock.js";
-import { loadSealKey } from "../state/seal-key.js";
-import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import {
   applyFileChanges,
   FOCUS_PATH,
@@ -17,6 +11,12 @@ import {
   readCatalog,
   readTextIfExists,
 } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
+import { fsyncDirSync, writeFileAtomicSync } from "../state/atomic.js";
+import { type BufferMeta, EventBuffer } from "../state/buffer.js";
+import { acquireLock } from "../state/lock.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import { type RepoContext, redactorFor } from "./context.js";
 import { type IngestCounts, Ingestor, ingestSmallFile } from "./ingest.js";
 
@@ -61,7 +61,11 @@ export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Prom
   return true;
 }
 
-async function finishCycle(ctx: RepoContext, buffer: EventBuffer, intent: CycleIntent): Promise<void> {
+async function finishCycle(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  intent: CycleIntent,
+): Promise<void> {
   await applyFileChanges(ctx.repoDir, intent.writes, intent.deletes);
   buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
   unlinkSync(ctx.paths.intent);
@@ -69,7 +73,10 @@ async function finishCycle(ctx: RepoContext, buffer: EventBuffer, intent: CycleI
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
-export function drainSpool(ctx: RepoContext, buffer: EventBuffer): IngestCounts & { files: number } {
+export function drainSpool(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+): IngestCounts & { files: number } {
   const files = listSpoolFiles(ctx.paths.spool);
   const ingestor = new Ingestor({
     buffer,

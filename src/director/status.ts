@@ -9,12 +9,26 @@ import type { RepoContext } from "./context.js";
 
 export interface StatusReport {
   catalog: { version: number; hash: string; entries: number; created_at: string };
-  buffer: { events: number; bytes: number; max_events: number; max_bytes: number; oldest?: string; newest?: string };
+  buffer: {
+    events: number;
+    bytes: number;
+    max_events: number;
+    max_bytes: number;
+    oldest?: string;
+    newest?: string;
+  };
   tiers: {
     st: { files: number; bytes: number; max_files: number; max_bytes: number };
     lt: { files: number; bytes: number; max_files: number; max_bytes: number };
   };
-  focus: { present: boolean; fresh: boolean; bytes: number; items: number; max_bytes: number; max_items: number };
+  focus: {
+    present: boolean;
+    fresh: boolean;
+    bytes: number;
+    items: number;
+    max_bytes: number;
+    max_items: number;
+  };
   quarantine: { records: number; by_reason: Record<string, number> };
   spool: { files: number };
   last_compaction_at: string | null;

@@ -19,7 +19,9 @@ export async function readCatalog(repoDir: string): Promise<Catalog> {
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new StateError(`${CATALOG_PATH}: not valid JSON (${(error as Error).message}); run director verify`);
+    throw new StateError(
+      `${CATALOG_PATH}: not valid JSON (${(error as Error).message}); run director verify`,
+    );
   }
   const parsed = Catalog.safeParse(json);
   if (!parsed.success) {
@@ -36,7 +38,9 @@ export async function readEngram(repoDir: string, path: string): Promise<Engram>
   const parsed = Engram.safeParse(JSON.parse(text));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new StateError(`${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify`);
+    throw new StateError(
+      `${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify`,
+    );
   }
   return parsed.data;
 }
@@ -55,7 +59,11 @@ export async function loadEngrams(
 
 /** Every file under memory/st and memory/lt, as repository-relative POSIX paths, sorted. */
 export async function listTierFiles(repoDir: string): Promise<string[]> {
-  const files = await fg(["memory/st/**/*", "memory/lt/**/*"], { cwd: repoDir, dot: true, onlyFiles: true });
+  const files = await fg(["memory/st/**/*", "memory/lt/**/*"], {
+    cwd: repoDir,
+    dot: true,
+    onlyFiles: true,
+  });
   return files.sort();
 }
 

@@ -9,7 +9,9 @@ export const MemoryConfig = z
     buffer_max_bytes: PositiveInt.default(32 * 1024 * 1024).describe(
       "Hard byte budget of the event buffer (normalized events).",
     ),
-    buffer_max_events: PositiveInt.default(100_000).describe("Hard event-count budget of the buffer."),
+    buffer_max_events: PositiveInt.default(100_000).describe(
+      "Hard event-count budget of the buffer.",
+    ),
     buffer_keep_recent_events: z
       .number()
       .int()
@@ -67,17 +69,34 @@ export type MemoryConfig = z.infer<typeof MemoryConfig>;
 export const AgentBusConfig = z
   .object({
     max_message_bytes: PositiveInt.default(65_536).describe("Largest envelope accepted, in bytes."),
-    heartbeat_interval_seconds: PositiveInt.default(30).describe("How often workers send heartbeats."),
-    heartbeat_ttl_seconds: PositiveInt.default(120).describe("A worker silent this long is not live."),
+    heartbeat_interval_seconds: PositiveInt.default(30).describe(
+      "How often workers send heartbeats.",
+    ),
+    heartbeat_ttl_seconds: PositiveInt.default(120).describe(
+      "A worker silent this long is not live.",
+    ),
   })
   .strict();
 export type AgentBusConfig = z.infer<typeof AgentBusConfig>;
 
 export const SyncMainPolicy = z
   .object({
-    max_commits_behind: z.number().int().nonnegative().default(20),
-    max_seconds_behind: z.number().int().nonnegative().default(86_400),
-    require_catalog_hash_match: z.boolean().default(true),
+    max_commits_behind: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(20)
+      .describe("A worker whose branch misses more of main's commits than this must sync."),
+    max_seconds_behind: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(86_400)
+      .describe("A worker whose main ancestor is older than this (seconds) must sync."),
+    require_catalog_hash_match: z
+      .boolean()
+      .default(true)
+      .describe("A worker whose catalog hash differs from main's must sync."),
   })
   .strict();
 
@@ -103,7 +122,10 @@ export const Config = z
   .object({
     memory: MemoryConfig.prefault({}),
     agent_bus: AgentBusConfig.prefault({}),
-    policy: z.object({ sync_main: SyncMainPolicy.prefault({}) }).strict().prefault({}),
+    policy: z
+      .object({ sync_main: SyncMainPolicy.prefault({}) })
+      .strict()
+      .prefault({}),
     redaction: RedactionConfig.prefault({}),
     state: StateConfig.prefault({}),
   })

@@ -1,11 +1,13 @@
 import { z } from "zod";
-import { IsoTime, Link, Privacy, SafeId, Sealed, Sha256Ref } from "./common.js";
+import { Link, Privacy, SafeId, Sealed, Sha256Ref, UtcTime } from "./common.js";
 
 export const Scope = z.enum(["st", "lt"]);
 export type Scope = z.infer<typeof Scope>;
 
 export const BatchId = z.string().regex(/^\d{8}-\d{6}Z$/, "expected a batch id YYYYMMDD-HHMMSSZ");
-export const EngramId = z.string().regex(/^e_[0-9a-f]{32}$/, "expected e_ followed by 32 hex digits");
+export const EngramId = z
+  .string()
+  .regex(/^e_[0-9a-f]{32}$/, "expected e_ followed by 32 hex digits");
 
 export const Decision = z.object({ title: z.string().min(1), rationale: z.string() }).strict();
 export type Decision = z.infer<typeof Decision>;
@@ -16,8 +18,8 @@ export const WorkerTelemetry = z
     heartbeats: z.number().int().nonnegative(),
     progress_events: z.number().int().nonnegative(),
     stages: z.array(z.string()),
-    first_ts: IsoTime,
-    last_ts: IsoTime,
+    first_ts: UtcTime,
+    last_ts: UtcTime,
     active_seconds: z.number().nonnegative(),
     longest_gap_seconds: z.number().nonnegative(),
     stalled: z.boolean(),
@@ -35,82 +37,88 @@ export const ErrorGroup = z
   .strict();
 
 /**
+ * Readers ignore fields they do not know (the formats grow additively); the content hash
+ * still covers them, so an added field is a detected edit.
+ *
  * EngramDTO: one file `memory/<scope>/<version>/engram_<engram_id>.json`. The first block of
  * fields follows the MemorySync specification; the rest are our additive fields.
  */
-export const Engram = z
-  .object({
-    engram_id: EngramId,
-    version: BatchId,
-    scope: Scope,
-    created_at: IsoTime,
-    source_window: z.object({ start_ts: IsoTime, end_ts: IsoTime }).strict(),
-    hash: Sha256Ref,
-    topics: z.array(z.string()),
-    facts: z.array(z.string()),
-    decisions: z.array(Decision),
-    links: z.array(Link),
-    provenance: z.looseObject({
-      created_by: z.string(),
-      run_id: z.string(),
-      event_count: z.number().int().nonnegative(),
-      senders: z.array(z.string()),
-      message_types: z.record(z.string(), z.number().int().nonnegative()),
-    }),
-    // additive fields
-    privacy: Privacy,
-    signals: z
-      .object({
-        notes: z.number().int().nonnegative(),
-        decisions: z.number().int().nonnegative(),
-        lessons: z.number().int().nonnegative(),
-        incidents: z.number().int().nonnegative(),
-        errors: z.number().int().nonnegative(),
-        max_surprise: z.number().min(0).max(1).nullable(),
-        mean_confidence: z.number().min(0).max(1).nullable(),
-        redactions: z.number().int().nonnegative(),
-        /** facts, decisions or links left out to respect `engram_max_bytes`. */
-        truncated: z.number().int().nonnegative(),
-      })
-      .strict(),
-    telemetry: z
-      .object({ workers: z.array(WorkerTelemetry), errors: z.array(ErrorGroup) })
-      .strict()
-      .optional(),
-    sealed: z.array(Sealed).optional(),
-    /** Facts that are never promoted: questions, telemetry, notes below `promote_min_confidence`. */
-    tentative: z.array(z.string()).optional(),
-    /** LT only: the ST engrams whose content this one carries forward. */
-    supersedes: z.array(EngramId).optional(),
-    promotion: z.object({ reasons: z.array(z.string()) }).strict().optional(),
-  })
-  .strict();
-export type Engram = z.infer<typeof Engram>;
+const engramFields = {
+  engram_id: EngramId,
+  version: BatchId,
+  scope: Scope,
+  created_at: UtcTime,
+  source_window: z.object({ start_ts: UtcTime, end_ts: UtcTime }).strict(),
+  hash: Sha256Ref,
+  topics: z.array(z.string()),
+  facts: z.array(z.string()),
+  decisions: z.array(Decision),
+  links: z.array(Link),
+  provenance: z.looseObject({
+    created_by: z.string(),
+    run_id: z.string(),
+    event_count: z.number().int().nonnegative(),
+    senders: z.array(z.string()),
+    message_types: z.record(z.string(), z.number().int().nonnegative()),
+  }),
+  // additive fields
+  privacy: Privacy,
+  signals: z
+    .object({
+      notes: z.number().int().nonnegative(),
+      decisions: z.number().int().nonnegative(),
+      lessons: z.number().int().nonnegative(),
+      incidents: z.number().int().nonnegative(),
+      errors: z.number().int().nonnegative(),
+      max_surprise: z.number().min(0).max(1).nullable(),
+      mean_confidence: z.number().min(0).max(1).nullable(),
+      redactions: z.number().int().nonnegative(),
+      /** facts, decisions or links left out to respect `engram_max_bytes`. */
+      truncated: z.number().int().nonnegative(),
+    })
+    .strict(),
+  telemetry: z
+    .object({ workers: z.array(WorkerTelemetry), errors: z.array(ErrorGroup) })
+    .strict()
+    .optional(),
+  sealed: z.array(Sealed).optional(),
+  /** Facts that are never promoted: questions, telemetry, notes below `promote_min_confidence`. */
+  tentative: z.array(z.string()).optional(),
+  /** LT only: the ST engrams whose content this one carries forward. */
+  supersedes: z.array(EngramId).optional(),
+  promotion: z
+    .object({ reasons: z.array(z.string()) })
+    .strict()
+    .optional(),
+};
+export const Engram = z.looseObject(engramFields);
+/** The fields we know; a parsed engram may carry more, which our code leaves alone. */
+export type Engram = z.infer<z.ZodObject<typeof engramFields>>;
 export type EngramBody = Omit<Engram, "engram_id" | "hash">;
 
-export const CatalogEntry = z
-  .object({
-    engram_id: EngramId,
-    scope: Scope,
-    version: BatchId,
-    path: z.string(),
-    hash: Sha256Ref,
-    topics: z.array(z.string()),
-    // additive: the file's size, so budgets are checked without reading every engram
-    bytes: z.number().int().positive(),
-  })
-  .strict();
-export type CatalogEntry = z.infer<typeof CatalogEntry>;
+const catalogEntryFields = {
+  engram_id: EngramId,
+  scope: Scope,
+  version: BatchId,
+  path: z.string(),
+  hash: Sha256Ref,
+  topics: z.array(z.string()),
+  // additive: the file's size, so budgets are checked without reading every engram
+  bytes: z.number().int().positive(),
+};
+export const CatalogEntry = z.looseObject(catalogEntryFields);
+export type CatalogEntry = z.infer<z.ZodObject<typeof catalogEntryFields>>;
 
 /** EngramCatalogDTO: `memory/catalog.json`, the authoritative lookup table. */
-export const Catalog = z
-  .object({
-    catalog_version: z.number().int().nonnegative(),
-    created_at: IsoTime,
-    hash: Sha256Ref,
-    entries: z.array(CatalogEntry),
-  })
-  .strict();
-export type Catalog = z.infer<typeof Catalog>;
+const catalogFields = {
+  catalog_version: z.number().int().nonnegative(),
+  created_at: UtcTime,
+  hash: Sha256Ref,
+  entries: z.array(CatalogEntry),
+};
+export const Catalog = z.looseObject(catalogFields);
+export type Catalog = Omit<z.infer<z.ZodObject<typeof catalogFields>>, "entries"> & {
+  entries: CatalogEntry[];
+};
 
 export { SafeId };

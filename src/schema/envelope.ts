@@ -50,7 +50,14 @@ const IssueRef = z.union([z.string().min(1).max(128), z.number().int().nonnegati
 const LinkInput = z.union([z.string().min(1).max(512), Link]);
 const GitSha = z.string().regex(/^[0-9a-f]{7,64}$/, "expected a hex commit sha");
 
-export const NOTE_KINDS = ["decision", "fact", "lesson", "convention", "incident", "question"] as const;
+export const NOTE_KINDS = [
+  "decision",
+  "fact",
+  "lesson",
+  "convention",
+  "incident",
+  "question",
+] as const;
 export const NoteKind = z.enum(NOTE_KINDS);
 export type NoteKind = z.infer<typeof NoteKind>;
 

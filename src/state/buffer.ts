@@ -96,7 +96,10 @@ export class EventBuffer {
         this.events.push({ event, bytes: newline - start + 1 });
         this.totalBytes += newline - start + 1;
         if (event.seq > this.meta.last_seq) this.meta.last_seq = event.seq;
-        if (this.meta.last_received_at === undefined || event.received_at > this.meta.last_received_at) {
+        if (
+          this.meta.last_received_at === undefined ||
+          event.received_at > this.meta.last_received_at
+        ) {
           this.meta.last_received_at = event.received_at;
         }
       }
@@ -132,7 +135,10 @@ export class EventBuffer {
       const bytes = Buffer.byteLength(line, "utf8");
       this.events.push({ event, bytes });
       this.totalBytes += bytes;
-      if (this.meta.last_received_at === undefined || event.received_at > this.meta.last_received_at) {
+      if (
+        this.meta.last_received_at === undefined ||
+        event.received_at > this.meta.last_received_at
+      ) {
         this.meta.last_received_at = event.received_at;
       }
       added.push(event);
@@ -172,7 +178,10 @@ export class EventBuffer {
     }
     const kept = this.events.filter((s) => s.event.seq > throughSeq);
     this.closeJournal();
-    writeFileAtomicSync(this.paths.journal, kept.map((s) => `${JSON.stringify(s.event)}\n`).join(""));
+    writeFileAtomicSync(
+      this.paths.journal,
+      kept.map((s) => `${JSON.stringify(s.event)}\n`).join(""),
+    );
     this.events.splice(0, this.events.length, ...kept);
     this.totalBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
     this.meta = { ...this.meta, ...metaUpdate };

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { catalogHashOf, engramHashOf } from "../core/engram.js";
+import type { RepoContext } from "../director/context.js";
 import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
-import type { RepoContext } from "../director/context.js";
 
 export interface CheckResult {
   ok: boolean;
@@ -21,7 +21,8 @@ export async function checkMemory(ctx: RepoContext): Promise<CheckResult> {
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
   const catalog = await readCatalog(ctx.repoDir);
   const catalogModified =
-    catalogText !== undefined && catalogHashOf(JSON.parse(catalogText) as Record<string, unknown>) !== catalog.hash;
+    catalogText !== undefined &&
+    catalogHashOf(JSON.parse(catalogText) as Record<string, unknown>) !== catalog.hash;
   const missing: string[] = [];
   const modified: string[] = [];
   await forEachLimited(catalog.entries, 32, async (entry) => {
@@ -33,13 +34,16 @@ export async function checkMemory(ctx: RepoContext): Promise<CheckResult> {
       return;
     }
     try {
-      if (engramHashOf(JSON.parse(text) as Record<string, unknown>) !== entry.hash) modified.push(entry.path);
+      if (engramHashOf(JSON.parse(text) as Record<string, unknown>) !== entry.hash)
+        modified.push(entry.path);
     } catch {
       modified.push(entry.path);
     }
   });
   const listed = new Set(catalog.entries.map((e) => e.path));
-  const unlisted = (await listTierFiles(ctx.repoDir)).filter((p) => !listed.has(p) && !p.endsWith("/.gitkeep"));
+  const unlisted = (await listTierFiles(ctx.repoDir)).filter(
+    (p) => !listed.has(p) && !p.endsWith("/.gitkeep"),
+  );
   missing.sort();
   modified.sort();
   return {

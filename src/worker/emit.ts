@@ -1,5 +1,5 @@
-import { writeSpoolFile } from "../state/spool.js";
 import type { RepoContext } from "../director/context.js";
+import { writeSpoolFile } from "../state/spool.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 
 export interface NoteInput {

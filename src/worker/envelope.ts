@@ -1,7 +1,12 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { UsageError } from "../errors.js";
-import { ENVELOPE_SCHEMA_VERSION, Envelope, type MessageType, PAYLOAD_SCHEMAS } from "../schema/envelope.js";
+import {
+  ENVELOPE_SCHEMA_VERSION,
+  Envelope,
+  type MessageType,
+  PAYLOAD_SCHEMAS,
+} from "../schema/envelope.js";
 
 /** The worker's id on the bus: `--worker`, `ENGRAM_WORKER_ID`, or one derived from the host. */
 export function workerId(explicit: string | undefined): string {
@@ -26,18 +31,26 @@ export function buildEnvelope(
     schema_version: ENVELOPE_SCHEMA_VERSION,
     message_type: messageType,
     sent_at: sentAt,
-    sender: { role: "worker" as const, id: sender.id, ...(sender.run_id ? { run_id: sender.run_id } : {}) },
+    sender: {
+      role: "worker" as const,
+      id: sender.id,
+      ...(sender.run_id ? { run_id: sender.run_id } : {}),
+    },
     seq,
     payload,
     event_id: `ev_${randomUUID().replace(/-/g, "")}`,
   };
   const checked = Envelope.safeParse(envelope);
   if (!checked.success) {
-    throw new UsageError(checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "));
+    throw new UsageError(
+      checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+    );
   }
   const body = PAYLOAD_SCHEMAS[messageType].safeParse(payload);
   if (!body.success) {
-    throw new UsageError(body.error.issues.map((i) => `--${String(i.path[0] ?? "payload")}: ${i.message}`).join("; "));
+    throw new UsageError(
+      body.error.issues.map((i) => `--${String(i.path[0] ?? "payload")}: ${i.message}`).join("; "),
+    );
   }
   return envelope;
 }

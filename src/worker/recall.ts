@@ -1,10 +1,16 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildRecallIndex, type RecallDoc, type RecallHit, recall, recallDocFromEngram } from "../core/recall.js";
-import type { Catalog } from "../schema/engram.js";
-import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import {
+  buildRecallIndex,
+  type RecallDoc,
+  type RecallHit,
+  recall,
+  recallDocFromEngram,
+} from "../core/recall.js";
 import type { RepoContext } from "../director/context.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
 import { spoolEnvelope } from "./emit.js";
 
 interface CachedDocs {
@@ -32,7 +38,10 @@ export async function recallDocs(ctx: RepoContext, catalog: Catalog): Promise<Re
     .filter((e) => e !== undefined)
     .map(recallDocFromEngram);
   mkdirSync(ctx.paths.root, { recursive: true });
-  writeFileAtomicSync(cachePath, JSON.stringify({ catalog_hash: catalog.hash, docs } satisfies CachedDocs));
+  writeFileAtomicSync(
+    cachePath,
+    JSON.stringify({ catalog_hash: catalog.hash, docs } satisfies CachedDocs),
+  );
   return docs;
 }
 
@@ -47,7 +56,12 @@ export interface RecallResult {
 export async function recallMemory(
   ctx: RepoContext,
   query: string,
-  options: { limit?: number | undefined; scope?: "st" | "lt" | undefined; signal: boolean; worker?: string | undefined },
+  options: {
+    limit?: number | undefined;
+    scope?: "st" | "lt" | undefined;
+    signal: boolean;
+    worker?: string | undefined;
+  },
 ): Promise<RecallResult> {
   const catalog = await readCatalog(ctx.repoDir);
   const index = buildRecallIndex(await recallDocs(ctx, catalog));
