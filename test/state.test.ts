@@ -1,0 +1,118 @@
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { PendingEvent } from "../src/core/normalize.js";
+import { EventBuffer } from "../src/state/buffer.js";
+import { acquireLock } from "../src/state/lock.js";
+import { type StatePaths, statePaths } from "../src/state/paths.js";
+import { listSpoolFiles, removeSpoolFiles, writeSpoolFile } from "../src/state/spool.js";
+import { memoryEvent } from "./engine-fixtures.js";
+
+let dir: string;
+let paths: StatePaths;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "engram-state-"));
+  paths = statePaths(dir, ".engram");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function pending(n: number, from = 1): PendingEvent[] {
+  return Array.from({ length: n }, (_, i) => {
+    const { seq: _seq, ...rest } = memoryEvent(from + i);
+    return rest;
+  });
+}
+
+describe("EventBuffer", () => {
+  it("assigns increasing sequence numbers and survives a reopen", () => {
+    const buffer = EventBuffer.open(paths);
+    expect(buffer.append(pending(3)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    buffer.closeJournal();
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(3);
+    expect(again.append(pending(1, 10))[0]?.seq).toBe(4);
+    expect(again.totalBytes).toBe(statSync(paths.journal).size);
+    again.closeJournal();
+  });
+
+  it("refuses a key it already holds, in the same batch or later", () => {
+    const buffer = EventBuffer.open(paths);
+    const [a] = pending(1);
+    expect(buffer.append([a as PendingEvent, a as PendingEvent])).toHaveLength(1);
+    expect(buffer.append([a as PendingEvent])).toHaveLength(0);
+    buffer.closeJournal();
+  });
+
+  it("cuts off a torn last line on open (it was never acknowledged) and keeps the rest", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(2));
+    buffer.closeJournal();
+    appendFileSync(paths.journal, '{"key":"id:torn","seq":3,"rece');
+    const readOnly = EventBuffer.open(paths, { readOnly: true });
+    expect(readOnly.count).toBe(2);
+    expect(readFileSync(paths.journal, "utf8")).toContain("torn"); // a reader repairs nothing
+    const repaired = EventBuffer.open(paths);
+    expect(repaired.count).toBe(2);
+    expect(readFileSync(paths.journal, "utf8").endsWith("}\n")).toBe(true);
+    expect(repaired.append(pending(1, 3))[0]?.seq).toBe(3);
+    repaired.closeJournal();
+  });
+
+  it("drops compacted events but still rejects their resends", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(5));
+    buffer.dropThrough(3, { compacted_events: 3 }, 1000);
+    expect(buffer.events.map((s) => s.event.seq)).toEqual([4, 5]);
+    buffer.closeJournal();
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(2);
+    expect(again.meta.compacted_events).toBe(3);
+    expect(again.append(pending(5))).toHaveLength(0); // all five keys known
+    expect(again.append(pending(1, 6))[0]?.seq).toBe(6);
+    again.closeJournal();
+  });
+
+  it("bounds the remembered keys by the dedup window", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(30));
+    for (let through = 5; through <= 30; through += 5) buffer.dropThrough(through, {}, 4);
+    buffer.closeJournal();
+    const lines = readFileSync(paths.seen, "utf8").trim().split("\n");
+    expect(lines.length).toBeLessThanOrEqual(8);
+    expect(lines).toContain("id:ev-30");
+  });
+});
+
+describe("spool", () => {
+  it("writes one whole file per emit, lists them in order and removes drained ones", () => {
+    const a = writeSpoolFile(paths.spool, ['{"a":1}'], 1000);
+    const b = writeSpoolFile(paths.spool, ['{"b":2}', '{"c":3}'], 2000);
+    writeFileSync(join(paths.spool, ".7.tmp"), "partial"); // a writer killed mid-write
+    expect(listSpoolFiles(paths.spool)).toEqual([a, b]);
+    expect(readFileSync(b, "utf8")).toBe('{"b":2}\n{"c":3}\n');
+    removeSpoolFiles(paths.spool, [a]);
+    expect(listSpoolFiles(paths.spool)).toEqual([b]);
+  });
+});
+
+describe("lock", () => {
+  it("is exclusive, and a lock left by a dead process is taken over", async () => {
+    const lock = await acquireLock(join(dir, "x.lock"), 100);
+    await expect(acquireLock(join(dir, "x.lock"), 100)).rejects.toThrow(/held by another Director/);
+    lock.release();
+    writeFileSync(join(dir, "dead.lock"), "999999\n");
+    const taken = await acquireLock(join(dir, "dead.lock"), 100);
+    expect(readFileSync(join(dir, "dead.lock"), "utf8").trim()).toBe(String(process.pid));
+    taken.release();
+    expect(existsSync(join(dir, "dead.lock"))).toBe(false);
+  });
+});
