@@ -4,7 +4,7 @@ import { Envelope, PAYLOAD_SCHEMAS } from "../schema/envelope.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { canonicalJson, sha256Hex } from "./canonical.js";
 import { classifyLink, normalizeIssue } from "./links.js";
-import type { Redactor } from "./redact.js";
+import type { RedactionResult, Redactor } from "./redact.js";
 import { sealText } from "./seal.js";
 
 /** A MemoryEvent before the buffer gives it its sequence number. */
@@ -33,6 +33,20 @@ const PRIVACY_RANK: Record<Privacy, number> = { public: 0, private: 1, sensitive
 
 export function strictestPrivacy(a: Privacy, b: Privacy): Privacy {
   return PRIVACY_RANK[a] >= PRIVACY_RANK[b] ? a : b;
+}
+
+/**
+ * The start of a rejected line, kept in the quarantine so a person can see what came in.
+ * The whole line is redacted before it is cut, so a secret straddling the cut cannot leak
+ * as an unrecognisable prefix.
+ */
+export function quarantineExcerpt(
+  line: string,
+  redactor: Redactor,
+  maxChars = 300,
+): RedactionResult {
+  const redacted = redactor.redact(line);
+  return { text: redacted.text.slice(0, maxChars), count: redacted.count };
 }
 
 /** The deduplication key: the writer's `event_id`, or else the digest of the whole envelope. */

@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
-import { normalizeLine, type PendingEvent } from "../core/normalize.js";
+import { normalizeLine, type PendingEvent, quarantineExcerpt } from "../core/normalize.js";
 import type { Redactor } from "../core/redact.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
@@ -77,7 +77,7 @@ export class Ingestor {
         sealKey: this.target.sealKey,
       });
       if (!result.ok) {
-        const excerpt = redactor.redact(input.text.slice(0, 300));
+        const excerpt = quarantineExcerpt(input.text, redactor);
         redacted += result.redactions + excerpt.count;
         quarantine.push({
           received_at: receivedAt,
