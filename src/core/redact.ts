@@ -1,7 +1,8 @@
 /**
  * Secret redaction for ingest. Every event passes through here before anything is stored, so
- * the built-in rules run as one combined, case-sensitive regular expression (one scan per
- * string; case-insensitive keywords are spelled out as character classes).
+ * the built-in rules are compiled into one case-sensitive alternation (plus a second, cheap
+ * scan for JWTs): one pass over a string, however many rules. Case-insensitive key words are
+ * spelled out as character classes, since Node 20 has no inline `(?i:)`.
  */
 
 export interface RedactionResult {
@@ -52,14 +53,15 @@ function ci(word: string): string {
 // A value never starts inside an existing token (idempotence) or at a PEM block, which has
 // spaces and must be taken whole by its own rule.
 const GUARD = "(?!\\[REDACTED:|-----BEGIN)";
-const AUTH_SCHEMES = `(?:${["bearer", "basic", "token", "bot", "digest", "negotiate"].map(ci).join("|")})`;
+const SCHEME_WORDS = ["bearer", "basic", "token", "bot", "digest", "negotiate"];
+const AUTH_SCHEMES = `(?:${SCHEME_WORDS.map(ci).join("|")})`;
 const QUOTE_OPT = `(?:\\\\?["'])?`;
 const SEP = `${QUOTE_OPT}[ \\t]*(?::=|[:=])[ \\t]*`;
 
-/** Key words whose value is a secret. Not followed by a letter, so `tokens` or `secretary` are not keys. */
+// Key words whose value is a secret; not followed by a letter, so `tokens` or `secretary` are not.
 const KEYWORD = `(?:${ci("passw")}(?:${ci("or")})?${ci("d")}|${ci("passphrase")}|${ci("secret")}|${ci("token")}|${ci("api")}[_-]?${ci("key")}|${ci("access")}[_-]?${ci("key")}|${ci("private")}[_-]?${ci("key")})(?![A-Za-z])`;
 
-// `v` is replaced by a per-rule prefix so that group names are unique in the combined regex.
+// A quoted value runs to its closing quote, so that a password with spaces goes as a whole.
 const ASSIGNMENT_VALUE = [
   // JSON escaped inside a string: \"value\"
   `\\\\"(?<v_esc>${GUARD}(?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n])+)`,
@@ -114,10 +116,11 @@ const BUILT_IN_RULES: readonly Rule[] = [
   { name: "anthropic-key", source: "sk-ant-[A-Za-z0-9_-]{20,}", shaped: true },
   {
     name: "openai-key",
-    // Legacy keys are mixed-case base62, which keeps ids such as `task-<hex>` out. No
-    // look-behind: a match must not depend on text an earlier match replaces (idempotence).
+    // Legacy keys are 48 base62 characters. Shorter ones (other providers use `sk-` too) must
+    // be mixed-case, which keeps ids such as `task-<hex>` out. No look-behind: a match must
+    // not depend on text that an earlier match replaces (idempotence).
     source:
-      "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{32,})",
+      "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{48,}|(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{32,})",
     shaped: true,
   },
   {
@@ -135,7 +138,8 @@ const BUILT_IN_RULES: readonly Rule[] = [
   },
   {
     name: "url-credentials",
-    // Anchored at `://` so that the scan does not try a scheme at every letter; the user name is kept.
+    // Anchored at `://`, so that the scan does not try a scheme at every letter. The user name
+    // is kept (and scanned for tokens of its own).
     source: `://[^\\s/?#@:"'<>[\\]]*:(?<v_pass>${GUARD}[^\\s/?#"'<>]+)(?=@)`,
   },
 ];
@@ -143,7 +147,7 @@ const BUILT_IN_RULES: readonly Rule[] = [
 const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;
 const WHOLE_TOKEN_RE = /^\[REDACTED:[a-z0-9-]+\]$/;
 
-// Probes for patterns that match nothing at all: such a pattern would insert tokens between characters.
+// A pattern that matches nothing at all would put a token between every two characters.
 const EMPTY_PROBES = ["", "a", "Z", "0", " ", "-", "_", "\n", "[REDACTED:x]"];
 
 interface CompiledRule {
@@ -199,6 +203,7 @@ interface Scan {
 /** One combined regex over `rules`, each alternative a numbered group. */
 function compileScan(rules: readonly Rule[]): Scan {
   const parts = rules.map((rule, i) => {
+    // Per-rule names keep the groups unique across the alternation.
     const source = rule.source.replace(/\(\?<v_([a-z]+)>/g, `(?<v${i}_$1>`);
     return `(?<r${i}>${source})`;
   });
@@ -395,13 +400,14 @@ export function redactValue(value: unknown, redactor: Redactor): { value: unknow
         SECRET_KEY_RE.test(key)
       ) {
         count++;
-        return KEY_TOKEN;
+        return tokenFor(node, KEY_TOKEN);
       }
       const result = redactor.redact(node);
       count += result.count;
       return result.text;
     }
-    if (Array.isArray(node)) return node.map((item) => walk(item, undefined));
+    // Items of an array under a secret key are secrets too.
+    if (Array.isArray(node)) return node.map((item) => walk(item, key));
     if (node !== null && typeof node === "object") {
       // fromEntries defines properties, so a `__proto__` key stays a plain key.
       return Object.fromEntries(
