@@ -280,7 +280,7 @@ describe("renderFocus: layout", () => {
 });
 
 describe("renderFocus: content hygiene", () => {
-  it("never prints sensitive engrams or ciphertext, but counts them", () => {
+  it("never prints sensitive engrams or ciphertext, but counts them and shows clear facts beside sealed notes", () => {
     const sealed = engram({
       privacy: "sensitive",
       facts: ["SECRET-FACT-PLAINTEXT"],
@@ -297,7 +297,7 @@ describe("renderFocus: content hygiene", () => {
       ],
     });
     const sealedOnly = engram({
-      facts: ["[sealed]"],
+      facts: ["clear fact next to a sealed note"],
       sealed: [
         {
           alg: "A256GCM",
@@ -315,12 +315,12 @@ describe("renderFocus: content hygiene", () => {
       "T1RIRVJDSVBIRVI=",
       "aXYtaXYtaXYt",
       "dGFndGFn",
-      "[sealed]",
       sealed.engram_id.slice(0, 10),
     ]) {
       expect(view.text).not.toContain(secret);
     }
-    expect(view.text).toContain("2 sensitive engrams are sealed and not shown.");
+    expect(view.text).toContain("clear fact next to a sealed note");
+    expect(view.text).toContain("2 engrams hold sealed sensitive notes, not shown.");
     expect(view.text).toContain("Cache keys include the lockfile hash");
   });
 

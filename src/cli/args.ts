@@ -67,14 +67,14 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(`${command.name}: ${(error as Error).message}\n\n${helpText(command)}`);
+    throw new UsageError(`${(error as Error).message}\n\n${helpText(command)}`);
   }
   const values = parsed.values as ParsedArgs["values"];
   if (values.help) return { values, positionals: parsed.positionals };
   const [min, max] = command.positionals ?? [0, 0];
   if (parsed.positionals.length < min || parsed.positionals.length > max) {
     throw new UsageError(
-      `${command.name}: expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${parsed.positionals.length}\n\nusage: ${command.usage}`,
+      `expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${parsed.positionals.length}\n\nusage: ${command.usage}`,
     );
   }
   return { values, positionals: parsed.positionals };

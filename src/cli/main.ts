@@ -18,9 +18,13 @@ export async function runMain(
     `usage: ${program} <command> [options]\n\ncommands:\n${commands
       .map((c) => `  ${c.name.padEnd(10)} ${c.summary}`)
       .join("\n")}\n\nRun '${program} <command> --help' for a command's options.\n`;
-  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+  if (name === undefined) {
+    process.stderr.write(overview());
+    process.exitCode = EXIT.usage;
+    return;
+  }
+  if (name === "--help" || name === "-h" || name === "help") {
     process.stdout.write(overview());
-    process.exitCode = name === undefined ? EXIT.usage : EXIT.ok;
     return;
   }
   if (name === "--version") {

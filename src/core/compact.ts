@@ -18,6 +18,7 @@ export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;
 const MAX_ITEM_CHARS = 1000;
 const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
+const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
 const NOTE_PREFIX: Record<string, string> = {
   lesson: "Lesson: ",
   convention: "Convention: ",
@@ -93,6 +94,19 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     if (list) list.push(event);
     else groups.set(key, [event]);
   }
+  // Hellos, control messages and recalls carry nothing to remember on their own: they are
+  // counted in the provenance of the largest group rather than filling an engram of their own.
+  const contentless = [...groups.entries()].filter(([, list]) =>
+    list.every((e) => SIGNAL_ONLY.has(e.kind)),
+  );
+  if (contentless.length > 0 && contentless.length < groups.size) {
+    for (const [key] of contentless) groups.delete(key);
+    const [, largest] = [...groups.entries()].sort(
+      (a, b) => b[1].length - a[1].length || cmp(a[0], b[0]),
+    )[0] as [string, MemoryEvent[]];
+    largest.push(...contentless.flatMap(([, list]) => list));
+    largest.sort((a, b) => a.seq - b.seq);
+  }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
   const ordered = [...groups.entries()].sort(
     (a, b) => b[1].length - a[1].length || cmp(a[0], b[0]),
@@ -129,7 +143,10 @@ function buildGroupEngrams(
   const sealed: Sealed[] = [];
   const messageTypes: Record<string, number> = {};
   const senders = new Set<string>();
+  // Sealed notes stay encrypted, so the engram's privacy is that of its clear content;
+  // only an engram made of sensitive events alone is sensitive as a whole.
   let privacy: Privacy = "public";
+  let allSensitive = true;
   let notes = 0;
   let decisions = 0;
   let lessons = 0;
@@ -160,7 +177,10 @@ function buildGroupEngrams(
     messageTypes[event.type] = (messageTypes[event.type] ?? 0) + 1;
     senders.add(event.sender.id);
     redactions += event.redactions;
-    privacy = strictestPrivacy(privacy, event.privacy);
+    if (event.privacy !== "sensitive") {
+      allSensitive = false;
+      privacy = strictestPrivacy(privacy, event.privacy);
+    }
     for (const topic of event.topics) topicCounts.set(topic, (topicCounts.get(topic) ?? 0) + 1);
     if (event.issue !== undefined && /^#\d+$/.test(event.issue)) {
       addLink({ type: "issue", ref: event.issue });
@@ -238,7 +258,7 @@ function buildGroupEngrams(
       senders: [...senders].sort().slice(0, 64),
       message_types: sortRecord(messageTypes),
     },
-    privacy,
+    privacy: allSensitive ? "sensitive" : privacy,
     signals: {
       notes,
       decisions,
@@ -295,20 +315,29 @@ export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: 
       else errorGroups.set(type, [event]);
     }
   }
+  // Durations and gaps come from each worker's own clock (its `sent_at` deltas): skew
+  // between machines cancels out, and batch ingest (one receipt stamp for many events) does
+  // not flatten them. Order is still the Director's (buffer sequence).
   const workerSummaries = [...workers.entries()]
     .sort((a, b) => cmp(a[0], b[0]))
     .map(([worker, list]) => {
       const stages: string[] = [];
       let longestGap = 0;
+      let span = 0;
+      let reportedMs = 0;
       let previous: string | undefined;
       for (const event of list) {
         if (event.stage !== undefined && stages[stages.length - 1] !== event.stage) {
           stages.push(event.stage);
         }
+        if (event.kind === "progress" && event.duration_ms !== undefined)
+          reportedMs += event.duration_ms;
         if (previous !== undefined) {
-          longestGap = Math.max(longestGap, secondsBetween(previous, event.received_at));
+          const gap = Math.max(0, secondsBetween(previous, event.sent_at));
+          longestGap = Math.max(longestGap, gap);
+          span += gap;
         }
-        previous = event.received_at;
+        previous = event.sent_at;
       }
       const firstTs = (list[0] as MemoryEvent).received_at;
       const lastTs = (list[list.length - 1] as MemoryEvent).received_at;
@@ -319,8 +348,8 @@ export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: 
         stages: stages.slice(-16),
         first_ts: firstTs,
         last_ts: lastTs,
-        active_seconds: Math.max(0, secondsBetween(firstTs, lastTs)),
-        longest_gap_seconds: longestGap,
+        active_seconds: round3(Math.max(span, reportedMs / 1000)),
+        longest_gap_seconds: round3(longestGap),
         stalled: longestGap > stallSeconds,
       };
     });

@@ -37,13 +37,18 @@ export const ENGRAM_KEY_ORDER = [
   "promotion",
 ] as const;
 
-function ordered<T extends Record<string, unknown>>(value: T): T {
+/** Known keys first in the given order, then any others (additive fields) sorted. */
+function orderKeys<T extends object>(value: T, order: readonly string[]): T {
+  const record = value as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const key of ENGRAM_KEY_ORDER) if (value[key] !== undefined) out[key] = value[key];
-  for (const key of Object.keys(value).sort())
-    if (!(key in out) && value[key] !== undefined) out[key] = value[key];
+  for (const key of order) if (record[key] !== undefined) out[key] = record[key];
+  for (const key of Object.keys(record).sort()) {
+    if (!(key in out) && record[key] !== undefined) out[key] = record[key];
+  }
   return out as T;
 }
+
+const ordered = <T extends object>(engram: T): T => orderKeys(engram, ENGRAM_KEY_ORDER);
 
 /** Seals an engram body: its hash and id come from its content, so they are deterministic. */
 export function sealEngram(body: EngramBody): Engram {
@@ -85,23 +90,23 @@ export function sealCatalog(
   return { catalog_version: catalogVersion, created_at: createdAt, hash, entries: sorted };
 }
 
-/** Catalog bytes: fixed key order, one entry per line-group, trailing newline. */
+const CATALOG_KEY_ORDER = ["catalog_version", "created_at", "hash", "entries"] as const;
+const ENTRY_KEY_ORDER = [
+  "engram_id",
+  "scope",
+  "version",
+  "path",
+  "hash",
+  "topics",
+  "bytes",
+] as const;
+
+/** Catalog bytes: fixed key order (additive fields kept, after the known ones), trailing newline. */
 export function serializeCatalog(catalog: Catalog): string {
-  const entries = catalog.entries.map((e) => ({
-    engram_id: e.engram_id,
-    scope: e.scope,
-    version: e.version,
-    path: e.path,
-    hash: e.hash,
-    topics: e.topics,
-    bytes: e.bytes,
-  }));
-  const fixed = {
-    catalog_version: catalog.catalog_version,
-    created_at: catalog.created_at,
-    hash: catalog.hash,
-    entries,
-  };
+  const fixed = orderKeys(
+    { ...catalog, entries: catalog.entries.map((e) => orderKeys(e, ENTRY_KEY_ORDER)) },
+    CATALOG_KEY_ORDER,
+  );
   return `${JSON.stringify(fixed, null, 2)}\n`;
 }
 

@@ -157,10 +157,10 @@ function resolveEngrams(
     const engram = engrams.get(entry.engram_id);
     // A stale or foreign engram would make the view lie about the catalog it names.
     if (!engram || engram.engram_id !== entry.engram_id || engram.hash !== entry.hash) continue;
-    if (engram.privacy === "sensitive" || (engram.sealed?.length ?? 0) > 0) {
-      sealed++;
-      continue;
-    }
+    // Sealed text is never printed (it is not in facts); an engram that is sensitive as a
+    // whole is left out, while one that merely carries sealed notes shows its clear facts.
+    if ((engram.sealed?.length ?? 0) > 0 || engram.privacy === "sensitive") sealed++;
+    if (engram.privacy === "sensitive") continue;
     shown.push({ engram, path: engramPath(engram.scope, engram.version, engram.engram_id) });
   }
   return { shown, sealed };
@@ -333,7 +333,7 @@ function headerVariants(
     `${plural(entries.length, "engram")} (${st} short-term, ${lt} long-term). ` +
     "Durable memory is in the engram files linked below; this view is regenerated, never edited.";
   if (sealed > 0) {
-    intro += ` ${plural(sealed, "sensitive engram")} ${sealed === 1 ? "is" : "are"} sealed and not shown.`;
+    intro += ` ${plural(sealed, "engram")} ${sealed === 1 ? "holds" : "hold"} sealed sensitive notes, not shown.`;
   }
   // Degrades for tiny budgets; the marker outlives the title because `director verify` reads it.
   return [

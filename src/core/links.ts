@@ -1,7 +1,7 @@
 import type { Link } from "../schema/common.js";
 
 /**
- * Classifies a bare link string from a worker: `#12` and `issue 12` are issues, `PR#7`/`pr:7`
+ * Classifies a bare link string from a worker: `12`, `#12` and `issue 12` are issues, `PR#7`/`pr:7`
  * pull requests, 7-40 hex digits a commit, `spec:...` a spec, a URL a url, anything else a file.
  */
 export function classifyLink(input: string | Link): Link {
@@ -9,7 +9,7 @@ export function classifyLink(input: string | Link): Link {
   const text = input.trim();
   let m = /^(?:pr|pull)\s*[#:/ -]?\s*(\d+)$/i.exec(text);
   if (m) return { type: "pr", ref: `#${m[1]}` };
-  m = /^(?:issue\s*[#:/ -]?\s*|#)(\d+)$/i.exec(text);
+  m = /^(?:issue\s*[#:/ -]?\s*|#)?(\d+)$/i.exec(text);
   if (m) return { type: "issue", ref: `#${m[1]}` };
   if (/^[0-9a-f]{7,40}$/.test(text)) return { type: "commit", ref: text };
   m = /^spec:(.+)$/i.exec(text);

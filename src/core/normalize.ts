@@ -84,10 +84,12 @@ export function normalizeLine(line: string, ctx: NormalizeContext): NormalizeRes
   try {
     raw = JSON.parse(line);
   } catch (error) {
+    // V8 quotes the start of the input in its message; a secret could hide there, cut.
+    const message = (error as Error).message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, "…");
     return {
       ok: false,
       reason: "malformed-json",
-      detail: (error as Error).message,
+      detail: `not valid JSON: ${message}`,
       redactions: 0,
     };
   }
@@ -188,7 +190,7 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   const text = str("text") ?? str("message") ?? str("query");
   const rationale = str("rationale");
   if (privacy === "sensitive") {
-    const sealed: Sealed[] = [];
+    const sealed: Sealed[] = Array.isArray(p.sealed) ? [...(p.sealed as Sealed[])] : [];
     if (ctx.sealKey !== undefined) {
       if (text !== undefined) sealed.push(sealText(ctx.sealKey, "text", text));
       if (rationale !== undefined) sealed.push(sealText(ctx.sealKey, "rationale", rationale));

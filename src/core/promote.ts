@@ -187,14 +187,36 @@ function packPromotion(
   };
   const fits = (items: readonly Candidate[]) =>
     Buffer.byteLength(serializeEngram(build(items)), "utf8") <= input.policy.engram_max_bytes;
-  for (const candidate of candidates) {
+  for (const original of candidates) {
+    const candidate = { ...original };
     chunk.push(candidate);
-    if (chunk.length > 1 && !fits(chunk)) {
+    if (fits(chunk)) continue;
+    if (chunk.length > 1) {
       chunk.pop();
       out.push(build(chunk));
       chunk = [candidate];
     }
+    // One item larger than a whole engram: shorten it rather than drop it or break the budget.
+    while (!fits(chunk) && shortenCandidate(candidate)) {}
+    if (!fits(chunk)) chunk = [];
   }
-  if (chunk.length > 0 && fits(chunk)) out.push(build(chunk));
+  if (chunk.length > 0) out.push(build(chunk));
   return out;
+}
+
+function shortenCandidate(c: Candidate): boolean {
+  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
+  if (c.fact !== undefined && c.fact.length > 40) {
+    c.fact = half(c.fact);
+    return true;
+  }
+  if (c.decision && c.decision.rationale.length > 40) {
+    c.decision = { ...c.decision, rationale: half(c.decision.rationale) };
+    return true;
+  }
+  if (c.decision && c.decision.title.length > 40) {
+    c.decision = { ...c.decision, title: half(c.decision.title) };
+    return true;
+  }
+  return false;
 }

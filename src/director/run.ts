@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { basename, join } from "node:path";
+import fg from "fast-glob";
 import { receiptTime } from "../clock.js";
 import type { TierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
@@ -12,7 +13,7 @@ import {
   readTextIfExists,
 } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { fsyncDirSync, writeFileAtomicSync } from "../state/atomic.js";
+import { fsyncDirSync, removeStaleTemps, writeFileAtomicSync } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
@@ -72,6 +73,23 @@ async function finishCycle(
   fsyncDirSync(join(ctx.paths.intent, ".."));
 }
 
+/** Temp files of writers killed mid-write, in the memory tree and the state folder. */
+async function removeLeftovers(ctx: RepoContext): Promise<void> {
+  const batchDirs = await fg(["memory/st/*", "memory/lt/*"], {
+    cwd: ctx.repoDir,
+    onlyDirectories: true,
+    absolute: true,
+  });
+  removeStaleTemps([
+    ctx.repoDir,
+    join(ctx.repoDir, "memory"),
+    ...batchDirs,
+    join(ctx.paths.root, "buffer"),
+    ctx.paths.spool,
+    ctx.paths.root,
+  ]);
+}
+
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
 export function drainSpool(
   ctx: RepoContext,
@@ -100,6 +118,7 @@ export function drainSpool(
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
   const lock = await acquireLock(ctx.paths.lock);
   try {
+    await removeLeftovers(ctx);
     const buffer = EventBuffer.open(ctx.paths);
     try {
       await recoverIntent(ctx, buffer);

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import fg from "fast-glob";
-import { emptyCatalog } from "../core/engram.js";
+import { emptyCatalog, engramHashOf } from "../core/engram.js";
 import { StateError } from "../errors.js";
 import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
@@ -33,14 +33,31 @@ export async function readCatalog(repoDir: string): Promise<Catalog> {
   return parsed.data;
 }
 
-export async function readEngram(repoDir: string, path: string): Promise<Engram> {
-  const text = await readFile(join(repoDir, path), "utf8");
-  const parsed = Engram.safeParse(JSON.parse(text));
+/**
+ * Reads one engram and checks it against the hash its catalog entry names, so a damaged or
+ * hand-edited file never feeds promotion or the focus view.
+ */
+export async function readEngram(
+  repoDir: string,
+  path: string,
+  expectedHash?: string,
+): Promise<Engram> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(join(repoDir, path), "utf8"));
+  } catch (error) {
+    const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "not valid JSON";
+    throw new StateError(`${path}: ${why}; run director verify`, { cause: error });
+  }
+  const parsed = Engram.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new StateError(
       `${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify`,
     );
+  }
+  if (expectedHash !== undefined && engramHashOf(parsed.data) !== expectedHash) {
+    throw new StateError(`${path}: content does not match its catalog hash; run director verify`);
   }
   return parsed.data;
 }
@@ -52,7 +69,7 @@ export async function loadEngrams(
 ): Promise<Map<string, Engram>> {
   const out = new Map<string, Engram>();
   await forEachLimited(entries, 32, async (entry) => {
-    out.set(entry.engram_id, await readEngram(repoDir, entry.path));
+    out.set(entry.engram_id, await readEngram(repoDir, entry.path, entry.hash));
   });
   return out;
 }

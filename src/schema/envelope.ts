@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IsoTime, Link, Privacy, SafeId } from "./common.js";
+import { IsoTime, Link, Privacy, SafeId, Sealed } from "./common.js";
 
 export const ENVELOPE_SCHEMA_VERSION = "agentbus-envelope/v1" as const;
 
@@ -65,18 +65,27 @@ export const OUTCOMES = ["success", "failure", "partial", "abandoned"] as const;
 export const Outcome = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof Outcome>;
 
-/** Ours, additive: what a worker wants remembered. */
-export const MemoryNotePayload = z.looseObject({
-  kind: NoteKind,
-  text: Text,
-  rationale: Text.optional(),
-  topics: z.array(Topic).max(32).default([]),
-  links: z.array(LinkInput).max(32).default([]),
-  confidence: Fraction.optional(),
-  outcome: Outcome.optional(),
-  privacy: Privacy.default("private"),
-  issue: IssueRef.optional(),
-});
+/**
+ * Ours, additive: what a worker wants remembered. A `sensitive` note may arrive already
+ * sealed by the worker (`sealed` instead of `text`), so its clear text is never spooled.
+ */
+export const MemoryNotePayload = z
+  .looseObject({
+    kind: NoteKind,
+    text: Text.optional(),
+    sealed: z.array(Sealed).min(1).max(4).optional(),
+    rationale: Text.optional(),
+    topics: z.array(Topic).max(32).default([]),
+    links: z.array(LinkInput).max(32).default([]),
+    confidence: Fraction.optional(),
+    outcome: Outcome.optional(),
+    privacy: Privacy.default("private"),
+    issue: IssueRef.optional(),
+  })
+  .refine((p) => p.text !== undefined || (p.sealed !== undefined && p.privacy === "sensitive"), {
+    message: "text is required (or sealed, for a sensitive note)",
+    path: ["text"],
+  });
 
 const DriftFields = {
   main_ancestor_sha: GitSha.optional(),

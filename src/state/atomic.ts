@@ -1,4 +1,12 @@
-import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
@@ -6,6 +14,42 @@ let counter = 0;
 function tempName(path: string): string {
   counter++;
   return join(dirname(path), `.${process.pid}.${counter}.tmp`);
+}
+
+const TEMP_NAME = /^\.(\d+)\.\d+\.tmp$/;
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Removes temp files that a killed writer left behind (their pid is gone). A live writer's
+ * temp file is left alone: it is about to be renamed into place.
+ */
+export function removeStaleTemps(dirs: Iterable<string>): number {
+  let removed = 0;
+  for (const dir of dirs) {
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const m = TEMP_NAME.exec(name);
+      if (!m || processAlive(Number(m[1]))) continue;
+      try {
+        unlinkSync(join(dir, name));
+        removed++;
+      } catch {}
+    }
+  }
+  return removed;
 }
 
 /** Makes a rename or unlink inside `dir` durable. */

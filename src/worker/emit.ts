@@ -1,4 +1,6 @@
+import { sealText } from "../core/seal.js";
 import type { RepoContext } from "../director/context.js";
+import { loadSealKey } from "../state/seal-key.js";
 import { writeSpoolFile } from "../state/spool.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 
@@ -34,6 +36,16 @@ export function emitNote(
     links: note.links,
   };
   if (note.rationale !== undefined) payload.rationale = note.rationale;
+  if (note.privacy === "sensitive") {
+    // Sealed here, so the clear text never touches the spool or the bus.
+    const key = loadSealKey(ctx.paths.sealKey, true) as Uint8Array;
+    payload.sealed = [
+      sealText(key, "text", note.text),
+      ...(note.rationale !== undefined ? [sealText(key, "rationale", note.rationale)] : []),
+    ];
+    delete payload.text;
+    delete payload.rationale;
+  }
   if (note.confidence !== undefined) payload.confidence = note.confidence;
   if (note.outcome !== undefined) payload.outcome = note.outcome;
   if (note.privacy !== undefined) payload.privacy = note.privacy;

@@ -8,6 +8,13 @@ import {
   PAYLOAD_SCHEMAS,
 } from "../schema/envelope.js";
 
+const FLAGS: Record<string, string> = { topics: "--topic", links: "--link" };
+
+function flagFor(field: PropertyKey | undefined): string {
+  const name = String(field ?? "payload");
+  return FLAGS[name] ?? `--${name}`;
+}
+
 /** The worker's id on the bus: `--worker`, `ENGRAM_WORKER_ID`, or one derived from the host. */
 export function workerId(explicit: string | undefined): string {
   const raw = explicit ?? process.env.ENGRAM_WORKER_ID ?? `worker-${hostname()}`;
@@ -49,7 +56,7 @@ export function buildEnvelope(
   const body = PAYLOAD_SCHEMAS[messageType].safeParse(payload);
   if (!body.success) {
     throw new UsageError(
-      body.error.issues.map((i) => `--${String(i.path[0] ?? "payload")}: ${i.message}`).join("; "),
+      body.error.issues.map((i) => `${flagFor(i.path[0])}: ${i.message}`).join("; "),
     );
   }
   return envelope;
