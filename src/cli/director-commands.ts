@@ -1,14 +1,11 @@
 import { resolve } from "node:path";
 import { formatFinding } from "../core/verify.js";
-import { openContext, redactorFor } from "../director/context.js";
-import { Ingestor, ingestFile, ingestReadable } from "../director/ingest.js";
+import { openContext } from "../director/context.js";
+import { ingestFile, ingestorFor, ingestReadable } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
-import { recoverIntent, runCycle } from "../director/run.js";
+import { runCycle, withDirectorState } from "../director/run.js";
 import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
-import { EventBuffer } from "../state/buffer.js";
-import { acquireLock } from "../state/lock.js";
-import { loadSealKey } from "../state/seal-key.js";
 import { type Command, type ParsedArgs, stringOption } from "./args.js";
 import { EXIT } from "./main.js";
 
@@ -44,31 +41,16 @@ const ingest: Command = {
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
-    const lock = await acquireLock(ctx.paths.lock);
-    try {
-      const buffer = EventBuffer.open(ctx.paths);
-      try {
-        await recoverIntent(ctx, buffer);
-        const ingestor = new Ingestor({
-          buffer,
-          quarantinePath: ctx.paths.quarantine,
-          redactor: redactorFor(ctx.config),
-          sealKey: loadSealKey(ctx.paths.sealKey, true),
-          maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
-        });
-        if (source === "-") await ingestReadable(ingestor, process.stdin, "stdin");
-        else await ingestFile(ingestor, resolve(source), source);
-        const c = ingestor.counts;
-        return {
-          json: c,
-          text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
-        };
-      } finally {
-        buffer.closeJournal();
-      }
-    } finally {
-      lock.release();
-    }
+    const c = await withDirectorState(ctx, async (buffer) => {
+      const ingestor = ingestorFor(ctx, buffer);
+      if (source === "-") await ingestReadable(ingestor, process.stdin, "stdin");
+      else await ingestFile(ingestor, resolve(source), source);
+      return ingestor.counts;
+    });
+    return {
+      json: c,
+      text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
+    };
   },
 };
 

@@ -415,7 +415,9 @@ function packEngrams(
       ...base,
       facts,
       decisions: chunk.flatMap((i) => (i.kind === "decision" ? [i.value] : [])),
-      provenance: { ...base.provenance, ...(part > 0 ? { part: part + 1 } : {}) },
+      // The group's events are counted once, on its first part, so counts add up.
+      provenance:
+        part > 0 ? { ...base.provenance, event_count: 0, part: part + 1 } : base.provenance,
       signals: { ...base.signals, truncated: cut },
       ...(withExtras ? extra : {}),
       ...(withExtras && sealed.length > 0 ? { sealed: [...sealed] } : {}),

@@ -6,6 +6,8 @@ import { normalizeLine, type PendingEvent, quarantineExcerpt } from "../core/nor
 import type { Redactor } from "../core/redact.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { type RepoContext, redactorFor } from "./context.js";
 
 export interface IngestCounts {
   accepted: number;
@@ -32,6 +34,17 @@ export interface IngestTarget {
   redactor: Redactor;
   sealKey: Uint8Array | undefined;
   maxMessageBytes: number;
+}
+
+/** The Ingestor every Director path uses: the repository's redaction rules, seal key and size limit. */
+export function ingestorFor(ctx: RepoContext, buffer: EventBuffer): Ingestor {
+  return new Ingestor({
+    buffer,
+    quarantinePath: ctx.paths.quarantine,
+    redactor: redactorFor(ctx.config),
+    sealKey: loadSealKey(ctx.paths.sealKey, true),
+    maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
+  });
 }
 
 /** Lines per group commit: one journal write and one fsync for each batch. */

@@ -16,10 +16,9 @@ import type { Catalog } from "../schema/engram.js";
 import { fsyncDirSync, removeStaleTemps, writeFileAtomicSync } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
-import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
-import { type RepoContext, redactorFor } from "./context.js";
-import { type IngestCounts, Ingestor, ingestSmallFile } from "./ingest.js";
+import type { RepoContext } from "./context.js";
+import { type IngestCounts, ingestorFor, ingestSmallFile } from "./ingest.js";
 
 export interface RunOptions {
   /** Compact everything but the newest window, ignoring the soft limit and rate limit. */
@@ -96,13 +95,7 @@ export function drainSpool(
   buffer: EventBuffer,
 ): IngestCounts & { files: number } {
   const files = listSpoolFiles(ctx.paths.spool);
-  const ingestor = new Ingestor({
-    buffer,
-    quarantinePath: ctx.paths.quarantine,
-    redactor: redactorFor(ctx.config),
-    sealKey: loadSealKey(ctx.paths.sealKey, true),
-    maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
-  });
+  const ingestor = ingestorFor(ctx, buffer);
   for (const file of files) ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
   ingestor.flush();
   removeSpoolFiles(ctx.paths.spool, files);
@@ -116,14 +109,27 @@ export function drainSpool(
  * next run and loses nothing.
  */
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
+  return withDirectorState(ctx, async (buffer) => {
+    const drained = drainSpool(ctx, buffer);
+    return cycle(ctx, buffer, drained, options);
+  });
+}
+
+/**
+ * Runs `task` as the one writer of the buffer: takes the lock, clears temp files of killed
+ * writers, opens the buffer and finishes any cycle a crash interrupted.
+ */
+export async function withDirectorState<T>(
+  ctx: RepoContext,
+  task: (buffer: EventBuffer) => Promise<T>,
+): Promise<T> {
   const lock = await acquireLock(ctx.paths.lock);
   try {
     await removeLeftovers(ctx);
     const buffer = EventBuffer.open(ctx.paths);
     try {
       await recoverIntent(ctx, buffer);
-      const drained = drainSpool(ctx, buffer);
-      return await cycle(ctx, buffer, drained, options);
+      return await task(buffer);
     } finally {
       buffer.closeJournal();
     }

@@ -66,7 +66,14 @@ export class EventBuffer {
       : emptyMeta();
     const buffer = new EventBuffer(paths, meta);
     if (existsSync(paths.seen)) {
-      for (const key of readFileSync(paths.seen, "utf8").split("\n")) {
+      const text = readFileSync(paths.seen, "utf8");
+      // A key cut short by a crash mid-append is not a key: drop it (and cut it off the file,
+      // so the next append does not glue onto it).
+      const whole = text.slice(0, text.lastIndexOf("\n") + 1);
+      if (whole.length < text.length && !options.readOnly) {
+        truncateSync(paths.seen, Buffer.byteLength(whole, "utf8"));
+      }
+      for (const key of whole.split("\n")) {
         if (key.length > 0) {
           buffer.keys.add(key);
           buffer.compactedKeys.push(key);

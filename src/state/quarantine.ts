@@ -1,10 +1,12 @@
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -24,9 +26,13 @@ export interface QuarantineRecord {
 export function appendQuarantine(path: string, records: readonly QuarantineRecord[]): void {
   if (records.length === 0) return;
   mkdirSync(dirname(path), { recursive: true });
-  const fd = openSync(path, "a", 0o600);
+  const fd = openSync(path, "a+", 0o600);
   try {
-    writeSync(fd, records.map((r) => `${JSON.stringify(r)}\n`).join(""));
+    // A record torn by a crash has no newline: start on a fresh line so this one stays whole.
+    const size = fstatSync(fd).size;
+    const last = Buffer.alloc(1);
+    const torn = size > 0 && readSync(fd, last, 0, 1, size - 1) === 1 && last[0] !== 10;
+    writeSync(fd, (torn ? "\n" : "") + records.map((r) => `${JSON.stringify(r)}\n`).join(""));
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -1,0 +1,142 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** The package root (this file is test/support/bins.ts). */
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const DIRECTOR_BIN = join(ROOT, "dist", "src", "cli", "director.js");
+export const WORKER_BIN = join(ROOT, "dist", "src", "cli", "worker.js");
+
+/** A fixed git identity: tests never rely on the global one. */
+export const GIT_IDENTITY: Record<string, string> = {
+  GIT_AUTHOR_NAME: "engram tests",
+  GIT_AUTHOR_EMAIL: "tests@engram.invalid",
+  GIT_COMMITTER_NAME: "engram tests",
+  GIT_COMMITTER_EMAIL: "tests@engram.invalid",
+  GIT_CONFIG_NOSYSTEM: "1",
+};
+
+/** Environment variables the bins read: removed from the inherited environment. */
+const SCRUBBED = [
+  "SOURCE_DATE_EPOCH",
+  "ENGRAM_SEAL_KEY",
+  "ENGRAM_WORKER_ID",
+  "GITHUB_RUN_ID",
+  "TZ",
+  "NODE_OPTIONS",
+];
+
+/** Throws a readable error when the bins were not built (`npm test` builds them first). */
+export function assertBuilt(): void {
+  for (const bin of [DIRECTOR_BIN, WORKER_BIN]) {
+    if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` first`);
+  }
+}
+
+export type Env = Record<string, string | undefined>;
+
+/** The environment of a child: the inherited one, scrubbed, plus the git identity and `extra`. */
+export function childEnv(extra: Env = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of SCRUBBED) delete env[key];
+  Object.assign(env, GIT_IDENTITY);
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+export interface BinResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from spawn to exit. */
+  ms: number;
+}
+
+export interface BinOptions {
+  cwd: string;
+  env?: Env;
+  /** Written to stdin, which is then closed; without it stdin is empty. */
+  input?: string;
+  /** Kills the child (SIGKILL) after this long; a safety net, not a test device. */
+  timeoutMs?: number;
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Resolves when the child has exited and its output is complete. */
+  done: Promise<BinResult>;
+  /** Wall-clock time of the spawn (Date.now()). */
+  startedAt: number;
+}
+
+/** Starts a bin with `node`; the caller may kill it. */
+export function spawnBin(bin: string, args: readonly string[], options: BinOptions): Spawned {
+  const startedAt = Date.now();
+  const child = spawn(process.execPath, [bin, ...args], {
+    cwd: options.cwd,
+    env: childEnv(options.env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8");
+  child.stderr?.setEncoding("utf8");
+  child.stdout?.on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr?.on("data", (d: string) => {
+    stderr += d;
+  });
+  // A child killed before it reads stdin makes writes fail with EPIPE: not a test failure.
+  child.stdin?.on("error", () => {});
+  if (options.input !== undefined) child.stdin?.end(options.input);
+  else child.stdin?.end();
+  const timer =
+    options.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+  const done = new Promise<BinResult>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      if (timer) clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
+    });
+  });
+  return { child, done, startedAt };
+}
+
+export function runBin(
+  bin: string,
+  args: readonly string[],
+  options: BinOptions,
+): Promise<BinResult> {
+  return spawnBin(bin, args, { timeoutMs: 30_000, ...options }).done;
+}
+
+export function director(args: readonly string[], options: BinOptions): Promise<BinResult> {
+  return runBin(DIRECTOR_BIN, args, options);
+}
+
+export function worker(args: readonly string[], options: BinOptions): Promise<BinResult> {
+  return runBin(WORKER_BIN, args, options);
+}
+
+/** What a command printed, for assertion messages. */
+export function describeResult(r: BinResult): string {
+  return `exit ${r.code}${r.signal ? ` (${r.signal})` : ""}\nstdout: ${r.stdout.slice(0, 2000)}\nstderr: ${r.stderr.slice(0, 2000)}`;
+}
+
+/** The JSON a successful `--json` command printed; throws with the output otherwise. */
+export function jsonOf<T>(r: BinResult): T {
+  if (r.code !== 0) throw new Error(`command failed: ${describeResult(r)}`);
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`stdout is not JSON: ${describeResult(r)}`);
+  }
+}
