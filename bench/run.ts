@@ -1,0 +1,149 @@
+/**
+ * `npm run bench`: every scenario in turn, progress on stderr, ONE JSON document on stdout.
+ *
+ *   1. ingest       100,000 envelopes into the durable buffer (in process and via the CLI)
+ *   2. compaction   a 100,000-event (~50 MB) buffer compacted by one forced Director cycle
+ *   3. noop_cycle   a Director cycle with nothing to do, on 10,000 engrams
+ *   4. recall       ranked recall on 10,000 engrams (in process and via the CLI)
+ *   5. peak_memory  peak RSS of the ingest and compaction steps, each in its own process
+ *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
+ */
+import { cpus, loadavg, platform, release, totalmem } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { type CompactionScenarioResult, runCompactionScenario } from "./compaction.js";
+import {
+  generateEngrams,
+  generateQueries,
+  initBenchRepo,
+  ROOMY_BUDGETS,
+  writeEngramRepo,
+} from "./fixtures.js";
+import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
+import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
+import { type RecallTimings, runRecallScenario } from "./recall.js";
+import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import { gc, log, mb, removeDir, round, tempDir } from "./util.js";
+
+export const PEAK_MEMORY_TARGET_MB = 300;
+const EVENTS = 100_000;
+const ENGRAMS = 10_000;
+
+type Failed = { error: string; pass: false };
+
+async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | Failed> {
+  try {
+    return await run();
+  } catch (error) {
+    log(`${name} FAILED: ${(error as Error).stack ?? error}`);
+    return { error: (error as Error).message, pass: false };
+  }
+}
+
+function failed(value: unknown): value is Failed {
+  return typeof value === "object" && value !== null && "error" in value;
+}
+
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const cpu = cpus();
+  const machine = {
+    cpus: cpu.length,
+    cpu_model: cpu[0]?.model ?? "unknown",
+    node: process.version,
+    platform: `${platform()} ${release()}`,
+    arch: process.arch,
+    memory_mb: Math.round(totalmem() / (1024 * 1024)),
+    load_average_at_start: loadavg().map((l) => round(l, 2)),
+    load_average_at_end: [] as number[],
+  };
+  log(
+    `machine: ${machine.cpus} CPUs (${machine.cpu_model}), node ${machine.node}, ${machine.platform}`,
+  );
+
+  const ingest = await attempt<IngestScenarioResult>("ingest", () => runIngestScenario(EVENTS));
+  gc();
+  const compaction = await attempt<CompactionScenarioResult>("compaction", () =>
+    runCompactionScenario(EVENTS),
+  );
+  gc();
+
+  const work = tempDir("engrams");
+  let noop: NoopScenarioResult | Failed;
+  let recall: RecallTimings | Failed;
+  let reference: ReferenceScenarioResult | Failed;
+  let fixture: Record<string, unknown> = {};
+  try {
+    const setup = performance.now();
+    const ctx = await initBenchRepo(join(work, "repo"), ROOMY_BUDGETS);
+    const engrams = generateEngrams(ENGRAMS);
+    const stats = writeEngramRepo(ctx, engrams);
+    fixture = {
+      engrams: stats.engrams,
+      st: stats.st,
+      lt: stats.lt,
+      engram_files_mb: mb(stats.bytes),
+      catalog_mb: mb(stats.catalog_bytes),
+      memory_md_bytes: stats.memory_md_bytes,
+      setup_seconds: round((performance.now() - setup) / 1000),
+    };
+    log(
+      `fixture: ${stats.engrams} engrams (${mb(stats.bytes)} MB), catalog ${mb(stats.catalog_bytes)} MB`,
+    );
+    const queries = generateQueries(200);
+
+    noop = await attempt("noop_cycle", () => runNoopScenario(ctx, stats.engrams));
+    gc();
+    recall = await attempt("recall", () => runRecallScenario(ctx, queries));
+    gc();
+    // The same ~50 queries on both sides: every 4th of the 200 (all query kinds appear).
+    const picked = queries.map((q, i) => ({ q, i })).filter(({ i }) => i % 4 === 0);
+    const timings = recall;
+    reference = await attempt("reference_mcp_memory", () => {
+      if (failed(timings)) throw new Error("needs the recall timings");
+      return runReferenceScenario(
+        work,
+        engrams,
+        picked.map(({ q }) => q),
+        picked.map(({ i }) => timings.perQueryMs[i] as number),
+      );
+    });
+  } finally {
+    removeDir(work);
+  }
+
+  const rss = {
+    ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
+    compaction_mb: failed(compaction) ? null : compaction.max_rss_mb,
+  };
+  const peakValues = [rss.ingest_mb, rss.compaction_mb].filter((v): v is number => v !== null);
+  const peak = {
+    ...rss,
+    max_mb: peakValues.length > 0 ? Math.max(...peakValues) : null,
+    how: "process.resourceUsage().maxRSS of a child process (node dist/bench/step.js ingest|compaction) that runs only that step",
+    target: `< ${PEAK_MEMORY_TARGET_MB} MB for each step`,
+    pass: peakValues.length === 2 && peakValues.every((v) => v < PEAK_MEMORY_TARGET_MB),
+  };
+
+  const recallResult = failed(recall) ? recall : recall.result;
+  const results = {
+    ingest,
+    compaction,
+    noop_cycle: failed(noop) ? noop : { ...noop, fixture },
+    recall: recallResult,
+    peak_memory: peak,
+    reference_mcp_memory: reference,
+  };
+  const passes = [ingest, compaction, noop, recallResult, peak].map((r) => r.pass === true);
+  machine.load_average_at_end = loadavg().map((l) => round(l, 2));
+  const report = {
+    machine,
+    results,
+    targets_met: passes.every(Boolean) && !failed(reference),
+    total_seconds: round((performance.now() - t0) / 1000, 1),
+  };
+  log(`done in ${report.total_seconds} s; targets met: ${report.targets_met}`);
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+}
+
+await main();
