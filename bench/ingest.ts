@@ -6,11 +6,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { openContext, redactorFor } from "../src/director/context.js";
-import { type IngestCounts, Ingestor, ingestFile } from "../src/director/ingest.js";
-import { EventBuffer } from "../src/state/buffer.js";
-import { acquireLock } from "../src/state/lock.js";
-import { loadSealKey } from "../src/state/seal-key.js";
+import { openContext } from "../src/director/context.js";
+import { type IngestCounts, ingestSource } from "../src/director/ingest.js";
 import {
   countLeakedSecrets,
   type EnvelopeFileStats,
@@ -50,30 +47,9 @@ export async function ingestStep(repoDir: string, file: string): Promise<IngestS
   const ctx = await openContext({ repo: repoDir });
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  const lock = await acquireLock(ctx.paths.lock);
-  let counts: IngestCounts;
-  let bufferEvents = 0;
-  let bufferBytes = 0;
-  try {
-    const buffer = EventBuffer.open(ctx.paths);
-    try {
-      const ingestor = new Ingestor({
-        buffer,
-        quarantinePath: ctx.paths.quarantine,
-        redactor: redactorFor(ctx.config),
-        sealKey: loadSealKey(ctx.paths.sealKey, true),
-        maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
-      });
-      await ingestFile(ingestor, file);
-      counts = { ...ingestor.counts };
-      bufferEvents = buffer.count;
-      bufferBytes = buffer.totalBytes;
-    } finally {
-      buffer.closeJournal();
-    }
-  } finally {
-    lock.release();
-  }
+  const { buffer, ...counts } = await ingestSource(ctx, { path: file });
+  const bufferEvents = buffer.events;
+  const bufferBytes = buffer.bytes;
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   return {

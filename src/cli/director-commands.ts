@@ -1,9 +1,9 @@
 import { resolve } from "node:path";
 import { formatFinding } from "../core/verify.js";
 import { openContext } from "../director/context.js";
-import { ingestFile, ingestorFor, ingestReadable } from "../director/ingest.js";
+import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
-import { runCycle, withDirectorState } from "../director/run.js";
+import { runCycle } from "../director/run.js";
 import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { type Command, type ParsedArgs, stringOption } from "./args.js";
@@ -41,12 +41,12 @@ const ingest: Command = {
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
-    const c = await withDirectorState(ctx, async (buffer) => {
-      const ingestor = ingestorFor(ctx, buffer);
-      if (source === "-") await ingestReadable(ingestor, process.stdin, "stdin");
-      else await ingestFile(ingestor, resolve(source), source);
-      return ingestor.counts;
-    });
+    const { buffer: _buffer, ...c } = await ingestSource(
+      ctx,
+      source === "-"
+        ? { stream: process.stdin, name: "stdin" }
+        : { path: resolve(source), name: source },
+    );
     return {
       json: c,
       text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,

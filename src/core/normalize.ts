@@ -71,7 +71,8 @@ function describeIssues(error: z.ZodError, prefix: string): string {
  * input: the caller quarantines what comes back `ok: false` (its `detail` is redacted too).
  */
 export function normalizeLine(line: string, ctx: NormalizeContext): NormalizeResult {
-  const bytes = Buffer.byteLength(line, "utf8");
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no byte count at all.
+  const bytes = line.length * 3 <= ctx.maxMessageBytes ? 0 : Buffer.byteLength(line, "utf8");
   if (bytes > ctx.maxMessageBytes) {
     return {
       ok: false,
@@ -119,42 +120,42 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     };
   }
   const key = dedupKey(raw as Record<string, unknown>);
-  const counter = { redactions: 0 };
-  const clean = (text: string | undefined): string | undefined => {
-    if (text === undefined) return undefined;
+  let redactions = 0;
+  const clean = (text: string): string => {
     const result = ctx.redactor.redact(text);
-    counter.redactions += result.count;
+    redactions += result.count;
     return result.text;
   };
   const p = payloadResult.data as Record<string, unknown>;
-  const str = (name: string): string | undefined =>
-    typeof p[name] === "string" ? clean(p[name] as string) : undefined;
-  const num = (name: string): number | undefined =>
-    typeof p[name] === "number" ? (p[name] as number) : undefined;
+  const str = (value: unknown): string | undefined =>
+    typeof value === "string" ? clean(value) : undefined;
 
-  const topics = Array.isArray(p.topics)
-    ? [
-        ...new Set((p.topics as string[]).map((t) => clean(t.trim().toLowerCase()) as string)),
-      ].filter((t) => t.length > 0)
-    : [];
-  const links: Link[] = Array.isArray(p.links)
-    ? (p.links as (string | Link)[]).map((l) => {
-        const link = classifyLink(l);
-        return { type: link.type, ref: clean(link.ref) as string };
-      })
-    : [];
+  const topics: string[] = [];
+  if (Array.isArray(p.topics)) {
+    for (const raw of p.topics as string[]) {
+      const topic = clean(raw.trim().toLowerCase());
+      if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
+    }
+  }
+  const links: Link[] = [];
+  if (Array.isArray(p.links)) {
+    for (const raw of p.links as (string | Link)[]) {
+      const link = classifyLink(raw);
+      links.push({ type: link.type, ref: clean(link.ref) });
+    }
+  }
   const privacy: Privacy = (p.privacy as Privacy | undefined) ?? "private";
-
+  const sender = env.sender;
   const event: PendingEvent = {
     key,
     received_at: ctx.receivedAt,
     type: env.message_type,
-    sender: {
-      role: env.sender.role,
-      id: env.sender.id,
-      ...(env.sender.run_id !== undefined ? { run_id: clean(env.sender.run_id) as string } : {}),
-    },
-    sent_at: new Date(env.sent_at).toISOString(),
+    sender:
+      sender.run_id === undefined
+        ? { role: sender.role, id: sender.id }
+        : { role: sender.role, id: sender.id, run_id: clean(sender.run_id) },
+    // Already canonical UTC in the common case: skip the Date round trip.
+    sent_at: CANONICAL_UTC.test(env.sent_at) ? env.sent_at : new Date(env.sent_at).toISOString(),
     kind: kindOf(env.message_type, p),
     topics,
     links,
@@ -162,33 +163,27 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     redactions: 0,
   };
   const issue = normalizeIssue(p.issue as string | number | undefined);
-  if (issue !== undefined) event.issue = clean(issue) as string;
-  const optionalStrings = {
-    stage: str("stage"),
-    status: str("status"),
-    error_type: str("error_type"),
-    main_ancestor_sha: str("main_ancestor_sha"),
-    catalog_hash_seen: str("catalog_hash_seen"),
-  };
-  for (const [name, value] of Object.entries(optionalStrings)) {
-    if (value !== undefined) (event as Record<string, unknown>)[name] = value;
-  }
-  const numbers = {
-    confidence: num("confidence"),
-    progress: num("progress"),
-    duration_ms: num("duration_ms"),
-    attempt: num("attempt"),
-  };
-  for (const [name, value] of Object.entries(numbers)) {
-    if (value !== undefined) (event as Record<string, unknown>)[name] = value;
-  }
+  if (issue !== undefined) event.issue = clean(issue);
+  const stage = str(p.stage);
+  if (stage !== undefined) event.stage = stage;
+  // `status` is an enum and `main_ancestor_sha` hex: validated, nothing to redact.
+  if (typeof p.status === "string") event.status = p.status;
+  if (typeof p.main_ancestor_sha === "string") event.main_ancestor_sha = p.main_ancestor_sha;
+  const errorType = str(p.error_type);
+  if (errorType !== undefined) event.error_type = errorType;
+  const catalogHash = str(p.catalog_hash_seen);
+  if (catalogHash !== undefined) event.catalog_hash_seen = catalogHash;
+  if (typeof p.confidence === "number") event.confidence = p.confidence;
+  if (typeof p.progress === "number") event.progress = p.progress;
+  if (typeof p.duration_ms === "number") event.duration_ms = p.duration_ms;
+  if (typeof p.attempt === "number") event.attempt = p.attempt;
   if (typeof p.retryable === "boolean") event.retryable = p.retryable;
   if (typeof p.outcome === "string") event.outcome = p.outcome as PendingEvent["outcome"];
   if (Array.isArray(p.hits)) event.hits = [...(p.hits as string[])];
 
   // The free text of the message: a note's text, an error's message, a progress message.
-  const text = str("text") ?? str("message") ?? str("query");
-  const rationale = str("rationale");
+  const text = str(p.text) ?? str(p.message) ?? str(p.query);
+  const rationale = str(p.rationale);
   if (privacy === "sensitive") {
     const sealed: Sealed[] = Array.isArray(p.sealed) ? [...(p.sealed as Sealed[])] : [];
     if (ctx.sealKey !== undefined) {
@@ -200,9 +195,11 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     if (text !== undefined) event.text = text;
     if (rationale !== undefined) event.rationale = rationale;
   }
-  event.redactions = counter.redactions;
+  event.redactions = redactions;
   return { ok: true, event };
 }
+
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function kindOf(type: string, payload: Record<string, unknown>): string {
   switch (type) {

@@ -1,23 +1,14 @@
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import { basename, join } from "node:path";
-import fg from "fast-glob";
 import { receiptTime } from "../clock.js";
 import type { TierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
 import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
-import {
-  applyFileChanges,
-  FOCUS_PATH,
-  loadEngrams,
-  readCatalog,
-  readTextIfExists,
-} from "../repo/memory-tree.js";
+import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { fsyncDirSync, removeStaleTemps, writeFileAtomicSync } from "../state/atomic.js";
-import { type BufferMeta, EventBuffer } from "../state/buffer.js";
-import { acquireLock } from "../state/lock.js";
+import type { EventBuffer } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import type { RepoContext } from "./context.js";
+import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
 import { type IngestCounts, ingestorFor, ingestSmallFile } from "./ingest.js";
 
 export interface RunOptions {
@@ -45,50 +36,6 @@ export interface RunResult {
   dry_run: boolean;
 }
 
-/** What a crash between planning and finishing a cycle needs to finish it on restart. */
-interface CycleIntent {
-  through_seq: number;
-  writes: { path: string; text: string }[];
-  deletes: string[];
-  meta: Partial<BufferMeta>;
-}
-
-/** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
-export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
-  if (!existsSync(ctx.paths.intent)) return false;
-  const intent = JSON.parse(readFileSync(ctx.paths.intent, "utf8")) as CycleIntent;
-  await finishCycle(ctx, buffer, intent);
-  return true;
-}
-
-async function finishCycle(
-  ctx: RepoContext,
-  buffer: EventBuffer,
-  intent: CycleIntent,
-): Promise<void> {
-  await applyFileChanges(ctx.repoDir, intent.writes, intent.deletes);
-  buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
-  unlinkSync(ctx.paths.intent);
-  fsyncDirSync(join(ctx.paths.intent, ".."));
-}
-
-/** Temp files of writers killed mid-write, in the memory tree and the state folder. */
-async function removeLeftovers(ctx: RepoContext): Promise<void> {
-  const batchDirs = await fg(["memory/st/*", "memory/lt/*"], {
-    cwd: ctx.repoDir,
-    onlyDirectories: true,
-    absolute: true,
-  });
-  removeStaleTemps([
-    ctx.repoDir,
-    join(ctx.repoDir, "memory"),
-    ...batchDirs,
-    join(ctx.paths.root, "buffer"),
-    ctx.paths.spool,
-    ctx.paths.root,
-  ]);
-}
-
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
 export function drainSpool(
   ctx: RepoContext,
@@ -113,29 +60,6 @@ export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Prom
     const drained = drainSpool(ctx, buffer);
     return cycle(ctx, buffer, drained, options);
   });
-}
-
-/**
- * Runs `task` as the one writer of the buffer: takes the lock, clears temp files of killed
- * writers, opens the buffer and finishes any cycle a crash interrupted.
- */
-export async function withDirectorState<T>(
-  ctx: RepoContext,
-  task: (buffer: EventBuffer) => Promise<T>,
-): Promise<T> {
-  const lock = await acquireLock(ctx.paths.lock);
-  try {
-    await removeLeftovers(ctx);
-    const buffer = EventBuffer.open(ctx.paths);
-    try {
-      await recoverIntent(ctx, buffer);
-      return await task(buffer);
-    } finally {
-      buffer.closeJournal();
-    }
-  } finally {
-    lock.release();
-  }
 }
 
 async function cycle(
@@ -207,8 +131,7 @@ async function cycle(
       recall_checked_seq: buffer.meta.last_seq,
     },
   };
-  writeFileAtomicSync(ctx.paths.intent, JSON.stringify(intent));
-  await finishCycle(ctx, buffer, intent);
+  await commitCycle(ctx, buffer, intent);
   return summarize(plan.catalog, buffer, planned, plan.focus);
 }
 

@@ -1,10 +1,12 @@
 import {
   closeSync,
   existsSync,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   openSync,
   readFileSync,
+  readSync,
   truncateSync,
   writeSync,
 } from "node:fs";
@@ -43,10 +45,23 @@ function emptyMeta(): BufferMeta {
  * fsynced per batch), the keys of already-compacted events for deduplication, and a small
  * meta file. A torn last line left by a crash is cut off on open; it was never acknowledged.
  */
+export interface OpenOptions {
+  /** For status and checks while a Director may be writing: repairs nothing. */
+  readOnly?: boolean;
+  /**
+   * Keep the events in memory (a cycle needs them). Ingest only needs their keys, count and
+   * size: without them it allocates far less and loads the journal faster.
+   */
+  retainEvents?: boolean;
+}
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
 export class EventBuffer {
   readonly events: StoredEvent[] = [];
   totalBytes = 0;
   meta: BufferMeta;
+  private eventCount = 0;
   private readonly keys = new Set<string>();
   private readonly compactedKeys: string[] = [];
   private fd: number | undefined;
@@ -54,17 +69,17 @@ export class EventBuffer {
   private constructor(
     private readonly paths: StatePaths,
     meta: BufferMeta,
+    private readonly retainEvents: boolean,
   ) {
     this.meta = meta;
   }
 
-  /** `readOnly`: for status and checks while a Director may be writing; repairs nothing. */
-  static open(paths: StatePaths, options: { readOnly?: boolean } = {}): EventBuffer {
+  static open(paths: StatePaths, options: OpenOptions = {}): EventBuffer {
     if (!options.readOnly) mkdirSync(dirname(paths.journal), { recursive: true });
     const meta = existsSync(paths.meta)
       ? { ...emptyMeta(), ...(JSON.parse(readFileSync(paths.meta, "utf8")) as BufferMeta) }
       : emptyMeta();
-    const buffer = new EventBuffer(paths, meta);
+    const buffer = new EventBuffer(paths, meta, options.retainEvents !== false);
     if (existsSync(paths.seen)) {
       const text = readFileSync(paths.seen, "utf8");
       // A key cut short by a crash mid-append is not a key: drop it (and cut it off the file,
@@ -84,36 +99,77 @@ export class EventBuffer {
     return buffer;
   }
 
+  /** Reads the journal a few MB at a time, so a large buffer is never held twice in memory. */
   private loadJournal(readOnly: boolean): void {
-    const data = readFileSync(this.paths.journal);
-    let start = 0;
+    const fd = openSync(this.paths.journal, "r");
     let validEnd = 0;
-    while (start < data.length) {
-      const newline = data.indexOf(10, start);
-      if (newline === -1) break; // torn tail: never fsynced as a whole line, never acknowledged
-      const line = data.toString("utf8", start, newline);
-      let event: MemoryEvent | undefined;
+    let fileSize = 0;
+    try {
+      fileSize = fstatSync(fd).size;
+      let carry = Buffer.alloc(0);
+      let position = 0;
+      let torn = false;
+      while (position < fileSize && !torn) {
+        const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, fileSize - position));
+        const read = readSync(fd, chunk, 0, chunk.length, position);
+        if (read <= 0) break;
+        position += read;
+        const data =
+          carry.length > 0
+            ? Buffer.concat([carry, chunk.subarray(0, read)])
+            : chunk.subarray(0, read);
+        let start = 0;
+        for (;;) {
+          const newline = data.indexOf(10, start);
+          if (newline === -1) break;
+          if (!this.loadLine(data.toString("utf8", start, newline), newline - start + 1)) {
+            torn = true;
+            break;
+          }
+          validEnd += newline - start + 1;
+          start = newline + 1;
+        }
+        carry = torn ? Buffer.alloc(0) : Buffer.from(data.subarray(start));
+      }
+    } finally {
+      closeSync(fd);
+    }
+    // A torn tail was never fsynced as a whole line, so it was never acknowledged.
+    if (validEnd < fileSize && !readOnly) truncateSync(this.paths.journal, validEnd);
+  }
+
+  private loadLine(line: string, bytes: number): boolean {
+    let key: string;
+    let seq: number;
+    let receivedAt: string | undefined;
+    let event: MemoryEvent | undefined;
+    const fast = this.retainEvents ? undefined : peekKeyAndSeq(line);
+    if (fast) {
+      key = fast.key;
+      seq = fast.seq;
+    } else {
       try {
         event = JSON.parse(line) as MemoryEvent;
       } catch {
-        break;
+        return false;
       }
-      if (!this.keys.has(event.key)) {
-        this.keys.add(event.key);
-        this.events.push({ event, bytes: newline - start + 1 });
-        this.totalBytes += newline - start + 1;
-        if (event.seq > this.meta.last_seq) this.meta.last_seq = event.seq;
-        if (
-          this.meta.last_received_at === undefined ||
-          event.received_at > this.meta.last_received_at
-        ) {
-          this.meta.last_received_at = event.received_at;
-        }
-      }
-      start = newline + 1;
-      validEnd = start;
+      key = event.key;
+      seq = event.seq;
+      receivedAt = event.received_at;
     }
-    if (validEnd < data.length && !readOnly) truncateSync(this.paths.journal, validEnd);
+    if (this.keys.has(key)) return true;
+    this.keys.add(key);
+    if (this.retainEvents && event) this.events.push({ event, bytes });
+    this.eventCount++;
+    this.totalBytes += bytes;
+    if (seq > this.meta.last_seq) this.meta.last_seq = seq;
+    if (
+      receivedAt !== undefined &&
+      (this.meta.last_received_at === undefined || receivedAt > this.meta.last_received_at)
+    ) {
+      this.meta.last_received_at = receivedAt;
+    }
+    return true;
   }
 
   has(key: string): boolean {
@@ -121,7 +177,7 @@ export class EventBuffer {
   }
 
   get count(): number {
-    return this.events.length;
+    return this.eventCount;
   }
 
   /**
@@ -135,13 +191,18 @@ export class EventBuffer {
     for (const p of pending) {
       if (this.keys.has(p.key)) continue;
       this.keys.add(p.key);
-      const event = { ...p, seq: this.meta.last_seq + 1 } as MemoryEvent;
-      this.meta.last_seq = event.seq;
-      const line = `${JSON.stringify(event)}\n`;
+      const seq = this.meta.last_seq + 1;
+      this.meta.last_seq = seq;
+      const event = p as MemoryEvent;
+      // Stringify before `seq` is set, then splice it in: no copy of the event.
+      const line = `{"seq":${seq},${JSON.stringify(p).slice(1)}\n`; // = journalLine(event)
+      event.seq = seq;
       lines.push(line);
-      const bytes = Buffer.byteLength(line, "utf8");
-      this.events.push({ event, bytes });
-      this.totalBytes += bytes;
+      if (this.retainEvents) {
+        const bytes = Buffer.byteLength(line, "utf8");
+        this.events.push({ event, bytes });
+      }
+      this.eventCount++;
       if (
         this.meta.last_received_at === undefined ||
         event.received_at > this.meta.last_received_at
@@ -156,7 +217,9 @@ export class EventBuffer {
       this.fd = openSync(this.paths.journal, "a");
       if (!existed) fsyncDirSync(dirname(this.paths.journal));
     }
-    writeSync(this.fd, Buffer.from(lines.join(""), "utf8"));
+    const data = Buffer.from(lines.join(""), "utf8");
+    this.totalBytes += data.length;
+    writeSync(this.fd, data);
     fsyncSync(this.fd);
     return added;
   }
@@ -166,10 +229,12 @@ export class EventBuffer {
    * deduplication list first, then the journal is rewritten without them, atomically.
    */
   dropThrough(throughSeq: number, metaUpdate: Partial<BufferMeta>, dedupWindow: number): void {
+    if (!this.retainEvents) throw new Error("dropThrough needs a buffer opened with its events");
     const dropped = this.events.filter((s) => s.event.seq <= throughSeq);
     if (dropped.length > 0) {
       const keys = dropped.map((s) => s.event.key);
-      this.compactedKeys.push(...keys);
+      // A loop, not push(...keys): spreading 150k+ arguments overflows the stack.
+      for (const key of keys) this.compactedKeys.push(key);
       if (this.compactedKeys.length > dedupWindow * 2) {
         this.compactedKeys.splice(0, this.compactedKeys.length - dedupWindow);
         writeFileAtomicSync(this.paths.seen, `${this.compactedKeys.join("\n")}\n`);
@@ -185,11 +250,10 @@ export class EventBuffer {
     }
     const kept = this.events.filter((s) => s.event.seq > throughSeq);
     this.closeJournal();
-    writeFileAtomicSync(
-      this.paths.journal,
-      kept.map((s) => `${JSON.stringify(s.event)}\n`).join(""),
-    );
-    this.events.splice(0, this.events.length, ...kept);
+    writeFileAtomicSync(this.paths.journal, kept.map((s) => journalLine(s.event)).join(""));
+    this.events.length = 0;
+    for (const stored of kept) this.events.push(stored);
+    this.eventCount = kept.length;
     this.totalBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
     this.meta = { ...this.meta, ...metaUpdate };
     this.saveMeta();
@@ -205,4 +269,21 @@ export class EventBuffer {
       this.fd = undefined;
     }
   }
+}
+
+/**
+ * The key and sequence number of a journal line without parsing the whole event: lines are
+ * written as `{"seq":N,"key":"...",`. Anything unusual (an escape in the key, an older
+ * layout) returns undefined and the caller parses the line.
+ */
+function peekKeyAndSeq(line: string): { key: string; seq: number } | undefined {
+  const m = /^\{"seq":(\d+),"key":"([^"\\]*)",/.exec(line);
+  if (!m || line.charCodeAt(line.length - 1) !== 125) return undefined;
+  return { seq: Number(m[1]), key: m[2] as string };
+}
+
+/** The journal's line for an event: `seq` first, so `peekKeyAndSeq` can read it cheaply. */
+export function journalLine(event: MemoryEvent): string {
+  const { seq, ...rest } = event;
+  return `{"seq":${seq},${JSON.stringify(rest).slice(1)}\n`;
 }
