@@ -10,8 +10,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { PendingEvent } from "../src/core/normalize.js";
-import { EventBuffer } from "../src/state/buffer.js";
+import { EventBuffer, type SerializedEvent, serializeEvent } from "../src/state/buffer.js";
 import { acquireLock } from "../src/state/lock.js";
 import { type StatePaths, statePaths } from "../src/state/paths.js";
 import { listSpoolFiles, removeSpoolFiles, writeSpoolFile } from "../src/state/spool.js";
@@ -25,21 +24,25 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-function pending(n: number, from = 1): PendingEvent[] {
+function pending(n: number, from = 1): SerializedEvent[] {
   return Array.from({ length: n }, (_, i) => {
     const { seq: _seq, ...rest } = memoryEvent(from + i);
-    return rest;
+    return serializeEvent(rest);
   });
 }
+
+const lastSeq = (buffer: EventBuffer) => buffer.events[buffer.events.length - 1]?.event.seq;
 
 describe("EventBuffer", () => {
   it("assigns increasing sequence numbers and survives a reopen", () => {
     const buffer = EventBuffer.open(paths);
-    expect(buffer.append(pending(3)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    buffer.append(pending(3));
+    expect(buffer.events.map((e) => e.event.seq)).toEqual([1, 2, 3]);
     buffer.closeJournal();
     const again = EventBuffer.open(paths);
     expect(again.count).toBe(3);
-    expect(again.append(pending(1, 10))[0]?.seq).toBe(4);
+    again.append(pending(1, 10));
+    expect(lastSeq(again)).toBe(4);
     expect(again.totalBytes).toBe(statSync(paths.journal).size);
     again.closeJournal();
   });
@@ -47,8 +50,8 @@ describe("EventBuffer", () => {
   it("refuses a key it already holds, in the same batch or later", () => {
     const buffer = EventBuffer.open(paths);
     const [a] = pending(1);
-    expect(buffer.append([a as PendingEvent, a as PendingEvent])).toHaveLength(1);
-    expect(buffer.append([a as PendingEvent])).toHaveLength(0);
+    expect(buffer.append([a as SerializedEvent, a as SerializedEvent])).toHaveLength(1);
+    expect(buffer.append([a as SerializedEvent])).toHaveLength(0);
     buffer.closeJournal();
   });
 
@@ -63,7 +66,8 @@ describe("EventBuffer", () => {
     const repaired = EventBuffer.open(paths);
     expect(repaired.count).toBe(2);
     expect(readFileSync(paths.journal, "utf8").endsWith("}\n")).toBe(true);
-    expect(repaired.append(pending(1, 3))[0]?.seq).toBe(3);
+    repaired.append(pending(1, 3));
+    expect(lastSeq(repaired)).toBe(3);
     repaired.closeJournal();
   });
 
@@ -77,8 +81,28 @@ describe("EventBuffer", () => {
     expect(again.count).toBe(2);
     expect(again.meta.compacted_events).toBe(3);
     expect(again.append(pending(5))).toHaveLength(0); // all five keys known
-    expect(again.append(pending(1, 6))[0]?.seq).toBe(6);
+    again.append(pending(1, 6));
+    expect(lastSeq(again)).toBe(6);
     again.closeJournal();
+  });
+
+  it("opened for ingest, keeps keys, count and size without the events, from either line layout", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(3));
+    buffer.closeJournal();
+    // An event whose key needs escaping, and a line in the older key-first layout.
+    const odd = memoryEvent(4, { key: 'id:quote"d' });
+    appendFileSync(paths.journal, `${JSON.stringify(odd)}\n`);
+    const lean = EventBuffer.open(paths, { retainEvents: false });
+    expect(lean.count).toBe(4);
+    expect(lean.events).toEqual([]);
+    expect(lean.has('id:quote"d')).toBe(true);
+    expect(lean.has("id:ev-2")).toBe(true);
+    expect(lean.totalBytes).toBe(statSync(paths.journal).size);
+    expect(lean.append(pending(2, 3))).toHaveLength(1); // ev-3 is a resend
+    expect(() => lean.dropThrough(1, {}, 10)).toThrow(/needs a buffer opened with its events/);
+    lean.closeJournal();
+    expect(EventBuffer.open(paths).events.map((e) => e.event.seq)).toEqual([1, 2, 3, 4, 5]);
   });
 
   it("bounds the remembered keys by the dedup window", () => {

@@ -146,6 +146,23 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   }
   const privacy: Privacy = (p.privacy as Privacy | undefined) ?? "private";
   const sender = env.sender;
+  const issue = normalizeIssue(p.issue as string | number | undefined);
+  const num = (value: unknown): number | undefined =>
+    typeof value === "number" ? value : undefined;
+  // The free text of the message: a note's text, an error's message, a progress message.
+  const text = str(p.text) ?? str(p.message) ?? str(p.query);
+  const rationale = str(p.rationale);
+  let sealed: Sealed[] | undefined;
+  if (privacy === "sensitive") {
+    sealed = Array.isArray(p.sealed) ? [...(p.sealed as Sealed[])] : [];
+    if (ctx.sealKey !== undefined) {
+      if (text !== undefined) sealed.push(sealText(ctx.sealKey, "text", text));
+      if (rationale !== undefined) sealed.push(sealText(ctx.sealKey, "rationale", rationale));
+    }
+    if (sealed.length === 0) sealed = undefined;
+  }
+  // Every field, always in this order (absent ones undefined, which JSON leaves out): one
+  // object shape for all events keeps creating and serializing them fast.
   const event: PendingEvent = {
     key,
     received_at: ctx.receivedAt,
@@ -157,45 +174,28 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     // Already canonical UTC in the common case: skip the Date round trip.
     sent_at: CANONICAL_UTC.test(env.sent_at) ? env.sent_at : new Date(env.sent_at).toISOString(),
     kind: kindOf(env.message_type, p),
+    text: privacy === "sensitive" ? undefined : text,
+    rationale: privacy === "sensitive" ? undefined : rationale,
     topics,
     links,
+    issue: issue === undefined ? undefined : clean(issue),
+    stage: str(p.stage),
+    // `status` is an enum and `main_ancestor_sha` hex: validated, nothing to redact.
+    status: typeof p.status === "string" ? p.status : undefined,
+    confidence: num(p.confidence),
+    outcome: typeof p.outcome === "string" ? (p.outcome as PendingEvent["outcome"]) : undefined,
     privacy,
-    redactions: 0,
+    error_type: str(p.error_type),
+    retryable: typeof p.retryable === "boolean" ? p.retryable : undefined,
+    progress: num(p.progress),
+    duration_ms: num(p.duration_ms),
+    attempt: num(p.attempt),
+    hits: Array.isArray(p.hits) ? [...(p.hits as string[])] : undefined,
+    main_ancestor_sha: typeof p.main_ancestor_sha === "string" ? p.main_ancestor_sha : undefined,
+    catalog_hash_seen: str(p.catalog_hash_seen),
+    sealed,
+    redactions,
   };
-  const issue = normalizeIssue(p.issue as string | number | undefined);
-  if (issue !== undefined) event.issue = clean(issue);
-  const stage = str(p.stage);
-  if (stage !== undefined) event.stage = stage;
-  // `status` is an enum and `main_ancestor_sha` hex: validated, nothing to redact.
-  if (typeof p.status === "string") event.status = p.status;
-  if (typeof p.main_ancestor_sha === "string") event.main_ancestor_sha = p.main_ancestor_sha;
-  const errorType = str(p.error_type);
-  if (errorType !== undefined) event.error_type = errorType;
-  const catalogHash = str(p.catalog_hash_seen);
-  if (catalogHash !== undefined) event.catalog_hash_seen = catalogHash;
-  if (typeof p.confidence === "number") event.confidence = p.confidence;
-  if (typeof p.progress === "number") event.progress = p.progress;
-  if (typeof p.duration_ms === "number") event.duration_ms = p.duration_ms;
-  if (typeof p.attempt === "number") event.attempt = p.attempt;
-  if (typeof p.retryable === "boolean") event.retryable = p.retryable;
-  if (typeof p.outcome === "string") event.outcome = p.outcome as PendingEvent["outcome"];
-  if (Array.isArray(p.hits)) event.hits = [...(p.hits as string[])];
-
-  // The free text of the message: a note's text, an error's message, a progress message.
-  const text = str(p.text) ?? str(p.message) ?? str(p.query);
-  const rationale = str(p.rationale);
-  if (privacy === "sensitive") {
-    const sealed: Sealed[] = Array.isArray(p.sealed) ? [...(p.sealed as Sealed[])] : [];
-    if (ctx.sealKey !== undefined) {
-      if (text !== undefined) sealed.push(sealText(ctx.sealKey, "text", text));
-      if (rationale !== undefined) sealed.push(sealText(ctx.sealKey, "rationale", rationale));
-    }
-    if (sealed.length > 0) event.sealed = sealed;
-  } else {
-    if (text !== undefined) event.text = text;
-    if (rationale !== undefined) event.rationale = rationale;
-  }
-  event.redactions = redactions;
   return { ok: true, event };
 }
 

@@ -1,13 +1,13 @@
 import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
-import { normalizeLine, type PendingEvent, quarantineExcerpt } from "../core/normalize.js";
 import type { Redactor } from "../core/redact.js";
-import type { EventBuffer } from "../state/buffer.js";
+import type { EventBuffer, SerializedEvent } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { type RepoContext, redactorFor } from "./context.js";
 import { withDirectorState } from "./director-state.js";
+import { type InputLine, normalizeBatch } from "./normalize-batch.js";
 
 export interface IngestCounts {
   accepted: number;
@@ -50,11 +50,7 @@ export function ingestorFor(ctx: RepoContext, buffer: EventBuffer): Ingestor {
 /** Lines per group commit: one journal write and one fsync for each batch. */
 const BATCH_LINES = 4096;
 
-export interface InputLine {
-  text: string;
-  source: string;
-  line: number;
-}
+export type { InputLine };
 
 /**
  * Normalizes and stores lines in batches. Counts come back only for batches whose journal
@@ -68,52 +64,43 @@ export class Ingestor {
   constructor(private readonly target: IngestTarget) {}
 
   push(line: InputLine): void {
-    if (line.text.trim().length === 0) return;
+    if (isBlank(line.text)) return;
     this.batch.push(line);
     if (this.batch.length >= BATCH_LINES) this.flush();
   }
 
+  /** Applies everything pushed so far; when it returns, every accepted event is durable. */
   flush(): void {
     if (this.batch.length === 0) return;
-    const { buffer, redactor } = this.target;
-    const context = {
-      receivedAt: receiptTime(),
-      maxMessageBytes: this.target.maxMessageBytes,
-      redactor,
-      sealKey: this.target.sealKey,
-    };
-    const pending: PendingEvent[] = [];
+    const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt: receiptTime() });
+    this.batch = [];
+    const events: SerializedEvent[] = [];
     const quarantine: QuarantineRecord[] = [];
-    let quarantineRedactions = 0;
-    for (const input of this.batch) {
-      const result = normalizeLine(input.text, context);
-      if (result.ok) {
-        // Resends already in the buffer are counted below, with those repeated in the batch.
-        if (!buffer.has(result.event.key)) pending.push(result.event);
-        continue;
+    let redacted = 0;
+    for (const outcome of outcomes) {
+      if (outcome.ok) {
+        events.push(outcome.event);
+      } else {
+        quarantine.push(outcome.record);
+        redacted += outcome.redactions;
       }
-      const excerpt = quarantineExcerpt(input.text, redactor);
-      quarantineRedactions += result.redactions + excerpt.count;
-      quarantine.push({
-        received_at: context.receivedAt,
-        source: input.source,
-        line: input.line,
-        reason: result.reason,
-        detail: result.detail,
-        excerpt: excerpt.text,
-        bytes: Buffer.byteLength(input.text, "utf8"),
-      });
     }
-    const added = buffer.append(pending);
+    const added = this.target.buffer.append(events);
     appendQuarantine(this.target.quarantinePath, quarantine);
-    let redacted = quarantineRedactions;
     for (const event of added) redacted += event.redactions;
     this.counts.accepted += added.length;
-    this.counts.duplicates += this.batch.length - quarantine.length - added.length;
+    this.counts.duplicates += events.length - added.length;
     this.counts.quarantined += quarantine.length;
     this.counts.redacted += redacted;
-    this.batch = [];
   }
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
+  }
+  return true;
 }
 
 /**

@@ -37,10 +37,10 @@ export interface RunResult {
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
-export function drainSpool(
+export async function drainSpool(
   ctx: RepoContext,
   buffer: EventBuffer,
-): IngestCounts & { files: number } {
+): Promise<IngestCounts & { files: number }> {
   const files = listSpoolFiles(ctx.paths.spool);
   const ingestor = ingestorFor(ctx, buffer);
   for (const file of files) ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
@@ -57,7 +57,7 @@ export function drainSpool(
  */
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
   return withDirectorState(ctx, async (buffer) => {
-    const drained = drainSpool(ctx, buffer);
+    const drained = await drainSpool(ctx, buffer);
     return cycle(ctx, buffer, drained, options);
   });
 }

@@ -16,6 +16,23 @@ import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
 
+/** A normalized event on its way into the journal: `body` is its JSON without `seq`. */
+export interface SerializedEvent {
+  key: string;
+  body: string;
+  received_at: string;
+  redactions: number;
+}
+
+export function serializeEvent(event: PendingEvent): SerializedEvent {
+  return {
+    key: event.key,
+    body: JSON.stringify(event),
+    received_at: event.received_at,
+    redactions: event.redactions,
+  };
+}
+
 export interface StoredEvent {
   event: MemoryEvent;
   /** Bytes of its journal line: what the buffer budget counts. */
@@ -182,34 +199,34 @@ export class EventBuffer {
 
   /**
    * Appends events and fsyncs the journal once for the whole batch (group commit). When this
-   * returns, the events are durable and may be acknowledged.
+   * returns, the events are durable and may be acknowledged. Events arrive serialized (the
+   * normalizing may have happened in a worker thread); a key already held is skipped.
+   * Returns the events added.
    */
-  append(pending: readonly PendingEvent[]): MemoryEvent[] {
-    if (pending.length === 0) return [];
-    const added: MemoryEvent[] = [];
+  append(items: readonly SerializedEvent[]): SerializedEvent[] {
+    const added: SerializedEvent[] = [];
     const lines: string[] = [];
-    for (const p of pending) {
-      if (this.keys.has(p.key)) continue;
-      this.keys.add(p.key);
+    for (const item of items) {
+      if (this.keys.has(item.key)) continue;
+      this.keys.add(item.key);
       const seq = this.meta.last_seq + 1;
       this.meta.last_seq = seq;
-      const event = p as MemoryEvent;
-      // Stringify before `seq` is set, then splice it in: no copy of the event.
-      const line = `{"seq":${seq},${JSON.stringify(p).slice(1)}\n`; // = journalLine(event)
-      event.seq = seq;
+      const line = `{"seq":${seq},${item.body.slice(1)}\n`;
       lines.push(line);
       if (this.retainEvents) {
-        const bytes = Buffer.byteLength(line, "utf8");
-        this.events.push({ event, bytes });
+        this.events.push({
+          event: JSON.parse(line) as MemoryEvent,
+          bytes: Buffer.byteLength(line, "utf8"),
+        });
       }
       this.eventCount++;
       if (
         this.meta.last_received_at === undefined ||
-        event.received_at > this.meta.last_received_at
+        item.received_at > this.meta.last_received_at
       ) {
-        this.meta.last_received_at = event.received_at;
+        this.meta.last_received_at = item.received_at;
       }
-      added.push(event);
+      added.push(item);
     }
     if (lines.length === 0) return added;
     if (this.fd === undefined) {
