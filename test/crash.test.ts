@@ -4,6 +4,7 @@
  * (ENGRAM_CRASH_SEED to reproduce, ENGRAM_CRASH_ITERATIONS to run more or fewer rounds);
  * the seed is printed with every failure.
  */
+
 import {
   appendFileSync,
   existsSync,
@@ -14,6 +15,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { readIntent } from "../src/director/director-state.js";
 import {
   assertBuilt,
   type BinResult,
@@ -377,11 +379,7 @@ describe("kill -9 of the Director", () => {
       true,
     );
 
-    const intent = JSON.parse(readFileSync(intentPath, "utf8")) as {
-      through_seq: number;
-      writes: { path: string; text: string }[];
-      deletes: string[];
-    };
+    const intent = readIntent(intentPath);
     await expectNothingLost(repo, ledger, `seed ${SEED}`);
     // The interrupted cycle was finished as planned: its files are there, whole.
     for (const w of intent.writes) {
@@ -463,10 +461,7 @@ describe("crash states of append-only files", () => {
 
     // The state of a crash while dropThrough appends the keys of the compacted events: every
     // planned file written, the journal not yet rewritten, seen.keys ending in part of a key.
-    const intent = JSON.parse(readFileSync(intentPath, "utf8")) as {
-      through_seq: number;
-      writes: { path: string; text: string }[];
-    };
+    const intent = readIntent(intentPath);
     for (const w of intent.writes) {
       const full = join(repo.dir, w.path);
       mkdirSync(dirname(full), { recursive: true });

@@ -1,7 +1,7 @@
 import type { Link, Privacy, Sealed } from "../schema/common.js";
 import type { Decision, Engram, EngramBody } from "../schema/engram.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
-import { sealEngram, serializeEngram } from "./engram.js";
+import { engramFileSize, sealEngram } from "./engram.js";
 import { linkKey } from "./links.js";
 import { strictestPrivacy } from "./normalize.js";
 import { batchIdFromIso, secondsBetween } from "./time.js";
@@ -409,7 +409,7 @@ function packEngrams(
     part: number,
     withExtras: boolean,
     cut: number,
-  ): Engram => {
+  ): EngramBody => {
     const facts = chunk.flatMap((i) => (i.kind === "fact" ? [i.text] : []));
     const body: EngramBody = {
       ...base,
@@ -424,9 +424,10 @@ function packEngrams(
     };
     const tentativeHere = facts.filter((f) => tentative.has(f));
     if (tentativeHere.length > 0) body.tentative = tentativeHere;
-    return sealEngram(body);
+    return body;
   };
-  const size = (e: Engram) => Buffer.byteLength(serializeEngram(e), "utf8");
+  // Sizes are measured on bodies (placeholder id and hash); only emitted engrams are hashed.
+  const size = engramFileSize;
   const cost = (item: Item) =>
     item.kind === "fact"
       ? (Buffer.byteLength(JSON.stringify(item.text), "utf8") + 8) *
@@ -461,7 +462,7 @@ function packEngrams(
       cut = 1;
       engram = build(chunk, part, withExtras, cut);
     }
-    out.push(size(engram) <= maxBytes ? engram : trimExtras(engram, maxBytes));
+    out.push(size(engram) <= maxBytes ? sealEngram(engram) : trimExtras(engram, maxBytes));
     if (chunk.length === 0 && index >= queue.length) break;
   }
   return out;
@@ -487,14 +488,12 @@ function shrink(
   return false;
 }
 
-function trimExtras(engram: Engram, maxBytes: number): Engram {
-  const { engram_id: _id, hash: _hash, ...body } = engram;
+function trimExtras(body: EngramBody, maxBytes: number): Engram {
   const next: EngramBody = {
     ...body,
     signals: { ...body.signals, truncated: body.signals.truncated + 1 },
   };
-  const fits = (b: EngramBody) =>
-    Buffer.byteLength(serializeEngram(sealEngram(b)), "utf8") <= maxBytes;
+  const fits = (b: EngramBody) => engramFileSize(b) <= maxBytes;
   if (next.telemetry) {
     next.telemetry = { workers: [...next.telemetry.workers], errors: [...next.telemetry.errors] };
     while (!fits(next) && next.telemetry.workers.length > 0) next.telemetry.workers.pop();

@@ -62,6 +62,20 @@ export function serializeEngram(engram: Engram): string {
   return `${JSON.stringify(ordered(engram), null, 2)}\n`;
 }
 
+const PLACEHOLDER_ID = `e_${"0".repeat(32)}`;
+const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
+
+/**
+ * The size of the file an engram body would make, without hashing it: ids and hashes have
+ * a fixed length, so placeholders give the exact byte count.
+ */
+export function engramFileSize(body: EngramBody): number {
+  return Buffer.byteLength(
+    serializeEngram({ ...body, engram_id: PLACEHOLDER_ID, hash: PLACEHOLDER_HASH } as Engram),
+    "utf8",
+  );
+}
+
 export function engramHashOf(engram: Record<string, unknown>): string {
   return contentHash(engram, ENGRAM_HASH_EXCLUDES);
 }

@@ -1,6 +1,6 @@
 import type { Decision, Engram, EngramBody } from "../schema/engram.js";
 import { CREATED_BY, factKey } from "./compact.js";
-import { sealEngram, serializeEngram } from "./engram.js";
+import { engramFileSize, sealEngram } from "./engram.js";
 
 export interface PromotionPolicy {
   promote_repeat_min: number;
@@ -116,9 +116,7 @@ function packPromotion(
   byId: ReadonlyMap<string, Engram>,
   input: PromotionInput,
 ): Engram[] {
-  const out: Engram[] = [];
-  let chunk: Candidate[] = [];
-  const build = (items: readonly Candidate[]): Engram => {
+  const buildBody = (items: readonly Candidate[]): EngramBody => {
     const sources = [...new Set(items.flatMap((c) => [...c.sources]))].sort();
     const sourceEngrams = sources.map((id) => byId.get(id)).filter((e): e is Engram => !!e);
     const topicCounts = new Map<string, number>();
@@ -133,17 +131,7 @@ function packPromotion(
     ]
       .map((r) => (r.length > 200 ? `${r.slice(0, 199)}…` : r))
       .slice(0, 50);
-    const linkSeen = new Set<string>();
-    const links = sourceEngrams
-      .flatMap((e) => e.links)
-      .filter((l) => {
-        const k = `${l.type}:${l.ref}`;
-        if (linkSeen.has(k)) return false;
-        linkSeen.add(k);
-        return true;
-      })
-      .slice(0, 64);
-    const body: EngramBody = {
+    return {
       version: input.version,
       scope: "lt",
       created_at: input.createdAt,
@@ -157,7 +145,7 @@ function packPromotion(
         .slice(0, 12),
       facts: items.flatMap((c) => (c.kind === "fact" && c.fact !== undefined ? [c.fact] : [])),
       decisions: items.flatMap((c) => (c.kind === "decision" && c.decision ? [c.decision] : [])),
-      links,
+      links: firstLinks(sourceEngrams, 64),
       provenance: {
         created_by: CREATED_BY,
         run_id: `promote-${input.version}`,
@@ -183,24 +171,53 @@ function packPromotion(
       supersedes: sources,
       promotion: { reasons },
     };
-    return sealEngram(body);
   };
-  const fits = (items: readonly Candidate[]) =>
-    Buffer.byteLength(serializeEngram(build(items)), "utf8") <= input.policy.engram_max_bytes;
-  for (const original of candidates) {
-    const candidate = { ...original };
-    chunk.push(candidate);
-    if (fits(chunk)) continue;
-    if (chunk.length > 1) {
+  const max = input.policy.engram_max_bytes;
+  const fits = (items: readonly Candidate[]) => engramFileSize(buildBody(items)) <= max;
+  // Generous per-item estimate (the item, its reason line, a new source id); exact sizes are
+  // measured once per engram, so packing stays linear.
+  const cost = (c: Candidate) =>
+    2 * Buffer.byteLength(c.fact ?? JSON.stringify(c.decision), "utf8") + 80 + 48 * c.sources.size;
+
+  const out: Engram[] = [];
+  const queue = candidates.map((c) => ({ ...c }));
+  let index = 0;
+  while (index < queue.length) {
+    const chunk: Candidate[] = [queue[index] as Candidate];
+    index++;
+    let estimate = engramFileSize(buildBody(chunk));
+    while (index < queue.length) {
+      const next = queue[index] as Candidate;
+      if (estimate + cost(next) > max) break;
+      chunk.push(next);
+      estimate += cost(next);
+      index++;
+    }
+    while (chunk.length > 1 && !fits(chunk)) {
       chunk.pop();
-      out.push(build(chunk));
-      chunk = [candidate];
+      index--;
     }
     // One item larger than a whole engram: shorten it rather than drop it or break the budget.
-    while (!fits(chunk) && shortenCandidate(candidate)) {}
-    if (!fits(chunk)) chunk = [];
+    const only = chunk[0] as Candidate;
+    while (chunk.length === 1 && !fits(chunk) && shortenCandidate(only)) {}
+    if (fits(chunk)) out.push(sealEngram(buildBody(chunk)));
   }
-  if (chunk.length > 0) out.push(build(chunk));
+  return out;
+}
+
+/** The first `limit` distinct links of the engrams, in order. */
+function firstLinks(engrams: readonly Engram[], limit: number): Engram["links"] {
+  const seen = new Set<string>();
+  const out: Engram["links"] = [];
+  for (const engram of engrams) {
+    for (const link of engram.links) {
+      const key = `${link.type}:${link.ref}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(link);
+      if (out.length === limit) return out;
+    }
+  }
   return out;
 }
 

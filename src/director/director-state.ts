@@ -1,8 +1,17 @@
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
-import fg from "fast-glob";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { applyFileChanges } from "../repo/memory-tree.js";
-import { fsyncDirSync, removeStaleTemps, writeFileAtomicSync } from "../state/atomic.js";
+import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
 import type { RepoContext } from "./context.js";
@@ -15,11 +24,40 @@ export interface CycleIntent {
   meta: Partial<BufferMeta>;
 }
 
+/**
+ * The intent file is NDJSON: a header line, then one line per file to write, so a large
+ * cycle is written piece by piece instead of as one huge string. It is complete only once
+ * renamed into place (temp, fsync, rename).
+ */
+export function writeIntent(path: string, intent: CycleIntent): void {
+  const temp = tempName(path);
+  const fd = openSync(temp, "w", 0o600);
+  try {
+    const { writes, ...header } = intent;
+    writeSync(fd, `${JSON.stringify(header)}\n`);
+    for (const write of writes) writeSync(fd, `${JSON.stringify(write)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, path);
+  fsyncDirSync(dirname(path));
+}
+
+export function readIntent(path: string): CycleIntent {
+  const [header, ...writes] = readFileSync(path, "utf8")
+    .split("\n")
+    .filter((line) => line.length > 0);
+  return {
+    ...(JSON.parse(header as string) as Omit<CycleIntent, "writes">),
+    writes: writes.map((line) => JSON.parse(line) as CycleIntent["writes"][number]),
+  };
+}
+
 /** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
 export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
   if (!existsSync(ctx.paths.intent)) return false;
-  const intent = JSON.parse(readFileSync(ctx.paths.intent, "utf8")) as CycleIntent;
-  await finishCycle(ctx, buffer, intent);
+  await finishCycle(ctx, buffer, readIntent(ctx.paths.intent));
   return true;
 }
 
@@ -35,12 +73,16 @@ export async function finishCycle(
 }
 
 /** Temp files of writers killed mid-write, in the memory tree and the state folder. */
-async function removeLeftovers(ctx: RepoContext): Promise<void> {
-  const batchDirs = await fg(["memory/st/*", "memory/lt/*"], {
-    cwd: ctx.repoDir,
-    onlyDirectories: true,
-    absolute: true,
-  });
+function removeLeftovers(ctx: RepoContext): void {
+  const batchDirs: string[] = [];
+  for (const scope of ["st", "lt"]) {
+    const tier = join(ctx.repoDir, "memory", scope);
+    if (!existsSync(tier)) continue;
+    batchDirs.push(tier);
+    for (const entry of readdirSync(tier, { withFileTypes: true })) {
+      if (entry.isDirectory()) batchDirs.push(join(tier, entry.name));
+    }
+  }
   removeStaleTemps([
     ctx.repoDir,
     join(ctx.repoDir, "memory"),
@@ -62,7 +104,7 @@ export async function withDirectorState<T>(
 ): Promise<T> {
   const lock = await acquireLock(ctx.paths.lock);
   try {
-    await removeLeftovers(ctx);
+    removeLeftovers(ctx);
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
     const buffer = EventBuffer.open(ctx.paths, { retainEvents });
@@ -83,6 +125,6 @@ export async function commitCycle(
   buffer: EventBuffer,
   intent: CycleIntent,
 ): Promise<void> {
-  writeFileAtomicSync(ctx.paths.intent, JSON.stringify(intent));
+  writeIntent(ctx.paths.intent, intent);
   await finishCycle(ctx, buffer, intent);
 }

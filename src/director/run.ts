@@ -1,6 +1,6 @@
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
-import type { TierUsage } from "../core/budget.js";
+import { type TierUsage, tierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
 import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
 import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
@@ -89,7 +89,14 @@ async function cycle(
     compaction: decision.reason,
     dry_run: options.dryRun === true,
   };
-  if (decision.take === 0 && !newSignals && focusFresh) {
+  // A lowered budget in the config must evict on the next cycle, even an otherwise idle one.
+  const usage = tierUsage(catalog.entries);
+  const overBudget =
+    usage.st.files > memory.st_max_files ||
+    usage.st.bytes > memory.st_max_total_bytes ||
+    usage.lt.files > memory.lt_max_files ||
+    usage.lt.bytes > memory.lt_max_total_bytes;
+  if (decision.take === 0 && !newSignals && focusFresh && !overBudget) {
     return summarize(catalog, buffer, base, null);
   }
 
@@ -146,11 +153,7 @@ function summarize(
   focus: RunResult["focus"],
   pendingDrop = 0,
 ): RunResult {
-  const tiers = { st: { files: 0, bytes: 0 }, lt: { files: 0, bytes: 0 } };
-  for (const e of catalog.entries) {
-    tiers[e.scope].files++;
-    tiers[e.scope].bytes += e.bytes;
-  }
+  const tiers = tierUsage(catalog.entries);
   const dropped = buffer.events.slice(0, pendingDrop).reduce((sum, s) => sum + s.bytes, 0);
   return {
     catalog_version: catalog.catalog_version,

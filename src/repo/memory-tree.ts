@@ -1,11 +1,15 @@
 import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import fg from "fast-glob";
 import { emptyCatalog, engramHashOf } from "../core/engram.js";
 import { StateError } from "../errors.js";
 import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
+
+/** fast-glob, loaded on first use: most commands never list the tree, and start faster without it. */
+export async function glob(): Promise<typeof import("fast-glob")> {
+  return (await import("fast-glob")).default;
+}
 
 export const CATALOG_PATH = "memory/catalog.json";
 export const FOCUS_PATH = "MEMORY.md";
@@ -76,7 +80,7 @@ export async function loadEngrams(
 
 /** Every file under memory/st and memory/lt, as repository-relative POSIX paths, sorted. */
 export async function listTierFiles(repoDir: string): Promise<string[]> {
-  const files = await fg(["memory/st/**/*", "memory/lt/**/*"], {
+  const files = await (await glob())(["memory/st/**/*", "memory/lt/**/*"], {
     cwd: repoDir,
     dot: true,
     onlyFiles: true,

@@ -11,7 +11,8 @@ import { open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 let counter = 0;
-function tempName(path: string): string {
+/** A temp file beside `path`, named so `removeStaleTemps` can clear it after a crash. */
+export function tempName(path: string): string {
   counter++;
   return join(dirname(path), `.${process.pid}.${counter}.tmp`);
 }
