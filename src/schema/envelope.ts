@@ -35,8 +35,15 @@ export const Envelope = z.looseObject({
   sent_at: IsoTime,
   sender: Sender,
   seq: z.number().int().nonnegative(),
-  // Any object: its own schema (by message type) checks it next. Not a record: that would copy it.
-  payload: z.looseObject({}),
+  // Any object: its own schema (by message type) checks it next. A refinement, not a record or
+  // an object schema, so it is not walked or copied twice.
+  payload: z
+    .unknown()
+    .refine(
+      (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+      "expected an object",
+    )
+    .meta({ type: "object" }) as unknown as z.ZodType<Record<string, unknown>>,
   /** Ours, additive: set by the writer, unchanged on resend; the deduplication key. */
   event_id: z.string().min(1).max(200).optional(),
 });
