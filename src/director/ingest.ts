@@ -2,12 +2,20 @@ import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import type { Redactor } from "../core/redact.js";
-import type { EventBuffer, SerializedEvent } from "../state/buffer.js";
-import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import type { EventBuffer } from "../state/buffer.js";
+import { appendQuarantine } from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { type RepoContext, redactorFor } from "./context.js";
 import { withDirectorState } from "./director-state.js";
-import { type InputLine, normalizeBatch } from "./normalize-batch.js";
+import { IngestPool } from "./ingest-pool.js";
+import {
+  type InputLine,
+  normalizeBatch,
+  type PackedOutcomes,
+  packOutcomes,
+  splitLines,
+  unpackEvents,
+} from "./normalize-batch.js";
 
 export interface IngestCounts {
   accepted: number;
@@ -37,31 +45,50 @@ export interface IngestTarget {
 }
 
 /** The Ingestor every Director path uses: the repository's redaction rules, seal key and size limit. */
-export function ingestorFor(ctx: RepoContext, buffer: EventBuffer): Ingestor {
-  return new Ingestor({
+export function ingestorFor(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  options: { parallel?: boolean } = {},
+): Ingestor {
+  const target: IngestTarget = {
     buffer,
     quarantinePath: ctx.paths.quarantine,
     redactor: redactorFor(ctx.config),
     sealKey: loadSealKey(ctx.paths.sealKey, true),
     maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
-  });
+  };
+  const pool = options.parallel
+    ? () => IngestPool.create({ ...target, patterns: ctx.config.redaction.patterns })
+    : undefined;
+  return new Ingestor(target, pool);
 }
 
 /** Lines per group commit: one journal write and one fsync for each batch. */
 const BATCH_LINES = 4096;
+/** Characters per chunk of a large input: one worker job, one group commit. */
+const CHUNK_CHARS = 1024 * 1024;
+/** Chunks read before worker threads are started: small inputs never pay for them. */
+const CHUNKS_BEFORE_POOL = 2;
 
 export type { InputLine };
 
 /**
  * Normalizes and stores lines in batches. Counts come back only for batches whose journal
  * write was fsynced: "accepted" means durable. Bad lines go to the quarantine with their
- * source, line number and reason; nothing stops the batch.
+ * source, line number and reason; nothing stops the batch. Given a pool factory, a large
+ * input is normalized by worker threads; results are still applied in input order.
  */
 export class Ingestor {
   readonly counts = zeroCounts();
   private batch: InputLine[] = [];
+  private readonly inFlight: Promise<PackedOutcomes>[] = [];
+  private pool: IngestPool | undefined;
+  private chunks = 0;
 
-  constructor(private readonly target: IngestTarget) {}
+  constructor(
+    private readonly target: IngestTarget,
+    private poolFactory?: () => IngestPool | undefined,
+  ) {}
 
   push(line: InputLine): void {
     if (isBlank(line.text)) return;
@@ -69,28 +96,55 @@ export class Ingestor {
     if (this.batch.length >= BATCH_LINES) this.flush();
   }
 
+  /** Complete lines of NDJSON text, numbered from `firstLine`. */
+  async pushChunk(text: string, firstLine: number, source: string): Promise<void> {
+    this.chunks++;
+    if (!this.pool && this.poolFactory && this.chunks > CHUNKS_BEFORE_POOL) {
+      this.flush();
+      this.pool = this.poolFactory();
+      this.poolFactory = undefined;
+    }
+    if (!this.pool) {
+      for (const line of splitLines(text, firstLine, source)) this.push(line);
+      return;
+    }
+    this.inFlight.push(this.pool.run(text, firstLine, source, receiptTime()));
+    while (this.inFlight.length > this.pool.size * 2) {
+      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
+    }
+  }
+
   /** Applies everything pushed so far; when it returns, every accepted event is durable. */
   flush(): void {
     if (this.batch.length === 0) return;
-    const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt: receiptTime() });
+    const receivedAt = receiptTime();
+    const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
     this.batch = [];
-    const events: SerializedEvent[] = [];
-    const quarantine: QuarantineRecord[] = [];
-    let redacted = 0;
-    for (const outcome of outcomes) {
-      if (outcome.ok) {
-        events.push(outcome.event);
-      } else {
-        quarantine.push(outcome.record);
-        redacted += outcome.redactions;
-      }
+    this.apply(packOutcomes(outcomes, receivedAt));
+  }
+
+  /** Like `flush`, and waits for the chunks still in worker threads. */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.inFlight.length > 0) {
+      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
     }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
+  }
+
+  private apply(packed: PackedOutcomes): void {
+    const events = unpackEvents(packed);
     const added = this.target.buffer.append(events);
-    appendQuarantine(this.target.quarantinePath, quarantine);
+    appendQuarantine(this.target.quarantinePath, packed.quarantine);
+    let redacted = packed.quarantineRedactions;
     for (const event of added) redacted += event.redactions;
     this.counts.accepted += added.length;
     this.counts.duplicates += events.length - added.length;
-    this.counts.quarantined += quarantine.length;
+    this.counts.quarantined += packed.quarantine.length;
     this.counts.redacted += redacted;
   }
 }
@@ -103,9 +157,15 @@ function isBlank(text: string): boolean {
   return true;
 }
 
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
+  return count;
+}
+
 /**
- * Splits a stream into lines by hand: several times cheaper than readline for large inputs,
- * and a final line without a newline is still ingested.
+ * Reads a stream in large chunks cut at line ends (cheaper than readline, and ready for the
+ * worker threads); a final line without a newline is still ingested.
  */
 export async function ingestReadable(
   ingestor: Ingestor,
@@ -113,23 +173,20 @@ export async function ingestReadable(
   source: string,
 ): Promise<void> {
   input.setEncoding("utf8");
-  let carry = "";
-  let n = 0;
+  let pending = "";
+  let nextLine = 1;
   for await (const chunk of input as AsyncIterable<string>) {
-    const text = carry.length > 0 ? carry + chunk : chunk;
-    let start = 0;
-    for (;;) {
-      const newline = text.indexOf("\n", start);
-      if (newline === -1) break;
-      n++;
-      const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-      ingestor.push({ text: text.slice(start, end), source, line: n });
-      start = newline + 1;
-    }
-    carry = text.slice(start);
+    pending += chunk;
+    if (pending.length < CHUNK_CHARS) continue;
+    const cut = pending.lastIndexOf("\n");
+    if (cut === -1) continue;
+    const text = pending.slice(0, cut + 1);
+    pending = pending.slice(cut + 1);
+    await ingestor.pushChunk(text, nextLine, source);
+    nextLine += countNewlines(text);
   }
-  if (carry.length > 0) ingestor.push({ text: carry, source, line: n + 1 });
-  ingestor.flush();
+  if (pending.length > 0) await ingestor.pushChunk(pending, nextLine, source);
+  await ingestor.drain();
 }
 
 export async function ingestFile(ingestor: Ingestor, path: string, source = path): Promise<void> {
@@ -157,9 +214,13 @@ export async function ingestSource(
   return withDirectorState(
     ctx,
     async (buffer) => {
-      const ingestor = ingestorFor(ctx, buffer);
-      if ("path" in source) await ingestFile(ingestor, source.path, source.name);
-      else await ingestReadable(ingestor, source.stream, source.name);
+      const ingestor = ingestorFor(ctx, buffer, { parallel: true });
+      try {
+        if ("path" in source) await ingestFile(ingestor, source.path, source.name);
+        else await ingestReadable(ingestor, source.stream, source.name);
+      } finally {
+        await ingestor.close();
+      }
       return { ...ingestor.counts, buffer: { events: buffer.count, bytes: buffer.totalBytes } };
     },
     { retainEvents: false },
