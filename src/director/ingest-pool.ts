@@ -53,13 +53,14 @@ export class IngestPool {
   }
 
   /**
-   * A pool, or undefined where it would not help or cannot run: a single core, or running
-   * from the TypeScript sources (tests), where there is no compiled worker script.
+   * A pool, or undefined where it would not help or cannot run: a single core,
+   * `ENGRAM_INGEST_THREADS=0`, or running from the TypeScript sources (tests), where there is
+   * no compiled worker script.
    */
   static create(settings: PoolSettings): IngestPool | undefined {
-    const size = Math.min(4, availableParallelism());
+    const size = threadCount(process.env.ENGRAM_INGEST_THREADS);
     const script = fileURLToPath(new URL("./ingest-worker.js", import.meta.url));
-    if (size < 2 || !existsSync(script)) return undefined;
+    if (size < 1 || !existsSync(script)) return undefined;
     return new IngestPool(script, size, settings);
   }
 
@@ -84,4 +85,11 @@ export class IngestPool {
   async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
+}
+
+/** `ENGRAM_INGEST_THREADS` (0 turns the pool off), else one worker per core up to 4 (none on one core). */
+function threadCount(setting: string | undefined): number {
+  if (setting !== undefined && /^\d+$/.test(setting.trim())) return Math.min(16, Number(setting));
+  const cores = availableParallelism();
+  return cores < 2 ? 0 : Math.min(4, cores);
 }
