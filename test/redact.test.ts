@@ -579,3 +579,15 @@ describe("speed", () => {
     expect(performance.now() - start).toBeLessThan(1_500);
   });
 });
+
+describe("file names are not assignments", () => {
+  it("keeps paths with a key word and a line number", () => {
+    for (const text of [
+      "at run (src/auth/token.ts:42:7)",
+      "secret.yaml: 3 entries",
+      "see password.md: notes",
+    ]) {
+      expect(createRedactor().redact(text)).toEqual({ text, count: 0 });
+    }
+  });
+});

@@ -134,7 +134,8 @@ const BUILT_IN_RULES: readonly Rule[] = [
   },
   {
     name: "assignment",
-    source: `${KEYWORD}[A-Za-z0-9_.-]{0,40}${SEP}(?:${ASSIGNMENT_VALUE})`,
+    // No `.` in the key's suffix: `src/auth/token.ts:42` and `secret.yaml: 3` are file names.
+    source: `${KEYWORD}[A-Za-z0-9_-]{0,40}${SEP}(?:${ASSIGNMENT_VALUE})`,
   },
   {
     name: "url-credentials",
