@@ -11,7 +11,7 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../src/core/engram.js";
-import { focusCandidates, renderFocus } from "../src/core/focus.js";
+import { renderFocusFor } from "../src/core/focus.js";
 import { openContext, type RepoContext } from "../src/director/context.js";
 import { initRepository } from "../src/director/init.js";
 import type { Catalog, CatalogEntry, Engram, EngramBody } from "../src/schema/engram.js";
@@ -841,18 +841,7 @@ export function writeEngramRepo(ctx: RepoContext, engrams: readonly Engram[]): E
   const catalogText = serializeCatalog(catalog);
   writeFileSync(join(ctx.repoDir, "memory", "catalog.json"), catalogText);
   const memory = ctx.config.memory;
-  const byId = new Map(engrams.map((e) => [e.engram_id, e]));
-  const focusEngrams = new Map<string, Engram>();
-  for (const entry of focusCandidates(catalog, memory.memory_md_max_items * 4)) {
-    const engram = byId.get(entry.engram_id);
-    if (engram) focusEngrams.set(entry.engram_id, engram);
-  }
-  const focus = renderFocus({
-    catalog,
-    engrams: focusEngrams,
-    maxBytes: memory.memory_md_max_bytes,
-    maxItems: memory.memory_md_max_items,
-  });
+  const focus = renderFocusFor(catalog, new Map(engrams.map((e) => [e.engram_id, e])), memory);
   writeFileSync(join(ctx.repoDir, "MEMORY.md"), focus.text);
   const lt = engrams.filter((e) => e.scope === "lt").length;
   return {

@@ -4,6 +4,7 @@ import type { MemoryEvent } from "../schema/memory-event.js";
 import { engramFileSize, sealEngram } from "./engram.js";
 import { linkKey } from "./links.js";
 import { strictestPrivacy } from "./normalize.js";
+import { truncateChars } from "./text.js";
 import { batchIdFromIso, secondsBetween } from "./time.js";
 
 export interface CompactionPolicy {
@@ -61,7 +62,7 @@ function dirnameOf(path: string): string {
 }
 
 function clip(text: string): string {
-  return text.length > MAX_ITEM_CHARS ? `${text.slice(0, MAX_ITEM_CHARS - 1)}…` : text;
+  return truncateChars(text, MAX_ITEM_CHARS);
 }
 
 function formatDuration(seconds: number): string {

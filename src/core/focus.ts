@@ -1,6 +1,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { engramPath } from "./engram.js";
 import { FOCUS_TITLE, focusMarker } from "./focus-header.js";
+import { truncateChars } from "./text.js";
 
 /** What the MEMORY.md focus view is rendered from. */
 export interface FocusInput {
@@ -183,10 +184,12 @@ function collectItems(shown: readonly Shown[]): Item[] {
       const title = clean(d.title);
       if (title === "") continue;
       const rationale = clean(d.rationale);
-      const shownTitle = truncate(title, TITLE_MAX_CHARS);
+      const shownTitle = truncateChars(title, TITLE_MAX_CHARS);
       const room = FOCUS_ITEM_MAX_CHARS - codePoints(shownTitle) - 2;
       const body =
-        rationale === "" ? `**${shownTitle}**` : `**${shownTitle}**: ${truncate(rationale, room)}`;
+        rationale === ""
+          ? `**${shownTitle}**`
+          : `**${shownTitle}**: ${truncateChars(rationale, room)}`;
       // The bare title is a key too: a fact repeating a decision's title adds nothing.
       add("decisions", [dedupKey(title), dedupKey(`${title}: ${rationale}`)], itemLine(body, s));
     }
@@ -208,11 +211,11 @@ function collectItems(shown: readonly Shown[]): Item[] {
         : group.retryable
           ? "retryable"
           : "not retryable";
-    const head = `${truncate(group.type, ERROR_TYPE_MAX_CHARS)} ×${group.count} (${retry})`;
+    const head = `${truncateChars(group.type, ERROR_TYPE_MAX_CHARS)} ×${group.count} (${retry})`;
     const body =
       group.sample === ""
         ? head
-        : `${head}: ${truncate(group.sample, FOCUS_ITEM_MAX_CHARS - codePoints(head) - 2)}`;
+        : `${head}: ${truncateChars(group.sample, FOCUS_ITEM_MAX_CHARS - codePoints(head) - 2)}`;
     add("problems", [`error:${dedupKey(group.type)}`], itemLine(body, group.at));
   }
   return items;
@@ -232,7 +235,7 @@ function addFacts(
     if (!firm && errorPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
     const text = clean(fact);
     if (text !== "")
-      add(section, [dedupKey(text)], itemLine(truncate(text, FOCUS_ITEM_MAX_CHARS), s));
+      add(section, [dedupKey(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
   }
 }
 
@@ -305,18 +308,6 @@ function codePoints(text: string): number {
   return n;
 }
 
-/** Cuts at a code point boundary so no surrogate pair is split. */
-function truncate(text: string, maxChars: number): string {
-  const max = Math.max(1, maxChars);
-  if (text.length <= max) return text;
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
-  return `${chars
-    .slice(0, max - 1)
-    .join("")
-    .trimEnd()}…`;
-}
-
 function headerVariants(
   catalog: Catalog,
   marker: string,
@@ -365,4 +356,26 @@ function linesBytes(lines: readonly string[]): number {
   let n = 0;
   for (const line of lines) n += lineBytes(line);
   return n;
+}
+
+/**
+ * The focus view of a catalog, given the engrams at hand: only those `focusCandidates`
+ * names are looked up, so the caller may pass a larger map.
+ */
+export function renderFocusFor(
+  catalog: Catalog,
+  engrams: ReadonlyMap<string, Engram>,
+  budgets: { memory_md_max_bytes: number; memory_md_max_items: number },
+): FocusView {
+  const chosen = new Map<string, Engram>();
+  for (const entry of focusCandidates(catalog, budgets.memory_md_max_items * 4)) {
+    const engram = engrams.get(entry.engram_id);
+    if (engram) chosen.set(entry.engram_id, engram);
+  }
+  return renderFocus({
+    catalog,
+    engrams: chosen,
+    maxBytes: budgets.memory_md_max_bytes,
+    maxItems: budgets.memory_md_max_items,
+  });
 }

@@ -4,7 +4,7 @@ import type { MemoryEvent } from "../schema/memory-event.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice } from "./compact.js";
 import { catalogEntryFor, sealCatalog, serializeCatalog, serializeEngram } from "./engram.js";
-import { focusCandidates, renderFocus } from "./focus.js";
+import { renderFocusFor } from "./focus.js";
 import { planPromotion } from "./promote.js";
 import { batchIdFromIso, secondsBetween } from "./time.js";
 
@@ -165,17 +165,7 @@ export function planCycle(input: CycleInput): CyclePlan {
   const deletes = evicted.filter((e) => known.has(e.engram_id)).map((e) => e.path);
   if (catalogChanged) writes.push({ path: "memory/catalog.json", text: serializeCatalog(catalog) });
 
-  const focusEngrams = new Map<string, Engram>();
-  for (const entry of focusCandidates(catalog, memory.memory_md_max_items * 4)) {
-    const engram = all.get(entry.engram_id);
-    if (engram) focusEngrams.set(entry.engram_id, engram);
-  }
-  const focus = renderFocus({
-    catalog,
-    engrams: focusEngrams,
-    maxBytes: memory.memory_md_max_bytes,
-    maxItems: memory.memory_md_max_items,
-  });
+  const focus = renderFocusFor(catalog, all, memory);
   writes.push({ path: "MEMORY.md", text: focus.text });
 
   return {

@@ -1,5 +1,6 @@
 import type { Engram } from "../schema/engram.js";
 import { engramPath } from "./engram.js";
+import { truncateChars } from "./text.js";
 
 /** The searchable part of one engram. */
 export interface RecallDoc {
@@ -385,15 +386,5 @@ function snippetOf(doc: RecallDoc, matched: readonly string[]): string {
   for (const fact of doc.facts) consider(fact, fact);
   for (const d of doc.decisions) consider(d.title, `${d.title} ${d.rationale}`);
   if (bestCount === 0) best = doc.facts[0] ?? doc.decisions[0]?.title ?? "";
-  return cut(best.replace(/\s+/gu, " ").trim(), SNIPPET_MAX_CHARS);
-}
-
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const chars = Array.from(text);
-  if (chars.length <= max) return text;
-  return `${chars
-    .slice(0, max - 1)
-    .join("")
-    .trimEnd()}…`;
+  return truncateChars(best.replace(/\s+/gu, " ").trim(), SNIPPET_MAX_CHARS);
 }

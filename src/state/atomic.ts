@@ -19,7 +19,8 @@ export function tempName(path: string): string {
 
 const TEMP_NAME = /^\.(\d+)\.\d+\.tmp$/;
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, but is not ours to signal). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,14 +1,6 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { StateError } from "../errors.js";
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+import { processAlive } from "./atomic.js";
 
 export interface Lock {
   release(): void;
@@ -42,7 +34,7 @@ export async function acquireLock(path: string, timeoutMs = 60_000): Promise<Loc
     try {
       holder = Number.parseInt(readFileSync(path, "utf8"), 10);
     } catch {}
-    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+    if (Number.isInteger(holder) && holder > 0 && !processAlive(holder)) {
       try {
         unlinkSync(path);
       } catch {}
