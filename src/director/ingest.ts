@@ -1,4 +1,4 @@
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, readFileSync, statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import type { Redactor } from "../core/redact.js";
@@ -48,7 +48,7 @@ export interface IngestTarget {
 export function ingestorFor(
   ctx: RepoContext,
   buffer: EventBuffer,
-  options: { parallel?: boolean } = {},
+  options: { parallel?: boolean; largeInput?: boolean } = {},
 ): Ingestor {
   const target: IngestTarget = {
     buffer,
@@ -60,13 +60,18 @@ export function ingestorFor(
   const pool = options.parallel
     ? () => IngestPool.create({ ...target, patterns: ctx.config.redaction.patterns })
     : undefined;
-  return new Ingestor(target, pool);
+  const ingestor = new Ingestor(target, pool);
+  // A large file: start the threads now, so they load while the first chunk is read.
+  if (options.largeInput) ingestor.startPool();
+  return ingestor;
 }
 
 /** Lines per group commit: one journal write and one fsync for each batch. */
 const BATCH_LINES = 4096;
 /** Characters per chunk of a large input: one worker job, one group commit. */
 const CHUNK_CHARS = 1024 * 1024;
+/** A file this large starts the worker threads at once. */
+const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
 /** Chunks read before worker threads are started: small inputs never pay for them. */
 const CHUNKS_BEFORE_POOL = 2;
 
@@ -96,14 +101,18 @@ export class Ingestor {
     if (this.batch.length >= BATCH_LINES) this.flush();
   }
 
+  /** Starts the worker threads now instead of after the first chunks. */
+  startPool(): void {
+    if (this.pool || !this.poolFactory) return;
+    this.flush();
+    this.pool = this.poolFactory();
+    this.poolFactory = undefined;
+  }
+
   /** Complete lines of NDJSON text, numbered from `firstLine`. */
   async pushChunk(text: string, firstLine: number, source: string): Promise<void> {
     this.chunks++;
-    if (!this.pool && this.poolFactory && this.chunks > CHUNKS_BEFORE_POOL) {
-      this.flush();
-      this.pool = this.poolFactory();
-      this.poolFactory = undefined;
-    }
+    if (this.chunks > CHUNKS_BEFORE_POOL) this.startPool();
     if (!this.pool) {
       for (const line of splitLines(text, firstLine, source)) this.push(line);
       return;
@@ -214,7 +223,8 @@ export async function ingestSource(
   return withDirectorState(
     ctx,
     async (buffer) => {
-      const ingestor = ingestorFor(ctx, buffer, { parallel: true });
+      const largeInput = "path" in source && statSync(source.path).size > LARGE_FILE_BYTES;
+      const ingestor = ingestorFor(ctx, buffer, { parallel: true, largeInput });
       try {
         if ("path" in source) await ingestFile(ingestor, source.path, source.name);
         else await ingestReadable(ingestor, source.stream, source.name);
