@@ -168,9 +168,10 @@ export async function runIngestScenario(lines = 100_000): Promise<IngestScenario
         runs_seconds: steps.map((s) => s.seconds),
         runs_events_per_s: steps.map((s) => Math.round(s.accepted / s.seconds)),
         how:
-          `best of ${RUNS} runs, each in a fresh child process on a fresh repository: lock, open buffer, ` +
-          "Ingestor + ingestFile (normalize, dedup, redact, seal, quarantine, one journal write + fsync " +
-          "per 4096 lines), close; accepted events are the fsynced ones",
+          `best of ${RUNS} runs, each in a fresh child process on a fresh repository: ingestSource as ` +
+          "director ingest FILE runs it (lock, buffer opened without its events, worker threads " +
+          "normalizing 1 MB chunks, main thread deduplicating and appending with one fsync per chunk, " +
+          "quarantine), close; accepted events are the fsynced ones",
       },
       cli: {
         ...cli.json,
