@@ -1,8 +1,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compactSlice, condenseTelemetry } from "../src/core/compact.js";
+import { compactSlice } from "../src/core/compact.js";
 import { emptyCatalog, engramHashOf, serializeEngram } from "../src/core/engram.js";
 import { decideCompaction, planCycle, tallyRecalls } from "../src/core/plan.js";
+import { condenseTelemetry } from "../src/core/telemetry.js";
 import { batchIdFromIso } from "../src/core/time.js";
 import { verifyMemory } from "../src/core/verify.js";
 import { type Config, defaultConfig, type MemoryConfig } from "../src/schema/config.js";

@@ -1,11 +1,12 @@
 import type { Link, Privacy, Sealed } from "../schema/common.js";
 import type { Decision, Engram, EngramBody } from "../schema/engram.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
-import { engramFileSize, sealEngram } from "./engram.js";
 import { linkKey } from "./links.js";
 import { strictestPrivacy } from "./normalize.js";
-import { truncateChars } from "./text.js";
-import { batchIdFromIso, secondsBetween } from "./time.js";
+import { packEngrams } from "./pack.js";
+import { condenseTelemetry, describeWorker } from "./telemetry.js";
+import { clipItem, compareText, round3 } from "./text.js";
+import { batchIdFromIso } from "./time.js";
 
 export interface CompactionPolicy {
   engram_max_bytes: number;
@@ -17,7 +18,6 @@ export interface CompactionPolicy {
 
 export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;
-const MAX_ITEM_CHARS = 1000;
 const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
 const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
 const NOTE_PREFIX: Record<string, string> = {
@@ -61,18 +61,7 @@ function dirnameOf(path: string): string {
   return i > 0 ? path.slice(0, i) : path;
 }
 
-function clip(text: string): string {
-  return truncateChars(text, MAX_ITEM_CHARS);
-}
-
-function formatDuration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-}
-
-interface GroupItems {
+export interface GroupItems {
   facts: string[];
   decisions: Decision[];
   tentative: string[];
@@ -103,14 +92,14 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
   if (contentless.length > 0 && contentless.length < groups.size) {
     for (const [key] of contentless) groups.delete(key);
     const [, largest] = [...groups.entries()].sort(
-      (a, b) => b[1].length - a[1].length || cmp(a[0], b[0]),
+      (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
     )[0] as [string, MemoryEvent[]];
     largest.push(...contentless.flatMap(([, list]) => list));
     largest.sort((a, b) => a.seq - b.seq);
   }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
   const ordered = [...groups.entries()].sort(
-    (a, b) => b[1].length - a[1].length || cmp(a[0], b[0]),
+    (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
   );
   const kept = ordered.slice(0, Math.max(1, policy.max_groups - 1));
   const rest = ordered.slice(kept.length);
@@ -119,14 +108,10 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     kept.push(["other", merged]);
   }
   const engrams: Engram[] = [];
-  for (const [label, list] of kept.sort((a, b) => cmp(a[0], b[0]))) {
+  for (const [label, list] of kept.sort((a, b) => compareText(a[0], b[0]))) {
     engrams.push(...buildGroupEngrams(label, list, version, policy));
   }
-  return engrams.sort((a, b) => cmp(a.engram_id, b.engram_id));
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
 }
 
 function buildGroupEngrams(
@@ -166,7 +151,7 @@ function buildGroupEngrams(
     }
   };
   const addFact = (text: string, tentative: boolean) => {
-    const fact = clip(text);
+    const fact = clipItem(text);
     const key = factKey(fact);
     if (seenFacts.has(key)) return;
     seenFacts.add(key);
@@ -206,11 +191,11 @@ function buildGroupEngrams(
       if (event.kind === "decision") {
         decisions++;
         if (event.text !== undefined) {
-          const title = clip(event.text);
+          const title = clipItem(event.text);
           const key = factKey(title);
           if (!seenDecisions.has(key)) {
             seenDecisions.add(key);
-            items.decisions.push({ title, rationale: clip(event.rationale ?? "") });
+            items.decisions.push({ title, rationale: clipItem(event.rationale ?? "") });
           }
         }
         continue;
@@ -280,10 +265,6 @@ function capitalize(text: string): string {
   return text.length === 0 ? text : text[0]?.toUpperCase() + text.slice(1);
 }
 
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
-}
-
 function sortRecord(record: Record<string, number>): Record<string, number> {
   const out: Record<string, number> = {};
   for (const key of Object.keys(record).sort()) out[key] = record[key] as number;
@@ -292,221 +273,8 @@ function sortRecord(record: Record<string, number>): Record<string, number> {
 
 function topicsFor(label: string, counts: Map<string, number>): string[] {
   const ranked = [...counts.entries()]
-    .sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]))
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
     .map(([t]) => t);
   const labelTopic = label.replace(/^issue #/, "issue-");
   return [...new Set([labelTopic, ...ranked])].slice(0, MAX_TOPICS);
-}
-
-type Telemetry = NonNullable<EngramBody["telemetry"]>;
-
-/** Heartbeats and progress condensed per worker (stages, durations, stalls); errors by type. */
-export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: number): Telemetry {
-  const workers = new Map<string, MemoryEvent[]>();
-  const errorGroups = new Map<string, MemoryEvent[]>();
-  for (const event of events) {
-    if (event.kind === "heartbeat" || event.kind === "progress") {
-      const list = workers.get(event.sender.id);
-      if (list) list.push(event);
-      else workers.set(event.sender.id, [event]);
-    } else if (event.kind === "error") {
-      const type = event.error_type ?? "unknown";
-      const list = errorGroups.get(type);
-      if (list) list.push(event);
-      else errorGroups.set(type, [event]);
-    }
-  }
-  // Durations and gaps come from each worker's own clock (its `sent_at` deltas): skew
-  // between machines cancels out, and batch ingest (one receipt stamp for many events) does
-  // not flatten them. Order is still the Director's (buffer sequence).
-  const workerSummaries = [...workers.entries()]
-    .sort((a, b) => cmp(a[0], b[0]))
-    .map(([worker, list]) => {
-      const stages: string[] = [];
-      let longestGap = 0;
-      let span = 0;
-      let reportedMs = 0;
-      let previous: string | undefined;
-      for (const event of list) {
-        if (event.stage !== undefined && stages[stages.length - 1] !== event.stage) {
-          stages.push(event.stage);
-        }
-        if (event.kind === "progress" && event.duration_ms !== undefined)
-          reportedMs += event.duration_ms;
-        if (previous !== undefined) {
-          const gap = Math.max(0, secondsBetween(previous, event.sent_at));
-          longestGap = Math.max(longestGap, gap);
-          span += gap;
-        }
-        previous = event.sent_at;
-      }
-      const firstTs = (list[0] as MemoryEvent).received_at;
-      const lastTs = (list[list.length - 1] as MemoryEvent).received_at;
-      return {
-        worker,
-        heartbeats: list.filter((e) => e.kind === "heartbeat").length,
-        progress_events: list.filter((e) => e.kind === "progress").length,
-        stages: stages.slice(-16),
-        first_ts: firstTs,
-        last_ts: lastTs,
-        active_seconds: round3(Math.max(span, reportedMs / 1000)),
-        longest_gap_seconds: round3(longestGap),
-        stalled: longestGap > stallSeconds,
-      };
-    });
-  const errors = [...errorGroups.entries()]
-    .sort((a, b) => b[1].length - a[1].length || cmp(a[0], b[0]))
-    .map(([errorType, list]) => {
-      const retryValues = new Set(list.map((e) => e.retryable));
-      const retryable =
-        retryValues.size === 1 && !retryValues.has(undefined)
-          ? (list[0]?.retryable as boolean)
-          : null;
-      const sampleEvent = list.find((e) => e.text !== undefined);
-      return {
-        error_type: errorType,
-        count: list.length,
-        retryable,
-        sample: clip(sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : "")).slice(
-          0,
-          280,
-        ),
-        workers: [...new Set(list.map((e) => e.sender.id))].sort().slice(0, 32),
-      };
-    });
-  return { workers: workerSummaries.slice(0, 64), errors: errors.slice(0, 32) };
-}
-
-function describeWorker(w: Telemetry["workers"][number]): string | undefined {
-  if (w.stages.length === 0 && !w.stalled) return undefined;
-  const path = w.stages.length > 0 ? `stages ${w.stages.join(" → ")}` : "no stage reported";
-  const stall = w.stalled ? `; stalled ${formatDuration(w.longest_gap_seconds)}` : "";
-  return `Worker ${w.worker}: ${path} over ${formatDuration(w.active_seconds)}${stall}.`;
-}
-
-/**
- * Splits one group's items into as many engrams as `engram_max_bytes` requires, so nothing
- * is dropped for size; only a single item larger than the budget is shortened (counted in
- * `signals.truncated`). Sizes are estimated per item and checked exactly once per engram,
- * so packing stays linear in the number of items.
- */
-function packEngrams(
-  base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
-    signals: Omit<EngramBody["signals"], "truncated">;
-  },
-  extra: { telemetry?: Telemetry },
-  items: GroupItems,
-  sealed: readonly Sealed[],
-  maxBytes: number,
-): Engram[] {
-  type Item = { kind: "fact"; text: string } | { kind: "decision"; value: Decision };
-  const queue: Item[] = [
-    ...items.decisions.map((value) => ({ kind: "decision" as const, value: { ...value } })),
-    ...items.facts.map((text) => ({ kind: "fact" as const, text })),
-  ];
-  const tentative = new Set(items.tentative);
-  const build = (
-    chunk: readonly Item[],
-    part: number,
-    withExtras: boolean,
-    cut: number,
-  ): EngramBody => {
-    const facts = chunk.flatMap((i) => (i.kind === "fact" ? [i.text] : []));
-    const body: EngramBody = {
-      ...base,
-      facts,
-      decisions: chunk.flatMap((i) => (i.kind === "decision" ? [i.value] : [])),
-      // The group's events are counted once, on its first part, so counts add up.
-      provenance:
-        part > 0 ? { ...base.provenance, event_count: 0, part: part + 1 } : base.provenance,
-      signals: { ...base.signals, truncated: cut },
-      ...(withExtras ? extra : {}),
-      ...(withExtras && sealed.length > 0 ? { sealed: [...sealed] } : {}),
-    };
-    const tentativeHere = facts.filter((f) => tentative.has(f));
-    if (tentativeHere.length > 0) body.tentative = tentativeHere;
-    return body;
-  };
-  // Sizes are measured on bodies (placeholder id and hash); only emitted engrams are hashed.
-  const size = engramFileSize;
-  const cost = (item: Item) =>
-    item.kind === "fact"
-      ? (Buffer.byteLength(JSON.stringify(item.text), "utf8") + 8) *
-        (tentative.has(item.text) ? 2 : 1)
-      : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
-
-  const out: Engram[] = [];
-  let index = 0;
-  while (index < queue.length || out.length === 0) {
-    const part = out.length;
-    const withExtras = part === 0;
-    const overhead = size(build([], part, withExtras, 0)) + 16;
-    const chunk: Item[] = [];
-    let estimate = overhead;
-    while (index < queue.length) {
-      const item = queue[index] as Item;
-      const c = cost(item);
-      if (chunk.length > 0 && estimate + c > maxBytes) break;
-      chunk.push(item);
-      estimate += c;
-      index++;
-    }
-    let cut = 0;
-    let engram = build(chunk, part, withExtras, cut);
-    // The estimate can be off by a little: give items back until the engram fits.
-    while (size(engram) > maxBytes && chunk.length > 1) {
-      chunk.pop();
-      index--;
-      engram = build(chunk, part, withExtras, cut);
-    }
-    while (size(engram) > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
-      cut = 1;
-      engram = build(chunk, part, withExtras, cut);
-    }
-    out.push(size(engram) <= maxBytes ? sealEngram(engram) : trimExtras(engram, maxBytes));
-    if (chunk.length === 0 && index >= queue.length) break;
-  }
-  return out;
-}
-
-function shrink(
-  item: { kind: "fact"; text: string } | { kind: "decision"; value: Decision },
-): boolean {
-  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
-  if (item.kind === "fact") {
-    if (item.text.length <= 40) return false;
-    item.text = half(item.text);
-    return true;
-  }
-  if (item.value.rationale.length > 40) {
-    item.value.rationale = half(item.value.rationale);
-    return true;
-  }
-  if (item.value.title.length > 40) {
-    item.value.title = half(item.value.title);
-    return true;
-  }
-  return false;
-}
-
-function trimExtras(body: EngramBody, maxBytes: number): Engram {
-  const next: EngramBody = {
-    ...body,
-    signals: { ...body.signals, truncated: body.signals.truncated + 1 },
-  };
-  const fits = (b: EngramBody) => engramFileSize(b) <= maxBytes;
-  if (next.telemetry) {
-    next.telemetry = { workers: [...next.telemetry.workers], errors: [...next.telemetry.errors] };
-    while (!fits(next) && next.telemetry.workers.length > 0) next.telemetry.workers.pop();
-    while (!fits(next) && next.telemetry.errors.length > 0) next.telemetry.errors.pop();
-    if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
-      delete next.telemetry;
-  }
-  while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
-  while (!fits(next) && next.sealed && next.sealed.length > 0)
-    next.sealed = next.sealed.slice(0, -1);
-  while (!fits(next) && next.provenance.senders.length > 0) {
-    next.provenance = { ...next.provenance, senders: next.provenance.senders.slice(0, -1) };
-  }
-  return sealEngram(next);
 }

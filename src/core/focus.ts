@@ -1,7 +1,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { engramPath } from "./engram.js";
 import { FOCUS_TITLE, focusMarker } from "./focus-header.js";
-import { truncateChars } from "./text.js";
+import { compareText, truncateChars } from "./text.js";
 
 /** What the MEMORY.md focus view is rendered from. */
 export interface FocusInput {
@@ -128,22 +128,18 @@ function budget(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-function compareStrings(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Version descending (batch ids sort as text), then engram_id ascending. */
 function newestFirst(
   a: { version: string; engram_id: string },
   b: { version: string; engram_id: string },
 ): number {
-  return compareStrings(b.version, a.version) || compareStrings(a.engram_id, b.engram_id);
+  return compareText(b.version, a.version) || compareText(a.engram_id, b.engram_id);
 }
 
 /** Entries by engram_id, first of any duplicate id (the catalog rejects them anyway). */
 function uniqueEntries(entries: readonly CatalogEntry[]): CatalogEntry[] {
   const sorted = [...entries].sort(
-    (a, b) => compareStrings(a.engram_id, b.engram_id) || compareStrings(a.path, b.path),
+    (a, b) => compareText(a.engram_id, b.engram_id) || compareText(a.path, b.path),
   );
   return sorted.filter((e, i) => i === 0 || sorted[i - 1]?.engram_id !== e.engram_id);
 }
@@ -256,8 +252,8 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
     const groups = [...(s.engram.telemetry?.errors ?? [])].sort(
       (a, b) =>
         b.count - a.count ||
-        compareStrings(a.error_type, b.error_type) ||
-        compareStrings(a.sample, b.sample),
+        compareText(a.error_type, b.error_type) ||
+        compareText(a.sample, b.sample),
     );
     for (const g of groups) {
       const type = clean(g.error_type);
@@ -277,7 +273,7 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
   }
   return [...byType.values()].sort(
     (a, b) =>
-      newestFirst(a.at.engram, b.at.engram) || b.count - a.count || compareStrings(a.type, b.type),
+      newestFirst(a.at.engram, b.at.engram) || b.count - a.count || compareText(a.type, b.type),
   );
 }
 

@@ -1,6 +1,7 @@
 import type { Decision, Engram, EngramBody } from "../schema/engram.js";
 import { CREATED_BY, factKey } from "./compact.js";
 import { engramFileSize, sealEngram } from "./engram.js";
+import { compareText } from "./text.js";
 
 export interface PromotionPolicy {
   promote_repeat_min: number;
@@ -45,7 +46,7 @@ export function planPromotion(input: PromotionInput): Engram[] {
     for (const d of engram.decisions) ltDecisions.add(factKey(d.title));
     for (const id of engram.supersedes ?? []) superseded.add(id);
   }
-  const st = [...input.st].sort((a, b) => cmp(a.engram_id, b.engram_id));
+  const st = [...input.st].sort((a, b) => compareText(a.engram_id, b.engram_id));
   const candidates = new Map<string, Candidate>();
   const add = (c: Omit<Candidate, "sources">, source: string) => {
     const id = `${c.kind}:${c.key}`;
@@ -101,14 +102,10 @@ export function planPromotion(input: PromotionInput): Engram[] {
   if (candidates.size === 0) return [];
 
   const ordered = [...candidates.values()].sort((a, b) =>
-    cmp(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
+    compareText(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
   );
   const byId = new Map(st.map((e) => [e.engram_id, e]));
   return packPromotion(ordered, byId, input);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function packPromotion(
@@ -140,7 +137,7 @@ function packPromotion(
         end_ts: ends[ends.length - 1] ?? input.createdAt,
       },
       topics: [...topicCounts.entries()]
-        .sort((a, b) => b[1] - a[1] || cmp(a[0], b[0]))
+        .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
         .map(([t]) => t)
         .slice(0, 12),
       facts: items.flatMap((c) => (c.kind === "fact" && c.fact !== undefined ? [c.fact] : [])),

@@ -1,6 +1,6 @@
 import type { Engram } from "../schema/engram.js";
 import { engramPath } from "./engram.js";
-import { truncateChars } from "./text.js";
+import { compareText, truncateChars } from "./text.js";
 
 /** The searchable part of one engram. */
 export interface RecallDoc {
@@ -144,14 +144,14 @@ export function buildRecallIndex(docs: Iterable<RecallDoc>): RecallIndex {
     // One doc per id, the newest; independent of input order except for exact twins.
     if (
       !known ||
-      compare(known.version, doc.version) < 0 ||
-      (known.version === doc.version && compare(known.path, doc.path) < 0)
+      compareText(known.version, doc.version) < 0 ||
+      (known.version === doc.version && compareText(known.path, doc.path) < 0)
     ) {
       unique.set(doc.engram_id, doc);
     }
   }
   // Sorted by id, so a doc's position is the ranking tie-break.
-  const sorted = [...unique.values()].sort((a, b) => compare(a.engram_id, b.engram_id));
+  const sorted = [...unique.values()].sort((a, b) => compareText(a.engram_id, b.engram_id));
   const n = sorted.length;
 
   const textPostings = new Map<string, { docs: number[]; tfs: number[] }>();
@@ -357,10 +357,6 @@ function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
     map.set(key, value);
   }
   return value;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Seconds since the epoch of a batch id `YYYYMMDD-HHMMSSZ`; undefined if it is not one. */

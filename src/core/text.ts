@@ -12,3 +12,19 @@ export function truncateChars(text: string, maxChars: number): string {
     .join("")
     .trimEnd()}…`;
 }
+
+/** Longest fact, decision or sample an engram keeps, in characters. */
+export const MAX_ITEM_CHARS = 1000;
+
+export function clipItem(text: string): string {
+  return truncateChars(text, MAX_ITEM_CHARS);
+}
+
+/** Plain code-unit order, the same on every machine (no locale). */
+export function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function round3(n: number): number {
+  return Math.round(n * 1000) / 1000;
+}
