@@ -100,4 +100,16 @@ describe("runCycle", () => {
     const catalog = JSON.parse(readFileSync(join(repo, "memory", "catalog.json"), "utf8"));
     expect(catalog.catalog_version).toBe(1);
   });
+
+  it("quarantines a line that never ends without holding it, and reads on after it", async () => {
+    const huge = `{"schema_version":"agentbus-envelope/v1","payload":{"text":"${"y".repeat(3_000_000)}`;
+    const file = join(repo, "hostile.ndjson");
+    writeFileSync(file, `${notes(2)}\n${huge}\n${notes(2, 10)}\n`);
+    const ctx = await openContext({ repo });
+    const counts = await ingestSource(ctx, { path: file, name: "hostile.ndjson" });
+    expect(counts).toMatchObject({ accepted: 4, quarantined: 1 });
+    const record = JSON.parse(readFileSync(join(repo, ".engram", "quarantine.ndjson"), "utf8"));
+    expect(record).toMatchObject({ source: "hostile.ndjson", line: 3, reason: "oversized" });
+    expect(record.excerpt.length).toBeLessThanOrEqual(300);
+  });
 });

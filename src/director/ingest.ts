@@ -1,6 +1,7 @@
 import { createReadStream, readFileSync, statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
+import { quarantineExcerpt } from "../core/normalize.js";
 import type { Redactor } from "../core/redact.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine } from "../state/quarantine.js";
@@ -140,6 +141,35 @@ export class Ingestor {
     }
   }
 
+  /** Longest line worth reading whole: anything longer is over `max_message_bytes` anyway. */
+  get maxLineChars(): number {
+    return this.target.maxMessageBytes;
+  }
+
+  /** Quarantines a line too long to hold, from its start; the caller skips the rest of it. */
+  async rejectOversized(
+    start: string,
+    line: number,
+    source: string,
+    charsSeen: number,
+  ): Promise<void> {
+    await this.drain();
+    const excerpt = quarantineExcerpt(start, this.target.redactor);
+    appendQuarantine(this.target.quarantinePath, [
+      {
+        received_at: receiptTime(),
+        source,
+        line,
+        reason: "oversized",
+        detail: `line longer than ${charsSeen} characters, over agent_bus.max_message_bytes (${this.target.maxMessageBytes}); not read to its end`,
+        excerpt: excerpt.text,
+        bytes: Buffer.byteLength(start, "utf8"),
+      },
+    ]);
+    this.counts.quarantined++;
+    this.counts.redacted += excerpt.count;
+  }
+
   async close(): Promise<void> {
     await this.pool?.close();
     this.pool = undefined;
@@ -184,17 +214,36 @@ export async function ingestReadable(
   input.setEncoding("utf8");
   let pending = "";
   let nextLine = 1;
+  // A line that never ends is not held in memory: past the limit it is quarantined as
+  // oversized and the rest of it is skipped.
+  const limit = CHUNK_CHARS + ingestor.maxLineChars;
+  let skipping = false;
   for await (const chunk of input as AsyncIterable<string>) {
-    pending += chunk;
+    let data = chunk;
+    if (skipping) {
+      const newline = data.indexOf("\n");
+      if (newline === -1) continue;
+      skipping = false;
+      nextLine++;
+      data = data.slice(newline + 1);
+    }
+    pending += data;
     if (pending.length < CHUNK_CHARS) continue;
     const cut = pending.lastIndexOf("\n");
-    if (cut === -1) continue;
+    if (cut === -1) {
+      if (pending.length > limit) {
+        await ingestor.rejectOversized(pending.slice(0, 4096), nextLine, source, pending.length);
+        pending = "";
+        skipping = true;
+      }
+      continue;
+    }
     const text = pending.slice(0, cut + 1);
     pending = pending.slice(cut + 1);
     await ingestor.pushChunk(text, nextLine, source);
     nextLine += countNewlines(text);
   }
-  if (pending.length > 0) await ingestor.pushChunk(pending, nextLine, source);
+  if (pending.length > 0 && !skipping) await ingestor.pushChunk(pending, nextLine, source);
   await ingestor.drain();
 }
 
