@@ -6,7 +6,9 @@ import { initRepository } from "../director/init.js";
 import { runCycle } from "../director/run.js";
 import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
+import { UsageError } from "../errors.js";
 import { type Command, type ParsedArgs, stringOption } from "./args.js";
+import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
 
 const repoOptions = (args: ParsedArgs) => ({
@@ -34,11 +36,18 @@ const init: Command = {
 const ingest: Command = {
   name: "ingest",
   summary:
-    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin) into the durable buffer; bad lines go to the quarantine.",
-  usage: "director ingest FILE|- [--repo DIR] [--config FILE] [--json]",
-  options: {},
-  positionals: [1, 1],
+    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), or commits and their trailers with --from-git RANGE, into the durable buffer; bad lines go to the quarantine.",
+  usage: "director ingest FILE|-|--from-git RANGE [--repo DIR] [--config FILE] [--json]",
+  options: { ...ingestFromGitOption() },
+  positionals: [0, 1],
   async run(args) {
+    const fromGit = stringOption(args, "from-git") !== undefined;
+    if (fromGit === (args.positionals.length === 1)) {
+      throw new UsageError(
+        `expected exactly one of FILE, - or --from-git RANGE\n\nusage: ${ingest.usage}`,
+      );
+    }
+    if (fromGit) return runIngestFromGit(args);
     const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
     const { buffer: _buffer, ...c } = await ingestSource(
@@ -133,4 +142,11 @@ const status: Command = {
   },
 };
 
-export const DIRECTOR_COMMANDS: readonly Command[] = [init, ingest, run, verify, status];
+export const DIRECTOR_COMMANDS: readonly Command[] = [
+  init,
+  ingest,
+  run,
+  verify,
+  status,
+  ...GIT_COMMANDS,
+];

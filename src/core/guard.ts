@@ -1,0 +1,129 @@
+import { compareText } from "./text.js";
+import type { Finding, FindingCode } from "./verify.js";
+
+/** Head branches with this prefix are the Director's, machine-owned (`engram/memory`). */
+export const DIRECTOR_BRANCH_PREFIX = "engram/";
+
+/** Every kind of problem the PR guard reports: verify's, plus its own two. */
+export type GuardCode = FindingCode | "single-writer" | "stale";
+
+/** One guard problem, shaped like a verify finding. */
+export interface GuardFinding {
+  path: string;
+  code: GuardCode;
+  message: string;
+}
+
+/** The identity of `memory/catalog.json` at one commit. */
+export interface CatalogStamp {
+  /** The git blob id: equal ids, equal catalogs. */
+  blob: string;
+  /** From the file when it parses, for the message. */
+  version: number | undefined;
+  hash: string | undefined;
+}
+
+/** What the guard decides on; the caller reads it from git. */
+export interface GuardInput {
+  /** The PR's head branch name, when known. */
+  headBranch: string | undefined;
+  /** Paths the PR changes (merge-base..head), relative to the engram repository. */
+  changedPaths: readonly string[];
+  /** The catalog at the base (main), undefined when absent. */
+  baseCatalog: CatalogStamp | undefined;
+  /** The catalog where the head branch left the base, undefined when absent. */
+  mergeBaseCatalog: CatalogStamp | undefined;
+  /** `verifyMemory` on the memory tree at the head. */
+  verifyFindings: readonly Finding[];
+}
+
+/** Whether a head branch is one the Director writes. */
+export function isDirectorBranch(name: string | undefined): boolean {
+  return name?.startsWith(DIRECTOR_BRANCH_PREFIX) === true;
+}
+
+/** Whether a path is durable memory, which only the Director writes (invariant 6). */
+export function isMemoryPath(path: string): boolean {
+  return path === "MEMORY.md" || path === "memory" || path.startsWith("memory/");
+}
+
+/**
+ * The PR check: the head's memory tree must verify; a worker branch must not touch memory;
+ * a Director branch must start from main's current catalog. Pure; findings sorted like
+ * verify's.
+ */
+export function guardFindings(input: GuardInput): GuardFinding[] {
+  const findings: GuardFinding[] = [...input.verifyFindings];
+  if (!isDirectorBranch(input.headBranch)) {
+    for (const path of [...new Set(input.changedPaths)].filter(isMemoryPath)) {
+      findings.push({
+        path,
+        code: "single-writer",
+        message:
+          "changed by a branch that is not the Director's: only the Director writes memory; " +
+          "workers treat memory/** and MEMORY.md as read-only",
+      });
+    }
+  } else if (input.baseCatalog?.blob !== input.mergeBaseCatalog?.blob) {
+    const moved = input.baseCatalog;
+    const where = moved
+      ? `version ${moved.version ?? "?"} (${moved.hash ?? "unreadable hash"})`
+      : "nothing (it was removed)";
+    findings.push({
+      path: "memory/catalog.json",
+      code: "stale",
+      message: `stale: main's catalog moved to ${where} since this branch was made; the Director regenerates it`,
+    });
+  }
+  return findings.sort(
+    (a, b) =>
+      compareText(a.path, b.path) ||
+      compareText(a.code, b.code) ||
+      compareText(a.message, b.message),
+  );
+}
+
+/** One line per finding, as verify prints them: `<path>: <message>`. */
+export function formatGuardFinding(f: GuardFinding): string {
+  return `${oneLine(f.path)}: ${oneLine(f.message)}`;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\p{Cc}\u2028\u2029]/gu, " ");
+}
+
+// GitHub workflow commands: `%`, CR and LF are escaped everywhere, `:` and `,` in properties.
+function escapeData(text: string): string {
+  return text.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+}
+
+function escapeProperty(text: string): string {
+  return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
+}
+
+/** One GitHub Actions annotation line: `::error file=<path>::<message>`. */
+export function githubAnnotation(f: GuardFinding): string {
+  return `::error file=${escapeProperty(f.path)}::${escapeData(`${f.code}: ${f.message}`)}`;
+}
+
+/** A short Markdown report for `$GITHUB_STEP_SUMMARY`. */
+export function guardSummaryMarkdown(
+  findings: readonly GuardFinding[],
+  context: { base: string; head: string; headBranch: string | undefined },
+): string {
+  const branch = context.headBranch ?? "(unknown branch)";
+  const title = `### engram guard: ${findings.length === 0 ? "ok" : `${findings.length} finding(s)`}`;
+  const lines = [title, "", `\`${branch}\` at \`${context.head}\` against \`${context.base}\``, ""];
+  if (findings.length > 0) {
+    lines.push("| path | code | message |", "|---|---|---|");
+    for (const f of findings) {
+      lines.push(`| \`${cell(f.path)}\` | ${f.code} | ${cell(f.message)} |`);
+    }
+    lines.push("");
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/[\r\n`]/g, " ");
+}

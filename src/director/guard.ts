@@ -1,0 +1,158 @@
+import { appendFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadConfig, parseConfigText } from "../config/load.js";
+import {
+  type CatalogStamp,
+  type GuardFinding,
+  githubAnnotation,
+  guardFindings,
+  guardSummaryMarkdown,
+  isDirectorBranch,
+} from "../core/guard.js";
+import { verifyMemory } from "../core/verify.js";
+import {
+  branchNameOf,
+  changedPaths,
+  type GitRepo,
+  mergeBase,
+  openRepo,
+  readFileAt,
+  readFilesUnder,
+  resolveCommit,
+  withinRepo,
+} from "../git/history.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../repo/memory-tree.js";
+import { type Config, defaultConfig } from "../schema/config.js";
+
+export interface GuardOptions {
+  /** The engram repository folder (default: the current one). */
+  repo?: string | undefined;
+  base: string;
+  head: string;
+  /** The PR's head branch, when `head` is not itself a branch (a CI merge ref, a sha). */
+  headBranch?: string | undefined;
+  /** A config file in the work tree to use instead of the head's `config/dev.toml`. */
+  config?: string | undefined;
+  /** Environment for the head-branch fallback (`GITHUB_HEAD_REF`); default process.env. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface GuardResult {
+  ok: boolean;
+  findings: GuardFinding[];
+  base: string;
+  head: string;
+  merge_base: string | null;
+  head_branch: string | null;
+  /** Where the branch name came from. */
+  head_branch_from: "option" | "ref" | "GITHUB_HEAD_REF" | null;
+  director_branch: boolean;
+  changed_paths: number;
+}
+
+const CONFIG_PATH = "config/dev.toml";
+
+/**
+ * `director guard`: the PR checks on local refs. Reads objects at `base`, `head` and their
+ * merge base with isomorphic-git; the work tree and the index are never read or written.
+ */
+export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
+  const repo = await openRepo(options.repo ?? process.cwd());
+  const base = await resolveCommit(repo, options.base);
+  const head = await resolveCommit(repo, options.head);
+  const fork = await mergeBase(repo, base, head);
+
+  const named = await headBranchOf(repo, options);
+  // The PR's own changes, as GitHub shows them: main moving on is not the branch's doing.
+  const changed = withinRepo(repo, await changedPaths(repo, fork ?? base, head));
+  const director = isDirectorBranch(named.name);
+  const config = await configAt(repo, head, options);
+
+  const findings = guardFindings({
+    headBranch: named.name,
+    changedPaths: changed,
+    baseCatalog: await catalogStamp(repo, base),
+    mergeBaseCatalog: fork === undefined ? undefined : await catalogStamp(repo, fork),
+    verifyFindings: verifyMemory({
+      catalogText: (await readFileAt(repo, head, CATALOG_PATH))?.text,
+      files: [
+        ...(await readFilesUnder(repo, head, "memory/st")),
+        ...(await readFilesUnder(repo, head, "memory/lt")),
+      ],
+      memoryMd: (await readFileAt(repo, head, FOCUS_PATH))?.text,
+      memory: config.memory,
+    }),
+  });
+  return {
+    ok: findings.length === 0,
+    findings,
+    base,
+    head,
+    merge_base: fork ?? null,
+    head_branch: named.name ?? null,
+    head_branch_from: named.from,
+    director_branch: director,
+    changed_paths: changed.length,
+  };
+}
+
+async function headBranchOf(
+  repo: GitRepo,
+  options: GuardOptions,
+): Promise<{ name: string | undefined; from: GuardResult["head_branch_from"] }> {
+  if (options.headBranch !== undefined && options.headBranch !== "") {
+    return { name: options.headBranch.replace(/^refs\/heads\//, ""), from: "option" };
+  }
+  const fromRef = await branchNameOf(repo, options.head);
+  if (fromRef !== undefined) return { name: fromRef, from: "ref" };
+  // A pull_request workflow checks out a merge ref; GitHub names the head branch here.
+  const env = options.env ?? process.env;
+  const fromEnv = env.GITHUB_ACTIONS === "true" ? env.GITHUB_HEAD_REF : undefined;
+  if (fromEnv) return { name: fromEnv, from: "GITHUB_HEAD_REF" };
+  return { name: undefined, from: null };
+}
+
+async function configAt(repo: GitRepo, head: string, options: GuardOptions): Promise<Config> {
+  if (options.config !== undefined) {
+    return (await loadConfig(resolve(options.repo ?? "."), options.config)).config;
+  }
+  const file = await readFileAt(repo, head, CONFIG_PATH);
+  if (!file) return defaultConfig();
+  return parseConfigText(file.text, `${CONFIG_PATH} at ${options.head}`);
+}
+
+async function catalogStamp(repo: GitRepo, commit: string): Promise<CatalogStamp | undefined> {
+  const file = await readFileAt(repo, commit, CATALOG_PATH);
+  if (!file) return undefined;
+  let version: number | undefined;
+  let hash: string | undefined;
+  try {
+    const raw = JSON.parse(file.text) as { catalog_version?: unknown; hash?: unknown };
+    if (typeof raw.catalog_version === "number") version = raw.catalog_version;
+    if (typeof raw.hash === "string") hash = raw.hash;
+  } catch {}
+  return { blob: file.oid, version, hash };
+}
+
+/**
+ * Inside GitHub Actions (`GITHUB_ACTIONS=true`): the annotation lines to print, and a short
+ * Markdown summary appended to `$GITHUB_STEP_SUMMARY` when that is set. Elsewhere: nothing.
+ */
+export function reportToGitHub(
+  result: GuardResult,
+  refs: { base: string; head: string },
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  if (env.GITHUB_ACTIONS !== "true") return [];
+  const summaryFile = env.GITHUB_STEP_SUMMARY;
+  if (summaryFile) {
+    appendFileSync(
+      summaryFile,
+      guardSummaryMarkdown(result.findings, {
+        ...refs,
+        headBranch: result.head_branch ?? undefined,
+      }),
+    );
+  }
+  return result.findings.map(githubAnnotation);
+}
