@@ -208,7 +208,10 @@ function buildGroupEngrams(
           (event.type === "memory_event.v1" && event.kind !== "fact"
             ? `${capitalize(event.kind)}: `
             : "");
-        addFact(prefix + event.text, tentative || event.kind === "question");
+        // Only what a worker chose to remember (a note) is promotable; other memory events,
+        // such as commits read from git history, record activity.
+        const activity = event.type !== "memory_note.v1";
+        addFact(prefix + event.text, tentative || activity || event.kind === "question");
       }
     }
     if (event.kind === "error") errors++;
