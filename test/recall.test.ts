@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import { engramPath, sealEngram } from "../src/core/engram.js";
 import {
   buildRecallIndex,
+  deserializeRecallIndex,
   type RecallDoc,
   recall,
   recallDocFromEngram,
+  serializeRecallIndex,
   tokenize,
 } from "../src/core/recall.js";
 
@@ -301,5 +303,24 @@ describe("recall: properties", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("recall: the serialized index", () => {
+  it("gives the same hits after a JSON round trip, and refuses anything else", () => {
+    fc.assert(
+      fc.property(docsArb, phraseArb, (docs, query) => {
+        const index = buildRecallIndex(docs);
+        const copy = deserializeRecallIndex(
+          JSON.parse(JSON.stringify(serializeRecallIndex(index))),
+        );
+        expect(copy).toBeDefined();
+        expect(recall(copy!, query, { limit: 1000 })).toEqual(
+          recall(index, query, { limit: 1000 }),
+        );
+      }),
+    );
+    expect(deserializeRecallIndex({ catalog_hash: "x", docs: [] })).toBeUndefined();
+    expect(deserializeRecallIndex(null)).toBeUndefined();
   });
 });

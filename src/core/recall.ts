@@ -241,6 +241,60 @@ export function buildRecallIndex(docs: Iterable<RecallDoc>): RecallIndex {
   return new InvertedIndex(stored, terms, phrases);
 }
 
+/** A built index as plain JSON, so a command line can load it instead of rebuilding it. */
+export interface SerializedRecallIndex {
+  format: "engram-recall-index/v1";
+  docs: { doc: RecallDoc; prior: number }[];
+  /** term, idf, text docs, text weights, topic docs */
+  terms: [string, number, number[], number[], number[]][];
+  /** phrase, docs, bonus */
+  phrases: [string, number[], number][];
+}
+
+export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex {
+  const inverted = asInverted(index);
+  return {
+    format: "engram-recall-index/v1",
+    docs: inverted.docs.map((d) => ({ doc: d.doc, prior: d.prior })),
+    terms: [...inverted.terms].map(([t, p]) => [
+      t,
+      p.idf,
+      [...p.textDocs],
+      [...p.textWeights],
+      [...p.topicDocs],
+    ]),
+    phrases: [...inverted.phrases].map(([phrase, p]) => [phrase, [...p.docs], p.bonus]),
+  };
+}
+
+/** The index `serializeRecallIndex` wrote; `undefined` for anything else (rebuild then). */
+export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
+  const d = data as Partial<SerializedRecallIndex> | null;
+  if (d?.format !== "engram-recall-index/v1" || !d.docs || !d.terms || !d.phrases) {
+    return undefined;
+  }
+  const terms = new Map<string, Postings>();
+  for (const [t, idf, textDocs, textWeights, topicDocs] of d.terms) {
+    terms.set(t, {
+      idf,
+      textDocs: Int32Array.from(textDocs),
+      textWeights: Float64Array.from(textWeights),
+      topicDocs: Int32Array.from(topicDocs),
+    });
+  }
+  const phrases = new Map<string, { docs: Int32Array; bonus: number }>();
+  for (const [phrase, docs, bonus] of d.phrases) {
+    phrases.set(phrase, { docs: Int32Array.from(docs), bonus });
+  }
+  return new InvertedIndex(d.docs, terms, phrases);
+}
+
+function asInverted(index: RecallIndex): InvertedIndex {
+  if (!(index instanceof InvertedIndex))
+    throw new TypeError("not an index built by buildRecallIndex");
+  return index;
+}
+
 /**
  * Ranked recall: BM25 over facts and decisions, topic tokens weighted higher and exact topics
  * highest, scaled by recency (relative to the newest engram in the index, never a clock) and

@@ -2,10 +2,13 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   buildRecallIndex,
-  type RecallDoc,
+  deserializeRecallIndex,
   type RecallHit,
+  type RecallIndex,
   recall,
   recallDocFromEngram,
+  type SerializedRecallIndex,
+  serializeRecallIndex,
 } from "../core/recall.js";
 import type { RepoContext } from "../director/context.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
@@ -13,21 +16,24 @@ import type { Catalog } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { spoolEnvelope } from "./emit.js";
 
-interface CachedDocs {
+interface CachedIndex {
   catalog_hash: string;
-  docs: RecallDoc[];
+  index: SerializedRecallIndex;
 }
 
 /**
- * The recall documents for a catalog, cached in the state folder by catalog hash: a query
- * reads one file instead of every engram, and the cache is rebuilt whenever memory changes.
+ * The recall index of a catalog, cached built in the state folder by catalog hash: a query
+ * loads one file instead of reading and tokenizing every engram, and the cache is rebuilt
+ * whenever memory changes (or when it cannot be read).
  */
-export async function recallDocs(ctx: RepoContext, catalog: Catalog): Promise<RecallDoc[]> {
+export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promise<RecallIndex> {
   const cachePath = join(ctx.paths.root, "recall-index.json");
   if (existsSync(cachePath)) {
     try {
-      const cached = JSON.parse(readFileSync(cachePath, "utf8")) as CachedDocs;
-      if (cached.catalog_hash === catalog.hash) return cached.docs;
+      const cached = JSON.parse(readFileSync(cachePath, "utf8")) as CachedIndex;
+      const index =
+        cached.catalog_hash === catalog.hash ? deserializeRecallIndex(cached.index) : undefined;
+      if (index) return index;
     } catch {
       // a damaged cache is rebuilt below
     }
@@ -37,12 +43,11 @@ export async function recallDocs(ctx: RepoContext, catalog: Catalog): Promise<Re
     .map((entry) => engrams.get(entry.engram_id))
     .filter((e) => e !== undefined)
     .map(recallDocFromEngram);
+  const index = buildRecallIndex(docs);
   mkdirSync(ctx.paths.root, { recursive: true });
-  writeFileAtomicSync(
-    cachePath,
-    JSON.stringify({ catalog_hash: catalog.hash, docs } satisfies CachedDocs),
-  );
-  return docs;
+  const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
+  writeFileAtomicSync(cachePath, JSON.stringify(cache));
+  return index;
 }
 
 export interface RecallResult {
@@ -64,7 +69,7 @@ export async function recallMemory(
   },
 ): Promise<RecallResult> {
   const catalog = await readCatalog(ctx.repoDir);
-  const index = buildRecallIndex(await recallDocs(ctx, catalog));
+  const index = await recallIndexFor(ctx, catalog);
   const hits = recall(index, query, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
