@@ -2,7 +2,7 @@ import { openContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
-import { emitNote } from "../worker/emit.js";
+import { emitHeartbeat, emitNote } from "../worker/emit.js";
 import { recallMemory } from "../worker/recall.js";
 import { type Command, listOption, numberOption, type ParsedArgs, stringOption } from "./args.js";
 import { EXIT } from "./main.js";
@@ -105,23 +105,81 @@ const recall: Command = {
 const check: Command = {
   name: "check",
   summary:
-    "Check that the local memory files match their catalog (nothing missing, modified or extra).",
-  usage: "worker check [--repo DIR] [--config FILE] [--json]",
-  options: {},
+    "Check that the local memory files match their catalog, and whether this branch must sync with main ([policy.sync_main]).",
+  usage: "worker check [--main REF] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    main: {
+      type: "string",
+      value: "REF",
+      description:
+        "main to compare with (default: the newest of origin/main, main, origin/master, master)",
+    },
+  },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
-    const r = await checkMemory(ctx);
-    const lines = r.ok
-      ? [`ok: memory matches catalog version ${r.catalog_version} (${r.catalog_hash})`]
-      : [
-          `memory does not match catalog version ${r.catalog_version} (${r.catalog_hash}):`,
-          ...(r.catalog_modified ? ["  catalog: memory/catalog.json was modified"] : []),
-          ...r.missing.map((p) => `  missing:  ${p}`),
-          ...r.modified.map((p) => `  modified: ${p}`),
-          ...r.unlisted.map((p) => `  unlisted: ${p}`),
-        ];
-    return { json: r, text: `${lines.join("\n")}\n`, exitCode: r.ok ? EXIT.ok : EXIT.findings };
+    const r = await checkMemory(ctx, { main: stringOption(args, "main") });
+    const files =
+      r.missing.length + r.modified.length + r.unlisted.length === 0 && !r.catalog_modified;
+    const lines = [
+      files
+        ? `memory matches catalog version ${r.catalog_version} (${r.catalog_hash})`
+        : `memory does not match catalog version ${r.catalog_version} (${r.catalog_hash}):`,
+      ...(r.catalog_modified ? ["  catalog: memory/catalog.json was modified"] : []),
+      ...r.missing.map((p) => `  missing:  ${p}`),
+      ...r.modified.map((p) => `  modified: ${p}`),
+      ...r.unlisted.map((p) => `  unlisted: ${p}`),
+      r.drift === null
+        ? "no main to compare with"
+        : r.sync_required
+          ? `sync required (${r.reason}): ${r.drift.detail}; ${r.required_action} from ${r.drift.main_ref} (${r.drift.main_sha_expected.slice(0, 12)})`
+          : `in sync with ${r.drift.main_ref} (${r.drift.commits_behind} commit(s) behind)`,
+    ];
+    return {
+      json: r,
+      text: `${r.ok ? "ok: " : ""}${lines.join("\n")}\n`,
+      exitCode: r.ok ? EXIT.ok : EXIT.findings,
+    };
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check];
+const heartbeat: Command = {
+  name: "heartbeat",
+  summary:
+    "Report liveness and progress (a heartbeat.v1 envelope on the local spool), with this branch's main ancestor and the catalog hash it sees.",
+  usage: "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--json]",
+  options: {
+    stage: {
+      type: "string",
+      value: "S",
+      description: "what the worker is doing (plan, code, test...)",
+    },
+    issue: { type: "string", value: "N", description: "the issue it works on" },
+    attempt: { type: "string", value: "N", description: "attempt number" },
+    progress: { type: "string", value: "0..1", description: "how far along" },
+    main: { type: "string", value: "REF", description: "main to measure the ancestor against" },
+    worker: {
+      type: "string",
+      value: "ID",
+      description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
+    },
+    "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+  },
+  async run(args) {
+    const ctx = await openContext(repoOptions(args));
+    const attempt = numberOption(args, "attempt");
+    const result = await emitHeartbeat(
+      ctx,
+      {
+        stage: stringOption(args, "stage"),
+        issue: stringOption(args, "issue"),
+        attempt,
+        progress: numberOption(args, "progress"),
+        main: stringOption(args, "main"),
+      },
+      { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+    );
+    return { json: result, text: `spooled ${result.event_id}\n` };
+  },
+};
+
+export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat];

@@ -1,11 +1,14 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { SyncReason } from "../core/drift.js";
 import { catalogHashOf, engramHashOf } from "../core/engram.js";
 import type { RepoContext } from "../director/context.js";
 import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
+import { type DriftReport, readDrift } from "./drift.js";
 
 export interface CheckResult {
+  /** Memory matches its catalog and no sync with main is required. */
   ok: boolean;
   catalog_version: number;
   catalog_hash: string;
@@ -14,10 +17,22 @@ export interface CheckResult {
   missing: string[];
   modified: string[];
   unlisted: string[];
+  /** From `[policy.sync_main]` against main (local refs); false when there is no main. */
+  sync_required: boolean;
+  reason: SyncReason | null;
+  required_action: "merge_main" | null;
+  /** The whole drift report, null when the repository has no main to compare with. */
+  drift: DriftReport | null;
 }
 
-/** Whether the local memory files match their catalog: nothing missing, edited or extra. */
-export async function checkMemory(ctx: RepoContext): Promise<CheckResult> {
+/**
+ * Whether the local memory files match their catalog (nothing missing, edited or extra) and
+ * whether the worker must sync with main.
+ */
+export async function checkMemory(
+  ctx: RepoContext,
+  options: { main?: string } = {},
+): Promise<CheckResult> {
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
   const catalog = await readCatalog(ctx.repoDir);
   const catalogModified =
@@ -46,13 +61,20 @@ export async function checkMemory(ctx: RepoContext): Promise<CheckResult> {
   );
   missing.sort();
   modified.sort();
+  const drift = (await readDrift(ctx, options.main)) ?? null;
+  const filesOk =
+    !catalogModified && missing.length === 0 && modified.length === 0 && unlisted.length === 0;
   return {
-    ok: !catalogModified && missing.length === 0 && modified.length === 0 && unlisted.length === 0,
+    ok: filesOk && !drift?.sync_required,
     catalog_version: catalog.catalog_version,
     catalog_hash: catalog.hash,
     catalog_modified: catalogModified,
     missing,
     modified,
     unlisted,
+    sync_required: drift?.sync_required ?? false,
+    reason: drift?.reason ?? null,
+    required_action: drift?.required_action ?? null,
+    drift,
   };
 }

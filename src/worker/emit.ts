@@ -1,7 +1,9 @@
 import { sealText } from "../core/seal.js";
 import type { RepoContext } from "../director/context.js";
+import { readCatalog } from "../repo/memory-tree.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { writeSpoolFile } from "../state/spool.js";
+import { readDrift } from "./drift.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 
 export interface NoteInput {
@@ -68,4 +70,37 @@ export function spoolEnvelope(
   );
   const path = writeSpoolFile(ctx.paths.spool, [JSON.stringify(envelope)], now);
   return { event_id: envelope.event_id, message_type: messageType, spooled: true, path };
+}
+
+export interface HeartbeatInput {
+  stage?: string | undefined;
+  issue?: string | undefined;
+  attempt?: number | undefined;
+  progress?: number | undefined;
+  main?: string | undefined;
+}
+
+/**
+ * Writes one `heartbeat.v1` envelope to the local spool, carrying where this branch left
+ * main (`main_ancestor_sha`) and the catalog hash the worker sees, for drift detection.
+ */
+export async function emitHeartbeat(
+  ctx: RepoContext,
+  beat: HeartbeatInput,
+  sender: { worker?: string | undefined; runId?: string | undefined },
+): Promise<EmitResult & { main_ancestor_sha: string | null; catalog_hash_seen: string }> {
+  const drift = await readDrift(ctx, beat.main);
+  const catalog = await readCatalog(ctx.repoDir);
+  const payload: Record<string, unknown> = { catalog_hash_seen: catalog.hash };
+  if (beat.stage !== undefined) payload.stage = beat.stage;
+  if (beat.issue !== undefined) payload.issue = beat.issue;
+  if (beat.attempt !== undefined) payload.attempt = beat.attempt;
+  if (beat.progress !== undefined) payload.progress = beat.progress;
+  if (drift?.main_ancestor_sha) payload.main_ancestor_sha = drift.main_ancestor_sha;
+  const result = spoolEnvelope(ctx, "heartbeat.v1", payload, sender);
+  return {
+    ...result,
+    main_ancestor_sha: drift?.main_ancestor_sha ?? null,
+    catalog_hash_seen: catalog.hash,
+  };
 }

@@ -1,0 +1,85 @@
+/** What `[policy.sync_main]` allows before a worker must bring main in. */
+export interface SyncPolicy {
+  max_commits_behind: number;
+  max_seconds_behind: number;
+  require_catalog_hash_match: boolean;
+}
+
+export interface DriftInput {
+  /** The tip of main as the worker knows it, and its committer time (seconds). */
+  mainSha: string;
+  mainTime: number;
+  /** Where the worker's branch left main, and its committer time. */
+  mergeBaseTime: number;
+  /** Commits on main that the worker's branch lacks. */
+  commitsBehind: number;
+  /** The catalog the worker sees (its work tree) and main's. */
+  localCatalogHash: string;
+  mainCatalogHash: string | undefined;
+  policy: SyncPolicy;
+}
+
+export type SyncReason = "behind_main" | "catalog_mismatch";
+
+export interface DriftVerdict {
+  sync_required: boolean;
+  reason: SyncReason | null;
+  required_action: "merge_main" | null;
+  main_sha_expected: string;
+  catalog_hash_expected: string | null;
+  commits_behind: number;
+  seconds_behind: number;
+  detail: string;
+}
+
+/**
+ * Whether a worker must sync with main, by `[policy.sync_main]`: too many commits or too
+ * much time behind main (`behind_main`), or a catalog other than main's while the policy
+ * asks for a match (`catalog_mismatch`). Times are commit times, never a clock.
+ */
+export function judgeDrift(input: DriftInput): DriftVerdict {
+  const secondsBehind = Math.max(0, input.mainTime - input.mergeBaseTime);
+  const { policy } = input;
+  const base = {
+    main_sha_expected: input.mainSha,
+    catalog_hash_expected: input.mainCatalogHash ?? null,
+    commits_behind: input.commitsBehind,
+    seconds_behind: secondsBehind,
+  };
+  if (
+    input.commitsBehind > policy.max_commits_behind ||
+    secondsBehind > policy.max_seconds_behind
+  ) {
+    return {
+      ...base,
+      sync_required: true,
+      reason: "behind_main",
+      required_action: "merge_main",
+      detail:
+        `${input.commitsBehind} commit(s) and ${secondsBehind} s behind main ` +
+        `(policy: at most ${policy.max_commits_behind} commits, ${policy.max_seconds_behind} s)`,
+    };
+  }
+  if (
+    policy.require_catalog_hash_match &&
+    input.mainCatalogHash !== undefined &&
+    input.mainCatalogHash !== input.localCatalogHash
+  ) {
+    return {
+      ...base,
+      sync_required: true,
+      reason: "catalog_mismatch",
+      required_action: "merge_main",
+      detail:
+        `memory/catalog.json is ${input.localCatalogHash}, main's is ${input.mainCatalogHash} ` +
+        "(merge main; memory changed here and not on main is the Director's to propose)",
+    };
+  }
+  return {
+    ...base,
+    sync_required: false,
+    reason: null,
+    required_action: null,
+    detail: "in sync with main",
+  };
+}

@@ -1,0 +1,143 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { judgeDrift } from "../src/core/drift.js";
+import { assertBuilt, DIRECTOR_BIN, runBin, WORKER_BIN } from "./support/bins.js";
+import { git, TempDirs, type TempRepo } from "./support/repo.js";
+
+const policy = {
+  max_commits_behind: 20,
+  max_seconds_behind: 86_400,
+  require_catalog_hash_match: true,
+};
+const drift = (over: Partial<Parameters<typeof judgeDrift>[0]> = {}) =>
+  judgeDrift({
+    mainSha: "a".repeat(40),
+    mainTime: 1_000_000,
+    mergeBaseTime: 1_000_000,
+    commitsBehind: 0,
+    localCatalogHash: "sha256:same",
+    mainCatalogHash: "sha256:same",
+    policy,
+    ...over,
+  });
+
+describe("judgeDrift", () => {
+  it("is in sync at main, behind past either limit, and mismatched on another catalog", () => {
+    expect(drift()).toMatchObject({ sync_required: false, reason: null, required_action: null });
+    expect(drift({ commitsBehind: 21 })).toMatchObject({
+      sync_required: true,
+      reason: "behind_main",
+      required_action: "merge_main",
+    });
+    expect(drift({ mergeBaseTime: 1_000_000 - 86_401 })).toMatchObject({
+      reason: "behind_main",
+      seconds_behind: 86_401,
+    });
+    expect(drift({ mainCatalogHash: "sha256:other" })).toMatchObject({
+      reason: "catalog_mismatch",
+      catalog_hash_expected: "sha256:other",
+    });
+    expect(
+      drift({
+        mainCatalogHash: "sha256:other",
+        policy: { ...policy, require_catalog_hash_match: false },
+      }).sync_required,
+    ).toBe(false);
+    // Behind wins over a mismatch: merging main fixes both.
+    expect(drift({ commitsBehind: 30, mainCatalogHash: "sha256:other" }).reason).toBe(
+      "behind_main",
+    );
+  });
+});
+
+const dirs = new TempDirs();
+let repo: TempRepo;
+afterAll(() => dirs.cleanup());
+
+async function director(args: string[]) {
+  return runBin(DIRECTOR_BIN, [...args, "--repo", repo.dir], { cwd: repo.dir });
+}
+async function worker(args: string[]) {
+  return runBin(WORKER_BIN, [...args, "--repo", repo.dir], { cwd: repo.dir });
+}
+async function remember(text: string) {
+  expect(
+    (await worker(["emit", "--kind", "lesson", "--text", text, "--topic", "drift"])).code,
+  ).toBe(0);
+  expect((await director(["run", "--force"])).code).toBe(0);
+  git(repo.dir, ["add", "-A"]);
+  git(repo.dir, ["commit", "-q", "-m", `memory: ${text}`]);
+}
+
+describe("worker check and worker heartbeat against main", () => {
+  beforeAll(async () => {
+    assertBuilt();
+    repo = dirs.repo();
+    expect((await director(["init"])).code).toBe(0);
+    writeFileSync(
+      join(repo.dir, "config", "dev.toml"),
+      "[memory]\nbuffer_keep_recent_events = 0\n",
+    );
+    await remember("First lesson");
+  });
+
+  it("is in sync on a fresh branch, then sees main's memory move on, and is in sync again after a merge", async () => {
+    const base = git(repo.dir, ["rev-parse", "HEAD"]).trim();
+    git(repo.dir, ["checkout", "-q", "-b", "feature"]);
+    let check = await worker(["check", "--json"]);
+    expect(check.code).toBe(0);
+    expect(JSON.parse(check.stdout)).toMatchObject({
+      ok: true,
+      sync_required: false,
+      drift: { main_ref: "main", commits_behind: 0 },
+    });
+
+    git(repo.dir, ["checkout", "-q", "main"]);
+    await remember("Second lesson");
+    const mainSha = git(repo.dir, ["rev-parse", "HEAD"]).trim();
+    git(repo.dir, ["checkout", "-q", "feature"]);
+
+    check = await worker(["check", "--json"]);
+    expect(check.code).toBe(1);
+    const verdict = JSON.parse(check.stdout);
+    expect(verdict).toMatchObject({
+      ok: false,
+      sync_required: true,
+      reason: "catalog_mismatch",
+      required_action: "merge_main",
+      drift: { main_sha_expected: mainSha, commits_behind: 1, main_ancestor_sha: base },
+    });
+    expect((await worker(["check"])).stdout).toMatch(/sync required \(catalog_mismatch\)/);
+
+    const beat = await worker([
+      "heartbeat",
+      "--stage",
+      "test",
+      "--issue",
+      "7",
+      "--progress",
+      "0.5",
+      "--json",
+    ]);
+    expect(beat.code).toBe(0);
+    expect(JSON.parse(beat.stdout)).toMatchObject({ spooled: true, main_ancestor_sha: base });
+
+    writeFileSync(
+      join(repo.dir, "config", "dev.toml"),
+      "[memory]\nbuffer_keep_recent_events = 0\n[policy.sync_main]\nmax_commits_behind = 0\n",
+    );
+    expect(JSON.parse((await worker(["check", "--json"])).stdout).reason).toBe("behind_main");
+
+    git(repo.dir, ["checkout", "-q", "--", "config"]);
+    git(repo.dir, ["merge", "-q", "--no-edit", "main"]);
+    check = await worker(["check", "--json"]);
+    expect(JSON.parse(check.stdout)).toMatchObject({ ok: true, sync_required: false });
+  });
+
+  it("says so when there is no main to compare with", async () => {
+    const lone = dirs.dir();
+    const r = await runBin(WORKER_BIN, ["check", "--json", "--repo", lone], { cwd: lone });
+    expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, sync_required: false, drift: null });
+  });
+});
