@@ -1,6 +1,4 @@
 /** Batch ids are UTC stamps `YYYYMMDD-HHMMSSZ`, derived from receipt times, never from a clock. */
-export const BATCH_ID_PATTERN = /^\d{8}-\d{6}Z$/;
-
 export function batchIdFromIso(iso: string): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) throw new RangeError(`not an ISO-8601 time: ${iso}`);
@@ -12,13 +10,6 @@ export function isoFromBatchId(batchId: string): string {
   const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})Z$/.exec(batchId);
   if (!m) throw new RangeError(`not a batch id: ${batchId}`);
   return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}.000Z`;
-}
-
-/** Normalizes any parseable time to `YYYY-MM-DDTHH:MM:SS.sssZ`. */
-export function toIsoUtc(input: string | number): string {
-  const date = new Date(input);
-  if (Number.isNaN(date.getTime())) throw new RangeError(`not a time: ${input}`);
-  return date.toISOString();
 }
 
 export function secondsBetween(earlierIso: string, laterIso: string): number {

@@ -29,14 +29,6 @@ export function zeroCounts(): IngestCounts {
   return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
 }
 
-export function addCounts(into: IngestCounts, more: IngestCounts): IngestCounts {
-  into.accepted += more.accepted;
-  into.duplicates += more.duplicates;
-  into.quarantined += more.quarantined;
-  into.redacted += more.redacted;
-  return into;
-}
-
 export interface IngestTarget {
   buffer: EventBuffer;
   quarantinePath: string;
