@@ -16,26 +16,12 @@ import { ingestGitRange, readGitRange } from "../src/director/from-git.js";
 import { initRepository } from "../src/director/init.js";
 import { runCycle } from "../src/director/run.js";
 import { Envelope, PAYLOAD_SCHEMAS } from "../src/schema/envelope.js";
-import {
-  assertBuilt,
-  type BinOptions,
-  type BinResult,
-  childEnv,
-  DIRECTOR_BIN,
-  describeResult,
-  runBin,
-} from "./support/bins.js";
+import { childEnv, describeResult, runDirector as director } from "./support/bins.js";
 import { readEngrams } from "./support/memory.js";
 import { git, TempDirs, type TempRepo } from "./support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
-
-/** The built director. */
-function director(args: readonly string[], options: BinOptions): Promise<BinResult> {
-  assertBuilt();
-  return runBin(DIRECTOR_BIN, args, options);
-}
 
 let template: TempRepo;
 const shas: string[] = [];

@@ -16,25 +16,12 @@ import { guardRefs } from "../src/director/guard.js";
 import { ingestSource } from "../src/director/ingest.js";
 import { initRepository } from "../src/director/init.js";
 import { runCycle } from "../src/director/run.js";
-import {
-  assertBuilt,
-  type BinOptions,
-  type BinResult,
-  DIRECTOR_BIN,
-  describeResult,
-  runBin,
-} from "./support/bins.js";
+import { describeResult, runDirector as director } from "./support/bins.js";
 import { ndjson, note } from "./support/envelopes.js";
 import { git, TempDirs, type TempRepo } from "./support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
-
-/** The built director. */
-function director(args: readonly string[], options: BinOptions): Promise<BinResult> {
-  assertBuilt();
-  return runBin(DIRECTOR_BIN, args, options);
-}
 
 const CONFIG = "[memory]\nbuffer_keep_recent_events = 0\n";
 let repo: TempRepo;

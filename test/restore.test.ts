@@ -10,26 +10,13 @@ import { initRepository } from "../src/director/init.js";
 import { restoreEngram } from "../src/director/restore.js";
 import { runCycle } from "../src/director/run.js";
 import { verifyRepository } from "../src/director/verify.js";
-import {
-  assertBuilt,
-  type BinOptions,
-  type BinResult,
-  DIRECTOR_BIN,
-  describeResult,
-  runBin,
-} from "./support/bins.js";
+import { describeResult, runDirector as director } from "./support/bins.js";
 import { ndjson, note } from "./support/envelopes.js";
 import { readCatalogFile } from "./support/memory.js";
 import { git, TempDirs, type TempRepo } from "./support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
-
-/** The built director. */
-function director(args: readonly string[], options: BinOptions): Promise<BinResult> {
-  assertBuilt();
-  return runBin(DIRECTOR_BIN, args, options);
-}
 
 const config = (stMaxFiles: number) =>
   `[memory]\nbuffer_keep_recent_events = 0\nst_max_files = ${stMaxFiles}\n`;

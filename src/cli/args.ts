@@ -89,6 +89,14 @@ export function helpText(command: Command): string {
   return `usage: ${command.usage}\n\n${command.summary}\n\noptions:\n${rows.join("\n")}\n`;
 }
 
+/** The repository and config file every command takes, for `openContext`. */
+export function repoOptions(args: ParsedArgs): {
+  repo: string | undefined;
+  config: string | undefined;
+} {
+  return { repo: stringOption(args, "repo"), config: stringOption(args, "config") };
+}
+
 export function stringOption(args: ParsedArgs, name: string): string | undefined {
   const value = args.values[name];
   return typeof value === "string" ? value : undefined;

@@ -7,14 +7,9 @@ import { runCycle } from "../director/run.js";
 import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
-import { type Command, type ParsedArgs, stringOption } from "./args.js";
+import { type Command, repoOptions, stringOption } from "./args.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
-
-const repoOptions = (args: ParsedArgs) => ({
-  repo: stringOption(args, "repo"),
-  config: stringOption(args, "config"),
-});
 
 const init: Command = {
   name: "init",

@@ -9,14 +9,10 @@ import {
   type CommandOutput,
   type OptionSpecs,
   type ParsedArgs,
+  repoOptions,
   stringOption,
 } from "./args.js";
 import { EXIT } from "./main.js";
-
-const repoOptions = (args: ParsedArgs) => ({
-  repo: stringOption(args, "repo"),
-  config: stringOption(args, "config"),
-});
 
 function requiredOption(args: ParsedArgs, name: string, usage: string): string {
   const value = stringOption(args, name);

@@ -4,13 +4,25 @@ import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import { emitHeartbeat, emitNote } from "../worker/emit.js";
 import { recallMemory } from "../worker/recall.js";
-import { type Command, listOption, numberOption, type ParsedArgs, stringOption } from "./args.js";
+import {
+  type Command,
+  listOption,
+  numberOption,
+  type OptionSpecs,
+  repoOptions,
+  stringOption,
+} from "./args.js";
 import { EXIT } from "./main.js";
 
-const repoOptions = (args: ParsedArgs) => ({
-  repo: stringOption(args, "repo"),
-  config: stringOption(args, "config"),
-});
+/** Who is speaking on the bus: every command that sends an envelope takes these. */
+const SENDER_OPTIONS: OptionSpecs = {
+  worker: {
+    type: "string",
+    value: "ID",
+    description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
+  },
+  "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+};
 
 const emit: Command = {
   name: "emit",
@@ -35,12 +47,7 @@ const emit: Command = {
       value: "P",
       description: "public | private (default) | sensitive (encrypted)",
     },
-    worker: {
-      type: "string",
-      value: "ID",
-      description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
-    },
-    "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+    ...SENDER_OPTIONS,
   },
   async run(args) {
     const kind = stringOption(args, "kind");
@@ -157,12 +164,7 @@ const heartbeat: Command = {
     attempt: { type: "string", value: "N", description: "attempt number" },
     progress: { type: "string", value: "0..1", description: "how far along" },
     main: { type: "string", value: "REF", description: "main to measure the ancestor against" },
-    worker: {
-      type: "string",
-      value: "ID",
-      description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
-    },
-    "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+    ...SENDER_OPTIONS,
   },
   async run(args) {
     const ctx = await openContext(repoOptions(args));

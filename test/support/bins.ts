@@ -140,3 +140,9 @@ export function jsonOf<T>(r: BinResult): T {
     throw new Error(`stdout is not JSON: ${describeResult(r)}`);
   }
 }
+
+/** Runs the built director (checking first that it was built). */
+export function runDirector(args: readonly string[], options: BinOptions): Promise<BinResult> {
+  assertBuilt();
+  return runBin(DIRECTOR_BIN, args, options);
+}
