@@ -132,6 +132,15 @@ const status: Command = {
         .map(([k, v]) => ` ${k}=${v}`)
         .join("")}`,
       `last compaction: ${s.last_compaction_at ?? "never"}`,
+      `workers:${s.swarm.workers.length === 0 ? " none in the buffer" : ""}`,
+      ...s.swarm.workers.map(
+        (w) =>
+          `  ${w.worker}: ${w.live ? "live" : "silent"}, last seen ${Math.round(w.age_seconds)} s ago` +
+          `${w.stage ? `, stage ${w.stage}` : ""}${w.issue ? `, issue ${w.issue}` : ""}` +
+          `${w.progress !== null ? `, ${Math.round(w.progress * 100)}%` : ""}` +
+          `${w.errors > 0 ? `, ${w.errors} error(s)` : ""}${w.catalog_mismatch ? ", sees another catalog" : ""}`,
+      ),
+      ...s.swarm.errors.map((e) => `  error ${e.error_type} x${e.count} (${e.workers.join(", ")})`),
     ];
     return { json: s, text: `${lines.join("\n")}\n` };
   },

@@ -1,6 +1,8 @@
 import { join } from "node:path";
+import { receiptTime } from "../clock.js";
 import { tierUsage } from "../core/budget.js";
 import { countFocusItems, parseFocusMarker } from "../core/focus-header.js";
+import { type SwarmView, summarizeSwarm } from "../core/swarm.js";
 import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readQuarantine } from "../state/quarantine.js";
@@ -33,6 +35,8 @@ export interface StatusReport {
   spool: { files: number };
   last_compaction_at: string | null;
   compacted_events: number;
+  /** Workers and their errors, from the events still in the buffer. */
+  swarm: SwarmView;
 }
 
 /** A read-only look at the buffer, tiers, focus view and quarantine; safe while a Director runs. */
@@ -78,5 +82,11 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
     spool: { files: listSpoolFiles(ctx.paths.spool).length },
     last_compaction_at: buffer.meta.last_compaction_at ?? null,
     compacted_events: buffer.meta.compacted_events,
+    swarm: summarizeSwarm(
+      buffer.events.map((s) => s.event),
+      receiptTime(),
+      ctx.config.agent_bus.heartbeat_ttl_seconds,
+      catalog.hash,
+    ),
   };
 }
