@@ -1,5 +1,4 @@
-import { compareText } from "./text.js";
-import type { Finding, FindingCode } from "./verify.js";
+import { compareFindings, type Finding, type FindingCode, formatFinding } from "./verify.js";
 
 /** Head branches with this prefix are the Director's, machine-owned (`engram/memory`). */
 export const DIRECTOR_BRANCH_PREFIX = "engram/";
@@ -75,22 +74,11 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
       message: `stale: main's catalog moved to ${where} since this branch was made; the Director regenerates it`,
     });
   }
-  return findings.sort(
-    (a, b) =>
-      compareText(a.path, b.path) ||
-      compareText(a.code, b.code) ||
-      compareText(a.message, b.message),
-  );
+  return findings.sort(compareFindings);
 }
 
 /** One line per finding, as verify prints them: `<path>: <message>`. */
-export function formatGuardFinding(f: GuardFinding): string {
-  return `${oneLine(f.path)}: ${oneLine(f.message)}`;
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, " ");
-}
+export const formatGuardFinding: (f: GuardFinding) => string = formatFinding;
 
 // GitHub workflow commands: `%`, CR and LF are escaped everywhere, `:` and `,` in properties.
 function escapeData(text: string): string {

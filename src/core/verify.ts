@@ -9,6 +9,8 @@ import {
   serializeEngram,
 } from "./engram.js";
 import { countFocusItems, parseFocusMarker } from "./focus-header.js";
+import { compareText } from "./text.js";
+import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
 
 /** A file under `memory/st` or `memory/lt`: repo-relative POSIX path and its UTF-8 text. */
 export interface MemoryFile {
@@ -69,11 +71,6 @@ export interface Finding {
 const CATALOG_PATH = "memory/catalog.json";
 const MEMORY_MD_PATH = "MEMORY.md";
 // Hostile files can carry thousands of schema issues: keep the report readable.
-const MAX_SCHEMA_ISSUES = 20;
-const MAX_SHOWN_CHARS = 120;
-
-type Add = (path: string, code: FindingCode, message: string) => void;
-type Raw = Record<string, unknown>;
 
 interface CatalogView {
   version: number | undefined;
@@ -133,7 +130,7 @@ export function verifyMemory(input: VerifyInput): Finding[] {
 }
 
 /** One precise line per finding: `<path>: <message>`. */
-export function formatFinding(f: Finding): string {
+export function formatFinding(f: { path: string; message: string }): string {
   return `${oneLine(f.path)}: ${oneLine(f.message)}`;
 }
 
@@ -142,33 +139,21 @@ function checkCatalog(text: string | undefined, add: Add): CatalogView | undefin
     add(CATALOG_PATH, "catalog-missing", "is missing");
     return undefined;
   }
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    add(CATALOG_PATH, "catalog-invalid", `is not valid JSON: ${parsed.error}`);
-    return undefined;
-  }
-  const raw = parsed.value;
-  checkCanonicalForm(
+  const doc = checkHashedDocument(
     text,
-    () => serializeCatalog(raw as Catalog),
-    CATALOG_PATH,
-    "catalog-not-canonical-form",
+    {
+      path: CATALOG_PATH,
+      schema: Catalog,
+      serialize: (raw) => serializeCatalog(raw as Catalog),
+      hashOf: catalogHashOf,
+      invalid: "catalog-invalid",
+      notCanonical: "catalog-not-canonical-form",
+      hash: "catalog-hash",
+    },
     add,
   );
-  const result = Catalog.safeParse(raw);
-  if (!result.success) reportIssues(CATALOG_PATH, "catalog-invalid", result.error.issues, add);
-  if (!isRecord(raw)) return undefined;
-
-  const recomputed = attempt(() => catalogHashOf(raw));
-  if (!recomputed.ok) {
-    add(CATALOG_PATH, "catalog-hash", `content hash cannot be computed: ${recomputed.error}`);
-  } else if (typeof raw.hash === "string" && raw.hash !== recomputed.value) {
-    add(
-      CATALOG_PATH,
-      "catalog-hash",
-      `hash ${show(raw.hash)} does not match its content (recomputed ${recomputed.value})`,
-    );
-  }
+  if (!doc) return undefined;
+  const { raw, result } = doc;
 
   const rawEntries: unknown[] = Array.isArray(raw.entries) ? raw.entries : [];
   const listed = new Set<string>();
@@ -269,35 +254,23 @@ function checkEngramFile(
       `is ${bytes} bytes, over engram_max_bytes ${memory.engram_max_bytes}`,
     );
   }
-  const parsed = parseJson(text);
-  if (!parsed.ok) {
-    add(path, "engram-invalid", `is not valid JSON: ${parsed.error}`);
-    return { bytes, raw: undefined };
-  }
-  const raw = parsed.value;
-  checkCanonicalForm(
+  const doc = checkHashedDocument(
     text,
-    () => serializeEngram(raw as Engram),
-    path,
-    "engram-not-canonical-form",
+    {
+      path,
+      schema: Engram,
+      serialize: (raw) => serializeEngram(raw as Engram),
+      hashOf: engramHashOf,
+      invalid: "engram-invalid",
+      notCanonical: "engram-not-canonical-form",
+      hash: "engram-hash",
+    },
     add,
   );
-  const result = Engram.safeParse(raw);
-  if (!result.success) reportIssues(path, "engram-invalid", result.error.issues, add);
-  if (!isRecord(raw)) return { bytes, raw: undefined };
-
-  const recomputed = attempt(() => engramHashOf(raw));
-  if (!recomputed.ok) {
-    add(path, "engram-hash", `content hash cannot be computed: ${recomputed.error}`);
-  } else {
-    if (typeof raw.hash === "string" && raw.hash !== recomputed.value) {
-      add(
-        path,
-        "engram-hash",
-        `hash ${show(raw.hash)} does not match its content (recomputed ${recomputed.value})`,
-      );
-    }
-    const expectedId = `e_${recomputed.value.slice("sha256:".length, "sha256:".length + 32)}`;
+  if (!doc) return { bytes, raw: undefined };
+  const { raw, result, recomputed } = doc;
+  if (recomputed !== undefined) {
+    const expectedId = `e_${recomputed.slice("sha256:".length, "sha256:".length + 32)}`;
     if (typeof raw.engram_id === "string" && raw.engram_id !== expectedId) {
       add(
         path,
@@ -487,92 +460,6 @@ function checkFocus(
   }
 }
 
-function checkCanonicalForm(
-  text: string,
-  serialize: () => string,
-  path: string,
-  code: FindingCode,
-  add: Add,
-): void {
-  const expected = attempt(serialize);
-  if (!expected.ok) {
-    add(path, code, `cannot be re-serialized: ${expected.error}`);
-    return;
-  }
-  if (expected.value === text) return;
-  add(
-    path,
-    code,
-    `is not in canonical form (2-space pretty JSON, one trailing newline): first difference at ${firstDifference(text, expected.value)}`,
-  );
-}
-
-function reportIssues(
-  path: string,
-  code: FindingCode,
-  issues: readonly { path: readonly PropertyKey[]; message: string }[],
-  add: Add,
-): void {
-  for (const issue of issues.slice(0, MAX_SCHEMA_ISSUES)) {
-    add(path, code, `${issuePath(issue.path)}: ${issue.message}`);
-  }
-  if (issues.length > MAX_SCHEMA_ISSUES) {
-    add(path, code, `${issues.length - MAX_SCHEMA_ISSUES} more schema issues not shown`);
-  }
-}
-
-function issuePath(path: readonly PropertyKey[]): string {
-  if (path.length === 0) return "(root)";
-  let out = "";
-  for (const key of path) {
-    if (typeof key === "number") out += `[${key}]`;
-    else out += out === "" ? String(key) : `.${String(key)}`;
-  }
-  return show(out, false);
-}
-
-function firstDifference(actual: string, expected: string): string {
-  const n = Math.min(actual.length, expected.length);
-  let i = 0;
-  while (i < n && actual.charCodeAt(i) === expected.charCodeAt(i)) i++;
-  let line = 1;
-  let column = 1;
-  for (let k = 0; k < i; k++) {
-    if (actual.charCodeAt(k) === 10) {
-      line++;
-      column = 1;
-    } else {
-      column++;
-    }
-  }
-  return `line ${line} column ${column}`;
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch (error) {
-    return { ok: false, error: errorText(error) };
-  }
-}
-
-// Deep nesting or non-finite numbers (1e999) make hashing or serializing throw.
-function attempt<T>(run: () => T): { ok: true; value: T } | { ok: false; error: string } {
-  try {
-    return { ok: true, value: run() };
-  } catch (error) {
-    return { ok: false, error: errorText(error) };
-  }
-}
-
-function errorText(error: unknown): string {
-  return truncate(error instanceof Error ? error.message : String(error));
-}
-
-function isRecord(value: unknown): value is Raw {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function isGitkeep(path: string): boolean {
   return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
 }
@@ -582,30 +469,15 @@ function sameStrings(expected: readonly string[], found: unknown): boolean {
   return expected.every((item, i) => found[i] === item);
 }
 
-// Plain when a simple token, JSON otherwise, always short: hostile values stay readable.
-function show(value: unknown, quote = true): string {
-  if (typeof value === "string" && (!quote || /^[\w:./+-]+$/.test(value))) return truncate(value);
-  let text: string;
-  try {
-    text = JSON.stringify(value) ?? String(value);
-  } catch {
-    text = Array.isArray(value) ? "[…]" : typeof value === "object" ? "{…}" : String(value);
-  }
-  return truncate(text);
-}
-
-function truncate(text: string): string {
-  return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
-}
-
 function oneLine(text: string): string {
   return text.replace(/[\p{Cc}\u2028\u2029]/gu, " ");
 }
 
-function compareFindings(a: Finding, b: Finding): number {
-  return cmp(a.path, b.path) || cmp(a.code, b.code) || cmp(a.message, b.message);
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+export function compareFindings(
+  a: { path: string; code: string; message: string },
+  b: { path: string; code: string; message: string },
+): number {
+  return (
+    compareText(a.path, b.path) || compareText(a.code, b.code) || compareText(a.message, b.message)
+  );
 }
