@@ -15,6 +15,7 @@ import {
   parseFocusMarker,
 } from "../src/core/focus-header.js";
 import type { Catalog, Engram, EngramBody } from "../src/schema/engram.js";
+import { engramBody } from "./engine-fixtures.js";
 
 type Signals = EngramBody["signals"];
 
@@ -32,37 +33,15 @@ interface Spec {
 }
 
 function engram(spec: Spec): Engram {
-  const version = spec.version ?? "20250101-000000Z";
-  const iso = `${version.slice(0, 4)}-${version.slice(4, 6)}-${version.slice(6, 8)}T00:00:00.000Z`;
+  const base = engramBody({ version: spec.version ?? "20250101-000000Z" });
   const body: EngramBody = {
-    version,
+    ...base,
     scope: spec.scope ?? "st",
-    created_at: iso,
-    source_window: { start_ts: iso, end_ts: iso },
     topics: spec.topics ?? [],
     facts: spec.facts ?? [],
     decisions: spec.decisions ?? [],
-    links: [],
-    provenance: {
-      created_by: "test",
-      run_id: "r1",
-      event_count: 1,
-      senders: [],
-      message_types: {},
-    },
     privacy: spec.privacy ?? "private",
-    signals: {
-      notes: 0,
-      decisions: 0,
-      lessons: 0,
-      incidents: 0,
-      errors: 0,
-      max_surprise: null,
-      mean_confidence: null,
-      redactions: 0,
-      truncated: 0,
-      ...spec.signals,
-    },
+    signals: { ...base.signals, ...spec.signals },
   };
   if (spec.errors) {
     body.telemetry = {

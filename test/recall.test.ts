@@ -10,6 +10,7 @@ import {
   serializeRecallIndex,
   tokenize,
 } from "../src/core/recall.js";
+import { engramBody } from "./engine-fixtures.js";
 
 let counter = 0;
 function doc(spec: Partial<RecallDoc> & { id?: number }): RecallDoc {
@@ -167,36 +168,16 @@ describe("recall: ranking", () => {
 
 describe("recallDocFromEngram", () => {
   it("takes plain fields and the engram path, never sealed text", () => {
-    const engram = sealEngram({
-      version: "20250101-000000Z",
-      scope: "lt",
-      created_at: "2025-01-01T00:00:00.000Z",
-      source_window: { start_ts: "2025-01-01T00:00:00.000Z", end_ts: "2025-01-01T00:00:00.000Z" },
-      topics: ["ci"],
-      facts: ["a fact"],
-      decisions: [{ title: "t", rationale: "r" }],
-      links: [],
-      provenance: {
-        created_by: "test",
-        run_id: "r",
-        event_count: 1,
-        senders: [],
-        message_types: {},
-      },
-      privacy: "sensitive",
-      signals: {
-        notes: 0,
-        decisions: 0,
-        lessons: 0,
-        incidents: 0,
-        errors: 0,
-        max_surprise: null,
-        mean_confidence: null,
-        redactions: 0,
-        truncated: 0,
-      },
-      sealed: [{ alg: "A256GCM", iv: "aXY=", ct: "Q0lQSEVS", tag: "dGFn", field: "text" }],
-    });
+    const engram = sealEngram(
+      engramBody({
+        scope: "lt",
+        topics: ["ci"],
+        facts: ["a fact"],
+        decisions: [{ title: "t", rationale: "r" }],
+        privacy: "sensitive",
+        sealed: [{ alg: "A256GCM", iv: "aXY=", ct: "Q0lQSEVS", tag: "dGFn", field: "text" }],
+      }),
+    );
     const d = recallDocFromEngram(engram);
     expect(d).toEqual({
       engram_id: engram.engram_id,
