@@ -1,6 +1,9 @@
 import { resolve } from "node:path";
+import { drainSource } from "../bus/sources.js";
+import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { formatFinding } from "../core/verify.js";
 import { openContext } from "../director/context.js";
+import { withDirectorState } from "../director/director-state.js";
 import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runCycle } from "../director/run.js";
@@ -8,6 +11,7 @@ import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import { type Command, repoOptions, stringOption } from "./args.js";
+import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
 
@@ -31,18 +35,43 @@ const init: Command = {
 const ingest: Command = {
   name: "ingest",
   summary:
-    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), or commits and their trailers with --from-git RANGE, into the durable buffer; bad lines go to the quarantine.",
-  usage: "director ingest FILE|-|--from-git RANGE [--repo DIR] [--config FILE] [--json]",
-  options: { ...ingestFromGitOption() },
+    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), from a bus source with --bus URL, or commits and their trailers with --from-git RANGE, into the durable buffer; bad lines go to the quarantine.",
+  usage: "director ingest FILE|-|--bus URL|--from-git RANGE [--repo DIR] [--config FILE] [--json]",
+  options: {
+    ...ingestFromGitOption(),
+    bus: {
+      type: "string",
+      value: "URL",
+      description: "drain a bus source: nats://HOST:PORT or git:REMOTE",
+    },
+  },
   positionals: [0, 1],
   async run(args) {
     const fromGit = stringOption(args, "from-git") !== undefined;
-    if (fromGit === (args.positionals.length === 1)) {
+    const busText = stringOption(args, "bus");
+    const chosen = [fromGit, busText !== undefined, args.positionals.length === 1];
+    if (chosen.filter(Boolean).length !== 1) {
       throw new UsageError(
-        `expected exactly one of FILE, - or --from-git RANGE\n\nusage: ${ingest.usage}`,
+        `expected exactly one of FILE, -, --bus URL or --from-git RANGE\n\nusage: ${ingest.usage}`,
       );
     }
     if (fromGit) return runIngestFromGit(args);
+    if (busText !== undefined) {
+      const url = parseBusUrl(busText);
+      if (url.kind !== "nats" && url.kind !== "git") {
+        throw new UsageError(
+          `--bus: expected nats://HOST:PORT or git:REMOTE (of ${BUS_URL_FORMS})`,
+        );
+      }
+      const ctx = await openContext(repoOptions(args));
+      const r = await withDirectorState(ctx, (buffer) => drainSource(ctx, buffer, url), {
+        retainEvents: false,
+      });
+      return {
+        json: r,
+        text: `${r.source}: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}, acknowledged ${r.acknowledged}\n`,
+      };
+    }
     const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
     const { buffer: _buffer, ...c } = await ingestSource(
@@ -79,6 +108,10 @@ const run: Command = {
     const lines = [
       `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
       `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
+      ...r.sources.map(
+        (s) =>
+          `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
+      ),
       `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
       `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
       `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
@@ -153,4 +186,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   verify,
   status,
   ...GIT_COMMANDS,
+  ...BUS_COMMANDS,
 ];

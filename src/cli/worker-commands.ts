@@ -1,14 +1,16 @@
+import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { openContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
-import { emitHeartbeat, emitNote } from "../worker/emit.js";
+import { type EmitResult, emitHeartbeat, emitNote } from "../worker/emit.js";
 import { recallMemory } from "../worker/recall.js";
 import {
   type Command,
   listOption,
   numberOption,
   type OptionSpecs,
+  type ParsedArgs,
   repoOptions,
   stringOption,
 } from "./args.js";
@@ -22,11 +24,26 @@ const SENDER_OPTIONS: OptionSpecs = {
     description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
   },
   "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
+  bus: {
+    type: "string",
+    value: "URL",
+    description: `where to send: ${BUS_URL_FORMS} (default: spool)`,
+  },
 };
+
+function busOption(args: ParsedArgs): BusUrl {
+  return parseBusUrl(stringOption(args, "bus") ?? "spool");
+}
+
+function deliveredText(result: EmitResult): string {
+  if (!result.spooled) return `sent ${result.event_id} (${result.transport})\n`;
+  return `spooled ${result.event_id}${result.fallback_reason ? ` (${result.transport} unavailable: ${result.fallback_reason})` : ""}\n`;
+}
 
 const emit: Command = {
   name: "emit",
-  summary: "Record something worth remembering (a memory_note.v1 envelope) on the local spool.",
+  summary:
+    "Record something worth remembering (a memory_note.v1 envelope): on the local spool, or over the bus with --bus.",
   usage: "worker emit --kind KIND --text TEXT [--topic T]... [--link L]... [options]",
   options: {
     kind: { type: "string", value: "KIND", description: NOTE_KINDS.join(" | ") },
@@ -54,8 +71,9 @@ const emit: Command = {
     const text = stringOption(args, "text");
     if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
     if (text === undefined) throw new UsageError("--text is required");
+    const bus = busOption(args);
     const ctx = await openContext(repoOptions(args));
-    const result = emitNote(
+    const result = await emitNote(
       ctx,
       {
         kind,
@@ -69,8 +87,9 @@ const emit: Command = {
         issue: stringOption(args, "issue"),
       },
       { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+      bus,
     );
-    return { json: result, text: `spooled ${result.event_id}\n` };
+    return { json: result, text: deliveredText(result) };
   },
 };
 
@@ -167,6 +186,7 @@ const heartbeat: Command = {
     ...SENDER_OPTIONS,
   },
   async run(args) {
+    const bus = busOption(args);
     const ctx = await openContext(repoOptions(args));
     const attempt = numberOption(args, "attempt");
     const result = await emitHeartbeat(
@@ -179,8 +199,9 @@ const heartbeat: Command = {
         main: stringOption(args, "main"),
       },
       { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+      bus,
     );
-    return { json: result, text: `spooled ${result.event_id}\n` };
+    return { json: result, text: deliveredText(result) };
   },
 };
 

@@ -1,4 +1,5 @@
 import { basename, join } from "node:path";
+import { configuredSources, drainSource, type SourceDrain } from "../bus/sources.js";
 import { receiptTime } from "../clock.js";
 import { type TierUsage, tierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
@@ -28,6 +29,8 @@ export interface RunResult {
   compacted_events: number;
   compaction: CompactionReason;
   drained: IngestCounts & { files: number };
+  /** The networked sources of `agent_bus.sources`, drained after the spool. */
+  sources: SourceDrain[];
   buffer: { events: number; bytes: number };
   tiers: { st: TierUsage; lt: TierUsage };
   focus: { bytes: number; items: number; omitted: number } | null;
@@ -58,14 +61,16 @@ export async function drainSpool(
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
   return withDirectorState(ctx, async (buffer) => {
     const drained = await drainSpool(ctx, buffer);
-    return cycle(ctx, buffer, drained, options);
+    const sources: SourceDrain[] = [];
+    for (const url of configuredSources(ctx)) sources.push(await drainSource(ctx, buffer, url));
+    return cycle(ctx, buffer, { drained, sources }, options);
   });
 }
 
 async function cycle(
   ctx: RepoContext,
   buffer: EventBuffer,
-  drained: IngestCounts & { files: number },
+  intake: Pick<RunResult, "drained" | "sources">,
   options: RunOptions,
 ): Promise<RunResult> {
   const memory = ctx.config.memory;
@@ -85,7 +90,7 @@ async function cycle(
   const focusFresh =
     focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === catalog.hash;
   const base = {
-    drained,
+    ...intake,
     compaction: decision.reason,
     dry_run: options.dryRun === true,
   };
@@ -149,7 +154,7 @@ function maxIso(a: string | undefined, b: string): string {
 function summarize(
   catalog: Catalog,
   buffer: EventBuffer,
-  fields: Partial<RunResult> & Pick<RunResult, "drained" | "compaction" | "dry_run">,
+  fields: Partial<RunResult> & Pick<RunResult, "drained" | "sources" | "compaction" | "dry_run">,
   focus: RunResult["focus"],
   pendingDrop = 0,
 ): RunResult {

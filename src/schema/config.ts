@@ -75,6 +75,13 @@ export const AgentBusConfig = z
     heartbeat_ttl_seconds: PositiveInt.default(120).describe(
       "A worker silent this long is not live.",
     ),
+    sources: z
+      .array(z.string().regex(/^(nats:\/\/|git:)\S+$/, "expected nats://HOST:PORT or git:REMOTE"))
+      .max(16)
+      .default([])
+      .describe(
+        "Networked bus sources `director run` drains besides the local spool (nats://HOST:PORT, git:REMOTE).",
+      ),
   })
   .strict();
 export type AgentBusConfig = z.infer<typeof AgentBusConfig>;

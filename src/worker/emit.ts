@@ -1,8 +1,10 @@
+import { type Delivery, openSender } from "../bus/sender.js";
+import type { BusUrl } from "../bus/url.js";
 import { sealText } from "../core/seal.js";
 import type { RepoContext } from "../director/context.js";
 import { readCatalog } from "../repo/memory-tree.js";
+import type { Envelope, MessageType } from "../schema/envelope.js";
 import { loadSealKey } from "../state/seal-key.js";
-import { writeSpoolFile } from "../state/spool.js";
 import { readDrift } from "./drift.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 
@@ -18,19 +20,23 @@ export interface NoteInput {
   issue?: string | undefined;
 }
 
-export interface EmitResult {
+export interface EmitResult extends Delivery {
   event_id: string;
   message_type: string;
-  spooled: true;
-  path: string;
 }
 
-/** Writes one `memory_note.v1` envelope to the local spool: durable when this returns. */
-export function emitNote(
+export interface SenderIdentity {
+  worker?: string | undefined;
+  runId?: string | undefined;
+}
+
+/** Sends one `memory_note.v1` envelope over the bus: durable (there or spooled) when this returns. */
+export async function emitNote(
   ctx: RepoContext,
   note: NoteInput,
-  sender: { worker?: string | undefined; runId?: string | undefined },
-): EmitResult {
+  sender: SenderIdentity,
+  bus: BusUrl = { kind: "spool" },
+): Promise<EmitResult> {
   const payload: Record<string, unknown> = {
     kind: note.kind,
     text: note.text,
@@ -52,24 +58,38 @@ export function emitNote(
   if (note.outcome !== undefined) payload.outcome = note.outcome;
   if (note.privacy !== undefined) payload.privacy = note.privacy;
   if (note.issue !== undefined) payload.issue = note.issue;
-  return spoolEnvelope(ctx, "memory_note.v1", payload, sender);
+  return sendEnvelope(ctx, "memory_note.v1", payload, sender, bus);
 }
 
-export function spoolEnvelope(
+/** Builds, validates and delivers one envelope from this worker. */
+export async function sendEnvelope(
   ctx: RepoContext,
-  messageType: Parameters<typeof buildEnvelope>[0],
+  messageType: MessageType,
   payload: Record<string, unknown>,
-  sender: { worker?: string | undefined; runId?: string | undefined },
-): EmitResult {
-  const now = Date.now();
+  sender: SenderIdentity,
+  bus: BusUrl,
+): Promise<EmitResult> {
   const envelope = buildEnvelope(
     messageType,
     payload,
     { id: workerId(sender.worker), run_id: sender.runId ?? process.env.GITHUB_RUN_ID },
-    new Date(now).toISOString(),
+    new Date().toISOString(),
   );
-  const path = writeSpoolFile(ctx.paths.spool, [JSON.stringify(envelope)], now);
-  return { event_id: envelope.event_id, message_type: messageType, spooled: true, path };
+  const delivery = await deliver(ctx, [envelope], bus);
+  return { event_id: envelope.event_id, message_type: messageType, ...delivery };
+}
+
+export async function deliver(
+  ctx: RepoContext,
+  envelopes: readonly Envelope[],
+  bus: BusUrl,
+): Promise<Delivery> {
+  const transport = await openSender(ctx, bus);
+  try {
+    return await transport.send(envelopes);
+  } finally {
+    await transport.close();
+  }
 }
 
 export interface HeartbeatInput {
@@ -81,13 +101,14 @@ export interface HeartbeatInput {
 }
 
 /**
- * Writes one `heartbeat.v1` envelope to the local spool, carrying where this branch left
+ * Sends one `heartbeat.v1` envelope over the bus, carrying where this branch left
  * main (`main_ancestor_sha`) and the catalog hash the worker sees, for drift detection.
  */
 export async function emitHeartbeat(
   ctx: RepoContext,
   beat: HeartbeatInput,
-  sender: { worker?: string | undefined; runId?: string | undefined },
+  sender: SenderIdentity,
+  bus: BusUrl = { kind: "spool" },
 ): Promise<EmitResult & { main_ancestor_sha: string | null; catalog_hash_seen: string }> {
   const drift = await readDrift(ctx, beat.main);
   const catalog = await readCatalog(ctx.repoDir);
@@ -97,7 +118,7 @@ export async function emitHeartbeat(
   if (beat.attempt !== undefined) payload.attempt = beat.attempt;
   if (beat.progress !== undefined) payload.progress = beat.progress;
   if (drift?.main_ancestor_sha) payload.main_ancestor_sha = drift.main_ancestor_sha;
-  const result = spoolEnvelope(ctx, "heartbeat.v1", payload, sender);
+  const result = await sendEnvelope(ctx, "heartbeat.v1", payload, sender, bus);
   return {
     ...result,
     main_ancestor_sha: drift?.main_ancestor_sha ?? null,

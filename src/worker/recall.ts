@@ -14,7 +14,7 @@ import type { RepoContext } from "../director/context.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
-import { spoolEnvelope } from "./emit.js";
+import { sendEnvelope } from "./emit.js";
 
 interface CachedIndex {
   catalog_hash: string;
@@ -76,11 +76,13 @@ export async function recallMemory(
   });
   let signal = false;
   if (options.signal && hits.length > 0) {
-    spoolEnvelope(
+    // The recall signal always goes to the local spool: recall must not wait on a network.
+    await sendEnvelope(
       ctx,
       "memory_event.v1",
       { kind: "recall", query: query.slice(0, 1000), hits: hits.map((h) => h.engram_id) },
       { worker: options.worker },
+      { kind: "spool" },
     );
     signal = true;
   }
