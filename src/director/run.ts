@@ -59,12 +59,19 @@ export async function drainSpool(
  * next run and loses nothing.
  */
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
-  return withDirectorState(ctx, async (buffer) => {
-    const drained = await drainSpool(ctx, buffer);
-    const sources: SourceDrain[] = [];
-    for (const url of configuredSources(ctx)) sources.push(await drainSource(ctx, buffer, url));
-    return cycle(ctx, buffer, { drained, sources }, options);
-  });
+  return withDirectorState(ctx, (buffer) => runCycleOn(ctx, buffer, options));
+}
+
+/** One cycle for a caller that already holds the Director state (the TCP hub between cycles). */
+export async function runCycleOn(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  options: RunOptions = {},
+): Promise<RunResult> {
+  const drained = await drainSpool(ctx, buffer);
+  const sources: SourceDrain[] = [];
+  for (const url of configuredSources(ctx)) sources.push(await drainSource(ctx, buffer, url));
+  return cycle(ctx, buffer, { drained, sources }, options);
 }
 
 async function cycle(
