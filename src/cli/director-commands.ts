@@ -2,15 +2,23 @@ import { resolve } from "node:path";
 import { drainSource } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { formatFinding } from "../core/verify.js";
+import type { RepoContext } from "../director/context.js";
 import { openContext } from "../director/context.js";
 import { withDirectorState } from "../director/director-state.js";
 import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
-import { runCycle } from "../director/run.js";
+import { runProposal } from "../director/propose.js";
+import { type RunResult, runCycle } from "../director/run.js";
 import { readStatus } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
-import { type Command, repoOptions, stringOption } from "./args.js";
+import {
+  type Command,
+  type CommandOutput,
+  type ParsedArgs,
+  repoOptions,
+  stringOption,
+} from "./args.js";
 import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
@@ -91,39 +99,94 @@ const run: Command = {
   name: "run",
   summary:
     "One Director cycle: drain the spool, compact the oldest events when over budget, promote, evict, write the catalog and MEMORY.md.",
-  usage: "director run [--force] [--dry-run] [--repo DIR] [--config FILE] [--json]",
+  usage:
+    "director run [--force] [--dry-run] [--pr [--remote NAME] [--base BRANCH] [--branch NAME]] [--repo DIR] [--config FILE] [--json]",
   options: {
     force: {
       type: "boolean",
       description: "compact all but the newest window now, ignoring soft limits",
     },
     "dry-run": { type: "boolean", description: "plan and report; write no memory file" },
+    pr: {
+      type: "boolean",
+      description:
+        "commit the result on the engram branch (not the work tree), push it and open or update its pull request",
+    },
+    remote: {
+      type: "string",
+      value: "NAME",
+      description: "with --pr: the remote (default origin)",
+    },
+    base: {
+      type: "string",
+      value: "BRANCH",
+      description: "with --pr: the base branch (default main)",
+    },
+    branch: {
+      type: "string",
+      value: "NAME",
+      description: "with --pr: the Director's branch (default engram/memory)",
+    },
   },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
-    const r = await runCycle(ctx, {
-      force: args.values.force === true,
-      dryRun: args.values["dry-run"] === true,
-    });
-    const lines = [
-      `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
-      `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
-      ...r.sources.map(
-        (s) =>
-          `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
-      ),
-      `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
-      `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
-      `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
-      r.focus
-        ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes`
-        : "MEMORY.md: up to date",
-      ...r.written.map((p) => `  + ${p}`),
-      ...r.evicted.map((p) => `  - ${p}`),
-    ];
-    return { json: r, text: `${lines.join("\n")}\n` };
+    const cycle = { force: args.values.force === true, dryRun: args.values["dry-run"] === true };
+    if (args.values.pr === true) return runPr(ctx, args, cycle);
+    for (const name of ["remote", "base", "branch"]) {
+      if (stringOption(args, name) !== undefined) throw new UsageError(`--${name} needs --pr`);
+    }
+    const r = await runCycle(ctx, cycle);
+    return { json: r, text: `${runLines(r).join("\n")}\n` };
   },
 };
+
+function runLines(r: RunResult): string[] {
+  return [
+    `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
+    `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
+    ...r.sources.map(
+      (s) =>
+        `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
+    ),
+    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+    `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
+    `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
+    r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",
+    ...r.written.map((p) => `  + ${p}`),
+    ...r.evicted.map((p) => `  - ${p}`),
+  ];
+}
+
+async function runPr(
+  ctx: RepoContext,
+  args: ParsedArgs,
+  cycle: { force: boolean; dryRun: boolean },
+): Promise<CommandOutput> {
+  const { run, proposal: p } = await runProposal(ctx, {
+    ...cycle,
+    remote: stringOption(args, "remote") ?? "origin",
+    base: stringOption(args, "base") ?? "main",
+    branch: stringOption(args, "branch") ?? "engram/memory",
+  });
+  const head = p.head_sha ? p.head_sha.slice(0, 12) : "none";
+  const lines = [
+    ...runLines(run).map((l) => l.replace(/^catalog version/, "staged catalog version")),
+    `proposal: ${p.status}; ${p.branch} at ${head} on ${p.base} ${p.main_sha.slice(0, 12)}${p.pushed ? ` (pushed to ${p.remote})` : p.remote === null ? " (no remote: committed locally)" : ""}`,
+    ...(p.carried > 0
+      ? [`carried ${p.carried} engram(s) of the previous proposal onto ${p.base}`]
+      : []),
+    ...(p.rejected > 0
+      ? [`${p.rejected} engram(s) rejected by closed pull requests, not proposed again`]
+      : []),
+    ...(p.pr
+      ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
+      : []),
+    ...(p.would_open
+      ? ["no GitHub configured; the pull request would be:", `  title: ${p.would_open.title}`]
+      : []),
+  ];
+  return { json: { ...run, proposal: p }, text: `${lines.join("\n")}\n` };
+}
 
 const verify: Command = {
   name: "verify",

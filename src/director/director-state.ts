@@ -9,7 +9,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
@@ -18,6 +18,11 @@ import type { RepoContext } from "./context.js";
 
 /** What a crash between planning and finishing a cycle needs to finish it on restart. */
 export interface CycleIntent {
+  /**
+   * Where the memory files go, relative to the state folder, when not the work tree: the
+   * staging tree of `director run --pr`. Recovery after a crash applies the plan there too.
+   */
+  tree?: string;
   through_seq: number;
   writes: { path: string; text: string }[];
   deletes: string[];
@@ -66,7 +71,8 @@ export async function finishCycle(
   buffer: EventBuffer,
   intent: CycleIntent,
 ): Promise<void> {
-  await applyFileChanges(ctx.repoDir, intent.writes, intent.deletes);
+  const target = intent.tree !== undefined ? join(ctx.paths.root, intent.tree) : ctx.repoDir;
+  await applyFileChanges(target, intent.writes, intent.deletes);
   buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
   unlinkSync(ctx.paths.intent);
   fsyncDirSync(join(ctx.paths.intent, ".."));
@@ -125,6 +131,12 @@ export async function commitCycle(
   buffer: EventBuffer,
   intent: CycleIntent,
 ): Promise<void> {
-  writeIntent(ctx.paths.intent, intent);
-  await finishCycle(ctx, buffer, intent);
+  // A cycle on the staging tree says so, so that a crash is finished there, not in the work tree.
+  const inState = relative(ctx.paths.root, ctx.repoDir);
+  const staged =
+    inState !== "" && !inState.startsWith("..") && !isAbsolute(inState)
+      ? { ...intent, tree: inState.split(sep).join("/") }
+      : intent;
+  writeIntent(ctx.paths.intent, staged);
+  await finishCycle(ctx, buffer, staged);
 }

@@ -79,7 +79,8 @@ export async function openRepo(repoDir: string): Promise<GitRepo> {
   };
 }
 
-function base(repo: GitRepo) {
+/** The arguments every isomorphic-git call on this repository takes. */
+export function base(repo: GitRepo) {
   return { fs, dir: repo.dir, gitdir: repo.gitdir, cache: repo.cache };
 }
 
@@ -245,7 +246,7 @@ export async function readFileAt(
 }
 
 /** A tree by id (a commit id reads its root tree), through the repository's tree cache. */
-async function readTreeAt(
+export async function readTreeAt(
   repo: GitRepo,
   oid: string,
 ): Promise<{ oid: string; entries: TreeEntry[] }> {

@@ -1,0 +1,122 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { emptyCatalog } from "../core/engram.js";
+import { StateError } from "../errors.js";
+import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
+import { CATALOG_PATH, FOCUS_PATH, readCatalog } from "../repo/memory-tree.js";
+import { Catalog } from "../schema/engram.js";
+import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
+import type { StatePaths } from "../state/paths.js";
+
+/**
+ * The staging tree of `director run --pr`: the memory files of the proposal being built, in
+ * the state folder, never in the user's work tree. Cycles compact into it exactly as they
+ * do into a work tree (with the same crash-safe intent); its content is then committed on
+ * the engram branch. While `dirty`, it holds compacted events that are on no branch yet.
+ */
+export interface StagingMeta {
+  /** The folder (in the state folder) holding the tree: a rebuild writes a new one. */
+  dir: string;
+  /** The main commit and the engram-branch head the tree was built from. */
+  main: string;
+  branch: string | null;
+  /** How many engrams were rejected when it was built: a new rejection rebuilds it. */
+  rejected: number;
+  /** The catalog it was built from: the base against which its own changes are replayed. */
+  start_catalog: Catalog;
+  /** A cycle changed it and the result is not pushed yet. */
+  dirty: boolean;
+}
+
+export function stagingDir(paths: StatePaths, meta: Pick<StagingMeta, "dir">): string {
+  return join(paths.root, meta.dir);
+}
+
+function metaPath(paths: StatePaths): string {
+  return join(paths.root, "staging.json");
+}
+
+export function readStagingMeta(paths: StatePaths): StagingMeta | undefined {
+  const path = metaPath(paths);
+  if (!existsSync(path)) return undefined;
+  try {
+    const meta = JSON.parse(readFileSync(path, "utf8")) as StagingMeta;
+    return { ...meta, start_catalog: Catalog.parse(meta.start_catalog) as Catalog };
+  } catch (error) {
+    throw new StateError(
+      `${path}: unreadable (${(error as Error).message}); move it away to rebuild the staging tree from git`,
+    );
+  }
+}
+
+export function writeStagingMeta(paths: StatePaths, meta: StagingMeta): void {
+  writeFileAtomicSync(metaPath(paths), `${JSON.stringify(meta)}\n`);
+}
+
+/** A memory tree as files: repository-relative path to text. */
+export interface MemoryFiles {
+  catalog: Catalog;
+  files: Map<string, string>;
+}
+
+/** The memory files of a commit (catalog, engrams, MEMORY.md), read from git objects. */
+export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<MemoryFiles> {
+  const files = new Map<string, string>();
+  for (const file of await readFilesUnder(repo, commit, "memory")) files.set(file.path, file.text);
+  const focus = await readFileAt(repo, commit, FOCUS_PATH);
+  if (focus) files.set(FOCUS_PATH, focus.text);
+  const text = files.get(CATALOG_PATH);
+  if (text === undefined) return { catalog: emptyCatalog(), files };
+  const parsed = Catalog.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
+  }
+  return { catalog: parsed.data as Catalog, files };
+}
+
+/**
+ * The staging tree's files: the catalog, the engrams it lists and MEMORY.md. Only what the
+ * catalog names is read, so a temp file left by a killed writer is never committed.
+ */
+export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
+  const catalog = await readCatalog(dir);
+  const files = new Map<string, string>();
+  if (existsSync(join(dir, CATALOG_PATH))) {
+    files.set(CATALOG_PATH, await readFile(join(dir, CATALOG_PATH), "utf8"));
+  }
+  await forEachLimited(catalog.entries, 32, async (entry) => {
+    files.set(entry.path, await readFile(join(dir, entry.path), "utf8"));
+  });
+  if (existsSync(join(dir, FOCUS_PATH))) {
+    files.set(FOCUS_PATH, await readFile(join(dir, FOCUS_PATH), "utf8"));
+  }
+  return { catalog, files };
+}
+
+/**
+ * Writes `files` as a new staging tree beside the current one and returns its folder name.
+ * Nothing changes until the caller writes the meta naming it (one atomic rename), so a crash
+ * mid-rebuild leaves the old tree and its meta, dirty content included, untouched.
+ */
+export async function writeStagingTree(
+  paths: StatePaths,
+  files: ReadonlyMap<string, string>,
+): Promise<string> {
+  const name = `staging-${Date.now().toString(36)}-${process.pid}`;
+  const dir = join(paths.root, name);
+  const folders = new Set([...files.keys()].map((path) => dirname(join(dir, path))));
+  for (const folder of folders) mkdirSync(folder, { recursive: true });
+  await forEachLimited([...files], 16, ([path, text]) => writeFileAtomic(join(dir, path), text));
+  return name;
+}
+
+/** Removes staging folders the meta does not name (older trees, and rebuilds cut short). */
+export function removeOtherStagingTrees(paths: StatePaths, keep: string | undefined): void {
+  if (!existsSync(paths.root)) return;
+  for (const entry of readdirSync(paths.root, { withFileTypes: true })) {
+    if (entry.isDirectory() && entry.name.startsWith("staging-") && entry.name !== keep) {
+      rmSync(join(paths.root, entry.name), { recursive: true, force: true });
+    }
+  }
+}

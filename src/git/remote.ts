@@ -1,0 +1,129 @@
+/**
+ * The git operations that go through the user's own git (simple-git): talking to remotes
+ * with the user's remotes and credentials, and compare-and-swap ref updates, which git
+ * performs atomically under its ref lock. Objects are built in process by objects.ts.
+ */
+import { type SimpleGit, simpleGit } from "simple-git";
+import { EngramError, StateError } from "../errors.js";
+
+const ZERO = "0000000000000000000000000000000000000000";
+
+export function gitAt(dir: string): SimpleGit {
+  return simpleGit({ baseDir: dir, trimmed: true });
+}
+
+export async function remoteExists(dir: string, name: string): Promise<boolean> {
+  const names = (await gitAt(dir).raw(["remote"])).split("\n").map((n) => n.trim());
+  return names.includes(name);
+}
+
+/** The remote's heads for the given branch names (absent ones are missing from the map). */
+export async function remoteHeads(
+  dir: string,
+  remote: string,
+  branches: readonly string[],
+): Promise<Map<string, string>> {
+  const text = await gitAt(dir).raw([
+    "ls-remote",
+    "--heads",
+    remote,
+    ...branches.map((b) => `refs/heads/${b}`),
+  ]);
+  const heads = new Map<string, string>();
+  for (const line of text.split("\n")) {
+    const [sha, ref] = line.split("\t");
+    if (sha && ref?.startsWith("refs/heads/")) heads.set(ref.slice("refs/heads/".length), sha);
+  }
+  return heads;
+}
+
+/** Fetches branches into `refs/remotes/<remote>/<branch>` (forced: the remote is the truth). */
+export async function fetchBranches(
+  dir: string,
+  remote: string,
+  branches: readonly string[],
+): Promise<void> {
+  if (branches.length === 0) return;
+  await gitAt(dir).raw([
+    "fetch",
+    "--no-tags",
+    "--quiet",
+    remote,
+    ...branches.map((b) => `+refs/heads/${b}:refs/remotes/${remote}/${b}`),
+  ]);
+}
+
+/**
+ * Moves a local ref from `expected` (null: it must not exist) to `next` in one atomic step;
+ * false when another writer moved it first.
+ */
+export async function compareAndSwapRef(
+  dir: string,
+  ref: string,
+  next: string,
+  expected: string | null,
+): Promise<boolean> {
+  try {
+    await gitAt(dir).raw(["update-ref", ref, next, expected ?? ZERO]);
+    return true;
+  } catch (error) {
+    if (/cannot lock ref|but expected|reference already exists/i.test(messageOf(error))) {
+      return false;
+    }
+    throw new StateError(`git update-ref ${ref}: ${firstLine(messageOf(error))}`);
+  }
+}
+
+export type PushOutcome = { pushed: true } | { pushed: false; reason: string };
+
+/**
+ * Pushes `sha` to the remote branch only if the branch is still at `expected` (null: absent),
+ * so an older Director never overwrites a newer proposal: `--force-with-lease` is the
+ * remote's compare-and-swap. A lost race is an outcome, not an error.
+ */
+export async function pushWithLease(
+  dir: string,
+  remote: string,
+  branch: string,
+  sha: string,
+  expected: string | null,
+): Promise<PushOutcome> {
+  const ref = `refs/heads/${branch}`;
+  try {
+    await gitAt(dir).raw([
+      "push",
+      "--quiet",
+      "--porcelain",
+      `--force-with-lease=${ref}:${expected ?? ""}`,
+      remote,
+      `${sha}:${ref}`,
+    ]);
+    return { pushed: true };
+  } catch (error) {
+    const message = messageOf(error);
+    if (/stale info|rejected|fetch first|non-fast-forward|already exists/i.test(message)) {
+      return { pushed: false, reason: firstLine(message) };
+    }
+    throw new PushError(
+      `git push ${remote} ${branch}: ${firstLine(message)} (the proposal stays staged and is pushed by the next run)`,
+    );
+  }
+}
+
+/** The remote could not be reached or refused for a reason other than a lost race. */
+export class PushError extends EngramError {
+  override readonly exitCode = 3;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.length > 0 && !l.startsWith("To ")) ?? text
+  );
+}
