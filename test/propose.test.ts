@@ -252,6 +252,40 @@ describe("director run --pr", () => {
     expect(text.stdout).toMatch(/no remote: committed locally/);
   });
 
+  it("killed at random points, loses no event and doubles none once a run completes", async () => {
+    const { origin, clone } = await setup();
+    let seed = 20261122;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const texts: string[] = [];
+    const kills: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      const batch = [`crash round ${round} a`, `crash round ${round} b`];
+      await remember(clone, batch);
+      texts.push(...batch);
+      const spawned = spawnBin(DIRECTOR_BIN, ["run", "--pr", "--force", "--json"], {
+        cwd: clone.dir,
+        env: { SOURCE_DATE_EPOCH: String(1_800_000_000 + round * 100) },
+        timeoutMs: 60_000,
+      });
+      const delay = Math.floor(random() * 1200);
+      const timer = setTimeout(() => spawned.child.kill("SIGKILL"), delay);
+      const r = await spawned.done;
+      clearTimeout(timer);
+      kills.push(`${delay} ms: ${r.signal ?? `exit ${r.code}`}`);
+      if (r.signal === null) expect(r.code, describeResult(r)).toBe(0);
+    }
+    const last = jsonOf<RunJson>(await proposeRun(clone, [], 1_800_001_000));
+    expect(["created", "updated", "regenerated", "unchanged"], kills.join("; ")).toContain(
+      last.proposal.status,
+    );
+    expect(factsAt(origin, BRANCH).sort(), kills.join("; ")).toEqual([...texts].sort());
+    const verify = await director(["verify"], { cwd: clone.dir });
+    expect(verify.code, describeResult(verify)).toBe(0);
+  });
+
   it("refuses to work on a branch that is checked out", async () => {
     const { clone } = await setup();
     git(clone.dir, ["checkout", "-q", "-b", BRANCH]);
