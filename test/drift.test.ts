@@ -9,6 +9,7 @@ const policy = {
   max_commits_behind: 20,
   max_seconds_behind: 86_400,
   require_catalog_hash_match: true,
+  required_action: "merge_main" as const,
 };
 const drift = (over: Partial<Parameters<typeof judgeDrift>[0]> = {}) =>
   judgeDrift({
@@ -139,5 +140,87 @@ describe("worker check and worker heartbeat against main", () => {
     const lone = dirs.dir();
     const r = await runBin(WORKER_BIN, ["check", "--json", "--repo", lone], { cwd: lone });
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, sync_required: false, drift: null });
+  });
+});
+
+describe("worker sync", () => {
+  let origin: string;
+  let clone: TempRepo;
+
+  beforeAll(async () => {
+    repo = dirs.repo();
+    expect((await director(["init"])).code).toBe(0);
+    writeFileSync(
+      join(repo.dir, "config", "dev.toml"),
+      "[memory]\nbuffer_keep_recent_events = 0\n",
+    );
+    await remember("Lesson before the branch");
+    origin = dirs.dir("engram-origin-");
+    git(origin, ["init", "-q", "--bare", "-b", "main"]);
+    git(repo.dir, ["remote", "add", "origin", origin]);
+    git(repo.dir, ["push", "-q", "origin", "main"]);
+    clone = dirs.repo("engram-worker-");
+    git(clone.dir, ["remote", "add", "origin", origin]);
+    git(clone.dir, ["fetch", "-q", "origin"]);
+    git(clone.dir, ["checkout", "-q", "-b", "feature", "origin/main"]);
+    clone.write("src/feature.ts", "export const feature = 1;\n");
+    git(clone.dir, ["add", "-A"]);
+    git(clone.dir, ["commit", "-q", "-m", "feature work"]);
+  });
+
+  const sync = (args: string[] = []) =>
+    runBin(WORKER_BIN, ["sync", "--json", ...args], { cwd: clone.dir });
+
+  it("does nothing while in sync", async () => {
+    const r = await sync();
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ synced: false, fetched: true });
+  });
+
+  it("fetches main, merges it when the policy requires, and reports the memory it brought", async () => {
+    await remember("Lesson merged while the worker worked");
+    git(repo.dir, ["push", "-q", "origin", "main"]);
+    // Offline, the worker's old view of main is all it has; online, check fetches first.
+    const offline = await runBin(WORKER_BIN, ["check", "--json", "--offline"], {
+      cwd: clone.dir,
+    });
+    expect(JSON.parse(offline.stdout)).toMatchObject({ fetched: false, sync_required: false });
+    const check = await runBin(WORKER_BIN, ["check", "--json"], { cwd: clone.dir });
+    expect(check.code).toBe(1);
+    expect(JSON.parse(check.stdout)).toMatchObject({ fetched: true, sync_required: true });
+
+    clone.write("src/feature.ts", "export const feature = 2;\n");
+    const refused = await sync();
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toMatch(/uncommitted changes/);
+    git(clone.dir, ["checkout", "-q", "--", "src"]);
+
+    const r = await sync();
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({
+      synced: true,
+      action: "merge_main",
+      reason: "catalog_mismatch",
+      fetched: true,
+      focus_changed: true,
+    });
+    expect(result.after.catalog_version).toBeGreaterThan(result.before.catalog_version);
+    expect(result.engrams_added.length).toBeGreaterThan(0);
+    const after = await runBin(WORKER_BIN, ["check", "--json"], { cwd: clone.dir });
+    expect(JSON.parse(after.stdout)).toMatchObject({ ok: true, sync_required: false });
+  });
+
+  it("rebases instead when the policy says rebase_main", async () => {
+    await remember("Lesson for the rebase");
+    git(repo.dir, ["push", "-q", "origin", "main"]);
+    const r = await sync(["--action", "rebase"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ synced: true, action: "rebase_main" });
+    // Rebased: main is an ancestor and the branch's own commits sit on top of it.
+    git(clone.dir, ["merge-base", "--is-ancestor", "origin/main", "HEAD"]);
+    expect(git(clone.dir, ["log", "-1", "--format=%s", "HEAD"]).trim()).not.toMatch(/^Merge/);
+    const bad = await sync(["--action", "squash"]);
+    expect(bad.code).toBe(2);
   });
 });

@@ -5,6 +5,7 @@ import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import { type EmitResult, emitHeartbeat, emitNote } from "../worker/emit.js";
 import { recallMemory } from "../worker/recall.js";
+import { parseSyncAction, syncWithMain } from "../worker/sync.js";
 import {
   type Command,
   listOption,
@@ -131,8 +132,8 @@ const recall: Command = {
 const check: Command = {
   name: "check",
   summary:
-    "Check that the local memory files match their catalog, and whether this branch must sync with main ([policy.sync_main]).",
-  usage: "worker check [--main REF] [--repo DIR] [--config FILE] [--json]",
+    "Check that the local memory files match their catalog, and whether this branch must sync with main ([policy.sync_main]), after fetching origin when it is reachable.",
+  usage: "worker check [--main REF] [--offline] [--repo DIR] [--config FILE] [--json]",
   options: {
     main: {
       type: "string",
@@ -140,10 +141,14 @@ const check: Command = {
       description:
         "main to compare with (default: the newest of origin/main, main, origin/master, master)",
     },
+    offline: { type: "boolean", description: "do not fetch origin first" },
   },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
-    const r = await checkMemory(ctx, { main: stringOption(args, "main") });
+    const r = await checkMemory(ctx, {
+      main: stringOption(args, "main"),
+      offline: args.values.offline === true,
+    });
     const files =
       r.missing.length + r.modified.length + r.unlisted.length === 0 && !r.catalog_modified;
     const lines = [
@@ -205,4 +210,42 @@ const heartbeat: Command = {
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat];
+const sync: Command = {
+  name: "sync",
+  summary:
+    "Bring main into this branch when [policy.sync_main] requires it (merge or rebase), after fetching origin when it is reachable, and report what memory changed.",
+  usage: "worker sync [--main REF] [--action merge|rebase] [--force] [--json]",
+  options: {
+    main: {
+      type: "string",
+      value: "REF",
+      description: "main to sync with (default as worker check)",
+    },
+    action: {
+      type: "string",
+      value: "A",
+      description: "merge | rebase (default: [policy.sync_main] required_action)",
+    },
+    force: { type: "boolean", description: "sync even when the policy does not require it" },
+  },
+  async run(args) {
+    const action = parseSyncAction(stringOption(args, "action"));
+    const ctx = await openContext(repoOptions(args));
+    const r = await syncWithMain(ctx, {
+      main: stringOption(args, "main"),
+      action,
+      force: args.values.force === true,
+    });
+    const lines = r.synced
+      ? [
+          `synced with ${r.main_ref} (${r.main_sha?.slice(0, 12)}) by ${r.action === "rebase_main" ? "rebase" : "merge"}: ${r.reason}`,
+          `memory: catalog version ${r.before.catalog_version} -> ${r.after.catalog_version}, ${r.engrams_added.length} engram(s) added, ${r.engrams_removed.length} removed${r.focus_changed ? ", MEMORY.md changed" : ""}`,
+          ...r.engrams_added.map((p) => `  + ${p}`),
+          ...r.engrams_removed.map((p) => `  - ${p}`),
+        ]
+      : [`nothing to do: ${r.reason}`];
+    return { json: r, text: `${lines.join("\n")}\n` };
+  },
+};
+
+export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync];

@@ -3,7 +3,11 @@ export interface SyncPolicy {
   max_commits_behind: number;
   max_seconds_behind: number;
   require_catalog_hash_match: boolean;
+  /** How a worker brings main in when it must. */
+  required_action: SyncAction;
 }
+
+export type SyncAction = "merge_main" | "rebase_main";
 
 export interface DriftInput {
   /** The tip of main as the worker knows it, and its committer time (seconds). */
@@ -24,7 +28,7 @@ export type SyncReason = "behind_main" | "catalog_mismatch";
 export interface DriftVerdict {
   sync_required: boolean;
   reason: SyncReason | null;
-  required_action: "merge_main" | null;
+  required_action: SyncAction | null;
   main_sha_expected: string;
   catalog_hash_expected: string | null;
   commits_behind: number;
@@ -54,7 +58,7 @@ export function judgeDrift(input: DriftInput): DriftVerdict {
       ...base,
       sync_required: true,
       reason: "behind_main",
-      required_action: "merge_main",
+      required_action: policy.required_action,
       detail:
         `${input.commitsBehind} commit(s) and ${secondsBehind} s behind main ` +
         `(policy: at most ${policy.max_commits_behind} commits, ${policy.max_seconds_behind} s)`,
@@ -69,7 +73,7 @@ export function judgeDrift(input: DriftInput): DriftVerdict {
       ...base,
       sync_required: true,
       reason: "catalog_mismatch",
-      required_action: "merge_main",
+      required_action: policy.required_action,
       detail:
         `memory/catalog.json is ${input.localCatalogHash}, main's is ${input.mainCatalogHash} ` +
         "(merge main; memory changed here and not on main is the Director's to propose)",

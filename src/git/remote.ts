@@ -8,8 +8,27 @@ import { EngramError, StateError } from "../errors.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
 
-export function gitAt(dir: string): SimpleGit {
-  return simpleGit({ baseDir: dir, trimmed: true });
+/** The user's git in `dir`; `timeoutMs` kills a command that stays silent that long. */
+export function gitAt(dir: string, timeoutMs?: number): SimpleGit {
+  return simpleGit({
+    baseDir: dir,
+    trimmed: true,
+    ...(timeoutMs !== undefined ? { timeout: { block: timeoutMs } } : {}),
+  });
+}
+
+/**
+ * Fetches `origin` when there is one and it answers within `timeoutMs`: best effort, so a
+ * worker offline still works with the refs it has. Only remote-tracking refs move.
+ */
+export async function fetchOrigin(dir: string, timeoutMs = 15_000): Promise<boolean> {
+  try {
+    if (!(await remoteExists(dir, "origin"))) return false;
+    await gitAt(dir, timeoutMs).raw(["fetch", "--quiet", "--no-tags", "origin"]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export async function remoteExists(dir: string, name: string): Promise<boolean> {

@@ -104,6 +104,10 @@ export const SyncMainPolicy = z
       .boolean()
       .default(true)
       .describe("A worker whose catalog hash differs from main's must sync."),
+    required_action: z
+      .enum(["merge_main", "rebase_main"])
+      .default("merge_main")
+      .describe("How a worker that must sync brings main in (`worker sync`, `sync_required.v1`)."),
   })
   .strict();
 

@@ -1,8 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { SyncReason } from "../core/drift.js";
+import type { SyncAction, SyncReason } from "../core/drift.js";
 import { catalogHashOf, engramHashOf } from "../core/engram.js";
 import type { RepoContext } from "../director/context.js";
+import { fetchOrigin } from "../git/remote.js";
 import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 import { type DriftReport, readDrift } from "./drift.js";
@@ -20,9 +21,11 @@ export interface CheckResult {
   /** From `[policy.sync_main]` against main (local refs); false when there is no main. */
   sync_required: boolean;
   reason: SyncReason | null;
-  required_action: "merge_main" | null;
+  required_action: SyncAction | null;
   /** The whole drift report, null when the repository has no main to compare with. */
   drift: DriftReport | null;
+  /** Whether `origin` was fetched first (false: offline, no such remote, or unreachable). */
+  fetched: boolean;
 }
 
 /**
@@ -31,8 +34,10 @@ export interface CheckResult {
  */
 export async function checkMemory(
   ctx: RepoContext,
-  options: { main?: string } = {},
+  options: { main?: string; offline?: boolean } = {},
 ): Promise<CheckResult> {
+  // The remote's main when it is reachable, else the refs already here.
+  const fetched = options.offline ? false : await fetchOrigin(ctx.repoDir);
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
   const catalog = await readCatalog(ctx.repoDir);
   const catalogModified =
@@ -76,5 +81,6 @@ export async function checkMemory(
     reason: drift?.reason ?? null,
     required_action: drift?.required_action ?? null,
     drift,
+    fetched,
   };
 }
