@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { judgeDrift } from "../src/core/drift.js";
+import { Envelope } from "../src/schema/envelope.js";
 import { assertBuilt, DIRECTOR_BIN, runBin, WORKER_BIN } from "./support/bins.js";
 import { git, TempDirs, type TempRepo } from "./support/repo.js";
 
@@ -222,5 +223,53 @@ describe("worker sync", () => {
     expect(git(clone.dir, ["log", "-1", "--format=%s", "HEAD"]).trim()).not.toMatch(/^Merge/);
     const bad = await sync(["--action", "squash"]);
     expect(bad.code).toBe(2);
+  });
+});
+
+describe("director status judges each worker's drift from its heartbeats", () => {
+  it("flags a worker behind main and emits a project_state_snapshot.v1", async () => {
+    repo = dirs.repo();
+    expect((await director(["init"])).code).toBe(0);
+    writeFileSync(
+      join(repo.dir, "config", "dev.toml"),
+      "[memory]\nbuffer_keep_recent_events = 0\n[policy.sync_main]\nmax_commits_behind = 1\nrequire_catalog_hash_match = false\n",
+    );
+    await remember("Lesson one");
+    git(repo.dir, ["branch", "old"]);
+    await remember("Lesson two");
+    await remember("Lesson three");
+    // Two workers report: one from the old branch, one from main.
+    git(repo.dir, ["checkout", "-q", "old"]);
+    expect((await worker(["heartbeat", "--worker", "w-old", "--stage", "code"])).code).toBe(0);
+    git(repo.dir, ["checkout", "-q", "main"]);
+    expect((await worker(["heartbeat", "--worker", "w-new", "--stage", "test"])).code).toBe(0);
+    expect((await director(["run"])).code).toBe(0);
+
+    const status = JSON.parse((await director(["status", "--json"])).stdout);
+    const byId = Object.fromEntries(
+      status.swarm.workers.map((w: { worker: string }) => [w.worker, w]),
+    );
+    expect(byId["w-old"].drift).toMatchObject({
+      sync_required: true,
+      reason: "behind_main",
+      required_action: "merge_main",
+      commits_behind: 2,
+    });
+    expect(byId["w-new"].drift).toMatchObject({ sync_required: false, commits_behind: 0 });
+    expect((await director(["status"])).stdout).toMatch(
+      /w-old: .*must sync \(behind_main: merge_main\)/,
+    );
+
+    const snapshot = await director(["status", "--snapshot"]);
+    const lines = snapshot.stdout.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    const envelope = JSON.parse(lines[0] as string);
+    expect(Envelope.safeParse(envelope).success).toBe(true);
+    expect(envelope).toMatchObject({
+      message_type: "project_state_snapshot.v1",
+      sender: { role: "director" },
+      payload: { main: { ref: "main" }, catalog: { version: status.catalog.version } },
+    });
+    expect(envelope.payload.workers).toHaveLength(2);
   });
 });

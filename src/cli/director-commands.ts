@@ -1,6 +1,7 @@
 import { resolve } from "node:path";
 import { drainSource } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
+import { receiptTime } from "../clock.js";
 import { formatFinding } from "../core/verify.js";
 import type { RepoContext } from "../director/context.js";
 import { openContext } from "../director/context.js";
@@ -9,7 +10,7 @@ import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
 import { type RunResult, runCycle } from "../director/run.js";
-import { readStatus } from "../director/status.js";
+import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import {
@@ -211,12 +212,23 @@ const verify: Command = {
 
 const status: Command = {
   name: "status",
-  summary: "Show the buffer, tiers, focus view, quarantine and spool against their budgets.",
-  usage: "director status [--repo DIR] [--config FILE] [--json]",
-  options: {},
+  summary:
+    "Show the buffer, tiers, focus view, quarantine and spool against their budgets, and the swarm: each worker's stage, liveness and drift from main.",
+  usage: "director status [--snapshot] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    snapshot: {
+      type: "boolean",
+      description:
+        "print the status as one project_state_snapshot.v1 envelope (NDJSON) for operator tools",
+    },
+  },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const s = await readStatus(ctx);
+    if (args.values.snapshot === true) {
+      const envelope = snapshotEnvelope(s, receiptTime());
+      return { json: envelope, text: `${JSON.stringify(envelope)}\n` };
+    }
     const lines = [
       `catalog: version ${s.catalog.version}, ${s.catalog.entries} engrams, ${s.catalog.hash}`,
       `buffer:  ${s.buffer.events}/${s.buffer.max_events} events, ${s.buffer.bytes}/${s.buffer.max_bytes} bytes`,
@@ -234,7 +246,8 @@ const status: Command = {
           `  ${w.worker}: ${w.live ? "live" : "silent"}, last seen ${Math.round(w.age_seconds)} s ago` +
           `${w.stage ? `, stage ${w.stage}` : ""}${w.issue ? `, issue ${w.issue}` : ""}` +
           `${w.progress !== null ? `, ${Math.round(w.progress * 100)}%` : ""}` +
-          `${w.errors > 0 ? `, ${w.errors} error(s)` : ""}${w.catalog_mismatch ? ", sees another catalog" : ""}`,
+          `${w.errors > 0 ? `, ${w.errors} error(s)` : ""}${w.catalog_mismatch ? ", sees another catalog" : ""}` +
+          `${w.drift?.sync_required ? `, must sync (${w.drift.reason}: ${w.drift.required_action})` : ""}`,
       ),
       ...s.swarm.errors.map((e) => `  error ${e.error_type} x${e.count} (${e.workers.join(", ")})`),
     ];

@@ -1,9 +1,13 @@
 import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import { tierUsage } from "../core/budget.js";
+import type { DriftVerdict } from "../core/drift.js";
 import { countFocusItems, parseFocusMarker } from "../core/focus-header.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm.js";
+import { type GitRepo, openRepo } from "../git/history.js";
+import { findMain, judgeAgainstMain } from "../git/main-drift.js";
 import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { ENVELOPE_SCHEMA_VERSION, type Envelope } from "../schema/envelope.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readQuarantine } from "../state/quarantine.js";
 import { listSpoolFiles } from "../state/spool.js";
@@ -36,7 +40,11 @@ export interface StatusReport {
   last_compaction_at: string | null;
   compacted_events: number;
   /** Workers and their errors, from the events still in the buffer. */
-  swarm: SwarmView;
+  swarm: Omit<SwarmView, "workers"> & {
+    workers: (SwarmView["workers"][number] & { drift: WorkerDrift | null })[];
+  };
+  /** Main as this repository knows it, against which workers' drift is judged. */
+  main: { ref: string; sha: string; catalog_hash: string | null } | null;
 }
 
 /** A read-only look at the buffer, tiers, focus view and quarantine; safe while a Director runs. */
@@ -82,11 +90,85 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
     spool: { files: listSpoolFiles(ctx.paths.spool).length },
     last_compaction_at: buffer.meta.last_compaction_at ?? null,
     compacted_events: buffer.meta.compacted_events,
-    swarm: summarizeSwarm(
-      buffer.events.map((s) => s.event),
-      receiptTime(),
-      ctx.config.agent_bus.heartbeat_ttl_seconds,
-      catalog.hash,
-    ),
+    ...(await withDrift(
+      ctx,
+      summarizeSwarm(
+        buffer.events.map((s) => s.event),
+        receiptTime(),
+        ctx.config.agent_bus.heartbeat_ttl_seconds,
+        catalog.hash,
+      ),
+    )),
+  };
+}
+
+/** A worker's drift from main, judged from its last heartbeat by `[policy.sync_main]`. */
+export type WorkerDrift = Pick<
+  DriftVerdict,
+  "sync_required" | "reason" | "required_action" | "commits_behind" | "seconds_behind"
+>;
+
+async function withDrift(
+  ctx: RepoContext,
+  swarm: SwarmView,
+): Promise<Pick<StatusReport, "swarm" | "main">> {
+  let repo: GitRepo | undefined;
+  try {
+    repo = await openRepo(ctx.repoDir);
+  } catch {
+    repo = undefined;
+  }
+  const main = repo ? await findMain(repo) : undefined;
+  const workers: StatusReport["swarm"]["workers"] = [];
+  for (const w of swarm.workers) {
+    let drift: WorkerDrift | null = null;
+    if (repo && main && (w.main_ancestor_sha !== null || w.catalog_hash_seen !== null)) {
+      const v = await judgeAgainstMain(
+        repo,
+        main,
+        {
+          ancestor: w.main_ancestor_sha,
+          catalogHash: w.catalog_hash_seen ?? main.catalogHash ?? "",
+        },
+        ctx.config.policy.sync_main,
+      );
+      drift = {
+        sync_required: v.sync_required,
+        reason: v.reason,
+        required_action: v.required_action,
+        commits_behind: v.commits_behind,
+        seconds_behind: v.seconds_behind,
+      };
+    }
+    workers.push({ ...w, drift });
+  }
+  return {
+    swarm: { ...swarm, workers },
+    main: main ? { ref: main.ref, sha: main.sha, catalog_hash: main.catalogHash ?? null } : null,
+  };
+}
+
+/**
+ * The status as a `project_state_snapshot.v1` envelope from the Director, for operator tools
+ * (and broadcast by the TCP hub): catalog, budgets, buffer and the swarm with its drift.
+ */
+export function snapshotEnvelope(status: StatusReport, sentAt: string): Envelope {
+  return {
+    schema_version: ENVELOPE_SCHEMA_VERSION,
+    message_type: "project_state_snapshot.v1",
+    sent_at: sentAt,
+    sender: { role: "director", id: "director" },
+    seq: 0,
+    payload: {
+      catalog: status.catalog,
+      main: status.main,
+      buffer: status.buffer,
+      tiers: status.tiers,
+      focus: status.focus,
+      quarantine: status.quarantine,
+      last_compaction_at: status.last_compaction_at,
+      workers: status.swarm.workers,
+      errors: status.swarm.errors,
+    },
   };
 }

@@ -1,21 +1,10 @@
 import { existsSync } from "node:fs";
-import { type DriftVerdict, judgeDrift } from "../core/drift.js";
-import { catalogHashOf } from "../core/engram.js";
+import type { DriftVerdict } from "../core/drift.js";
 import type { RepoContext } from "../director/context.js";
 import { StateError } from "../errors.js";
-import {
-  commitsInRange,
-  type GitRepo,
-  mergeBase,
-  openRepo,
-  readCommit,
-  readFileAt,
-  resolveCommit,
-} from "../git/history.js";
+import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
+import { findMain, judgeAgainstMain } from "../git/main-drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
-
-/** Where main is looked for when `--main` is not given: the remote's view first. */
-const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
 
 export interface DriftReport extends DriftVerdict {
   main_ref: string;
@@ -43,48 +32,13 @@ export async function readDrift(
   const main = await findMain(repo, mainRef);
   if (!main) return undefined;
   const head = await resolveCommit(repo, "HEAD");
-  const ancestor = (await mergeBase(repo, head, main.oid)) ?? null;
-  const mainCommit = await readCommit(repo, main.oid);
-  const baseTime = ancestor ? (await readCommit(repo, ancestor)).commit.committer.timestamp : 0;
-  const behind =
-    ancestor === main.oid ? 0 : (await commitsInRange(repo, `${head}..${main.oid}`)).length;
-  const catalogAtMain = await readFileAt(repo, main.oid, "memory/catalog.json");
-  let mainCatalogHash: string | undefined;
-  if (catalogAtMain) {
-    try {
-      mainCatalogHash = catalogHashOf(JSON.parse(catalogAtMain.text) as Record<string, unknown>);
-    } catch {
-      mainCatalogHash = "unreadable";
-    }
-  }
+  const ancestor = (await mergeBase(repo, head, main.sha)) ?? null;
   const local = await readCatalog(ctx.repoDir);
-  const verdict = judgeDrift({
-    mainSha: main.oid,
-    mainTime: mainCommit.commit.committer.timestamp,
-    mergeBaseTime: baseTime,
-    commitsBehind: behind,
-    localCatalogHash: local.hash,
-    mainCatalogHash,
-    policy: ctx.config.policy.sync_main,
-  });
-  return { ...verdict, main_ref: main.name, main_ancestor_sha: ancestor };
-}
-
-async function findMain(
-  repo: GitRepo,
-  explicit: string | undefined,
-): Promise<{ name: string; oid: string } | undefined> {
-  if (explicit !== undefined) return { name: explicit, oid: await resolveCommit(repo, explicit) };
-  let best: { name: string; oid: string; time: number } | undefined;
-  for (const name of MAIN_CANDIDATES) {
-    let oid: string;
-    try {
-      oid = await resolveCommit(repo, name);
-    } catch {
-      continue;
-    }
-    const time = (await readCommit(repo, oid)).commit.committer.timestamp;
-    if (!best || time > best.time) best = { name, oid, time };
-  }
-  return best;
+  const verdict = await judgeAgainstMain(
+    repo,
+    main,
+    { ancestor, catalogHash: local.hash },
+    ctx.config.policy.sync_main,
+  );
+  return { ...verdict, main_ref: main.ref, main_ancestor_sha: ancestor };
 }
