@@ -38,6 +38,11 @@ export interface GitRefDelivery extends Delivery {
   redacted: number;
 }
 
+/** A `BusSender` whose deliveries say which ref and commit took the envelopes. */
+export interface GitRefSender extends BusSender {
+  send(envelopes: readonly Envelope[]): Promise<GitRefDelivery>;
+}
+
 export interface GitRefOptions {
   /** Pushes tried in all before falling back to the spool. */
   maxAttempts?: number;
@@ -60,11 +65,11 @@ export function gitRefSender(
   ctx: RepoContext,
   remote: string,
   options: GitRefOptions = {},
-): BusSender {
-  return new GitRefSender(ctx, remote, { ...DEFAULTS, ...options });
+): GitRefSender {
+  return new RefSender(ctx, remote, { ...DEFAULTS, ...options });
 }
 
-class GitRefSender implements BusSender {
+class RefSender implements GitRefSender {
   private readonly redactor: Redactor;
   private ref: string | undefined;
   /** What this sender last pushed: the value the remote ref should still hold. */
