@@ -363,6 +363,24 @@ describe("git-ref transport", () => {
     expect(r.stderr).toContain("git:nosuchremote");
   });
 
+  it("hostile refs: bad lines and foreign entries are quarantined, the rest ingested, the ref pruned", async () => {
+    const s = await swarm();
+    const evil = dirs.repo("engram-evil-");
+    const good = note("a good line among bad ones");
+    evil.write("events/000-a.ndjson", `not json\n${JSON.stringify(good)}\n{"schema_version":1}\n`);
+    evil.write("events/sub/b.ndjson", `${JSON.stringify(note("inside a folder"))}\n`);
+    git(evil.dir, ["add", "-A"]);
+    git(evil.dir, ["commit", "-q", "-m", "evil"]);
+    git(evil.dir, ["push", "-q", s.origin, "HEAD:refs/engram/events/evil/x"]);
+    const d = await drain(s.director);
+    expect(d).toMatchObject({ accepted: 1, quarantined: 3, acknowledged: 1, files: 2 });
+    expect([...journalIds(s.director).keys()]).toEqual([`id:${good.event_id}`]);
+    const quarantine = readFileSync(join(s.director, ".engram", "quarantine.ndjson"), "utf8");
+    expect(quarantine).toContain("refs/engram/events/evil/x:events/sub");
+    expect(quarantine).toContain("not-a-file");
+    expect(eventRefs(s.origin).size).toBe(0);
+  });
+
   it("secrets are redacted on the worker: none reaches git, the buffer or the journal", async () => {
     const s = await swarm();
     const writer = s.clone();
