@@ -48,8 +48,10 @@ export async function openSender(ctx: RepoContext, url: BusUrl): Promise<BusSend
       return notYet(url.kind);
     case "nats":
       return notYet(url.kind);
-    case "git":
-      return notYet(url.kind);
+    case "git": {
+      const { gitRefSender } = await import("./git-ref.js");
+      return gitRefSender(ctx, url.remote);
+    }
   }
 }
 

@@ -21,8 +21,11 @@ export async function drainSource(
 ): Promise<SourceDrain> {
   switch (url.kind) {
     case "nats":
-    case "git":
       throw new Error(`draining ${formatBusUrl(url)} is not built yet`);
+    case "git": {
+      const { drainGitRefs } = await import("./git-ref-source.js");
+      return drainGitRefs(ctx, buffer, url);
+    }
     default:
       throw new Error(
         `${formatBusUrl(url)} is not a source to drain: the spool is drained by director run and the TCP hub by director serve`,

@@ -1,0 +1,328 @@
+/**
+ * Every git call of the git-ref transport, in one module. Two tools, one job each:
+ * - simple-git runs the git the user already has for everything that talks to a remote
+ *   (push, fetch), so the user's remotes, credential helpers, SSH setup and proxies apply;
+ * - isomorphic-git reads and writes objects in process (blobs, trees and commits of event
+ *   refs, local refs of the Director's mirror), never through the work tree or the index.
+ */
+
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import { dirname } from "node:path";
+import git, { type TreeEntry } from "isomorphic-git";
+import { simpleGit } from "simple-git";
+import type { GitRepo } from "../git/history.js";
+
+/** Where writers push: one ref per writer process, under this prefix, on the shared remote. */
+export const EVENTS_PREFIX = "refs/engram/events/";
+/** The folder of the event files inside an event ref's tree. */
+export const EVENTS_DIR = "events";
+
+export interface GitRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+// Environment variables that say which repository git works on: isomorphic-git opens the
+// repository from the folder, so git must too.
+const REPOSITORY_VARIABLES = new Set([
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+  "GIT_PREFIX",
+]);
+
+/** A network operation that makes no progress this long is killed (a hung remote). */
+const BLOCK_TIMEOUT_MS = 120_000;
+
+/**
+ * Runs git through simple-git in `dir`, returning the exit code and both outputs instead of
+ * throwing, so a push's per-ref report can be read even when some refs were rejected.
+ * simple-git drops ambient `GIT_*` variables unless allowed: the user's own (GIT_SSH_COMMAND,
+ * GIT_ASKPASS, GIT_CONFIG_GLOBAL...) are passed on, since they carry credentials and config.
+ */
+export async function runGit(dir: string, args: readonly string[]): Promise<GitRun> {
+  let failure: GitRun | undefined;
+  const allowEnvironment = Object.keys(process.env).filter(
+    (name) =>
+      name.toUpperCase().startsWith("GIT_") && !REPOSITORY_VARIABLES.has(name.toUpperCase()),
+  );
+  const client = simpleGit({
+    baseDir: dir,
+    allowEnvironment,
+    timeout: { block: BLOCK_TIMEOUT_MS },
+    errors(error, result) {
+      if (result.exitCode === 0) return undefined;
+      failure = {
+        code: result.exitCode,
+        stdout: Buffer.concat(result.stdOut).toString("utf8"),
+        stderr: Buffer.concat(result.stdErr).toString("utf8"),
+      };
+      // A spawn failure or a timeout has no exit code to report: keep simple-git's error.
+      return result.exitCode === -1 || result.exitCode === undefined ? error : undefined;
+    },
+  });
+  try {
+    const stdout = await client.raw([...args]);
+    return failure ?? { code: 0, stdout, stderr: "" };
+  } catch (error) {
+    return { code: -1, stdout: "", stderr: (error as Error).message };
+  }
+}
+
+/** One ref update of a push: `to` null deletes; `expect` null means "must not exist yet". */
+export interface RefUpdate {
+  ref: string;
+  to: string | null;
+  expect: string | null;
+}
+
+export type PushOutcome =
+  /** The remote answered: each ref was updated or rejected (by lease, by the remote). */
+  | { reached: true; updated: Set<string>; rejected: Map<string, string> }
+  /** The remote was not reached (or git failed before reporting per ref). */
+  | { reached: false; reason: string };
+
+/**
+ * Pushes ref updates, each guarded by a lease (`--force-with-lease=<ref>:<expect>`): the
+ * remote moves a ref only if it still holds what we expect, atomically per ref. Hooks of the
+ * user's repository are skipped (an event push is no code push).
+ */
+export async function pushRefs(
+  dir: string,
+  remote: string,
+  updates: readonly RefUpdate[],
+): Promise<PushOutcome> {
+  const args = ["push", "--porcelain", "--no-verify", "--no-signed", "--no-recurse-submodules"];
+  for (const u of updates) args.push(`--force-with-lease=${u.ref}:${u.expect ?? ""}`);
+  args.push("--", remote, ...updates.map((u) => `${u.to ?? ""}:${u.ref}`));
+  const run = await runGit(dir, args);
+  const statuses = parsePorcelain(run.stdout);
+  if (statuses === undefined) return { reached: false, reason: firstLines(run.stderr) };
+  const updated = new Set<string>();
+  const rejected = new Map<string, string>();
+  for (const u of updates) {
+    const status = statuses.get(u.ref);
+    if (status === undefined) rejected.set(u.ref, "no status reported");
+    else if (status.flag === "!") rejected.set(u.ref, status.summary);
+    else updated.add(u.ref);
+  }
+  return { reached: true, updated, rejected };
+}
+
+/** `git push --porcelain` output: `<flag>\t<from>:<to>\t<summary>` per ref after a `To` line. */
+function parsePorcelain(
+  stdout: string,
+): Map<string, { flag: string; summary: string }> | undefined {
+  const lines = stdout.split("\n");
+  if (!lines.some((line) => line.startsWith("To "))) return undefined;
+  const out = new Map<string, { flag: string; summary: string }>();
+  for (const line of lines) {
+    const m = /^(.)\t([^\t]*)\t(.*)$/.exec(line);
+    if (!m) continue;
+    const [, flag, spec, summary] = m as unknown as [string, string, string, string];
+    const to = spec.slice(spec.lastIndexOf(":") + 1);
+    out.set(to, { flag, summary });
+  }
+  return out;
+}
+
+/** The first lines of git's error output, for a fallback reason or an error message. */
+export function firstLines(text: string, max = 2): string {
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
+  return lines.slice(0, max).join("; ") || "git failed without a message";
+}
+
+export class RemoteUnreachable extends Error {
+  override name = "RemoteUnreachable";
+}
+
+/**
+ * Fetches one remote ref into a local ref `into` (forced) and returns its commit, or null
+ * when the remote has no such ref. Throws `RemoteUnreachable` when the remote cannot be read.
+ */
+export async function fetchOneRef(
+  dir: string,
+  remote: string,
+  ref: string,
+  into: string,
+): Promise<"found" | "missing"> {
+  const run = await runGit(dir, fetchArgs(remote, [`+${ref}:${into}`]));
+  if (run.code === 0) return "found";
+  if (/couldn't find remote ref/i.test(run.stderr)) return "missing";
+  throw new RemoteUnreachable(firstLines(run.stderr));
+}
+
+/**
+ * Mirrors every remote ref under `prefix` to local refs under `into` (forced; local refs whose
+ * remote ref is gone are pruned). Throws `RemoteUnreachable` when the remote cannot be read.
+ */
+export async function mirrorRefs(
+  dir: string,
+  remote: string,
+  prefix: string,
+  into: string,
+): Promise<void> {
+  const run = await runGit(dir, fetchArgs(remote, [`+${prefix}*:${into}*`], true));
+  if (run.code !== 0) throw new RemoteUnreachable(firstLines(run.stderr));
+}
+
+function fetchArgs(remote: string, refspecs: readonly string[], prune = false): string[] {
+  return [
+    "fetch",
+    "--quiet",
+    "--no-write-fetch-head",
+    "--no-tags",
+    "--no-recurse-submodules",
+    ...(prune ? ["--prune"] : []),
+    "--",
+    remote,
+    ...refspecs,
+  ];
+}
+
+/**
+ * isomorphic-git writes loose objects in place; written through this, each object is a temp
+ * file renamed into place, so a writer killed mid-write never leaves a torn object behind
+ * (objects are immutable: renaming over an equal one is harmless).
+ */
+const atomicObjectFs = {
+  promises: {
+    ...fs.promises,
+    async writeFile(path: string, data: Uint8Array | string, options?: fs.WriteFileOptions) {
+      const temp = `${dirname(path)}/.tmp-engram-${process.pid}-${randomBytes(6).toString("hex")}`;
+      try {
+        await fs.promises.writeFile(temp, data, options);
+        await fs.promises.rename(temp, path);
+      } catch (error) {
+        await fs.promises.unlink(temp).catch(() => {});
+        throw error;
+      }
+    },
+  },
+};
+
+function objects(repo: GitRepo) {
+  return { fs: atomicObjectFs, gitdir: repo.gitdir, cache: repo.cache };
+}
+
+/** An event file of an event ref: `events/<name>` and its blob. */
+export interface EventFile {
+  name: string;
+  oid: string;
+  /** `blob` for a file; anything else is foreign content, never read. */
+  type: string;
+}
+
+/** The entries of `events/` in a commit's tree; empty when the tree has no such folder. */
+export async function readEventFiles(repo: GitRepo, commit: string): Promise<EventFile[]> {
+  let entries: TreeEntry[];
+  try {
+    entries = (await git.readTree({ ...objects(repo), oid: commit, filepath: EVENTS_DIR })).tree;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === "NotFoundError" || code === "ObjectTypeError") return [];
+    throw error;
+  }
+  return entries.map((e) => ({ name: e.path, oid: e.oid, type: e.type }));
+}
+
+export async function readBlob(repo: GitRepo, oid: string): Promise<Uint8Array> {
+  return (await git.readBlob({ ...objects(repo), oid })).blob;
+}
+
+/** What an event commit says about itself (the writer identity is fixed: no git config needed). */
+export interface CommitInfo {
+  message: string;
+  /** Seconds since the epoch. */
+  timestamp: number;
+}
+
+/**
+ * Writes a commit whose `events/` folder holds the base commit's event files plus `files`,
+ * into the local object store only (no ref, no work tree, no index). With no base it is a
+ * root commit holding just `files`.
+ */
+export async function writeEventCommit(
+  repo: GitRepo,
+  base: string | null,
+  files: readonly { name: string; text: string }[],
+  info: CommitInfo,
+): Promise<string> {
+  const entries = new Map<string, TreeEntry>();
+  if (base !== null) {
+    for (const f of await readEventFiles(repo, base)) {
+      entries.set(f.name, {
+        mode: f.type === "tree" ? "040000" : "100644",
+        path: f.name,
+        oid: f.oid,
+        type: f.type as TreeEntry["type"],
+      });
+    }
+  }
+  for (const file of files) {
+    const oid = await git.writeBlob({ ...objects(repo), blob: Buffer.from(file.text, "utf8") });
+    entries.set(file.name, { mode: "100644", path: file.name, oid, type: "blob" });
+  }
+  const events = await git.writeTree({
+    ...objects(repo),
+    tree: [...entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+  });
+  const root = await git.writeTree({
+    ...objects(repo),
+    tree: [{ mode: "040000", path: EVENTS_DIR, oid: events, type: "tree" }],
+  });
+  const who = {
+    name: "engram worker",
+    email: "worker@engram.invalid",
+    timestamp: info.timestamp,
+    timezoneOffset: 0,
+  };
+  return git.writeCommit({
+    ...objects(repo),
+    commit: {
+      message: info.message,
+      tree: root,
+      parent: base === null ? [] : [base],
+      author: who,
+      committer: who,
+    },
+  });
+}
+
+/** Local refs under `prefix` (loose and packed) and their commits, in name order. */
+export async function listLocalRefs(repo: GitRepo, prefix: string): Promise<Map<string, string>> {
+  const folder = prefix.replace(/\/+$/, "");
+  const names = await git.listRefs({ fs, gitdir: repo.gitdir, filepath: folder });
+  const out = new Map<string, string>();
+  for (const name of names.sort()) {
+    if (name.endsWith(".lock")) continue;
+    const ref = `${folder}/${name}`;
+    try {
+      out.set(ref, await git.resolveRef({ fs, gitdir: repo.gitdir, ref }));
+    } catch {
+      // deleted meanwhile
+    }
+  }
+  return out;
+}
+
+export async function resolveLocalRef(repo: GitRepo, ref: string): Promise<string> {
+  return git.resolveRef({ fs, gitdir: repo.gitdir, ref });
+}
+
+export async function deleteLocalRef(repo: GitRepo, ref: string): Promise<void> {
+  try {
+    await git.deleteRef({ fs, gitdir: repo.gitdir, ref });
+  } catch {
+    // already gone
+  }
+}
