@@ -22,7 +22,7 @@ const ENTITIES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;
  */
 export function inlineText(text: string, maxChars: number): string {
   const flat = String(text).replace(BIDI, "").replace(BREAKS, " ").trim();
-  return truncateChars(flat, maxChars)
+  return clip(flat, maxChars)
     .replace(/[&<>]/g, (c) => ENTITIES[c] as string)
     .replace(MARKDOWN, (c) => `\\${c}`)
     .replace(/@/g, "@\u200b");
@@ -36,6 +36,15 @@ export function inlineText(text: string, maxChars: number): string {
 export function codeText(text: string, maxChars: number): string {
   const flat = String(text).replace(BIDI, "").replace(BREAKS, " ").trim();
   return truncateChars(flat, maxChars).replace(/[`|]/g, "'").replace(/</g, "‹").replace(/>/g, "›");
+}
+
+/**
+ * `truncateChars` without splitting a whole 8,000-character fact into code points: the first
+ * `maxChars` code points lie within the first 2 × `maxChars` code units.
+ */
+function clip(text: string, maxChars: number): string {
+  const max = Math.max(1, maxChars);
+  return truncateChars(text.length > 2 * max + 2 ? text.slice(0, 2 * max + 2) : text, max);
 }
 
 /** A code span that is safe in a table cell. */
