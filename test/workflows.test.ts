@@ -84,6 +84,7 @@ describe.skipIf(!hasPyYaml)("workflow and action YAML", () => {
     const doc = loadYaml(ACTION);
     const inputs = doc.inputs as Record<string, Doc>;
     expect(inputs.role?.required).toBe(true);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub expression, not a template
     expect(inputs.token?.default).toBe("${{ github.token }}");
     expect(inputs.config?.default).toBe("config/dev.toml");
     expect(inputs.args?.default).toBe("");
