@@ -48,19 +48,25 @@ const ProposalFields = z.looseObject({
   focus: z.object({ bytes_before: Count, bytes_after: Count, max_bytes: Count }).nullable(),
 });
 
+const PullRequest = z.looseObject({ number: z.number().int().positive(), url: z.string() });
+
 /** The fields of a command result the outputs come from; everything else is ignored. */
 const RESULT_FIELDS = {
   ok: z.boolean(),
   catalog_version: Count,
   catalog_hash: z.string(),
   catalog: z.looseObject({ version: Count, hash: z.string() }),
-  pr: z.looseObject({ number: z.number().int().positive(), url: z.string() }).nullable(),
+  pr: PullRequest.nullable(),
   compacted_events: Count,
   engrams_written: Count,
   engrams_promoted: Count,
   engrams_evicted: Count,
   tiers: z.object({ st: Usage, lt: Usage }),
-  proposal: ProposalFields,
+  /** `director run --pr`: the branch outcome, with its pull request and what it proposes. */
+  proposal: z.looseObject({
+    pr: PullRequest.nullable().optional(),
+    review: ProposalFields.nullable().optional(),
+  }),
 };
 
 type ResultFields = {
@@ -78,7 +84,10 @@ function fieldsOf(result: unknown): ResultFields {
     const parsed = schema.safeParse(record[key]);
     if (parsed.success && record[key] !== undefined) out[key] = parsed.data;
   }
-  return out as ResultFields;
+  const fields = out as ResultFields;
+  // `director run --pr` nests its pull request in `proposal`.
+  if (fields.pr === undefined && fields.proposal?.pr !== undefined) fields.pr = fields.proposal.pr;
+  return fields;
 }
 
 /**
@@ -127,7 +136,8 @@ export function summaryInput(result: unknown, status?: unknown): StepSummaryInpu
   const r = fieldsOf(result);
   const pr = r.pr === undefined ? undefined : r.pr && { number: r.pr.number, url: r.pr.url };
   // Only the validated fields are read (see ProposalFields); the rows are counted, not shown.
-  if (r.proposal) return stepSummaryFromProposal(r.proposal as unknown as Proposal, pr);
+  const review = r.proposal?.review;
+  if (review) return stepSummaryFromProposal(review as unknown as Proposal, pr);
   const s = StatusFields.safeParse(status);
   if (!s.success) return undefined;
   const { st, lt } = s.data.tiers;

@@ -183,7 +183,11 @@ async function runPr(
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),
     ...(p.would_open
-      ? ["no GitHub configured; the pull request would be:", `  title: ${p.would_open.title}`]
+      ? [
+          "no GitHub configured; the pull request would be:",
+          `  title: ${p.would_open.title}`,
+          ...p.would_open.body.split("\n").map((l) => `  | ${l}`),
+        ]
       : []),
   ];
   return { json: { ...run, proposal: p }, text: `${lines.join("\n")}\n` };

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { proposedEngramIds, rebaseCatalog } from "../core/catalog-merge.js";
 import { serializeCatalog } from "../core/engram.js";
+import { type Proposal, renderPrBody, renderPrTitle } from "../core/pr-body.js";
+import { buildProposal } from "../core/proposal.js";
 import { StateError } from "../errors.js";
 import { branchNameOf, type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import { graftTree, treeOf, writeCommit, writeTextBlob, writeTextTree } from "../git/objects.js";
@@ -13,7 +15,7 @@ import {
   remoteHeads,
 } from "../git/remote.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../repo/memory-tree.js";
-import type { Catalog } from "../schema/engram.js";
+import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { RepoContext } from "./context.js";
 import { withDirectorState } from "./director-state.js";
@@ -50,15 +52,8 @@ export interface ProposeOptions extends RunOptions {
   /** The machine-owned branch holding the proposal. */
   branch: string;
   pulls?: PullRequestPort | null;
-  /** Renders the pull request for a proposal. */
-  describe?: (proposal: ProposalView) => { title: string; body: string };
-}
-
-/** What a reviewer is shown: main's catalog and the proposed one, with the engram files. */
-export interface ProposalView {
-  base: { branch: string; sha: string; catalog: Catalog };
-  head: { branch: string; catalog: Catalog; files: ReadonlyMap<string, string> };
-  run: RunResult;
+  /** A link to a file on the head branch, for the pull request body. */
+  fileUrl?: (path: string) => string;
 }
 
 export type ProposalStatus =
@@ -88,6 +83,8 @@ export interface ProposalResult {
   pr: { number: number; url: string; created: boolean } | null;
   /** With no GitHub configured: the pull request that would have been opened. */
   would_open: { title: string; body: string } | null;
+  /** What the pull request proposes against main (null when there is no branch). */
+  review: Proposal | null;
 }
 
 const MAX_ATTEMPTS = 5;
@@ -133,6 +130,7 @@ export async function runProposal(
         rejected: rejected.size,
         pr: null,
         would_open: null,
+        review: null,
       };
       if (options.dryRun) {
         return {
@@ -140,8 +138,9 @@ export async function runProposal(
           proposal: { ...base, status: "dry-run", head_sha: refs.branch, pushed: false },
         };
       }
-      if (!staging.pending && !run.changed && run.focus === null) {
-        // Nothing new since the last push, and the refs are where they were.
+      const idle = !staging.pending && !run.changed && run.focus === null;
+      if (idle && (refs.branch === null || !options.pulls)) {
+        // Nothing new since the last push, the refs are where they were, no PR to see to.
         const status = refs.branch === null ? "nothing-to-propose" : "unchanged";
         writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
         return { run, proposal: { ...base, status, head_sha: refs.branch, pushed: false } };
@@ -158,7 +157,10 @@ export async function runProposal(
           pushed: false,
         };
         if (status === "unchanged" && refs.branch !== null) {
-          Object.assign(proposal, await openPullRequest(repo, refs, files, run, options));
+          Object.assign(
+            proposal,
+            await openPullRequest(repo, refs, files, rejected.size, ctx, options),
+          );
         }
         return { run, proposal };
       }
@@ -204,7 +206,14 @@ export async function runProposal(
       };
       Object.assign(
         proposal,
-        await openPullRequest(repo, { ...refs, branch: built.sha }, files, run, options),
+        await openPullRequest(
+          repo,
+          { ...refs, branch: built.sha },
+          files,
+          rejected.size,
+          ctx,
+          options,
+        ),
       );
       return { run, proposal };
     }
@@ -444,34 +453,41 @@ async function openPullRequest(
   repo: GitRepo,
   refs: Refs,
   files: MemoryFiles,
-  run: RunResult,
+  rejected: number,
+  ctx: RepoContext,
   options: ProposeOptions,
-): Promise<Pick<ProposalResult, "pr" | "would_open">> {
+): Promise<Pick<ProposalResult, "pr" | "would_open" | "review">> {
   const main = await memoryFilesAt(repo, refs.main);
-  const view: ProposalView = {
-    base: { branch: options.base, sha: refs.main, catalog: main.catalog },
-    head: { branch: options.branch, catalog: files.catalog, files: files.files },
-    run,
+  const mainIds = new Set(main.catalog.entries.map((e) => e.engram_id));
+  const added = new Map<string, Engram>();
+  for (const entry of files.catalog.entries) {
+    const text = files.files.get(entry.path);
+    if (mainIds.has(entry.engram_id) || text === undefined) continue;
+    added.set(entry.engram_id, JSON.parse(text) as Engram);
+  }
+  const bytes = (text: string | undefined) =>
+    text === undefined ? null : Buffer.byteLength(text, "utf8");
+  const review = buildProposal({
+    base: {
+      branch: options.base,
+      sha: refs.main,
+      catalog: main.catalog,
+      focusBytes: bytes(main.files.get(FOCUS_PATH)),
+    },
+    head: {
+      branch: options.branch,
+      catalog: files.catalog,
+      focusBytes: bytes(files.files.get(FOCUS_PATH)),
+    },
+    added,
+    memory: ctx.config.memory,
+    rejectedSkipped: rejected,
+  });
+  const text = {
+    title: renderPrTitle(review),
+    body: renderPrBody(review, options.fileUrl ? { fileUrl: options.fileUrl } : {}),
   };
-  const text = (options.describe ?? plainDescription)(view);
-  if (!options.pulls) return { pr: null, would_open: text };
+  if (!options.pulls) return { pr: null, would_open: text, review };
   const pr = await options.pulls.upsert({ head: options.branch, base: options.base, ...text });
-  return { pr, would_open: null };
-}
-
-function plainDescription(view: ProposalView): { title: string; body: string } {
-  const before = new Set(view.base.catalog.entries.map((e) => e.engram_id));
-  const after = new Set(view.head.catalog.entries.map((e) => e.engram_id));
-  const added = view.head.catalog.entries.filter((e) => !before.has(e.engram_id));
-  const removed = view.base.catalog.entries.filter((e) => !after.has(e.engram_id));
-  return {
-    title: `engram: memory catalog v${view.head.catalog.catalog_version} (+${added.length} -${removed.length})`,
-    body: [
-      `Proposed memory: catalog v${view.head.catalog.catalog_version} (${view.head.catalog.hash}) against ${view.base.branch} v${view.base.catalog.catalog_version}.`,
-      "",
-      ...added.map((e) => `- added \`${e.path}\` (${e.topics.join(", ")})`),
-      ...removed.map((e) => `- removed \`${e.path}\``),
-      "",
-    ].join("\n"),
-  };
+  return { pr, would_open: null, review };
 }
