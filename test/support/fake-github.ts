@@ -1,13 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  BareRepo,
-  type CommitInfo,
-  isoNow,
-  type Person,
-  type TreeEntry,
-  ZERO_SHA,
-} from "./bare-repo.js";
+import { BareRepo, isoNow, type Person, type TreeEntry, ZERO_SHA } from "./bare-repo.js";
+import { type LabelState, type PullState, Shapes } from "./fake-github-shapes.js";
 import { GitHubOpenApi, type Operation } from "./openapi.js";
 
 /**
@@ -54,34 +48,6 @@ export interface FakeGitHubOptions {
   /** When set, requests must carry it (`Authorization: token …` or `Bearer …`). */
   token?: string;
   defaultBranch?: string;
-}
-
-interface PullState {
-  number: number;
-  id: number;
-  title: string;
-  body: string | null;
-  head: string;
-  base: string;
-  headSha: string;
-  state: "open" | "closed";
-  draft: boolean;
-  merged: boolean;
-  mergedAt: string | null;
-  mergeCommitSha: string | null;
-  closedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-  labels: string[];
-  reviewers: string[];
-  teams: string[];
-  maintainerCanModify: boolean;
-}
-
-interface LabelState {
-  id: number;
-  name: string;
-  color: string;
 }
 
 /** A snapshot of a pull request, for assertions. */
@@ -141,7 +107,7 @@ export class FakeGitHub {
   private nextNumber = 1;
   private nextId = 1000;
   private server: Server | undefined;
-  private base = "";
+  private readonly shapes: Shapes;
 
   constructor(options: FakeGitHubOptions) {
     this.owner = options.owner ?? "octo-org";
@@ -150,10 +116,17 @@ export class FakeGitHub {
     this.token = options.token;
     this.defaultBranch = options.defaultBranch ?? "main";
     this.git = BareRepo.init(options.dir, this.defaultBranch);
+    this.shapes = new Shapes({
+      base: "",
+      owner: this.owner,
+      repo: this.repo,
+      login: this.login,
+      defaultBranch: this.defaultBranch,
+    });
     openApi ??= new GitHubOpenApi();
     this.api = openApi;
     this.handlers = {
-      "repos/get": () => ({ status: 200, body: this.fullRepository() }),
+      "repos/get": () => ({ status: 200, body: this.shapes.fullRepository(this.openPulls()) }),
       "git/get-ref": (c) => this.getRef(c),
       "git/get-commit": (c) => this.getCommit(c),
       "git/get-tree": (c) => this.getTree(c),
@@ -185,8 +158,8 @@ export class FakeGitHub {
       server.listen(0, "127.0.0.1", resolve);
     });
     this.server = server;
-    this.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    return this.base;
+    this.shapes.site.base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return this.url;
   }
 
   async stop(): Promise<void> {
@@ -198,7 +171,7 @@ export class FakeGitHub {
   }
 
   get url(): string {
-    return this.base;
+    return this.shapes.site.base;
   }
 
   /** Queues faults: the next requests of `operationId` get them, one each, in order. */
@@ -269,11 +242,33 @@ export class FakeGitHub {
     return sha;
   }
 
+  private openPulls(): number {
+    return this.pulls.filter((p) => p.state === "open").length;
+  }
+
+  private labelsOf(pr: PullState): LabelState[] {
+    return pr.labels.map((name) => this.labels.get(name.toLowerCase())!);
+  }
+
+  private pullJson(pr: PullState, full: boolean): Record<string, unknown> {
+    const baseSha = this.branchSha(pr.base) ?? ZERO_SHA;
+    const facts = { baseSha, labels: this.labelsOf(pr), openPulls: this.openPulls() };
+    if (!full) return this.shapes.pullJson(pr, facts);
+    const known = baseSha !== ZERO_SHA;
+    return this.shapes.pullJson(pr, facts, {
+      stats: known
+        ? this.git.diffStats(baseSha, pr.headSha)
+        : { additions: 0, deletions: 0, files: 0, commits: 0 },
+      clean: pr.state === "open" && known && this.git.mergeTree(baseSha, pr.headSha) !== null,
+      rebaseable: known && this.git.isAncestor(baseSha, pr.headSha),
+    });
+  }
+
   // --- HTTP plumbing -------------------------------------------------------------------
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? "GET";
-    const url = new URL(req.url ?? "/", this.base);
+    const url = new URL(req.url ?? "/", this.url);
     const raw = await readBody(req);
     const route = this.api.match(method, url.pathname);
     if (route === null) {
@@ -436,13 +431,16 @@ export class FakeGitHub {
     const ref = `refs/${c.params.ref}`;
     const sha = this.git.refSha(ref);
     if (sha === null) throw new HttpError(404, "Not Found");
-    return { status: 200, body: this.refJson(ref, sha) };
+    return {
+      status: 200,
+      body: this.shapes.refJson(ref, sha, this.git.objectType(sha) ?? "commit"),
+    };
   }
 
   private getCommit(c: Context): Reply {
     const commit = this.git.readCommit(c.params.commit_sha!);
     if (commit === null) throw new HttpError(404, "Not Found");
-    return { status: 200, body: this.commitJson(commit) };
+    return { status: 200, body: this.shapes.commitJson(commit) };
   }
 
   private getTree(c: Context): Reply {
@@ -451,7 +449,7 @@ export class FakeGitHub {
     const entries = c.query.has("recursive")
       ? [...this.git.flatten(sha)].map(([path, e]) => ({ path, ...e }))
       : this.git.listTree(sha);
-    return { status: 200, body: this.treeJson(sha, entries) };
+    return { status: 200, body: this.shapes.treeJson(sha, entries) };
   }
 
   private createBlob(c: Context): Reply {
@@ -463,8 +461,8 @@ export class FakeGitHub {
     const [sha] = this.git.writeBlobs([content]);
     return {
       status: 201,
-      body: { sha: sha!, url: this.apiUrl(`git/blobs/${sha}`) },
-      headers: { location: this.apiUrl(`git/blobs/${sha}`) },
+      body: { sha: sha!, url: this.shapes.apiUrl(`git/blobs/${sha}`) },
+      headers: { location: this.shapes.apiUrl(`git/blobs/${sha}`) },
     };
   }
 
@@ -522,8 +520,8 @@ export class FakeGitHub {
     const sha = this.git.writeTree(entries);
     return {
       status: 201,
-      body: this.treeJson(sha, this.git.listTree(sha)),
-      headers: { location: this.apiUrl(`git/trees/${sha}`) },
+      body: this.shapes.treeJson(sha, this.git.listTree(sha)),
+      headers: { location: this.shapes.apiUrl(`git/trees/${sha}`) },
     };
   }
 
@@ -569,8 +567,8 @@ export class FakeGitHub {
     const sha = this.git.commitTree(tree, parents, String(c.body.message), author, committer);
     return {
       status: 201,
-      body: this.commitJson(this.git.readCommit(sha)!),
-      headers: { location: this.apiUrl(`git/commits/${sha}`) },
+      body: this.shapes.commitJson(this.git.readCommit(sha)!),
+      headers: { location: this.shapes.apiUrl(`git/commits/${sha}`) },
     };
   }
 
@@ -587,8 +585,8 @@ export class FakeGitHub {
     this.afterRefMove(ref);
     return {
       status: 201,
-      body: this.refJson(ref, sha),
-      headers: { location: this.apiUrl(`git/${ref}`) },
+      body: this.shapes.refJson(ref, sha, this.git.objectType(sha) ?? "commit"),
+      headers: { location: this.shapes.apiUrl(`git/${ref}`) },
     };
   }
 
@@ -603,7 +601,10 @@ export class FakeGitHub {
     }
     if (!this.git.updateRef(ref, sha, old)) throw new HttpError(422, "Reference cannot be updated");
     this.afterRefMove(ref);
-    return { status: 200, body: this.refJson(ref, sha) };
+    return {
+      status: 200,
+      body: this.shapes.refJson(ref, sha, this.git.objectType(sha) ?? "commit"),
+    };
   }
 
   /** GitHub closes an open PR whose head is moved to a commit its base already has. */
@@ -684,7 +685,7 @@ export class FakeGitHub {
         const q = new URLSearchParams(c.query);
         q.set("page", String(n));
         q.set("per_page", String(perPage));
-        return `<${this.apiUrl(`pulls?${q}`)}>`;
+        return `<${this.shapes.apiUrl(`pulls?${q}`)}>`;
       };
       headers.link = `${link(page + 1)}; rel="next", ${link(pages)}; rel="last"`;
     }
@@ -741,7 +742,7 @@ export class FakeGitHub {
     return {
       status: 201,
       body: this.pullJson(pr, true),
-      headers: { location: this.apiUrl(`pulls/${pr.number}`) },
+      headers: { location: this.shapes.apiUrl(`pulls/${pr.number}`) },
     };
   }
 
@@ -902,306 +903,7 @@ export class FakeGitHub {
       if (!pr.labels.some((l) => l.toLowerCase() === key)) pr.labels.push(label.name);
     }
     pr.updatedAt = isoNow();
-    return { status: 200, body: pr.labels.map((l) => this.labelJson(l)) };
-  }
-
-  // --- JSON shapes -----------------------------------------------------------------------
-
-  private apiUrl(rest: string): string {
-    return `${this.base}/repos/${this.owner}/${this.repo}/${rest}`;
-  }
-
-  private htmlUrl(rest = ""): string {
-    return `${this.base}/${this.owner}/${this.repo}${rest}`;
-  }
-
-  private refJson(ref: string, sha: string): Json {
-    return {
-      ref,
-      node_id: nodeId("REF", ref),
-      url: this.apiUrl(`git/${ref}`),
-      object: {
-        type: this.git.objectType(sha) ?? "commit",
-        sha,
-        url: this.apiUrl(`git/commits/${sha}`),
-      },
-    };
-  }
-
-  private commitJson(commit: CommitInfo): Json {
-    return {
-      sha: commit.sha,
-      node_id: nodeId("C", commit.sha),
-      url: this.apiUrl(`git/commits/${commit.sha}`),
-      html_url: this.htmlUrl(`/commit/${commit.sha}`),
-      author: commit.author,
-      committer: commit.committer,
-      tree: { sha: commit.tree, url: this.apiUrl(`git/trees/${commit.tree}`) },
-      message: commit.message.replace(/\n$/, ""),
-      parents: commit.parents.map((sha) => ({
-        sha,
-        url: this.apiUrl(`git/commits/${sha}`),
-        html_url: this.htmlUrl(`/commit/${sha}`),
-      })),
-      verification: {
-        verified: false,
-        reason: "unsigned",
-        signature: null,
-        payload: null,
-        verified_at: null,
-      },
-    };
-  }
-
-  private treeJson(
-    sha: string,
-    entries: { path: string; mode: string; type: string; sha: string; size?: number }[],
-  ): Json {
-    return {
-      sha,
-      url: this.apiUrl(`git/trees/${sha}`),
-      tree: entries.map((e) => ({
-        ...e,
-        url: this.apiUrl(`git/${e.type === "tree" ? "trees" : "blobs"}/${e.sha}`),
-      })),
-      truncated: false,
-    };
-  }
-
-  private labelJson(name: string): Json {
-    const label = this.labels.get(name.toLowerCase())!;
-    return {
-      id: label.id,
-      node_id: nodeId("LA", String(label.id)),
-      url: this.apiUrl(`labels/${encodeURIComponent(label.name)}`),
-      name: label.name,
-      // GitHub sends null for a label without one, but the description's pull-request-simple
-      // schema says string: "" satisfies both schemas the label appears in.
-      description: "",
-      color: label.color,
-      default: false,
-    };
-  }
-
-  private userJson(login: string): Json {
-    const api = `${this.base}/users/${login}`;
-    return {
-      login,
-      id: idOf(login),
-      node_id: nodeId("U", login),
-      avatar_url: `${this.base}/avatars/${login}`,
-      gravatar_id: "",
-      url: api,
-      html_url: `${this.base}/${login}`,
-      followers_url: `${api}/followers`,
-      following_url: `${api}/following{/other_user}`,
-      gists_url: `${api}/gists{/gist_id}`,
-      starred_url: `${api}/starred{/owner}{/repo}`,
-      subscriptions_url: `${api}/subscriptions`,
-      organizations_url: `${api}/orgs`,
-      repos_url: `${api}/repos`,
-      events_url: `${api}/events{/privacy}`,
-      received_events_url: `${api}/received_events`,
-      type: login.endsWith("[bot]") ? "Bot" : "User",
-      site_admin: false,
-    };
-  }
-
-  private teamJson(slug: string): Json {
-    const api = `${this.base}/orgs/${this.owner}/teams/${slug}`;
-    return {
-      id: idOf(slug),
-      node_id: nodeId("T", slug),
-      url: api,
-      members_url: `${api}/members{/member}`,
-      name: slug,
-      description: null,
-      permission: "pull",
-      privacy: "closed",
-      notification_setting: "notifications_enabled",
-      html_url: `${this.base}/orgs/${this.owner}/teams/${slug}`,
-      repositories_url: `${api}/repos`,
-      slug,
-      type: "organization",
-      // pull-request-simple lists full teams (with parent), pull-request simple teams.
-      parent: null,
-    };
-  }
-
-  private repositoryJson(): Json {
-    const api = `${this.base}/repos/${this.owner}/${this.repo}`;
-    const now = isoNow();
-    const templated: Record<string, string> = {
-      archive_url: "/{archive_format}{/ref}",
-      assignees_url: "/assignees{/user}",
-      blobs_url: "/git/blobs{/sha}",
-      branches_url: "/branches{/branch}",
-      collaborators_url: "/collaborators{/collaborator}",
-      comments_url: "/comments{/number}",
-      commits_url: "/commits{/sha}",
-      compare_url: "/compare/{base}...{head}",
-      contents_url: "/contents/{+path}",
-      git_commits_url: "/git/commits{/sha}",
-      git_refs_url: "/git/refs{/sha}",
-      git_tags_url: "/git/tags{/sha}",
-      issue_comment_url: "/issues/comments{/number}",
-      issue_events_url: "/issues/events{/number}",
-      issues_url: "/issues{/number}",
-      keys_url: "/keys{/key_id}",
-      labels_url: "/labels{/name}",
-      milestones_url: "/milestones{/number}",
-      notifications_url: "/notifications{?since,all,participating}",
-      pulls_url: "/pulls{/number}",
-      releases_url: "/releases{/id}",
-      statuses_url: "/statuses/{sha}",
-      trees_url: "/git/trees{/sha}",
-      contributors_url: "/contributors",
-      deployments_url: "/deployments",
-      downloads_url: "/downloads",
-      events_url: "/events",
-      forks_url: "/forks",
-      hooks_url: "/hooks",
-      languages_url: "/languages",
-      merges_url: "/merges",
-      stargazers_url: "/stargazers",
-      subscribers_url: "/subscribers",
-      subscription_url: "/subscription",
-      tags_url: "/tags",
-      teams_url: "/teams",
-    };
-    const urls = Object.fromEntries(Object.entries(templated).map(([k, v]) => [k, `${api}${v}`]));
-    const open = this.pulls.filter((p) => p.state === "open").length;
-    return {
-      id: idOf(`${this.owner}/${this.repo}`),
-      node_id: nodeId("R", `${this.owner}/${this.repo}`),
-      name: this.repo,
-      full_name: `${this.owner}/${this.repo}`,
-      owner: this.userJson(this.owner),
-      private: true,
-      html_url: this.htmlUrl(),
-      description: null,
-      fork: false,
-      url: api,
-      ...urls,
-      git_url: `git://127.0.0.1/${this.owner}/${this.repo}.git`,
-      ssh_url: `git@127.0.0.1:${this.owner}/${this.repo}.git`,
-      clone_url: `${this.htmlUrl()}.git`,
-      svn_url: this.htmlUrl(),
-      mirror_url: null,
-      homepage: null,
-      language: null,
-      forks: 0,
-      forks_count: 0,
-      stargazers_count: 0,
-      watchers: 0,
-      watchers_count: 0,
-      size: 0,
-      default_branch: this.defaultBranch,
-      open_issues: open,
-      open_issues_count: open,
-      has_issues: true,
-      has_projects: false,
-      has_wiki: false,
-      has_pages: false,
-      has_downloads: true,
-      archived: false,
-      disabled: false,
-      license: null,
-      pushed_at: now,
-      created_at: now,
-      updated_at: now,
-    };
-  }
-
-  private fullRepository(): Json {
-    return {
-      ...this.repositoryJson(),
-      has_discussions: false,
-      network_count: 0,
-      subscribers_count: 0,
-    };
-  }
-
-  private pullJson(pr: PullState, full: boolean): Json {
-    const n = pr.number;
-    const url = this.apiUrl(`pulls/${n}`);
-    const html = this.htmlUrl(`/pull/${n}`);
-    const issue = this.apiUrl(`issues/${n}`);
-    const repo = this.repositoryJson();
-    const owner = this.userJson(this.owner);
-    const baseSha = this.branchSha(pr.base) ?? ZERO_SHA;
-    const simple: Json = {
-      url,
-      id: pr.id,
-      node_id: nodeId("PR", String(pr.id)),
-      html_url: html,
-      diff_url: `${html}.diff`,
-      patch_url: `${html}.patch`,
-      issue_url: issue,
-      commits_url: `${url}/commits`,
-      review_comments_url: `${url}/comments`,
-      review_comment_url: this.apiUrl("pulls/comments{/number}"),
-      comments_url: `${issue}/comments`,
-      statuses_url: this.apiUrl(`statuses/${pr.headSha}`),
-      number: n,
-      state: pr.state,
-      locked: false,
-      title: pr.title,
-      user: this.userJson(this.login),
-      body: pr.body,
-      labels: pr.labels.map((l) => this.labelJson(l)),
-      milestone: null,
-      active_lock_reason: null,
-      created_at: pr.createdAt,
-      updated_at: pr.updatedAt,
-      closed_at: pr.closedAt,
-      merged_at: pr.mergedAt,
-      merge_commit_sha: pr.mergeCommitSha,
-      assignee: null,
-      assignees: [],
-      requested_reviewers: pr.reviewers.map((r) => this.userJson(r)),
-      requested_teams: pr.teams.map((t) => this.teamJson(t)),
-      head: { label: `${this.owner}:${pr.head}`, ref: pr.head, sha: pr.headSha, user: owner, repo },
-      base: { label: `${this.owner}:${pr.base}`, ref: pr.base, sha: baseSha, user: owner, repo },
-      _links: {
-        self: { href: url },
-        html: { href: html },
-        issue: { href: issue },
-        comments: { href: `${issue}/comments` },
-        review_comments: { href: `${url}/comments` },
-        review_comment: { href: this.apiUrl("pulls/comments{/number}") },
-        commits: { href: `${url}/commits` },
-        statuses: { href: this.apiUrl(`statuses/${pr.headSha}`) },
-      },
-      author_association: "MEMBER",
-      auto_merge: null,
-      draft: pr.draft,
-    };
-    if (!full) return simple;
-    const stats =
-      baseSha === ZERO_SHA
-        ? { additions: 0, deletions: 0, files: 0, commits: 0 }
-        : this.git.diffStats(baseSha, pr.headSha);
-    const clean =
-      pr.state === "open" &&
-      baseSha !== ZERO_SHA &&
-      this.git.mergeTree(baseSha, pr.headSha) !== null;
-    return {
-      ...simple,
-      merged: pr.merged,
-      mergeable: pr.state === "open" ? clean : null,
-      rebaseable: pr.state === "open" ? this.git.isAncestor(baseSha, pr.headSha) : null,
-      mergeable_state:
-        pr.state !== "open" ? "unknown" : pr.draft ? "draft" : clean ? "clean" : "dirty",
-      merged_by: pr.merged ? this.userJson(this.login) : null,
-      comments: 0,
-      review_comments: 0,
-      maintainer_can_modify: pr.maintainerCanModify,
-      commits: stats.commits,
-      additions: stats.additions,
-      deletions: stats.deletions,
-      changed_files: stats.files,
-    };
+    return { status: 200, body: this.labelsOf(pr).map((l) => this.shapes.labelJson(l)) };
   }
 }
 
@@ -1217,17 +919,6 @@ function personOf(value: Json | undefined, fallback: Person): Person {
     email: String(value.email ?? fallback.email),
     date: typeof value.date === "string" ? value.date : fallback.date,
   };
-}
-
-/** A stable small integer id for a name. */
-function idOf(name: string): number {
-  let h = 7;
-  for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) % 1_000_000_007;
-  return h;
-}
-
-function nodeId(kind: string, key: string): string {
-  return `${kind}_${Buffer.from(key).toString("base64url")}`;
 }
 
 function errorReply(err: HttpError): Reply {
