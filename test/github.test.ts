@@ -256,6 +256,17 @@ describe("commitThroughApi", () => {
     expect(err.status).toBe(404);
   });
 
+  it("says so when GitHub cannot be reached, after the retries", async () => {
+    await fake.stop();
+    const err = (await commitFiles(1).catch((e: unknown) => e)) as GitHubApiError;
+    expect(err).toBeInstanceOf(GitHubApiError);
+    expect(err.status).toBeUndefined();
+    expect(err.message).toMatch(
+      /^GitHub \(commit to engram\/memory\): GET \/repos\/octo-org\/memory-repo\/git\/ref\/heads\/engram\/memory failed: no response: .*ECONNREFUSED/,
+    );
+    expect(gh.usage.requests).toBe(4);
+  });
+
   it("says so when the token is refused", async () => {
     gh = client("ghs_wrong");
     const err = (await commitFiles(1).catch((e: unknown) => e)) as GitHubApiError;
@@ -354,6 +365,15 @@ describe("upsertPullRequest", () => {
     expect(fake.allPulls()).toEqual([]);
   });
 
+  it("passes GitHub's validation message on when there is nothing to propose", async () => {
+    fake.git.git(["update-ref", `refs/heads/${BRANCH}`, fake.branchSha("main")!]);
+    const err = (await upsertPullRequest(gh, prRequest()).catch((e: unknown) => e)) as Error;
+    expect(err).toBeInstanceOf(GitHubApiError);
+    expect(err.message).toBe(
+      `GitHub (pull request ${BRANCH} -> main): POST /repos/${owner}/${repo}/pulls failed: 422 Validation Failed: No commits between main and ${BRANCH}`,
+    );
+  });
+
   it("refuses a body over GitHub's limit before sending anything", async () => {
     const err = await upsertPullRequest(gh, prRequest({ body: "x".repeat(65_537) })).catch(
       (e: unknown) => e,
@@ -372,7 +392,9 @@ describe("rate limits and retries", () => {
     expect(gh.usage.rateLimited).toBe(1);
     expect(gh.usage.requests).toBe(6);
     expect(callCount(gh.usage)).toBe(5);
-    expect(logs.join("\n")).toMatch(/secondary rate limit on POST .*git\/trees; retry 1 in 7s/);
+    expect(logs.join("\n")).toMatch(
+      /^github: secondary rate limit on POST \/repos\/\{owner\}\/\{repo\}\/git\/trees; retry 1 in 7s$/m,
+    );
   });
 
   it("waits for the reset of a primary rate limit (403 and 429)", async () => {

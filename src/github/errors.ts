@@ -65,8 +65,7 @@ export function githubMessage(err: unknown): string {
         )
         .filter((s: string) => s !== "")
     : [];
-  const cause = e?.cause instanceof Error ? ` (${e.cause.message})` : "";
-  return [base, ...details].join(": ").replace(/\s+/g, " ").trim() + cause;
+  return [base, ...details].join(": ").replace(/\s+/g, " ").trim();
 }
 
 export function statusOf(err: unknown): number | undefined {
@@ -98,11 +97,12 @@ export function wrapGitHubError(err: unknown, doing?: string): EngramError {
   } catch {
     // Already a path (or nothing usable): keep it.
   }
-  const status = statusOf(err);
+  // Octokit reports a request that got no answer (refused, reset, DNS) as status 500.
+  const status = e?.response === undefined ? undefined : statusOf(err);
   const message = githubMessage(err);
   const prefix = doing === undefined ? "GitHub" : `GitHub (${doing})`;
   return new GitHubApiError(
-    `${prefix}: ${method} ${path} failed: ${status ?? "no response"} ${message}`,
+    `${prefix}: ${method} ${path} failed: ${status ?? "no response:"} ${message}`,
     status,
     method,
     path,
