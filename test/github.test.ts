@@ -137,6 +137,30 @@ describe("the OpenAPI fixture", () => {
     fake.violations.length = 0;
   });
 
+  it("answers every operation it serves in the documented shape", async () => {
+    const rest = gh.octokit.rest;
+    const repository = await rest.repos.get({ owner, repo });
+    expect(repository.data).toMatchObject({
+      full_name: `${owner}/${repo}`,
+      default_branch: "main",
+    });
+    const blob = await rest.git.createBlob({ owner, repo, content: "aGk=", encoding: "base64" });
+    expect(fake.git.git(["cat-file", "blob", blob.data.sha])).toBe("hi");
+    const head = await rest.git.getCommit({ owner, repo, commit_sha: fake.branchSha("main")! });
+    const tree = await rest.git.getTree({
+      owner,
+      repo,
+      tree_sha: head.data.tree.sha,
+      recursive: "1",
+    });
+    expect(tree.data.tree.map((e) => e.path)).toEqual(["README.md", "memory/catalog.json"]);
+    await commitFiles(1);
+    const { number } = await upsertPullRequest(gh, prRequest({ reviewers: ["alice"] }));
+    const pr = await rest.pulls.get({ owner, repo, pull_number: number });
+    expect(pr.data).toMatchObject({ mergeable: true, commits: 1, changed_files: 1, additions: 1 });
+    expect(fake.violations).toEqual([]);
+  });
+
   it("records a request no operation of the fixture describes", async () => {
     const res = await fetch(`${fake.url}/repos/${owner}/${repo}/contents/README.md`, {
       headers: { authorization: `token ${TOKEN}` },
