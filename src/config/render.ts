@@ -7,6 +7,7 @@ interface SchemaNode {
   description?: string;
   default?: unknown;
   enum?: unknown[];
+  examples?: unknown[];
   properties?: Record<string, SchemaNode>;
 }
 
@@ -24,6 +25,8 @@ const NOTES: Record<string, string> = {
     "A worker whose main ancestor is older than main by more than this many seconds must sync.",
   "policy.sync_main.require_catalog_hash_match":
     "A worker whose catalog_hash_seen differs from the catalog on main must sync.",
+  github:
+    "GitHub: the repository, branches, labels and reviewers of the memory pull request. Without a token (GITHUB_TOKEN) and a repository the Director works without GitHub.",
   redaction: "Secret redaction, applied to every event before anything is written.",
   state: "Local state that is never committed.",
 };
@@ -63,7 +66,9 @@ function renderTable(at: string[], node: SchemaNode, out: string[]): void {
       if (child.enum !== undefined) {
         comment(`One of: ${child.enum.map((v) => tomlValue(v)).join(", ")}.`, out);
       }
-      out.push(`${key} = ${tomlValue(child.default)}`);
+      // A key without a default (its value comes from elsewhere) is shown commented out.
+      if (child.default === undefined) out.push(`# ${key} = ${tomlValue(child.examples?.[0])}`);
+      else out.push(`${key} = ${tomlValue(child.default)}`);
     }
   }
   for (const [key, child] of tables) renderTable([...at, key], child, out);

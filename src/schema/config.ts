@@ -129,6 +129,61 @@ export const StateConfig = z
   })
   .strict();
 
+// A branch name GitHub and git both accept: no spaces, `..`, `//`, leading `-` or `/`, trailing
+// `/` or `.lock`.
+const BranchName = z
+  .string()
+  .regex(
+    /^(?![-/])(?!.*\.\.)(?!.*\/\/)(?!.*\/$)(?!.*\.lock$)[A-Za-z0-9._/-]+$/,
+    "expected a git branch name",
+  );
+
+/** `[github]`: where and how the Director proposes memory as a pull request. */
+export const GitHubConfig = z
+  .object({
+    repository: z
+      .string()
+      .regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, "expected OWNER/NAME")
+      .optional()
+      .meta({ examples: ["octo-org/app"] })
+      .describe("OWNER/NAME of the repository; default: the GITHUB_REPOSITORY variable."),
+    api_url: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .meta({ examples: ["https://github.example.com/api/v3"] })
+      .describe(
+        "REST API base URL; default: GITHUB_API_URL, else https://api.github.com (GitHub Enterprise Server: https://HOST/api/v3).",
+      ),
+    base_branch: BranchName.default("main").describe("Branch the memory PR targets."),
+    head_branch: BranchName.default("engram/memory").describe(
+      "Branch the Director commits memory to; the PR's head.",
+    ),
+    labels: z
+      .array(z.string().min(1).max(50))
+      .max(100)
+      .default(["memory"])
+      .describe("Labels put on the memory PR (created with colour ededed when missing)."),
+    reviewers: z
+      .array(z.string().regex(/^[A-Za-z0-9-]+(\[bot\])?$/, "expected a GitHub login"))
+      .max(15)
+      .default([])
+      .describe("Logins asked to review the memory PR when it is opened."),
+    team_reviewers: z
+      .array(z.string().regex(/^[A-Za-z0-9_.-]+$/, "expected a team slug"))
+      .max(15)
+      .default([])
+      .describe("Team slugs asked to review the memory PR when it is opened."),
+    draft: z.boolean().default(false).describe("Open the memory PR as a draft."),
+    use_git_data_api: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Commit through the GitHub Git Data API even when a writable git remote exists (false: push with git).",
+      ),
+  })
+  .strict();
+export type GitHubConfig = z.infer<typeof GitHubConfig>;
+
 export const Config = z
   .object({
     memory: MemoryConfig.prefault({}),
@@ -139,6 +194,7 @@ export const Config = z
       .prefault({}),
     redaction: RedactionConfig.prefault({}),
     state: StateConfig.prefault({}),
+    github: GitHubConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;
