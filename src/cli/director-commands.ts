@@ -6,6 +6,7 @@ import { formatFinding } from "../core/verify.js";
 import type { RepoContext } from "../director/context.js";
 import { openContext } from "../director/context.js";
 import { withDirectorState } from "../director/director-state.js";
+import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
 import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
@@ -13,6 +14,7 @@ import { type RunResult, runCycle } from "../director/run.js";
 import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
+import { callCount, createGitHub, githubSettings } from "../github/client.js";
 import {
   type Command,
   type CommandOutput,
@@ -163,12 +165,24 @@ async function runPr(
   args: ParsedArgs,
   cycle: { force: boolean; dryRun: boolean },
 ): Promise<CommandOutput> {
+  const settings = githubSettings(process.env, ctx.config);
+  const branch = stringOption(args, "branch") ?? ctx.config.github.head_branch;
+  const gh = settings ? createGitHub(settings) : null;
   const { run, proposal: p } = await runProposal(ctx, {
     ...cycle,
     remote: stringOption(args, "remote") ?? "origin",
-    base: stringOption(args, "base") ?? "main",
-    branch: stringOption(args, "branch") ?? "engram/memory",
+    base: stringOption(args, "base") ?? ctx.config.github.base_branch,
+    branch,
+    ...(gh && settings
+      ? {
+          pulls: githubPulls(gh, settings),
+          apiCommit: githubCommitter(gh, settings),
+          preferApi: settings.useGitDataApi,
+          fileUrl: githubFileUrl(settings, branch),
+        }
+      : {}),
   });
+  if (gh) Object.assign(p, { api_calls: callCount(gh.usage) });
   const head = p.head_sha ? p.head_sha.slice(0, 12) : "none";
   const lines = [
     ...runLines(run).map((l) => l.replace(/^catalog version/, "staged catalog version")),

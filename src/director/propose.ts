@@ -10,6 +10,7 @@ import { graftTree, treeOf, writeCommit, writeTextBlob, writeTextTree } from "..
 import {
   compareAndSwapRef,
   fetchBranches,
+  PushError,
   pushWithLease,
   remoteExists,
   remoteHeads,
@@ -44,6 +45,15 @@ export interface PullRequestPort {
   }): Promise<{ number: number; url: string; created: boolean }>;
 }
 
+/** Commits files on a branch through an API instead of a git push (compare-and-swap on the branch). */
+export type ApiCommitter = (req: {
+  branch: string;
+  parent: string;
+  files: { path: string; content: string | null }[];
+  message: string;
+  expected: string | null;
+}) => Promise<{ moved: boolean; sha: string | null }>;
+
 export interface ProposeOptions extends RunOptions {
   /** The remote to push to (default origin); without it the branch is only committed locally. */
   remote: string;
@@ -54,6 +64,12 @@ export interface ProposeOptions extends RunOptions {
   pulls?: PullRequestPort | null;
   /** A link to a file on the head branch, for the pull request body. */
   fileUrl?: (path: string) => string;
+  /**
+   * The Git Data API route for the commit: used instead of `git push` when `preferApi`, and
+   * as the fallback when the push is refused for any reason but a lost race.
+   */
+  apiCommit?: ApiCommitter;
+  preferApi?: boolean;
 }
 
 export type ProposalStatus =
@@ -74,6 +90,8 @@ export interface ProposalResult {
   head_sha: string | null;
   previous_head_sha: string | null;
   pushed: boolean;
+  /** How the branch got there: a git push, the Git Data API, or only a local commit. */
+  via: "git" | "api" | "local" | null;
   /** Push attempts: more than one when another Director moved the branch first. */
   attempts: number;
   /** Engrams of the previous proposal carried onto a newer main. */
@@ -135,7 +153,7 @@ export async function runProposal(
       if (options.dryRun) {
         return {
           run,
-          proposal: { ...base, status: "dry-run", head_sha: refs.branch, pushed: false },
+          proposal: { ...base, status: "dry-run", head_sha: refs.branch, pushed: false, via: null },
         };
       }
       const idle = !staging.pending && !run.changed && run.focus === null;
@@ -143,7 +161,10 @@ export async function runProposal(
         // Nothing new since the last push, the refs are where they were, no PR to see to.
         const status = refs.branch === null ? "nothing-to-propose" : "unchanged";
         writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
-        return { run, proposal: { ...base, status, head_sha: refs.branch, pushed: false } };
+        return {
+          run,
+          proposal: { ...base, status, head_sha: refs.branch, pushed: false, via: null },
+        };
       }
       const files = await readStagingFiles(dir);
       const built = await buildCommit(repo, refs, files, staging.meta.start_catalog);
@@ -155,6 +176,7 @@ export async function runProposal(
           status,
           head_sha: refs.branch,
           pushed: false,
+          via: null,
         };
         if (status === "unchanged" && refs.branch !== null) {
           Object.assign(
@@ -164,35 +186,19 @@ export async function runProposal(
         }
         return { run, proposal };
       }
-      if (remote !== null) {
-        const pushed = await pushWithLease(
-          repo.dir,
-          remote,
-          options.branch,
-          built.sha,
-          refs.branch,
-        );
-        if (!pushed.pushed) {
-          // Another Director moved the branch first: rebuild on its proposal and try again.
-          if (attempt >= MAX_ATTEMPTS) {
-            throw new StateError(
-              `${options.branch}: moved by another writer ${attempt} times in a row (${pushed.reason}); the proposal stays staged for the next run`,
-            );
-          }
-          continue;
+      const published = await publish(repo, remote, refs, built, files, options);
+      if (published.moved) {
+        // Another Director moved the branch first: rebuild on its proposal and try again.
+        if (attempt >= MAX_ATTEMPTS) {
+          throw new StateError(
+            `${options.branch}: moved by another writer ${attempt} times in a row; the proposal stays staged for the next run`,
+          );
         }
+        continue;
       }
-      const local = await localBranch(repo, options.branch);
-      const swapped = await compareAndSwapRef(
-        repo.dir,
-        `refs/heads/${options.branch}`,
-        built.sha,
-        local,
-      );
-      if (!swapped && remote === null) continue;
       writeStagingMeta(ctx.paths, {
         ...staging.meta,
-        branch: built.sha,
+        branch: published.sha,
         start_catalog: files.catalog,
         dirty: false,
       });
@@ -201,14 +207,15 @@ export async function runProposal(
       const proposal: ProposalResult = {
         ...base,
         status,
-        head_sha: built.sha,
-        pushed: remote !== null,
+        head_sha: published.sha,
+        pushed: published.via !== "local",
+        via: published.via,
       };
       Object.assign(
         proposal,
         await openPullRequest(
           repo,
-          { ...refs, branch: built.sha },
+          { ...refs, branch: published.sha },
           files,
           rejected.size,
           ctx,
@@ -223,6 +230,63 @@ export async function runProposal(
 interface Refs {
   main: string;
   branch: string | null;
+}
+
+type Published = { moved: true } | { moved: false; sha: string; via: "git" | "api" | "local" };
+
+/**
+ * Puts the built commit on the branch: `git push` under a lease, or the Git Data API (the
+ * same files, one tree), or, with no remote, the local branch only. The local branch then
+ * follows by git's compare-and-swap.
+ */
+async function publish(
+  repo: GitRepo,
+  remote: string | null,
+  refs: Refs,
+  built: { sha: string; parent: string },
+  files: MemoryFiles,
+  options: ProposeOptions,
+): Promise<Published> {
+  let sha = built.sha;
+  let via: "git" | "api" | "local" = remote === null ? "local" : "git";
+  if (remote !== null && !(options.preferApi && options.apiCommit)) {
+    try {
+      const pushed = await pushWithLease(repo.dir, remote, options.branch, sha, refs.branch);
+      if (!pushed.pushed) return { moved: true };
+    } catch (error) {
+      if (!(error instanceof PushError) || !options.apiCommit) throw error;
+      via = "api";
+    }
+  } else if (options.apiCommit) {
+    via = "api";
+  }
+  if (via === "api" && options.apiCommit) {
+    const parent = await memoryFilesAt(repo, built.parent);
+    const changes: { path: string; content: string | null }[] = [];
+    for (const [path, text] of files.files) {
+      if (parent.files.get(path) !== text)
+        changes.push({ path: `${repo.prefix}${path}`, content: text });
+    }
+    for (const path of parent.files.keys()) {
+      if (!files.files.has(path)) changes.push({ path: `${repo.prefix}${path}`, content: null });
+    }
+    const r = await options.apiCommit({
+      branch: options.branch,
+      parent: built.parent,
+      files: changes.sort((a, b) => (a.path < b.path ? -1 : 1)),
+      message: commitMessage(files.catalog),
+      expected: refs.branch,
+    });
+    if (r.moved) return { moved: true };
+    if (r.sha === null) throw new StateError(`${options.branch}: the API commit changed nothing`);
+    sha = r.sha;
+    // The API made its own commit: fetch it, so the local branch can point at it.
+    if (remote !== null) await fetchBranches(repo.dir, remote, [options.branch]);
+  }
+  const local = await localBranch(repo, options.branch);
+  const swapped = await compareAndSwapRef(repo.dir, `refs/heads/${options.branch}`, sha, local);
+  if (!swapped && via === "local") return { moved: true };
+  return { moved: false, sha, via };
 }
 
 async function readRefs(

@@ -1,4 +1,5 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
 import { StateError } from "../errors.js";
 import { processAlive } from "./atomic.js";
 
@@ -12,6 +13,8 @@ export interface Lock {
  */
 export async function acquireLock(path: string, timeoutMs = 60_000): Promise<Lock> {
   const deadline = Date.now() + timeoutMs;
+  // A fresh clone of an initialized repository has no state folder yet.
+  mkdirSync(dirname(path), { recursive: true });
   for (;;) {
     try {
       const fd = openSync(path, "wx", 0o600);
