@@ -70,7 +70,7 @@ export async function readDrift(
   return { ...verdict, main_ref: main.name, main_ancestor_sha: ancestor };
 }
 
-async function findMain(
+export async function findMain(
   repo: GitRepo,
   explicit: string | undefined,
 ): Promise<{ name: string; oid: string } | undefined> {
