@@ -285,7 +285,8 @@ export class TcpHub {
     if (!envelope.success || !hello?.success) {
       // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
       const excerpt = quarantineExcerpt(text, this.redactor);
-      this.quarantine.push({
+      // Recorded before the refusal is sent: rare, and the refused worker may look at once.
+      this.quarantineNow({
         received_at: receiptTime(),
         source: conn.source,
         line: 0,
@@ -294,9 +295,7 @@ export class TcpHub {
         excerpt: excerpt.text,
         bytes: frame.kind === "line" ? Buffer.byteLength(text, "utf8") : frame.bytes,
       });
-      this.extra.quarantined++;
       this.extra.redacted += excerpt.count;
-      this.scheduleCommit();
       this.refuse(conn, {
         reason: "hello_expected",
         detail: `expected ${MSG.hello} with protocol_version "${PROTOCOL_VERSION}" as the first message`,
@@ -341,6 +340,15 @@ export class TcpHub {
     const early = conn.early;
     conn.early = [];
     for (const frame of early) this.take(conn, frame);
+  }
+
+  private quarantineNow(record: QuarantineRecord): void {
+    try {
+      appendQuarantine(this.ctx.paths.quarantine, [record]);
+      this.extra.quarantined++;
+    } catch (error) {
+      this.fail(error);
+    }
   }
 
   private refuse(conn: Connection, payload: IncompatibilityPayload): void {
