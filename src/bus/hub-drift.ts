@@ -29,6 +29,8 @@ export interface SyncRequiredPayload {
   detail: string;
 }
 
+const TIP_FRESH_MS = 1000;
+
 interface MainTip {
   oid: string;
   time: number;
@@ -44,6 +46,7 @@ interface MainTip {
 export class MainJudge {
   private repo: GitRepo | null | undefined;
   private tip: MainTip | undefined;
+  private tipReadAt = 0;
   private readonly behind = new Map<string, { count: number; time: number } | null>();
 
   constructor(
@@ -88,7 +91,7 @@ export class MainJudge {
     };
   }
 
-  /** Main's tip, read again on each call (a ref read); what hangs off it is cached by commit. */
+  /** Main's tip (a ref read, at most once a second); what hangs off it is cached by commit. */
   private async mainTip(): Promise<MainTip | undefined> {
     if (this.repo === undefined) {
       try {
@@ -99,6 +102,10 @@ export class MainJudge {
       }
     }
     if (!this.repo) return undefined;
+    // Refs are read again at most once a second: every hello and heartbeat asks.
+    const now = Date.now();
+    if (this.tip && now - this.tipReadAt < TIP_FRESH_MS) return this.tip;
+    this.tipReadAt = now;
     const main = await findMain(this.repo, undefined);
     if (!main) return undefined;
     if (this.tip?.oid === main.oid) return this.tip;

@@ -51,8 +51,12 @@ export interface HubSummary extends IngestCounts {
   cycles: number;
 }
 
-/** Messages acknowledged per connection after each group commit; also a line-count bound per batch. */
+/** The TTL watchdog looks at least this often. */
 const WATCHDOG_MAX_MS = 1000;
+/** Heartbeats of one connection are judged against main at most this often. */
+const JUDGE_EVERY_MS = 1000;
+/** Bytes queued to a worker that does not read them before it is disconnected. */
+const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
 /** How long a closing hub waits for workers to read their last acks. */
 const CLOSE_GRACE_MS = 2000;
 
@@ -75,6 +79,7 @@ interface Connection {
   /** Frames that came in behind the hello while it was being judged. */
   early: Frame[];
   judgingHeartbeat: boolean;
+  nextJudgeAt: number;
 }
 
 /**
@@ -236,6 +241,7 @@ export class TcpHub {
       lastHeard: Date.now(),
       early: [],
       judgingHeartbeat: false,
+      nextJudgeAt: 0,
     };
     this.conns.add(conn);
     this.stats.connections++;
@@ -316,6 +322,8 @@ export class TcpHub {
     }
     conn.source = `tcp/${envelope.data.sender.id}@${conn.remote}`;
     conn.state = "judging";
+    // Nothing more is read until the welcome: what already came in waits in `early`.
+    conn.socket.pause();
     void this.welcome(conn, hello.data);
   }
 
@@ -340,6 +348,7 @@ export class TcpHub {
     const early = conn.early;
     conn.early = [];
     for (const frame of early) this.take(conn, frame);
+    conn.socket.resume();
   }
 
   private quarantineNow(record: QuarantineRecord): void {
@@ -386,7 +395,10 @@ export class TcpHub {
   }
 
   private onHeartbeat(conn: Connection, text: string): void {
-    if (conn.judgingHeartbeat) return;
+    // Judged at most once a second per connection: a flood of heartbeats is not a flood of git reads.
+    const now = Date.now();
+    if (conn.judgingHeartbeat || now < conn.nextJudgeAt) return;
+    conn.nextJudgeAt = now + JUDGE_EVERY_MS;
     let view: WorkerView;
     try {
       const raw = JSON.parse(text) as { message_type?: unknown; payload?: Record<string, unknown> };
@@ -449,6 +461,12 @@ export class TcpHub {
 
   private send(conn: Connection, type: MessageType, payload: object): void {
     if (conn.socket.destroyed || !conn.socket.writable) return;
+    if (conn.socket.writableLength > MAX_UNREAD_BYTES) {
+      // A worker that does not read what it is told would make the hub hold it forever.
+      conn.state = "closed";
+      conn.socket.destroy();
+      return;
+    }
     conn.outSeq++;
     conn.socket.write(directorLine(type, payload, conn.outSeq, receiptTime()));
   }
@@ -495,7 +513,8 @@ export class TcpHub {
     const now = Date.now();
     for (const conn of this.conns) {
       conn.lastHeard = now;
-      conn.socket.resume();
+      // A connection still being welcomed is resumed by its welcome.
+      if (conn.state !== "judging") conn.socket.resume();
     }
     this.broadcast(result);
     this.scheduleCycle();
