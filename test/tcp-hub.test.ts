@@ -297,6 +297,58 @@ describe("director serve: protocol", () => {
   });
 });
 
+describe("TcpBusClient", () => {
+  it("sends heartbeats on its own at the interval the welcome names", async () => {
+    const repo = await makeRepo("[agent_bus]\nheartbeat_interval_seconds = 1\n");
+    const hub = await serve(repo.dir);
+    const client = new TcpBusClient({
+      host: "127.0.0.1",
+      port: hub.port,
+      sender: { id: "beater" },
+      heartbeat: () => ({ stage: "testing", progress: 0.5 }),
+    });
+    await client.connect();
+    expect(client.welcome?.heartbeat_interval_seconds).toBe(1);
+    const deadline = Date.now() + 30_000;
+    const beats = () =>
+      readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8")
+        .split("\n")
+        .filter((l) => l.includes('"heartbeat.v1"') && l.includes('"beater"'));
+    while (Date.now() < deadline) {
+      if (existsSync(repo.path(".engram", "buffer", "journal.ndjson")) && beats().length >= 2) {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(beats().length).toBeGreaterThanOrEqual(2);
+    expect(JSON.parse(beats()[0] as string)).toMatchObject({ stage: "testing", progress: 0.5 });
+    await client.close();
+    expect((await stop(hub)).code).toBe(0);
+  });
+
+  it("gives up at once on an incompatible hub, with the envelopes it owes", async () => {
+    const server = createServer((socket) => {
+      socket.once("data", () => {
+        const refusal = envelope(
+          "protocol_incompatibility.v1",
+          { reason: "protocol_version", detail: "this hub speaks 2" },
+          { seq: 1 },
+        );
+        socket.end(`${JSON.stringify(refusal)}\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port } = server.address() as { port: number };
+    const client = new TcpBusClient({ host: "127.0.0.1", port, unreachableMs: 60_000 });
+    const error = await client.send([noteWithId("ev_old", "old hub")]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(HubUnavailableError);
+    expect((error as HubUnavailableError).reason).toContain("this hub speaks 2");
+    expect((error as HubUnavailableError).unacked.map((e) => e.event_id)).toEqual(["ev_old"]);
+    await client.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+});
+
 describe("director serve: lifecycle", () => {
   it("stops gracefully on SIGTERM: acknowledged events kept, lock released, exit 0", async () => {
     const repo = await makeRepo();
