@@ -100,6 +100,7 @@ function startHub(repoDir: string): Promise<{ child: ChildProcess; address: stri
       "0",
       "--repo",
       repoDir,
+      "--json",
     ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
@@ -118,10 +119,17 @@ function startHub(repoDir: string): Promise<{ child: ChildProcess; address: stri
   });
 }
 
-async function stopHub(child: ChildProcess): Promise<void> {
+/** Stops the hub (SIGTERM) and returns its summary, the last line of its output. */
+async function stopHub(child: ChildProcess): Promise<{ acknowledged: number; commits: number }> {
+  let out = "";
+  child.stdout?.on("data", (chunk: string) => {
+    out += chunk;
+  });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");
   await exited;
+  const last = out.trim().split("\n").pop() ?? "{}";
+  return JSON.parse(last) as { acknowledged: number; commits: number };
 }
 
 export async function runTcpTransportScenario(
@@ -166,7 +174,7 @@ export async function runTcpTransportScenario(
     await Promise.all(clients.map(writer));
     const seconds = (performance.now() - t0) / 1000;
     await Promise.all(clients.map((c) => c.close()));
-    await stopHub(child);
+    const summary = await stopHub(child);
     const journal = readFileSync(ctx.paths.journal, "utf8");
     const stored = journal.length === 0 ? 0 : journal.split("\n").length - 1;
     const samples = Array.from(latencies);
@@ -184,7 +192,7 @@ export async function runTcpTransportScenario(
       result.events_per_s >= TCP_TARGET_EVENTS_PER_S &&
       result.p99_ms < TCP_TARGET_P99_MS;
     log(
-      `tcp: ${result.events_per_s} events/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms; ${stored} in the journal`,
+      `tcp: ${result.events_per_s} events/s, p50 ${result.p50_ms} ms, p99 ${result.p99_ms} ms; ${stored} in the journal; ${summary.commits} group commits (${Math.round(summary.acknowledged / Math.max(1, summary.commits))} events each)`,
     );
     return result;
   } finally {

@@ -48,6 +48,7 @@ export interface HubSummary extends IngestCounts {
   refused: number;
   dropped_silent: number;
   acknowledged: number;
+  commits: number;
   cycles: number;
 }
 
@@ -107,7 +108,15 @@ export class TcpHub {
   private readonly failed: Promise<void>;
   private fail: (error: unknown) => void = () => {};
   private readonly extra = { quarantined: 0, redacted: 0 };
-  readonly stats = { connections: 0, refused: 0, dropped_silent: 0, acknowledged: 0, cycles: 0 };
+  readonly stats = {
+    connections: 0,
+    refused: 0,
+    dropped_silent: 0,
+    acknowledged: 0,
+    /** Group commits (journal fsyncs) made; acknowledged / commits is the mean batch. */
+    commits: 0,
+    cycles: 0,
+  };
   address = "";
 
   constructor(
@@ -439,6 +448,7 @@ export class TcpHub {
   private commit(): void {
     this.commitScheduled = false;
     if (this.cycleRunning || this.failure !== undefined) return;
+    if (this.touched.size > 0) this.stats.commits++;
     try {
       this.ingestor.flush();
       if (this.quarantine.length > 0) {
