@@ -212,6 +212,9 @@ export class TcpHub {
         new Promise<void>((resolve) => {
           if (conn.socket.destroyed) return resolve();
           conn.socket.once("close", () => resolve());
+          // Read again (and drop: not acknowledged, so resent elsewhere) to see the worker's end.
+          conn.state = "closed";
+          conn.socket.resume();
           conn.socket.end();
         }),
     );
