@@ -5,6 +5,7 @@
  * Latency is send to acknowledgement, per event.
  *
  *   node dist/bench/transport-tcp.js        one run, the result as JSON on stdout
+ *   BENCH_HUB_PROF=DIR ...                   the same, with a CPU profile of the hub in DIR
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
