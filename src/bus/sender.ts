@@ -15,6 +15,8 @@ export interface Delivery {
   path?: string;
   /** Why the bus was not used, when a networked transport fell back to the spool. */
   fallback_reason?: string;
+  /** The Director's `sync_required.v1` payload, when it told this worker to sync with main. */
+  sync_required?: Record<string, unknown>;
 }
 
 /** One way of getting a worker's envelopes to the Director's durable buffer. */
@@ -45,7 +47,7 @@ export async function openSender(ctx: RepoContext, url: BusUrl): Promise<BusSend
     case "spool":
       return spoolSender(ctx);
     case "tcp":
-      return notYet(url.kind);
+      return (await import("./tcp-client.js")).tcpSender(ctx, url);
     case "nats":
       return notYet(url.kind);
     case "git": {

@@ -1,4 +1,106 @@
-import type { Command } from "./args.js";
+import { readFileSync } from "node:fs";
+import { isLoopbackHost } from "../bus/protocol.js";
+import { type HubTls, serveHub } from "../bus/tcp-hub.js";
+import { openContext } from "../director/context.js";
+import { UsageError } from "../errors.js";
+import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
+
+const serve: Command = {
+  name: "serve",
+  summary:
+    'Run the TCP hub of the agent bus: workers connect with --bus tcp://HOST:PORT; every message is acknowledged once fsynced into the buffer; a Director cycle runs every --cycle-seconds. The first stdout line is {"listening":"HOST:PORT"}; SIGTERM stops it gracefully.',
+  usage:
+    "director serve [--listen HOST:PORT] [--cycle-seconds N] [--tls-cert F --tls-key F --tls-ca F] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    listen: {
+      type: "string",
+      value: "HOST:PORT",
+      description: "where to listen (default 127.0.0.1:0; port 0 picks a free one)",
+    },
+    "cycle-seconds": {
+      type: "string",
+      value: "N",
+      description: "seconds between Director cycles (default 60; 0 runs none)",
+    },
+    "tls-cert": { type: "string", value: "FILE", description: "the hub's certificate (PEM)" },
+    "tls-key": { type: "string", value: "FILE", description: "the hub's private key (PEM)" },
+    "tls-ca": {
+      type: "string",
+      value: "FILE",
+      description: "the CA that signs workers' client certificates (PEM); required with TLS",
+    },
+  },
+  async run(args) {
+    const { host, port } = parseListen(stringOption(args, "listen") ?? "127.0.0.1:0");
+    const cycleSeconds = numberOption(args, "cycle-seconds") ?? 60;
+    if (cycleSeconds < 0) throw new UsageError("--cycle-seconds: expected 0 or more seconds");
+    const tls = tlsOptions(args);
+    if (!tls && !isLoopbackHost(host)) {
+      throw new UsageError(
+        `--listen ${host}: the hub listens beyond this machine only with TLS and client certificates (--tls-cert, --tls-key, --tls-ca); without them use 127.0.0.1 or ::1`,
+      );
+    }
+    const ctx = await openContext(repoOptions(args));
+    const stop = new AbortController();
+    const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+    try {
+      const summary = await serveHub(
+        ctx,
+        { host, port, cycleSeconds, tls },
+        {
+          stop: stop.signal,
+          onListening(address) {
+            process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
+          },
+        },
+      );
+      return {
+        json: summary,
+        text:
+          `stopped (${summary.stopped_by}): ${summary.connections} connection(s), ` +
+          `accepted ${summary.accepted}, duplicates ${summary.duplicates}, quarantined ${summary.quarantined}, ` +
+          `acknowledged ${summary.acknowledged}, ${summary.cycles} cycle(s)\n`,
+      };
+    } finally {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    }
+  },
+};
+
+/** `HOST:PORT` or `[IPv6]:PORT`. */
+export function parseListen(text: string): { host: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text.trim());
+  const port = Number(m?.[2]);
+  if (!m || port > 65_535) {
+    throw new UsageError(`--listen: expected HOST:PORT (e.g. 127.0.0.1:7400), got "${text}"`);
+  }
+  const raw = m[1] as string;
+  return { host: raw.startsWith("[") ? raw.slice(1, -1) : raw, port };
+}
+
+function tlsOptions(args: ParsedArgs): HubTls | undefined {
+  const flags = ["tls-cert", "tls-key", "tls-ca"] as const;
+  const given = flags.filter((flag) => stringOption(args, flag) !== undefined);
+  if (given.length === 0) return undefined;
+  const missing = flags.filter((flag) => !given.includes(flag));
+  if (missing.length > 0) {
+    throw new UsageError(
+      `${missing.map((f) => `--${f}`).join(", ")}: TLS needs --tls-cert, --tls-key and --tls-ca (workers must present certificates the CA signed)`,
+    );
+  }
+  const read = (flag: (typeof flags)[number]): Buffer => {
+    const path = stringOption(args, flag) as string;
+    try {
+      return readFileSync(path);
+    } catch (error) {
+      throw new UsageError(`--${flag}: cannot read ${path}: ${(error as Error).message}`);
+    }
+  };
+  return { cert: read("tls-cert"), key: read("tls-key"), ca: read("tls-ca") };
+}
 
 /** Director commands of the agent bus (the TCP hub). */
-export const BUS_COMMANDS: readonly Command[] = [];
+export const BUS_COMMANDS: readonly Command[] = [serve];

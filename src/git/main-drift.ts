@@ -47,8 +47,7 @@ async function catalogHashAt(repo: GitRepo, sha: string): Promise<string | undef
 }
 
 /**
- * The verdict for a branch that left main at `ancestor` and sees `catalogHash`. An ancestor
- * this repository does not have (not a commit of main as fetched here) counts as behind.
+ * The verdict for a branch that left main at `ancestor` and sees `catalogHash`.
  */
 export async function judgeAgainstMain(
   repo: GitRepo,
@@ -64,9 +63,10 @@ export async function judgeAgainstMain(
       mergeBaseTime = (await readCommit(repo, seen.ancestor)).commit.committer.timestamp;
       behind = (await commitsInRange(repo, `${seen.ancestor}..${main.sha}`)).length;
     } catch {
-      // Not here: judged as just past the policy's limits.
-      mergeBaseTime = 0;
-      behind = policy.max_commits_behind + 1;
+      // Not a commit this repository knows (not fetched yet, or another history): no verdict
+      // on how far behind is better than a wrong one; the catalog is still judged.
+      mergeBaseTime = main.time;
+      behind = 0;
     }
   }
   return judgeDrift({

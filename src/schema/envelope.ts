@@ -17,6 +17,7 @@ export const MESSAGE_TYPES = [
   "sync_required.v1",
   "protocol_incompatibility.v1",
   "memory_note.v1",
+  "bus_ack.v1",
 ] as const;
 export const MessageType = z.enum(MESSAGE_TYPES);
 export type MessageType = z.infer<typeof MessageType>;
@@ -152,6 +153,16 @@ export const SyncRequiredPayload = z.looseObject({
   required_action: z.enum(["merge_main", "rebase_main"]),
 });
 
+/**
+ * Ours, additive: the TCP hub's acknowledgement. Messages `from_seq` to `through_seq` of this
+ * connection (numbered from 1 after the hello) are durable at the Director: in its journal,
+ * a duplicate of an event already there, or quarantined with the reason.
+ */
+export const BusAckPayload = z.looseObject({
+  from_seq: z.number().int().positive(),
+  through_seq: z.number().int().positive(),
+});
+
 const Loose = z.looseObject({});
 
 export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unknown>>> = {
@@ -168,4 +179,5 @@ export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unkno
   "sync_required.v1": SyncRequiredPayload,
   "protocol_incompatibility.v1": Loose,
   "memory_note.v1": MemoryNotePayload,
+  "bus_ack.v1": BusAckPayload,
 };

@@ -1,0 +1,89 @@
+import type { SyncAction, SyncPolicy } from "../core/drift.js";
+import { EngramError } from "../errors.js";
+import { type GitRepo, openRepo } from "../git/history.js";
+import { findMain, judgeAgainstMain, type MainView } from "../git/main-drift.js";
+
+/** What a worker's hello or heartbeat says about its view of main. */
+export interface WorkerView {
+  main_ancestor_sha?: string | undefined;
+  catalog_hash_seen?: string | undefined;
+}
+
+/** The payload of `sync_required.v1`. */
+export interface SyncRequiredPayload {
+  reason: "behind_main" | "catalog_mismatch";
+  main_sha_expected: string;
+  catalog_hash_expected?: string;
+  policy: SyncPolicy;
+  required_action: SyncAction;
+  commits_behind: number;
+  seconds_behind: number;
+  detail: string;
+}
+
+const TIP_FRESH_MS = 1000;
+
+/**
+ * Judges workers against the Director's own view of main (its local refs, `origin/main`
+ * first, as `worker check` reads them; no network call), by `[policy.sync_main]`. A worker
+ * whose main ancestor the Director does not know is judged on its catalog only.
+ */
+export class MainJudge {
+  private repo: GitRepo | null | undefined;
+  private tip: MainView | undefined;
+  private tipReadAt = 0;
+
+  constructor(
+    private readonly repoDir: string,
+    private readonly policy: SyncPolicy,
+  ) {}
+
+  /** The sync the worker must do, or undefined when it is within the policy (or not judged). */
+  async judge(view: WorkerView): Promise<SyncRequiredPayload | undefined> {
+    const tip = await this.mainTip();
+    if (!tip || !this.repo) return undefined;
+    const verdict = await judgeAgainstMain(
+      this.repo,
+      tip,
+      {
+        ancestor: view.main_ancestor_sha ?? null,
+        // A worker that says nothing of its catalog is not judged on it.
+        catalogHash: view.catalog_hash_seen ?? tip.catalogHash ?? "",
+      },
+      this.policy,
+    );
+    if (!verdict.sync_required || verdict.reason === null || verdict.required_action === null) {
+      return undefined;
+    }
+    return {
+      reason: verdict.reason,
+      main_sha_expected: verdict.main_sha_expected,
+      ...(verdict.catalog_hash_expected !== null
+        ? { catalog_hash_expected: verdict.catalog_hash_expected }
+        : {}),
+      policy: this.policy,
+      required_action: verdict.required_action,
+      commits_behind: verdict.commits_behind,
+      seconds_behind: verdict.seconds_behind,
+      detail: verdict.detail,
+    };
+  }
+
+  /** Main's tip, read again at most once a second: every hello and heartbeat asks. */
+  private async mainTip(): Promise<MainView | undefined> {
+    if (this.repo === undefined) {
+      try {
+        this.repo = await openRepo(this.repoDir);
+      } catch (error) {
+        if (!(error instanceof EngramError)) throw error;
+        this.repo = null;
+      }
+    }
+    if (!this.repo) return undefined;
+    const now = Date.now();
+    if (this.tip && now - this.tipReadAt < TIP_FRESH_MS) return this.tip;
+    this.tipReadAt = now;
+    this.tip = await findMain(this.repo);
+    return this.tip;
+  }
+}

@@ -1,0 +1,603 @@
+import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
+import { receiptTime } from "../clock.js";
+import { quarantineExcerpt } from "../core/normalize.js";
+import type { Redactor } from "../core/redact.js";
+import { type RepoContext, redactorFor } from "../director/context.js";
+import { withDirectorState } from "../director/director-state.js";
+import { type IngestCounts, type Ingestor, ingestorFor } from "../director/ingest.js";
+import { type RunResult, runCycleOn } from "../director/run.js";
+import { StateError } from "../errors.js";
+import { readCatalog } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
+import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
+import type { EventBuffer } from "../state/buffer.js";
+import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import { MainJudge, type WorkerView } from "./hub-drift.js";
+import {
+  directorLine,
+  type Frame,
+  formatHostPort,
+  type IncompatibilityPayload,
+  LineSplitter,
+  MSG,
+  oversizedRecord,
+  PROTOCOL_VERSION,
+  type WelcomePayload,
+} from "./protocol.js";
+
+/** Client certificates are required when TLS is on: the certificate is the worker's pass. */
+export interface HubTls {
+  cert: Buffer;
+  key: Buffer;
+  ca: Buffer;
+}
+
+export interface HubOptions {
+  host: string;
+  port: number;
+  /** Seconds between in-process Director cycles; 0 runs none. */
+  cycleSeconds: number;
+  tls?: HubTls | undefined;
+}
+
+export interface HubSummary extends IngestCounts {
+  listening: string;
+  stopped_by: string;
+  connections: number;
+  refused: number;
+  dropped_silent: number;
+  acknowledged: number;
+  commits: number;
+  cycles: number;
+}
+
+/** The TTL watchdog looks at least this often. */
+const WATCHDOG_MAX_MS = 1000;
+/** Heartbeats of one connection are judged against main at most this often. */
+const JUDGE_EVERY_MS = 1000;
+/** Bytes queued to a worker that does not read them before it is disconnected. */
+const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
+/** How long a closing hub waits for workers to read their last acks. */
+const CLOSE_GRACE_MS = 2000;
+
+type ConnState = "hello" | "judging" | "open" | "closed";
+
+interface Connection {
+  socket: Socket;
+  splitter: LineSplitter;
+  state: ConnState;
+  remote: string;
+  source: string;
+  /** Worker messages received after the hello: the seq of the last one. */
+  received: number;
+  /** Highest seq acknowledged, and the highest taken into the current batch. */
+  acked: number;
+  pendingThrough: number;
+  /** The hub's own seq on this connection. */
+  outSeq: number;
+  lastHeard: number;
+  /** Frames that came in behind the hello while it was being judged. */
+  early: Frame[];
+  judgingHeartbeat: boolean;
+  nextJudgeAt: number;
+}
+
+/**
+ * The Director side of the TCP agent bus. One process holds the Director state and is the
+ * only writer of the buffer; every line from every connection goes through the same Ingestor
+ * as `director ingest` (redaction, dedup by event_id, quarantine). Lines read in one turn of
+ * the event loop, from all connections, are one group commit: one journal fsync, then each
+ * connection is acknowledged for exactly the messages that batch made durable.
+ */
+export class TcpHub {
+  private server: Server | undefined;
+  private readonly conns = new Set<Connection>();
+  private readonly ingestor: Ingestor;
+  private readonly redactor: Redactor;
+  private readonly judge: MainJudge;
+  private readonly quarantine: QuarantineRecord[] = [];
+  private readonly touched = new Set<Connection>();
+  private commitScheduled = false;
+  private cycleRunning: Promise<void> | undefined;
+  private cycleTimer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private catalog: Catalog | undefined;
+  private stopping: Promise<void> | undefined;
+  private failure: unknown;
+  private readonly failed: Promise<void>;
+  private fail: (error: unknown) => void = () => {};
+  private readonly extra = { quarantined: 0, redacted: 0 };
+  readonly stats = {
+    connections: 0,
+    refused: 0,
+    dropped_silent: 0,
+    acknowledged: 0,
+    /** Group commits (journal fsyncs) made; acknowledged / commits is the mean batch. */
+    commits: 0,
+    cycles: 0,
+  };
+  address = "";
+
+  constructor(
+    private readonly ctx: RepoContext,
+    private readonly buffer: EventBuffer,
+    private readonly options: HubOptions,
+  ) {
+    this.ingestor = ingestorFor(ctx, buffer);
+    this.redactor = redactorFor(ctx.config);
+    this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
+    this.failed = new Promise((resolve) => {
+      this.fail = (error) => {
+        if (this.failure === undefined) this.failure = error ?? new Error("hub failed");
+        resolve();
+      };
+    });
+  }
+
+  /** Resolves with `HOST:PORT` once connections are accepted. */
+  async start(): Promise<string> {
+    this.catalog = await readCatalog(this.ctx.repoDir);
+    const onSocket = (socket: Socket) => this.accept(socket);
+    const { tls } = this.options;
+    const server = tls
+      ? createTlsServer(
+          { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true },
+          onSocket,
+        )
+      : createServer(onSocket);
+    // A handshake without a valid client certificate: the socket is closed, nothing else.
+    if (tls) server.on("tlsClientError", () => this.stats.refused++);
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen({ host: this.options.host, port: this.options.port }, () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+    server.on("error", (error) => this.fail(error));
+    const address = server.address() as AddressInfo;
+    this.address = formatHostPort(address.address, address.port);
+    const ttlMs = this.ctx.config.agent_bus.heartbeat_ttl_seconds * 1000;
+    this.watchdog = setInterval(() => this.dropSilent(ttlMs), Math.min(WATCHDOG_MAX_MS, ttlMs / 4));
+    this.scheduleCycle();
+    return this.address;
+  }
+
+  /** Resolves when the hub fails on its own (a journal write, a cycle); `stop()` still follows. */
+  get failedOnItsOwn(): Promise<void> {
+    return this.failed;
+  }
+
+  /**
+   * Stops gracefully: no new connections, the cycle in progress finished, everything read so
+   * far made durable and acknowledged, then every connection closed.
+   */
+  stop(): Promise<void> {
+    this.stopping ??= this.shutdown();
+    return this.stopping;
+  }
+
+  summary(stoppedBy: string): HubSummary {
+    const c = this.ingestor.counts;
+    return {
+      listening: this.address,
+      stopped_by: stoppedBy,
+      ...this.stats,
+      accepted: c.accepted,
+      duplicates: c.duplicates,
+      quarantined: c.quarantined + this.extra.quarantined,
+      redacted: c.redacted + this.extra.redacted,
+    };
+  }
+
+  /** The error that stopped the hub, if one did. */
+  get error(): unknown {
+    return this.failure;
+  }
+
+  private async shutdown(): Promise<void> {
+    clearInterval(this.watchdog);
+    clearTimeout(this.cycleTimer);
+    const closed = new Promise<void>((resolve) => {
+      if (this.server?.listening) this.server.close(() => resolve());
+      else resolve();
+    });
+    await this.cycleRunning;
+    for (const conn of this.conns) conn.socket.pause();
+    if (this.failure === undefined) this.commit();
+    const gone = [...this.conns].map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          if (conn.socket.destroyed) return resolve();
+          conn.socket.once("close", () => resolve());
+          // Read again (and drop: not acknowledged, so resent elsewhere) to see the worker's end.
+          conn.state = "closed";
+          conn.socket.resume();
+          conn.socket.end();
+        }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(gone),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, CLOSE_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const conn of this.conns) {
+      conn.state = "closed";
+      conn.socket.destroy();
+    }
+    await closed;
+  }
+
+  private accept(socket: Socket): void {
+    if (this.stopping) {
+      socket.destroy();
+      return;
+    }
+    socket.setNoDelay(true);
+    const remote = formatHostPort(socket.remoteAddress ?? "unknown", socket.remotePort ?? 0);
+    const conn: Connection = {
+      socket,
+      splitter: new LineSplitter(this.ctx.config.agent_bus.max_message_bytes),
+      state: "hello",
+      remote,
+      source: `tcp/${remote}`,
+      received: 0,
+      acked: 0,
+      pendingThrough: 0,
+      outSeq: 0,
+      lastHeard: Date.now(),
+      early: [],
+      judgingHeartbeat: false,
+      nextJudgeAt: 0,
+    };
+    this.conns.add(conn);
+    this.stats.connections++;
+    if (this.cycleRunning) socket.pause();
+    const frames: Frame[] = [];
+    socket.on("data", (chunk: Buffer) => {
+      conn.lastHeard = Date.now();
+      conn.splitter.push(chunk, frames);
+      for (const frame of frames) this.onFrame(conn, frame);
+      frames.length = 0;
+    });
+    // A reset or a failed TLS read: the connection is gone; what it sent unacknowledged is resent.
+    socket.on("error", () => socket.destroy());
+    socket.on("close", () => {
+      conn.state = "closed";
+      this.conns.delete(conn);
+    });
+  }
+
+  private onFrame(conn: Connection, frame: Frame): void {
+    switch (conn.state) {
+      case "hello":
+        this.onHello(conn, frame);
+        return;
+      case "judging":
+        conn.early.push(frame);
+        return;
+      case "open":
+        this.take(conn, frame);
+        return;
+      case "closed":
+        return;
+    }
+  }
+
+  private onHello(conn: Connection, frame: Frame): void {
+    const text = frame.kind === "line" ? frame.text : frame.head;
+    let raw: unknown;
+    try {
+      raw = frame.kind === "line" ? JSON.parse(text) : undefined;
+    } catch {}
+    const envelope = Envelope.safeParse(raw);
+    const hello =
+      envelope.success && envelope.data.message_type === MSG.hello
+        ? HelloPayload.safeParse(envelope.data.payload)
+        : undefined;
+    if (!envelope.success || !hello?.success) {
+      // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
+      const excerpt = quarantineExcerpt(text, this.redactor);
+      // Recorded before the refusal is sent: rare, and the refused worker may look at once.
+      this.quarantineNow({
+        received_at: receiptTime(),
+        source: conn.source,
+        line: 0,
+        reason: "hello-expected",
+        detail: `the first message on a connection must be a valid ${MSG.hello}`,
+        excerpt: excerpt.text,
+        bytes: frame.kind === "line" ? Buffer.byteLength(text, "utf8") : frame.bytes,
+      });
+      this.extra.redacted += excerpt.count;
+      this.refuse(conn, {
+        reason: "hello_expected",
+        detail: `expected ${MSG.hello} with protocol_version "${PROTOCOL_VERSION}" as the first message`,
+        protocol_version_expected: PROTOCOL_VERSION,
+        protocol_version_seen: null,
+      });
+      return;
+    }
+    const version = hello.data.protocol_version;
+    if (version !== PROTOCOL_VERSION) {
+      this.refuse(conn, {
+        reason: "protocol_version",
+        detail: `this hub speaks protocol ${PROTOCOL_VERSION}, the worker ${version === undefined ? "named none" : `speaks ${version}`}; upgrade the worker`,
+        protocol_version_expected: PROTOCOL_VERSION,
+        protocol_version_seen: version ?? null,
+      });
+      return;
+    }
+    conn.source = `tcp/${envelope.data.sender.id}@${conn.remote}`;
+    conn.state = "judging";
+    // Nothing more is read until the welcome: what already came in waits in `early`.
+    conn.socket.pause();
+    void this.welcome(conn, hello.data);
+  }
+
+  /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
+  private async welcome(conn: Connection, view: WorkerView): Promise<void> {
+    const verdict = await this.judgeQuietly(view);
+    // Messages behind the hello must not reach the buffer while a cycle holds it.
+    while (this.cycleRunning) await this.cycleRunning;
+    if (conn.state === "closed" || this.stopping) return;
+    const catalog = this.catalog as Catalog;
+    const welcome: WelcomePayload = {
+      protocol_version: PROTOCOL_VERSION,
+      catalog_version: catalog.catalog_version,
+      catalog_hash: catalog.hash,
+      max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
+      heartbeat_interval_seconds: this.ctx.config.agent_bus.heartbeat_interval_seconds,
+      heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
+    };
+    this.send(conn, MSG.welcome, welcome);
+    if (verdict) this.send(conn, MSG.syncRequired, verdict);
+    conn.state = "open";
+    const early = conn.early;
+    conn.early = [];
+    for (const frame of early) this.take(conn, frame);
+    conn.socket.resume();
+  }
+
+  private quarantineNow(record: QuarantineRecord): void {
+    try {
+      appendQuarantine(this.ctx.paths.quarantine, [record]);
+      this.extra.quarantined++;
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private refuse(conn: Connection, payload: IncompatibilityPayload): void {
+    this.stats.refused++;
+    this.send(conn, MSG.incompatible, payload);
+    conn.state = "closed";
+    conn.socket.end();
+  }
+
+  /** One worker message into the current batch; it is acknowledged after the batch's fsync. */
+  private take(conn: Connection, frame: Frame): void {
+    const seq = ++conn.received;
+    if (frame.kind === "oversized") {
+      const { record, redactions } = oversizedRecord(
+        frame,
+        {
+          source: conn.source,
+          line: seq,
+          receivedAt: receiptTime(),
+          maxBytes: this.ctx.config.agent_bus.max_message_bytes,
+        },
+        this.redactor,
+      );
+      this.quarantine.push(record);
+      this.extra.quarantined++;
+      this.extra.redacted += redactions;
+    } else {
+      this.ingestor.push({ text: frame.text, source: conn.source, line: seq });
+      // Cheap test first: only heartbeats are parsed twice.
+      if (frame.text.includes(`"${MSG.heartbeat}"`)) this.onHeartbeat(conn, frame.text);
+    }
+    conn.pendingThrough = seq;
+    this.touched.add(conn);
+    this.scheduleCommit();
+  }
+
+  private onHeartbeat(conn: Connection, text: string): void {
+    // Judged at most once a second per connection: a flood of heartbeats is not a flood of git reads.
+    const now = Date.now();
+    if (conn.judgingHeartbeat || now < conn.nextJudgeAt) return;
+    conn.nextJudgeAt = now + JUDGE_EVERY_MS;
+    let view: WorkerView;
+    try {
+      const raw = JSON.parse(text) as { message_type?: unknown; payload?: Record<string, unknown> };
+      if (raw.message_type !== MSG.heartbeat || typeof raw.payload !== "object") return;
+      const { main_ancestor_sha, catalog_hash_seen } = raw.payload ?? {};
+      view = {
+        main_ancestor_sha: typeof main_ancestor_sha === "string" ? main_ancestor_sha : undefined,
+        catalog_hash_seen: typeof catalog_hash_seen === "string" ? catalog_hash_seen : undefined,
+      };
+    } catch {
+      return; // the Ingestor quarantines it
+    }
+    conn.judgingHeartbeat = true;
+    void this.judgeQuietly(view).then((verdict) => {
+      conn.judgingHeartbeat = false;
+      if (verdict && conn.state === "open") this.send(conn, MSG.syncRequired, verdict);
+    });
+  }
+
+  private async judgeQuietly(view: WorkerView) {
+    // A git read that fails must not cost the worker its connection: it is simply not judged.
+    try {
+      return await this.judge.judge(view);
+    } catch (error) {
+      process.stderr.write(`director serve: drift not judged: ${(error as Error).message}\n`);
+      return undefined;
+    }
+  }
+
+  private scheduleCommit(): void {
+    if (this.commitScheduled || this.cycleRunning) return;
+    this.commitScheduled = true;
+    // After the I/O phase: everything read from every connection in this turn is one batch.
+    setImmediate(() => this.commit());
+  }
+
+  /** The group commit: one fsync of the journal (and quarantine), then the acks. */
+  private commit(): void {
+    this.commitScheduled = false;
+    if (this.cycleRunning || this.failure !== undefined) return;
+    if (this.touched.size > 0) this.stats.commits++;
+    try {
+      this.ingestor.flush();
+      if (this.quarantine.length > 0) {
+        appendQuarantine(this.ctx.paths.quarantine, this.quarantine.splice(0));
+      }
+    } catch (error) {
+      // Nothing of this batch is acknowledged; workers resend to the next hub.
+      this.fail(error);
+      return;
+    }
+    for (const conn of this.touched) {
+      if (conn.pendingThrough > conn.acked) {
+        this.send(conn, MSG.ack, { from_seq: conn.acked + 1, through_seq: conn.pendingThrough });
+        this.stats.acknowledged += conn.pendingThrough - conn.acked;
+        conn.acked = conn.pendingThrough;
+      }
+    }
+    this.touched.clear();
+  }
+
+  private send(conn: Connection, type: MessageType, payload: object): void {
+    if (conn.socket.destroyed || !conn.socket.writable) return;
+    if (conn.socket.writableLength > MAX_UNREAD_BYTES) {
+      // A worker that does not read what it is told would make the hub hold it forever.
+      conn.state = "closed";
+      conn.socket.destroy();
+      return;
+    }
+    conn.outSeq++;
+    conn.socket.write(directorLine(type, payload, conn.outSeq, receiptTime()));
+  }
+
+  private dropSilent(ttlMs: number): void {
+    if (this.cycleRunning) return;
+    const now = Date.now();
+    for (const conn of this.conns) {
+      if (now - conn.lastHeard > ttlMs) {
+        this.stats.dropped_silent++;
+        conn.state = "closed";
+        conn.socket.destroy();
+      }
+    }
+  }
+
+  private scheduleCycle(): void {
+    const seconds = this.options.cycleSeconds;
+    if (seconds <= 0 || this.stopping) return;
+    this.cycleTimer = setTimeout(() => {
+      this.cycleRunning = this.cycle();
+    }, seconds * 1000);
+  }
+
+  /**
+   * One Director cycle in process, between group commits: reading pauses, the batch so far is
+   * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
+   */
+  private async cycle(): Promise<void> {
+    this.commit();
+    for (const conn of this.conns) conn.socket.pause();
+    let result: RunResult;
+    try {
+      result = await runCycleOn(this.ctx, this.buffer);
+      this.catalog = await readCatalog(this.ctx.repoDir);
+      this.stats.cycles++;
+    } catch (error) {
+      // The cycle intent is finished by the next Director to open the state: stop here.
+      this.fail(error);
+      return;
+    } finally {
+      this.cycleRunning = undefined;
+    }
+    const now = Date.now();
+    for (const conn of this.conns) {
+      conn.lastHeard = now;
+      // A connection still being welcomed is resumed by its welcome.
+      if (conn.state !== "judging") conn.socket.resume();
+    }
+    this.broadcast(result);
+    this.scheduleCycle();
+  }
+
+  private broadcast(result: RunResult): void {
+    const catalog = this.catalog as Catalog;
+    const written = new Set(result.written);
+    const announce = {
+      catalog_version: catalog.catalog_version,
+      catalog_hash: catalog.hash,
+      engrams: catalog.entries
+        .filter((e) => written.has(e.path))
+        .map(({ engram_id, scope, version, path, hash, topics }) => ({
+          engram_id,
+          scope,
+          version,
+          path,
+          hash,
+          topics,
+        })),
+    };
+    const snapshot = {
+      catalog_version: catalog.catalog_version,
+      catalog_hash: catalog.hash,
+      created_at: catalog.created_at,
+      entries: catalog.entries.map(({ engram_id, scope, version, path, hash }) => ({
+        engram_id,
+        scope,
+        version,
+        path,
+        hash,
+      })),
+    };
+    for (const conn of this.conns) {
+      if (conn.state !== "open") continue;
+      if (announce.engrams.length > 0) this.send(conn, MSG.announce, announce);
+      this.send(conn, MSG.catalogSnapshot, snapshot);
+    }
+  }
+}
+
+/**
+ * `director serve`: holds the Director state for its lifetime and runs the hub until `stop`
+ * aborts (SIGTERM) or the hub fails. `onListening` is called once connections are accepted.
+ */
+export async function serveHub(
+  ctx: RepoContext,
+  options: HubOptions,
+  hooks: { onListening(address: string): void; stop: AbortSignal },
+): Promise<HubSummary> {
+  return withDirectorState(
+    ctx,
+    async (buffer) => {
+      const hub = new TcpHub(ctx, buffer, options);
+      await hub.start();
+      hooks.onListening(hub.address);
+      const aborted = new Promise<void>((resolve) => {
+        if (hooks.stop.aborted) resolve();
+        else hooks.stop.addEventListener("abort", () => resolve(), { once: true });
+      });
+      await Promise.race([aborted, hub.failedOnItsOwn]);
+      await hub.stop();
+      if (hub.error !== undefined) {
+        const error = hub.error as Error;
+        throw new StateError(`the hub stopped: ${error.message}`, { cause: error });
+      }
+      return hub.summary(String(hooks.stop.reason ?? "stop"));
+    },
+    // A cycle needs the events in memory; a hub that only ingests does not.
+    { retainEvents: options.cycleSeconds > 0 },
+  );
+}
