@@ -1,10 +1,20 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-/** The package root (this file is test/support/bins.ts). */
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/**
+ * The package root: this file is test/support/bins.ts, or dist/test/support/bins.js when the
+ * bench uses the local GitHub server.
+ */
+export const ROOT = packageRoot(fileURLToPath(new URL(".", import.meta.url)));
+
+function packageRoot(from: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, "package.json")) && existsSync(join(dir, "src", "cli"))) return dir;
+    if (dirname(dir) === dir) throw new Error(`no package root above ${from}`);
+  }
+}
 export const DIRECTOR_BIN = join(ROOT, "dist", "src", "cli", "director.js");
 export const WORKER_BIN = join(ROOT, "dist", "src", "cli", "worker.js");
 

@@ -1,4 +1,6 @@
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./bins.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 
 /**
@@ -10,7 +12,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
 
-export const FIXTURE = new URL("../fixtures/github-openapi.json", import.meta.url);
+export const FIXTURE = join(ROOT, "test", "fixtures", "github-openapi.json");
 const COMPONENTS_ID = "https://engram.invalid/github-openapi/components";
 
 export interface Route {
