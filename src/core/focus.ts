@@ -17,6 +17,11 @@ export interface FocusInput {
   maxBytes: number;
   /** `memory_md_max_items`: bullet lines (`- `). */
   maxItems: number;
+  /**
+   * The swarm right now, one plain line per worker (periodic and hybrid cadence): shown last,
+   * under "Now", in what budget the memory items leave.
+   */
+  now?: readonly string[];
 }
 
 /** The rendered MEMORY.md: always within both budgets. */
@@ -35,13 +40,14 @@ export const FOCUS_ITEM_MAX_CHARS = 280;
 const TITLE_MAX_CHARS = 120;
 const ERROR_TYPE_MAX_CHARS = 80;
 
-type SectionKey = "decisions" | "lt" | "recent" | "problems";
+type SectionKey = "decisions" | "lt" | "recent" | "problems" | "now";
 
 const SECTION_HEADINGS: Record<SectionKey, string> = {
   decisions: "## Decisions",
   lt: "## Long-term",
   recent: "## Recent",
   problems: "## Open problems",
+  now: "## Now",
 };
 
 interface Item {
@@ -64,6 +70,11 @@ export function renderFocus(input: FocusInput): FocusView {
   const entries = uniqueEntries(input.catalog.entries);
   const { shown, sealed } = resolveEngrams(entries, input.engrams);
   const items = collectItems(shown);
+  for (const line of input.now ?? []) {
+    const text = clean(line);
+    if (text !== "")
+      items.push({ section: "now", line: `- ${truncateChars(text, FOCUS_ITEM_MAX_CHARS)}` });
+  }
   const total = items.length;
 
   const footerCost = (k: number): number => (k > 0 ? lineBytes("") + lineBytes(footerLine(k)) : 0);
@@ -362,6 +373,7 @@ export function renderFocusFor(
   catalog: Catalog,
   engrams: ReadonlyMap<string, Engram>,
   budgets: { memory_md_max_bytes: number; memory_md_max_items: number },
+  now?: readonly string[],
 ): FocusView {
   const chosen = new Map<string, Engram>();
   for (const entry of focusCandidates(catalog, budgets.memory_md_max_items * 4)) {
@@ -373,5 +385,6 @@ export function renderFocusFor(
     engrams: chosen,
     maxBytes: budgets.memory_md_max_bytes,
     maxItems: budgets.memory_md_max_items,
+    ...(now !== undefined ? { now } : {}),
   });
 }

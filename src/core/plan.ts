@@ -88,6 +88,8 @@ export interface CycleInput {
   memory: MemoryConfig;
   /** The cycle's time: the newest receipt stamp the Director has seen (never a clock). */
   asOf: string;
+  /** The "Now" lines of MEMORY.md (periodic and hybrid cadence). */
+  now?: readonly string[];
 }
 
 export interface FileWrite {
@@ -165,7 +167,7 @@ export function planCycle(input: CycleInput): CyclePlan {
   const deletes = evicted.filter((e) => known.has(e.engram_id)).map((e) => e.path);
   if (catalogChanged) writes.push({ path: "memory/catalog.json", text: serializeCatalog(catalog) });
 
-  const focus = renderFocusFor(catalog, all, memory);
+  const focus = renderFocusFor(catalog, all, memory, input.now);
   writes.push({ path: "MEMORY.md", text: focus.text });
 
   return {

@@ -102,3 +102,25 @@ export function summarizeSwarm(
       .sort((a, b) => b.count - a.count || compareText(a.error_type, b.error_type)),
   };
 }
+
+/** At most this many workers in MEMORY.md's "Now" section: the focus is memory, not a dashboard. */
+export const NOW_MAX_WORKERS = 12;
+
+/**
+ * The "Now" lines of MEMORY.md: each live worker's stage, issue and progress, most recently
+ * heard first (receipt time), then by id.
+ */
+export function nowLines(swarm: SwarmView): string[] {
+  return swarm.workers
+    .filter((w) => w.live && (w.stage !== null || w.issue !== null))
+    .sort((a, b) => compareText(b.last_seen, a.last_seen) || compareText(a.worker, b.worker))
+    .slice(0, NOW_MAX_WORKERS)
+    .map((w) => {
+      const parts = [
+        w.stage ?? "working",
+        ...(w.issue !== null ? [`issue ${w.issue}`] : []),
+        ...(w.progress !== null ? [`${Math.round(w.progress * 100)}%`] : []),
+      ];
+      return `${w.worker}: ${parts.join(", ")}`;
+    });
+}

@@ -4,7 +4,9 @@ import { receiptTime } from "../clock.js";
 import { type TierUsage, tierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
 import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
+import { nowLines, summarizeSwarm } from "../core/swarm.js";
 import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
@@ -108,7 +110,8 @@ async function cycle(
     usage.st.bytes > memory.st_max_total_bytes ||
     usage.lt.files > memory.lt_max_files ||
     usage.lt.bytes > memory.lt_max_total_bytes;
-  if (decision.take === 0 && !newSignals && focusFresh && !overBudget) {
+  const cadence = focusCadence(buffer, memory);
+  if (decision.take === 0 && !newSignals && focusFresh && !overBudget && !cadence.due) {
     return summarize(catalog, buffer, base, null);
   }
 
@@ -120,7 +123,22 @@ async function cycle(
     recalls,
   );
   const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
-  const plan = planCycle({ slice, catalog, engrams, recalls, memory, asOf });
+  const nowSection = nowFor(
+    cadence,
+    buffer,
+    memory,
+    ctx.config.agent_bus.heartbeat_ttl_seconds,
+    asOf,
+  );
+  const plan = planCycle({
+    slice,
+    catalog,
+    engrams,
+    recalls,
+    memory,
+    asOf,
+    ...(nowSection !== undefined ? { now: nowSection } : {}),
+  });
   const planned = {
     ...base,
     changed: plan.catalogChanged,
@@ -148,10 +166,57 @@ async function cycle(
       recall_counts: recallCounts,
       compacted_events: buffer.meta.compacted_events + slice.length,
       recall_checked_seq: buffer.meta.last_seq,
+      ...(cadence.due ? { focus_heartbeat_seq: buffer.meta.last_seq } : {}),
+      ...(nowSection !== undefined ? { focus_now: [...nowSection] } : {}),
     },
   };
   await commitCycle(ctx, buffer, intent);
   return summarize(plan.catalog, buffer, planned, plan.focus);
+}
+
+interface Cadence {
+  mode: MemoryConfig["memory_md_update_cadence"];
+  /** Enough heartbeats arrived since the last periodic render. */
+  due: boolean;
+}
+
+/**
+ * `memory_md_update_cadence`: MEMORY.md always follows the catalog it names (on_merge); with
+ * periodic or hybrid it also carries a "Now" section of the live workers, rendered again
+ * every `memory_md_update_every_n_heartbeats` heartbeats.
+ */
+function focusCadence(buffer: EventBuffer, memory: MemoryConfig): Cadence {
+  const mode = memory.memory_md_update_cadence;
+  if (mode === "on_merge") return { mode, due: false };
+  const since = buffer.meta.focus_heartbeat_seq ?? 0;
+  let beats = 0;
+  for (const s of buffer.events) {
+    if (s.event.kind === "heartbeat" && s.event.seq > since) beats++;
+  }
+  return { mode, due: beats >= memory.memory_md_update_every_n_heartbeats };
+}
+
+/**
+ * The "Now" lines for this render: fresh when the periodic render is due (and, with hybrid,
+ * at every render); periodic keeps the last ones at a catalog change, so merges alone do not
+ * churn them. Liveness is judged at the cycle's receipt time, never by a clock.
+ */
+function nowFor(
+  cadence: Cadence,
+  buffer: EventBuffer,
+  memory: MemoryConfig,
+  ttlSeconds: number,
+  asOf: string,
+): readonly string[] | undefined {
+  if (cadence.mode === "on_merge") return undefined;
+  if (!cadence.due && cadence.mode === "periodic") return buffer.meta.focus_now ?? [];
+  const swarm = summarizeSwarm(
+    buffer.events.map((s) => s.event),
+    asOf,
+    ttlSeconds,
+    "",
+  );
+  return nowLines(swarm);
 }
 
 function maxIso(a: string | undefined, b: string): string {

@@ -51,6 +51,10 @@ export interface BufferMeta {
   last_received_at?: string;
   /** Recall events up to this sequence number have been weighed for promotion. */
   recall_checked_seq: number;
+  /** Heartbeats up to this sequence number have been counted for MEMORY.md's cadence. */
+  focus_heartbeat_seq?: number;
+  /** The "Now" lines MEMORY.md was last rendered with (periodic cadence keeps them). */
+  focus_now?: string[];
 }
 
 function emptyMeta(): BufferMeta {
