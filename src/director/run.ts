@@ -123,13 +123,7 @@ async function cycle(
     recalls,
   );
   const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
-  const nowSection = nowFor(
-    cadence,
-    buffer,
-    memory,
-    ctx.config.agent_bus.heartbeat_ttl_seconds,
-    asOf,
-  );
+  const nowSection = nowFor(cadence, buffer, ctx.config.agent_bus.heartbeat_ttl_seconds, asOf);
   const plan = planCycle({
     slice,
     catalog,
@@ -204,7 +198,6 @@ function focusCadence(buffer: EventBuffer, memory: MemoryConfig): Cadence {
 function nowFor(
   cadence: Cadence,
   buffer: EventBuffer,
-  memory: MemoryConfig,
   ttlSeconds: number,
   asOf: string,
 ): readonly string[] | undefined {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./bins.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { ROOT } from "./bins.js";
 
 /**
  * GitHub's OpenAPI description (the fixture extracted by `npm run openapi:extract`) as
