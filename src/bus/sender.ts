@@ -47,7 +47,7 @@ export async function openSender(ctx: RepoContext, url: BusUrl): Promise<BusSend
     case "tcp":
       return notYet(url.kind);
     case "nats":
-      return notYet(url.kind);
+      return (await import("./nats.js")).openNatsSender(ctx, url);
     case "git":
       return notYet(url.kind);
   }

@@ -21,6 +21,7 @@ export async function drainSource(
 ): Promise<SourceDrain> {
   switch (url.kind) {
     case "nats":
+      return (await import("./nats-source.js")).drainNats(ctx, buffer, url);
     case "git":
       throw new Error(`draining ${formatBusUrl(url)} is not built yet`);
     default:
