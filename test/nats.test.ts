@@ -1,0 +1,328 @@
+/**
+ * The NATS JetStream transport against a real nats-server (started here on 127.0.0.1 with a
+ * port of its own choosing and a temporary store): dedup by event id, the CLI end to end,
+ * the spool fallback, ack-after-fsync, and 50 concurrent writers with the Director's drain
+ * killed in the middle.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { connect } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findNatsServer, type NatsServer, startNatsServer } from "../bench/nats-server.js";
+import { openNatsSender } from "../src/bus/nats.js";
+import { drainNats } from "../src/bus/nats-source.js";
+import type { NatsUrl } from "../src/bus/nats-stream.js";
+import { parseBusUrl } from "../src/bus/url.js";
+import { openContext, type RepoContext } from "../src/director/context.js";
+import type { Envelope } from "../src/schema/envelope.js";
+import { EventBuffer } from "../src/state/buffer.js";
+import {
+  DIRECTOR_BIN,
+  describeResult,
+  director,
+  jsonOf,
+  spawnBin,
+  worker,
+} from "./support/bins.js";
+import { killWhen, sizeOf } from "./support/crash.js";
+import { note } from "./support/envelopes.js";
+import { TempDirs, type TempRepo, tomlConfig } from "./support/repo.js";
+
+const dirs = new TempDirs();
+let server: NatsServer;
+let streams = 0;
+
+beforeAll(async () => {
+  if (findNatsServer() === undefined) {
+    throw new Error("nats-server is not installed: apt-get install nats-server (.ci/run does)");
+  }
+  server = await startNatsServer(dirs.dir("engram-nats-store-"));
+});
+
+afterAll(async () => {
+  await server?.stop();
+  dirs.cleanup();
+});
+
+/** An initialized repository whose config names a stream of its own on the shared server. */
+async function natsRepo(extra: Record<string, number | string> = {}): Promise<{
+  repo: TempRepo;
+  stream: string;
+  consumer: string;
+}> {
+  const repo = dirs.repo("engram-nats-");
+  const r = await director(["init", "--json"], { cwd: repo.dir });
+  if (r.code !== 0) throw new Error(describeResult(r));
+  streams++;
+  const stream = `T${streams}`;
+  const consumer = "engram-director";
+  repo.writeConfig(
+    tomlConfig({
+      "agent_bus.nats": {
+        stream,
+        subject_prefix: `t${streams}.events`,
+        consumer,
+        ack_wait_seconds: 1,
+        ...extra,
+      },
+    }),
+  );
+  return { repo, stream, consumer };
+}
+
+function busUrl(): NatsUrl {
+  return parseBusUrl(server.url) as NatsUrl;
+}
+
+async function streamState(stream: string, consumer?: string) {
+  const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(stream);
+    const c = consumer === undefined ? undefined : await jsm.consumers.info(stream, consumer);
+    return {
+      messages: info.state.messages,
+      lastSeq: info.state.last_seq,
+      pending: c?.num_pending,
+      ackPending: c?.num_ack_pending,
+    };
+  } finally {
+    await nc.close();
+  }
+}
+
+/** The event keys of the journal, one entry per line (so a key stored twice shows twice). */
+function journalKeys(repo: TempRepo): string[] {
+  const path = repo.path(".engram", "buffer", "journal.ndjson");
+  if (!existsSync(path)) return [];
+  const text = readFileSync(path, "utf8");
+  // A line torn by a kill has no newline yet: it was never durable, so it does not count.
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
+    .split("\n")
+    .filter((line) => line.length > 0)
+    .map((line) => (JSON.parse(line) as { key: string }).key);
+}
+
+function asEnvelope(e: Record<string, unknown>): Envelope {
+  return e as unknown as Envelope;
+}
+
+/** A port nothing listens on: taken from the OS, then released. */
+async function deadPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+describe("NATS JetStream sender", () => {
+  it("publishes each envelope with its event id, so a resend inside the window is stored once", async () => {
+    const { repo, stream } = await natsRepo();
+    const ctx = await openContext({ repo: repo.dir });
+    const a = asEnvelope(note("fact", "alpha", { eventId: "ev-a", sender: "w1" }));
+    const b = asEnvelope(note("fact", "beta", { eventId: "ev-b", sender: "w2" }));
+    const sender = await openNatsSender(ctx, busUrl());
+    try {
+      expect(await sender.send([a, b])).toEqual({ transport: "nats", spooled: false });
+      // The same event ids again (a worker that retries after a lost ack): acknowledged, not stored.
+      expect(await sender.send([a, b, a])).toEqual({ transport: "nats", spooled: false });
+    } finally {
+      await sender.close();
+    }
+    expect(await streamState(stream)).toMatchObject({ messages: 2, lastSeq: 2 });
+    expect(existsSync(ctx.paths.spool) ? readdirSync(ctx.paths.spool) : []).toEqual([]);
+  });
+
+  it("falls back to the local spool when no server listens: exit 0, spooled, with the reason", async () => {
+    const { repo } = await natsRepo({ connect_timeout_seconds: 1 });
+    const port = await deadPort();
+    const r = await worker(
+      ["emit", "--kind", "fact", "--text", "kept while NATS is down", "--worker", "w1"].concat([
+        "--bus",
+        `nats://127.0.0.1:${port}`,
+        "--json",
+      ]),
+      { cwd: repo.dir },
+    );
+    const out = jsonOf<{
+      spooled: boolean;
+      transport: string;
+      fallback_reason: string;
+      path: string;
+    }>(r);
+    expect(out).toMatchObject({ spooled: true, transport: "spool" });
+    expect(out.fallback_reason).toContain(`nats://127.0.0.1:${port}: cannot connect`);
+    expect(readFileSync(out.path, "utf8")).toContain("kept while NATS is down");
+    // The Director drains the spool as usual.
+    const run = jsonOf<{ drained: { accepted: number } }>(
+      await director(["run", "--json"], { cwd: repo.dir }),
+    );
+    expect(run.drained.accepted).toBe(1);
+  });
+});
+
+describe("NATS JetStream source", () => {
+  it("worker emit --bus nats:// then director ingest --bus nats:// puts the note in the journal", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const emitted = jsonOf<{ event_id: string; transport: string; spooled: boolean }>(
+      await worker(
+        ["emit", "--kind", "decision", "--text", "NATS across hosts", "--worker", "w7"].concat([
+          "--bus",
+          server.url,
+          "--json",
+        ]),
+        { cwd: repo.dir },
+      ),
+    );
+    expect(emitted).toMatchObject({ transport: "nats", spooled: false });
+    const drained = jsonOf<{ accepted: number; acknowledged: number; source: string }>(
+      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+    );
+    expect(drained).toMatchObject({ source: server.url, accepted: 1, acknowledged: 1 });
+    expect(journalKeys(repo)).toEqual([`id:${emitted.event_id}`]);
+    const journal = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
+    expect(journal).toContain("NATS across hosts");
+    // Acknowledged, so gone from the work-queue stream; a second drain finds nothing.
+    expect(await streamState(stream, consumer)).toMatchObject({
+      messages: 0,
+      pending: 0,
+      ackPending: 0,
+    });
+    const again = jsonOf<{ accepted: number; acknowledged: number }>(
+      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+    );
+    expect(again).toMatchObject({ accepted: 0, acknowledged: 0 });
+  });
+
+  it("acknowledges only after the journal fsync: a drain that dies before it loses nothing", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const ctx: RepoContext = await openContext({ repo: repo.dir });
+    const envelopes = Array.from({ length: 20 }, (_, i) =>
+      asEnvelope(note("fact", `fsync first ${i}`, { eventId: `ev-${i}`, sender: "w1" })),
+    );
+    const sender = await openNatsSender(ctx, busUrl());
+    await sender.send(envelopes);
+    await sender.close();
+
+    // The journal write fails (as a crash before the fsync would): the drain must not ack.
+    const broken = EventBuffer.open(ctx.paths, { retainEvents: false });
+    broken.append = () => {
+      throw new Error("simulated crash before the journal fsync");
+    };
+    await expect(drainNats(ctx, broken, busUrl())).rejects.toThrow(/simulated crash/);
+    broken.closeJournal();
+    expect(journalKeys(repo)).toEqual([]);
+    const afterCrash = await streamState(stream, consumer);
+    expect(afterCrash.messages).toBe(20);
+    expect((afterCrash.pending ?? 0) + (afterCrash.ackPending ?? 0)).toBe(20);
+
+    // The next drain gets them again once the ack wait (1 s here) has passed.
+    const buffer = EventBuffer.open(ctx.paths, { retainEvents: false });
+    const r = await drainNats(ctx, buffer, busUrl());
+    buffer.closeJournal();
+    expect(r).toMatchObject({ accepted: 20, duplicates: 0, acknowledged: 20 });
+    expect(journalKeys(repo).sort()).toEqual(envelopes.map((e) => `id:${e.event_id}`).sort());
+    expect(await streamState(stream, consumer)).toMatchObject({
+      messages: 0,
+      pending: 0,
+      ackPending: 0,
+    });
+  });
+
+  it("50 concurrent writers, the Director's drain SIGKILLed mid-way and restarted: every acknowledged event is in the buffer exactly once", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const ctx = await openContext({ repo: repo.dir });
+    const WRITERS = 50;
+    const PER_WRITER = 80;
+    const BATCH = 8;
+    const acknowledged = new Set<string>();
+    let resends = 0;
+    let released!: () => void;
+    const killed = new Promise<void>((resolve) => {
+      released = resolve;
+    });
+    let firstHalves = 0;
+    let allFirstHalves!: () => void;
+    const firstHalvesDone = new Promise<void>((resolve) => {
+      allFirstHalves = resolve;
+    });
+
+    const writer = async (w: number): Promise<void> => {
+      const sender = await openNatsSender(ctx, busUrl());
+      try {
+        for (let start = 0; start < PER_WRITER; start += BATCH) {
+          if (start === PER_WRITER / 2) {
+            if (++firstHalves === WRITERS) allFirstHalves();
+            await killed;
+          }
+          const batch = Array.from({ length: BATCH }, (_, i) =>
+            asEnvelope(
+              note("fact", `writer ${w} event ${start + i}`, {
+                eventId: `ev-w${w}-${start + i}`,
+                sender: `w${w}`,
+              }),
+            ),
+          );
+          // A retry of the previous batch's first event: JetStream drops it (same msg id).
+          if (start > 0) {
+            batch.push(
+              asEnvelope(
+                note("fact", `writer ${w} event ${start - BATCH}`, {
+                  eventId: `ev-w${w}-${start - BATCH}`,
+                  sender: `w${w}`,
+                }),
+              ),
+            );
+            resends++;
+          }
+          const delivery = await sender.send(batch);
+          expect(delivery, JSON.stringify(delivery)).toEqual({ transport: "nats", spooled: false });
+          for (const e of batch) acknowledged.add(`id:${e.event_id}`);
+        }
+      } finally {
+        await sender.close();
+      }
+    };
+    const writers = Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
+
+    // Half of every writer's events are in JetStream: start a drain and kill it as soon as it
+    // has written to the journal, while it is still taking messages.
+    await firstHalvesDone;
+    const journal = repo.path(".engram", "buffer", "journal.ndjson");
+    const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", server.url, "--json"], {
+      cwd: repo.dir,
+      timeoutMs: 60_000,
+    });
+    killWhen(first, () => sizeOf(journal) > 0, 5);
+    const firstResult = await first.done;
+    expect(firstResult.signal, describeResult(firstResult)).toBe("SIGKILL");
+    const beforeRestart = journalKeys(repo).length;
+    expect(beforeRestart).toBeGreaterThan(0);
+    released();
+    await writers;
+
+    // The restarted drain takes the rest, and the messages the killed one never acked
+    // (redelivered after the ack wait; those already in the journal count as duplicates).
+    const second = jsonOf<{ accepted: number; duplicates: number; acknowledged: number }>(
+      await director(["ingest", "--bus", server.url, "--json"], {
+        cwd: repo.dir,
+        timeoutMs: 60_000,
+      }),
+    );
+    const keys = journalKeys(repo);
+    expect(acknowledged.size).toBe(WRITERS * PER_WRITER);
+    expect(resends).toBeGreaterThan(0);
+    expect(new Set(keys).size, "no event stored twice").toBe(keys.length);
+    expect(keys.sort()).toEqual([...acknowledged].sort());
+    expect(second.accepted).toBe(WRITERS * PER_WRITER - beforeRestart);
+    expect(second.acknowledged).toBe(second.accepted + second.duplicates);
+    expect(await streamState(stream, consumer)).toMatchObject({
+      messages: 0,
+      pending: 0,
+      ackPending: 0,
+    });
+  });
+});
