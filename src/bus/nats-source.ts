@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
@@ -28,6 +29,8 @@ export interface NatsDrainOptions {
 }
 
 const DEFAULT_IDLE_MS = 250;
+/** Shortest time between two group commits of a busy drain. */
+const COMMIT_INTERVAL_MS = 5;
 
 /**
  * Drains the Director's durable pull consumer into the buffer through the same Ingestor as
@@ -69,13 +72,38 @@ export async function drainNats(
     let lastArrival = Date.now();
     let finished = false;
 
+    // Group commit: messages are normalized as they come and made durable together, at most
+    // once per COMMIT_INTERVAL_MS, so a busy drain fsyncs large groups, and a quiet one
+    // commits a lone message at once.
+    let lastCommit = Number.NEGATIVE_INFINITY;
+    let timer: NodeJS.Timeout | undefined;
+    let commitError: unknown;
     const commit = (): void => {
+      clearTimeout(timer);
+      timer = undefined;
       if (uncommitted.length === 0) return;
       ingestor.flush();
       options.onCommit?.(uncommitted.map((m) => m.headers?.get("Nats-Msg-Id") ?? ""));
+      // Only now, with the journal fsynced, may JetStream forget them.
       for (const m of uncommitted) m.ack();
       acknowledged += uncommitted.length;
       uncommitted = [];
+      lastCommit = performance.now();
+    };
+    const commitSoon = (): void => {
+      const wait = lastCommit + COMMIT_INTERVAL_MS - performance.now();
+      if (wait <= 0 || uncommitted.length >= settings.fetchBatch) {
+        commit();
+        return;
+      }
+      timer ??= setTimeout(() => {
+        try {
+          commit();
+        } catch (err) {
+          commitError = err;
+          messages.stop();
+        }
+      }, wait);
     };
 
     const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
@@ -95,11 +123,15 @@ export async function drainNats(
         lastArrival = Date.now();
         ingestor.push({ text: m.string(), source: `${source}/${m.subject}`, line: m.seq });
         uncommitted.push(m);
-        // Group commit: once nothing more has arrived (or the batch is full), fsync and ack.
-        if (messages.getPending() === 0 || uncommitted.length >= settings.fetchBatch) commit();
+        // Nothing more has arrived yet (or the batch is full): time to think of a commit.
+        if (messages.getPending() === 0 || uncommitted.length >= settings.fetchBatch) {
+          commitSoon();
+        }
       }
+      if (commitError !== undefined) throw commitError;
       commit();
     } finally {
+      clearTimeout(timer);
       finished = true;
       messages.stop();
       await watcher.done;

@@ -1,5 +1,5 @@
-import { type JetStreamClient, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { createInbox, headers, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
 import type { Envelope } from "../schema/envelope.js";
 import {
@@ -37,21 +37,17 @@ export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<Bu
       async close() {},
     };
   }
-  const js = jetstream(nc, { timeout: settings.publishTimeoutMs });
+  const publisher = new PipelinedPublisher(nc, settings);
   let streamChecked = false;
   return {
     async send(envelopes) {
-      let failed = await publishAll(js, settings, envelopes);
+      let failed = await publisher.publishAll(envelopes);
       if (failed.length > 0 && !streamChecked && failed.every((f) => isNoStream(f.error))) {
         // No stream takes our subjects yet: create it once, then try again.
         streamChecked = true;
         try {
           await ensureStream(await jetstreamManager(nc), settings);
-          failed = await publishAll(
-            js,
-            settings,
-            failed.map((f) => f.envelope),
-          );
+          failed = await publisher.publishAll(failed.map((f) => f.envelope));
         } catch (err) {
           failed = failed.map((f) => ({ ...f, error: err }));
         }
@@ -75,25 +71,113 @@ interface Failure {
   error: unknown;
 }
 
-/** Publishes every envelope at once (acks are pipelined) and returns those not acknowledged. */
-async function publishAll(
-  js: JetStreamClient,
-  settings: NatsSettings,
-  envelopes: readonly Envelope[],
-): Promise<Failure[]> {
-  const results = await Promise.allSettled(
-    envelopes.map((envelope) =>
-      js.publish(subjectFor(settings, envelope.sender.id), JSON.stringify(envelope), {
-        // Without an event id there is nothing to deduplicate by: JetStream stores each send.
-        ...(envelope.event_id !== undefined ? { msgID: envelope.event_id } : {}),
-      }),
-    ),
-  );
-  const failed: Failure[] = [];
-  results.forEach((result, i) => {
-    if (result.status === "rejected") {
-      failed.push({ envelope: envelopes[i] as Envelope, error: result.reason });
+/** What JetStream answers a publish with. */
+interface PubAckReply {
+  stream?: string;
+  seq?: number;
+  duplicate?: boolean;
+  error?: { code?: number; description?: string };
+}
+
+class NoStreamError extends Error {
+  override readonly name = "JetStreamNotEnabled";
+}
+
+/**
+ * JetStream publishes with pipelined acks: every envelope goes out at once, each with its own
+ * reply subject under one inbox subscription, and one timer bounds the whole batch. (The
+ * request API would build a timer, a promise race and an Error with a stack per message,
+ * which costs more than the publish.)
+ */
+class PipelinedPublisher {
+  private readonly inbox = createInbox();
+  private readonly waiting = new Map<string, (error: unknown) => void>();
+  private next = 0;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly settings: NatsSettings,
+  ) {
+    nc.subscribe(`${this.inbox}.*`, {
+      callback: (err, msg) => {
+        if (err) return this.failAll(err);
+        const settle = this.waiting.get(msg.subject);
+        if (settle === undefined) return; // late: already timed out
+        this.waiting.delete(msg.subject);
+        settle(ackError(msg.headers?.code, msg.data));
+      },
+    });
+  }
+
+  /** The envelopes JetStream did not acknowledge as stored, each with why. */
+  async publishAll(envelopes: readonly Envelope[]): Promise<Failure[]> {
+    const failed: Failure[] = [];
+    const outstanding: Promise<void>[] = [];
+    const replies: string[] = [];
+    for (const envelope of envelopes) {
+      const reply = `${this.inbox}.${this.next++}`;
+      replies.push(reply);
+      outstanding.push(
+        new Promise<void>((resolve) => {
+          this.waiting.set(reply, (error) => {
+            if (error !== undefined) failed.push({ envelope, error });
+            resolve();
+          });
+        }),
+      );
+      const h = headers();
+      // Without an event id there is nothing to deduplicate by: JetStream stores each send.
+      if (envelope.event_id !== undefined) h.set("Nats-Msg-Id", envelope.event_id);
+      try {
+        this.nc.publish(subjectFor(this.settings, envelope.sender.id), JSON.stringify(envelope), {
+          reply,
+          headers: h,
+        });
+      } catch (err) {
+        this.settle(reply, err);
+      }
     }
-  });
-  return failed;
+    const timer = setTimeout(() => {
+      for (const reply of replies) {
+        this.settle(reply, new Error(`no ack within ${this.settings.publishTimeoutMs} ms`));
+      }
+    }, this.settings.publishTimeoutMs);
+    try {
+      await Promise.all(outstanding);
+    } finally {
+      clearTimeout(timer);
+    }
+    return failed;
+  }
+
+  private settle(reply: string, error: unknown): void {
+    const settle = this.waiting.get(reply);
+    if (settle === undefined) return;
+    this.waiting.delete(reply);
+    settle(error);
+  }
+
+  private failAll(error: unknown): void {
+    for (const reply of [...this.waiting.keys()]) this.settle(reply, error);
+  }
+}
+
+/** Undefined when the reply says "stored" (or "already stored": a duplicate); else the error. */
+function ackError(status: number | undefined, data: Uint8Array): Error | undefined {
+  if (status === 503) return new NoStreamError("no stream takes this subject");
+  let reply: PubAckReply;
+  try {
+    reply = JSON.parse(new TextDecoder().decode(data)) as PubAckReply;
+  } catch {
+    return new Error(`unreadable publish ack${status ? ` (status ${status})` : ""}`);
+  }
+  if (reply.error !== undefined) {
+    return new Error(
+      `JetStream: ${reply.error.description ?? "error"} (${reply.error.code ?? "?"})`,
+    );
+  }
+  if (typeof reply.stream !== "string" || typeof reply.seq !== "number") {
+    return new Error("publish ack without a stream and sequence");
+  }
+  return undefined;
 }
