@@ -37,10 +37,13 @@ const READY_MS = 15_000;
 export async function startNatsServer(
   storeDir: string,
   binary = findNatsServer(),
+  options: { jetstream?: boolean } = {},
 ): Promise<NatsServer> {
   if (binary === undefined)
     throw new Error("nats-server is not installed (apt-get install nats-server)");
-  const child = spawn(binary, ["-js", "-sd", storeDir, "-a", "127.0.0.1", "-p", "-1"], {
+  const args = ["-sd", storeDir, "-a", "127.0.0.1", "-p", "-1"];
+  if (options.jetstream !== false) args.unshift("-js");
+  const child = spawn(binary, args, {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));

@@ -6,13 +6,13 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findNatsServer, type NatsServer, startNatsServer } from "../bench/nats-server.js";
 import { openNatsSender } from "../src/bus/nats.js";
 import { drainNats } from "../src/bus/nats-source.js";
-import type { NatsUrl } from "../src/bus/nats-stream.js";
+import { ensureStream, type NatsUrl, natsSettings } from "../src/bus/nats-stream.js";
 import { parseBusUrl } from "../src/bus/url.js";
 import { openContext, type RepoContext } from "../src/director/context.js";
 import type { Envelope } from "../src/schema/envelope.js";
@@ -26,7 +26,7 @@ import {
   worker,
 } from "./support/bins.js";
 import { killWhen, sizeOf } from "./support/crash.js";
-import { note } from "./support/envelopes.js";
+import { fakeGithubToken, note } from "./support/envelopes.js";
 import { TempDirs, type TempRepo, tomlConfig } from "./support/repo.js";
 
 const dirs = new TempDirs();
@@ -162,6 +162,25 @@ describe("NATS JetStream sender", () => {
     );
     expect(run.drained.accepted).toBe(1);
   });
+  it("spools what a server without JetStream cannot store, and says why", async () => {
+    const { repo } = await natsRepo();
+    const plain = await startNatsServer(dirs.dir("engram-nats-plain-"), undefined, {
+      jetstream: false,
+    });
+    try {
+      const ctx = await openContext({ repo: repo.dir });
+      const sender = await openNatsSender(ctx, parseBusUrl(plain.url) as NatsUrl);
+      const delivery = await sender.send([
+        asEnvelope(note("fact", "no jetstream here", { eventId: "ev-plain", sender: "w1" })),
+      ]);
+      await sender.close();
+      expect(delivery).toMatchObject({ transport: "spool", spooled: true });
+      expect(delivery.fallback_reason).toMatch(/not stored by JetStream/);
+      expect(readFileSync(delivery.path as string, "utf8")).toContain("ev-plain");
+    } finally {
+      await plain.stop();
+    }
+  });
 });
 
 describe("NATS JetStream source", () => {
@@ -230,6 +249,43 @@ describe("NATS JetStream source", () => {
       pending: 0,
       ackPending: 0,
     });
+  });
+
+  it("treats what arrives on the stream as hostile: bad data is quarantined, secrets redacted, all acknowledged", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const token = fakeGithubToken("nats");
+    const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+    try {
+      const jsm = await jetstreamManager(nc);
+      await ensureStream(
+        jsm,
+        natsSettings((await openContext({ repo: repo.dir })).config.agent_bus.nats),
+      );
+      const js = jetstream(nc);
+      const prefix = `t${streams}.events`;
+      await js.publish(`${prefix}.w1`, "{not json");
+      await js.publish(`${prefix}.w1`, "x".repeat(70_000));
+      await js.publish(
+        `${prefix}.w1`,
+        JSON.stringify(note("fact", `the deploy token is ${token}`, { eventId: "ev-secret" })),
+      );
+    } finally {
+      await nc.close();
+    }
+    const r = jsonOf<{
+      accepted: number;
+      quarantined: number;
+      redacted: number;
+      acknowledged: number;
+    }>(await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }));
+    expect(r).toMatchObject({ accepted: 1, quarantined: 2, acknowledged: 3 });
+    expect(r.redacted).toBeGreaterThanOrEqual(1);
+    const state = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
+    expect(state).not.toContain(token);
+    const quarantine = readFileSync(repo.path(".engram", "quarantine.ndjson"), "utf8");
+    expect(quarantine).toContain(`${server.url}/t${streams}.events.w1`);
+    expect(quarantine).toContain("oversized");
+    expect(await streamState(stream, consumer)).toMatchObject({ messages: 0, ackPending: 0 });
   });
 
   it("50 concurrent writers, the Director's drain SIGKILLed mid-way and restarted: every acknowledged event is in the buffer exactly once", async () => {

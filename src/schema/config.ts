@@ -125,7 +125,9 @@ export const AgentBusConfig = z
       .describe(
         "Networked bus sources `director run` drains besides the local spool (nats://HOST:PORT, git:REMOTE).",
       ),
-    nats: NatsConfig.prefault({}),
+    nats: NatsConfig.prefault({}).describe(
+      "The NATS JetStream transport (--bus nats://HOST:PORT): stream, subjects, the Director's durable consumer, timeouts.",
+    ),
   })
   .strict();
 export type AgentBusConfig = z.infer<typeof AgentBusConfig>;
