@@ -214,6 +214,27 @@ describe("NATS JetStream source", () => {
       await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
     );
     expect(again).toMatchObject({ accepted: 0, acknowledged: 0 });
+
+    // director run drains the sources of agent_bus.sources after the spool.
+    const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
+    repo.writeConfig(`[agent_bus]\nsources = ["${server.url}"]\n\n${config}`);
+    const second = jsonOf<{ event_id: string }>(
+      await worker(
+        ["emit", "--kind", "fact", "--text", "drained by the cycle", "--worker", "w8"].concat([
+          "--bus",
+          server.url,
+          "--json",
+        ]),
+        { cwd: repo.dir },
+      ),
+    );
+    const run = jsonOf<{ sources: { source: string; accepted: number; acknowledged: number }[] }>(
+      await director(["run", "--json"], { cwd: repo.dir }),
+    );
+    expect(run.sources).toEqual([
+      expect.objectContaining({ source: server.url, accepted: 1, acknowledged: 1 }),
+    ]);
+    expect(journalKeys(repo)).toContain(`id:${second.event_id}`);
   });
 
   it("acknowledges only after the journal fsync: a drain that dies before it loses nothing", async () => {
