@@ -29,7 +29,7 @@ export const NATS_TARGET_P99_MS = 50;
 const WRITERS = 50;
 const THROUGHPUT_EVENTS_PER_WRITER = 1_000;
 const LATENCY_EVENTS_PER_WRITER = 400;
-const WRITER_BATCH = 20;
+const WRITER_BATCH = 100;
 
 export type NatsTransportResult =
   | {

@@ -13,6 +13,7 @@ import { findNatsServer, type NatsServer, startNatsServer } from "../bench/nats-
 import { openNatsSender } from "../src/bus/nats.js";
 import { drainNats } from "../src/bus/nats-source.js";
 import { ensureStream, type NatsUrl, natsSettings } from "../src/bus/nats-stream.js";
+import type { Delivery } from "../src/bus/sender.js";
 import { parseBusUrl } from "../src/bus/url.js";
 import { openContext, type RepoContext } from "../src/director/context.js";
 import type { Envelope } from "../src/schema/envelope.js";
@@ -162,6 +163,42 @@ describe("NATS JetStream sender", () => {
     );
     expect(run.drained.accepted).toBe(1);
   });
+  it("spools a batch JetStream does not acknowledge in time; stored there too, it is ingested once", async () => {
+    const { repo, stream } = await natsRepo({ publish_timeout_seconds: 1 });
+    const ctx = await openContext({ repo: repo.dir });
+    const sender = await openNatsSender(ctx, busUrl());
+    const ready = asEnvelope(
+      note("fact", "before the stall", { eventId: "ev-ready", sender: "w1" }),
+    );
+    expect(await sender.send([ready])).toMatchObject({ spooled: false });
+    const stalled = asEnvelope(
+      note("fact", "during the stall", { eventId: "ev-stall", sender: "w1" }),
+    );
+    // The server stops answering (its process is paused): the publish is left unacknowledged.
+    process.kill(server.pid as number, "SIGSTOP");
+    let delivery: Delivery;
+    try {
+      delivery = await sender.send([stalled]);
+    } finally {
+      process.kill(server.pid as number, "SIGCONT");
+    }
+    await sender.close();
+    expect(delivery).toMatchObject({ transport: "spool", spooled: true });
+    expect(delivery.fallback_reason).toContain("no ack within 1000 ms");
+    // Resumed, the server stores what it had received: the event is now in the spool AND in
+    // JetStream. director run drains both; the buffer keeps it once.
+    await expect.poll(async () => (await streamState(stream)).messages).toBe(2);
+    const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
+    repo.writeConfig(`[agent_bus]\nsources = ["${server.url}"]\n\n${config}`);
+    const run = jsonOf<{
+      drained: { accepted: number };
+      sources: { accepted: number; duplicates: number }[];
+    }>(await director(["run", "--json"], { cwd: repo.dir }));
+    expect(run.drained.accepted).toBe(1);
+    expect(run.sources[0]).toMatchObject({ accepted: 1, duplicates: 1 });
+    expect(journalKeys(repo).sort()).toEqual(["id:ev-ready", "id:ev-stall"]);
+  });
+
   it("spools what a server without JetStream cannot store, and says why", async () => {
     const { repo } = await natsRepo();
     const plain = await startNatsServer(dirs.dir("engram-nats-plain-"), undefined, {

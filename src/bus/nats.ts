@@ -91,7 +91,8 @@ class NoStreamError extends Error {
  */
 class PipelinedPublisher {
   private readonly inbox = createInbox();
-  private readonly waiting = new Map<string, (error: unknown) => void>();
+  /** Publishes awaiting their ack, by the number that ends their reply subject. */
+  private readonly waiting = new Map<number, { batch: Batch; envelope: Envelope }>();
   private next = 0;
 
   constructor(
@@ -100,66 +101,68 @@ class PipelinedPublisher {
   ) {
     nc.subscribe(`${this.inbox}.*`, {
       callback: (err, msg) => {
-        if (err) return this.failAll(err);
-        const settle = this.waiting.get(msg.subject);
-        if (settle === undefined) return; // late: already timed out
-        this.waiting.delete(msg.subject);
-        settle(ackError(msg.headers?.code, msg.data));
+        if (err) {
+          for (const token of [...this.waiting.keys()]) this.settle(token, err);
+          return;
+        }
+        const token = Number(msg.subject.slice(this.inbox.length + 1));
+        this.settle(token, ackError(msg.headers?.code, msg.data));
       },
     });
   }
 
   /** The envelopes JetStream did not acknowledge as stored, each with why. */
-  async publishAll(envelopes: readonly Envelope[]): Promise<Failure[]> {
-    const failed: Failure[] = [];
-    const outstanding: Promise<void>[] = [];
-    const replies: string[] = [];
-    for (const envelope of envelopes) {
-      const reply = `${this.inbox}.${this.next++}`;
-      replies.push(reply);
-      outstanding.push(
-        new Promise<void>((resolve) => {
-          this.waiting.set(reply, (error) => {
-            if (error !== undefined) failed.push({ envelope, error });
-            resolve();
+  publishAll(envelopes: readonly Envelope[]): Promise<Failure[]> {
+    if (envelopes.length === 0) return Promise.resolve([]);
+    return new Promise((resolve) => {
+      const first = this.next;
+      const timer = setTimeout(() => {
+        const late = new Error(`no ack within ${this.settings.publishTimeoutMs} ms`);
+        for (let token = first; token < first + envelopes.length; token++) {
+          this.settle(token, late);
+        }
+      }, this.settings.publishTimeoutMs);
+      const batch: Batch = {
+        remaining: envelopes.length,
+        failed: [],
+        done: (failed) => {
+          clearTimeout(timer);
+          resolve(failed);
+        },
+      };
+      for (const envelope of envelopes) {
+        const token = this.next++;
+        this.waiting.set(token, { batch, envelope });
+        const h = headers();
+        // Without an event id there is nothing to deduplicate by: JetStream stores each send.
+        if (envelope.event_id !== undefined) h.set("Nats-Msg-Id", envelope.event_id);
+        try {
+          this.nc.publish(subjectFor(this.settings, envelope.sender.id), JSON.stringify(envelope), {
+            reply: `${this.inbox}.${token}`,
+            headers: h,
           });
-        }),
-      );
-      const h = headers();
-      // Without an event id there is nothing to deduplicate by: JetStream stores each send.
-      if (envelope.event_id !== undefined) h.set("Nats-Msg-Id", envelope.event_id);
-      try {
-        this.nc.publish(subjectFor(this.settings, envelope.sender.id), JSON.stringify(envelope), {
-          reply,
-          headers: h,
-        });
-      } catch (err) {
-        this.settle(reply, err);
+        } catch (err) {
+          this.settle(token, err);
+        }
       }
-    }
-    const timer = setTimeout(() => {
-      for (const reply of replies) {
-        this.settle(reply, new Error(`no ack within ${this.settings.publishTimeoutMs} ms`));
-      }
-    }, this.settings.publishTimeoutMs);
-    try {
-      await Promise.all(outstanding);
-    } finally {
-      clearTimeout(timer);
-    }
-    return failed;
+    });
   }
 
-  private settle(reply: string, error: unknown): void {
-    const settle = this.waiting.get(reply);
-    if (settle === undefined) return;
-    this.waiting.delete(reply);
-    settle(error);
+  /** Records one publish's outcome (the first one counts: a late ack after a timeout is ignored). */
+  private settle(token: number, error: unknown): void {
+    const pending = this.waiting.get(token);
+    if (pending === undefined) return;
+    this.waiting.delete(token);
+    const { batch, envelope } = pending;
+    if (error !== undefined) batch.failed.push({ envelope, error });
+    if (--batch.remaining === 0) batch.done(batch.failed);
   }
+}
 
-  private failAll(error: unknown): void {
-    for (const reply of [...this.waiting.keys()]) this.settle(reply, error);
-  }
+interface Batch {
+  remaining: number;
+  failed: Failure[];
+  done: (failed: Failure[]) => void;
 }
 
 /** Undefined when the reply says "stored" (or "already stored": a duplicate); else the error. */
