@@ -15,6 +15,7 @@ export interface NatsSettings {
   subjectPrefix: string;
   consumer: string;
   duplicateWindowMs: number;
+  maxAgeMs: number;
   ackWaitMs: number;
   connectTimeoutMs: number;
   publishTimeoutMs: number;
@@ -27,6 +28,7 @@ export function natsSettings(config: NatsConfig): NatsSettings {
     subjectPrefix: config.subject_prefix,
     consumer: config.consumer,
     duplicateWindowMs: config.duplicate_window_seconds * 1000,
+    maxAgeMs: config.max_age_seconds * 1000,
     ackWaitMs: config.ack_wait_seconds * 1000,
     connectTimeoutMs: Math.round(config.connect_timeout_seconds * 1000),
     publishTimeoutMs: Math.round(config.publish_timeout_seconds * 1000),
@@ -67,8 +69,10 @@ export function connectNats(
 }
 
 /**
- * Creates the stream when it is missing. Work-queue retention: a message leaves the stream
- * once the Director acknowledged it (after its journal fsync), like a drained spool file.
+ * Creates the stream when it is missing. Limits retention with a maximum age: messages stay
+ * for `max_age_seconds` whether ingested or not (a Director's consumer tracks what it has
+ * taken), which costs the server far less per message than work-queue retention (measured
+ * by bench/transport-nats.ts: about half the server CPU) and lets a new consumer replay.
  * An existing stream is used as it is (an operator may have set replicas or limits).
  */
 export async function ensureStream(jsm: JetStreamManager, settings: NatsSettings): Promise<void> {
@@ -82,7 +86,8 @@ export async function ensureStream(jsm: JetStreamManager, settings: NatsSettings
     await jsm.streams.add({
       name: settings.stream,
       subjects: [`${settings.subjectPrefix}.>`],
-      retention: RetentionPolicy.Workqueue,
+      retention: RetentionPolicy.Limits,
+      max_age: nanos(settings.maxAgeMs),
       storage: StorageType.File,
       duplicate_window: nanos(settings.duplicateWindowMs),
     });

@@ -93,6 +93,9 @@ export const NatsConfig = z
     duplicate_window_seconds: PositiveInt.max(86_400)
       .default(120)
       .describe("A resend with the same event_id within this window is dropped by JetStream."),
+    max_age_seconds: PositiveInt.max(31_536_000)
+      .default(604_800)
+      .describe("How long the stream keeps a message (ingested or not); older ones are discarded."),
     ack_wait_seconds: PositiveInt.max(3600)
       .default(30)
       .describe("A message not acknowledged this long after delivery is delivered again."),
