@@ -161,14 +161,26 @@ describe("NATS JetStream sender", () => {
       fallback_reason: string;
       path: string;
     }>(r);
-    expect(out).toMatchObject({ spooled: true, transport: "spool" });
+    expect(out).toMatchObject({ spooled: true, transport: "nats" });
     expect(out.fallback_reason).toContain(`nats://127.0.0.1:${port}: cannot connect`);
     expect(readFileSync(out.path, "utf8")).toContain("kept while NATS is down");
+    const text = await worker(
+      ["emit", "--kind", "fact", "--text", "also kept", "--worker", "w1", "--bus"].concat([
+        `nats://127.0.0.1:${port}`,
+      ]),
+      { cwd: repo.dir },
+    );
+    expect(text.code, describeResult(text)).toBe(0);
+    expect(text.stdout).toMatch(
+      new RegExp(
+        `^spooled ev_\\w+ \\(nats unavailable: nats://127\\.0\\.0\\.1:${port}: cannot connect`,
+      ),
+    );
     // The Director drains the spool as usual.
     const run = jsonOf<{ drained: { accepted: number } }>(
       await director(["run", "--json"], { cwd: repo.dir }),
     );
-    expect(run.drained.accepted).toBe(1);
+    expect(run.drained.accepted).toBe(2);
   });
   it("spools a batch JetStream does not acknowledge in time; stored there too, it is ingested once", async () => {
     const { repo, stream } = await natsRepo({ publish_timeout_seconds: 1 });
@@ -190,7 +202,7 @@ describe("NATS JetStream sender", () => {
       process.kill(server.pid as number, "SIGCONT");
     }
     await sender.close();
-    expect(delivery).toMatchObject({ transport: "spool", spooled: true });
+    expect(delivery).toMatchObject({ transport: "nats", spooled: true });
     expect(delivery.fallback_reason).toContain("no ack within 1000 ms");
     // Resumed, the server stores what it had received: the event is now in the spool AND in
     // JetStream. director run drains both; the buffer keeps it once.
@@ -218,7 +230,7 @@ describe("NATS JetStream sender", () => {
         asEnvelope(note("fact", "no jetstream here", { eventId: "ev-plain", sender: "w1" })),
       ]);
       await sender.close();
-      expect(delivery).toMatchObject({ transport: "spool", spooled: true });
+      expect(delivery).toMatchObject({ transport: "nats", spooled: true });
       expect(delivery.fallback_reason).toMatch(/not stored by JetStream/);
       expect(readFileSync(delivery.path as string, "utf8")).toContain("ev-plain");
     } finally {

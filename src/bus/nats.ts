@@ -32,7 +32,7 @@ export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<Bu
     const reason = `${formatBusUrl(url)}: cannot connect: ${describeNatsError(err)}`;
     return {
       async send(envelopes) {
-        return { ...(await spool.send(envelopes)), fallback_reason: reason };
+        return { ...(await spool.send(envelopes)), transport: "nats", fallback_reason: reason };
       },
       async close() {},
     };
@@ -57,6 +57,7 @@ export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<Bu
       const delivery: Delivery = await spool.send(failed.map((f) => f.envelope));
       return {
         ...delivery,
+        transport: "nats",
         fallback_reason: `${formatBusUrl(url)}: ${failed.length} of ${envelopes.length} not stored by JetStream: ${describeNatsError(first.error)}`,
       };
     },
