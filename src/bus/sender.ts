@@ -49,14 +49,10 @@ export async function openSender(ctx: RepoContext, url: BusUrl): Promise<BusSend
     case "tcp":
       return (await import("./tcp-client.js")).tcpSender(ctx, url);
     case "nats":
-      return notYet(url.kind);
+      return (await import("./nats.js")).openNatsSender(ctx, url);
     case "git": {
       const { gitRefSender } = await import("./git-ref.js");
       return gitRefSender(ctx, url.remote);
     }
   }
-}
-
-function notYet(kind: string): never {
-  throw new Error(`the ${kind} transport is not built yet`);
 }

@@ -21,7 +21,7 @@ export async function drainSource(
 ): Promise<SourceDrain> {
   switch (url.kind) {
     case "nats":
-      throw new Error(`draining ${formatBusUrl(url)} is not built yet`);
+      return (await import("./nats-source.js")).drainNats(ctx, buffer, url);
     case "git": {
       const { drainGitRefs } = await import("./git-ref-source.js");
       return drainGitRefs(ctx, buffer, url);

@@ -66,6 +66,52 @@ export const MemoryConfig = z
   .strict();
 export type MemoryConfig = z.infer<typeof MemoryConfig>;
 
+const Seconds = z.number().positive().max(3600);
+
+/** `[agent_bus.nats]`: the JetStream stream, its subjects and the Director's durable consumer. */
+export const NatsConfig = z
+  .object({
+    stream: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, "expected letters, digits, _ or - (at most 64)")
+      .default("ENGRAM")
+      .describe("JetStream stream holding the envelopes; created if missing."),
+    subject_prefix: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/,
+        "expected dot-separated tokens of letters, digits, _ or -",
+      )
+      .max(128)
+      .default("engram.events")
+      .describe("Workers publish to PREFIX.<worker-id>; the stream takes PREFIX.>."),
+    consumer: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, "expected letters, digits, _ or - (at most 64)")
+      .default("engram-director")
+      .describe("Durable pull consumer the Director drains."),
+    duplicate_window_seconds: PositiveInt.max(86_400)
+      .default(120)
+      .describe("A resend with the same event_id within this window is dropped by JetStream."),
+    max_age_seconds: PositiveInt.max(31_536_000)
+      .default(604_800)
+      .describe("How long the stream keeps a message (ingested or not); older ones are discarded."),
+    ack_wait_seconds: PositiveInt.max(3600)
+      .default(30)
+      .describe("A message not acknowledged this long after delivery is delivered again."),
+    connect_timeout_seconds: Seconds.default(2).describe(
+      "A worker that cannot reach the server this fast writes to the local spool instead.",
+    ),
+    publish_timeout_seconds: Seconds.default(5).describe(
+      "How long a worker waits for JetStream to acknowledge a publish before spooling.",
+    ),
+    fetch_batch: PositiveInt.max(10_000)
+      .default(1000)
+      .describe("Messages the Director pulls per request."),
+  })
+  .strict();
+export type NatsConfig = z.infer<typeof NatsConfig>;
+
 export const AgentBusConfig = z
   .object({
     max_message_bytes: PositiveInt.default(65_536).describe("Largest envelope accepted, in bytes."),
@@ -82,6 +128,9 @@ export const AgentBusConfig = z
       .describe(
         "Networked bus sources `director run` drains besides the local spool (nats://HOST:PORT, git:REMOTE).",
       ),
+    nats: NatsConfig.prefault({}).describe(
+      "The NATS JetStream transport (--bus nats://HOST:PORT): stream, subjects, the Director's durable consumer, timeouts.",
+    ),
   })
   .strict();
 export type AgentBusConfig = z.infer<typeof AgentBusConfig>;

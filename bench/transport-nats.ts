@@ -1,0 +1,253 @@
+/**
+ * The NATS JetStream transport: 50 writers (real `BusSender`s in a worker thread) publish to a
+ * real nats-server while the Director drains the durable consumer into its buffer (normalize,
+ * redact, dedup, group commit with fsync, ack after fsync). Two runs on fresh streams:
+ *   - throughput: writers as fast as they can; events/s from the first publish to the last
+ *     event durable in the journal;
+ *   - latency: writers pace themselves at the target rate; per event, publish start to the
+ *     journal fsync that made it durable (p50, p99).
+ * Skipped when nats-server is not installed.
+ */
+import { appendFileSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import { drainNats } from "../src/bus/nats-source.js";
+import type { NatsUrl } from "../src/bus/nats-stream.js";
+import { parseBusUrl } from "../src/bus/url.js";
+import { openContext } from "../src/director/context.js";
+import { withDirectorState } from "../src/director/director-state.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
+import { findNatsServer, startNatsServer } from "./nats-server.js";
+import type { WritersJob, WritersReport } from "./nats-writers.js";
+import { log, percentile, removeDir, round, tempDir } from "./util.js";
+
+export const NATS_TARGET_EVENTS_PER_S = 20_000;
+export const NATS_TARGET_P99_MS = 50;
+
+const WRITERS = 50;
+const THROUGHPUT_EVENTS_PER_WRITER = 1_000;
+const LATENCY_EVENTS_PER_WRITER = 400;
+/** Envelopes per `send` while writing flat out: acks pipelined, many in flight per writer. */
+const THROUGHPUT_BATCH = 100;
+/** Envelopes per `send` at a paced rate: small, frequent sends, as agents would make. */
+const LATENCY_BATCH = 10;
+
+export type NatsTransportResult =
+  | {
+      events: number;
+      writers: number;
+      events_per_s: number;
+      p50_ms: number;
+      p99_ms: number;
+      target_events_per_s: 20000;
+      pass: boolean;
+      /** Events of the latency run (at the target rate), which p50 and p99 are taken from. */
+      latency_events: number;
+      /** CPU of the throughput run: wall time well above it means the machine was busy. */
+      cpu_seconds: { engram: number; nats_server: number };
+      group_commits: number;
+      /** The same paced run at half the target rate: where the knee is on this machine. */
+      at_half_rate: { p50_ms: number; p99_ms: number };
+    }
+  | { skipped: string };
+
+interface RunOptions {
+  phase: "throughput" | "latency" | "half";
+  perWriter: number;
+  batch: number;
+  /** Offered events/s for all writers together; 0 for flat out. */
+  rate: number;
+}
+
+interface RunResult {
+  events: number;
+  seconds: number;
+  latencies: number[];
+  commits: number;
+  cpu: { engram: number; nats_server: number };
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** One run: a fresh repository and stream, the drain started first, then the writers. */
+async function runOnce(
+  url: NatsUrl,
+  serverPid: number | undefined,
+  { phase, perWriter, batch, rate }: RunOptions,
+): Promise<RunResult> {
+  const repoDir = tempDir(`nats-${phase}`);
+  try {
+    await initBenchRepo(repoDir, ROOMY_BUDGETS);
+    // A stream of its own per run; the writer thread reads the same config file.
+    appendFileSync(
+      join(repoDir, "config", "dev.toml"),
+      `\n[agent_bus.nats]\nstream = "BENCH_${phase.toUpperCase()}"\nsubject_prefix = "bench.${phase}"\n`,
+    );
+    const ctx = await openContext({ repo: repoDir });
+    const job: WritersJob = {
+      url,
+      repoDir,
+      writers: WRITERS,
+      perWriter,
+      batch,
+      rate,
+      phase,
+    };
+
+    const committedAt = new Map<string, number>();
+    let commits = 0;
+    const stop = new AbortController();
+    const writers = new Worker(new URL("./nats-writers.js", import.meta.url), { workerData: job });
+    const ready = once(writers, "ready");
+    const done = once(writers, "done");
+    // The drain first (it creates the stream and the consumer), so it waits for the writers.
+    const drained = withDirectorState(
+      ctx,
+      (buffer) =>
+        drainNats(ctx, buffer, url, {
+          until: stop.signal,
+          onCommit(ids) {
+            commits++;
+            const at = now();
+            for (const id of ids) committedAt.set(id, at);
+          },
+        }),
+      { retainEvents: false },
+    );
+    await ready;
+    const cpu0 = process.cpuUsage();
+    const server0 = cpuSecondsOf(serverPid);
+    writers.postMessage({ type: "go" });
+    const report = (await done) as WritersReport;
+    stop.abort();
+    const counts = await drained;
+    const used = process.cpuUsage(cpu0);
+    const cpu = {
+      engram: round((used.user + used.system) / 1e6, 2),
+      nats_server: round(cpuSecondsOf(serverPid) - server0, 2),
+    };
+    await writers.terminate();
+
+    let first = Number.POSITIVE_INFINITY;
+    let last = 0;
+    const latencies: number[] = [];
+    report.ids.forEach((id, i) => {
+      const started = report.startedAt[i] as number;
+      first = Math.min(first, started);
+      const at = committedAt.get(id);
+      if (at === undefined) return;
+      last = Math.max(last, at);
+      latencies.push(at - started);
+    });
+    const seconds = (last - first) / 1000;
+    log(
+      `nats ${phase}: ${report.ids.length} events in ${round(seconds, 2)} s, ${commits} group commits; CPU s: engram ${cpu.engram}, nats-server ${cpu.nats_server}`,
+    );
+    // Every event acknowledged to a writer must be durable in the buffer, once.
+    if (report.spooled > 0 || counts.accepted !== report.ids.length) {
+      throw new Error(
+        `nats ${phase}: ${report.ids.length} published, ${report.spooled} spooled, ${counts.accepted} accepted into the buffer`,
+      );
+    }
+    if (latencies.length !== report.ids.length) {
+      throw new Error(`nats ${phase}: ${report.ids.length - latencies.length} commits not seen`);
+    }
+    return { events: report.ids.length, seconds, latencies, commits, cpu };
+  } finally {
+    removeDir(repoDir);
+  }
+}
+
+/** CPU seconds (user + system) a process used so far, from /proc; 0 where there is none. */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+function once(worker: Worker, type: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: { type: string; report?: unknown; message?: string }) => {
+      if (message.type === "error") reject(new Error(message.message));
+      else if (message.type === type) {
+        worker.off("message", onMessage);
+        resolve(message.report);
+      }
+    };
+    worker.on("message", onMessage);
+    worker.once("error", reject);
+  });
+}
+
+export async function runNatsTransportScenario(): Promise<NatsTransportResult> {
+  const binary = findNatsServer();
+  if (binary === undefined) return { skipped: "nats-server is not installed" };
+  const storeDir = tempDir("nats-store");
+  const server = await startNatsServer(storeDir, binary);
+  try {
+    const url = parseBusUrl(server.url) as NatsUrl;
+    log(`nats: throughput, ${WRITERS} writers x ${THROUGHPUT_EVENTS_PER_WRITER} events`);
+    const throughput = await runOnce(url, server.pid, {
+      phase: "throughput",
+      perWriter: THROUGHPUT_EVENTS_PER_WRITER,
+      batch: THROUGHPUT_BATCH,
+      rate: 0,
+    });
+    const eventsPerS = throughput.events / throughput.seconds;
+    log(`nats: latency at ${NATS_TARGET_EVENTS_PER_S} events/s offered`);
+    const latency = await runOnce(url, server.pid, {
+      phase: "latency",
+      perWriter: LATENCY_EVENTS_PER_WRITER,
+      batch: LATENCY_BATCH,
+      rate: NATS_TARGET_EVENTS_PER_S,
+    });
+    const p50 = percentile(latency.latencies, 50);
+    const p99 = percentile(latency.latencies, 99);
+    log(`nats: latency at ${NATS_TARGET_EVENTS_PER_S / 2} events/s offered`);
+    const half = await runOnce(url, server.pid, {
+      phase: "half",
+      perWriter: LATENCY_EVENTS_PER_WRITER,
+      batch: LATENCY_BATCH,
+      rate: NATS_TARGET_EVENTS_PER_S / 2,
+    });
+    return {
+      events: throughput.events,
+      writers: WRITERS,
+      events_per_s: Math.round(eventsPerS),
+      p50_ms: round(p50, 2),
+      p99_ms: round(p99, 2),
+      target_events_per_s: NATS_TARGET_EVENTS_PER_S,
+      pass: eventsPerS >= NATS_TARGET_EVENTS_PER_S && p99 < NATS_TARGET_P99_MS,
+      latency_events: latency.events,
+      cpu_seconds: throughput.cpu,
+      group_commits: throughput.commits,
+      at_half_rate: {
+        p50_ms: round(percentile(half.latencies, 50), 2),
+        p99_ms: round(percentile(half.latencies, 99), 2),
+      },
+    };
+  } finally {
+    await server.stop();
+    removeDir(storeDir);
+  }
+}
+
+// `node dist/bench/transport-nats.js`: this scenario alone, its JSON on stdout.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  runNatsTransportScenario().then(
+    (result) => process.stdout.write(`${JSON.stringify(result, null, 2)}\n`),
+    (err: unknown) => {
+      log(`nats FAILED: ${(err as Error).stack ?? err}`);
+      process.exitCode = 1;
+    },
+  );
+}

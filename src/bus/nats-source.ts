@@ -1,0 +1,195 @@
+import { performance } from "node:perf_hooks";
+import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { RepoContext } from "../director/context.js";
+import { ingestorFor } from "../director/ingest.js";
+import { EngramError } from "../errors.js";
+import type { EventBuffer } from "../state/buffer.js";
+import {
+  connectNats,
+  describeNatsError,
+  ensureConsumer,
+  ensureStream,
+  type NatsUrl,
+  natsSettings,
+} from "./nats-stream.js";
+import type { SourceDrain } from "./sources.js";
+import { formatBusUrl } from "./url.js";
+
+export interface NatsDrainOptions {
+  /**
+   * Called after each group commit (the journal fsync), before its messages are acknowledged,
+   * with their message ids (the envelopes' event ids). For measurements.
+   */
+  onCommit?: (msgIds: readonly string[]) => void;
+  /** While this signal has not aborted the drain keeps waiting for messages (a long-lived consumer). */
+  until?: AbortSignal;
+  /** Quiet time after which the drain asks the server whether anything is left. */
+  idleMs?: number;
+}
+
+const DEFAULT_IDLE_MS = 250;
+/** Shortest time between two group commits of a busy drain. */
+const COMMIT_INTERVAL_MS = 5;
+
+/**
+ * Drains the Director's durable pull consumer into the buffer through the same Ingestor as
+ * every other path. Messages are taken as they arrive and committed in groups: whatever has
+ * arrived is normalized, appended and fsynced, and only then acknowledged. A crash before the
+ * acks means JetStream delivers those messages again after the ack wait, and the buffer's
+ * event-id deduplication stores them once: delivery at least once, ingest exactly once.
+ *
+ * Returns when nothing is pending: no message waiting and none delivered but unacknowledged
+ * (those of a Director killed mid-drain come back after the ack wait, so the drain waits up
+ * to that long for them, then leaves any still out for the next drain).
+ */
+export async function drainNats(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  url: NatsUrl,
+  options: NatsDrainOptions = {},
+): Promise<SourceDrain> {
+  const settings = natsSettings(ctx.config.agent_bus.nats);
+  const source = formatBusUrl(url);
+  let nc: NatsConnection;
+  try {
+    nc = await connectNats(url, settings, "engram-director");
+  } catch (err) {
+    throw new EngramError(
+      `${source}: cannot connect: ${describeNatsError(err)} (nothing was drained; the messages wait in JetStream)`,
+      { cause: err },
+    );
+  }
+  const ingestor = ingestorFor(ctx, buffer);
+  let acknowledged = 0;
+  try {
+    const jsm = await jetstreamManager(nc);
+    await ensureStream(jsm, settings);
+    await ensureConsumer(jsm, settings);
+    const consumer = await jetstream(nc).consumers.get(settings.stream, settings.consumer);
+    const messages = await consumer.consume({ max_messages: settings.fetchBatch });
+    let uncommitted: JsMsg[] = [];
+    let lastArrival = Date.now();
+    let finished = false;
+
+    // Group commit: messages are normalized as they come and made durable together, at most
+    // once per COMMIT_INTERVAL_MS, so a busy drain fsyncs large groups, and a quiet one
+    // commits a lone message at once.
+    let lastCommit = Number.NEGATIVE_INFINITY;
+    let timer: NodeJS.Timeout | undefined;
+    let commitError: unknown;
+    const commit = (): void => {
+      clearTimeout(timer);
+      timer = undefined;
+      if (uncommitted.length === 0) return;
+      ingestor.flush();
+      options.onCommit?.(uncommitted.map((m) => m.headers?.get("Nats-Msg-Id") ?? ""));
+      // Only now, with the journal fsynced, may JetStream forget them.
+      for (const m of uncommitted) m.ack();
+      acknowledged += uncommitted.length;
+      uncommitted = [];
+      lastCommit = performance.now();
+    };
+    const commitSoon = (): void => {
+      const wait = lastCommit + COMMIT_INTERVAL_MS - performance.now();
+      if (wait <= 0 || uncommitted.length >= settings.fetchBatch) {
+        commit();
+        return;
+      }
+      timer ??= setTimeout(() => {
+        try {
+          commit();
+        } catch (err) {
+          commitError = err;
+          messages.stop();
+        }
+      }, wait);
+    };
+
+    const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    const watcher = stopWhenDrained(messages, {
+      idleMs,
+      giveUpAt: Date.now() + settings.ackWaitMs + 4 * idleMs + 1000,
+      lastArrival: () => lastArrival,
+      finished: () => finished,
+      pending: async () => {
+        const info = await consumer.info();
+        return { waiting: info.num_pending, unacknowledged: info.num_ack_pending };
+      },
+      until: options.until,
+    });
+    try {
+      for await (const m of messages) {
+        lastArrival = Date.now();
+        ingestor.push({ text: m.string(), source: `${source}/${m.subject}`, line: m.seq });
+        uncommitted.push(m);
+        // Nothing more has arrived yet (or the batch is full): time to think of a commit.
+        if (messages.getPending() === 0 || uncommitted.length >= settings.fetchBatch) {
+          commitSoon();
+        }
+      }
+      if (commitError !== undefined) throw commitError;
+      commit();
+    } finally {
+      clearTimeout(timer);
+      finished = true;
+      messages.stop();
+      await watcher.done;
+    }
+    if (watcher.error !== undefined) throw watcher.error;
+    // The acks are on their way; this round trip makes sure the server has them.
+    await nc.flush();
+  } catch (err) {
+    if (err instanceof EngramError) throw err;
+    throw new EngramError(`${source}: ${describeNatsError(err)}`, { cause: err });
+  } finally {
+    await ingestor.close();
+    if (!nc.isClosed()) await nc.close();
+  }
+  return { source, ...ingestor.counts, acknowledged };
+}
+
+interface DrainWatch {
+  idleMs: number;
+  /** Stop waiting for delivered-but-unacknowledged messages (a dead drain's) at this time. */
+  giveUpAt: number;
+  lastArrival: () => number;
+  /** The drain stopped on its own (an error): nothing left to watch. */
+  finished: () => boolean;
+  pending: () => Promise<{ waiting: number; unacknowledged: number }>;
+  until: AbortSignal | undefined;
+}
+
+/** Stops the message iterator once the consumer is quiet and has nothing left to deliver. */
+function stopWhenDrained(
+  messages: ConsumerMessages,
+  watch: DrainWatch,
+): { done: Promise<void>; error: unknown } {
+  const state: { done: Promise<void>; error: unknown } = {
+    done: Promise.resolve(),
+    error: undefined,
+  };
+  state.done = (async () => {
+    try {
+      for (;;) {
+        await sleep(watch.idleMs);
+        if (watch.finished()) return;
+        if (watch.until !== undefined && !watch.until.aborted) continue;
+        if (Date.now() - watch.lastArrival() < watch.idleMs) continue;
+        const { waiting, unacknowledged } = await watch.pending();
+        if (waiting > 0) continue;
+        if (unacknowledged > 0 && Date.now() < watch.giveUpAt) continue;
+        messages.stop();
+        return;
+      }
+    } catch (err) {
+      state.error = err;
+      messages.stop();
+    }
+  })();
+  return state;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
