@@ -7,6 +7,8 @@
  *   4. recall       ranked recall on 10,000 engrams (in process and via the CLI)
  *   5. peak_memory  peak RSS of the ingest and compaction steps, each in its own process
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
+ *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
+ *   8. github       API calls per engram pull request, against the local GitHub-compatible server
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -19,10 +21,14 @@ import {
   ROOMY_BUDGETS,
   writeEngramRepo,
 } from "./fixtures.js";
+import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
+import { runNatsTransportScenario } from "./transport-nats.js";
+import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
 import { gc, log, mb, removeDir, round, tempDir } from "./util.js";
 
 export const PEAK_MEMORY_TARGET_MB = 300;
@@ -112,6 +118,16 @@ async function main(): Promise<void> {
     removeDir(work);
   }
 
+  const tcp = await attempt<TcpTransportResult>("transport_tcp", () => runTcpTransportScenario());
+  gc();
+  const nats = await attempt("transport_nats", () => runNatsTransportScenario());
+  gc();
+  const gitRefs = await attempt<GitTransportScenarioResult>("transport_git", () =>
+    runGitTransportScenario(),
+  );
+  gc();
+  const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
     compaction_mb: failed(compaction) ? null : compaction.max_rss_mb,
@@ -133,8 +149,12 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    transports: { tcp, nats, git: gitRefs },
+    github,
   };
-  const passes = [ingest, compaction, noop, recallResult, peak].map((r) => r.pass === true);
+  const passes = [ingest, compaction, noop, recallResult, peak, tcp, nats, gitRefs, github].map(
+    (r) => (r as { pass?: unknown }).pass === true,
+  );
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
   const report = {
     machine,
