@@ -9,6 +9,7 @@ import {
   describeResult,
   ROOT,
   runBin,
+  WORKER_BIN,
 } from "./support/bins.js";
 import { git, TempDirs, type TempRepo } from "./support/repo.js";
 
@@ -141,7 +142,7 @@ describe("the action's run step", () => {
   });
   afterAll(() => temp.cleanup());
 
-  function runStep(role: string, headRepo = "octo/repo", headRef = "feature") {
+  function runStep(role: string, headRepo = "octo/repo", headRef = "feature", args = "") {
     const dir = temp.dir();
     const event = join(dir, "event.json");
     writeFileSync(
@@ -165,7 +166,7 @@ describe("the action's run step", () => {
         RUNNER_TEMP: dir,
         ENGRAM_ROLE: role,
         ENGRAM_CONFIG: "config/dev.toml",
-        ENGRAM_ARGS: "",
+        ENGRAM_ARGS: args,
         GITHUB_ACTIONS: undefined,
       }),
     });
@@ -175,6 +176,7 @@ describe("the action's run step", () => {
       stderr: r.stderr,
       stdout: r.stdout,
       outputs: readFileSync(output, "utf8"),
+      summary: existsSync(join(dir, "summary")) ? readFileSync(join(dir, "summary"), "utf8") : "",
       result: existsSync(result) ? (JSON.parse(readFileSync(result, "utf8")) as Doc) : undefined,
     };
   }
@@ -203,6 +205,26 @@ describe("the action's run step", () => {
       director_branch: false,
       ok: false,
     });
+  });
+
+  it("director runs run --pr: the branch is committed, the outputs and the budget table written", async () => {
+    const note = await runBin(
+      WORKER_BIN,
+      ["emit", "--kind", "fact", "--text", "the action proposes memory"],
+      { cwd: repo.dir },
+    );
+    expect(note.code, describeResult(note)).toBe(0);
+    repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
+    const r = runStep("director", "octo/repo", "feature", "--force");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.result?.proposal).toMatchObject({ status: "created", branch: "engram/memory" });
+    expect(r.outputs).toMatch(/catalog-version=[1-9]\d*\n/);
+    expect(r.outputs).toMatch(/catalog-hash=sha256:[0-9a-f]{64}\n/);
+    expect(r.outputs).toContain("pr-number=\n");
+    expect(r.summary).toMatch(/\| short-term \(ST\) \| 0 → 1 of/);
+    expect(git(repo.dir, ["rev-parse", "--verify", "engram/memory"]).trim()).toMatch(
+      /^[0-9a-f]{40}$/,
+    );
   });
 
   it("refuses an unknown role", () => {

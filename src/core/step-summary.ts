@@ -62,7 +62,7 @@ export function renderStepSummary(input: StepSummaryInput): string {
     const number = input.pr ? `#${formatCount(input.pr.number).replace(/,/g, "")}` : "";
     lines.push(
       input.pr === null
-        ? "No engram pull request: nothing to propose."
+        ? "No engram pull request (nothing to propose, or GitHub is not configured)."
         : `Engram pull request: ${url === undefined ? number : `[${number}](${url})`}`,
       "",
     );
