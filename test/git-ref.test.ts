@@ -194,6 +194,64 @@ describe("git-ref transport", () => {
     expect(await drain(s.director)).toMatchObject({ accepted: 0, duplicates: 0, refs: 0 });
   }, 180_000);
 
+  it("fifty writers, two thousand events, a Director killed mid-drain and restarted: each event once", async () => {
+    const s = await swarm();
+    const clones = Array.from({ length: 5 }, () => s.clone());
+    const sent: string[] = [];
+    let writing = true;
+    const writer = async (w: number) => {
+      const ctx = await openContext({ repo: clones[w % 5] as string });
+      const sender = gitRefSender(ctx, "origin");
+      for (let round = 0; round < 4; round++) {
+        const batch = Array.from({ length: 10 }, (_, i) =>
+          buildEnvelope(
+            "memory_note.v1",
+            { kind: "fact", text: `writer ${w} round ${round} note ${i}`, topics: ["swarm"] },
+            { id: `job-${w}` },
+            new Date().toISOString(),
+            round * 10 + i,
+          ),
+        );
+        const delivery = await sender.send(batch);
+        expect(delivery.spooled).toBe(false);
+        for (const e of batch) sent.push(e.event_id);
+      }
+      await sender.close();
+    };
+    const writers = Promise.all(Array.from({ length: 50 }, (_, w) => writer(w))).finally(() => {
+      writing = false;
+    });
+    let seed = 77;
+    const kills: string[] = [];
+    while (writing) {
+      const spawned = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
+        cwd: s.director,
+        env: GIT_ENV,
+        timeoutMs: 120_000,
+      });
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      const delay = 200 + (seed % 1200);
+      const timer = setTimeout(() => spawned.child.kill("SIGKILL"), delay);
+      const r = await spawned.done;
+      clearTimeout(timer);
+      kills.push(r.signal ? `killed at ${delay} ms` : `exit ${r.code}`);
+      if (r.signal === null) expect(r.code, describeResult(r)).toBe(0);
+    }
+    await writers;
+    // Drains until the remote holds no event ref (a writer's last push may land after a drain).
+    for (let i = 0; i < 5 && eventRefs(s.origin).size > 0; i++) await drain(s.director);
+    expect(eventRefs(s.origin).size, kills.join("; ")).toBe(0);
+    expect(sent).toHaveLength(2000);
+    const ids = journalIds(s.director);
+    const missing = sent.filter((id) => !ids.has(`id:${id}`));
+    expect(missing, kills.join("; ")).toEqual([]);
+    expect([...ids.values()].every((n) => n === 1)).toBe(true);
+    expect(
+      kills.some((k) => k.startsWith("killed")),
+      kills.join("; "),
+    ).toBe(true);
+  }, 300_000);
+
   it("director run drains the sources of agent_bus.sources", async () => {
     const s = await swarm();
     const writer = s.clone();
