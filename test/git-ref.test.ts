@@ -419,6 +419,28 @@ describe("git-ref transport", () => {
     });
     expect(r.code, describeResult(r)).toBe(3);
     expect(r.stderr).toContain("git:nosuchremote");
+    // director run reports it and goes on with its cycle: the spool is still drained.
+    writeFileSync(
+      join(s.director, "config", "dev.toml"),
+      '[agent_bus]\nsources = ["git:nosuchremote"]\n',
+    );
+    const spooled = await runBin(WORKER_BIN, ["emit", "--kind", "fact", "--text", "local"], {
+      cwd: s.director,
+    });
+    expect(spooled.code).toBe(0);
+    const run = await runBin(DIRECTOR_BIN, ["run", "--json"], { cwd: s.director, env: GIT_ENV });
+    expect(run.code, describeResult(run)).toBe(0);
+    const result = JSON.parse(run.stdout) as {
+      drained: { accepted: number };
+      sources: { source: string; error?: string }[];
+    };
+    expect(result.drained.accepted).toBe(1);
+    expect(result.sources).toEqual([
+      expect.objectContaining({
+        source: "git:nosuchremote",
+        error: expect.stringContaining("nosuchremote"),
+      }),
+    ]);
   });
 
   it("hostile refs: bad lines and foreign entries are quarantined, the rest ingested, the ref pruned", async () => {

@@ -8,6 +8,8 @@ export interface SourceDrain extends IngestCounts {
   source: string;
   /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
   acknowledged: number;
+  /** Why the source could not be drained (`director run` goes on with its cycle). */
+  error?: string;
 }
 
 /**

@@ -147,9 +147,10 @@ function runLines(r: RunResult): string[] {
   return [
     `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
     `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
-    ...r.sources.map(
-      (s) =>
-        `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
+    ...r.sources.map((s) =>
+      s.error !== undefined
+        ? `could not drain ${s.source}: ${s.error}`
+        : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
     ),
     `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
     `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
