@@ -5,7 +5,7 @@ import { connect as tlsConnect } from "node:tls";
 import type { RepoContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
-import { ENVELOPE_SCHEMA_VERSION, type Envelope } from "../schema/envelope.js";
+import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
 import { readDrift } from "../worker/drift.js";
 import type { WorkerView } from "./hub-drift.js";
 import {
@@ -205,23 +205,12 @@ export class TcpBusClient {
     const first = this.queue[this.head]?.envelope.sender;
     const sender = this.options.sender ?? first ?? this.speaker;
     this.speaker = { id: sender.id, run_id: sender.run_id };
-    const hello = {
-      schema_version: ENVELOPE_SCHEMA_VERSION,
-      message_type: MSG.hello,
-      sent_at: new Date().toISOString(),
-      sender: {
-        role: "worker",
-        id: sender.id,
-        ...(sender.run_id ? { run_id: sender.run_id } : {}),
-      },
-      seq: 0,
-      payload: {
-        protocol_version: PROTOCOL_VERSION,
-        capabilities: ["bus_ack.v1", "pipelining"],
-        ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
-        ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
-      },
-    };
+    const hello = speakerEnvelope(MSG.hello, this.speaker, {
+      protocol_version: PROTOCOL_VERSION,
+      capabilities: ["bus_ack.v1", "pipelining"],
+      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
+      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+    });
     const { host, port, tls } = this.options;
     const socket = tls
       ? tlsConnect({
@@ -362,22 +351,8 @@ export class TcpBusClient {
     const ms = Math.max(1, Number(intervalSeconds) || 30) * 1000;
     this.heartbeatTimer = setInterval(() => {
       void (async () => {
-        const sender = this.speaker;
         const payload = await beat();
-        await this.send([
-          {
-            schema_version: ENVELOPE_SCHEMA_VERSION,
-            message_type: MSG.heartbeat,
-            sent_at: new Date().toISOString(),
-            sender: {
-              role: "worker",
-              id: sender.id,
-              ...(sender.run_id ? { run_id: sender.run_id } : {}),
-            },
-            seq: 0,
-            payload,
-          },
-        ]);
+        await this.send([speakerEnvelope(MSG.heartbeat, this.speaker, payload)]);
       })().catch(() => {
         // A heartbeat that cannot be delivered is simply late: the next one says the same.
       });
@@ -522,5 +497,25 @@ export function tcpSender(
       };
     },
     close: () => client.close(),
+  };
+}
+
+/** An envelope of this client's own (a hello, an automatic heartbeat), as its worker. */
+function speakerEnvelope(
+  messageType: MessageType,
+  speaker: { id: string; run_id?: string | undefined },
+  payload: Record<string, unknown>,
+): Envelope {
+  return {
+    schema_version: ENVELOPE_SCHEMA_VERSION,
+    message_type: messageType,
+    sent_at: new Date().toISOString(),
+    sender: {
+      role: "worker" as const,
+      id: speaker.id,
+      ...(speaker.run_id ? { run_id: speaker.run_id } : {}),
+    },
+    seq: 0,
+    payload,
   };
 }
