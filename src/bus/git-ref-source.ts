@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../director/context.js";
+import type { SourceDrain } from "../director/ingest.js";
 import { type Ingestor, ingestorFor } from "../director/ingest.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
@@ -25,7 +26,6 @@ import {
   readBlob,
   readEventFiles,
 } from "./git-ref-store.js";
-import type { SourceDrain } from "./sources.js";
 import type { BusUrl } from "./url.js";
 
 export interface GitRefDrain extends SourceDrain {

@@ -16,6 +16,7 @@ import { createRedactor, type Redactor, redactValue } from "../core/redact.js";
 import type { RepoContext } from "../director/context.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import type { Envelope } from "../schema/envelope.js";
+import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import {
   deleteLocalRef,
   EVENTS_PREFIX,
@@ -25,7 +26,6 @@ import {
   resolveLocalRef,
   writeEventCommit,
 } from "./git-ref-store.js";
-import { type BusSender, type Delivery, spoolSender } from "./sender.js";
 
 /** What a git-ref send achieved, beyond `Delivery`. */
 export interface GitRefDelivery extends Delivery {

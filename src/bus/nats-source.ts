@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
+import type { SourceDrain } from "../director/ingest.js";
 import { ingestorFor } from "../director/ingest.js";
 import { EngramError } from "../errors.js";
 import type { EventBuffer } from "../state/buffer.js";
@@ -13,7 +14,6 @@ import {
   type NatsUrl,
   natsSettings,
 } from "./nats-stream.js";
-import type { SourceDrain } from "./sources.js";
 import { formatBusUrl } from "./url.js";
 
 export interface NatsDrainOptions {

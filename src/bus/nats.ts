@@ -2,6 +2,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { createInbox, headers, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
 import type { Envelope } from "../schema/envelope.js";
+import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import {
   connectNats,
   describeNatsError,
@@ -12,7 +13,6 @@ import {
   natsSettings,
   subjectFor,
 } from "./nats-stream.js";
-import { type BusSender, type Delivery, spoolSender } from "./sender.js";
 import { formatBusUrl } from "./url.js";
 
 /**

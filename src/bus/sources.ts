@@ -1,16 +1,8 @@
 import type { RepoContext } from "../director/context.js";
-import type { IngestCounts } from "../director/ingest.js";
+import { type SourceDrain, zeroCounts } from "../director/ingest.js";
+import { EngramError } from "../errors.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { type BusUrl, formatBusUrl, parseBusUrl } from "./url.js";
-
-/** What one drain of a bus source brought into the buffer. */
-export interface SourceDrain extends IngestCounts {
-  source: string;
-  /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
-  acknowledged: number;
-  /** Why the source could not be drained (`director run` goes on with its cycle). */
-  error?: string;
-}
 
 /**
  * Drains a networked source (NATS JetStream, git refs) into the buffer. Every event is made
@@ -40,4 +32,29 @@ export function configuredSources(ctx: RepoContext): BusUrl[] {
   return ctx.config.agent_bus.sources.map((text, i) =>
     parseBusUrl(text, `${ctx.configPath}: agent_bus.sources[${i}]`),
   );
+}
+
+/**
+ * Drains every source of `agent_bus.sources` after the spool, for `director run` and the hub.
+ * An unreachable source does not stop the cycle: what it holds waits there for the next one.
+ */
+export async function drainConfiguredSources(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+): Promise<SourceDrain[]> {
+  const drains: SourceDrain[] = [];
+  for (const url of configuredSources(ctx)) {
+    try {
+      drains.push(await drainSource(ctx, buffer, url));
+    } catch (error) {
+      if (!(error instanceof EngramError)) throw error;
+      drains.push({
+        ...zeroCounts(),
+        source: formatBusUrl(url),
+        acknowledged: 0,
+        error: error.message,
+      });
+    }
+  }
+  return drains;
 }

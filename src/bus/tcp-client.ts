@@ -4,9 +4,10 @@ import { isIP, connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
 import type { RepoContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
+import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
-import { readDrift } from "../worker/drift.js";
+import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import type { WorkerView } from "./hub-drift.js";
 import {
   bodyWithoutSeq,
@@ -18,7 +19,6 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { type BusSender, type Delivery, spoolSender } from "./sender.js";
 import type { BusUrl } from "./url.js";
 
 /** How long the hub may stay unreachable before a send gives up (the spool takes over). */
@@ -453,7 +453,7 @@ export function clientTlsFromEnv(): { cert: Buffer; key: Buffer; ca?: Buffer } {
 
 /** What this worker's hello says: where its branch left main, and the catalog it sees. */
 async function helloView(ctx: RepoContext): Promise<WorkerView> {
-  const drift = await readDrift(ctx).catch(() => undefined);
+  const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main).catch(() => undefined);
   const catalog = await readCatalog(ctx.repoDir).catch(() => undefined);
   return {
     main_ancestor_sha: drift?.main_ancestor_sha ?? undefined,

@@ -25,6 +25,7 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
+import { drainConfiguredSources } from "./sources.js";
 
 /** Client certificates are required when TLS is on: the certificate is the worker's pass. */
 export interface HubTls {
@@ -513,7 +514,7 @@ export class TcpHub {
     for (const conn of this.conns) conn.socket.pause();
     let result: RunResult;
     try {
-      result = await runCycleOn(this.ctx, this.buffer);
+      result = await runCycleOn(this.ctx, this.buffer, { drainSources: drainConfiguredSources });
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { drainSource } from "../bus/sources.js";
+import { drainConfiguredSources, drainSource } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import { formatFinding } from "../core/verify.js";
@@ -10,7 +10,7 @@ import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-
 import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
-import { type RunResult, runCycle } from "../director/run.js";
+import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
 import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
@@ -133,7 +133,11 @@ const run: Command = {
   },
   async run(args) {
     const ctx = await openContext(repoOptions(args));
-    const cycle = { force: args.values.force === true, dryRun: args.values["dry-run"] === true };
+    const cycle = {
+      force: args.values.force === true,
+      dryRun: args.values["dry-run"] === true,
+      drainSources: drainConfiguredSources,
+    };
     if (args.values.pr === true) return runPr(ctx, args, cycle);
     for (const name of ["remote", "base", "branch"]) {
       if (stringOption(args, name) !== undefined) throw new UsageError(`--${name} needs --pr`);
@@ -164,7 +168,7 @@ function runLines(r: RunResult): string[] {
 async function runPr(
   ctx: RepoContext,
   args: ParsedArgs,
-  cycle: { force: boolean; dryRun: boolean },
+  cycle: RunOptions,
 ): Promise<CommandOutput> {
   const settings = githubSettings(process.env, ctx.config);
   const branch = stringOption(args, "branch") ?? ctx.config.github.head_branch;

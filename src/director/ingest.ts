@@ -25,6 +25,15 @@ export interface IngestCounts {
   redacted: number;
 }
 
+/** What one drain of a networked bus source brought into the buffer. */
+export interface SourceDrain extends IngestCounts {
+  source: string;
+  /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
+  acknowledged: number;
+  /** Why the source could not be drained (`director run` goes on with its cycle). */
+  error?: string;
+}
+
 export function zeroCounts(): IngestCounts {
   return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
 }

@@ -1,12 +1,9 @@
 import { basename, join } from "node:path";
-import { configuredSources, drainSource, type SourceDrain } from "../bus/sources.js";
-import { formatBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import { type TierUsage, tierUsage } from "../core/budget.js";
 import { parseFocusMarker } from "../core/focus-header.js";
 import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
 import { nowLines, summarizeSwarm } from "../core/swarm.js";
-import { EngramError } from "../errors.js";
 import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
@@ -14,13 +11,15 @@ import type { EventBuffer } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import type { RepoContext } from "./context.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
-import { type IngestCounts, ingestorFor, ingestSmallFile, zeroCounts } from "./ingest.js";
+import { type IngestCounts, ingestorFor, ingestSmallFile, type SourceDrain } from "./ingest.js";
 
 export interface RunOptions {
   /** Compact everything but the newest window, ignoring the soft limit and rate limit. */
   force?: boolean;
   /** Plan and report, write nothing (the spool is still drained into the buffer). */
   dryRun?: boolean;
+  /** Drains the networked bus sources after the spool (`agent_bus.sources`; the CLI wires it). */
+  drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
 }
 
 export interface RunResult {
@@ -73,21 +72,7 @@ export async function runCycleOn(
   options: RunOptions = {},
 ): Promise<RunResult> {
   const drained = await drainSpool(ctx, buffer);
-  const sources: SourceDrain[] = [];
-  for (const url of configuredSources(ctx)) {
-    // An unreachable source must not stop the cycle: what it holds waits there for the next.
-    try {
-      sources.push(await drainSource(ctx, buffer, url));
-    } catch (error) {
-      if (!(error instanceof EngramError)) throw error;
-      sources.push({
-        ...zeroCounts(),
-        source: formatBusUrl(url),
-        acknowledged: 0,
-        error: error.message,
-      });
-    }
-  }
+  const sources = options.drainSources ? await options.drainSources(ctx, buffer) : [];
   return cycle(ctx, buffer, { drained, sources }, options);
 }
 

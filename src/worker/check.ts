@@ -4,9 +4,9 @@ import type { SyncAction, SyncReason } from "../core/drift.js";
 import { catalogHashOf, engramHashOf } from "../core/engram.js";
 import type { RepoContext } from "../director/context.js";
 import { fetchOrigin } from "../git/remote.js";
+import { type DriftReport, readDrift } from "../repo/drift.js";
 import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
-import { type DriftReport, readDrift } from "./drift.js";
 
 export interface CheckResult {
   /** Memory matches its catalog and no sync with main is required. */
@@ -66,7 +66,7 @@ export async function checkMemory(
   );
   missing.sort();
   modified.sort();
-  const drift = (await readDrift(ctx, options.main)) ?? null;
+  const drift = (await readDrift(ctx.repoDir, ctx.config.policy.sync_main, options.main)) ?? null;
   const filesOk =
     !catalogModified && missing.length === 0 && modified.length === 0 && unlisted.length === 0;
   return {

@@ -2,10 +2,10 @@ import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
 import { sealText } from "../core/seal.js";
 import type { RepoContext } from "../director/context.js";
+import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";
 import { loadSealKey } from "../state/seal-key.js";
-import { readDrift } from "./drift.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 
 export interface NoteInput {
@@ -110,7 +110,7 @@ export async function emitHeartbeat(
   sender: SenderIdentity,
   bus: BusUrl = { kind: "spool" },
 ): Promise<EmitResult & { main_ancestor_sha: string | null; catalog_hash_seen: string }> {
-  const drift = await readDrift(ctx, beat.main);
+  const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main, beat.main);
   const catalog = await readCatalog(ctx.repoDir);
   const payload: Record<string, unknown> = { catalog_hash_seen: catalog.hash };
   if (beat.stage !== undefined) payload.stage = beat.stage;

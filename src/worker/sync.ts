@@ -3,9 +3,9 @@ import type { RepoContext } from "../director/context.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo } from "../git/history.js";
 import { fetchOrigin, gitAt } from "../git/remote.js";
+import { type DriftReport, readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { type DriftReport, readDrift } from "./drift.js";
 
 export interface SyncResult {
   /** Whether main was brought in by this run. */
@@ -43,7 +43,7 @@ export async function syncWithMain(ctx: RepoContext, options: SyncOptions): Prom
   const repo = await openRepo(ctx.repoDir);
   const git = gitAt(repo.dir);
   const fetched = await fetchOrigin(repo.dir);
-  const drift = await readDrift(ctx, options.main);
+  const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main, options.main);
   const before = await readCatalog(ctx.repoDir);
   const stamp = (c: Catalog) => ({ catalog_version: c.catalog_version, catalog_hash: c.hash });
   const idle = (reason: string): SyncResult => ({

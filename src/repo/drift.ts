@@ -1,10 +1,9 @@
 import { existsSync } from "node:fs";
-import type { DriftVerdict } from "../core/drift.js";
-import type { RepoContext } from "../director/context.js";
+import type { DriftVerdict, SyncPolicy } from "../core/drift.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import { findMain, judgeAgainstMain } from "../git/main-drift.js";
-import { readCatalog } from "../repo/memory-tree.js";
+import { readCatalog } from "./memory-tree.js";
 
 export interface DriftReport extends DriftVerdict {
   main_ref: string;
@@ -18,13 +17,14 @@ export interface DriftReport extends DriftVerdict {
  * main to compare with.
  */
 export async function readDrift(
-  ctx: RepoContext,
+  repoDir: string,
+  policy: SyncPolicy,
   mainRef?: string,
 ): Promise<DriftReport | undefined> {
-  if (!existsSync(ctx.repoDir)) return undefined;
+  if (!existsSync(repoDir)) return undefined;
   let repo: GitRepo;
   try {
-    repo = await openRepo(ctx.repoDir);
+    repo = await openRepo(repoDir);
   } catch (error) {
     if (error instanceof StateError) return undefined;
     throw error;
@@ -33,12 +33,7 @@ export async function readDrift(
   if (!main) return undefined;
   const head = await resolveCommit(repo, "HEAD");
   const ancestor = (await mergeBase(repo, head, main.sha)) ?? null;
-  const local = await readCatalog(ctx.repoDir);
-  const verdict = await judgeAgainstMain(
-    repo,
-    main,
-    { ancestor, catalogHash: local.hash },
-    ctx.config.policy.sync_main,
-  );
+  const local = await readCatalog(repoDir);
+  const verdict = await judgeAgainstMain(repo, main, { ancestor, catalogHash: local.hash }, policy);
   return { ...verdict, main_ref: main.ref, main_ancestor_sha: ancestor };
 }
