@@ -78,25 +78,37 @@ export async function finishCycle(
   fsyncDirSync(join(ctx.paths.intent, ".."));
 }
 
-/** Temp files of writers killed mid-write, in the memory tree and the state folder. */
+/** Temp files of writers killed mid-write, in the memory trees and the state folder. */
 function removeLeftovers(ctx: RepoContext): void {
-  const batchDirs: string[] = [];
-  for (const scope of ["st", "lt"]) {
-    const tier = join(ctx.repoDir, "memory", scope);
-    if (!existsSync(tier)) continue;
-    batchDirs.push(tier);
-    for (const entry of readdirSync(tier, { withFileTypes: true })) {
-      if (entry.isDirectory()) batchDirs.push(join(tier, entry.name));
+  // The work tree, and the staging trees of `director run --pr` in the state folder.
+  const trees = [ctx.repoDir];
+  if (existsSync(ctx.paths.root)) {
+    for (const entry of readdirSync(ctx.paths.root, { withFileTypes: true })) {
+      if (entry.isDirectory() && entry.name.startsWith("staging-")) {
+        trees.push(join(ctx.paths.root, entry.name));
+      }
     }
   }
   removeStaleTemps([
-    ctx.repoDir,
-    join(ctx.repoDir, "memory"),
-    ...batchDirs,
+    ...trees.flatMap(memoryDirs),
     join(ctx.paths.root, "buffer"),
     ctx.paths.spool,
     ctx.paths.root,
   ]);
+}
+
+/** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
+function memoryDirs(tree: string): string[] {
+  const dirs = [tree, join(tree, "memory")];
+  for (const scope of ["st", "lt"]) {
+    const tier = join(tree, "memory", scope);
+    if (!existsSync(tier)) continue;
+    dirs.push(tier);
+    for (const entry of readdirSync(tier, { withFileTypes: true })) {
+      if (entry.isDirectory()) dirs.push(join(tier, entry.name));
+    }
+  }
+  return dirs;
 }
 
 /**
