@@ -12,6 +12,7 @@ import { dirname } from "node:path";
 import git, { type TreeEntry } from "isomorphic-git";
 import { simpleGit } from "simple-git";
 import type { GitRepo } from "../git/history.js";
+import { userGitEnvironment } from "../git/remote.js";
 
 /** Where writers push: one ref per writer process, under this prefix, on the shared remote. */
 export const EVENTS_PREFIX = "refs/engram/events/";
@@ -24,37 +25,19 @@ export interface GitRun {
   stderr: string;
 }
 
-// Environment variables that say which repository git works on: isomorphic-git opens the
-// repository from the folder, so git must too.
-const REPOSITORY_VARIABLES = new Set([
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_COMMON_DIR",
-  "GIT_NAMESPACE",
-  "GIT_PREFIX",
-]);
-
 /** A network operation that makes no progress this long is killed (a hung remote). */
 const BLOCK_TIMEOUT_MS = 120_000;
 
 /**
  * Runs git through simple-git in `dir`, returning the exit code and both outputs instead of
  * throwing, so a push's per-ref report can be read even when some refs were rejected.
- * simple-git drops ambient `GIT_*` variables unless allowed: the user's own (GIT_SSH_COMMAND,
- * GIT_ASKPASS, GIT_CONFIG_GLOBAL...) are passed on, since they carry credentials and config.
+ * The user's own `GIT_*` variables are passed on (see `userGitEnvironment`).
  */
 export async function runGit(dir: string, args: readonly string[]): Promise<GitRun> {
   let failure: GitRun | undefined;
-  const allowEnvironment = Object.keys(process.env).filter(
-    (name) =>
-      name.toUpperCase().startsWith("GIT_") && !REPOSITORY_VARIABLES.has(name.toUpperCase()),
-  );
   const client = simpleGit({
     baseDir: dir,
-    allowEnvironment,
+    allowEnvironment: userGitEnvironment(),
     timeout: { block: BLOCK_TIMEOUT_MS },
     errors(error, result) {
       if (result.exitCode === 0) return undefined;

@@ -8,11 +8,37 @@ import { EngramError, StateError } from "../errors.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
 
+// Environment variables that say which repository git works on: the Director opens the
+// repository from its folder (isomorphic-git too), so git must use that folder as well.
+const REPOSITORY_VARIABLES = new Set([
+  "GIT_DIR",
+  "GIT_WORK_TREE",
+  "GIT_INDEX_FILE",
+  "GIT_OBJECT_DIRECTORY",
+  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+  "GIT_COMMON_DIR",
+  "GIT_NAMESPACE",
+  "GIT_PREFIX",
+]);
+
+/**
+ * The user's own `GIT_*` variables (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_AUTHOR_NAME,
+ * GIT_CONFIG_GLOBAL...): simple-git drops every ambient `GIT_*` variable unless it is
+ * allowed, and these carry the user's credentials, identity and config.
+ */
+export function userGitEnvironment(): string[] {
+  return Object.keys(process.env).filter(
+    (name) =>
+      name.toUpperCase().startsWith("GIT_") && !REPOSITORY_VARIABLES.has(name.toUpperCase()),
+  );
+}
+
 /** The user's git in `dir`; `timeoutMs` kills a command that stays silent that long. */
 export function gitAt(dir: string, timeoutMs?: number): SimpleGit {
   return simpleGit({
     baseDir: dir,
     trimmed: true,
+    allowEnvironment: userGitEnvironment(),
     ...(timeoutMs !== undefined ? { timeout: { block: timeoutMs } } : {}),
   });
 }
