@@ -181,6 +181,12 @@ describe("NATS JetStream sender", () => {
       await director(["run", "--json"], { cwd: repo.dir }),
     );
     expect(run.drained.accepted).toBe(2);
+    // The Director cannot drain a server that is down: exit 3, naming it.
+    const drain = await director(["ingest", "--bus", `nats://127.0.0.1:${port}`], {
+      cwd: repo.dir,
+    });
+    expect(drain.code, describeResult(drain)).toBe(3);
+    expect(drain.stderr).toContain(`nats://127.0.0.1:${port}: cannot connect`);
   });
   it("spools a batch JetStream does not acknowledge in time; stored there too, it is ingested once", async () => {
     const { repo, stream } = await natsRepo({ publish_timeout_seconds: 1 });

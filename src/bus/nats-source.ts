@@ -4,7 +4,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
 import type { SourceDrain } from "../director/ingest.js";
 import { ingestorFor } from "../director/ingest.js";
-import { EngramError } from "../errors.js";
+import { EngramError, StateError } from "../errors.js";
 import type { EventBuffer } from "../state/buffer.js";
 import {
   connectNats,
@@ -55,7 +55,7 @@ export async function drainNats(
   try {
     nc = await connectNats(url, settings, "engram-director");
   } catch (err) {
-    throw new EngramError(
+    throw new StateError(
       `${source}: cannot connect: ${describeNatsError(err)} (nothing was drained; the messages wait in JetStream)`,
       { cause: err },
     );
@@ -141,7 +141,7 @@ export async function drainNats(
     await nc.flush();
   } catch (err) {
     if (err instanceof EngramError) throw err;
-    throw new EngramError(`${source}: ${describeNatsError(err)}`, { cause: err });
+    throw new StateError(`${source}: ${describeNatsError(err)}`, { cause: err });
   } finally {
     await ingestor.close();
     if (!nc.isClosed()) await nc.close();
