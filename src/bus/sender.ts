@@ -10,7 +10,7 @@ export async function openSender(ctx: RepoContext, url: BusUrl): Promise<BusSend
     case "spool":
       return spoolSender(ctx);
     case "tcp":
-      return (await import("./tcp-client.js")).tcpSender(ctx, url);
+      return (await import("./tcp-sender.js")).tcpSender(ctx, url);
     case "nats":
       return (await import("./nats.js")).openNatsSender(ctx, url);
     case "git": {

@@ -3,7 +3,7 @@ import { openContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
-import { type EmitResult, emitHeartbeat, emitNote } from "../worker/emit.js";
+import { type EmitResult, emitHeartbeat, emitNote, type SenderIdentity } from "../worker/emit.js";
 import { recallMemory } from "../worker/recall.js";
 import { parseSyncAction, syncWithMain } from "../worker/sync.js";
 import {
@@ -31,6 +31,10 @@ const SENDER_OPTIONS: OptionSpecs = {
     description: `where to send: ${BUS_URL_FORMS} (default: spool)`,
   },
 };
+
+function senderOf(args: ParsedArgs): SenderIdentity {
+  return { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") };
+}
 
 function busOption(args: ParsedArgs): BusUrl {
   return parseBusUrl(stringOption(args, "bus") ?? "spool");
@@ -87,7 +91,7 @@ const emit: Command = {
         privacy: stringOption(args, "privacy"),
         issue: stringOption(args, "issue"),
       },
-      { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+      senderOf(args),
       bus,
     );
     return { json: result, text: deliveredText(result) };
@@ -203,7 +207,7 @@ const heartbeat: Command = {
         progress: numberOption(args, "progress"),
         main: stringOption(args, "main"),
       },
-      { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") },
+      senderOf(args),
       bus,
     );
     return { json: result, text: deliveredText(result) };

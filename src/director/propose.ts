@@ -1,11 +1,18 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { proposedEngramIds, rebaseCatalog } from "../core/catalog-merge.js";
-import { serializeCatalog } from "../core/engram.js";
+import { emptyCatalog, serializeCatalog } from "../core/engram.js";
 import { type Proposal, renderPrBody, renderPrTitle } from "../core/pr-body.js";
 import { buildProposal } from "../core/proposal.js";
 import { StateError } from "../errors.js";
-import { branchNameOf, type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
+import {
+  branchNameOf,
+  type GitRepo,
+  mergeBase,
+  openRepo,
+  readFileAt,
+  resolveCommit,
+} from "../git/history.js";
 import { graftTree, treeOf, writeCommit, writeTextBlob, writeTextTree } from "../git/objects.js";
 import {
   compareAndSwapRef,
@@ -22,6 +29,7 @@ import type { RepoContext } from "./context.js";
 import { withDirectorState } from "./director-state.js";
 import { type RunOptions, type RunResult, runCycleOn } from "./run.js";
 import {
+  catalogAt,
   type MemoryFiles,
   memoryFilesAt,
   readStagingFiles,
@@ -318,9 +326,10 @@ async function localBranch(repo: GitRepo, branch: string): Promise<string | null
 }
 
 /**
- * The staging tree for this run (`pending`: it may differ from the branch). Reused as it is while main, the branch and the rejections
- * are what it was built from; otherwise rebuilt: the branch's proposal replayed on main,
- * then, if the tree holds a result not pushed yet, that result replayed on top.
+ * The staging tree for this run (`pending`: it may differ from the branch). Reused as it is
+ * while main, the branch and the rejections are what it was built from; otherwise rebuilt:
+ * the branch's proposal replayed on main, then, if the tree holds a result not pushed yet,
+ * that result replayed on top.
  */
 async function prepareStaging(
   ctx: RepoContext,
@@ -347,9 +356,9 @@ async function prepareStaging(
   if (refs.branch !== null && refs.branch !== refs.main) {
     const mergedBase = await mergeBase(repo, refs.branch, refs.main);
     if (mergedBase !== refs.branch) {
-      const baseFiles = mergedBase ? await memoryFilesAt(repo, mergedBase) : emptyFiles(main);
+      const base = mergedBase ? await catalogAt(repo, mergedBase) : emptyCatalog();
       const proposal = await memoryFilesAt(repo, refs.branch);
-      const rebased = replay(baseFiles.catalog, proposal, start, rejected);
+      const rebased = replay(base, proposal, start, rejected);
       carried += rebased.carried;
       start = rebased.files;
     }
@@ -373,10 +382,6 @@ async function prepareStaging(
   writeStagingMeta(ctx.paths, next);
   removeOtherStagingTrees(ctx.paths, dir);
   return { meta: next, carried, pending: true };
-}
-
-function emptyFiles(like: MemoryFiles): MemoryFiles {
-  return { catalog: { ...like.catalog, catalog_version: 0, entries: [] }, files: new Map() };
 }
 
 /** `proposal`'s changes since `base`, replayed on `onto`: catalog and files. */
@@ -441,8 +446,7 @@ async function buildCommit(
   }
   const onMain =
     refs.branch !== null && (await mergeBase(repo, refs.branch, refs.main)) === refs.main;
-  const grown =
-    onMain && (await memoryFilesAt(repo, refs.branch as string)).catalog.hash === startCatalog.hash;
+  const grown = onMain && (await catalogAt(repo, refs.branch as string)).hash === startCatalog.hash;
   const parent = grown ? (refs.branch as string) : refs.main;
   const sha = await writeCommit(repo, {
     tree,
@@ -490,16 +494,16 @@ async function updateRejections(
   let changed = false;
   for (const pull of await options.pulls.closedUnmerged(options.branch)) {
     if (seen.has(pull.number)) continue;
-    let head: MemoryFiles;
+    let head: Catalog;
     let base: string | undefined;
     try {
-      head = await memoryFilesAt(repo, pull.head_sha);
+      head = await catalogAt(repo, pull.head_sha);
       base = await mergeBase(repo, pull.head_sha, refs.main);
     } catch {
       continue; // its commit is not here (yet): judged on a later run
     }
-    const from = base ? (await memoryFilesAt(repo, base)).catalog : head.catalog;
-    for (const id of proposedEngramIds(from, head.catalog)) ids.add(id);
+    const from = base ? await catalogAt(repo, base) : head;
+    for (const id of proposedEngramIds(from, head)) ids.add(id);
     seen.add(pull.number);
     changed = true;
   }
@@ -521,8 +525,10 @@ async function openPullRequest(
   ctx: RepoContext,
   options: ProposeOptions,
 ): Promise<Pick<ProposalResult, "pr" | "would_open" | "review">> {
-  const main = await memoryFilesAt(repo, refs.main);
-  const mainIds = new Set(main.catalog.entries.map((e) => e.engram_id));
+  // Only main's catalog and MEMORY.md: the engrams a reviewer sees are the branch's own.
+  const mainCatalog = await catalogAt(repo, refs.main);
+  const mainFocus = await readFileAt(repo, refs.main, FOCUS_PATH);
+  const mainIds = new Set(mainCatalog.entries.map((e) => e.engram_id));
   const added = new Map<string, Engram>();
   for (const entry of files.catalog.entries) {
     const text = files.files.get(entry.path);
@@ -535,8 +541,8 @@ async function openPullRequest(
     base: {
       branch: options.base,
       sha: refs.main,
-      catalog: main.catalog,
-      focusBytes: bytes(main.files.get(FOCUS_PATH)),
+      catalog: mainCatalog,
+      focusBytes: bytes(mainFocus?.text),
     },
     head: {
       branch: options.branch,

@@ -66,13 +66,21 @@ export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<Memo
   for (const file of await readFilesUnder(repo, commit, "memory")) files.set(file.path, file.text);
   const focus = await readFileAt(repo, commit, FOCUS_PATH);
   if (focus) files.set(FOCUS_PATH, focus.text);
-  const text = files.get(CATALOG_PATH);
-  if (text === undefined) return { catalog: emptyCatalog(), files };
+  return { catalog: parseCatalogAt(files.get(CATALOG_PATH), commit), files };
+}
+
+/** Only the catalog of a commit: where the engrams themselves are not needed. */
+export async function catalogAt(repo: GitRepo, commit: string): Promise<Catalog> {
+  return parseCatalogAt((await readFileAt(repo, commit, CATALOG_PATH))?.text, commit);
+}
+
+function parseCatalogAt(text: string | undefined, commit: string): Catalog {
+  if (text === undefined) return emptyCatalog();
   const parsed = Catalog.safeParse(JSON.parse(text));
   if (!parsed.success) {
     throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
   }
-  return { catalog: parsed.data as Catalog, files };
+  return parsed.data as Catalog;
 }
 
 /**
