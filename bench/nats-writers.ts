@@ -26,7 +26,10 @@ export interface WritersJob {
 
 export interface WritersReport {
   ids: string[];
-  /** Publish start of `ids[i]`, in ms since the epoch with sub-ms precision. */
+  /**
+   * When the send of `ids[i]` started (flat out) or was due (paced), in ms since the epoch
+   * with sub-ms precision.
+   */
   startedAt: Float64Array;
   stored: number;
   spooled: number;
@@ -92,14 +95,16 @@ async function run(job: WritersJob): Promise<void> {
     senders.map(async (sender, w) => {
       const mine = batches[w] as Envelope[][];
       for (let round = 0; round < mine.length; round++) {
+        // Paced: latency counts from when the send was due, so a writer that falls behind
+        // (a saturated machine) shows as latency instead of quietly offering less.
+        let at = now();
         if (interval > 0) {
           // Writers are spread over the interval, so the load is even rather than bursty.
           const due = t0 + (round + w / job.writers) * interval;
-          const wait = due - now();
-          if (wait > 0) await sleep(wait);
+          if (due > at) await sleep(due - at);
+          at = due;
         }
         const batch = mine[round] as Envelope[];
-        const at = now();
         for (let i = 0; i < batch.length; i++) {
           startedAt[w * job.perWriter + round * job.batch + i] = at;
         }

@@ -4,6 +4,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
 import type { SourceDrain } from "../director/ingest.js";
 import { ingestorFor } from "../director/ingest.js";
+import { splitLines } from "../director/normalize-batch.js";
 import { EngramError, StateError } from "../errors.js";
 import type { EventBuffer } from "../state/buffer.js";
 import {
@@ -17,11 +18,6 @@ import {
 import { formatBusUrl } from "./url.js";
 
 export interface NatsDrainOptions {
-  /**
-   * Called after each group commit (the journal fsync), before its messages are acknowledged,
-   * with their message ids (the envelopes' event ids). For measurements.
-   */
-  onCommit?: (msgIds: readonly string[]) => void;
   /** While this signal has not aborted the drain keeps waiting for messages (a long-lived consumer). */
   until?: AbortSignal;
   /** Quiet time after which the drain asks the server whether anything is left. */
@@ -83,7 +79,6 @@ export async function drainNats(
       timer = undefined;
       if (uncommitted.length === 0) return;
       ingestor.flush();
-      options.onCommit?.(uncommitted.map((m) => m.headers?.get("Nats-Msg-Id") ?? ""));
       // Only now, with the journal fsynced, may JetStream forget them.
       for (const m of uncommitted) m.ack();
       acknowledged += uncommitted.length;
@@ -121,7 +116,10 @@ export async function drainNats(
     try {
       for await (const m of messages) {
         lastArrival = Date.now();
-        ingestor.push({ text: m.string(), source: `${source}/${m.subject}`, line: m.seq });
+        // A message holds one send: NDJSON envelopes, numbered within the message.
+        for (const line of splitLines(m.string(), 1, `${source}/${m.subject}#${m.seq}`)) {
+          ingestor.push(line);
+        }
         uncommitted.push(m);
         // Nothing more has arrived yet (or the batch is full): time to think of a commit.
         if (messages.getPending() === 0 || uncommitted.length >= settings.fetchBatch) {

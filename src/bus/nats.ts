@@ -1,5 +1,6 @@
+import { createHash } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
-import { createInbox, headers, type NatsConnection } from "@nats-io/transport-node";
+import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../director/context.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
@@ -16,11 +17,12 @@ import {
 import { formatBusUrl } from "./url.js";
 
 /**
- * The worker side of NATS JetStream: each envelope is published to `PREFIX.<worker-id>` with
- * its `event_id` as the message id, so a resend inside the stream's duplicate window is
- * stored once. `send` resolves when JetStream acknowledged every publish (stored); whatever
- * it did not acknowledge (server down, timeout) goes to the local spool instead, so a
- * delivery is always durable somewhere. The Director deduplicates by event id either way.
+ * The worker side of NATS JetStream: a send is published to `PREFIX.<worker-id>` as one
+ * message of NDJSON envelopes (more only when it would exceed the server's payload limit),
+ * keyed by its event ids (see `messageIdOf`), so a resend inside the stream's duplicate
+ * window is stored once. `send` resolves when JetStream acknowledged every message (stored);
+ * whatever it did not acknowledge (server down, timeout) goes to the local spool instead, so
+ * a delivery is always durable somewhere. The Director deduplicates by event id either way.
  */
 export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<BusSender> {
   const settings = natsSettings(ctx.config.agent_bus.nats);
@@ -85,15 +87,15 @@ class NoStreamError extends Error {
 }
 
 /**
- * JetStream publishes with pipelined acks: every envelope goes out at once, each with its own
- * reply subject under one inbox subscription, and one timer bounds the whole batch. (The
+ * JetStream publishes with pipelined acks: every message goes out at once, each with its own
+ * reply subject under one inbox subscription, and one timer bounds the whole send. (The
  * request API would build a timer, a promise race and an Error with a stack per message,
  * which costs more than the publish.)
  */
 class PipelinedPublisher {
   private readonly inbox = createInbox();
-  /** Publishes awaiting their ack, by the number that ends their reply subject. */
-  private readonly waiting = new Map<number, { batch: Batch; envelope: Envelope }>();
+  /** Messages awaiting their ack, by the number that ends their reply subject. */
+  private readonly waiting = new Map<number, { batch: Batch; envelopes: readonly Envelope[] }>();
   private next = 0;
 
   constructor(
@@ -115,33 +117,36 @@ class PipelinedPublisher {
   /** The envelopes JetStream did not acknowledge as stored, each with why. */
   publishAll(envelopes: readonly Envelope[]): Promise<Failure[]> {
     if (envelopes.length === 0) return Promise.resolve([]);
+    const messages = packMessages(envelopes, payloadLimit(this.nc));
     return new Promise((resolve) => {
       const first = this.next;
       const timer = setTimeout(() => {
         const late = new Error(`no ack within ${this.settings.publishTimeoutMs} ms`);
-        for (let token = first; token < first + envelopes.length; token++) {
+        for (let token = first; token < first + messages.length; token++) {
           this.settle(token, late);
         }
       }, this.settings.publishTimeoutMs);
       const batch: Batch = {
-        remaining: envelopes.length,
+        remaining: messages.length,
         failed: [],
         done: (failed) => {
           clearTimeout(timer);
           resolve(failed);
         },
       };
-      for (const envelope of envelopes) {
+      for (const message of messages) {
         const token = this.next++;
-        this.waiting.set(token, { batch, envelope });
-        const h = headers();
-        // Without an event id there is nothing to deduplicate by: JetStream stores each send.
-        if (envelope.event_id !== undefined) h.set("Nats-Msg-Id", envelope.event_id);
+        this.waiting.set(token, { batch, envelopes: message.envelopes });
+        const first = message.envelopes[0] as Envelope;
+        const options: { reply: string; headers?: MsgHdrs } = { reply: `${this.inbox}.${token}` };
+        const id = messageIdOf(message.envelopes);
+        // Without event ids there is nothing to deduplicate by: JetStream stores each send.
+        if (id !== undefined) {
+          options.headers = headers();
+          options.headers.set("Nats-Msg-Id", id);
+        }
         try {
-          this.nc.publish(subjectFor(this.settings, envelope.sender.id), JSON.stringify(envelope), {
-            reply: `${this.inbox}.${token}`,
-            headers: h,
-          });
+          this.nc.publish(subjectFor(this.settings, first.sender.id), message.data, options);
         } catch (err) {
           this.settle(token, err);
         }
@@ -149,15 +154,76 @@ class PipelinedPublisher {
     });
   }
 
-  /** Records one publish's outcome (the first one counts: a late ack after a timeout is ignored). */
+  /** Records one message's outcome (the first one counts: a late ack after a timeout is ignored). */
   private settle(token: number, error: unknown): void {
     const pending = this.waiting.get(token);
     if (pending === undefined) return;
     this.waiting.delete(token);
-    const { batch, envelope } = pending;
-    if (error !== undefined) batch.failed.push({ envelope, error });
+    const { batch, envelopes } = pending;
+    if (error !== undefined) {
+      for (const envelope of envelopes) batch.failed.push({ envelope, error });
+    }
     if (--batch.remaining === 0) batch.done(batch.failed);
   }
+}
+
+/** Room left in a message for its headers and protocol line. */
+const HEADER_ROOM = 1024;
+
+/** The largest message data the server takes (its `max_payload`, 1 MB by default). */
+function payloadLimit(nc: NatsConnection): number {
+  const max = nc.info?.max_payload ?? 1024 * 1024;
+  return Math.max(1, max - HEADER_ROOM);
+}
+
+export interface PackedMessage {
+  envelopes: readonly Envelope[];
+  /** The envelopes' JSON, one per line. */
+  data: string;
+}
+
+/**
+ * The messages a send becomes: envelopes in order, as many per message as fit `limit` bytes
+ * (at least one: an envelope larger than the limit goes alone and the server refuses it).
+ * One message per send is what makes NATS cheap per event: the server stores, deduplicates,
+ * delivers and takes an ack once per message, not once per envelope.
+ */
+export function packMessages(envelopes: readonly Envelope[], limit: number): PackedMessage[] {
+  const out: PackedMessage[] = [];
+  let group: Envelope[] = [];
+  let lines: string[] = [];
+  let bytes = 0;
+  for (const envelope of envelopes) {
+    const line = JSON.stringify(envelope);
+    const size = Buffer.byteLength(line, "utf8") + 1;
+    if (group.length > 0 && bytes + size > limit) {
+      out.push({ envelopes: group, data: lines.join("\n") });
+      group = [];
+      lines = [];
+      bytes = 0;
+    }
+    group.push(envelope);
+    lines.push(line);
+    bytes += size;
+  }
+  if (group.length > 0) out.push({ envelopes: group, data: lines.join("\n") });
+  return out;
+}
+
+/**
+ * A message's `Nats-Msg-Id`: the event id of a lone envelope; for several, a digest of their
+ * event ids in order, so the same send again is the same message. Undefined when an envelope
+ * has no event id (nothing stable to key by).
+ */
+export function messageIdOf(envelopes: readonly Envelope[]): string | undefined {
+  if (envelopes.length === 1) return envelopes[0]?.event_id;
+  const hash = createHash("sha256");
+  for (const envelope of envelopes) {
+    if (envelope.event_id === undefined) return undefined;
+    hash.update(envelope.event_id);
+    hash.update("\n");
+  }
+  return `batch-${hash.digest("hex")}`;
 }
 
 interface Batch {
