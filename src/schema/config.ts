@@ -92,7 +92,7 @@ export const NatsConfig = z
       .describe("Durable pull consumer the Director drains."),
     duplicate_window_seconds: PositiveInt.max(86_400)
       .default(120)
-      .describe("A resend with the same event_id within this window is dropped by JetStream."),
+      .describe("The same send again (same event ids) within this window is dropped by JetStream."),
     max_age_seconds: PositiveInt.max(31_536_000)
       .default(604_800)
       .describe("How long the stream keeps a message (ingested or not); older ones are discarded."),
