@@ -36,7 +36,7 @@ const PACED_MS = 2_000;
 /**
  * The start of a paced run whose events are sent and checked but not counted in p50 and p99:
  * a cold drain (code not yet optimized for the new run's shapes, a collection in the writers'
- * thread) holds its first commits for up to ~60 ms, a one-off of each start, not the steady
+ * thread) holds its first commits for up to 50-70 ms, a one-off of each start, not the steady
  * state the targets are about.
  */
 const WARMUP_MS = 250;

@@ -128,17 +128,32 @@ describe("packing a send into NATS messages", () => {
   const lineBytes = envelopes.map((e) => Buffer.byteLength(JSON.stringify(e)) + 1);
 
   it("keeps the envelopes in order, one per line, as many per message as fit the limit", () => {
-    expect(packMessages(envelopes, 1024 * 1024)).toHaveLength(1);
+    const subject = (e: Envelope) => `s.${e.sender.id}`;
+    expect(packMessages(envelopes, 1024 * 1024, subject)).toHaveLength(1);
     const limit = (lineBytes[0] as number) * 3;
-    const messages = packMessages(envelopes, limit);
+    const messages = packMessages(envelopes, limit, subject);
     expect(messages.map((m) => m.envelopes.length)).toEqual([3, 3, 1]);
     for (const m of messages) {
       expect(Buffer.byteLength(m.data)).toBeLessThanOrEqual(limit);
       expect(m.data.split("\n").map((line) => JSON.parse(line))).toEqual(m.envelopes);
     }
     expect(messages.flatMap((m) => m.envelopes)).toEqual(envelopes);
+    expect(messages.map((m) => m.subject)).toEqual(["s.w1", "s.w1", "s.w1"]);
     // An envelope larger than the limit goes alone (and the server refuses it).
-    expect(packMessages(envelopes.slice(0, 2), 10).map((m) => m.envelopes.length)).toEqual([1, 1]);
+    expect(packMessages(envelopes.slice(0, 2), 10, subject).map((m) => m.envelopes.length)).toEqual(
+      [1, 1],
+    );
+  });
+
+  it("never puts two workers' envelopes in one message: each goes to its own subject", () => {
+    const other = asEnvelope(note("fact", "other", { eventId: "ev-o", sender: "w2" }));
+    const [a, b] = envelopes as [Envelope, Envelope];
+    const messages = packMessages([a, b, other, a], 1024 * 1024, (e) => `s.${e.sender.id}`);
+    expect(messages.map((m) => [m.subject, m.envelopes.length])).toEqual([
+      ["s.w1", 2],
+      ["s.w2", 1],
+      ["s.w1", 1],
+    ]);
   });
 
   it("keys a message by its lone event id, or a digest of its event ids in order", () => {
@@ -159,7 +174,7 @@ describe("NATS JetStream sender", () => {
     const { repo, stream } = await natsRepo();
     const ctx = await openContext({ repo: repo.dir });
     const a = asEnvelope(note("fact", "alpha", { eventId: "ev-a", sender: "w1" }));
-    const b = asEnvelope(note("fact", "beta", { eventId: "ev-b", sender: "w2" }));
+    const b = asEnvelope(note("fact", "beta", { eventId: "ev-b", sender: "w1" }));
     const c = asEnvelope(note("fact", "gamma", { eventId: "ev-c", sender: "w1" }));
     const sender = await openNatsSender(ctx, busUrl());
     try {
@@ -182,7 +197,7 @@ describe("NATS JetStream sender", () => {
     try {
       const jsm = await jetstreamManager(nc);
       const first = await jsm.streams.getMessage(stream, { seq: 1 });
-      // The first worker's subject, the envelopes as NDJSON, the digest of their ids as key.
+      // The worker's subject, the envelopes as NDJSON, the digest of their ids as key.
       expect(first?.subject).toBe(`t${streams}.events.w1`);
       const lines = first?.string().split("\n") ?? [];
       expect(lines.map((line) => (JSON.parse(line) as Envelope).event_id)).toEqual([

@@ -117,7 +117,9 @@ class PipelinedPublisher {
   /** The envelopes JetStream did not acknowledge as stored, each with why. */
   publishAll(envelopes: readonly Envelope[]): Promise<Failure[]> {
     if (envelopes.length === 0) return Promise.resolve([]);
-    const messages = packMessages(envelopes, payloadLimit(this.nc));
+    const messages = packMessages(envelopes, payloadLimit(this.nc), (e) =>
+      subjectFor(this.settings, e.sender.id),
+    );
     return new Promise((resolve) => {
       const first = this.next;
       const timer = setTimeout(() => {
@@ -137,7 +139,6 @@ class PipelinedPublisher {
       for (const message of messages) {
         const token = this.next++;
         this.waiting.set(token, { batch, envelopes: message.envelopes });
-        const first = message.envelopes[0] as Envelope;
         const options: { reply: string; headers?: MsgHdrs } = { reply: `${this.inbox}.${token}` };
         const id = messageIdOf(message.envelopes);
         // Without event ids there is nothing to deduplicate by: JetStream stores each send.
@@ -146,7 +147,7 @@ class PipelinedPublisher {
           options.headers.set("Nats-Msg-Id", id);
         }
         try {
-          this.nc.publish(subjectFor(this.settings, first.sender.id), message.data, options);
+          this.nc.publish(message.subject, message.data, options);
         } catch (err) {
           this.settle(token, err);
         }
@@ -177,6 +178,7 @@ function payloadLimit(nc: NatsConnection): number {
 }
 
 export interface PackedMessage {
+  subject: string;
   envelopes: readonly Envelope[];
   /** The envelopes' JSON, one per line. */
   data: string;
@@ -184,29 +186,37 @@ export interface PackedMessage {
 
 /**
  * The messages a send becomes: envelopes in order, as many per message as fit `limit` bytes
- * (at least one: an envelope larger than the limit goes alone and the server refuses it).
- * One message per send is what makes NATS cheap per event: the server stores, deduplicates,
- * delivers and takes an ack once per message, not once per envelope.
+ * and share a subject (at least one: an envelope larger than the limit goes alone and the
+ * server refuses it). One message per send is what makes NATS cheap per event: the server
+ * stores, deduplicates, delivers and takes an ack once per message, not once per envelope.
  */
-export function packMessages(envelopes: readonly Envelope[], limit: number): PackedMessage[] {
+export function packMessages(
+  envelopes: readonly Envelope[],
+  limit: number,
+  subjectOf: (envelope: Envelope) => string,
+): PackedMessage[] {
   const out: PackedMessage[] = [];
+  let subject = "";
   let group: Envelope[] = [];
   let lines: string[] = [];
   let bytes = 0;
+  const close = (): void => {
+    if (group.length > 0) out.push({ subject, envelopes: group, data: lines.join("\n") });
+    group = [];
+    lines = [];
+    bytes = 0;
+  };
   for (const envelope of envelopes) {
     const line = JSON.stringify(envelope);
     const size = Buffer.byteLength(line, "utf8") + 1;
-    if (group.length > 0 && bytes + size > limit) {
-      out.push({ envelopes: group, data: lines.join("\n") });
-      group = [];
-      lines = [];
-      bytes = 0;
-    }
+    const to = subjectOf(envelope);
+    if (to !== subject || bytes + size > limit) close();
+    subject = to;
     group.push(envelope);
     lines.push(line);
     bytes += size;
   }
-  if (group.length > 0) out.push({ envelopes: group, data: lines.join("\n") });
+  close();
   return out;
 }
 
@@ -220,8 +230,8 @@ export function messageIdOf(envelopes: readonly Envelope[]): string | undefined 
   const hash = createHash("sha256");
   for (const envelope of envelopes) {
     if (envelope.event_id === undefined) return undefined;
-    hash.update(envelope.event_id);
-    hash.update("\n");
+    // Length-prefixed, so no two lists of ids hash the same input.
+    hash.update(`${envelope.event_id.length}:${envelope.event_id}`);
   }
   return `batch-${hash.digest("hex")}`;
 }
