@@ -1,20 +1,24 @@
+import { spawn } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
   statSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EventBuffer, type SerializedEvent, serializeEvent } from "../src/state/buffer.js";
-import { acquireLock } from "../src/state/lock.js";
+import { acquireLock, removeStaleLock } from "../src/state/lock.js";
 import { type StatePaths, statePaths } from "../src/state/paths.js";
 import { listSpoolFiles, removeSpoolFiles, writeSpoolFile } from "../src/state/spool.js";
 import { memoryEvent } from "./engine-fixtures.js";
+import { ROOT } from "./support/bins.js";
 
 let dir: string;
 let paths: StatePaths;
@@ -129,14 +133,110 @@ describe("spool", () => {
 });
 
 describe("lock", () => {
+  const holderPid = (path: string) => Number(readFileSync(path, "utf8").split(" ")[0]);
+
   it("is exclusive, and a lock left by a dead process is taken over", async () => {
     const lock = await acquireLock(join(dir, "x.lock"), 100);
     await expect(acquireLock(join(dir, "x.lock"), 100)).rejects.toThrow(/held by another Director/);
     lock.release();
     writeFileSync(join(dir, "dead.lock"), "999999\n");
     const taken = await acquireLock(join(dir, "dead.lock"), 100);
-    expect(readFileSync(join(dir, "dead.lock"), "utf8").trim()).toBe(String(process.pid));
+    expect(holderPid(join(dir, "dead.lock"))).toBe(process.pid);
     taken.release();
     expect(existsSync(join(dir, "dead.lock"))).toBe(false);
   });
+
+  it("a slower taker of the same dead lock never removes the lock that replaced it", async () => {
+    const path = join(dir, "director.lock");
+    const dead = "999999 0123456789abcdef\n";
+    writeFileSync(path, dead);
+    const first = await acquireLock(path, 100);
+    const mine = readFileSync(path, "utf8");
+    expect(mine).not.toBe(dead);
+    // A second Director read the dead content before the first took over, and acts on it now.
+    expect(removeStaleLock(path, dead)).toBe(true);
+    expect(readFileSync(path, "utf8")).toBe(mine);
+    await expect(acquireLock(path, 100)).rejects.toThrow(/held by another Director/);
+    first.release();
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("waits while another taker holds the guard, and clears a guard whose taker died", async () => {
+    const path = join(dir, "director.lock");
+    const dead = "999999 feedfacefeedface\n";
+    writeFileSync(path, dead);
+    const guard = `${path}.takeover-999999-feedfacefeedface`;
+    writeFileSync(guard, "");
+    expect(removeStaleLock(path, dead)).toBe(false);
+    expect(readFileSync(path, "utf8")).toBe(dead);
+    await expect(acquireLock(path, 100)).rejects.toThrow(/held by another Director \(pid 999999\)/);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(guard, old, old);
+    const lock = await acquireLock(path, 1000);
+    expect(holderPid(path)).toBe(process.pid);
+    expect(existsSync(guard)).toBe(false);
+    lock.release();
+  });
+
+  it("takes over an empty lock only once it is old (its creator died before writing)", async () => {
+    const path = join(dir, "director.lock");
+    writeFileSync(path, "");
+    await expect(acquireLock(path, 100)).rejects.toThrow(/pid unknown/);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(path, old, old);
+    const lock = await acquireLock(path, 100);
+    expect(holderPid(path)).toBe(process.pid);
+    lock.release();
+  });
+
+  it("a released handle never removes a lock another Director holds now", async () => {
+    const path = join(dir, "director.lock");
+    const lock = await acquireLock(path, 100);
+    writeFileSync(path, "999998 another\n");
+    lock.release();
+    expect(readFileSync(path, "utf8")).toBe("999998 another\n");
+  });
+
+  it("Directors racing to take over a dead lock: one holder at a time", async () => {
+    const lockModule = join(ROOT, "dist", "src", "state", "lock.js");
+    const racer = `
+      import { appendFileSync } from "node:fs";
+      const [lockModule, path, log, startAt] = process.argv.slice(1);
+      const { acquireLock } = await import(lockModule);
+      while (Date.now() < Number(startAt)) {}
+      const lock = await acquireLock(path, 20000);
+      appendFileSync(log, "enter\\n");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      appendFileSync(log, "exit\\n");
+      lock.release();
+    `;
+    const RACERS = 6;
+    for (let round = 0; round < 6; round++) {
+      const path = join(dir, `race-${round}.lock`);
+      const log = join(dir, `race-${round}.log`);
+      writeFileSync(path, "999999\n");
+      // All start at the same moment, each seeing the dead lock.
+      const startAt = String(Date.now() + 400);
+      const exits = await Promise.all(
+        Array.from(
+          { length: RACERS },
+          () =>
+            new Promise<number | null>((resolve, reject) => {
+              const child = spawn(
+                process.execPath,
+                ["--input-type=module", "-e", racer, lockModule, path, log, startAt],
+                { stdio: "inherit" },
+              );
+              child.once("error", reject);
+              child.once("exit", (code) => resolve(code));
+            }),
+        ),
+      );
+      expect(exits).toEqual(Array(RACERS).fill(0));
+      const lines = readFileSync(log, "utf8").trim().split("\n");
+      expect(lines).toEqual(Array(RACERS).fill(["enter", "exit"]).flat());
+      expect(existsSync(path)).toBe(false);
+    }
+  }, 30_000);
 });

@@ -1,4 +1,14 @@
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { StateError } from "../errors.js";
 import { processAlive } from "./atomic.js";
@@ -7,47 +17,128 @@ export interface Lock {
   release(): void;
 }
 
+/** A lock file with no pid yet this long after it was created: its creator died first. */
+const EMPTY_LOCK_STALE_MS = 5_000;
+/** A takeover guard this old: its taker died inside (it needs microseconds). */
+const GUARD_STALE_MS = 10_000;
+
 /**
  * An exclusive lock on the state folder: one Director process writes the buffer at a time.
- * A lock left by a killed process (its pid is gone) is taken over.
+ * The file holds the holder's pid and a token of this acquisition. A lock left by a killed
+ * process (its pid is gone) is taken over, safely against other Directors doing the same:
+ * see `removeStaleLock`.
  */
 export async function acquireLock(path: string, timeoutMs = 60_000): Promise<Lock> {
   const deadline = Date.now() + timeoutMs;
+  const content = `${process.pid} ${randomBytes(8).toString("hex")}\n`;
   // A fresh clone of an initialized repository has no state folder yet.
   mkdirSync(dirname(path), { recursive: true });
   for (;;) {
-    try {
-      const fd = openSync(path, "wx", 0o600);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      let released = false;
-      return {
-        release() {
-          if (released) return;
-          released = true;
-          try {
-            unlinkSync(path);
-          } catch {}
-        },
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    let holder = Number.NaN;
-    try {
-      holder = Number.parseInt(readFileSync(path, "utf8"), 10);
-    } catch {}
-    if (Number.isInteger(holder) && holder > 0 && !processAlive(holder)) {
-      try {
-        unlinkSync(path);
-      } catch {}
-      continue;
-    }
+    if (tryCreate(path, content)) return heldLock(path, content);
+    const seen = readLock(path);
+    if (seen === undefined) continue; // released meanwhile: try again at once
+    const holder = Number.parseInt(seen, 10);
+    // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
+    if (isStale(path, seen, holder) && removeStaleLock(path, seen)) continue;
     if (Date.now() > deadline) {
       throw new StateError(
-        `${path}: held by another Director (pid ${Number.isNaN(holder) ? "unknown" : holder}); wait for it to finish or remove the file if that process is gone`,
+        `${path}: held by another Director (pid ${Number.isInteger(holder) ? holder : "unknown"}); wait for it to finish or remove the file if that process is gone`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 25 + Math.floor(Math.random() * 25)));
+  }
+}
+
+/** Creates the lock file with our content; false when it exists. */
+function tryCreate(path: string, content: string): boolean {
+  let fd: number;
+  try {
+    fd = openSync(path, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  return true;
+}
+
+function heldLock(path: string, content: string): Lock {
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        // Only our own lock: never one another Director holds.
+        if (readLock(path) === content) unlinkSync(path);
+      } catch {}
+    },
+  };
+}
+
+/** The lock file's content; undefined when there is none. */
+function readLock(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+function isStale(path: string, content: string, holder: number): boolean {
+  if (Number.isInteger(holder) && holder > 0) return !processAlive(holder);
+  // No pid: a creator that died between creating the file and writing it, once old enough.
+  return content.trim() === "" && ageMs(path) > EMPTY_LOCK_STALE_MS;
+}
+
+/**
+ * Removes the lock only if it still holds `stale`, the content judged dead. Two Directors
+ * may judge the same lock dead; without care the slower one would remove the lock the
+ * faster one has just created in its place. So the removal happens under a guard file named
+ * after the stale content (created exclusively: one taker at a time per dead holder), and
+ * the content is read again under it: a lock that changed meanwhile belongs to someone alive.
+ * False when another taker holds the guard.
+ */
+export function removeStaleLock(path: string, stale: string): boolean {
+  const guard = `${path}.takeover-${guardId(stale)}`;
+  let fd: number;
+  try {
+    fd = openSync(guard, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Another taker is at it; a guard left by a taker that died inside is cleared.
+    if (ageMs(guard) > GUARD_STALE_MS) {
+      try {
+        unlinkSync(guard);
+      } catch {}
+    }
+    return false;
+  }
+  closeSync(fd);
+  try {
+    if (readLock(path) === stale) unlinkSync(path);
+  } finally {
+    unlinkSync(guard);
+  }
+  return true;
+}
+
+/** A file-name-safe id of a lock's content (pid and token, or whatever an old version wrote). */
+function guardId(content: string): string {
+  const id = content.trim().replace(/[^A-Za-z0-9]+/g, "-");
+  return id.length > 0 ? id.slice(0, 64) : "empty";
+}
+
+function ageMs(path: string): number {
+  try {
+    return Date.now() - statSync(path).mtimeMs;
+  } catch {
+    return 0;
   }
 }
