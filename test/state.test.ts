@@ -136,11 +136,13 @@ describe("lock", () => {
   const holderPid = (path: string) => Number(readFileSync(path, "utf8").split(" ")[0]);
 
   it("is exclusive, and a lock left by a dead process is taken over", async () => {
-    const lock = await acquireLock(join(dir, "x.lock"), 100);
-    await expect(acquireLock(join(dir, "x.lock"), 100)).rejects.toThrow(/held by another Director/);
+    const lock = await acquireLock(join(dir, "x.lock"), { timeoutMs: 100 });
+    await expect(acquireLock(join(dir, "x.lock"), { timeoutMs: 100 })).rejects.toThrow(
+      /held by another Director/,
+    );
     lock.release();
     writeFileSync(join(dir, "dead.lock"), "999999\n");
-    const taken = await acquireLock(join(dir, "dead.lock"), 100);
+    const taken = await acquireLock(join(dir, "dead.lock"), { timeoutMs: 100 });
     expect(holderPid(join(dir, "dead.lock"))).toBe(process.pid);
     taken.release();
     expect(existsSync(join(dir, "dead.lock"))).toBe(false);
@@ -150,13 +152,13 @@ describe("lock", () => {
     const path = join(dir, "director.lock");
     const dead = "999999 0123456789abcdef\n";
     writeFileSync(path, dead);
-    const first = await acquireLock(path, 100);
+    const first = await acquireLock(path, { timeoutMs: 100 });
     const mine = readFileSync(path, "utf8");
     expect(mine).not.toBe(dead);
     // A second Director read the dead content before the first took over, and acts on it now.
     expect(removeStaleLock(path, dead)).toBe(true);
     expect(readFileSync(path, "utf8")).toBe(mine);
-    await expect(acquireLock(path, 100)).rejects.toThrow(/held by another Director/);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(/held by another Director/);
     first.release();
     expect(existsSync(path)).toBe(false);
     expect(readdirSync(dir)).toEqual([]);
@@ -170,10 +172,12 @@ describe("lock", () => {
     writeFileSync(guard, "");
     expect(removeStaleLock(path, dead)).toBe(false);
     expect(readFileSync(path, "utf8")).toBe(dead);
-    await expect(acquireLock(path, 100)).rejects.toThrow(/held by another Director \(pid 999999\)/);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(
+      /held by another Director \(pid 999999\)/,
+    );
     const old = new Date(Date.now() - 60_000);
     utimesSync(guard, old, old);
-    const lock = await acquireLock(path, 1000);
+    const lock = await acquireLock(path, { timeoutMs: 1000 });
     expect(holderPid(path)).toBe(process.pid);
     expect(existsSync(guard)).toBe(false);
     lock.release();
@@ -182,17 +186,33 @@ describe("lock", () => {
   it("takes over an empty lock only once it is old (its creator died before writing)", async () => {
     const path = join(dir, "director.lock");
     writeFileSync(path, "");
-    await expect(acquireLock(path, 100)).rejects.toThrow(/pid unknown/);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(/pid unknown/);
     const old = new Date(Date.now() - 60_000);
     utimesSync(path, old, old);
-    const lock = await acquireLock(path, 100);
+    const lock = await acquireLock(path, { timeoutMs: 100 });
     expect(holderPid(path)).toBe(process.pid);
     lock.release();
   });
 
+  it("fails at once, naming it, when director serve holds the lock for its whole life", async () => {
+    const path = join(dir, "director.lock");
+    const hub = await acquireLock(path, { longLived: true });
+    expect(readFileSync(path, "utf8")).toMatch(
+      new RegExp(`^${process.pid} [0-9a-f]{16} serve\\n$`),
+    );
+    const started = performance.now();
+    await expect(acquireLock(path, { timeoutMs: 5000 })).rejects.toThrow(
+      new RegExp(`held by director serve \\(pid ${process.pid}\\).*stop it \\(SIGTERM\\) first`),
+    );
+    // Refused without waiting out the 5 s.
+    expect(performance.now() - started).toBeLessThan(4000);
+    hub.release();
+    (await acquireLock(path, { timeoutMs: 100 })).release();
+  });
+
   it("a released handle never removes a lock another Director holds now", async () => {
     const path = join(dir, "director.lock");
-    const lock = await acquireLock(path, 100);
+    const lock = await acquireLock(path, { timeoutMs: 100 });
     writeFileSync(path, "999998 another\n");
     lock.release();
     expect(readFileSync(path, "utf8")).toBe("999998 another\n");
@@ -205,7 +225,7 @@ describe("lock", () => {
       const [lockModule, path, log, startAt] = process.argv.slice(1);
       const { acquireLock } = await import(lockModule);
       while (Date.now() < Number(startAt)) {}
-      const lock = await acquireLock(path, 20000);
+      const lock = await acquireLock(path, { timeoutMs: 20000 });
       appendFileSync(log, "enter\\n");
       await new Promise((resolve) => setTimeout(resolve, 20));
       appendFileSync(log, "exit\\n");

@@ -357,6 +357,10 @@ describe("director serve: lifecycle", () => {
     const sent = Array.from({ length: 200 }, (_, i) => noteWithId(`ev_term_${i}`, `term ${i}`));
     await client.send(sent);
     expect(existsSync(repo.path(".engram", "director.lock"))).toBe(true);
+    // Another Director command on the same state is refused at once, naming the hub.
+    const run = await director(["run", "--json"], { cwd: repo.dir });
+    expect(run.code, describeResult(run)).toBe(3);
+    expect(run.stderr).toContain("held by director serve");
     const r = await stop(hub, "SIGTERM");
     await client.close();
     expect(r.code, describeResult(r)).toBe(0);

@@ -598,7 +598,8 @@ export async function serveHub(
       }
       return hub.summary(String(hooks.stop.reason ?? "stop"));
     },
-    // A cycle needs the events in memory; a hub that only ingests does not.
-    { retainEvents: options.cycleSeconds > 0 },
+    // A cycle needs the events in memory; a hub that only ingests does not. Held for the
+    // hub's life: other Director commands fail at once instead of waiting for it.
+    { retainEvents: options.cycleSeconds > 0, longLived: true },
   );
 }

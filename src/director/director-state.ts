@@ -118,9 +118,9 @@ function memoryDirs(tree: string): string[] {
 export async function withDirectorState<T>(
   ctx: RepoContext,
   task: (buffer: EventBuffer) => Promise<T>,
-  options: { retainEvents?: boolean } = {},
+  options: { retainEvents?: boolean; longLived?: boolean } = {},
 ): Promise<T> {
-  const lock = await acquireLock(ctx.paths.lock);
+  const lock = await acquireLock(ctx.paths.lock, { longLived: options.longLived });
   try {
     removeLeftovers(ctx);
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.

@@ -22,15 +22,29 @@ const EMPTY_LOCK_STALE_MS = 5_000;
 /** A takeover guard this old: its taker died inside (it needs microseconds). */
 const GUARD_STALE_MS = 10_000;
 
+export interface LockOptions {
+  /** How long to wait for a live holder; 60 s by default. */
+  timeoutMs?: number;
+  /**
+   * A holder that keeps the lock for its whole life (`director serve`): others fail at once
+   * with a message that names it instead of waiting for a release that will not come.
+   */
+  longLived?: boolean;
+}
+
+/** What a long-lived holder writes after its pid and token. */
+const LONG_LIVED = "serve";
+
 /**
  * An exclusive lock on the state folder: one Director process writes the buffer at a time.
- * The file holds the holder's pid and a token of this acquisition. A lock left by a killed
- * process (its pid is gone) is taken over, safely against other Directors doing the same:
- * see `removeStaleLock`.
+ * The file holds the holder's pid, a token of this acquisition and, for `director serve`,
+ * the word `serve`. A lock left by a killed process (its pid is gone) is taken over, safely
+ * against other Directors doing the same: see `removeStaleLock`.
  */
-export async function acquireLock(path: string, timeoutMs = 60_000): Promise<Lock> {
-  const deadline = Date.now() + timeoutMs;
-  const content = `${process.pid} ${randomBytes(8).toString("hex")}\n`;
+export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const token = randomBytes(8).toString("hex");
+  const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n`;
   // A fresh clone of an initialized repository has no state folder yet.
   mkdirSync(dirname(path), { recursive: true });
   for (;;) {
@@ -39,7 +53,13 @@ export async function acquireLock(path: string, timeoutMs = 60_000): Promise<Loc
     if (seen === undefined) continue; // released meanwhile: try again at once
     const holder = Number.parseInt(seen, 10);
     // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
-    if (isStale(path, seen, holder) && removeStaleLock(path, seen)) continue;
+    if (isStale(path, seen, holder)) {
+      if (removeStaleLock(path, seen)) continue;
+    } else if (seen.trim().split(" ")[2] === LONG_LIVED) {
+      throw new StateError(
+        `${path}: held by director serve (pid ${holder}), which takes the events and runs the cycles of this repository itself; send to it with --bus tcp://, or stop it (SIGTERM) first`,
+      );
+    }
     if (Date.now() > deadline) {
       throw new StateError(
         `${path}: held by another Director (pid ${Number.isInteger(holder) ? holder : "unknown"}); wait for it to finish or remove the file if that process is gone`,
