@@ -25,6 +25,8 @@ export interface NatsDrainOptions {
 }
 
 const DEFAULT_IDLE_MS = 250;
+/** Bytes of messages asked for per pull (at least twice the server's largest message). */
+const PULL_BYTES = 8 * 1024 * 1024;
 /** Shortest time between two group commits of a busy drain. */
 const COMMIT_INTERVAL_MS = 5;
 
@@ -63,7 +65,10 @@ export async function drainNats(
     await ensureStream(jsm, settings);
     await ensureConsumer(jsm, settings);
     const consumer = await jetstream(nc).consumers.get(settings.stream, settings.consumer);
-    const messages = await consumer.consume({ max_messages: settings.fetchBatch });
+    // Pulled by bytes, so the messages waiting in this process stay bounded whatever their
+    // size (a message of a big send is up to the server's max_payload).
+    const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
+    const messages = await consumer.consume({ max_bytes: Math.max(PULL_BYTES, 2 * maxPayload) });
     let uncommitted: JsMsg[] = [];
     let lastArrival = Date.now();
     let finished = false;

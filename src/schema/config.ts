@@ -107,7 +107,7 @@ export const NatsConfig = z
     ),
     fetch_batch: PositiveInt.max(10_000)
       .default(1000)
-      .describe("Messages the Director pulls per request."),
+      .describe("Most messages the Director commits in one group (one journal fsync)."),
   })
   .strict();
 export type NatsConfig = z.infer<typeof NatsConfig>;
