@@ -18,8 +18,8 @@ import { formatBusUrl } from "./url.js";
 
 /**
  * The worker side of NATS JetStream: a send is published to `PREFIX.<worker-id>` as one
- * message of NDJSON envelopes (more only when it would exceed the server's payload limit),
- * keyed by its event ids (see `messageIdOf`), so a resend inside the stream's duplicate
+ * message of NDJSON envelopes (more only where it would exceed the server's payload limit
+ * or holds several workers' envelopes), keyed by its event ids (see `messageIdOf`), so a resend inside the stream's duplicate
  * window is stored once. `send` resolves when JetStream acknowledged every message (stored);
  * whatever it did not acknowledge (server down, timeout) goes to the local spool instead, so
  * a delivery is always durable somewhere. The Director deduplicates by event id either way.

@@ -81,9 +81,15 @@ function tryCreate(path: string, content: string): boolean {
   try {
     writeSync(fd, content);
     fsyncSync(fd);
-  } finally {
+  } catch (error) {
+    // An empty lock would hold everyone off for a while: take it away again.
     closeSync(fd);
+    try {
+      unlinkSync(path);
+    } catch {}
+    throw error;
   }
+  closeSync(fd);
   return true;
 }
 
