@@ -322,6 +322,24 @@ describe("parseConfigText: cross-field rules", () => {
     );
   });
 
+  it("the NATS duplicate window is at most the stream's max age", () => {
+    expect(problemsOf(["[agent_bus.nats]", "max_age_seconds = 60"])).toEqual([
+      {
+        key: "agent_bus.nats.max_age_seconds",
+        line: 2,
+        message: expect.stringContaining(
+          "agent_bus.nats.duplicate_window_seconds (120) must be at most agent_bus.nats.max_age_seconds (60)",
+        ),
+      },
+    ]);
+    expect(() =>
+      parseConfigText(
+        "[agent_bus.nats]\nmax_age_seconds = 1\nduplicate_window_seconds = 1\n",
+        FILE,
+      ),
+    ).not.toThrow();
+  });
+
   it("engram_max_bytes fits in each tier", () => {
     const problems = problemsOf(["[memory]", "engram_max_bytes = 5_000_000"]);
     expect(problems.map((p) => [p.line, p.key, p.message.split(":")[0]])).toEqual([

@@ -315,6 +315,38 @@ describe("NATS JetStream sender", () => {
 });
 
 describe("NATS JetStream source", () => {
+  it("says, on stderr and in the JSON, how many messages the stream dropped before the Director took them", async () => {
+    const { repo } = await natsRepo({ max_age_seconds: 1, duplicate_window_seconds: 1 });
+    // The first drain creates the stream and the consumer.
+    const first = await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir });
+    expect(first.code, describeResult(first)).toBe(0);
+    const ctx = await openContext({ repo: repo.dir });
+    const sender = await openNatsSender(ctx, busUrl());
+    for (let i = 0; i < 3; i++) {
+      await sender.send([asEnvelope(note("fact", `too late ${i}`, { eventId: `ev-late-${i}` }))]);
+    }
+    await sender.close();
+    // The Director does not drain within max_age: the stream drops all three.
+    await expect
+      .poll(async () => (await streamState(`T${streams}`)).messages, { timeout: 10_000 })
+      .toBe(0);
+    const late = await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir });
+    expect(late.code, describeResult(late)).toBe(0);
+    expect(jsonOf(late)).toMatchObject({ accepted: 0, dropped: 3 });
+    expect(late.stderr).toContain(
+      `warning: ${server.url}: 3 message(s) were dropped by the stream (its max_age) before this Director took them`,
+    );
+    // Taken in time, nothing is said.
+    const inTime = await openNatsSender(ctx, busUrl());
+    await inTime.send([asEnvelope(note("fact", "in time", { eventId: "ev-in-time" }))]);
+    await inTime.close();
+    const next = await director(["ingest", "--bus", server.url], { cwd: repo.dir });
+    expect(next.code, describeResult(next)).toBe(0);
+    expect(next.stdout).toContain("accepted 1");
+    expect(next.stdout).not.toContain("dropped");
+    expect(next.stderr).toBe("");
+  });
+
   it("worker emit --bus nats:// then director ingest --bus nats:// puts the note in the journal", async () => {
     const { repo, stream, consumer } = await natsRepo();
     const emitted = jsonOf<{ event_id: string; transport: string; spooled: boolean }>(

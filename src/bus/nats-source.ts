@@ -10,6 +10,7 @@ import type { EventBuffer } from "../state/buffer.js";
 import {
   connectNats,
   describeNatsError,
+  droppedBeforeDelivery,
   ensureConsumer,
   ensureStream,
   type NatsUrl,
@@ -60,10 +61,11 @@ export async function drainNats(
   }
   const ingestor = ingestorFor(ctx, buffer);
   let acknowledged = 0;
+  let dropped = 0;
   try {
     const jsm = await jetstreamManager(nc);
     await ensureStream(jsm, settings);
-    await ensureConsumer(jsm, settings);
+    dropped = await droppedBeforeDelivery(jsm, settings, await ensureConsumer(jsm, settings));
     const consumer = await jetstream(nc).consumers.get(settings.stream, settings.consumer);
     // Pulled by bytes, so the messages waiting in this process stay bounded whatever their
     // size (a message of a big send is up to the server's max_payload).
@@ -149,7 +151,7 @@ export async function drainNats(
     await ingestor.close();
     if (!nc.isClosed()) await nc.close();
   }
-  return { source, ...ingestor.counts, acknowledged };
+  return { source, ...ingestor.counts, acknowledged, ...(dropped > 0 ? { dropped } : {}) };
 }
 
 interface DrainWatch {

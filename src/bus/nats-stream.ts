@@ -1,5 +1,6 @@
 import {
   AckPolicy,
+  type ConsumerInfo,
   DeliverPolicy,
   type JetStreamManager,
   RetentionPolicy,
@@ -102,9 +103,13 @@ export async function ensureStream(jsm: JetStreamManager, settings: NatsSettings
 /**
  * Creates the Director's durable pull consumer when it is missing, and keeps its ack wait in
  * line with the config. Explicit acks: each message is acknowledged only after the journal
- * fsync that made it durable.
+ * fsync that made it durable. The consumer as it was before this call; undefined when it was
+ * created now.
  */
-export async function ensureConsumer(jsm: JetStreamManager, settings: NatsSettings): Promise<void> {
+export async function ensureConsumer(
+  jsm: JetStreamManager,
+  settings: NatsSettings,
+): Promise<ConsumerInfo | undefined> {
   const wanted = {
     ack_wait: nanos(settings.ackWaitMs),
     max_ack_pending: Math.max(20_000, settings.fetchBatch * 4),
@@ -117,7 +122,7 @@ export async function ensureConsumer(jsm: JetStreamManager, settings: NatsSettin
     ) {
       await jsm.consumers.update(settings.stream, settings.consumer, wanted);
     }
-    return;
+    return info;
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
@@ -128,6 +133,25 @@ export async function ensureConsumer(jsm: JetStreamManager, settings: NatsSettin
     filter_subject: `${settings.subjectPrefix}.>`,
     ...wanted,
   });
+  return undefined;
+}
+
+/**
+ * Messages the stream dropped (by its `max_age`, or an operator's limits) before the
+ * consumer was ever given them: lost to memory, so a drain says so. Counted only for a
+ * consumer that existed before (a new one cannot tell dropped from taken by another) on a
+ * stream that holds nothing but its subjects (otherwise others' messages would count).
+ */
+export async function droppedBeforeDelivery(
+  jsm: JetStreamManager,
+  settings: NatsSettings,
+  consumer: ConsumerInfo | undefined,
+): Promise<number> {
+  if (consumer === undefined) return 0;
+  const stream = await jsm.streams.info(settings.stream);
+  const subjects = stream.config.subjects ?? [];
+  if (subjects.length !== 1 || subjects[0] !== `${settings.subjectPrefix}.>`) return 0;
+  return Math.max(0, stream.state.first_seq - 1 - consumer.delivered.stream_seq);
 }
 
 function isNotFound(err: unknown): boolean {

@@ -27,6 +27,16 @@ export async function drainSource(
   }
 }
 
+/** Messages a source dropped before the Director took them: lost, so never said quietly. */
+export function droppedWarnings(drains: readonly SourceDrain[]): string[] {
+  return drains
+    .filter((d) => (d.dropped ?? 0) > 0)
+    .map(
+      (d) =>
+        `${d.source}: ${d.dropped} message(s) were dropped by the stream (its max_age) before this Director took them; drain more often than agent_bus.nats.max_age_seconds`,
+    );
+}
+
 /** The sources `director run` drains besides the spool (`agent_bus.sources`). */
 export function configuredSources(ctx: RepoContext): BusUrl[] {
   return ctx.config.agent_bus.sources.map((text, i) =>

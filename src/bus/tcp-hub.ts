@@ -25,7 +25,7 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { drainConfiguredSources } from "./sources.js";
+import { drainConfiguredSources, droppedWarnings } from "./sources.js";
 
 /** Client certificates are required when TLS is on: the certificate is the worker's pass. */
 export interface HubTls {
@@ -515,6 +515,15 @@ export class TcpHub {
     let result: RunResult;
     try {
       result = await runCycleOn(this.ctx, this.buffer, { drainSources: drainConfiguredSources });
+      // What `director run` prints for its sources, the hub's log says.
+      for (const s of result.sources) {
+        if (s.error !== undefined) {
+          process.stderr.write(`director serve: could not drain ${s.source}: ${s.error}\n`);
+        }
+      }
+      for (const warning of droppedWarnings(result.sources)) {
+        process.stderr.write(`director serve: warning: ${warning}\n`);
+      }
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {

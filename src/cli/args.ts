@@ -43,6 +43,8 @@ export interface CommandOutput<R = unknown> {
   json: R;
   text: string;
   exitCode?: number;
+  /** Printed to stderr whatever the output format: what the user must not miss. */
+  warnings?: string[];
 }
 
 export interface ParsedArgs {

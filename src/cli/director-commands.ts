@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { drainConfiguredSources, drainSource } from "../bus/sources.js";
+import { drainConfiguredSources, drainSource, droppedWarnings } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import { formatFinding } from "../core/verify.js";
@@ -80,7 +80,8 @@ const ingest: Command = {
       });
       return {
         json: r,
-        text: `${r.source}: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}, acknowledged ${r.acknowledged}\n`,
+        text: `${r.source}: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}, acknowledged ${r.acknowledged}${r.dropped ? `, dropped by the source ${r.dropped}` : ""}\n`,
+        warnings: droppedWarnings([r]),
       };
     }
     const ctx = await openContext(repoOptions(args));
@@ -143,7 +144,7 @@ const run: Command = {
       if (stringOption(args, name) !== undefined) throw new UsageError(`--${name} needs --pr`);
     }
     const r = await runCycle(ctx, cycle);
-    return { json: r, text: `${runLines(r).join("\n")}\n` };
+    return { json: r, text: `${runLines(r).join("\n")}\n`, warnings: droppedWarnings(r.sources) };
   },
 };
 
@@ -154,7 +155,7 @@ function runLines(r: RunResult): string[] {
     ...r.sources.map((s) =>
       s.error !== undefined
         ? `could not drain ${s.source}: ${s.error}`
-        : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}`,
+        : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}${s.dropped ? `, dropped by the source ${s.dropped}` : ""}`,
     ),
     `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
     `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
@@ -209,7 +210,11 @@ async function runPr(
         ]
       : []),
   ];
-  return { json: { ...run, proposal: p }, text: `${lines.join("\n")}\n` };
+  return {
+    json: { ...run, proposal: p },
+    text: `${lines.join("\n")}\n`,
+    warnings: droppedWarnings(run.sources),
+  };
 }
 
 const verify: Command = {

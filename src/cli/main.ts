@@ -46,6 +46,9 @@ export async function runMain(
     }
     const output = await command.run(args);
     process.stdout.write(args.values.json ? `${JSON.stringify(output.json)}\n` : output.text);
+    for (const warning of output.warnings ?? []) {
+      process.stderr.write(`${program} ${name}: warning: ${warning}\n`);
+    }
     process.exitCode = output.exitCode ?? EXIT.ok;
   } catch (error) {
     if (error instanceof EngramError) {

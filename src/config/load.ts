@@ -384,6 +384,15 @@ function crossFieldProblems(
       `memory.memory_md_max_bytes (${m.memory_md_max_bytes}) must be at least 1024: ` +
       "MEMORY.md needs room for its header and a few items",
   );
+  const nats = c.agent_bus.nats;
+  rule(
+    ["agent_bus.nats.duplicate_window_seconds", "agent_bus.nats.max_age_seconds"],
+    nats.duplicate_window_seconds > nats.max_age_seconds,
+    () =>
+      `agent_bus.nats.duplicate_window_seconds (${nats.duplicate_window_seconds}) must be at ` +
+      `most agent_bus.nats.max_age_seconds (${nats.max_age_seconds}): JetStream refuses a ` +
+      "stream whose duplicate window outlasts its messages",
+  );
   c.redaction.patterns.forEach((pattern, i) => {
     const why = patternProblem(pattern);
     rule(

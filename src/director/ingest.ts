@@ -30,6 +30,11 @@ export interface SourceDrain extends IngestCounts {
   source: string;
   /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
   acknowledged: number;
+  /**
+   * Messages the source dropped before this Director was given them (a NATS stream's
+   * `max_age`): lost, and said so. Absent when none.
+   */
+  dropped?: number;
   /** Why the source could not be drained (`director run` goes on with its cycle). */
   error?: string;
 }
