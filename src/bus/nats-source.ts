@@ -70,8 +70,14 @@ export async function drainNats(
     // Pulled by bytes, so the messages waiting in this process stay bounded whatever their
     // size (a message of a big send is up to the server's max_payload).
     const maxPayload = nc.info?.max_payload ?? 1024 * 1024;
-    const messages = await consumer.consume({ max_bytes: Math.max(PULL_BYTES, 2 * maxPayload) });
+    const pullBytes = Math.max(PULL_BYTES, 2 * maxPayload);
+    const messages = await consumer.consume({ max_bytes: pullBytes });
     let uncommitted: JsMsg[] = [];
+    let uncommittedBytes = 0;
+    // A group is committed at once when it reaches fetch_batch messages or a pull's bytes:
+    // what is held in memory before its fsync stays bounded too.
+    const groupFull = (): boolean =>
+      uncommitted.length >= settings.fetchBatch || uncommittedBytes >= pullBytes;
     let lastArrival = Date.now();
     let finished = false;
 
@@ -90,11 +96,12 @@ export async function drainNats(
       for (const m of uncommitted) m.ack();
       acknowledged += uncommitted.length;
       uncommitted = [];
+      uncommittedBytes = 0;
       lastCommit = performance.now();
     };
     const commitSoon = (): void => {
       const wait = lastCommit + COMMIT_INTERVAL_MS - performance.now();
-      if (wait <= 0 || uncommitted.length >= settings.fetchBatch) {
+      if (wait <= 0 || groupFull()) {
         commit();
         return;
       }
@@ -128,8 +135,9 @@ export async function drainNats(
           ingestor.push(line);
         }
         uncommitted.push(m);
-        // Nothing more has arrived yet (or the batch is full): time to think of a commit.
-        if (messages.getPending() === 0 || uncommitted.length >= settings.fetchBatch) {
+        uncommittedBytes += m.data.length;
+        // Nothing more has arrived yet (or the group is full): time to think of a commit.
+        if (messages.getPending() === 0 || groupFull()) {
           commitSoon();
         }
       }
