@@ -245,6 +245,65 @@ describe.concurrent("worker emit", () => {
   });
 });
 
+describe.concurrent("worker emit --from", () => {
+  const notes = [
+    '{"kind":"lesson","text":"Batch the notes of a task","topics":["bus"],"links":["#12"]}',
+    "",
+    '{"kind":"decision","text":"Use NATS across hosts","rationale":"CI runners","issue":12}',
+    '{"kind":"fact","text":"the staging password is hunter2-staging","privacy":"sensitive"}',
+  ];
+
+  it("sends every note of a file in one delivery, sealing a sensitive one before it leaves", async () => {
+    const repo = await initRepo();
+    const file = inputFile("notes.ndjson", notes);
+    const r = await wrk(repo, ["emit", "--from", file, "--json"], {
+      env: { ENGRAM_WORKER_ID: "w-batch" },
+    });
+    expectExit(r, 0);
+    const out = jsonOf<{ event_ids: string[]; spooled: boolean; path: string }>(r);
+    expect(out).toMatchObject({ message_type: "memory_note.v1", spooled: true });
+    expect(out.event_ids).toHaveLength(3);
+    // One spool file holds the three envelopes, in order, numbered by seq.
+    expect(spoolFiles(repo)).toHaveLength(1);
+    const spooled = readNdjson<Envelope & { payload: Record<string, unknown> }>(out.path);
+    expect(
+      spooled.map((e) => [e.event_id, e.seq, (e.sender as { id: string }).id, e.payload.kind]),
+    ).toEqual([
+      [out.event_ids[0], 0, "w-batch", "lesson"],
+      [out.event_ids[1], 1, "w-batch", "decision"],
+      [out.event_ids[2], 2, "w-batch", "fact"],
+    ]);
+    expect(spooled[1]?.payload).toMatchObject({ rationale: "CI runners", issue: "12" });
+    expect(readFileSync(out.path, "utf8")).not.toContain("hunter2");
+    expect(spooled[2]?.payload.sealed).toHaveLength(1);
+    // The Director takes them all.
+    const run = await runCycle(repo);
+    expect(run.drained).toMatchObject({ accepted: 3, files: 1 });
+  });
+
+  it("reads stdin, and refuses a bad note naming the file, line and field, sending nothing", async () => {
+    const repo = await initRepo();
+    const ok = await wrk(repo, ["emit", "--from", "-"], { input: `${notes[0]}\n` });
+    expectExit(ok, 0);
+    expect(ok.stdout).toBe("spooled 1 note(s)\n");
+    const cases: [string, string[], string][] = [
+      [`${notes[0]}\n{"kind":"lessn","text":"x"}\n`, [], "stdin:2: kind: Invalid option"],
+      [`${notes[0]}\n\n{"kind":"fact","txt":"x"}\n`, [], "stdin:3: txt: unknown field"],
+      ['{"kind":"fact","text":"x","topics":"db"}\n', [], "stdin:1: topics: expected an array"],
+      ['{"kind":"fact","text":"x","confidence":2}\n', [], "stdin:1: confidence: Too big"],
+      ["[1,2]\n", [], "stdin:1: expected a JSON object"],
+      ["\n\n", [], "stdin: no notes"],
+      [`${notes[0]}\n`, ["--kind", "fact"], "--from takes the notes from -: drop --kind"],
+    ];
+    for (const [input, extra, message] of cases) {
+      const r = await wrk(repo, ["emit", "--from", "-", ...extra], { input });
+      expectExit(r, 2);
+      expect(r.stderr, describeResult(r)).toContain(message);
+    }
+    expect(spoolFiles(repo)).toHaveLength(1);
+  });
+});
+
 describe.concurrent("director ingest", () => {
   const LESSON = note("lesson", "Pin the Node version in CI", {
     eventId: "ev-lesson",

@@ -401,6 +401,27 @@ describe("NATS JetStream source", () => {
     expect(journalKeys(repo)).toContain(`id:${second.event_id}`);
   });
 
+  it("worker emit --from sends a file of notes as one message, which the drain takes whole", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const notes = ["alpha", "beta", "gamma"]
+      .map((word) => JSON.stringify({ kind: "fact", text: `the ${word} note`, topics: ["nats"] }))
+      .join("\n");
+    const emitted = jsonOf<{ event_ids: string[]; transport: string; spooled: boolean }>(
+      await worker(["emit", "--from", "-", "--worker", "w9", "--bus", server.url, "--json"], {
+        cwd: repo.dir,
+        input: notes,
+      }),
+    );
+    expect(emitted).toMatchObject({ transport: "nats", spooled: false });
+    expect(await streamState(stream)).toMatchObject({ messages: 1 });
+    const drained = jsonOf<{ accepted: number; acknowledged: number }>(
+      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+    );
+    expect(drained).toMatchObject({ accepted: 3, acknowledged: 1 });
+    expect(journalKeys(repo)).toEqual(emitted.event_ids.map((id) => `id:${id}`));
+    expect(await streamState(stream, consumer)).toMatchObject({ pending: 0, ackPending: 0 });
+  });
+
   it("acknowledges only after the journal fsync: a drain that dies before it loses nothing", async () => {
     const { repo, stream, consumer } = await natsRepo();
     const ctx: RepoContext = await openContext({ repo: repo.dir });

@@ -1,9 +1,17 @@
+import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { openContext } from "../director/context.js";
 import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
-import { type EmitResult, emitHeartbeat, emitNote, type SenderIdentity } from "../worker/emit.js";
+import {
+  type EmitResult,
+  emitHeartbeat,
+  emitNote,
+  emitNotes,
+  type SenderIdentity,
+} from "../worker/emit.js";
+import { parseNoteLines } from "../worker/note-lines.js";
 import { recallMemory } from "../worker/recall.js";
 import { parseSyncAction, syncWithMain } from "../worker/sync.js";
 import {
@@ -48,9 +56,16 @@ function deliveredText(result: EmitResult): string {
 const emit: Command = {
   name: "emit",
   summary:
-    "Record something worth remembering (a memory_note.v1 envelope): on the local spool, or over the bus with --bus.",
-  usage: "worker emit --kind KIND --text TEXT [--topic T]... [--link L]... [options]",
+    "Record something worth remembering (a memory_note.v1 envelope, or a file of notes sent together with --from): on the local spool, or over the bus with --bus.",
+  usage:
+    "worker emit --kind KIND --text TEXT [--topic T]... [--link L]... [options] | worker emit --from FILE|- [options]",
   options: {
+    from: {
+      type: "string",
+      value: "FILE",
+      description:
+        "notes as NDJSON (- for stdin), one object per line with the fields the flags take (kind, text, topics, links...), sent together",
+    },
     kind: { type: "string", value: "KIND", description: NOTE_KINDS.join(" | ") },
     text: { type: "string", value: "TEXT", description: "what to remember (short, actionable)" },
     rationale: { type: "string", value: "TEXT", description: "why (for decisions)" },
@@ -72,6 +87,8 @@ const emit: Command = {
     ...SENDER_OPTIONS,
   },
   async run(args) {
+    const from = stringOption(args, "from");
+    if (from !== undefined) return emitFrom(args, from);
     const kind = stringOption(args, "kind");
     const text = stringOption(args, "text");
     if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
@@ -97,6 +114,50 @@ const emit: Command = {
     return { json: result, text: deliveredText(result) };
   },
 };
+
+/** The flags that describe one note: with --from, the notes come from the file instead. */
+const NOTE_FLAGS = [
+  "kind",
+  "text",
+  "rationale",
+  "topic",
+  "link",
+  "issue",
+  "confidence",
+  "outcome",
+  "privacy",
+];
+
+async function emitFrom(args: ParsedArgs, from: string) {
+  const clash = NOTE_FLAGS.filter((name) => args.values[name] !== undefined);
+  if (clash.length > 0) {
+    throw new UsageError(
+      `--from takes the notes from ${from}: drop ${clash.map((n) => `--${n}`).join(", ")}`,
+    );
+  }
+  const file = from === "-" ? "stdin" : from;
+  let text: string;
+  try {
+    text = readFileSync(from === "-" ? 0 : from, "utf8");
+  } catch (error) {
+    throw new UsageError(`--from: cannot read ${file}: ${(error as Error).message}`);
+  }
+  const notes = parseNoteLines(text, file);
+  const bus = busOption(args);
+  const ctx = await openContext(repoOptions(args));
+  const result = await emitNotes(
+    ctx,
+    notes.map((n) => n.note),
+    senderOf(args),
+    bus,
+    (i) => `${file}:${notes[i]?.line}`,
+  );
+  const count = result.event_ids.length;
+  const summary = result.spooled
+    ? `spooled ${count} note(s)${result.fallback_reason ? ` (${result.transport} unavailable: ${result.fallback_reason})` : ""}\n`
+    : `sent ${count} note(s) (${result.transport})\n`;
+  return { json: result, text: summary };
+}
 
 const recall: Command = {
   name: "recall",

@@ -2,6 +2,7 @@ import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
 import { sealText } from "../core/seal.js";
 import type { RepoContext } from "../director/context.js";
+import { UsageError } from "../errors.js";
 import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";
@@ -37,6 +38,46 @@ export async function emitNote(
   sender: SenderIdentity,
   bus: BusUrl = { kind: "spool" },
 ): Promise<EmitResult> {
+  return sendEnvelope(ctx, "memory_note.v1", notePayload(ctx, note), sender, bus);
+}
+
+export interface EmitManyResult extends Delivery {
+  event_ids: string[];
+  message_type: "memory_note.v1";
+}
+
+/**
+ * Sends several notes as one delivery (one spool file, one NATS message, one ref commit, one
+ * hub send). Every note is built and checked first: a bad one (`describe` says which, from
+ * its index) sends nothing.
+ */
+export async function emitNotes(
+  ctx: RepoContext,
+  notes: readonly NoteInput[],
+  sender: SenderIdentity,
+  bus: BusUrl,
+  describe: (index: number) => string,
+): Promise<EmitManyResult> {
+  const from = { id: workerId(sender.worker), run_id: sender.runId ?? process.env.GITHUB_RUN_ID };
+  const sentAt = new Date().toISOString();
+  const envelopes = notes.map((note, i) => {
+    try {
+      return buildEnvelope("memory_note.v1", notePayload(ctx, note), from, sentAt, i, "field");
+    } catch (error) {
+      if (error instanceof UsageError) throw new UsageError(`${describe(i)}: ${error.message}`);
+      throw error;
+    }
+  });
+  const delivery = await deliver(ctx, envelopes, bus);
+  return {
+    event_ids: envelopes.map((e) => e.event_id),
+    message_type: "memory_note.v1",
+    ...delivery,
+  };
+}
+
+/** A note's payload; a sensitive one sealed here, so its clear text never leaves. */
+function notePayload(ctx: RepoContext, note: NoteInput): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     kind: note.kind,
     text: note.text,
@@ -58,7 +99,7 @@ export async function emitNote(
   if (note.outcome !== undefined) payload.outcome = note.outcome;
   if (note.privacy !== undefined) payload.privacy = note.privacy;
   if (note.issue !== undefined) payload.issue = note.issue;
-  return sendEnvelope(ctx, "memory_note.v1", payload, sender, bus);
+  return payload;
 }
 
 /** Builds, validates and delivers one envelope from this worker. */

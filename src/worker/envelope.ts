@@ -25,7 +25,8 @@ export function workerId(explicit: string | undefined): string {
 
 /**
  * Builds and validates an envelope the way the Director will read it, so a bad note is
- * refused at the worker (exit 2, naming the field) instead of landing in the quarantine.
+ * refused at the worker (exit 2, naming the field: as its command-line flag, or as the
+ * payload field for notes read from a file) instead of landing in the quarantine.
  */
 export function buildEnvelope(
   messageType: MessageType,
@@ -33,6 +34,7 @@ export function buildEnvelope(
   sender: { id: string; run_id?: string | undefined },
   sentAt: string,
   seq = 0,
+  naming: "flag" | "field" = "flag",
 ): Envelope & { event_id: string } {
   const envelope = {
     schema_version: ENVELOPE_SCHEMA_VERSION,
@@ -56,7 +58,12 @@ export function buildEnvelope(
   const body = PAYLOAD_SCHEMAS[messageType].safeParse(payload);
   if (!body.success) {
     throw new UsageError(
-      body.error.issues.map((i) => `${flagFor(i.path[0])}: ${i.message}`).join("; "),
+      body.error.issues
+        .map((i) => {
+          const where = naming === "flag" ? flagFor(i.path[0]) : i.path.map(String).join(".");
+          return `${where || "payload"}: ${i.message}`;
+        })
+        .join("; "),
     );
   }
   return envelope;
