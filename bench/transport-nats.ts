@@ -23,7 +23,7 @@ import { withDirectorState } from "../src/director/director-state.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
 import { findNatsServer, startNatsServer } from "./nats-server.js";
 import type { WritersJob, WritersReport } from "./nats-writers.js";
-import { log, percentile, removeDir, round, tempDir } from "./util.js";
+import { log, percentile, removeDir, round, type TransportFigures, tempDir } from "./util.js";
 
 export const NATS_TARGET_EVENTS_PER_S = 20_000;
 export const NATS_TARGET_P99_MS = 50;
@@ -48,14 +48,7 @@ const LATENCY_BATCH = 10;
 const SINGLE_RATE = 5_000;
 
 export type NatsTransportResult =
-  | {
-      events: number;
-      writers: number;
-      events_per_s: number;
-      p50_ms: number;
-      p99_ms: number;
-      target_events_per_s: 20000;
-      pass: boolean;
+  | (TransportFigures & {
       /** Events of the latency run (at the target rate) that p50 and p99 are taken from. */
       latency_events: number;
       /** The start of each paced run left out of its percentiles. */
@@ -74,7 +67,7 @@ export type NatsTransportResult =
        * `rate` events/s. The server's cost is per message, so this is the slow case.
        */
       one_envelope_per_send: { events_per_s: number; rate: number; p50_ms: number; p99_ms: number };
-    }
+    })
   | { skipped: string };
 
 interface RunOptions {

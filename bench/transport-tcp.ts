@@ -15,20 +15,20 @@ import { pathToFileURL } from "node:url";
 import { TcpBusClient } from "../src/bus/tcp-client.js";
 import type { Envelope } from "../src/schema/envelope.js";
 import { COMPONENTS, initBenchRepo, Rng, ROOMY_BUDGETS } from "./fixtures.js";
-import { DIRECTOR_CLI, log, percentile, removeDir, round, tempDir } from "./util.js";
+import {
+  DIRECTOR_CLI,
+  log,
+  percentile,
+  removeDir,
+  round,
+  type TransportFigures,
+  tempDir,
+} from "./util.js";
 
 export const TCP_TARGET_EVENTS_PER_S = 20_000;
 export const TCP_TARGET_P99_MS = 50;
 
-export interface TcpTransportResult {
-  events: number;
-  writers: number;
-  events_per_s: number;
-  p50_ms: number;
-  p99_ms: number;
-  target_events_per_s: 20000;
-  pass: boolean;
-}
+export type TcpTransportResult = TransportFigures;
 
 export interface TcpTransportOptions {
   events?: number;

@@ -30,6 +30,17 @@ export function removeDir(dir: string): void {
 }
 
 /** Nearest-rank percentile of unsorted samples. */
+/** What every agent-bus transport scenario reports against the shared target. */
+export interface TransportFigures {
+  events: number;
+  writers: number;
+  events_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  target_events_per_s: 20000;
+  pass: boolean;
+}
+
 export function percentile(samples: readonly number[], p: number): number {
   if (samples.length === 0) return Number.NaN;
   const sorted = [...samples].sort((a, b) => a - b);

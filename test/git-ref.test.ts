@@ -17,6 +17,7 @@ import {
   describeResult,
   jsonOf,
   runBin,
+  type Spawned,
   spawnBin,
   WORKER_BIN,
 } from "./support/bins.js";
@@ -158,6 +159,27 @@ function openGate(origin: string, verdict: "allow" | "reject"): void {
   writeFileSync(join(origin, "hook-release"), verdict);
 }
 
+/** A Director drain held by the delete gate: its events journaled, its prune not yet pushed. */
+async function drainHeldAtPrune(s: Swarm): Promise<Spawned> {
+  installDeleteGate(s.origin);
+  const held = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
+    cwd: s.director,
+    env: GIT_ENV,
+    timeoutMs: 120_000,
+  });
+  await waitForFile(join(s.origin, "hook-entered"));
+  return held;
+}
+
+/** SIGKILLs a held drain, then lets later pushes through (its own prune refused). */
+async function killHeldDrain(s: Swarm, held: Spawned): Promise<BinResult> {
+  held.child.kill("SIGKILL");
+  const result = await held.done;
+  openGate(s.origin, "reject");
+  rmSync(join(s.origin, "block-deletes"));
+  return result;
+}
+
 describe("git-ref transport", () => {
   it("fifty writer processes push at once; one Director drain ingests all fifty, loses none, duplicates none, prunes every ref", async () => {
     const s = await swarm();
@@ -277,18 +299,9 @@ describe("git-ref transport", () => {
     const emitted = (
       await Promise.all(Array.from({ length: 6 }, (_, i) => emit(writer, `crash note ${i}`)))
     ).map((r) => jsonOf<Emitted>(r));
-    installDeleteGate(s.origin);
-    const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
-      cwd: s.director,
-      env: GIT_ENV,
-      timeoutMs: 120_000,
-    });
     // The prune is held in the hook: the events are in the journal, the refs still on origin.
-    await waitForFile(join(s.origin, "hook-entered"));
-    first.child.kill("SIGKILL");
-    expect((await first.done).signal).toBe("SIGKILL");
-    openGate(s.origin, "reject");
-    rmSync(join(s.origin, "block-deletes"));
+    const first = await drainHeldAtPrune(s);
+    expect((await killHeldDrain(s, first)).signal).toBe("SIGKILL");
     expect(journalIds(s.director).size).toBe(6);
     expect(eventRefs(s.origin).size).toBe(6);
 
@@ -305,17 +318,7 @@ describe("git-ref transport", () => {
     const s = await swarm();
     const writer = s.clone();
     await Promise.all(Array.from({ length: 4 }, (_, i) => emit(writer, `dedup note ${i}`)));
-    installDeleteGate(s.origin);
-    const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
-      cwd: s.director,
-      env: GIT_ENV,
-      timeoutMs: 120_000,
-    });
-    await waitForFile(join(s.origin, "hook-entered"));
-    first.child.kill("SIGKILL");
-    await first.done;
-    openGate(s.origin, "reject");
-    rmSync(join(s.origin, "block-deletes"));
+    await killHeldDrain(s, await drainHeldAtPrune(s));
     // As if killed between the fsync and the state write.
     rmSync(join(s.director, ".engram", "bus"), { recursive: true });
     const second = await drain(s.director);
@@ -333,13 +336,7 @@ describe("git-ref transport", () => {
     const first = await sender.send([a]);
     expect(first).toMatchObject({ spooled: false, attempts: 1 });
 
-    installDeleteGate(s.origin);
-    const director = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
-      cwd: s.director,
-      env: GIT_ENV,
-      timeoutMs: 120_000,
-    });
-    await waitForFile(join(s.origin, "hook-entered"));
+    const director = await drainHeldAtPrune(s);
     // The Director read the ref at its first commit and is deleting it: the writer adds to it.
     const second = await sender.send([b]);
     expect(second).toMatchObject({ spooled: false, ref: first.ref, attempts: 1 });

@@ -108,6 +108,14 @@ function journalKeys(repo: TempRepo): string[] {
     .map((line) => (JSON.parse(line) as { key: string }).key);
 }
 
+/** `worker emit --bus nats://...` from the repository, its JSON result. */
+async function emitOverNats(repo: TempRepo, kind: string, text: string, workerId: string) {
+  const args = ["emit", "--kind", kind, "--text", text, "--worker", workerId];
+  return jsonOf<{ event_id: string; transport: string; spooled: boolean }>(
+    await worker([...args, "--bus", server.url, "--json"], { cwd: repo.dir }),
+  );
+}
+
 function asEnvelope(e: Record<string, unknown>): Envelope {
   return e as unknown as Envelope;
 }
@@ -349,16 +357,7 @@ describe("NATS JetStream source", () => {
 
   it("worker emit --bus nats:// then director ingest --bus nats:// puts the note in the journal", async () => {
     const { repo, stream, consumer } = await natsRepo();
-    const emitted = jsonOf<{ event_id: string; transport: string; spooled: boolean }>(
-      await worker(
-        ["emit", "--kind", "decision", "--text", "NATS across hosts", "--worker", "w7"].concat([
-          "--bus",
-          server.url,
-          "--json",
-        ]),
-        { cwd: repo.dir },
-      ),
-    );
+    const emitted = await emitOverNats(repo, "decision", "NATS across hosts", "w7");
     expect(emitted).toMatchObject({ transport: "nats", spooled: false });
     const drained = jsonOf<{ accepted: number; acknowledged: number; source: string }>(
       await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
@@ -382,16 +381,7 @@ describe("NATS JetStream source", () => {
     // director run drains the sources of agent_bus.sources after the spool.
     const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
     repo.writeConfig(`[agent_bus]\nsources = ["${server.url}"]\n\n${config}`);
-    const second = jsonOf<{ event_id: string }>(
-      await worker(
-        ["emit", "--kind", "fact", "--text", "drained by the cycle", "--worker", "w8"].concat([
-          "--bus",
-          server.url,
-          "--json",
-        ]),
-        { cwd: repo.dir },
-      ),
-    );
+    const second = await emitOverNats(repo, "fact", "drained by the cycle", "w8");
     const run = jsonOf<{ sources: { source: string; accepted: number; acknowledged: number }[] }>(
       await director(["run", "--json"], { cwd: repo.dir }),
     );

@@ -64,8 +64,8 @@ export async function drainNats(
   let dropped = 0;
   try {
     const jsm = await jetstreamManager(nc);
-    await ensureStream(jsm, settings);
-    dropped = await droppedBeforeDelivery(jsm, settings, await ensureConsumer(jsm, settings));
+    const stream = await ensureStream(jsm, settings);
+    dropped = droppedBeforeDelivery(settings, stream, await ensureConsumer(jsm, settings));
     const consumer = await jetstream(nc).consumers.get(settings.stream, settings.consumer);
     // Pulled by bytes, so the messages waiting in this process stay bounded whatever their
     // size (a message of a big send is up to the server's max_payload).

@@ -5,6 +5,7 @@ import {
   type JetStreamManager,
   RetentionPolicy,
   StorageType,
+  type StreamInfo,
 } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
 import type { NatsConfig } from "../schema/config.js";
@@ -76,15 +77,17 @@ export function connectNats(
  * by bench/transport-nats.ts: about half the server CPU) and lets a new consumer replay.
  * An existing stream is used as it is (an operator may have set replicas or limits).
  */
-export async function ensureStream(jsm: JetStreamManager, settings: NatsSettings): Promise<void> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  settings: NatsSettings,
+): Promise<StreamInfo> {
   try {
-    await jsm.streams.info(settings.stream);
-    return;
+    return await jsm.streams.info(settings.stream);
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
   try {
-    await jsm.streams.add({
+    return await jsm.streams.add({
       name: settings.stream,
       subjects: [`${settings.subjectPrefix}.>`],
       retention: RetentionPolicy.Limits,
@@ -94,7 +97,7 @@ export async function ensureStream(jsm: JetStreamManager, settings: NatsSettings
     });
   } catch (err) {
     // Another writer created it between our look and our add: fine if it now exists.
-    await jsm.streams.info(settings.stream).catch(() => {
+    return await jsm.streams.info(settings.stream).catch(() => {
       throw err;
     });
   }
@@ -142,13 +145,12 @@ export async function ensureConsumer(
  * consumer that existed before (a new one cannot tell dropped from taken by another) on a
  * stream that holds nothing but its subjects (otherwise others' messages would count).
  */
-export async function droppedBeforeDelivery(
-  jsm: JetStreamManager,
+export function droppedBeforeDelivery(
   settings: NatsSettings,
+  stream: StreamInfo,
   consumer: ConsumerInfo | undefined,
-): Promise<number> {
+): number {
   if (consumer === undefined) return 0;
-  const stream = await jsm.streams.info(settings.stream);
   const subjects = stream.config.subjects ?? [];
   if (subjects.length !== 1 || subjects[0] !== `${settings.subjectPrefix}.>`) return 0;
   return Math.max(0, stream.state.first_seq - 1 - consumer.delivered.stream_seq);

@@ -58,7 +58,7 @@ export async function emitNotes(
   bus: BusUrl,
   describe: (index: number) => string,
 ): Promise<EmitManyResult> {
-  const from = { id: workerId(sender.worker), run_id: sender.runId ?? process.env.GITHUB_RUN_ID };
+  const from = senderFields(sender);
   const sentAt = new Date().toISOString();
   const envelopes = notes.map((note, i) => {
     try {
@@ -74,6 +74,11 @@ export async function emitNotes(
     message_type: "memory_note.v1",
     ...delivery,
   };
+}
+
+/** The envelope's `sender`, from the flags or their environment defaults. */
+function senderFields(sender: SenderIdentity): { id: string; run_id: string | undefined } {
+  return { id: workerId(sender.worker), run_id: sender.runId ?? process.env.GITHUB_RUN_ID };
 }
 
 /** A note's payload; a sensitive one sealed here, so its clear text never leaves. */
@@ -113,7 +118,7 @@ export async function sendEnvelope(
   const envelope = buildEnvelope(
     messageType,
     payload,
-    { id: workerId(sender.worker), run_id: sender.runId ?? process.env.GITHUB_RUN_ID },
+    senderFields(sender),
     new Date().toISOString(),
   );
   const delivery = await deliver(ctx, [envelope], bus);
