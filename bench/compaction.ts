@@ -7,7 +7,7 @@
 import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { openContext } from "../src/director/context.js";
+import { openContext } from "../src/context/repo-context.js";
 import { runCycle } from "../src/director/run.js";
 import {
   compactionFileOptions,

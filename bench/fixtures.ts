@@ -4,15 +4,15 @@
  */
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
+import { openContext, type RepoContext } from "../src/context/repo-context.js";
 import {
   catalogEntryFor,
   sealCatalog,
   sealEngram,
   serializeCatalog,
   serializeEngram,
-} from "../src/core/engram.js";
-import { renderFocusFor } from "../src/core/focus.js";
-import { openContext, type RepoContext } from "../src/director/context.js";
+} from "../src/core/model/engram.js";
+import { renderFocusFor } from "../src/core/rendering/focus.js";
 import { initRepository } from "../src/director/init.js";
 import type { Catalog, CatalogEntry, Engram, EngramBody } from "../src/schema/engram.js";
 

@@ -9,7 +9,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { openNatsSender } from "../src/bus/nats.js";
 import type { NatsUrl } from "../src/bus/nats-stream.js";
 import type { BusSender } from "../src/bus/sender.js";
-import { openContext } from "../src/director/context.js";
+import { openContext } from "../src/context/repo-context.js";
 import type { Envelope } from "../src/schema/envelope.js";
 import { buildEnvelope } from "../src/worker/envelope.js";
 

@@ -4,7 +4,7 @@
  * through `director run --json` end to end.
  */
 import { performance } from "node:perf_hooks";
-import type { RepoContext } from "../src/director/context.js";
+import type { RepoContext } from "../src/context/repo-context.js";
 import { runCycle } from "../src/director/run.js";
 import { DIRECTOR_CLI, gc, log, median, round, runCli } from "./util.js";
 

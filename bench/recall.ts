@@ -6,13 +6,13 @@
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import type { RepoContext } from "../src/context/repo-context.js";
 import {
   buildRecallIndex,
   type RecallDoc,
   recall,
   recallDocFromEngram,
-} from "../src/core/recall.js";
-import type { RepoContext } from "../src/director/context.js";
+} from "../src/core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../src/repo/memory-tree.js";
 import type { BenchQuery } from "./fixtures.js";
 import { gc, log, mean, median, percentile, round, runCli, WORKER_CLI } from "./util.js";

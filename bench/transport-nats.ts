@@ -18,7 +18,7 @@ import { Worker } from "node:worker_threads";
 import { drainNats } from "../src/bus/nats-source.js";
 import type { NatsUrl } from "../src/bus/nats-stream.js";
 import { parseBusUrl } from "../src/bus/url.js";
-import { openContext } from "../src/director/context.js";
+import { openContext } from "../src/context/repo-context.js";
 import { withDirectorState } from "../src/director/director-state.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
 import { findNatsServer, startNatsServer } from "./nats-server.js";

@@ -2,7 +2,7 @@
  * What every transport shares: the delivery a send achieves, the sender interface, and the
  * local spool every networked transport falls back to.
  */
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import type { Envelope } from "../schema/envelope.js";
 import { writeSpoolFile } from "../state/spool.js";
 import type { BusUrl } from "./url.js";

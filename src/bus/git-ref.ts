@@ -12,8 +12,8 @@
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createRedactor, type Redactor, redactValue } from "../core/redact.js";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { createRedactor, type Redactor, redactValue } from "../core/ingest/redact.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";

@@ -1,4 +1,4 @@
-import type { SyncAction, SyncPolicy } from "../core/drift.js";
+import type { SyncAction, SyncPolicy } from "../core/swarm/drift.js";
 import { EngramError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import { findMain, judgeAgainstMain, type MainView } from "../git/main-drift.js";

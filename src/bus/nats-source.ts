@@ -1,11 +1,11 @@
 import { performance } from "node:perf_hooks";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { RepoContext } from "../director/context.js";
-import type { SourceDrain } from "../director/ingest.js";
-import { ingestorFor } from "../director/ingest.js";
-import { splitLines } from "../director/normalize-batch.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { EngramError, StateError } from "../errors.js";
+import type { SourceDrain } from "../ingest/ingest.js";
+import { ingestorFor } from "../ingest/ingest.js";
+import { splitLines } from "../ingest/normalize-batch.js";
 import type { EventBuffer } from "../state/buffer.js";
 import {
   connectNats,

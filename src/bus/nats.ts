@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import {

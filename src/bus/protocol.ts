@@ -1,5 +1,5 @@
-import { quarantineExcerpt } from "../core/normalize.js";
-import type { Redactor } from "../core/redact.js";
+import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import type { Redactor } from "../core/ingest/redact.js";
 import { ENVELOPE_SCHEMA_VERSION, type MessageType } from "../schema/envelope.js";
 import type { QuarantineRecord } from "../state/quarantine.js";
 

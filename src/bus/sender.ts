@@ -1,4 +1,4 @@
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { type BusSender, spoolSender } from "./delivery.js";
 import type { BusUrl } from "./url.js";
 

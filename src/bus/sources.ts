@@ -1,6 +1,6 @@
-import type { RepoContext } from "../director/context.js";
-import { type SourceDrain, zeroCounts } from "../director/ingest.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { EngramError } from "../errors.js";
+import { type SourceDrain, zeroCounts } from "../ingest/ingest.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { type BusUrl, formatBusUrl, parseBusUrl } from "./url.js";
 

@@ -1,13 +1,13 @@
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import { receiptTime } from "../clock.js";
-import { quarantineExcerpt } from "../core/normalize.js";
-import type { Redactor } from "../core/redact.js";
-import { type RepoContext, redactorFor } from "../director/context.js";
+import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import type { Redactor } from "../core/ingest/redact.js";
 import { withDirectorState } from "../director/director-state.js";
-import { type IngestCounts, type Ingestor, ingestorFor } from "../director/ingest.js";
 import { type RunResult, runCycleOn } from "../director/run.js";
 import { StateError } from "../errors.js";
+import { type IngestCounts, type Ingestor, ingestorFor } from "../ingest/ingest.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";

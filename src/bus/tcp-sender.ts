@@ -3,7 +3,7 @@
  * repository and the environment, falling back to the local spool.
  */
 import { readFileSync } from "node:fs";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
 import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";

@@ -4,12 +4,12 @@ import { appendFileSync, readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import type { Proposal } from "../core/pr-body.js";
+import type { Proposal } from "../core/rendering/pr-body.js";
 import {
   renderStepSummary,
   type StepSummaryInput,
   stepSummaryFromProposal,
-} from "../core/step-summary.js";
+} from "../core/rendering/step-summary.js";
 import { EngramError, StateError, UsageError } from "../errors.js";
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { isLoopbackHost } from "../bus/protocol.js";
 import { type HubTls, serveHub } from "../bus/tcp-hub.js";
-import { openContext } from "../director/context.js";
+import { openContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 

@@ -2,12 +2,11 @@ import { resolve } from "node:path";
 import { drainConfiguredSources, drainSource, droppedWarnings } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
-import { formatFinding } from "../core/verify.js";
-import type { RepoContext } from "../director/context.js";
-import { openContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { openContext } from "../context/repo-context.js";
+import { formatFinding } from "../core/checks/verify.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
-import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
 import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
@@ -15,6 +14,7 @@ import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import { callCount, createGitHub, githubSettings } from "../github/client.js";
+import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,

@@ -1,5 +1,5 @@
-import { formatGuardFinding } from "../core/guard.js";
-import { openContext } from "../director/context.js";
+import { openContext } from "../context/repo-context.js";
+import { formatGuardFinding } from "../core/checks/guard.js";
 import { ingestGitRange } from "../director/from-git.js";
 import { guardRefs, reportToGitHub } from "../director/guard.js";
 import { restoreEngram } from "../director/restore.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
-import { openContext } from "../director/context.js";
+import { openContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";

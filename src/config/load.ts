@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
-import { createRedactor, RedactionPatternError } from "../core/redact.js";
+import { createRedactor, RedactionPatternError } from "../core/ingest/redact.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { Config, defaultConfig } from "../schema/config.js";
 import { type KeyLocator, keyLocator } from "./locate.js";

@@ -10,11 +10,11 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
-import type { RepoContext } from "./context.js";
 
 /** What a crash between planning and finishing a cycle needs to finish it on restart. */
 export interface CycleIntent {

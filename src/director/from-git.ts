@@ -1,8 +1,8 @@
 import { Readable } from "node:stream";
-import { type GitCommitInfo, gitHistoryNdjson } from "../core/git-events.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { type GitCommitInfo, gitHistoryNdjson } from "../core/history/git-events.js";
 import { changedPaths, commitsInRange, openRepo } from "../git/history.js";
-import type { RepoContext } from "./context.js";
-import { type IngestCounts, ingestSource } from "./ingest.js";
+import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
 
 export interface FromGitResult extends IngestCounts {
   range: string;

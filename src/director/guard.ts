@@ -8,8 +8,8 @@ import {
   guardFindings,
   guardSummaryMarkdown,
   isDirectorBranch,
-} from "../core/guard.js";
-import { verifyMemory } from "../core/verify.js";
+} from "../core/checks/guard.js";
+import { verifyMemory } from "../core/checks/verify.js";
 import {
   branchNameOf,
   changedPaths,

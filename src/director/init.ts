@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { renderDefaultConfig } from "../config/render.js";
-import { emptyCatalog, serializeCatalog } from "../core/engram.js";
-import { renderFocus } from "../core/focus.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
+import { renderFocus } from "../core/rendering/focus.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { loadSealKey } from "../state/seal-key.js";
-import type { RepoContext } from "./context.js";
 
 export interface InitResult {
   created: string[];

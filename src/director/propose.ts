@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { proposedEngramIds, rebaseCatalog } from "../core/catalog-merge.js";
-import { emptyCatalog, serializeCatalog } from "../core/engram.js";
-import { type Proposal, renderPrBody, renderPrTitle } from "../core/pr-body.js";
-import { buildProposal } from "../core/proposal.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
+import { proposedEngramIds, rebaseCatalog } from "../core/proposal/catalog-merge.js";
+import { buildProposal } from "../core/proposal/proposal.js";
+import { type Proposal, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
 import { StateError } from "../errors.js";
 import {
   branchNameOf,
@@ -25,7 +26,6 @@ import {
 import { CATALOG_PATH, FOCUS_PATH } from "../repo/memory-tree.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
-import type { RepoContext } from "./context.js";
 import { withDirectorState } from "./director-state.js";
 import { type RunOptions, type RunResult, runCycleOn } from "./run.js";
 import {

@@ -1,5 +1,6 @@
 import { receiptTime } from "../clock.js";
-import { tierUsage } from "../core/budget.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { tierUsage } from "../core/compaction/budget.js";
 import {
   catalogEntryFor,
   engramHashOf,
@@ -7,8 +8,8 @@ import {
   sealCatalog,
   serializeCatalog,
   serializeEngram,
-} from "../core/engram.js";
-import { focusCandidates, renderFocusFor } from "../core/focus.js";
+} from "../core/model/engram.js";
+import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import { StateError, UsageError } from "../errors.js";
 import { findMemoryFileInHistory, openRepo, resolveCommit } from "../git/history.js";
 import {
@@ -19,7 +20,6 @@ import {
   readCatalog,
 } from "../repo/memory-tree.js";
 import { type Catalog, Engram } from "../schema/engram.js";
-import type { RepoContext } from "./context.js";
 import { withDirectorState } from "./director-state.js";
 
 /** A tier over its budget after a restore: the next `director run` evicts from it again. */

@@ -1,17 +1,27 @@
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
-import { type TierUsage, tierUsage } from "../core/budget.js";
-import { parseFocusMarker } from "../core/focus-header.js";
-import { type CompactionReason, decideCompaction, planCycle, tallyRecalls } from "../core/plan.js";
-import { nowLines, summarizeSwarm } from "../core/swarm.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { type TierUsage, tierUsage } from "../core/compaction/budget.js";
+import {
+  type CompactionReason,
+  decideCompaction,
+  planCycle,
+  tallyRecalls,
+} from "../core/compaction/plan.js";
+import { parseFocusMarker } from "../core/rendering/focus-header.js";
+import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
+import {
+  type IngestCounts,
+  ingestorFor,
+  ingestSmallFile,
+  type SourceDrain,
+} from "../ingest/ingest.js";
 import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
-import type { RepoContext } from "./context.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
-import { type IngestCounts, ingestorFor, ingestSmallFile, type SourceDrain } from "./ingest.js";
 
 export interface RunOptions {
   /** Compact everything but the newest window, ignoring the soft limit and rate limit. */

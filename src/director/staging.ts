@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptyCatalog } from "../core/engram.js";
+import { emptyCatalog } from "../core/model/engram.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
 import { CATALOG_PATH, FOCUS_PATH, readCatalog } from "../repo/memory-tree.js";

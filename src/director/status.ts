@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { receiptTime } from "../clock.js";
-import { tierUsage } from "../core/budget.js";
-import type { DriftVerdict } from "../core/drift.js";
-import { countFocusItems, parseFocusMarker } from "../core/focus-header.js";
-import { type SwarmView, summarizeSwarm } from "../core/swarm.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { tierUsage } from "../core/compaction/budget.js";
+import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-header.js";
+import type { DriftVerdict } from "../core/swarm/drift.js";
+import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import { findMain, judgeAgainstMain } from "../git/main-drift.js";
 import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
@@ -11,7 +12,6 @@ import { ENVELOPE_SCHEMA_VERSION, type Envelope } from "../schema/envelope.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readQuarantine } from "../state/quarantine.js";
 import { listSpoolFiles } from "../state/spool.js";
-import type { RepoContext } from "./context.js";
 
 export interface StatusReport {
   catalog: { version: number; hash: string; entries: number; created_at: string };

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Finding, verifyMemory } from "../core/verify.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { type Finding, verifyMemory } from "../core/checks/verify.js";
 import { CATALOG_PATH, FOCUS_PATH, listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
-import type { RepoContext } from "./context.js";
 
 /** Reads the memory tree of the work tree and checks every hash, path, id and budget. */
 export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {

@@ -2,8 +2,9 @@
  * Drift from main as git shows it, for whoever asks: the worker about its own branch, the
  * Director about each worker's last heartbeat. Commit times, never a clock.
  */
-import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/drift.js";
-import { catalogHashOf } from "../core/engram.js";
+
+import { catalogHashOf } from "../core/model/engram.js";
+import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
 import { commitsInRange, type GitRepo, readCommit, readFileAt, resolveCommit } from "./history.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import type { DriftVerdict, SyncPolicy } from "../core/drift.js";
+import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import { findMain, judgeAgainstMain } from "../git/main-drift.js";

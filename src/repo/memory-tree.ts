@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptyCatalog, engramHashOf } from "../core/engram.js";
+import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
 import { StateError } from "../errors.js";
 import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";

@@ -11,7 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import type { PendingEvent } from "../core/normalize.js";
+import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";

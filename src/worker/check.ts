@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { SyncAction, SyncReason } from "../core/drift.js";
-import { catalogHashOf, engramHashOf } from "../core/engram.js";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
+import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
 import { fetchOrigin } from "../git/remote.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
 import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";

@@ -1,7 +1,7 @@
 import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
-import { sealText } from "../core/seal.js";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { sealText } from "../core/ingest/seal.js";
 import { UsageError } from "../errors.js";
 import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";

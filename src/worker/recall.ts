@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
 import {
   buildRecallIndex,
   deserializeRecallIndex,
@@ -9,8 +10,7 @@ import {
   recallDocFromEngram,
   type SerializedRecallIndex,
   serializeRecallIndex,
-} from "../core/recall.js";
-import type { RepoContext } from "../director/context.js";
+} from "../core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";

@@ -1,5 +1,5 @@
-import type { SyncAction } from "../core/drift.js";
-import type { RepoContext } from "../director/context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import type { SyncAction } from "../core/swarm/drift.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo } from "../git/history.js";
 import { fetchOrigin, gitAt } from "../git/remote.js";

@@ -1,0 +1,283 @@
+import type { Link, Privacy, Sealed } from "../../schema/common.js";
+import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { MemoryEvent } from "../../schema/memory-event.js";
+import { strictestPrivacy } from "../ingest/normalize.js";
+import { linkKey } from "../model/links.js";
+import { clipItem, compareText, round3 } from "../model/text.js";
+import { batchIdFromIso } from "../model/time.js";
+import { packEngrams } from "./pack.js";
+import { condenseTelemetry, describeWorker } from "./telemetry.js";
+
+export interface CompactionPolicy {
+  engram_max_bytes: number;
+  stall_seconds: number;
+  promote_min_confidence: number;
+  /** At most this many groups per slice; the rest are merged into one `other` group. */
+  max_groups: number;
+}
+
+export const CREATED_BY = "engram-director";
+const MAX_TOPICS = 12;
+const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
+const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
+const NOTE_PREFIX: Record<string, string> = {
+  lesson: "Lesson: ",
+  convention: "Convention: ",
+  incident: "Incident: ",
+  question: "Question: ",
+};
+
+/** Normalized text used to compare facts across engrams (promotion, deduplication). */
+export function factKey(text: string): string {
+  return text.toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+/** How unexpected an outcome was, given the stated confidence (seed: |confidence - outcome|). */
+export function surpriseScore(confidence: number, outcome: keyof typeof OUTCOME_VALUE): number {
+  return Math.abs(confidence - OUTCOME_VALUE[outcome]);
+}
+
+/** The topic an event is filed under: its issue, first topic, first file, or its message family. */
+export function groupKeyOf(event: MemoryEvent): string {
+  if (event.issue !== undefined) return `issue ${event.issue}`;
+  const topic = event.topics[0];
+  if (topic !== undefined) return topic;
+  const file = event.links.find((l) => l.type === "file");
+  if (file !== undefined) return dirnameOf(file.ref);
+  switch (event.kind) {
+    case "heartbeat":
+    case "progress":
+    case "hello":
+      return "swarm activity";
+    case "error":
+      return "errors";
+    default:
+      return event.type.startsWith("memory_") ? "notes" : "control";
+  }
+}
+
+function dirnameOf(path: string): string {
+  const i = path.lastIndexOf("/");
+  return i > 0 ? path.slice(0, i) : path;
+}
+
+export interface GroupItems {
+  facts: string[];
+  decisions: Decision[];
+  tentative: string[];
+}
+
+/**
+ * Compacts the oldest slice of the buffer into ST engrams. Pure and deterministic: the same
+ * events and policy give the same engrams, byte for byte. Extractive: notes become facts and
+ * decisions verbatim (already redacted); heartbeats, progress and errors are condensed.
+ */
+export function compactSlice(events: readonly MemoryEvent[], policy: CompactionPolicy): Engram[] {
+  if (events.length === 0) return [];
+  const last = events[events.length - 1] as MemoryEvent;
+  const version = batchIdFromIso(last.received_at);
+
+  const groups = new Map<string, MemoryEvent[]>();
+  for (const event of events) {
+    const key = groupKeyOf(event);
+    const list = groups.get(key);
+    if (list) list.push(event);
+    else groups.set(key, [event]);
+  }
+  // Hellos, control messages and recalls carry nothing to remember on their own: they are
+  // counted in the provenance of the largest group rather than filling an engram of their own.
+  const contentless = [...groups.entries()].filter(([, list]) =>
+    list.every((e) => SIGNAL_ONLY.has(e.kind)),
+  );
+  if (contentless.length > 0 && contentless.length < groups.size) {
+    for (const [key] of contentless) groups.delete(key);
+    const [, largest] = [...groups.entries()].sort(
+      (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
+    )[0] as [string, MemoryEvent[]];
+    largest.push(...contentless.flatMap(([, list]) => list));
+    largest.sort((a, b) => a.seq - b.seq);
+  }
+  // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
+  const ordered = [...groups.entries()].sort(
+    (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
+  );
+  const kept = ordered.slice(0, Math.max(1, policy.max_groups - 1));
+  const rest = ordered.slice(kept.length);
+  if (rest.length > 0) {
+    const merged = rest.flatMap(([, list]) => list).sort((a, b) => a.seq - b.seq);
+    kept.push(["other", merged]);
+  }
+  const engrams: Engram[] = [];
+  for (const [label, list] of kept.sort((a, b) => compareText(a[0], b[0]))) {
+    engrams.push(...buildGroupEngrams(label, list, version, policy));
+  }
+  return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
+}
+
+function buildGroupEngrams(
+  label: string,
+  events: readonly MemoryEvent[],
+  version: string,
+  policy: CompactionPolicy,
+): Engram[] {
+  const items: GroupItems = { facts: [], decisions: [], tentative: [] };
+  const seenFacts = new Set<string>();
+  const seenDecisions = new Set<string>();
+  const topicCounts = new Map<string, number>();
+  const links: Link[] = [];
+  const seenLinks = new Set<string>();
+  const sealed: Sealed[] = [];
+  const messageTypes: Record<string, number> = {};
+  const senders = new Set<string>();
+  // Sealed notes stay encrypted, so the engram's privacy is that of its clear content;
+  // only an engram made of sensitive events alone is sensitive as a whole.
+  let privacy: Privacy = "public";
+  let allSensitive = true;
+  let notes = 0;
+  let decisions = 0;
+  let lessons = 0;
+  let incidents = 0;
+  let errors = 0;
+  let redactions = 0;
+  let maxSurprise: number | null = null;
+  let confidenceSum = 0;
+  let confidenceCount = 0;
+
+  const addLink = (link: Link) => {
+    const key = linkKey(link);
+    if (!seenLinks.has(key)) {
+      seenLinks.add(key);
+      links.push(link);
+    }
+  };
+  const addFact = (text: string, tentative: boolean) => {
+    const fact = clipItem(text);
+    const key = factKey(fact);
+    if (seenFacts.has(key)) return;
+    seenFacts.add(key);
+    items.facts.push(fact);
+    if (tentative) items.tentative.push(fact);
+  };
+
+  for (const event of events) {
+    messageTypes[event.type] = (messageTypes[event.type] ?? 0) + 1;
+    senders.add(event.sender.id);
+    redactions += event.redactions;
+    if (event.privacy !== "sensitive") {
+      allSensitive = false;
+      privacy = strictestPrivacy(privacy, event.privacy);
+    }
+    for (const topic of event.topics) topicCounts.set(topic, (topicCounts.get(topic) ?? 0) + 1);
+    if (event.issue !== undefined && /^#\d+$/.test(event.issue)) {
+      addLink({ type: "issue", ref: event.issue });
+    }
+    for (const link of event.links) addLink(link);
+    if (event.sealed) sealed.push(...event.sealed);
+    if (event.confidence !== undefined) {
+      confidenceSum += event.confidence;
+      confidenceCount++;
+      if (event.outcome !== undefined) {
+        const s = surpriseScore(event.confidence, event.outcome);
+        maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
+      }
+    }
+    if (
+      event.type === "memory_note.v1" ||
+      (event.type === "memory_event.v1" && event.kind !== "recall")
+    ) {
+      notes++;
+      const tentative =
+        event.confidence !== undefined && event.confidence < policy.promote_min_confidence;
+      if (event.kind === "decision") {
+        decisions++;
+        if (event.text !== undefined) {
+          const title = clipItem(event.text);
+          const key = factKey(title);
+          if (!seenDecisions.has(key)) {
+            seenDecisions.add(key);
+            items.decisions.push({ title, rationale: clipItem(event.rationale ?? "") });
+          }
+        }
+        continue;
+      }
+      if (event.kind === "lesson") lessons++;
+      if (event.kind === "incident") incidents++;
+      if (event.text !== undefined) {
+        const prefix =
+          NOTE_PREFIX[event.kind] ??
+          (event.type === "memory_event.v1" && event.kind !== "fact"
+            ? `${capitalize(event.kind)}: `
+            : "");
+        // Only what a worker chose to remember (a note) is promotable; other memory events,
+        // such as commits read from git history, record activity.
+        const activity = event.type !== "memory_note.v1";
+        addFact(prefix + event.text, tentative || activity || event.kind === "question");
+      }
+    }
+    if (event.kind === "error") errors++;
+  }
+
+  const telemetry = condenseTelemetry(events, policy.stall_seconds);
+  for (const worker of telemetry.workers) {
+    const fact = describeWorker(worker);
+    if (fact !== undefined) addFact(fact, true);
+  }
+  for (const group of telemetry.errors) {
+    const retry =
+      group.retryable === null ? "" : group.retryable ? ", retryable" : ", not retryable";
+    addFact(`Error ${group.error_type} ×${group.count}${retry}: ${group.sample}`, true);
+  }
+
+  const topics = topicsFor(label, topicCounts);
+  const first = events[0] as MemoryEvent;
+  const last = events[events.length - 1] as MemoryEvent;
+  const base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
+    signals: Omit<EngramBody["signals"], "truncated">;
+  } = {
+    version,
+    scope: "st",
+    created_at: last.received_at,
+    source_window: { start_ts: first.received_at, end_ts: last.received_at },
+    topics,
+    links: links.slice(0, 64),
+    provenance: {
+      created_by: CREATED_BY,
+      run_id: `compact-${version}`,
+      event_count: events.length,
+      senders: [...senders].sort().slice(0, 64),
+      message_types: sortRecord(messageTypes),
+    },
+    privacy: allSensitive ? "sensitive" : privacy,
+    signals: {
+      notes,
+      decisions,
+      lessons,
+      incidents,
+      errors,
+      max_surprise: maxSurprise === null ? null : round3(maxSurprise),
+      mean_confidence: confidenceCount === 0 ? null : round3(confidenceSum / confidenceCount),
+      redactions,
+    },
+  };
+  const withTelemetry =
+    telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {};
+  return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes);
+}
+
+function capitalize(text: string): string {
+  return text.length === 0 ? text : text[0]?.toUpperCase() + text.slice(1);
+}
+
+function sortRecord(record: Record<string, number>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const key of Object.keys(record).sort()) out[key] = record[key] as number;
+  return out;
+}
+
+function topicsFor(label: string, counts: Map<string, number>): string[] {
+  const ranked = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
+    .map(([t]) => t);
+  const labelTopic = label.replace(/^issue #/, "issue-");
+  return [...new Set([labelTopic, ...ranked])].slice(0, MAX_TOPICS);
+}

@@ -1,0 +1,132 @@
+import type { Sealed } from "../../schema/common.js";
+import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import { engramFileSize, sealEngram } from "../model/engram.js";
+import type { GroupItems } from "./compact.js";
+import type { Telemetry } from "./telemetry.js";
+
+/**
+ * Splits one group's items into as many engrams as `engram_max_bytes` requires, so nothing
+ * is dropped for size; only a single item larger than the budget is shortened (counted in
+ * `signals.truncated`). Sizes are estimated per item and checked exactly once per engram,
+ * so packing stays linear in the number of items.
+ */
+export function packEngrams(
+  base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
+    signals: Omit<EngramBody["signals"], "truncated">;
+  },
+  extra: { telemetry?: Telemetry },
+  items: GroupItems,
+  sealed: readonly Sealed[],
+  maxBytes: number,
+): Engram[] {
+  type Item = { kind: "fact"; text: string } | { kind: "decision"; value: Decision };
+  const queue: Item[] = [
+    ...items.decisions.map((value) => ({ kind: "decision" as const, value: { ...value } })),
+    ...items.facts.map((text) => ({ kind: "fact" as const, text })),
+  ];
+  const tentative = new Set(items.tentative);
+  const build = (
+    chunk: readonly Item[],
+    part: number,
+    withExtras: boolean,
+    cut: number,
+  ): EngramBody => {
+    const facts = chunk.flatMap((i) => (i.kind === "fact" ? [i.text] : []));
+    const body: EngramBody = {
+      ...base,
+      facts,
+      decisions: chunk.flatMap((i) => (i.kind === "decision" ? [i.value] : [])),
+      // The group's events are counted once, on its first part, so counts add up.
+      provenance:
+        part > 0 ? { ...base.provenance, event_count: 0, part: part + 1 } : base.provenance,
+      signals: { ...base.signals, truncated: cut },
+      ...(withExtras ? extra : {}),
+      ...(withExtras && sealed.length > 0 ? { sealed: [...sealed] } : {}),
+    };
+    const tentativeHere = facts.filter((f) => tentative.has(f));
+    if (tentativeHere.length > 0) body.tentative = tentativeHere;
+    return body;
+  };
+  // Sizes are measured on bodies (placeholder id and hash); only emitted engrams are hashed.
+  const size = engramFileSize;
+  const cost = (item: Item) =>
+    item.kind === "fact"
+      ? (Buffer.byteLength(JSON.stringify(item.text), "utf8") + 8) *
+        (tentative.has(item.text) ? 2 : 1)
+      : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
+
+  const out: Engram[] = [];
+  let index = 0;
+  while (index < queue.length || out.length === 0) {
+    const part = out.length;
+    const withExtras = part === 0;
+    const overhead = size(build([], part, withExtras, 0)) + 16;
+    const chunk: Item[] = [];
+    let estimate = overhead;
+    while (index < queue.length) {
+      const item = queue[index] as Item;
+      const c = cost(item);
+      if (chunk.length > 0 && estimate + c > maxBytes) break;
+      chunk.push(item);
+      estimate += c;
+      index++;
+    }
+    let cut = 0;
+    let engram = build(chunk, part, withExtras, cut);
+    // The estimate can be off by a little: give items back until the engram fits.
+    while (size(engram) > maxBytes && chunk.length > 1) {
+      chunk.pop();
+      index--;
+      engram = build(chunk, part, withExtras, cut);
+    }
+    while (size(engram) > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
+      cut = 1;
+      engram = build(chunk, part, withExtras, cut);
+    }
+    out.push(size(engram) <= maxBytes ? sealEngram(engram) : trimExtras(engram, maxBytes));
+    if (chunk.length === 0 && index >= queue.length) break;
+  }
+  return out;
+}
+
+function shrink(
+  item: { kind: "fact"; text: string } | { kind: "decision"; value: Decision },
+): boolean {
+  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
+  if (item.kind === "fact") {
+    if (item.text.length <= 40) return false;
+    item.text = half(item.text);
+    return true;
+  }
+  if (item.value.rationale.length > 40) {
+    item.value.rationale = half(item.value.rationale);
+    return true;
+  }
+  if (item.value.title.length > 40) {
+    item.value.title = half(item.value.title);
+    return true;
+  }
+  return false;
+}
+
+function trimExtras(body: EngramBody, maxBytes: number): Engram {
+  const next: EngramBody = {
+    ...body,
+    signals: { ...body.signals, truncated: body.signals.truncated + 1 },
+  };
+  const fits = (b: EngramBody) => engramFileSize(b) <= maxBytes;
+  if (next.telemetry) {
+    next.telemetry = { workers: [...next.telemetry.workers], errors: [...next.telemetry.errors] };
+    while (!fits(next) && next.telemetry.workers.length > 0) next.telemetry.workers.pop();
+    while (!fits(next) && next.telemetry.errors.length > 0) next.telemetry.errors.pop();
+    if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
+      delete next.telemetry;
+  }
+  while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
+  while (!fits(next) && next.sealed && next.sealed.length > 0)
+    next.sealed = next.sealed.slice(0, -1);
+  while (!fits(next) && next.provenance.senders.length > 0) {
+    next.provenance = { ...next.provenance, senders: next.provenance.senders.slice(0, -1) };
+  }
+  return sealEngram(next);
+}

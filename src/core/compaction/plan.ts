@@ -1,0 +1,190 @@
+import type { MemoryConfig } from "../../schema/config.js";
+import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
+import type { MemoryEvent } from "../../schema/memory-event.js";
+import {
+  catalogEntryFor,
+  sealCatalog,
+  serializeCatalog,
+  serializeEngram,
+} from "../model/engram.js";
+import { batchIdFromIso, secondsBetween } from "../model/time.js";
+import { renderFocusFor } from "../rendering/focus.js";
+import { planEviction, type TierUsage, tierUsage } from "./budget.js";
+import { compactSlice } from "./compact.js";
+import { planPromotion } from "./promote.js";
+
+/** Most engrams one compacted slice produces; smaller groups are merged into `other`. */
+export const MAX_GROUPS_PER_SLICE = 24;
+
+export type CompactionReason = "none" | "hard-limit" | "soft-limit" | "rate-limited" | "forced";
+
+export interface CompactionDecision {
+  /** How many of the oldest events to compact (0: none). */
+  take: number;
+  reason: CompactionReason;
+}
+
+export interface BufferShape {
+  /** Size in bytes of each buffered event, oldest first. */
+  eventBytes: readonly number[];
+  totalBytes: number;
+}
+
+/**
+ * When and how much to compact. Over a hard budget: always, down to the low-water mark.
+ * Over the soft (high-water) mark: only if the last compaction is older than
+ * `compaction_min_interval_seconds`, so a burst of telemetry does not loop. The newest
+ * `buffer_keep_recent_events` are never taken.
+ */
+export function decideCompaction(
+  buffer: BufferShape,
+  memory: MemoryConfig,
+  lastCompactionAt: string | undefined,
+  now: string,
+  force: boolean,
+): CompactionDecision {
+  const count = buffer.eventBytes.length;
+  const compactable = Math.max(0, count - memory.buffer_keep_recent_events);
+  if (compactable === 0) return { take: 0, reason: "none" };
+  if (force) return { take: compactable, reason: "forced" };
+  const hard = count > memory.buffer_max_events || buffer.totalBytes > memory.buffer_max_bytes;
+  const high = memory.buffer_high_water_ratio;
+  const soft =
+    count > memory.buffer_max_events * high || buffer.totalBytes > memory.buffer_max_bytes * high;
+  if (!hard) {
+    if (!soft) return { take: 0, reason: "none" };
+    if (
+      lastCompactionAt !== undefined &&
+      secondsBetween(lastCompactionAt, now) < memory.compaction_min_interval_seconds
+    ) {
+      return { take: 0, reason: "rate-limited" };
+    }
+  }
+  const lowEvents = memory.buffer_max_events * memory.buffer_low_water_ratio;
+  const lowBytes = memory.buffer_max_bytes * memory.buffer_low_water_ratio;
+  let take = 0;
+  let remainingBytes = buffer.totalBytes;
+  while (take < compactable && (count - take > lowEvents || remainingBytes > lowBytes)) {
+    remainingBytes -= buffer.eventBytes[take] as number;
+    take++;
+  }
+  return { take, reason: hard ? "hard-limit" : "soft-limit" };
+}
+
+/** engram_id -> number of times `worker recall` returned it, from recall events. */
+export function tallyRecalls(
+  events: Iterable<MemoryEvent>,
+  into = new Map<string, number>(),
+): Map<string, number> {
+  for (const event of events) {
+    if (event.kind !== "recall" || !event.hits) continue;
+    for (const id of event.hits) into.set(id, (into.get(id) ?? 0) + 1);
+  }
+  return into;
+}
+
+export interface CycleInput {
+  /** The oldest events, chosen by `decideCompaction`; may be empty. */
+  slice: readonly MemoryEvent[];
+  catalog: Catalog;
+  /** Every engram the catalog lists, loaded (promotion and the focus view read them). */
+  engrams: ReadonlyMap<string, Engram>;
+  recalls: ReadonlyMap<string, number>;
+  memory: MemoryConfig;
+  /** The cycle's time: the newest receipt stamp the Director has seen (never a clock). */
+  asOf: string;
+  /** The "Now" lines of MEMORY.md (periodic and hybrid cadence). */
+  now?: readonly string[];
+}
+
+export interface FileWrite {
+  path: string;
+  text: string;
+}
+
+export interface CyclePlan {
+  catalog: Catalog;
+  catalogChanged: boolean;
+  written: Engram[];
+  evicted: CatalogEntry[];
+  compactedEvents: number;
+  promoted: Engram[];
+  writes: FileWrite[];
+  deletes: string[];
+  focus: { bytes: number; items: number; omitted: number };
+  tiers: { before: Record<"st" | "lt", TierUsage>; after: Record<"st" | "lt", TierUsage> };
+}
+
+/**
+ * One Director cycle as a value: compaction of the slice, promotion, eviction, the new
+ * catalog and MEMORY.md. Applying the plan is the caller's job (and is idempotent).
+ */
+export function planCycle(input: CycleInput): CyclePlan {
+  const { memory } = input;
+  const compacted = compactSlice(input.slice, {
+    engram_max_bytes: memory.engram_max_bytes,
+    stall_seconds: memory.stall_seconds,
+    promote_min_confidence: memory.promote_min_confidence,
+    max_groups: MAX_GROUPS_PER_SLICE,
+  });
+  const known = new Set(input.catalog.entries.map((e) => e.engram_id));
+  // A re-run after a crash recomputes the same engrams: those already listed are not new.
+  const fresh = compacted.filter((e) => !known.has(e.engram_id));
+  const all = new Map(input.engrams);
+  for (const engram of fresh) all.set(engram.engram_id, engram);
+
+  const st = [...all.values()].filter((e) => e.scope === "st");
+  const lt = [...all.values()].filter((e) => e.scope === "lt");
+  const promoted = planPromotion({
+    st,
+    lt,
+    recalls: input.recalls,
+    version: batchIdFromIso(input.asOf),
+    createdAt: input.asOf,
+    policy: memory,
+  }).filter((e) => !known.has(e.engram_id) && !all.has(e.engram_id));
+  for (const engram of promoted) all.set(engram.engram_id, engram);
+
+  const texts = new Map<string, string>();
+  const newEntries: CatalogEntry[] = [];
+  for (const engram of [...fresh, ...promoted]) {
+    const text = serializeEngram(engram);
+    texts.set(engram.engram_id, text);
+    newEntries.push(catalogEntryFor(engram, Buffer.byteLength(text, "utf8")));
+  }
+  const candidateEntries = [...input.catalog.entries, ...newEntries];
+  const evicted = planEviction(candidateEntries, {
+    st: { maxBytes: memory.st_max_total_bytes, maxFiles: memory.st_max_files },
+    lt: { maxBytes: memory.lt_max_total_bytes, maxFiles: memory.lt_max_files },
+  });
+  const evictedIds = new Set(evicted.map((e) => e.engram_id));
+  const entries = candidateEntries.filter((e) => !evictedIds.has(e.engram_id));
+  const catalogChanged = newEntries.length > 0 || evicted.length > 0;
+  const catalog = catalogChanged
+    ? sealCatalog(input.catalog.catalog_version + 1, input.asOf, entries)
+    : input.catalog;
+
+  const writes: FileWrite[] = [];
+  for (const entry of newEntries) {
+    if (evictedIds.has(entry.engram_id)) continue;
+    writes.push({ path: entry.path, text: texts.get(entry.engram_id) as string });
+  }
+  const deletes = evicted.filter((e) => known.has(e.engram_id)).map((e) => e.path);
+  if (catalogChanged) writes.push({ path: "memory/catalog.json", text: serializeCatalog(catalog) });
+
+  const focus = renderFocusFor(catalog, all, memory, input.now);
+  writes.push({ path: "MEMORY.md", text: focus.text });
+
+  return {
+    catalog,
+    catalogChanged,
+    written: [...fresh, ...promoted].filter((e) => !evictedIds.has(e.engram_id)),
+    evicted: evicted.filter((e) => known.has(e.engram_id)),
+    compactedEvents: input.slice.length,
+    promoted: promoted.filter((e) => !evictedIds.has(e.engram_id)),
+    writes,
+    deletes,
+    focus: { bytes: focus.bytes, items: focus.items, omitted: focus.omitted },
+    tiers: { before: tierUsage(input.catalog.entries), after: tierUsage(catalog.entries) },
+  };
+}

@@ -1,0 +1,236 @@
+import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import { engramFileSize, sealEngram } from "../model/engram.js";
+import { compareText } from "../model/text.js";
+import { CREATED_BY, factKey } from "./compact.js";
+
+export interface PromotionPolicy {
+  promote_repeat_min: number;
+  promote_recall_min: number;
+  promote_decisions: boolean;
+  engram_max_bytes: number;
+}
+
+export interface PromotionInput {
+  st: readonly Engram[];
+  lt: readonly Engram[];
+  /** engram_id -> how often `worker recall` returned it. */
+  recalls: ReadonlyMap<string, number>;
+  /** Batch id and time of this cycle (from receipt stamps). */
+  version: string;
+  createdAt: string;
+  policy: PromotionPolicy;
+}
+
+interface Candidate {
+  kind: "fact" | "decision";
+  key: string;
+  fact?: string;
+  decision?: Decision;
+  sources: Set<string>;
+  reason: string;
+}
+
+/**
+ * ST -> LT promotion. A fact repeated in `promote_repeat_min` ST engrams, every fact and
+ * decision of an engram recalled `promote_recall_min` times, and explicit decisions are
+ * carried into one new LT engram naming what it supersedes. Engrams are append-only, so the
+ * ST sources stay until eviction; what LT already holds is never promoted again.
+ */
+export function planPromotion(input: PromotionInput): Engram[] {
+  const { policy } = input;
+  const ltFacts = new Set<string>();
+  const ltDecisions = new Set<string>();
+  const superseded = new Set<string>();
+  for (const engram of input.lt) {
+    for (const fact of engram.facts) ltFacts.add(factKey(fact));
+    for (const d of engram.decisions) ltDecisions.add(factKey(d.title));
+    for (const id of engram.supersedes ?? []) superseded.add(id);
+  }
+  const st = [...input.st].sort((a, b) => compareText(a.engram_id, b.engram_id));
+  const candidates = new Map<string, Candidate>();
+  const add = (c: Omit<Candidate, "sources">, source: string) => {
+    const id = `${c.kind}:${c.key}`;
+    const existing = candidates.get(id);
+    if (existing) existing.sources.add(source);
+    else candidates.set(id, { ...c, sources: new Set([source]) });
+  };
+
+  // Repetition: count distinct ST engrams per promotable fact.
+  const occurrences = new Map<string, { fact: string; sources: string[] }>();
+  for (const engram of st) {
+    const tentative = new Set((engram.tentative ?? []).map(factKey));
+    for (const fact of engram.facts) {
+      const key = factKey(fact);
+      if (tentative.has(key) || ltFacts.has(key)) continue;
+      const entry = occurrences.get(key);
+      if (!entry) occurrences.set(key, { fact, sources: [engram.engram_id] });
+      else if (!entry.sources.includes(engram.engram_id)) entry.sources.push(engram.engram_id);
+    }
+  }
+  for (const [key, { fact, sources }] of occurrences) {
+    if (sources.length < policy.promote_repeat_min) continue;
+    for (const source of sources) {
+      add({ kind: "fact", key, fact, reason: `repeated in ${sources.length} engrams` }, source);
+    }
+  }
+
+  for (const engram of st) {
+    if (policy.promote_decisions) {
+      for (const decision of engram.decisions) {
+        const key = factKey(decision.title);
+        if (ltDecisions.has(key)) continue;
+        add({ kind: "decision", key, decision, reason: "explicit decision" }, engram.engram_id);
+      }
+    }
+    const recalled = input.recalls.get(engram.engram_id) ?? 0;
+    if (recalled >= policy.promote_recall_min && !superseded.has(engram.engram_id)) {
+      const tentative = new Set((engram.tentative ?? []).map(factKey));
+      const reason = `recalled ${recalled} times`;
+      for (const fact of engram.facts) {
+        const key = factKey(fact);
+        if (!tentative.has(key) && !ltFacts.has(key)) {
+          add({ kind: "fact", key, fact, reason }, engram.engram_id);
+        }
+      }
+      for (const decision of engram.decisions) {
+        const key = factKey(decision.title);
+        if (!ltDecisions.has(key))
+          add({ kind: "decision", key, decision, reason }, engram.engram_id);
+      }
+    }
+  }
+  if (candidates.size === 0) return [];
+
+  const ordered = [...candidates.values()].sort((a, b) =>
+    compareText(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
+  );
+  const byId = new Map(st.map((e) => [e.engram_id, e]));
+  return packPromotion(ordered, byId, input);
+}
+
+function packPromotion(
+  candidates: readonly Candidate[],
+  byId: ReadonlyMap<string, Engram>,
+  input: PromotionInput,
+): Engram[] {
+  const buildBody = (items: readonly Candidate[]): EngramBody => {
+    const sources = [...new Set(items.flatMap((c) => [...c.sources]))].sort();
+    const sourceEngrams = sources.map((id) => byId.get(id)).filter((e): e is Engram => !!e);
+    const topicCounts = new Map<string, number>();
+    for (const e of sourceEngrams)
+      for (const t of e.topics) topicCounts.set(t, (topicCounts.get(t) ?? 0) + 1);
+    const starts = sourceEngrams.map((e) => e.source_window.start_ts).sort();
+    const ends = sourceEngrams.map((e) => e.source_window.end_ts).sort();
+    const reasons = [
+      ...new Set(
+        items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`),
+      ),
+    ]
+      .map((r) => (r.length > 200 ? `${r.slice(0, 199)}…` : r))
+      .slice(0, 50);
+    return {
+      version: input.version,
+      scope: "lt",
+      created_at: input.createdAt,
+      source_window: {
+        start_ts: starts[0] ?? input.createdAt,
+        end_ts: ends[ends.length - 1] ?? input.createdAt,
+      },
+      topics: [...topicCounts.entries()]
+        .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
+        .map(([t]) => t)
+        .slice(0, 12),
+      facts: items.flatMap((c) => (c.kind === "fact" && c.fact !== undefined ? [c.fact] : [])),
+      decisions: items.flatMap((c) => (c.kind === "decision" && c.decision ? [c.decision] : [])),
+      links: firstLinks(sourceEngrams, 64),
+      provenance: {
+        created_by: CREATED_BY,
+        run_id: `promote-${input.version}`,
+        event_count: 0,
+        senders: [...new Set(sourceEngrams.flatMap((e) => e.provenance.senders))]
+          .sort()
+          .slice(0, 64),
+        message_types: {},
+      },
+      // Sealed text never leaves its ST engram, so an LT engram is at most private.
+      privacy: sourceEngrams.every((e) => e.privacy === "public") ? "public" : "private",
+      signals: {
+        notes: items.length,
+        decisions: items.filter((c) => c.kind === "decision").length,
+        lessons: items.filter((c) => c.fact?.startsWith("Lesson: ")).length,
+        incidents: items.filter((c) => c.fact?.startsWith("Incident: ")).length,
+        errors: 0,
+        max_surprise: null,
+        mean_confidence: null,
+        redactions: 0,
+        truncated: 0,
+      },
+      supersedes: sources,
+      promotion: { reasons },
+    };
+  };
+  const max = input.policy.engram_max_bytes;
+  const fits = (items: readonly Candidate[]) => engramFileSize(buildBody(items)) <= max;
+  // Generous per-item estimate (the item, its reason line, a new source id); exact sizes are
+  // measured once per engram, so packing stays linear.
+  const cost = (c: Candidate) =>
+    2 * Buffer.byteLength(c.fact ?? JSON.stringify(c.decision), "utf8") + 80 + 48 * c.sources.size;
+
+  const out: Engram[] = [];
+  const queue = candidates.map((c) => ({ ...c }));
+  let index = 0;
+  while (index < queue.length) {
+    const chunk: Candidate[] = [queue[index] as Candidate];
+    index++;
+    let estimate = engramFileSize(buildBody(chunk));
+    while (index < queue.length) {
+      const next = queue[index] as Candidate;
+      if (estimate + cost(next) > max) break;
+      chunk.push(next);
+      estimate += cost(next);
+      index++;
+    }
+    while (chunk.length > 1 && !fits(chunk)) {
+      chunk.pop();
+      index--;
+    }
+    // One item larger than a whole engram: shorten it rather than drop it or break the budget.
+    const only = chunk[0] as Candidate;
+    while (chunk.length === 1 && !fits(chunk) && shortenCandidate(only)) {}
+    if (fits(chunk)) out.push(sealEngram(buildBody(chunk)));
+  }
+  return out;
+}
+
+/** The first `limit` distinct links of the engrams, in order. */
+function firstLinks(engrams: readonly Engram[], limit: number): Engram["links"] {
+  const seen = new Set<string>();
+  const out: Engram["links"] = [];
+  for (const engram of engrams) {
+    for (const link of engram.links) {
+      const key = `${link.type}:${link.ref}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(link);
+      if (out.length === limit) return out;
+    }
+  }
+  return out;
+}
+
+function shortenCandidate(c: Candidate): boolean {
+  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
+  if (c.fact !== undefined && c.fact.length > 40) {
+    c.fact = half(c.fact);
+    return true;
+  }
+  if (c.decision && c.decision.rationale.length > 40) {
+    c.decision = { ...c.decision, rationale: half(c.decision.rationale) };
+    return true;
+  }
+  if (c.decision && c.decision.title.length > 40) {
+    c.decision = { ...c.decision, title: half(c.decision.title) };
+    return true;
+  }
+  return false;
+}

@@ -1,0 +1,223 @@
+import type { z } from "zod";
+import type { Link, Privacy, Sealed } from "../../schema/common.js";
+import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
+import type { MemoryEvent } from "../../schema/memory-event.js";
+import { canonicalJson, sha256Hex } from "../model/canonical.js";
+import { classifyLink, normalizeIssue } from "../model/links.js";
+import type { RedactionResult, Redactor } from "./redact.js";
+import { sealText } from "./seal.js";
+
+/** A MemoryEvent before the buffer gives it its sequence number. */
+export type PendingEvent = Omit<MemoryEvent, "seq">;
+
+export type QuarantineReason =
+  | "oversized"
+  | "malformed-json"
+  | "invalid-envelope"
+  | "invalid-payload";
+
+export type NormalizeResult =
+  | { ok: true; event: PendingEvent }
+  | { ok: false; reason: QuarantineReason; detail: string; redactions: number };
+
+export interface NormalizeContext {
+  /** Director receipt time, ISO-8601 UTC. */
+  receivedAt: string;
+  maxMessageBytes: number;
+  redactor: Redactor;
+  /** 32-byte key for `sensitive` text; without it sensitive text is dropped, never stored in clear. */
+  sealKey: Uint8Array | undefined;
+}
+
+const PRIVACY_RANK: Record<Privacy, number> = { public: 0, private: 1, sensitive: 2 };
+
+export function strictestPrivacy(a: Privacy, b: Privacy): Privacy {
+  return PRIVACY_RANK[a] >= PRIVACY_RANK[b] ? a : b;
+}
+
+/**
+ * The start of a rejected line, kept in the quarantine so a person can see what came in.
+ * The whole line is redacted before it is cut, so a secret straddling the cut cannot leak
+ * as an unrecognisable prefix.
+ */
+export function quarantineExcerpt(
+  line: string,
+  redactor: Redactor,
+  maxChars = 300,
+): RedactionResult {
+  const redacted = redactor.redact(line);
+  return { text: redacted.text.slice(0, maxChars), count: redacted.count };
+}
+
+/** The deduplication key: the writer's `event_id`, or else the digest of the whole envelope. */
+export function dedupKey(envelope: Record<string, unknown>): string {
+  const id = envelope.event_id;
+  if (typeof id === "string" && id.length > 0) return `id:${id}`;
+  return `h:${sha256Hex(canonicalJson(envelope))}`;
+}
+
+function describeIssues(error: z.ZodError, prefix: string): string {
+  return error.issues
+    .slice(0, 5)
+    .map((issue) => {
+      const path = [prefix, ...issue.path.map(String)].filter((p) => p !== "").join(".");
+      return `${path || "(root)"}: ${issue.message}`;
+    })
+    .join("; ");
+}
+
+/**
+ * Validates one NDJSON line and turns it into a redacted MemoryEvent. Never throws on bad
+ * input: the caller quarantines what comes back `ok: false` (its `detail` is redacted too).
+ */
+export function normalizeLine(line: string, ctx: NormalizeContext): NormalizeResult {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no byte count at all.
+  const bytes = line.length * 3 <= ctx.maxMessageBytes ? 0 : Buffer.byteLength(line, "utf8");
+  if (bytes > ctx.maxMessageBytes) {
+    return {
+      ok: false,
+      reason: "oversized",
+      detail: `message is ${bytes} bytes, over agent_bus.max_message_bytes (${ctx.maxMessageBytes})`,
+      redactions: 0,
+    };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch (error) {
+    // V8 quotes the start of the input in its message; a secret could hide there, cut.
+    const message = (error as Error).message.replace(/"(?:[^"\\]|\\.)*"(?:\.\.\.)?/g, "…");
+    return {
+      ok: false,
+      reason: "malformed-json",
+      detail: `not valid JSON: ${message}`,
+      redactions: 0,
+    };
+  }
+  return normalizeEnvelope(raw, ctx);
+}
+
+export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): NormalizeResult {
+  const envelope = Envelope.safeParse(raw);
+  if (!envelope.success) {
+    const redacted = ctx.redactor.redact(describeIssues(envelope.error, ""));
+    return {
+      ok: false,
+      reason: "invalid-envelope",
+      detail: redacted.text,
+      redactions: redacted.count,
+    };
+  }
+  const env = envelope.data;
+  const payloadResult = PAYLOAD_SCHEMAS[env.message_type].safeParse(env.payload);
+  if (!payloadResult.success) {
+    const redacted = ctx.redactor.redact(describeIssues(payloadResult.error, "payload"));
+    return {
+      ok: false,
+      reason: "invalid-payload",
+      detail: redacted.text,
+      redactions: redacted.count,
+    };
+  }
+  const key = dedupKey(raw as Record<string, unknown>);
+  let redactions = 0;
+  const clean = (text: string): string => {
+    const result = ctx.redactor.redact(text);
+    redactions += result.count;
+    return result.text;
+  };
+  const p = payloadResult.data as Record<string, unknown>;
+  const str = (value: unknown): string | undefined =>
+    typeof value === "string" ? clean(value) : undefined;
+
+  const topics: string[] = [];
+  if (Array.isArray(p.topics)) {
+    for (const raw of p.topics as string[]) {
+      const topic = clean(raw.trim().toLowerCase());
+      if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
+    }
+  }
+  const links: Link[] = [];
+  if (Array.isArray(p.links)) {
+    for (const raw of p.links as (string | Link)[]) {
+      const link = classifyLink(raw);
+      links.push({ type: link.type, ref: clean(link.ref) });
+    }
+  }
+  const privacy: Privacy = (p.privacy as Privacy | undefined) ?? "private";
+  const sender = env.sender;
+  const issue = normalizeIssue(p.issue as string | number | undefined);
+  const num = (value: unknown): number | undefined =>
+    typeof value === "number" ? value : undefined;
+  // The free text of the message: a note's text, an error's message, a progress message.
+  const text = str(p.text) ?? str(p.message) ?? str(p.query);
+  const rationale = str(p.rationale);
+  let sealed: Sealed[] | undefined;
+  if (privacy === "sensitive") {
+    sealed = Array.isArray(p.sealed) ? [...(p.sealed as Sealed[])] : [];
+    if (ctx.sealKey !== undefined) {
+      if (text !== undefined) sealed.push(sealText(ctx.sealKey, "text", text));
+      if (rationale !== undefined) sealed.push(sealText(ctx.sealKey, "rationale", rationale));
+    }
+    if (sealed.length === 0) sealed = undefined;
+  }
+  // Every field, always in this order (absent ones undefined, which JSON leaves out): one
+  // object shape for all events keeps creating and serializing them fast.
+  const event: PendingEvent = {
+    key,
+    received_at: ctx.receivedAt,
+    type: env.message_type,
+    sender:
+      sender.run_id === undefined
+        ? { role: sender.role, id: sender.id }
+        : { role: sender.role, id: sender.id, run_id: clean(sender.run_id) },
+    // Already canonical UTC in the common case: skip the Date round trip.
+    sent_at: CANONICAL_UTC.test(env.sent_at) ? env.sent_at : new Date(env.sent_at).toISOString(),
+    kind: kindOf(env.message_type, p),
+    text: privacy === "sensitive" ? undefined : text,
+    rationale: privacy === "sensitive" ? undefined : rationale,
+    topics,
+    links,
+    issue: issue === undefined ? undefined : clean(issue),
+    stage: str(p.stage),
+    // `status` is an enum and `main_ancestor_sha` hex: validated, nothing to redact.
+    status: typeof p.status === "string" ? p.status : undefined,
+    confidence: num(p.confidence),
+    outcome: typeof p.outcome === "string" ? (p.outcome as PendingEvent["outcome"]) : undefined,
+    privacy,
+    error_type: str(p.error_type),
+    retryable: typeof p.retryable === "boolean" ? p.retryable : undefined,
+    progress: num(p.progress),
+    duration_ms: num(p.duration_ms),
+    attempt: num(p.attempt),
+    hits: Array.isArray(p.hits) ? [...(p.hits as string[])] : undefined,
+    main_ancestor_sha: typeof p.main_ancestor_sha === "string" ? p.main_ancestor_sha : undefined,
+    catalog_hash_seen: str(p.catalog_hash_seen),
+    sealed,
+    redactions,
+  };
+  return { ok: true, event };
+}
+
+const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function kindOf(type: string, payload: Record<string, unknown>): string {
+  switch (type) {
+    case "memory_note.v1":
+      return payload.kind as string;
+    case "memory_event.v1":
+      return String(payload.kind).slice(0, 64);
+    case "heartbeat.v1":
+      return "heartbeat";
+    case "task_progress.v1":
+      return "progress";
+    case "worker_error.v1":
+      return "error";
+    case "protocol_hello.v1":
+      return "hello";
+    case "project_state_snapshot.v1":
+      return "snapshot";
+    default:
+      return "control";
+  }
+}

@@ -1,0 +1,98 @@
+import type { MemoryConfig } from "../../schema/config.js";
+import type { Catalog, Engram } from "../../schema/engram.js";
+import { tierUsage } from "../compaction/budget.js";
+import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
+
+export interface ProposalInput {
+  base: { branch: string; sha: string; catalog: Catalog; focusBytes: number | null };
+  head: { branch: string; catalog: Catalog; focusBytes: number | null };
+  /** The engrams the head adds to the base, by id (read from the proposal's files). */
+  added: ReadonlyMap<string, Engram>;
+  memory: Pick<
+    MemoryConfig,
+    | "st_max_files"
+    | "st_max_total_bytes"
+    | "lt_max_files"
+    | "lt_max_total_bytes"
+    | "memory_md_max_bytes"
+  >;
+  rejectedSkipped: number;
+}
+
+/**
+ * What the pull request proposes, main against the engram branch: new engrams (and which of
+ * them are long-term, with the reasons promotion recorded), evictions, the events and the
+ * time window they came from, and the budgets before and after.
+ */
+export function buildProposal(input: ProposalInput): Proposal {
+  const { base, head } = input;
+  const baseIds = new Set(base.catalog.entries.map((e) => e.engram_id));
+  const headIds = new Set(head.catalog.entries.map((e) => e.engram_id));
+  const added = head.catalog.entries.filter((e) => !baseIds.has(e.engram_id));
+  const rows: (ProposalRow & { reasons: string[] })[] = added.map((entry) => {
+    const engram = input.added.get(entry.engram_id);
+    return {
+      engram_id: entry.engram_id,
+      scope: entry.scope,
+      path: entry.path,
+      topics: entry.topics,
+      first_fact: engram?.facts[0] ?? engram?.decisions[0]?.title ?? "(sealed or empty)",
+      ...(engram ? { event_count: engram.provenance.event_count } : {}),
+      reasons: engram?.promotion?.reasons ?? [],
+    };
+  });
+  const windows = added
+    .map((e) => input.added.get(e.engram_id)?.source_window)
+    .filter((w) => w !== undefined);
+  const strip = ({ reasons: _reasons, ...row }: ProposalRow & { reasons: string[] }) => row;
+  const stOnly = rows.filter((r) => r.scope === "st");
+  return {
+    base: {
+      branch: base.branch,
+      sha: base.sha,
+      catalog_version: base.catalog.catalog_version,
+      catalog_hash: base.catalog.hash,
+    },
+    head: {
+      branch: head.branch,
+      catalog_version: head.catalog.catalog_version,
+      catalog_hash: head.catalog.hash,
+    },
+    // LT engrams carry forward ST content already counted: only ST events are new events.
+    compacted_events: stOnly.reduce((sum, r) => sum + (r.event_count ?? 0), 0),
+    source_window:
+      windows.length === 0
+        ? null
+        : {
+            start_ts: windows.map((w) => w.start_ts).sort()[0] as string,
+            end_ts: windows
+              .map((w) => w.end_ts)
+              .sort()
+              .at(-1) as string,
+          },
+    written: rows.map(strip),
+    promoted: rows
+      .filter((r) => r.scope === "lt")
+      .map((r) => ({ ...strip(r), reason: r.reasons.join("; ") || "promoted" })),
+    evicted: base.catalog.entries
+      .filter((e) => !headIds.has(e.engram_id))
+      .map((e) => ({ engram_id: e.engram_id, scope: e.scope, path: e.path })),
+    tiers_before: tierUsage(base.catalog.entries),
+    tiers_after: tierUsage(head.catalog.entries),
+    budgets: {
+      st_max_files: input.memory.st_max_files,
+      st_max_total_bytes: input.memory.st_max_total_bytes,
+      lt_max_files: input.memory.lt_max_files,
+      lt_max_total_bytes: input.memory.lt_max_total_bytes,
+    },
+    focus:
+      head.focusBytes === null
+        ? null
+        : {
+            bytes_before: base.focusBytes ?? 0,
+            bytes_after: head.focusBytes,
+            max_bytes: input.memory.memory_md_max_bytes,
+          },
+    ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
+  };
+}

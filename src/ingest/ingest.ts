@@ -1,0 +1,293 @@
+import { createReadStream, readFileSync, statSync } from "node:fs";
+import type { Readable } from "node:stream";
+import { receiptTime } from "../clock.js";
+import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import type { Redactor } from "../core/ingest/redact.js";
+import { withDirectorState } from "../director/director-state.js";
+import type { EventBuffer } from "../state/buffer.js";
+import { appendQuarantine } from "../state/quarantine.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { IngestPool } from "./ingest-pool.js";
+import {
+  type InputLine,
+  normalizeBatch,
+  type PackedOutcomes,
+  packOutcomes,
+  splitLines,
+  unpackEvents,
+} from "./normalize-batch.js";
+
+export interface IngestCounts {
+  accepted: number;
+  duplicates: number;
+  quarantined: number;
+  redacted: number;
+}
+
+/** What one drain of a networked bus source brought into the buffer. */
+export interface SourceDrain extends IngestCounts {
+  source: string;
+  /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
+  acknowledged: number;
+  /**
+   * Messages the source dropped before this Director was given them (a NATS stream's
+   * `max_age`): lost, and said so. Absent when none.
+   */
+  dropped?: number;
+  /** Why the source could not be drained (`director run` goes on with its cycle). */
+  error?: string;
+}
+
+export function zeroCounts(): IngestCounts {
+  return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
+}
+
+export interface IngestTarget {
+  buffer: EventBuffer;
+  quarantinePath: string;
+  redactor: Redactor;
+  sealKey: Uint8Array | undefined;
+  maxMessageBytes: number;
+}
+
+/** The Ingestor every Director path uses: the repository's redaction rules, seal key and size limit. */
+export function ingestorFor(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  options: { parallel?: boolean; largeInput?: boolean } = {},
+): Ingestor {
+  const target: IngestTarget = {
+    buffer,
+    quarantinePath: ctx.paths.quarantine,
+    redactor: redactorFor(ctx.config),
+    sealKey: loadSealKey(ctx.paths.sealKey, true),
+    maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
+  };
+  const pool = options.parallel
+    ? () => IngestPool.create({ ...target, patterns: ctx.config.redaction.patterns })
+    : undefined;
+  const ingestor = new Ingestor(target, pool);
+  // A large file: start the threads now, so they load while the first chunk is read.
+  if (options.largeInput) ingestor.startPool();
+  return ingestor;
+}
+
+/** Lines per group commit: one journal write and one fsync for each batch. */
+const BATCH_LINES = 4096;
+/** Characters per chunk of a large input: one worker job, one group commit. */
+const CHUNK_CHARS = 1024 * 1024;
+/** A file this large starts the worker threads at once. */
+const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
+/** Chunks read before worker threads are started: small inputs never pay for them. */
+const CHUNKS_BEFORE_POOL = 2;
+
+export type { InputLine };
+
+/**
+ * Normalizes and stores lines in batches. Counts come back only for batches whose journal
+ * write was fsynced: "accepted" means durable. Bad lines go to the quarantine with their
+ * source, line number and reason; nothing stops the batch. Given a pool factory, a large
+ * input is normalized by worker threads; results are still applied in input order.
+ */
+export class Ingestor {
+  readonly counts = zeroCounts();
+  private batch: InputLine[] = [];
+  private readonly inFlight: Promise<PackedOutcomes>[] = [];
+  private pool: IngestPool | undefined;
+  private chunks = 0;
+
+  constructor(
+    private readonly target: IngestTarget,
+    private poolFactory?: () => IngestPool | undefined,
+  ) {}
+
+  push(line: InputLine): void {
+    if (isBlank(line.text)) return;
+    this.batch.push(line);
+    if (this.batch.length >= BATCH_LINES) this.flush();
+  }
+
+  /** Starts the worker threads now instead of after the first chunks. */
+  startPool(): void {
+    if (this.pool || !this.poolFactory) return;
+    this.flush();
+    this.pool = this.poolFactory();
+    this.poolFactory = undefined;
+  }
+
+  /** Complete lines of NDJSON text, numbered from `firstLine`. */
+  async pushChunk(text: string, firstLine: number, source: string): Promise<void> {
+    this.chunks++;
+    if (this.chunks > CHUNKS_BEFORE_POOL) this.startPool();
+    if (!this.pool) {
+      for (const line of splitLines(text, firstLine, source)) this.push(line);
+      return;
+    }
+    this.inFlight.push(this.pool.run(text, firstLine, source, receiptTime()));
+    while (this.inFlight.length > this.pool.size * 2) {
+      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
+    }
+  }
+
+  /** Applies everything pushed so far; when it returns, every accepted event is durable. */
+  flush(): void {
+    if (this.batch.length === 0) return;
+    const receivedAt = receiptTime();
+    const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
+    this.batch = [];
+    this.apply(packOutcomes(outcomes, receivedAt));
+  }
+
+  /** Like `flush`, and waits for the chunks still in worker threads. */
+  async drain(): Promise<void> {
+    this.flush();
+    while (this.inFlight.length > 0) {
+      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
+    }
+  }
+
+  /** Longest line worth reading whole: anything longer is over `max_message_bytes` anyway. */
+  get maxLineChars(): number {
+    return this.target.maxMessageBytes;
+  }
+
+  /** Quarantines a line too long to hold, from its start; the caller skips the rest of it. */
+  async rejectOversized(
+    start: string,
+    line: number,
+    source: string,
+    charsSeen: number,
+  ): Promise<void> {
+    await this.drain();
+    const excerpt = quarantineExcerpt(start, this.target.redactor);
+    appendQuarantine(this.target.quarantinePath, [
+      {
+        received_at: receiptTime(),
+        source,
+        line,
+        reason: "oversized",
+        detail: `line longer than ${charsSeen} characters, over agent_bus.max_message_bytes (${this.target.maxMessageBytes}); not read to its end`,
+        excerpt: excerpt.text,
+        bytes: Buffer.byteLength(start, "utf8"),
+      },
+    ]);
+    this.counts.quarantined++;
+    this.counts.redacted += excerpt.count;
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+    this.pool = undefined;
+  }
+
+  private apply(packed: PackedOutcomes): void {
+    const events = unpackEvents(packed);
+    const added = this.target.buffer.append(events);
+    appendQuarantine(this.target.quarantinePath, packed.quarantine);
+    let redacted = packed.quarantineRedactions;
+    for (const event of added) redacted += event.redactions;
+    this.counts.accepted += added.length;
+    this.counts.duplicates += events.length - added.length;
+    this.counts.quarantined += packed.quarantine.length;
+    this.counts.redacted += redacted;
+  }
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
+  }
+  return true;
+}
+
+function countNewlines(text: string): number {
+  let count = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) count++;
+  return count;
+}
+
+/**
+ * Reads a stream in large chunks cut at line ends (cheaper than readline, and ready for the
+ * worker threads); a final line without a newline is still ingested.
+ */
+export async function ingestReadable(
+  ingestor: Ingestor,
+  input: Readable,
+  source: string,
+): Promise<void> {
+  input.setEncoding("utf8");
+  let pending = "";
+  let nextLine = 1;
+  // A line that never ends is not held in memory: past the limit it is quarantined as
+  // oversized and the rest of it is skipped.
+  const limit = CHUNK_CHARS + ingestor.maxLineChars;
+  let skipping = false;
+  for await (const chunk of input as AsyncIterable<string>) {
+    let data = chunk;
+    if (skipping) {
+      const newline = data.indexOf("\n");
+      if (newline === -1) continue;
+      skipping = false;
+      nextLine++;
+      data = data.slice(newline + 1);
+    }
+    pending += data;
+    if (pending.length < CHUNK_CHARS) continue;
+    const cut = pending.lastIndexOf("\n");
+    if (cut === -1) {
+      if (pending.length > limit) {
+        await ingestor.rejectOversized(pending.slice(0, 4096), nextLine, source, pending.length);
+        pending = "";
+        skipping = true;
+      }
+      continue;
+    }
+    const text = pending.slice(0, cut + 1);
+    pending = pending.slice(cut + 1);
+    await ingestor.pushChunk(text, nextLine, source);
+    nextLine += countNewlines(text);
+  }
+  if (pending.length > 0 && !skipping) await ingestor.pushChunk(pending, nextLine, source);
+  await ingestor.drain();
+}
+
+export async function ingestFile(ingestor: Ingestor, path: string, source = path): Promise<void> {
+  await ingestReadable(ingestor, createReadStream(path, { encoding: "utf8" }), source);
+}
+
+/** Small files (spool entries) are read whole: faster than a stream per file. */
+export function ingestSmallFile(ingestor: Ingestor, path: string, source: string): void {
+  const lines = readFileSync(path, "utf8").split("\n");
+  let n = 0;
+  for (const text of lines) {
+    n++;
+    ingestor.push({ text, source, line: n });
+  }
+}
+
+/**
+ * `director ingest FILE|-`: the whole source into the buffer as the one writer, in fsynced
+ * batches. The buffer is opened without its events: ingest needs only their keys.
+ */
+export async function ingestSource(
+  ctx: RepoContext,
+  source: { path: string; name?: string } | { stream: Readable; name: string },
+): Promise<IngestCounts & { buffer: { events: number; bytes: number } }> {
+  return withDirectorState(
+    ctx,
+    async (buffer) => {
+      const largeInput = "path" in source && statSync(source.path).size > LARGE_FILE_BYTES;
+      const ingestor = ingestorFor(ctx, buffer, { parallel: true, largeInput });
+      try {
+        if ("path" in source) await ingestFile(ingestor, source.path, source.name);
+        else await ingestReadable(ingestor, source.stream, source.name);
+      } finally {
+        await ingestor.close();
+      }
+      return { ...ingestor.counts, buffer: { events: buffer.count, bytes: buffer.totalBytes } };
+    },
+    { retainEvents: false },
+  );
+}

@@ -1,0 +1,132 @@
+import { normalizeLine, quarantineExcerpt } from "../core/ingest/normalize.js";
+import type { Redactor } from "../core/ingest/redact.js";
+import { type SerializedEvent, serializeEvent } from "../state/buffer.js";
+import type { QuarantineRecord } from "../state/quarantine.js";
+
+export interface InputLine {
+  text: string;
+  source: string;
+  line: number;
+}
+
+export interface BatchSettings {
+  receivedAt: string;
+  maxMessageBytes: number;
+  redactor: Redactor;
+  sealKey: Uint8Array | undefined;
+}
+
+export type LineOutcome =
+  | { ok: true; event: SerializedEvent }
+  | { ok: false; record: QuarantineRecord; redactions: number };
+
+/**
+ * Normalizes a batch of input lines into serialized events or quarantine records, in input
+ * order.
+ */
+export function normalizeBatch(
+  lines: readonly InputLine[],
+  settings: BatchSettings,
+): LineOutcome[] {
+  const { receivedAt, redactor } = settings;
+  const out: LineOutcome[] = [];
+  for (const input of lines) {
+    const result = normalizeLine(input.text, settings);
+    if (result.ok) {
+      out.push({ ok: true, event: serializeEvent(result.event) });
+      continue;
+    }
+    const excerpt = quarantineExcerpt(input.text, redactor);
+    out.push({
+      ok: false,
+      redactions: result.redactions + excerpt.count,
+      record: {
+        received_at: receivedAt,
+        source: input.source,
+        line: input.line,
+        reason: result.reason,
+        detail: result.detail,
+        excerpt: excerpt.text,
+        bytes: Buffer.byteLength(input.text, "utf8"),
+      },
+    });
+  }
+  return out;
+}
+
+/**
+ * The complete lines of a chunk of NDJSON text, numbered from `firstLine` (a trailing
+ * `\r` is dropped). Blank lines are skipped but keep their number.
+ */
+export function splitLines(text: string, firstLine: number, source: string): InputLine[] {
+  const out: InputLine[] = [];
+  let start = 0;
+  let n = firstLine;
+  while (start < text.length) {
+    let newline = text.indexOf("\n", start);
+    if (newline === -1) newline = text.length;
+    const end = newline > start && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+    if (!isBlank(text, start, end)) out.push({ text: text.slice(start, end), source, line: n });
+    n++;
+    start = newline + 1;
+  }
+  return out;
+}
+
+function isBlank(text: string, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
+/**
+ * Outcomes packed into a few large values: cheap to pass between threads (one string for all
+ * bodies, which JSON never lets contain a newline) instead of thousands of small objects.
+ */
+export interface PackedOutcomes {
+  receivedAt: string;
+  keys: string[];
+  bodies: string;
+  redactions: number[];
+  quarantine: QuarantineRecord[];
+  quarantineRedactions: number;
+}
+
+export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: string): PackedOutcomes {
+  const keys: string[] = [];
+  const bodies: string[] = [];
+  const redactions: number[] = [];
+  const quarantine: QuarantineRecord[] = [];
+  let quarantineRedactions = 0;
+  for (const outcome of outcomes) {
+    if (outcome.ok) {
+      keys.push(outcome.event.key);
+      bodies.push(outcome.event.body);
+      redactions.push(outcome.event.redactions);
+    } else {
+      quarantine.push(outcome.record);
+      quarantineRedactions += outcome.redactions;
+    }
+  }
+  return {
+    receivedAt,
+    keys,
+    bodies: bodies.join("\n"),
+    redactions,
+    quarantine,
+    quarantineRedactions,
+  };
+}
+
+export function unpackEvents(packed: PackedOutcomes): SerializedEvent[] {
+  if (packed.keys.length === 0) return [];
+  const bodies = packed.bodies.split("\n");
+  return packed.keys.map((key, i) => ({
+    key,
+    body: bodies[i] as string,
+    received_at: packed.receivedAt,
+    redactions: packed.redactions[i] as number,
+  }));
+}

@@ -1,0 +1,161 @@
+import { describe, expect, it } from "vitest";
+import { dedupKey, normalizeLine } from "../../src/core/ingest/normalize.js";
+import { createRedactor } from "../../src/core/ingest/redact.js";
+import { openSealed } from "../../src/core/ingest/seal.js";
+
+const KEY = new Uint8Array(32).fill(7);
+const ctx = {
+  receivedAt: "2026-11-22T10:00:00.000Z",
+  maxMessageBytes: 4096,
+  redactor: createRedactor(),
+  sealKey: KEY,
+};
+const TOKEN = `ghp_${"A1b2C3d4E5".repeat(3)}abcdef`;
+
+function envelope(
+  messageType: string,
+  payload: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    schema_version: "agentbus-envelope/v1",
+    message_type: messageType,
+    sent_at: "2031-01-01T00:00:00+02:00",
+    sender: { role: "worker", id: "w-1" },
+    seq: 3,
+    payload,
+    event_id: "ev-1",
+    ...extra,
+  };
+}
+
+describe("normalizeLine", () => {
+  it("turns a note into a MemoryEvent stamped with the Director's receipt time", () => {
+    const line = JSON.stringify(
+      envelope("memory_note.v1", {
+        kind: "decision",
+        text: "Use zod",
+        rationale: "one source",
+        topics: ["Schema", "schema"],
+        links: [
+          "#12",
+          "PR#3",
+          "src/a.ts",
+          "https://example.com",
+          "0123abc",
+          { type: "spec", ref: "bus" },
+        ],
+        confidence: 0.8,
+        outcome: "success",
+        issue: 12,
+      }),
+    );
+    const result = normalizeLine(line, ctx);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.event).toMatchObject({
+      key: "id:ev-1",
+      received_at: ctx.receivedAt,
+      sent_at: "2030-12-31T22:00:00.000Z",
+      type: "memory_note.v1",
+      kind: "decision",
+      text: "Use zod",
+      rationale: "one source",
+      topics: ["schema"],
+      issue: "#12",
+      confidence: 0.8,
+      outcome: "success",
+      privacy: "private",
+      redactions: 0,
+    });
+    expect(result.event.links).toEqual([
+      { type: "issue", ref: "#12" },
+      { type: "pr", ref: "#3" },
+      { type: "file", ref: "src/a.ts" },
+      { type: "url", ref: "https://example.com" },
+      { type: "commit", ref: "0123abc" },
+      { type: "spec", ref: "bus" },
+    ]);
+  });
+
+  it("quarantines oversized, malformed, unknown and wrongly typed input with a reason", () => {
+    const cases: [string, string, RegExp][] = [
+      ["x".repeat(5000), "oversized", /5000 bytes/],
+      ["{not json", "malformed-json", /JSON/],
+      [JSON.stringify(envelope("gossip.v1", {})), "invalid-envelope", /message_type/],
+      [
+        JSON.stringify(envelope("memory_note.v1", { kind: "fact", text: 5 })),
+        "invalid-payload",
+        /payload\.text/,
+      ],
+      [
+        JSON.stringify(envelope("memory_note.v1", { kind: "rumour", text: "x" })),
+        "invalid-payload",
+        /payload\.kind/,
+      ],
+      [JSON.stringify({ ...envelope("heartbeat.v1", {}), seq: -1 }), "invalid-envelope", /seq/],
+    ];
+    for (const [line, reason, detail] of cases) {
+      const result = normalizeLine(line, ctx);
+      expect(result.ok, line.slice(0, 40)).toBe(false);
+      if (result.ok) continue;
+      expect(result.reason).toBe(reason);
+      expect(result.detail).toMatch(detail);
+    }
+  });
+
+  it("redacts secrets everywhere before anything is stored, and counts them", () => {
+    const line = JSON.stringify(
+      envelope("worker_error.v1", {
+        error_type: "AuthError",
+        message: `bad token ${TOKEN}`,
+        stage: `deploy ${TOKEN}`,
+      }),
+    );
+    const result = normalizeLine(line, ctx);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.stringify(result.event)).not.toContain(TOKEN);
+    expect(result.event.redactions).toBe(2);
+    expect(result.event.text).toContain("[REDACTED:github-token]");
+  });
+
+  it("never echoes a secret in a quarantine detail", () => {
+    const line = JSON.stringify(
+      envelope("memory_note.v1", { kind: "fact", text: "x", confidence: TOKEN }),
+    );
+    const result = normalizeLine(line, ctx);
+    expect(result.ok).toBe(false);
+    expect(JSON.stringify(result)).not.toContain(TOKEN);
+  });
+
+  it("seals sensitive text: no clear text in the event, recoverable with the key", () => {
+    const line = JSON.stringify(
+      envelope("memory_note.v1", {
+        kind: "fact",
+        text: "the launch date is 3 March",
+        privacy: "sensitive",
+      }),
+    );
+    const result = normalizeLine(line, ctx);
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(JSON.stringify(result.event)).not.toContain("3 March");
+    expect(result.event.text).toBeUndefined();
+    const sealed = result.event.sealed?.[0];
+    expect(sealed && openSealed(KEY, sealed)).toBe("the launch date is 3 March");
+    // Deterministic: the same text seals to the same bytes.
+    const again = normalizeLine(line, ctx);
+    expect(again.ok && again.event.sealed).toEqual(result.event.sealed);
+  });
+
+  it("keys duplicates by event_id, else by the canonical envelope (not by sender and seq)", () => {
+    const a = envelope("heartbeat.v1", { stage: "build" });
+    expect(dedupKey(a)).toBe("id:ev-1");
+    const { event_id: _drop, ...noId } = a;
+    const reordered = Object.fromEntries(Object.entries(noId).reverse());
+    expect(dedupKey(noId)).toMatch(/^h:[0-9a-f]{64}$/);
+    expect(dedupKey(reordered)).toBe(dedupKey(noId));
+    expect(dedupKey({ ...noId, payload: { stage: "test" } })).not.toBe(dedupKey(noId));
+  });
+});

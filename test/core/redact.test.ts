@@ -1,0 +1,597 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  createRedactor,
+  RedactionPatternError,
+  redactValue,
+} from "../../src/core/ingest/redact.js";
+
+// Fake tokens are assembled from pieces, so that this file holds no literal a scanner would flag.
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const ALNUM = UPPER + LOWER + DIGITS;
+
+/** A deterministic pseudo-random string over `alphabet`, different for each `seed`. */
+function fake(alphabet: string, length: number, seed: number): string {
+  let out = "";
+  let x = seed * 2654435761 + 12345;
+  for (let i = 0; i < length; i++) {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    out += alphabet[x % alphabet.length];
+  }
+  return out;
+}
+
+const GH = (kind: string, seed = 1) => "gh" + kind + "_" + fake(ALNUM, 36, seed);
+const GH_PAT = "github" + "_pat_" + fake(ALNUM, 22, 2) + "_" + fake(ALNUM, 59, 3);
+const NPM = "np" + "m_" + fake(ALNUM, 36, 4);
+const AWS_ID = "AK" + "IA" + fake(UPPER + DIGITS, 16, 5);
+const AWS_STS_ID = "AS" + "IA" + fake(UPPER + DIGITS, 16, 6);
+const AWS_SECRET = fake(ALNUM + "/+", 40, 7);
+const SLACK_BOT =
+  "xo" + "xb-" + fake(DIGITS, 12, 8) + "-" + fake(DIGITS, 12, 9) + "-" + fake(ALNUM, 24, 10);
+const SLACK_USER = "xo" + "xp-" + fake(DIGITS, 11, 11) + "-" + fake(ALNUM, 30, 12);
+const SLACK_HOOK =
+  "https://hooks.sl" +
+  "ack.com/services/T" +
+  fake(UPPER + DIGITS, 8, 13) +
+  "/B" +
+  fake(UPPER + DIGITS, 10, 14) +
+  "/" +
+  fake(ALNUM, 24, 15);
+const OPENAI_PROJ = "sk-" + "proj-" + fake(ALNUM + "_-", 74, 16) + "T3Blbk" + fake(ALNUM, 20, 17);
+const OPENAI_LEGACY = "sk-" + "Tq" + fake(ALNUM, 46, 18);
+const OPENAI_DIGITS = "sk-" + fake(DIGITS, 48, 24);
+const ANTHROPIC = "sk-" + "ant-api03-" + fake(ALNUM + "_-", 93, 19) + "AA";
+const PEM_BODY = [0, 1, 2, 3].map((i) => fake(ALNUM + "+/", 64, 20 + i)).join("\n");
+const pem = (kind: string, body = PEM_BODY) =>
+  `-----BEGIN ${kind}PRIV` + `ATE KEY-----\n${body}\n-----END ${kind}PRIV` + "ATE KEY-----";
+const PEM_HEAD = "-----BEGIN RSA PRIV" + "ATE KEY-----";
+const PEM_TAIL = "-----END RSA PRIV" + "ATE KEY-----";
+const JWT =
+  "ey" +
+  "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." +
+  "ey" +
+  "J" +
+  fake(ALNUM, 40, 30) +
+  "." +
+  fake(ALNUM + "_-", 43, 31);
+
+const redactor = createRedactor();
+// REDACT_FUZZ_SCALE=50 runs the properties longer when hunting for a counterexample.
+const SCALE = Number(process.env.REDACT_FUZZ_SCALE ?? "1");
+
+describe("built-in rules", () => {
+  const cases: { rule: string; text: string; secret: string; kept?: string }[] = [
+    { rule: "github-token", text: `export GITHUB_TOKEN=${GH("p")}`, secret: GH("p") },
+    { rule: "github-token", text: `oauth ${GH("o", 2)} done`, secret: GH("o", 2) },
+    { rule: "github-token", text: `app ${GH("u", 3)} / ${GH("s", 4)}`, secret: GH("s", 4) },
+    { rule: "github-token", text: `refresh=${GH("r", 5)}`, secret: GH("r", 5) },
+    { rule: "github-token", text: `pat ${GH_PAT}`, secret: GH_PAT },
+    { rule: "npm-token", text: `//registry.npmjs.org/:_authToken ${NPM}`, secret: NPM },
+    { rule: "aws-access-key-id", text: `key id ${AWS_ID} in us-east-1`, secret: AWS_ID },
+    { rule: "aws-access-key-id", text: `sts ${AWS_STS_ID}`, secret: AWS_STS_ID },
+    {
+      rule: "aws-secret-key",
+      text: `aws_secret_access_key = ${AWS_SECRET}`,
+      secret: AWS_SECRET,
+      kept: "aws_secret_access_key = ",
+    },
+    {
+      rule: "aws-secret-key",
+      text: `{"AWS_SECRET_ACCESS_KEY": "${AWS_SECRET}"}`,
+      secret: AWS_SECRET,
+      kept: '"AWS_SECRET_ACCESS_KEY": "',
+    },
+    { rule: "slack-token", text: `bot ${SLACK_BOT} ok`, secret: SLACK_BOT },
+    { rule: "slack-token", text: `user ${SLACK_USER}`, secret: SLACK_USER },
+    { rule: "slack-webhook", text: `POST ${SLACK_HOOK} failed`, secret: SLACK_HOOK },
+    { rule: "openai-key", text: `OPENAI ${OPENAI_PROJ}`, secret: OPENAI_PROJ },
+    { rule: "openai-key", text: `legacy ${OPENAI_LEGACY}`, secret: OPENAI_LEGACY },
+    { rule: "openai-key", text: `digits ${OPENAI_DIGITS}`, secret: OPENAI_DIGITS },
+    { rule: "anthropic-key", text: `using ${ANTHROPIC} now`, secret: ANTHROPIC },
+    { rule: "private-key", text: `key:\n${pem("RSA ")}\nend`, secret: PEM_BODY },
+    { rule: "private-key", text: pem("OPENSSH "), secret: PEM_BODY },
+    { rule: "private-key", text: pem(""), secret: PEM_BODY },
+    { rule: "private-key", text: pem("EC "), secret: PEM_BODY },
+    { rule: "jwt", text: `cookie session=; jwt ${JWT}`, secret: JWT },
+    { rule: "assignment", text: "password=hunter2 next", secret: "hunter2", kept: "password=" },
+    { rule: "assignment", text: "db passwd: s3cr3t!", secret: "s3cr3t!", kept: "passwd: " },
+    { rule: "assignment", text: "secret=abc123xyz", secret: "abc123xyz", kept: "secret=" },
+    { rule: "assignment", text: "?token=tok_98765&page=2", secret: "tok_98765", kept: "token=" },
+    { rule: "assignment", text: "api_key=Zx81kk2", secret: "Zx81kk2", kept: "api_key=" },
+    { rule: "assignment", text: "apikey: 0a9b8c7d", secret: "0a9b8c7d", kept: "apikey: " },
+    { rule: "assignment", text: "DB_PASSWORD='hunter two'", secret: "hunter two" },
+    { rule: "assignment", text: '{"password": "p@ss w0rd", "user": "bob"}', secret: "p@ss w0rd" },
+    { rule: "assignment", text: '{\\"token\\":\\"abc123\\",\\"u\\":1}', secret: "abc123" },
+    {
+      rule: "bearer",
+      text: "Authorization: Bearer abc.DEF-123_xyz",
+      secret: "abc.DEF-123_xyz",
+      kept: "Authorization: Bearer ",
+    },
+    { rule: "bearer", text: "authorization: Basic dXNlcjpwYXNzd29yZA==", secret: "dXNlcjpwYXNz" },
+    { rule: "bearer", text: "curl -H 'Bearer 9f8e7d6c5b4a'", secret: "9f8e7d6c5b4a" },
+    {
+      rule: "url-credentials",
+      text: "git clone https://bob:" + "s3cretpass@git.example.com/r.git",
+      secret: "s3cretpass",
+      kept: "https://bob:",
+    },
+    {
+      rule: "url-credentials",
+      text: "DATABASE_URL=postgres://app:" + "pa55word@db:5432/app",
+      secret: "pa55word",
+    },
+  ];
+
+  it.each(cases)("$rule: $text", ({ rule, text, secret, kept }) => {
+    const result = redactor.redact(text);
+    expect(result.text).not.toContain(secret);
+    expect(result.text).toContain(`[REDACTED:${rule}]`);
+    expect(result.count).toBeGreaterThanOrEqual(1);
+    if (kept !== undefined) expect(result.text).toContain(kept + `[REDACTED:${rule}]`);
+  });
+
+  it("covers every rule name in the list", () => {
+    expect(redactor.ruleNames).toEqual([
+      "private-key",
+      "jwt",
+      "github-token",
+      "npm-token",
+      "aws-access-key-id",
+      "aws-secret-key",
+      "slack-webhook",
+      "slack-token",
+      "anthropic-key",
+      "openai-key",
+      "bearer",
+      "assignment",
+      "url-credentials",
+    ]);
+    for (const name of redactor.ruleNames) {
+      expect(cases.some((c) => c.rule === name)).toBe(true);
+    }
+  });
+
+  it("redacts a private key written with escaped newlines inside JSON", () => {
+    const json = JSON.stringify({ key: pem("RSA ") });
+    const { text, count } = redactor.redact(json);
+    expect(text).toBe('{"key":"[REDACTED:private-key]"}');
+    expect(count).toBe(1);
+  });
+
+  it("redacts a private key without its END line up to the end of the text", () => {
+    const { text } = redactor.redact(`log: ${PEM_HEAD}\n${PEM_BODY}`);
+    expect(text).toBe("log: [REDACTED:private-key]");
+  });
+
+  it("leaves a PEM block assigned to a key to the private-key rule", () => {
+    const { text } = redactor.redact(`private_key: ${pem("RSA ")} tail`);
+    expect(text).toBe("private_key: [REDACTED:private-key] tail");
+  });
+
+  it("keeps the key name and quotes of assignments", () => {
+    expect(redactor.redact('{"password":"x y","token":"t0k"}').text).toBe(
+      '{"password":"[REDACTED:assignment]","token":"[REDACTED:assignment]"}',
+    );
+    expect(redactor.redact("PASSWORD=abc, user=bob").text).toBe(
+      "PASSWORD=[REDACTED:assignment], user=bob",
+    );
+  });
+
+  it("labels a known token by its own rule, also inside an assignment or a URL", () => {
+    expect(redactor.redact(`GITHUB_TOKEN=${GH("p")} x`).text).toBe(
+      "GITHUB_TOKEN=[REDACTED:github-token] x",
+    );
+    expect(redactor.redact(`https://${GH("p")}:x-oauth-basic@github.com/o/r`).text).toBe(
+      "https://[REDACTED:github-token]:[REDACTED:url-credentials]@github.com/o/r",
+    );
+    expect(redactor.redact(`a password=x b ${NPM} c`).text).toBe(
+      "a password=[REDACTED:assignment] b [REDACTED:npm-token] c",
+    );
+  });
+
+  it("counts each secret once", () => {
+    const text = `${GH("p")} and ${NPM} and password=abc and ${JWT}`;
+    expect(redactor.redact(text).count).toBe(4);
+  });
+
+  it("returns the same string when there is nothing to redact", () => {
+    const text = "nothing to see here";
+    const result = redactor.redact(text);
+    expect(result).toEqual({ text, count: 0 });
+  });
+});
+
+describe("no false positives", () => {
+  const clean = [
+    "Refactored the buffer to use a ring of 4096 slots; all 128 tests pass.",
+    "The password policy requires rotation every 90 days, and secrets live in the vault.",
+    "We rotate tokens weekly; bearer authentication is handled by the gateway.",
+    "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixes the tokenizer",
+    "run 123e4567-e89b-12d3-a456-426614174000 finished",
+    "/home/dev/project/src/core/redact.ts and C:\\Users\\dev\\token-store\\index.ts",
+    "hash sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "engram e_0123456789abcdef0123456789abcdef promoted to lt",
+    "created_at 2026-01-02T03:04:05.000Z, batch 20260102-030405Z",
+    "see https://github.com/org/repo/pull/512 and ssh://git@github.com/org/repo.git",
+    "clone git@github.com:org/repo.git, mail dev@example.com",
+    'usage {"max_tokens": 4096, "prompt_tokens": 812, "secretary": "Ann"}',
+    "task-0123456789abcdef0123456789abcdef is queued; sk-learn is a library",
+    "the AKIA prefix marks an AWS key id; xoxb marks a Slack bot token",
+    "npm_config_cache=/tmp/npm-cache",
+    "if (token == null || token.length === 0) return;",
+    "[REDACTED:github-token] stays as it is",
+  ];
+  it.each(clean)("%s", (text) => {
+    expect(redactor.redact(text)).toEqual({ text, count: 0 });
+  });
+
+  it("leaves text without trigger characters unchanged", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...`${LOWER}${DIGITS} ./`) }), (text) => {
+        expect(redactor.redact(text)).toEqual({ text, count: 0 });
+      }),
+      { numRuns: 200 * SCALE },
+    );
+  });
+});
+
+describe("user patterns", () => {
+  it("redacts every match as custom-<index>", () => {
+    const r = createRedactor(["ACME-[0-9]{8}", "internal\\.example\\.com"]);
+    expect(r.ruleNames.slice(-2)).toEqual(["custom-0", "custom-1"]);
+    const text = "ids ACME-12345678, ACME-87654321 on internal.example.com";
+    const first = r.redact(text);
+    expect(first.text).toBe("ids [REDACTED:custom-0], [REDACTED:custom-0] on [REDACTED:custom-1]");
+    expect(first.count).toBe(3);
+    // The shared global regex must not carry state from one call to the next.
+    expect(r.redact(text)).toEqual(first);
+  });
+
+  it("does not eat into tokens already in the text", () => {
+    const r = createRedactor(["[A-Z]{8}"]);
+    const { text } = r.redact(`${GH("p")} ABCDEFGH`);
+    expect(text).toBe("[REDACTED:github-token] [REDACTED:custom-0]");
+    expect(r.redact(text)).toEqual({ text, count: 0 });
+  });
+
+  it("names the index and source of a pattern that does not compile", () => {
+    let caught: unknown;
+    try {
+      createRedactor(["ok-[0-9]+", "(unclosed"]);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(RedactionPatternError);
+    expect(caught).toBeInstanceOf(Error);
+    const error = caught as RedactionPatternError;
+    expect(error.index).toBe(1);
+    expect(error.pattern).toBe("(unclosed");
+    expect(error.message).toContain("redaction.patterns[1]");
+    expect(error.message).toContain("(unclosed");
+  });
+
+  it.each(["a*", "(?:)", "x?", "\\b", "(?=a)"])(
+    "rejects %s, which matches the empty string",
+    (p) => {
+      expect(() => createRedactor([p])).toThrow(/empty string/);
+    },
+  );
+
+  it.each(["(a+)+", "(\\w*x)*", "((ab)+c)+", "(?:[a-z]+-){2,}"])(
+    "rejects nested unbounded repetition %s",
+    (p) => {
+      expect(() => createRedactor([p])).toThrow(RedactionPatternError);
+    },
+  );
+
+  it.each(["(\\d+\\.){3}\\d+", "(ab)+", "x{2,}", "[(+)]+", "\\(a+\\)+"])("accepts %s", (p) => {
+    expect(() => createRedactor([p])).not.toThrow();
+  });
+});
+
+// Property tests: a secret generator yields the text to insert and the part that must vanish.
+interface Planted {
+  text: string;
+  secret: string;
+}
+const chars = (alphabet: string, minLength: number, maxLength = minLength) =>
+  fc.string({ unit: fc.constantFrom(...alphabet), minLength, maxLength });
+const plain = (arb: fc.Arbitrary<string>): fc.Arbitrary<Planted> =>
+  arb.map((text) => ({ text, secret: text }));
+const VALUE = `${ALNUM}!#%*+-_./~@`;
+
+const plantedArb: fc.Arbitrary<Planted> = fc.oneof(
+  plain(
+    fc
+      .tuple(fc.constantFrom("p", "o", "u", "s", "r"), chars(ALNUM, 36, 40))
+      .map(([k, b]) => "gh" + k + "_" + b),
+  ),
+  plain(
+    fc.tuple(chars(ALNUM, 22), chars(ALNUM, 59)).map(([a, b]) => "github" + "_pat_" + a + "_" + b),
+  ),
+  plain(chars(ALNUM, 36).map((b) => "np" + "m_" + b)),
+  plain(
+    fc.tuple(fc.constantFrom("AK", "AS"), chars(UPPER + DIGITS, 16)).map(([p, b]) => p + "IA" + b),
+  ),
+  fc
+    .tuple(
+      fc.constantFrom("aws_secret_access_key", "AWS_SECRET_ACCESS_KEY", "aws_secret_key"),
+      fc.constantFrom("=", " = ", ": "),
+      fc.constantFrom("", '"'),
+      chars(ALNUM + "/+", 40),
+    )
+    .map(([k, sep, q, v]) => ({ text: k + sep + q + v + q, secret: v })),
+  plain(
+    fc
+      .tuple(
+        fc.constantFrom("b", "p", "a", "r", "s", "o"),
+        chars(DIGITS, 10, 13),
+        chars(ALNUM, 24, 32),
+      )
+      .map(([k, d, b]) => "xo" + "x" + k + "-" + d + "-" + b),
+  ),
+  plain(chars(ALNUM, 24, 40).map((b) => "https://hooks.sl" + "ack.com/services/T01/B02/" + b)),
+  plain(chars(ALNUM + "_-", 20, 90).map((b) => "sk-" + "ant-api03-" + b)),
+  plain(chars(ALNUM + "_-", 20, 90).map((b) => "sk-" + "proj-" + b)),
+  plain(chars(ALNUM, 30, 46).map((b) => "sk-" + "aZ" + b)),
+  plain(chars(ALNUM, 48).map((b) => "sk-" + b)),
+  fc
+    .tuple(
+      fc.constantFrom("RSA ", "EC ", "OPENSSH ", ""),
+      fc.array(chars(ALNUM + "+/", 16, 64), { minLength: 1, maxLength: 4 }),
+    )
+    .map(([kind, lines]) => ({ text: pem(kind, lines.join("\n")), secret: lines.join("\n") })),
+  plain(
+    fc
+      .tuple(chars(ALNUM, 10, 40), chars(ALNUM, 10, 60), chars(ALNUM + "_-", 0, 43))
+      .map(([h, p, s]) => "ey" + "J" + h + ".ey" + "J" + p + "." + s),
+  ),
+  fc
+    .tuple(
+      fc.constantFrom(
+        "password",
+        "passwd",
+        "DB_PASSWORD",
+        "secret",
+        "client_secret",
+        "token",
+        "api_key",
+        "apikey",
+        "API-KEY",
+      ),
+      fc.constantFrom("=", ": ", " = ", ":=", '": '),
+      fc.constantFrom("", '"', "'"),
+      fc.tuple(chars(ALNUM, 1), chars(VALUE, 11, 30)).map(([a, b]) => a + b),
+    )
+    .map(([k, sep, q, v]) => ({ text: k + sep + q + v + q, secret: v })),
+  fc
+    .tuple(
+      fc.constantFrom("Authorization: Bearer ", "Authorization: token ", "Bearer "),
+      chars(ALNUM + "-._~+/", 20, 40),
+    )
+    .map(([prefix, v]) => ({ text: prefix + v, secret: v })),
+  fc
+    .tuple(
+      fc.constantFrom("https", "postgres", "redis", "mongodb+srv"),
+      chars(ALNUM, 3, 10),
+      chars(ALNUM + "!$%*-_.~", 12, 24),
+    )
+    .map(([scheme, user, pass]) => ({
+      text: `${scheme}://${user}:${pass}@host.example.com/db`,
+      secret: pass,
+    })),
+);
+
+/** Windows of the secret that survived, ignoring any that the surrounding text held anyway. */
+function leakedWindows(output: string, secret: string, noise: string): string[] {
+  const size = Math.min(12, secret.length);
+  const leaked: string[] = [];
+  for (let i = 0; i + size <= secret.length; i++) {
+    const window = secret.slice(i, i + size);
+    if (output.includes(window) && !noise.includes(window)) leaked.push(window);
+  }
+  return leaked;
+}
+
+const separator = fc.constantFrom(" ", "\n", "\t", "  ");
+
+describe("properties", () => {
+  it("removes a planted secret wherever it is inserted", () => {
+    fc.assert(
+      fc.property(
+        fc.string({ maxLength: 80 }),
+        fc.string({ maxLength: 80 }),
+        separator,
+        separator,
+        plantedArb,
+        (before, after, left, right, planted) => {
+          const input = before + left + planted.text + right + after;
+          const result = redactor.redact(input);
+          expect(result.text).not.toContain(planted.secret);
+          expect(leakedWindows(result.text, planted.secret, before + after)).toEqual([]);
+          expect(result.count).toBeGreaterThanOrEqual(1);
+        },
+      ),
+      { numRuns: 400 * SCALE },
+    );
+  });
+
+  const fragments = [
+    "password",
+    "token",
+    "=",
+    ": ",
+    '"',
+    "'",
+    '\\"',
+    "Bearer ",
+    "Authorization: ",
+    "https://",
+    "://",
+    "user:",
+    "@",
+    PEM_HEAD,
+    PEM_TAIL,
+    "\n",
+    " ",
+    "[REDACTED:jwt]",
+    "ey" + "J",
+    ".",
+    "sk-",
+    "AK" + "IA",
+    "xo" + "xb-",
+    "ACME-12345678",
+    "[",
+    "]",
+    "[REDACTED:",
+    "\\",
+    "Basic ",
+    "aws_secret_access_key",
+    "hooks.sl" + "ack.com/services/",
+    "github" + "_pat_",
+  ];
+  const messyText = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom(...fragments),
+        fc.string({ maxLength: 8 }),
+        plantedArb.map((p) => p.text),
+      ),
+      { maxLength: 12 },
+    )
+    .map((parts) => parts.join(""));
+
+  it("is idempotent", () => {
+    const withCustom = createRedactor(["ACME-[0-9]{8}"]);
+    fc.assert(
+      fc.property(messyText, (text) => {
+        for (const r of [redactor, withCustom]) {
+          const once = r.redact(text);
+          const twice = r.redact(once.text);
+          expect(twice.text).toBe(once.text);
+          expect(twice.count).toBe(0);
+        }
+      }),
+      { numRuns: 400 * SCALE },
+    );
+  });
+
+  it("redactValue keeps the shape and removes planted secrets", () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 3 }), plantedArb, (json, planted) => {
+        const input = { data: json, nested: { list: [json, `log ${planted.text} end`] } };
+        const result = redactValue(input, redactor);
+        expect(JSON.stringify(result.value)).not.toContain(
+          JSON.stringify(planted.secret).slice(1, -1),
+        );
+        expect(result.count).toBeGreaterThanOrEqual(1);
+        expect(shape(result.value)).toEqual(shape(input));
+      }),
+      { numRuns: 150 * SCALE },
+    );
+  });
+});
+
+/** Keys and array lengths, with every leaf collapsed to its type. */
+function shape(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shape);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shape(v)]));
+  }
+  return typeof value;
+}
+
+describe("redactValue", () => {
+  it("redacts strings at any depth, keeps keys and other values, and does not mutate", () => {
+    const input = {
+      kind: "memory_event.v1",
+      count: 3,
+      ok: true,
+      none: null,
+      payload: {
+        notes: [`pushed with ${GH("p")}`, "all good", 42],
+        env: { password: "hunter2", GITHUB_TOKEN: "", api_key: 12345 },
+        headers: { Authorization: "Bearer abcdef123456" },
+      },
+    };
+    const copy = structuredClone(input);
+    const { value, count } = redactValue(input, redactor);
+    expect(input).toEqual(copy);
+    expect(value).toEqual({
+      kind: "memory_event.v1",
+      count: 3,
+      ok: true,
+      none: null,
+      payload: {
+        notes: ["pushed with [REDACTED:github-token]", "all good", 42],
+        env: { password: "[REDACTED:assignment]", GITHUB_TOKEN: "", api_key: 12345 },
+        headers: { Authorization: "[REDACTED:assignment]" },
+      },
+    });
+    expect(count).toBe(3);
+  });
+
+  it("redacts whole values under secret keys, arrays included, naming known tokens", () => {
+    const { value, count } = redactValue(
+      { GITHUB_TOKEN: GH("p"), secret: ["a", "b"], tokens: 5, secretary: "Ann" },
+      redactor,
+    );
+    expect(value).toEqual({
+      GITHUB_TOKEN: "[REDACTED:github-token]",
+      secret: ["[REDACTED:assignment]", "[REDACTED:assignment]"],
+      tokens: 5,
+      secretary: "Ann",
+    });
+    expect(count).toBe(3);
+  });
+
+  it("keeps a __proto__ key as a plain key", () => {
+    const input = JSON.parse('{"__proto__": {"token": "abc"}}') as unknown;
+    const { value } = redactValue(input, redactor);
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect(Object.keys(value as object)).toEqual(["__proto__"]);
+    expect(JSON.stringify(value)).toBe('{"__proto__":{"token":"[REDACTED:assignment]"}}');
+  });
+
+  it("is idempotent on objects", () => {
+    const once = redactValue({ a: [`x ${NPM}`, { secret: "s" }] }, redactor);
+    const twice = redactValue(once.value, redactor);
+    expect(twice).toEqual({ value: once.value, count: 0 });
+  });
+});
+
+describe("speed", () => {
+  it("stays linear on pathological input", () => {
+    const inputs = [
+      ("ey" + "J").repeat(30_000),
+      ("ey" + "Jabcdefgh.").repeat(10_000),
+      "Bearer ".repeat(20_000),
+      `password="${"a".repeat(100_000)}`,
+      "://a:".repeat(20_000),
+      PEM_HEAD.repeat(3_000),
+      "sk-".repeat(30_000),
+      "Authorization: ".repeat(10_000),
+      "token_".repeat(20_000),
+    ];
+    const start = performance.now();
+    for (const text of inputs) redactor.redact(text);
+    // Quadratic behaviour would take seconds here; linear takes a few tens of milliseconds.
+    expect(performance.now() - start).toBeLessThan(1_500);
+  });
+});
+
+describe("file names are not assignments", () => {
+  it("keeps paths with a key word and a line number", () => {
+    for (const text of [
+      "at run (src/auth/token.ts:42:7)",
+      "secret.yaml: 3 entries",
+      "see password.md: notes",
+    ]) {
+      expect(createRedactor().redact(text)).toEqual({ text, count: 0 });
+    }
+  });
+});

@@ -1,0 +1,262 @@
+import { spawn } from "node:child_process";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EventBuffer, type SerializedEvent, serializeEvent } from "../../src/state/buffer.js";
+import { acquireLock, removeStaleLock } from "../../src/state/lock.js";
+import { type StatePaths, statePaths } from "../../src/state/paths.js";
+import { listSpoolFiles, removeSpoolFiles, writeSpoolFile } from "../../src/state/spool.js";
+import { memoryEvent } from "../core/engine-fixtures.js";
+import { ROOT } from "../support/bins.js";
+
+let dir: string;
+let paths: StatePaths;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "engram-state-"));
+  paths = statePaths(dir, ".engram");
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function pending(n: number, from = 1): SerializedEvent[] {
+  return Array.from({ length: n }, (_, i) => {
+    const { seq: _seq, ...rest } = memoryEvent(from + i);
+    return serializeEvent(rest);
+  });
+}
+
+const lastSeq = (buffer: EventBuffer) => buffer.events[buffer.events.length - 1]?.event.seq;
+
+describe("EventBuffer", () => {
+  it("assigns increasing sequence numbers and survives a reopen", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(3));
+    expect(buffer.events.map((e) => e.event.seq)).toEqual([1, 2, 3]);
+    buffer.closeJournal();
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(3);
+    again.append(pending(1, 10));
+    expect(lastSeq(again)).toBe(4);
+    expect(again.totalBytes).toBe(statSync(paths.journal).size);
+    again.closeJournal();
+  });
+
+  it("refuses a key it already holds, in the same batch or later", () => {
+    const buffer = EventBuffer.open(paths);
+    const [a] = pending(1);
+    expect(buffer.append([a as SerializedEvent, a as SerializedEvent])).toHaveLength(1);
+    expect(buffer.append([a as SerializedEvent])).toHaveLength(0);
+    buffer.closeJournal();
+  });
+
+  it("cuts off a torn last line on open (it was never acknowledged) and keeps the rest", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(2));
+    buffer.closeJournal();
+    appendFileSync(paths.journal, '{"key":"id:torn","seq":3,"rece');
+    const readOnly = EventBuffer.open(paths, { readOnly: true });
+    expect(readOnly.count).toBe(2);
+    expect(readFileSync(paths.journal, "utf8")).toContain("torn"); // a reader repairs nothing
+    const repaired = EventBuffer.open(paths);
+    expect(repaired.count).toBe(2);
+    expect(readFileSync(paths.journal, "utf8").endsWith("}\n")).toBe(true);
+    repaired.append(pending(1, 3));
+    expect(lastSeq(repaired)).toBe(3);
+    repaired.closeJournal();
+  });
+
+  it("drops compacted events but still rejects their resends", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(5));
+    buffer.dropThrough(3, { compacted_events: 3 }, 1000);
+    expect(buffer.events.map((s) => s.event.seq)).toEqual([4, 5]);
+    buffer.closeJournal();
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(2);
+    expect(again.meta.compacted_events).toBe(3);
+    expect(again.append(pending(5))).toHaveLength(0); // all five keys known
+    again.append(pending(1, 6));
+    expect(lastSeq(again)).toBe(6);
+    again.closeJournal();
+  });
+
+  it("opened for ingest, keeps keys, count and size without the events, from either line layout", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(3));
+    buffer.closeJournal();
+    // An event whose key needs escaping, and a line in the older key-first layout.
+    const odd = memoryEvent(4, { key: 'id:quote"d' });
+    appendFileSync(paths.journal, `${JSON.stringify(odd)}\n`);
+    const lean = EventBuffer.open(paths, { retainEvents: false });
+    expect(lean.count).toBe(4);
+    expect(lean.events).toEqual([]);
+    expect(lean.has('id:quote"d')).toBe(true);
+    expect(lean.has("id:ev-2")).toBe(true);
+    expect(lean.totalBytes).toBe(statSync(paths.journal).size);
+    expect(lean.append(pending(2, 3))).toHaveLength(1); // ev-3 is a resend
+    expect(() => lean.dropThrough(1, {}, 10)).toThrow(/needs a buffer opened with its events/);
+    lean.closeJournal();
+    expect(EventBuffer.open(paths).events.map((e) => e.event.seq)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("bounds the remembered keys by the dedup window", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(30));
+    for (let through = 5; through <= 30; through += 5) buffer.dropThrough(through, {}, 4);
+    buffer.closeJournal();
+    const lines = readFileSync(paths.seen, "utf8").trim().split("\n");
+    expect(lines.length).toBeLessThanOrEqual(8);
+    expect(lines).toContain("id:ev-30");
+  });
+});
+
+describe("spool", () => {
+  it("writes one whole file per emit, lists them in order and removes drained ones", () => {
+    const a = writeSpoolFile(paths.spool, ['{"a":1}'], 1000);
+    const b = writeSpoolFile(paths.spool, ['{"b":2}', '{"c":3}'], 2000);
+    writeFileSync(join(paths.spool, ".7.tmp"), "partial"); // a writer killed mid-write
+    expect(listSpoolFiles(paths.spool)).toEqual([a, b]);
+    expect(readFileSync(b, "utf8")).toBe('{"b":2}\n{"c":3}\n');
+    removeSpoolFiles(paths.spool, [a]);
+    expect(listSpoolFiles(paths.spool)).toEqual([b]);
+  });
+});
+
+describe("lock", () => {
+  const holderPid = (path: string) => Number(readFileSync(path, "utf8").split(" ")[0]);
+
+  it("is exclusive, and a lock left by a dead process is taken over", async () => {
+    const lock = await acquireLock(join(dir, "x.lock"), { timeoutMs: 100 });
+    await expect(acquireLock(join(dir, "x.lock"), { timeoutMs: 100 })).rejects.toThrow(
+      /held by another Director/,
+    );
+    lock.release();
+    writeFileSync(join(dir, "dead.lock"), "999999\n");
+    const taken = await acquireLock(join(dir, "dead.lock"), { timeoutMs: 100 });
+    expect(holderPid(join(dir, "dead.lock"))).toBe(process.pid);
+    taken.release();
+    expect(existsSync(join(dir, "dead.lock"))).toBe(false);
+  });
+
+  it("a slower taker of the same dead lock never removes the lock that replaced it", async () => {
+    const path = join(dir, "director.lock");
+    const dead = "999999 0123456789abcdef\n";
+    writeFileSync(path, dead);
+    const first = await acquireLock(path, { timeoutMs: 100 });
+    const mine = readFileSync(path, "utf8");
+    expect(mine).not.toBe(dead);
+    // A second Director read the dead content before the first took over, and acts on it now.
+    expect(removeStaleLock(path, dead)).toBe(true);
+    expect(readFileSync(path, "utf8")).toBe(mine);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(/held by another Director/);
+    first.release();
+    expect(existsSync(path)).toBe(false);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("waits while another taker holds the guard, and clears a guard whose taker died", async () => {
+    const path = join(dir, "director.lock");
+    const dead = "999999 feedfacefeedface\n";
+    writeFileSync(path, dead);
+    const guard = `${path}.takeover-999999-feedfacefeedface`;
+    writeFileSync(guard, "");
+    expect(removeStaleLock(path, dead)).toBe(false);
+    expect(readFileSync(path, "utf8")).toBe(dead);
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(
+      /held by another Director \(pid 999999\)/,
+    );
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(guard, old, old);
+    const lock = await acquireLock(path, { timeoutMs: 1000 });
+    expect(holderPid(path)).toBe(process.pid);
+    expect(existsSync(guard)).toBe(false);
+    lock.release();
+  });
+
+  it("takes over an empty lock only once it is old (its creator died before writing)", async () => {
+    const path = join(dir, "director.lock");
+    writeFileSync(path, "");
+    await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(/pid unknown/);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(path, old, old);
+    const lock = await acquireLock(path, { timeoutMs: 100 });
+    expect(holderPid(path)).toBe(process.pid);
+    lock.release();
+  });
+
+  it("fails at once, naming it, when director serve holds the lock for its whole life", async () => {
+    const path = join(dir, "director.lock");
+    const hub = await acquireLock(path, { longLived: true });
+    expect(readFileSync(path, "utf8")).toMatch(
+      new RegExp(`^${process.pid} [0-9a-f]{16} serve\\n$`),
+    );
+    const started = performance.now();
+    await expect(acquireLock(path, { timeoutMs: 5000 })).rejects.toThrow(
+      new RegExp(`held by director serve \\(pid ${process.pid}\\).*stop it \\(SIGTERM\\) first`),
+    );
+    // Refused without waiting out the 5 s.
+    expect(performance.now() - started).toBeLessThan(4000);
+    hub.release();
+    (await acquireLock(path, { timeoutMs: 100 })).release();
+  });
+
+  it("a released handle never removes a lock another Director holds now", async () => {
+    const path = join(dir, "director.lock");
+    const lock = await acquireLock(path, { timeoutMs: 100 });
+    writeFileSync(path, "999998 another\n");
+    lock.release();
+    expect(readFileSync(path, "utf8")).toBe("999998 another\n");
+  });
+
+  it("Directors racing to take over a dead lock: one holder at a time", async () => {
+    const lockModule = join(ROOT, "dist", "src", "state", "lock.js");
+    const racer = `
+      import { appendFileSync } from "node:fs";
+      const [lockModule, path, log, startAt] = process.argv.slice(1);
+      const { acquireLock } = await import(lockModule);
+      while (Date.now() < Number(startAt)) {}
+      const lock = await acquireLock(path, { timeoutMs: 20000 });
+      appendFileSync(log, "enter\\n");
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      appendFileSync(log, "exit\\n");
+      lock.release();
+    `;
+    const RACERS = 6;
+    for (let round = 0; round < 6; round++) {
+      const path = join(dir, `race-${round}.lock`);
+      const log = join(dir, `race-${round}.log`);
+      writeFileSync(path, "999999\n");
+      // All start at the same moment, each seeing the dead lock.
+      const startAt = String(Date.now() + 400);
+      const exits = await Promise.all(
+        Array.from(
+          { length: RACERS },
+          () =>
+            new Promise<number | null>((resolve, reject) => {
+              const child = spawn(
+                process.execPath,
+                ["--input-type=module", "-e", racer, lockModule, path, log, startAt],
+                { stdio: "inherit" },
+              );
+              child.once("error", reject);
+              child.once("exit", (code) => resolve(code));
+            }),
+        ),
+      );
+      expect(exits).toEqual(Array(RACERS).fill(0));
+      const lines = readFileSync(log, "utf8").trim().split("\n");
+      expect(lines).toEqual(Array(RACERS).fill(["enter", "exit"]).flat());
+      expect(existsSync(path)).toBe(false);
+    }
+  }, 30_000);
+});
