@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { isLoopbackHost } from "../bus/protocol.js";
-import { type HubTls, serveHub } from "../bus/tcp-hub.js";
-import { openContext } from "../context/repo-context.js";
+import type { HubTls } from "../bus/tcp-hub.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
+
+// `run` imports the hub on demand: see director-commands.ts.
 
 const serve: Command = {
   name: "serve",
@@ -35,11 +35,16 @@ const serve: Command = {
     const cycleSeconds = numberOption(args, "cycle-seconds") ?? 60;
     if (cycleSeconds < 0) throw new UsageError("--cycle-seconds: expected 0 or more seconds");
     const tls = tlsOptions(args);
+    const { isLoopbackHost } = await import("../bus/protocol.js");
     if (!tls && !isLoopbackHost(host)) {
       throw new UsageError(
         `--listen ${host}: the hub listens beyond this machine only with TLS and client certificates (--tls-cert, --tls-key, --tls-ca); without them use 127.0.0.1 or ::1`,
       );
     }
+    const [{ openContext }, { serveHub }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../bus/tcp-hub.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const stop = new AbortController();
     const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);

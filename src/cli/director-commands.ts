@@ -1,20 +1,8 @@
 import { resolve } from "node:path";
-import { drainConfiguredSources, drainSource, droppedWarnings } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
-import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { openContext } from "../context/repo-context.js";
-import { formatFinding } from "../core/checks/verify.js";
-import { withDirectorState } from "../director/director-state.js";
-import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
-import { initRepository } from "../director/init.js";
-import { runProposal } from "../director/propose.js";
-import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
-import { readStatus, snapshotEnvelope } from "../director/status.js";
-import { verifyRepository } from "../director/verify.js";
+import type { RunOptions, RunResult } from "../director/run.js";
 import { UsageError } from "../errors.js";
-import { callCount, createGitHub, githubSettings } from "../github/client.js";
-import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,
@@ -26,6 +14,18 @@ import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
 
+/*
+ * A thin table: only argument parsing and types are imported here. Each command's `run`
+ * imports its work with `await import()`, so `director status` does not load GitHub, NATS
+ * or the compactor. New commands follow the same pattern.
+ */
+
+/** The repository context every command opens, loaded on demand. */
+async function openCtx(args: ParsedArgs): Promise<RepoContext> {
+  const { openContext } = await import("../context/repo-context.js");
+  return openContext(repoOptions(args));
+}
+
 const init: Command = {
   name: "init",
   summary:
@@ -33,7 +33,8 @@ const init: Command = {
   usage: "director init [--repo DIR] [--config FILE] [--json]",
   options: {},
   async run(args) {
-    const ctx = await openContext(repoOptions(args));
+    const { initRepository } = await import("../director/init.js");
+    const ctx = await openCtx(args);
     const result = initRepository(ctx);
     const text = [
       ...result.created.map((p) => `created ${p}`),
@@ -74,7 +75,11 @@ const ingest: Command = {
           `--bus: expected nats://HOST:PORT or git:REMOTE (of ${BUS_URL_FORMS})`,
         );
       }
-      const ctx = await openContext(repoOptions(args));
+      const [{ withDirectorState }, { drainSource, droppedWarnings }] = await Promise.all([
+        import("../director/director-state.js"),
+        import("../bus/sources.js"),
+      ]);
+      const ctx = await openCtx(args);
       const r = await withDirectorState(ctx, (buffer) => drainSource(ctx, buffer, url), {
         retainEvents: false,
       });
@@ -84,7 +89,8 @@ const ingest: Command = {
         warnings: droppedWarnings([r]),
       };
     }
-    const ctx = await openContext(repoOptions(args));
+    const { ingestSource } = await import("../ingest/ingest.js");
+    const ctx = await openCtx(args);
     const source = args.positionals[0] as string;
     const { buffer: _buffer, ...c } = await ingestSource(
       ctx,
@@ -133,7 +139,8 @@ const run: Command = {
     },
   },
   async run(args) {
-    const ctx = await openContext(repoOptions(args));
+    const { drainConfiguredSources, droppedWarnings } = await import("../bus/sources.js");
+    const ctx = await openCtx(args);
     const cycle = {
       force: args.values.force === true,
       dryRun: args.values["dry-run"] === true,
@@ -143,6 +150,7 @@ const run: Command = {
     for (const name of ["remote", "base", "branch"]) {
       if (stringOption(args, name) !== undefined) throw new UsageError(`--${name} needs --pr`);
     }
+    const { runCycle } = await import("../director/run.js");
     const r = await runCycle(ctx, cycle);
     return { json: r, text: `${runLines(r).join("\n")}\n`, warnings: droppedWarnings(r.sources) };
   },
@@ -171,6 +179,14 @@ async function runPr(
   args: ParsedArgs,
   cycle: RunOptions,
 ): Promise<CommandOutput> {
+  const [github, port, { runProposal }, { droppedWarnings }] = await Promise.all([
+    import("../github/client.js"),
+    import("../director/github-port.js"),
+    import("../director/propose.js"),
+    import("../bus/sources.js"),
+  ]);
+  const { callCount, createGitHub, githubSettings } = github;
+  const { githubCommitter, githubFileUrl, githubPulls } = port;
   const settings = githubSettings(process.env, ctx.config);
   const branch = stringOption(args, "branch") ?? ctx.config.github.head_branch;
   const gh = settings ? createGitHub(settings) : null;
@@ -224,7 +240,11 @@ const verify: Command = {
   usage: "director verify [--repo DIR] [--config FILE] [--json]",
   options: {},
   async run(args) {
-    const ctx = await openContext(repoOptions(args));
+    const [{ verifyRepository }, { formatFinding }] = await Promise.all([
+      import("../director/verify.js"),
+      import("../core/checks/verify.js"),
+    ]);
+    const ctx = await openCtx(args);
     const findings = await verifyRepository(ctx);
     const text =
       findings.length === 0
@@ -251,9 +271,11 @@ const status: Command = {
     },
   },
   async run(args) {
-    const ctx = await openContext(repoOptions(args));
+    const { readStatus, snapshotEnvelope } = await import("../director/status.js");
+    const ctx = await openCtx(args);
     const s = await readStatus(ctx);
     if (args.values.snapshot === true) {
+      const { receiptTime } = await import("../clock.js");
       const envelope = snapshotEnvelope(s, receiptTime());
       return { json: envelope, text: `${JSON.stringify(envelope)}\n` };
     }

@@ -1,8 +1,3 @@
-import { openContext } from "../context/repo-context.js";
-import { formatGuardFinding } from "../core/checks/guard.js";
-import { ingestGitRange } from "../director/from-git.js";
-import { guardRefs, reportToGitHub } from "../director/guard.js";
-import { restoreEngram } from "../director/restore.js";
 import { UsageError } from "../errors.js";
 import {
   type Command,
@@ -13,6 +8,8 @@ import {
   stringOption,
 } from "./args.js";
 import { EXIT } from "./main.js";
+
+// Each `run` imports its work (git, the Director) on demand: see director-commands.ts.
 
 function requiredOption(args: ParsedArgs, name: string, usage: string): string {
   const value = stringOption(args, name);
@@ -43,6 +40,10 @@ const guard: Command = {
   async run(args) {
     const base = requiredOption(args, "base", GUARD_USAGE);
     const head = requiredOption(args, "head", GUARD_USAGE);
+    const [{ guardRefs, reportToGitHub }, { formatGuardFinding }] = await Promise.all([
+      import("../director/guard.js"),
+      import("../core/checks/guard.js"),
+    ]);
     const r = await guardRefs({
       repo: stringOption(args, "repo"),
       config: stringOption(args, "config"),
@@ -75,6 +76,10 @@ const restore: Command = {
   options: {},
   positionals: [1, 1],
   async run(args) {
+    const [{ openContext }, { restoreEngram }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../director/restore.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const r = await restoreEngram(ctx, args.positionals[0] as string);
     const lines = r.restored
@@ -121,6 +126,10 @@ export async function runIngestFromGit(args: ParsedArgs): Promise<CommandOutput>
   if (range === undefined || range.trim() === "") {
     throw new UsageError("--from-git: expected a range, A..B or a single ref");
   }
+  const [{ openContext }, { ingestGitRange }] = await Promise.all([
+    import("../context/repo-context.js"),
+    import("../director/from-git.js"),
+  ]);
   const ctx = await openContext(repoOptions(args));
   const { buffer: _buffer, ...r } = await ingestGitRange(ctx, range);
   return {

@@ -1,19 +1,8 @@
 import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
-import { openContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
-import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
-import { checkMemory } from "../worker/check.js";
-import {
-  type EmitResult,
-  emitHeartbeat,
-  emitNote,
-  emitNotes,
-  type SenderIdentity,
-} from "../worker/emit.js";
-import { parseNoteLines } from "../worker/note-lines.js";
-import { recallMemory } from "../worker/recall.js";
-import { parseSyncAction, syncWithMain } from "../worker/sync.js";
+import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
+import type { EmitResult, SenderIdentity } from "../worker/emit.js";
 import {
   type Command,
   listOption,
@@ -24,6 +13,14 @@ import {
   stringOption,
 } from "./args.js";
 import { EXIT } from "./main.js";
+
+/*
+ * Start-up is most of what an agent waits for: this table imports only argument parsing and
+ * light constants. Each command's `run` imports what it uses with `await import()`, so
+ * `worker emit` never loads git, NATS or GitHub code (test/cli/lazy-imports.test.ts checks
+ * it). A new command follows the same pattern: type-only imports at the top, the work
+ * imported in `run`.
+ */
 
 /** Who is speaking on the bus: every command that sends an envelope takes these. */
 const SENDER_OPTIONS: OptionSpecs = {
@@ -94,6 +91,10 @@ const emit: Command = {
     if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
     if (text === undefined) throw new UsageError("--text is required");
     const bus = busOption(args);
+    const [{ openContext }, { emitNote }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/emit.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const result = await emitNote(
       ctx,
@@ -142,8 +143,13 @@ async function emitFrom(args: ParsedArgs, from: string) {
   } catch (error) {
     throw new UsageError(`--from: cannot read ${file}: ${(error as Error).message}`);
   }
+  const { parseNoteLines } = await import("../worker/note-lines.js");
   const notes = parseNoteLines(text, file);
   const bus = busOption(args);
+  const [{ openContext }, { emitNotes }] = await Promise.all([
+    import("../context/repo-context.js"),
+    import("../worker/emit.js"),
+  ]);
   const ctx = await openContext(repoOptions(args));
   const result = await emitNotes(
     ctx,
@@ -179,6 +185,10 @@ const recall: Command = {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new UsageError("--limit: expected a positive integer");
     }
+    const [{ openContext }, { recallMemory }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/recall.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const result = await recallMemory(ctx, args.positionals[0] as string, {
       limit,
@@ -209,6 +219,10 @@ const check: Command = {
     offline: { type: "boolean", description: "do not fetch origin first" },
   },
   async run(args) {
+    const [{ openContext }, { checkMemory }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/check.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const r = await checkMemory(ctx, {
       main: stringOption(args, "main"),
@@ -257,6 +271,10 @@ const heartbeat: Command = {
   },
   async run(args) {
     const bus = busOption(args);
+    const [{ openContext }, { emitHeartbeat }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/emit.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const attempt = numberOption(args, "attempt");
     const result = await emitHeartbeat(
@@ -294,6 +312,10 @@ const sync: Command = {
     force: { type: "boolean", description: "sync even when the policy does not require it" },
   },
   async run(args) {
+    const [{ openContext }, { parseSyncAction, syncWithMain }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/sync.js"),
+    ]);
     const action = parseSyncAction(stringOption(args, "action"));
     const ctx = await openContext(repoOptions(args));
     const r = await syncWithMain(ctx, {

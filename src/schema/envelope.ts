@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { IsoTime, Link, Privacy, SafeId, Sealed } from "./common.js";
+import { NOTE_KINDS, OUTCOMES } from "./note-kinds.js";
 
 export const ENVELOPE_SCHEMA_VERSION = "agentbus-envelope/v1" as const;
 
@@ -59,18 +60,10 @@ const IssueRef = z.union([z.string().min(1).max(128), z.number().int().nonnegati
 const LinkInput = z.union([z.string().min(1).max(512), Link]);
 const GitSha = z.string().regex(/^[0-9a-f]{7,64}$/, "expected a hex commit sha");
 
-export const NOTE_KINDS = [
-  "decision",
-  "fact",
-  "lesson",
-  "convention",
-  "incident",
-  "question",
-] as const;
+export { NOTE_KINDS, OUTCOMES };
 export const NoteKind = z.enum(NOTE_KINDS);
 export type NoteKind = z.infer<typeof NoteKind>;
 
-export const OUTCOMES = ["success", "failure", "partial", "abandoned"] as const;
 export const Outcome = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof Outcome>;
 

@@ -3,8 +3,6 @@ import type { BusUrl } from "../bus/url.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { sealText } from "../core/ingest/seal.js";
 import { UsageError } from "../errors.js";
-import { readDrift } from "../repo/drift.js";
-import { readCatalog } from "../repo/memory-tree.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { buildEnvelope, workerId } from "./envelope.js";
@@ -156,6 +154,12 @@ export async function emitHeartbeat(
   sender: SenderIdentity,
   bus: BusUrl = { kind: "spool" },
 ): Promise<EmitResult & { main_ancestor_sha: string | null; catalog_hash_seen: string }> {
+  // Only a heartbeat reads git and the catalog: loaded here so `worker emit` starts without
+  // isomorphic-git or the engram schemas.
+  const [{ readDrift }, { readCatalog }] = await Promise.all([
+    import("../repo/drift.js"),
+    import("../repo/memory-tree.js"),
+  ]);
   const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main, beat.main);
   const catalog = await readCatalog(ctx.repoDir);
   const payload: Record<string, unknown> = { catalog_hash_seen: catalog.hash };

@@ -1,0 +1,66 @@
+/**
+ * Start-up is most of what an agent waits for on `worker emit` and `worker recall`: they must
+ * not load the GitHub, NATS or git libraries, which only other commands use. The bins run
+ * with a loader hook that records every module they load (test/support/import-trace.mjs).
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, childEnv, DIRECTOR_BIN, ROOT, WORKER_BIN } from "../support/bins.js";
+import { TempDirs, type TempRepo } from "../support/repo.js";
+
+const TRACE = join(ROOT, "test", "support", "import-trace.mjs");
+const HEAVY = /node_modules\/(@octokit|@nats-io|isomorphic-git|simple-git)\//;
+
+const dirs = new TempDirs();
+let repo: TempRepo;
+beforeAll(() => {
+  assertBuilt();
+  repo = dirs.repo();
+  const init = spawnSync(process.execPath, [DIRECTOR_BIN, "init"], {
+    cwd: repo.dir,
+    env: childEnv(),
+  });
+  expect(init.status).toBe(0);
+});
+afterAll(() => dirs.cleanup());
+
+/** Runs a bin with the import trace; returns the modules it loaded. */
+function loadedBy(bin: string, args: string[]): string[] {
+  const trace = join(dirs.dir("engram-trace-"), "modules.txt");
+  const r = spawnSync(process.execPath, ["--import", TRACE, bin, ...args], {
+    cwd: repo.dir,
+    env: childEnv({ ENGRAM_TEST_IMPORT_TRACE: trace }),
+    encoding: "utf8",
+  });
+  expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
+  return readFileSync(trace, "utf8").split("\n").filter(Boolean);
+}
+
+describe("command start-up loads only what the command uses", () => {
+  it("worker emit (spool) loads no GitHub, NATS or git library", () => {
+    const loaded = loadedBy(WORKER_BIN, ["emit", "--kind", "fact", "--text", "lazy start"]);
+    // The trace works: it saw the command's own modules.
+    expect(loaded.some((m) => m.endsWith("/worker/emit.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
+  it("worker recall loads no GitHub, NATS or git library", () => {
+    const loaded = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal"]);
+    expect(loaded.some((m) => m.endsWith("/worker/recall.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
+  it("the trace sees a heavy library when a command does load one", () => {
+    // worker check reads git history (isomorphic-git): proof the test can fail.
+    const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
+    expect(loaded.some((m) => /node_modules\/isomorphic-git\//.test(m))).toBe(true);
+  });
+
+  it("director status loads neither GitHub nor NATS", () => {
+    const loaded = loadedBy(DIRECTOR_BIN, ["status"]);
+    expect(loaded.some((m) => m.endsWith("/director/status.js"))).toBe(true);
+    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io)\//.test(m))).toEqual([]);
+  });
+});

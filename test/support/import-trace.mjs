@@ -1,0 +1,16 @@
+// Loaded with `node --import` by test/cli/lazy-imports.test.ts: records every module the
+// process loads into the file named by ENGRAM_TEST_IMPORT_TRACE, one URL or path a line.
+// ESM imports are seen by a resolve hook (it runs on the loader's own thread); CommonJS
+// modules, including packages an ES module imports, are in the require cache at exit.
+import { appendFileSync } from "node:fs";
+import { createRequire, register } from "node:module";
+
+const out = process.env.ENGRAM_TEST_IMPORT_TRACE;
+if (out) {
+  register("./import-trace-hooks.mjs", import.meta.url);
+  const require = createRequire(import.meta.url);
+  process.on("exit", () => {
+    const cjs = Object.keys(require.cache);
+    if (cjs.length > 0) appendFileSync(out, `${cjs.join("\n")}\n`);
+  });
+}
