@@ -214,6 +214,18 @@ export const TOOLS = [
   "sentry",
 ] as const;
 
+/** The upstream specification's WorkerState stages. */
+const UPSTREAM_STAGES = [
+  "START",
+  "SYNC_MAIN",
+  "CONTEXT_LOAD",
+  "CODE",
+  "VALIDATE",
+  "COMMIT",
+  "PR_CREATE",
+  "RETRY_WAIT",
+];
+
 const STAGES = [
   "plan",
   "clone",
@@ -376,6 +388,11 @@ export interface EnvelopeFileOptions {
   messageChars: [number, number];
   /** Adds a rationale to decisions, of this length range. */
   rationaleChars?: [number, number];
+  /**
+   * Share of heartbeats and worker errors sent in the upstream specification's payload shapes
+   * (`state: {...}`, `error: {...}`), as a worker built on that specification sends them.
+   */
+  upstreamRate?: number;
 }
 
 export interface EnvelopeFileStats {
@@ -489,14 +506,30 @@ export function writeEnvelopeFile(path: string, options: EnvelopeFileOptions): E
         messageType = "heartbeat.v1";
         if (rng.chance(0.02)) w.stage = (w.stage + 1) % STAGES.length;
         if (rng.chance(0.005)) w.issue = rng.int(1, 400);
-        payload = {
-          stage: STAGES[w.stage],
-          issue: w.issue,
-          attempt: rng.int(1, 3),
-          progress: Math.round(rng.next() * 1000) / 1000,
-          main_ancestor_sha: mainSha,
-          catalog_hash_seen: catalogHash,
-        };
+        payload = rng.chance(options.upstreamRate ?? 0)
+          ? {
+              state: {
+                stage: rng.pick(UPSTREAM_STAGES),
+                issue_number: w.issue,
+                attempt: rng.int(1, 3),
+                progress: { step: rng.pick(STAGES), percent: rng.int(0, 100) },
+                repo: {
+                  branch_name: `issue-${w.issue}`,
+                  base_branch: "main",
+                  main_ancestor_sha: mainSha,
+                  catalog_hash_seen: catalogHash,
+                },
+                last_update_at: sentAt,
+              },
+            }
+          : {
+              stage: STAGES[w.stage],
+              issue: w.issue,
+              attempt: rng.int(1, 3),
+              progress: Math.round(rng.next() * 1000) / 1000,
+              main_ancestor_sha: mainSha,
+              catalog_hash_seen: catalogHash,
+            };
       } else if (r < 0.79) {
         messageType = "task_progress.v1";
         payload = {
@@ -510,17 +543,35 @@ export function writeEnvelopeFile(path: string, options: EnvelopeFileOptions): E
       } else if (r < 0.84) {
         messageType = "worker_error.v1";
         const errorType = rng.pickSkewed(ERROR_TYPES);
-        payload = {
-          error_type: errorType,
-          message: messageOf(
-            options.messageChars,
-            `${errorType}: ${rng.pick(CAUSES)} in ${w.component}`,
-          ),
-          retryable: rng.chance(0.6),
-          issue: w.issue,
-          stage: STAGES[w.stage],
-          attempt: rng.int(1, 5),
-        };
+        const message = messageOf(
+          options.messageChars,
+          `${errorType}: ${rng.pick(CAUSES)} in ${w.component}`,
+        );
+        const retryable = rng.chance(0.6);
+        payload = rng.chance(options.upstreamRate ?? 0)
+          ? {
+              error: {
+                error_id: `err_${rng.hex(16)}`,
+                worker_id: w.id,
+                issue_number: w.issue,
+                stage: rng.pick(UPSTREAM_STAGES),
+                attempt: rng.int(1, 5),
+                error_type: errorType,
+                is_transient: retryable,
+                should_retry: retryable,
+                escalate_to_human: rng.chance(0.05),
+                message,
+                exit_code: rng.int(0, 2),
+              },
+            }
+          : {
+              error_type: errorType,
+              message,
+              retryable,
+              issue: w.issue,
+              stage: STAGES[w.stage],
+              attempt: rng.int(1, 5),
+            };
       } else {
         messageType = "memory_note.v1";
         const kind = rng.pick(NOTE_KINDS);
@@ -598,6 +649,20 @@ export function ingestFileOptions(lines: number): EnvelopeFileOptions {
     secretRate: 0.05,
     noteChars: [60, 200],
     messageChars: [30, 160],
+  };
+}
+
+/**
+ * The mixed swarm stream of `director ingest FILE` against its floor: about 400 bytes a line,
+ * heartbeats, progress, errors and notes, a fifth of the telemetry in the upstream shapes.
+ */
+export function swarmStreamOptions(lines: number): EnvelopeFileOptions {
+  return {
+    ...ingestFileOptions(lines),
+    seed: 0x5eed_0005,
+    noteChars: [80, 300],
+    messageChars: [40, 240],
+    upstreamRate: 0.2,
   };
 }
 

@@ -5,10 +5,12 @@
  */
 import { compactionStep, prepareCompactionStep } from "./compaction.js";
 import { ingestStep } from "./ingest.js";
+import { floorStep } from "./ingest-cli.js";
 
 const USAGE = `usage: node dist/bench/step.js ingest REPO FILE
        node dist/bench/step.js prepare-compaction REPO FILE LINES
-       node dist/bench/step.js compaction REPO`;
+       node dist/bench/step.js compaction REPO
+       node dist/bench/step.js floor FILE OUT`;
 
 async function main(argv: readonly string[]): Promise<unknown> {
   const [step, ...args] = argv;
@@ -19,6 +21,9 @@ async function main(argv: readonly string[]): Promise<unknown> {
     case "prepare-compaction":
       if (args.length !== 3) break;
       return prepareCompactionStep(args[0] as string, args[1] as string, Number(args[2]));
+    case "floor":
+      if (args.length !== 2) break;
+      return floorStep(args[0] as string, args[1] as string);
     case "compaction":
       if (args.length !== 1) break;
       return compactionStep(args[0] as string);

@@ -88,7 +88,7 @@ export async function drainGitRefs(
     if (done === tip) continue;
     files += await ingestRef(ctx, ingestor, repo, `${source} ${ref}`, tip, done);
   }
-  ingestor.flush();
+  await ingestor.commit();
   // Durable in the journal; now record it, so a crash before the prune re-reads nothing.
   for (const [ref, tip] of tips) state.ingested[ref] = tip;
   writeState(statePath, state);
@@ -144,7 +144,7 @@ async function ingestRef(
     const source = `${label}:events/${file.name}`;
     const text = await readEventText(repo, file);
     if (typeof text !== "string") {
-      ingestor.flush();
+      await ingestor.commit();
       appendQuarantine(ctx.paths.quarantine, [
         { received_at: receiptTime(), source, line: 0, excerpt: "", ...text },
       ]);

@@ -3,6 +3,7 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { type TierUsage, tierUsage } from "../core/compaction/budget.js";
 import {
+  type CompactionDecision,
   type CompactionReason,
   decideCompaction,
   planCycle,
@@ -15,13 +16,31 @@ import {
   ingestorFor,
   ingestSmallFile,
   type SourceDrain,
+  zeroCounts,
 } from "../ingest/ingest.js";
 import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
-import type { EventBuffer } from "../state/buffer.js";
+import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
+
+/**
+ * Makes room in the buffer for `incoming` before an ingest would take it past its hard
+ * budgets: one cycle that compacts the oldest slice down to the low-water mark, exactly as a
+ * cycle over the hard limit does (intent first, under the caller's Director lock).
+ */
+export async function compactForRoom(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  incoming: SerializedEvent,
+): Promise<RunResult> {
+  buffer.loadEvents();
+  const intake = { drained: { ...zeroCounts(), files: 0 }, sources: [] };
+  return cycle(ctx, buffer, intake, {
+    room: journalLineBytes(incoming.body, buffer.meta.last_seq + 1),
+  });
+}
 
 export interface RunOptions {
   /** Compact everything but the newest window, ignoring the soft limit and rate limit. */
@@ -30,6 +49,11 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Drains the networked bus sources after the spool (`agent_bus.sources`; the CLI wires it). */
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
+}
+
+interface CycleOptions extends RunOptions {
+  /** Bytes of an event about to be appended: compact as if it were already in the buffer. */
+  room?: number;
 }
 
 export interface RunResult {
@@ -59,8 +83,8 @@ export async function drainSpool(
 ): Promise<IngestCounts & { files: number }> {
   const files = listSpoolFiles(ctx.paths.spool);
   const ingestor = ingestorFor(ctx, buffer);
-  for (const file of files) ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
-  ingestor.flush();
+  for (const file of files) await ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
+  await ingestor.commit();
   removeSpoolFiles(ctx.paths.spool, files);
   return { ...ingestor.counts, files: files.length };
 }
@@ -90,18 +114,22 @@ async function cycle(
   ctx: RepoContext,
   buffer: EventBuffer,
   intake: Pick<RunResult, "drained" | "sources">,
-  options: RunOptions,
+  options: CycleOptions,
 ): Promise<RunResult> {
   const memory = ctx.config.memory;
   const catalog = await readCatalog(ctx.repoDir);
   const now = receiptTime();
-  const decision = decideCompaction(
-    { eventBytes: buffer.events.map((s) => s.bytes), totalBytes: buffer.totalBytes },
-    memory,
-    buffer.meta.last_compaction_at,
-    now,
-    options.force === true,
-  );
+  const eventBytes = buffer.events.map((s) => s.bytes);
+  const decision =
+    options.room === undefined
+      ? decideCompaction(
+          { eventBytes, totalBytes: buffer.totalBytes },
+          memory,
+          buffer.meta.last_compaction_at,
+          now,
+          options.force === true,
+        )
+      : roomDecision(eventBytes, buffer.totalBytes, options.room, memory, now);
   const newSignals = buffer.events.some(
     (s) => s.event.kind === "recall" && s.event.seq > buffer.meta.recall_checked_seq,
   );
@@ -176,6 +204,30 @@ async function cycle(
   };
   await commitCycle(ctx, buffer, intent);
   return summarize(plan.catalog, buffer, planned, plan.focus);
+}
+
+/**
+ * The hard-limit decision with the incoming event counted in (it takes the buffer past a
+ * budget), never taking the incoming event itself.
+ */
+function roomDecision(
+  eventBytes: number[],
+  totalBytes: number,
+  incomingBytes: number,
+  memory: MemoryConfig,
+  now: string,
+): CompactionDecision {
+  const count = eventBytes.length;
+  eventBytes.push(incomingBytes);
+  const d = decideCompaction(
+    { eventBytes, totalBytes: totalBytes + incomingBytes },
+    memory,
+    undefined,
+    now,
+    false,
+  );
+  eventBytes.pop();
+  return { ...d, take: Math.min(d.take, count) };
 }
 
 interface Cadence {

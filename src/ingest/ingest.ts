@@ -5,15 +5,15 @@ import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { withDirectorState } from "../director/director-state.js";
-import type { EventBuffer } from "../state/buffer.js";
-import { appendQuarantine } from "../state/quarantine.js";
+import { StateError } from "../errors.js";
+import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
+import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
   normalizeBatch,
   type PackedOutcomes,
-  packOutcomes,
   splitLines,
   unpackEvents,
 } from "./normalize-batch.js";
@@ -49,6 +49,8 @@ export interface IngestTarget {
   redactor: Redactor;
   sealKey: Uint8Array | undefined;
   maxMessageBytes: number;
+  /** The buffer's hard budgets, and how to make room: compact the oldest slice, as a cycle. */
+  room?: { limits: BufferLimits; make: (event: SerializedEvent) => Promise<void> };
 }
 
 /** The Ingestor every Director path uses: the repository's redaction rules, seal key and size limit. */
@@ -63,13 +65,24 @@ export function ingestorFor(
     redactor: redactorFor(ctx.config),
     sealKey: loadSealKey(ctx.paths.sealKey, true),
     maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
+    room: {
+      limits: {
+        maxEvents: ctx.config.memory.buffer_max_events,
+        maxBytes: ctx.config.memory.buffer_max_bytes,
+      },
+      async make(event) {
+        // Loaded only when a budget is reached: the cycle machinery is large.
+        const { compactForRoom } = await import("../director/run.js");
+        await compactForRoom(ctx, buffer, event);
+      },
+    },
   };
   const pool = options.parallel
     ? () => IngestPool.create({ ...target, patterns: ctx.config.redaction.patterns })
     : undefined;
   const ingestor = new Ingestor(target, pool);
   // A large file: start the threads now, so they load while the first chunk is read.
-  if (options.largeInput) ingestor.startPool();
+  if (options.largeInput) void ingestor.startPool();
   return ingestor;
 }
 
@@ -102,16 +115,22 @@ export class Ingestor {
     private poolFactory?: () => IngestPool | undefined,
   ) {}
 
+  /** Queues a line; `commit()` (or `flush()`) stores what was queued. */
   push(line: InputLine): void {
     if (isBlank(line.text)) return;
     this.batch.push(line);
-    if (this.batch.length >= BATCH_LINES) this.flush();
+  }
+
+  /** Lines queued and not yet stored. */
+  get pending(): number {
+    return this.batch.length;
   }
 
   /** Starts the worker threads now instead of after the first chunks. */
-  startPool(): void {
+  async startPool(): Promise<void> {
     if (this.pool || !this.poolFactory) return;
-    this.flush();
+    // Without queued lines this runs synchronously: the pool exists when it returns.
+    if (this.batch.length > 0) await this.commit();
     this.pool = this.poolFactory();
     this.poolFactory = undefined;
   }
@@ -119,31 +138,62 @@ export class Ingestor {
   /** Complete lines of NDJSON text, numbered from `firstLine`. */
   async pushChunk(text: string, firstLine: number, source: string): Promise<void> {
     this.chunks++;
-    if (this.chunks > CHUNKS_BEFORE_POOL) this.startPool();
+    if (this.chunks > CHUNKS_BEFORE_POOL) await this.startPool();
     if (!this.pool) {
       for (const line of splitLines(text, firstLine, source)) this.push(line);
+      if (this.batch.length >= BATCH_LINES) await this.commit();
       return;
     }
     this.inFlight.push(this.pool.run(text, firstLine, source, receiptTime()));
     while (this.inFlight.length > this.pool.size * 2) {
-      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
+      await this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
     }
   }
 
-  /** Applies everything pushed so far; when it returns, every accepted event is durable. */
+  /**
+   * Stores everything queued, within the buffer's hard budgets: an event that would pass
+   * them first compacts the oldest slice, as a cycle does. When this returns, every accepted
+   * event is durable.
+   */
+  async commit(): Promise<void> {
+    const taken = this.takeBatch();
+    if (taken) await this.store(taken.events, taken.quarantine, taken.quarantineRedactions);
+  }
+
+  /**
+   * Like `commit`, for a caller that cannot wait (the hub's group commit, a NATS commit):
+   * everything queued is stored at once, and the buffer's budgets hold again after the next
+   * cycle, not before.
+   */
   flush(): void {
-    if (this.batch.length === 0) return;
+    const taken = this.takeBatch();
+    if (taken) this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
+  }
+
+  /** Normalizes the queued lines on this thread: no packing, which pays off only between threads. */
+  private takeBatch() {
+    if (this.batch.length === 0) return undefined;
     const receivedAt = receiptTime();
     const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
     this.batch = [];
-    this.apply(packOutcomes(outcomes, receivedAt));
+    const events: SerializedEvent[] = [];
+    const quarantine: QuarantineRecord[] = [];
+    let quarantineRedactions = 0;
+    for (const outcome of outcomes) {
+      if (outcome.ok) events.push(outcome.event);
+      else {
+        quarantine.push(outcome.record);
+        quarantineRedactions += outcome.redactions;
+      }
+    }
+    return { events, quarantine, quarantineRedactions };
   }
 
-  /** Like `flush`, and waits for the chunks still in worker threads. */
+  /** Like `commit`, and waits for the chunks still in worker threads. */
   async drain(): Promise<void> {
-    this.flush();
+    await this.commit();
     while (this.inFlight.length > 0) {
-      this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
+      await this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
     }
   }
 
@@ -181,15 +231,65 @@ export class Ingestor {
     this.pool = undefined;
   }
 
-  private apply(packed: PackedOutcomes): void {
-    const events = unpackEvents(packed);
-    const added = this.target.buffer.append(events);
-    appendQuarantine(this.target.quarantinePath, packed.quarantine);
-    let redacted = packed.quarantineRedactions;
+  private apply(packed: PackedOutcomes): Promise<void> {
+    return this.store(unpackEvents(packed), packed.quarantine, packed.quarantineRedactions);
+  }
+
+  /**
+   * Appends what fits in the hard budgets, then makes room for the next event and goes on.
+   * Where the compactions fall depends only on the events and the buffer, never on how the
+   * input was cut into batches: a slice compacted is the same whatever the chunking.
+   */
+  private async store(
+    events: readonly SerializedEvent[],
+    quarantine: readonly QuarantineRecord[],
+    quarantineRedactions: number,
+  ): Promise<void> {
+    const { buffer, room } = this.target;
+    if (!room) {
+      this.storeAll(events, quarantine, quarantineRedactions);
+      return;
+    }
+    const added: SerializedEvent[] = [];
+    let start = 0;
+    while (start < events.length) {
+      const end = buffer.fitting(events, start, room.limits);
+      if (end > start) {
+        for (const event of buffer.append(events.slice(start, end))) added.push(event);
+      }
+      if (end >= events.length) break;
+      const next = events[end] as SerializedEvent;
+      await room.make(next);
+      if (buffer.fitting(events, end, room.limits) === end) {
+        throw new StateError(
+          `the buffer cannot make room for event ${next.key} within memory.buffer_max_events (${room.limits.maxEvents}) and memory.buffer_max_bytes (${room.limits.maxBytes}): compaction left ${buffer.count} events, ${buffer.totalBytes} bytes`,
+        );
+      }
+      start = end;
+    }
+    this.count(events.length, added, quarantine, quarantineRedactions);
+  }
+
+  private storeAll(
+    events: readonly SerializedEvent[],
+    quarantine: readonly QuarantineRecord[],
+    quarantineRedactions: number,
+  ): void {
+    this.count(events.length, this.target.buffer.append(events), quarantine, quarantineRedactions);
+  }
+
+  private count(
+    offered: number,
+    added: readonly SerializedEvent[],
+    quarantine: readonly QuarantineRecord[],
+    quarantineRedactions: number,
+  ): void {
+    appendQuarantine(this.target.quarantinePath, quarantine);
+    let redacted = quarantineRedactions;
     for (const event of added) redacted += event.redactions;
     this.counts.accepted += added.length;
-    this.counts.duplicates += events.length - added.length;
-    this.counts.quarantined += packed.quarantine.length;
+    this.counts.duplicates += offered - added.length;
+    this.counts.quarantined += quarantine.length;
     this.counts.redacted += redacted;
   }
 }
@@ -258,13 +358,18 @@ export async function ingestFile(ingestor: Ingestor, path: string, source = path
 }
 
 /** Small files (spool entries) are read whole: faster than a stream per file. */
-export function ingestSmallFile(ingestor: Ingestor, path: string, source: string): void {
+export async function ingestSmallFile(
+  ingestor: Ingestor,
+  path: string,
+  source: string,
+): Promise<void> {
   const lines = readFileSync(path, "utf8").split("\n");
   let n = 0;
   for (const text of lines) {
     n++;
     ingestor.push({ text, source, line: n });
   }
+  if (ingestor.pending >= BATCH_LINES) await ingestor.commit();
 }
 
 /**

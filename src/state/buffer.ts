@@ -90,7 +90,7 @@ export class EventBuffer {
   private constructor(
     private readonly paths: StatePaths,
     meta: BufferMeta,
-    private readonly retainEvents: boolean,
+    private retainEvents: boolean,
   ) {
     this.meta = meta;
   }
@@ -191,6 +191,44 @@ export class EventBuffer {
       this.meta.last_received_at = receivedAt;
     }
     return true;
+  }
+
+  /**
+   * Loads the events of a buffer opened without them (an ingest that must compact to stay
+   * within the hard budgets needs them); from now on appended events are kept too.
+   */
+  loadEvents(): void {
+    if (this.retainEvents) return;
+    this.retainEvents = true;
+    this.keys.clear();
+    for (const key of this.compactedKeys) this.keys.add(key);
+    this.eventCount = 0;
+    this.totalBytes = 0;
+    if (existsSync(this.paths.journal)) this.loadJournal(true);
+  }
+
+  /**
+   * The index of the first of `items` (from `start`) that would take the buffer past `limits`
+   * (`items.length` when all fit): keys already held, or repeated among the items, cost
+   * nothing, as in `append`.
+   */
+  fitting(items: readonly SerializedEvent[], start: number, limits: BufferLimits): number {
+    let count = this.eventCount;
+    let bytes = this.totalBytes;
+    let seq = this.meta.last_seq;
+    const fresh = new Set<string>();
+    let i = start;
+    for (; i < items.length; i++) {
+      const item = items[i] as SerializedEvent;
+      if (this.keys.has(item.key) || fresh.has(item.key)) continue;
+      const lineBytes = journalLineBytes(item.body, seq + 1);
+      if (count + 1 > limits.maxEvents || bytes + lineBytes > limits.maxBytes) break;
+      fresh.add(item.key);
+      count++;
+      bytes += lineBytes;
+      seq++;
+    }
+    return i;
   }
 
   has(key: string): boolean {
@@ -301,6 +339,18 @@ function peekKeyAndSeq(line: string): { key: string; seq: number } | undefined {
   const m = /^\{"seq":(\d+),"key":"([^"\\]*)",/.exec(line);
   if (!m || line.charCodeAt(line.length - 1) !== 125) return undefined;
   return { seq: Number(m[1]), key: m[2] as string };
+}
+
+/** The buffer's hard budgets (`memory.buffer_max_events`, `memory.buffer_max_bytes`). */
+export interface BufferLimits {
+  maxEvents: number;
+  maxBytes: number;
+}
+
+/** Bytes of the journal line `append` writes for a serialized body at sequence number `seq`. */
+export function journalLineBytes(body: string, seq: number): number {
+  // `{"seq":N,` + the body without its `{` + `\n`.
+  return Buffer.byteLength(body, "utf8") + String(seq).length + 8;
 }
 
 /** The journal's line for an event: `seq` first, so `peekKeyAndSeq` can read it cheaply. */
