@@ -5,9 +5,18 @@
  * swarm stream, single-threaded (ENGRAM_INGEST_THREADS=0) and with the worker threads.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { IngestCounts } from "../src/ingest/ingest.js";
+import { EventBuffer } from "../src/state/buffer.js";
 import { initBenchRepo, ROOMY_BUDGETS, swarmStreamOptions, writeEnvelopeFile } from "./fixtures.js";
 import {
   DIRECTOR_CLI,
@@ -81,6 +90,15 @@ export interface IngestCliScenarioResult {
   floor: Timed & { how: string };
   single_thread: Timed & IngestCounts & { ratio_to_floor: number };
   multi_thread: Timed & IngestCounts & { ratio_to_floor: number; threads: string };
+  /** The same ingest into a buffer of 5,000 events: it compacts as it goes. */
+  hard_budget: IngestCounts & {
+    buffer_max_events: number;
+    ms: number;
+    ratio_to_roomy: number;
+    buffer_events_after: number;
+    compacted_events: number;
+    engram_files: number;
+  };
   target: string;
   pass: boolean;
 }
@@ -133,6 +151,10 @@ export async function runIngestCliScenario(lines = 100_000): Promise<IngestCliSc
         `ingest-cli: run ${run + 1}: floor ${Math.round(floor.ms)} ms, single ${Math.round(s.ms)} ms, threads ${Math.round(m.ms)} ms`,
       );
     }
+    const budget = await budgetRun(work, file);
+    log(
+      `ingest-cli: into a ${TIGHT_EVENTS}-event buffer: ${Math.round(budget.ms)} ms, ${budget.compacted_events} compacted`,
+    );
     const floor = timed(floorRuns, stats.lines);
     const s = timed(single, stats.lines);
     const m = timed(multi, stats.lines);
@@ -156,10 +178,47 @@ export async function runIngestCliScenario(lines = 100_000): Promise<IngestCliSc
         ratio_to_floor: mRatio,
         threads: "ENGRAM_INGEST_THREADS unset: one worker per core, up to 4",
       },
+      hard_budget: { ...budget, ratio_to_roomy: round(budget.ms / m.median_ms, 2) },
       target: `director ingest FILE --json (process wall, median of ${RUNS}) <= ${INGEST_FLOOR_RATIO_TARGET}x the floor, single- and multi-threaded`,
       pass: sRatio <= INGEST_FLOOR_RATIO_TARGET && mRatio <= INGEST_FLOOR_RATIO_TARGET,
     };
   } finally {
     removeDir(work);
   }
+}
+
+const TIGHT_EVENTS = 5_000;
+
+/** `director ingest FILE` into a buffer whose hard budget is far below the input. */
+async function budgetRun(work: string, file: string) {
+  const repo = join(work, "repo-tight");
+  const ctx = await initBenchRepo(repo, { ...ROOMY_BUDGETS, buffer_max_events: TIGHT_EVENTS });
+  try {
+    const r = await runNode([DIRECTOR_CLI, "ingest", file, "--repo", repo, "--json"]);
+    if (r.code !== 0) throw new Error(`director ingest exited ${r.code}: ${r.stderr}`);
+    const counts = JSON.parse(r.stdout) as IngestCounts;
+    const meta = JSON.parse(readFileSync(ctx.paths.meta, "utf8")) as { compacted_events: number };
+    return {
+      accepted: counts.accepted,
+      duplicates: counts.duplicates,
+      quarantined: counts.quarantined,
+      redacted: counts.redacted,
+      buffer_max_events: TIGHT_EVENTS,
+      ms: round(r.ms, 1),
+      buffer_events_after: EventBuffer.open(ctx.paths, { readOnly: true, retainEvents: false })
+        .count,
+      compacted_events: meta.compacted_events,
+      engram_files: countEngrams(join(repo, "memory")),
+    };
+  } finally {
+    removeDir(repo);
+  }
+}
+
+function countEngrams(dir: string): number {
+  let n = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.startsWith("engram_")) n++;
+  }
+  return n;
 }
