@@ -78,8 +78,18 @@ export async function finishCycle(
   fsyncDirSync(join(ctx.paths.intent, ".."));
 }
 
-/** Temp files of writers killed mid-write, in the memory trees and the state folder. */
-function removeLeftovers(ctx: RepoContext): void {
+/**
+ * Temp files of writers killed mid-write, in the state folder and, when a Director may have
+ * died mid-write (its lock was taken over, or a cycle was interrupted), in the memory trees.
+ * Only a Director writes there, under the lock: a clean release leaves none, and listing
+ * every batch folder of a large memory on each run would cost more than the cycle itself.
+ */
+function removeLeftovers(ctx: RepoContext, memoryTrees: boolean): void {
+  const state = [join(ctx.paths.root, "buffer"), ctx.paths.spool, ctx.paths.root];
+  if (!memoryTrees) {
+    removeStaleTemps(state);
+    return;
+  }
   // The work tree, and the staging trees of `director run --pr` in the state folder.
   const trees = [ctx.repoDir];
   if (existsSync(ctx.paths.root)) {
@@ -89,12 +99,7 @@ function removeLeftovers(ctx: RepoContext): void {
       }
     }
   }
-  removeStaleTemps([
-    ...trees.flatMap(memoryDirs),
-    join(ctx.paths.root, "buffer"),
-    ctx.paths.spool,
-    ctx.paths.root,
-  ]);
+  removeStaleTemps([...trees.flatMap(memoryDirs), ...state]);
 }
 
 /** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
@@ -122,7 +127,7 @@ export async function withDirectorState<T>(
 ): Promise<T> {
   const lock = await acquireLock(ctx.paths.lock, { longLived: options.longLived });
   try {
-    removeLeftovers(ctx);
+    removeLeftovers(ctx, lock.tookOver || existsSync(ctx.paths.intent));
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
     const buffer = EventBuffer.open(ctx.paths, { retainEvents });

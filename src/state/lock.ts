@@ -15,6 +15,8 @@ import { processAlive } from "./atomic.js";
 
 export interface Lock {
   release(): void;
+  /** This acquisition took over the lock of a holder that died: it may have left temp files. */
+  readonly tookOver: boolean;
 }
 
 /** A lock file with no pid yet this long after it was created: its creator died first. */
@@ -47,14 +49,18 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n`;
   // A fresh clone of an initialized repository has no state folder yet.
   mkdirSync(dirname(path), { recursive: true });
+  let tookOver = false;
   for (;;) {
-    if (tryCreate(path, content)) return heldLock(path, content);
+    if (tryCreate(path, content)) return heldLock(path, content, tookOver);
     const seen = readLock(path);
     if (seen === undefined) continue; // released meanwhile: try again at once
     const holder = Number.parseInt(seen, 10);
     // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
     if (isStale(path, seen, holder)) {
-      if (removeStaleLock(path, seen)) continue;
+      if (removeStaleLock(path, seen)) {
+        tookOver = true;
+        continue;
+      }
     } else if (seen.trim().split(" ")[2] === LONG_LIVED) {
       throw new StateError(
         `${path}: held by director serve (pid ${holder}), which takes the events and runs the cycles of this repository itself; send to it with --bus tcp://, or stop it (SIGTERM) first`,
@@ -93,9 +99,10 @@ function tryCreate(path: string, content: string): boolean {
   return true;
 }
 
-function heldLock(path: string, content: string): Lock {
+function heldLock(path: string, content: string, tookOver: boolean): Lock {
   let released = false;
   return {
+    tookOver,
     release() {
       if (released) return;
       released = true;

@@ -50,6 +50,21 @@ afterEach(() => {
 });
 
 describe("runCycle", () => {
+  it("removes temp files a killed Director left in memory/ when it takes over its lock", async () => {
+    await feed(30);
+    const ctx = await openContext({ repo });
+    await runCycle(ctx, { force: true });
+    const batch = readdirSync(join(repo, "memory", "st")).find((d) => d !== ".gitkeep");
+    const temp = join(repo, "memory", "st", batch as string, ".999999.1.tmp");
+    writeFileSync(temp, "partial");
+    // A clean release before: the memory tree is not listed, the temp stays.
+    await runCycle(ctx);
+    expect(existsSync(temp)).toBe(true);
+    writeFileSync(ctx.paths.lock, "999999 deadbeef\n");
+    await runCycle(ctx);
+    expect(existsSync(temp)).toBe(false);
+  });
+
   it("plans without writing on --dry-run, then writes the same plan", async () => {
     await feed(30);
     const ctx = await openContext({ repo });

@@ -140,10 +140,13 @@ describe("lock", () => {
     await expect(acquireLock(join(dir, "x.lock"), { timeoutMs: 100 })).rejects.toThrow(
       /held by another Director/,
     );
+    expect(lock.tookOver).toBe(false);
     lock.release();
     writeFileSync(join(dir, "dead.lock"), "999999\n");
     const taken = await acquireLock(join(dir, "dead.lock"), { timeoutMs: 100 });
     expect(holderPid(join(dir, "dead.lock"))).toBe(process.pid);
+    // The dead holder may have left temp files: the taker is told so.
+    expect(taken.tookOver).toBe(true);
     taken.release();
     expect(existsSync(join(dir, "dead.lock"))).toBe(false);
   });
