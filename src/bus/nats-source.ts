@@ -87,31 +87,32 @@ export async function drainNats(
     let lastCommit = Number.NEGATIVE_INFINITY;
     let timer: NodeJS.Timeout | undefined;
     let commitError: unknown;
-    const commit = (): void => {
+    // Commits run one after another (the Ingestor queues them): a commit that must first
+    // compact to stay within the buffer's budgets makes the next one wait.
+    const commit = async (): Promise<void> => {
       clearTimeout(timer);
       timer = undefined;
       if (uncommitted.length === 0) return;
-      ingestor.flush();
-      // Only now, with the journal fsynced, may JetStream forget them.
-      for (const m of uncommitted) m.ack();
-      acknowledged += uncommitted.length;
+      const group = uncommitted;
       uncommitted = [];
       uncommittedBytes = 0;
+      await ingestor.commit();
+      // Only now, with the journal fsynced, may JetStream forget them.
+      for (const m of group) m.ack();
+      acknowledged += group.length;
       lastCommit = performance.now();
     };
-    const commitSoon = (): void => {
+    const commitSoon = async (): Promise<void> => {
       const wait = lastCommit + COMMIT_INTERVAL_MS - performance.now();
       if (wait <= 0 || groupFull()) {
-        commit();
+        await commit();
         return;
       }
       timer ??= setTimeout(() => {
-        try {
-          commit();
-        } catch (err) {
+        commit().catch((err: unknown) => {
           commitError = err;
           messages.stop();
-        }
+        });
       }, wait);
     };
 
@@ -138,11 +139,11 @@ export async function drainNats(
         uncommittedBytes += m.data.length;
         // Nothing more has arrived yet (or the group is full): time to think of a commit.
         if (messages.getPending() === 0 || groupFull()) {
-          commitSoon();
+          await commitSoon();
         }
       }
       if (commitError !== undefined) throw commitError;
-      commit();
+      await commit();
     } finally {
       clearTimeout(timer);
       finished = true;

@@ -109,6 +109,7 @@ export class Ingestor {
   private readonly inFlight: Promise<PackedOutcomes>[] = [];
   private pool: IngestPool | undefined;
   private chunks = 0;
+  private storing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly target: IngestTarget,
@@ -155,13 +156,18 @@ export class Ingestor {
    * them first compacts the oldest slice, as a cycle does. When this returns, every accepted
    * event is durable.
    */
-  async commit(): Promise<void> {
-    const taken = this.takeBatch();
-    if (taken) await this.store(taken.events, taken.quarantine, taken.quarantineRedactions);
+  commit(): Promise<void> {
+    // One at a time: a commit that compacts must not have another append under it.
+    const run = this.storing.then(async () => {
+      const taken = this.takeBatch();
+      if (taken) await this.store(taken.events, taken.quarantine, taken.quarantineRedactions);
+    });
+    this.storing = run.catch(() => {});
+    return run;
   }
 
   /**
-   * Like `commit`, for a caller that cannot wait (the hub's group commit, a NATS commit):
+   * Like `commit`, for a caller that cannot wait (the TCP hub's group commit):
    * everything queued is stored at once, and the buffer's budgets hold again after the next
    * cycle, not before.
    */
