@@ -24,6 +24,7 @@ import {
   stringOption,
 } from "./args.js";
 import { EXIT } from "./main.js";
+import { mcp } from "./mcp-command.js";
 
 /** Who is speaking on the bus: every command that sends an envelope takes these. */
 const SENDER_OPTIONS: OptionSpecs = {
@@ -313,4 +314,4 @@ const sync: Command = {
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync];
+export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync, mcp];
