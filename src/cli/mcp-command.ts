@@ -8,7 +8,7 @@ import { parseListen } from "./listen.js";
 export const mcp: Command = {
   name: "mcp",
   summary:
-    'Serve this repository\'s memory over MCP (Model Context Protocol): tools memory_recall, memory_emit, memory_status; resources MEMORY.md, the catalog and each engram. Stdio by default; with --http HOST:PORT, streamable HTTP at /mcp (first stdout line {"listening":"HOST:PORT"}; SIGTERM stops it).',
+    'Serve this repository\'s memory over MCP (Model Context Protocol): tools memory_recall, memory_context, memory_freshness, memory_emit, memory_status; resources MEMORY.md, the catalog and each engram. Stdio by default; with --http HOST:PORT, streamable HTTP at /mcp (first stdout line {"listening":"HOST:PORT"}; SIGTERM stops it).',
   usage: "worker mcp [--http HOST:PORT] [--worker ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     http: {

@@ -23,6 +23,7 @@ import {
   repoOptions,
   stringOption,
 } from "./args.js";
+import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 
@@ -314,4 +315,12 @@ const sync: Command = {
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync, mcp];
+export const WORKER_COMMANDS: readonly Command[] = [
+  emit,
+  recall,
+  check,
+  heartbeat,
+  sync,
+  ...GRAPH_COMMANDS,
+  mcp,
+];

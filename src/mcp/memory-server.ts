@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { EngramError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
@@ -47,6 +48,68 @@ const recallOutput = {
     }),
   ),
   signal: z.boolean(),
+};
+
+const LEARNING_TYPES = ["decision", "insight", "pattern", "convention", "self_knowledge"] as const;
+
+const graphScope = z.object({
+  repository: z.string(),
+  memory_version: z.number().int(),
+  catalog_hash: z.string(),
+  tiers: z.array(z.enum(["st", "lt"])),
+  learnings_in_scope: z.number().int(),
+  remote_store: z.object({ asked: z.boolean(), reason: z.string() }),
+});
+
+const contextOutput = {
+  status: z.enum(["found", "no_match", "memory_empty"]),
+  message: z.string(),
+  scope: graphScope,
+  topic: z.string(),
+  max_tokens: z.number().int(),
+  tokens: z.number().int(),
+  tokenizer: z.string(),
+  items: z.array(
+    z.object({
+      id: z.string(),
+      type: z.enum(LEARNING_TYPES),
+      text: z.string(),
+      rationale: z.string().nullable(),
+      score: z.number(),
+      via: z.enum(["match", "neighbour"]),
+      shared: z.array(z.string()),
+      engram_id: z.string(),
+      evidence: z.number().int(),
+    }),
+  ),
+  omitted: z.number().int(),
+  markdown: z.string(),
+};
+
+const freshnessOutput = {
+  scope: graphScope,
+  threshold_days: z.number(),
+  now: z.string(),
+  fresh: z.number().int(),
+  stale: z.number().int(),
+  temporal_stale: z.number().int(),
+  learnings: z.array(
+    z.object({
+      id: z.string(),
+      type: z.string(),
+      text: z.string(),
+      confirmed_at: z.string(),
+      confirmed_by: z.enum(["merge", "local"]),
+      graph_activity: z
+        .object({ at: z.string(), entity: z.string(), detail: z.string() })
+        .nullable(),
+      contextual_at: z.string(),
+      age_days: z.number(),
+      fresh: z.boolean(),
+      temporal_fresh: z.boolean(),
+      why: z.string(),
+    }),
+  ),
 };
 
 const emitOutput = {
@@ -136,6 +199,55 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
               ? `no engram of ${scope.engrams_in_scope} in scope matched "${input.query}"`
               : `${result.hits.length} hit(s) of ${scope.engrams_in_scope} engram(s) in scope`;
         return structured({ status, message, scope, hits: result.hits, signal: result.signal });
+      }),
+  );
+
+  server.registerTool(
+    "memory_context",
+    {
+      title: "Context for a topic",
+      description:
+        "The learnings related to a topic (its words, then learnings linked to the same files, projects and people), ranked and fitted to a token budget counted with a real tokenizer, as markdown ready to paste into a prompt. States its scope; tells an empty memory from a topic that matched nothing.",
+      inputSchema: {
+        topic: z.string().min(1).max(QUERY_MAX),
+        max_tokens: z.number().int().min(1).max(100_000).optional().describe("default 2000"),
+        type: z.enum(LEARNING_TYPES).optional(),
+      },
+      outputSchema: contextOutput,
+      annotations: { readOnlyHint: true },
+    },
+    async (input) =>
+      guarded(async () => {
+        const { topicContext } = await import("../graph/queries.js");
+        const r = await topicContext(ctx, input.topic, {
+          maxTokens: input.max_tokens ?? 2000,
+          type: input.type,
+        });
+        return structured({ ...r });
+      }),
+  );
+
+  server.registerTool(
+    "memory_freshness",
+    {
+      title: "Freshness of learnings",
+      description:
+        "Which learnings are stale: contextual freshness is the newer of when a learning was confirmed and when anything it links to (files, projects, components, people) last moved in git; the temporal-only verdict is given beside it.",
+      inputSchema: {
+        threshold_days: z.number().min(0.001).max(36_500).optional().describe("default 30"),
+        stale_only: z.boolean().optional().describe("list only stale learnings (default true)"),
+      },
+      outputSchema: freshnessOutput,
+      annotations: { readOnlyHint: true },
+    },
+    async (input) =>
+      guarded(async () => {
+        const { learningFreshness } = await import("../graph/queries.js");
+        const now = Math.floor(Date.parse(receiptTime()) / 1000);
+        const r = await learningFreshness(ctx, { thresholdDays: input.threshold_days ?? 30, now });
+        const learnings =
+          input.stale_only === false ? r.learnings : r.learnings.filter((l) => !l.fresh);
+        return structured({ ...r, learnings });
       }),
   );
 

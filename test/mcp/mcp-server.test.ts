@@ -86,7 +86,9 @@ function textOf(content: unknown): string {
 async function exercise(client: Client): Promise<void> {
   const tools = await client.listTools();
   expect(tools.tools.map((t) => t.name).sort()).toEqual([
+    "memory_context",
     "memory_emit",
+    "memory_freshness",
     "memory_recall",
     "memory_status",
   ]);
@@ -116,6 +118,21 @@ async function exercise(client: Client): Promise<void> {
     arguments: { query: "kubernetes helm" },
   });
   expect((none.structuredContent as { status: string }).status).toBe("no_match");
+
+  const context = await client.callTool({
+    name: "memory_context",
+    arguments: { topic: "schema", max_tokens: 200 },
+  });
+  const cx = context.structuredContent as { status: string; tokens: number; markdown: string };
+  expect(cx.status).toBe("found");
+  expect(cx.tokens).toBeLessThanOrEqual(200);
+  expect(cx.markdown).toContain("zod");
+  const fresh = await client.callTool({
+    name: "memory_freshness",
+    arguments: { stale_only: false },
+  });
+  expect(fresh.isError, JSON.stringify(fresh.content)).toBeFalsy();
+  expect((fresh.structuredContent as { learnings: unknown[] }).learnings.length).toBeGreaterThan(0);
 
   const status = await client.callTool({ name: "memory_status", arguments: {} });
   const st = status.structuredContent as {
