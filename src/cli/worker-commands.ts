@@ -12,7 +12,9 @@ import {
   repoOptions,
   stringOption,
 } from "./args.js";
+import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
+import { mcp } from "./mcp-command.js";
 
 /*
  * Start-up is most of what an agent waits for: this table imports only argument parsing and
@@ -335,4 +337,12 @@ const sync: Command = {
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync];
+export const WORKER_COMMANDS: readonly Command[] = [
+  emit,
+  recall,
+  check,
+  heartbeat,
+  sync,
+  ...GRAPH_COMMANDS,
+  mcp,
+];
