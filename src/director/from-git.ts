@@ -23,6 +23,8 @@ export async function readGitRange(repoDir: string, range: string): Promise<GitC
       message: commit.message,
       committedAt: commit.committer.timestamp,
       files: await changedPaths(repo, commit.parent[0], oid),
+      parents: commit.parent.length,
+      author: `${commit.author.name} <${commit.author.email}>`,
     });
   }
   return out;

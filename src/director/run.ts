@@ -8,6 +8,7 @@ import {
   planCycle,
   tallyRecalls,
 } from "../core/compaction/plan.js";
+import { isHistoryEvent } from "../core/history/kinds.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import {
@@ -96,7 +97,11 @@ async function cycle(
   const catalog = await readCatalog(ctx.repoDir);
   const now = receiptTime();
   const decision = decideCompaction(
-    { eventBytes: buffer.events.map((s) => s.bytes), totalBytes: buffer.totalBytes },
+    {
+      eventBytes: buffer.events.map((s) => s.bytes),
+      totalBytes: buffer.totalBytes,
+      historyThrough: buffer.events.findLastIndex((s) => isHistoryEvent(s.event)) + 1,
+    },
     memory,
     buffer.meta.last_compaction_at,
     now,
