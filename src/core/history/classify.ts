@@ -246,7 +246,7 @@ export function classifyCommit(commit: CommitText): CommitClass {
 
   const inferred = commit.decisionTrailer !== true;
   if (inferred && (type === "decision" || breaking || isChoice(description))) {
-    const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim();
+    const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim().replace(/\.$/, "");
     const title = breakingText ? `${description} (breaking: ${breakingText})` : description;
     return { ...base, decision: withReason(title, body) };
   }

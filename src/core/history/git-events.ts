@@ -177,9 +177,11 @@ export function topFolders(files: readonly string[]): string[] {
 export function commitEnvelopes(commit: GitCommitInfo, firstSeq = 0): GitEnvelope[] {
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
+  // A `BREAKING CHANGE:` footer is read as a trailer: the classifier sees it with the body.
+  const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
   const cls = classifyCommit({
     subject,
-    body,
+    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
     ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
     ...(commit.author !== undefined ? { author: commit.author } : {}),
     decisionTrailer: notes.some((n) => n.kind === "decision"),
