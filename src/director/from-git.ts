@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { RepoContext } from "../context/repo-context.js";
 import { type GitCommitInfo, gitHistoryNdjson } from "../core/history/git-events.js";
-import { changedPaths, commitsInRange, openRepo } from "../git/history.js";
+import { logRange } from "../git/log.js";
 import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
 
 export interface FromGitResult extends IngestCounts {
@@ -14,20 +14,7 @@ export interface FromGitResult extends IngestCounts {
 
 /** The commits of a range, oldest first, with the files each changed against its first parent. */
 export async function readGitRange(repoDir: string, range: string): Promise<GitCommitInfo[]> {
-  const repo = await openRepo(repoDir);
-  const commits = await commitsInRange(repo, range);
-  const out: GitCommitInfo[] = [];
-  for (const { oid, commit } of commits) {
-    out.push({
-      sha: oid,
-      message: commit.message,
-      committedAt: commit.committer.timestamp,
-      files: await changedPaths(repo, commit.parent[0], oid),
-      parents: commit.parent.length,
-      author: `${commit.author.name} <${commit.author.email}>`,
-    });
-  }
-  return out;
+  return logRange(repoDir, range);
 }
 
 /**
