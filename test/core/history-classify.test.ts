@@ -1,7 +1,9 @@
 /** Commit classification (pure): noise, decisions with reasons, lessons, conventions, changes. */
 import { describe, expect, it } from "vitest";
 import { decideCompaction } from "../../src/core/compaction/plan.js";
+import { entityMatcher } from "../../src/core/graph/entities.js";
 import { classifyCommit } from "../../src/core/history/classify.js";
+import { areaOf } from "../../src/core/history/git-events.js";
 import { MemoryConfig } from "../../src/schema/config.js";
 
 const c = (subject: string, body = "", extra: { parents?: number; author?: string } = {}) =>
@@ -125,5 +127,21 @@ describe("decideCompaction with history events", () => {
         reason: "forced",
       },
     );
+  });
+});
+
+describe("areaOf", () => {
+  it("is the registry component covering most files, else the top folder", () => {
+    expect(areaOf(["src/a.ts", "src/b.ts", "docs/x.md"])).toBe("src");
+    expect(areaOf(["packages/web/a.ts", "packages/web/b.ts"])).toBe("packages/web");
+    expect(areaOf(["README.md", "package.json"])).toBe("(root)");
+    const registry = entityMatcher({
+      people: [],
+      projects: [{ id: "engine", name: "Engine", aliases: [], paths: ["src/**"] }],
+      components: [{ id: "parser", name: "Parser", aliases: [], paths: ["src/parse/**"] }],
+    });
+    expect(areaOf(["src/parse/a.ts", "src/x.ts"], registry.areasOf)).toBe("parser");
+    expect(areaOf(["src/x.ts"], registry.areasOf)).toBe("engine");
+    expect(areaOf(["docs/x.md"], registry.areasOf)).toBe("docs");
   });
 });

@@ -132,11 +132,29 @@ const CONTAINERS = new Set([
   "services",
 ]);
 
+/** The registry's projects and components (`component:<id>`, `project:<id>`) covering a file. */
+export type AreasOf = (file: string) => readonly string[];
+
 /**
- * The area of the tree a commit touches: the top folder holding most of its files
- * (`packages/x` inside a monorepo's container folder), or `(root)` for top-level files only.
+ * The area of the tree a commit touches: the registry component (else project) covering most
+ * of its files when `areasOf` is given and covers any; otherwise the top folder holding most
+ * of them (`packages/x` inside a monorepo's container folder), or `(root)` for top-level
+ * files only.
  */
-export function areaOf(files: readonly string[]): string {
+export function areaOf(files: readonly string[], areasOf?: AreasOf): string {
+  if (areasOf) {
+    for (const kind of ["component:", "project:"]) {
+      const counts = new Map<string, number>();
+      for (const file of files) {
+        for (const id of areasOf(file)) {
+          if (id.startsWith(kind))
+            counts.set(id.slice(kind.length), (counts.get(id.slice(kind.length)) ?? 0) + 1);
+        }
+      }
+      const best = mostCommon(counts);
+      if (best !== undefined) return truncateChars(best.toLowerCase(), MAX_TOPIC_CHARS);
+    }
+  }
   const counts = new Map<string, number>();
   for (const file of files) {
     const parts = file.toLowerCase().split("/");
@@ -145,11 +163,16 @@ export function areaOf(files: readonly string[]): string {
     const area = CONTAINERS.has(top) && parts.length > 2 ? `${top}/${parts[1]}` : top;
     counts.set(area, (counts.get(area) ?? 0) + 1);
   }
+  const best = mostCommon(counts);
+  return best !== undefined ? truncateChars(best, MAX_TOPIC_CHARS) : "(root)";
+}
+
+function mostCommon(counts: ReadonlyMap<string, number>): string | undefined {
   let best: [string, number] | undefined;
   for (const entry of counts) {
     if (!best || entry[1] > best[1] || (entry[1] === best[1] && entry[0] < best[0])) best = entry;
   }
-  return best ? truncateChars(best[0], MAX_TOPIC_CHARS) : "(root)";
+  return best?.[0];
 }
 
 /** Top-level folders of the paths, most files first (the first is the engram group). */
@@ -174,7 +197,11 @@ export function topFolders(files: readonly string[]): string[] {
  * classifier inferred (`git:<sha>:decision`, `:lesson`, `:convention`). Ids depend only on
  * the commit, so ingesting a range again is deduplicated. Pure.
  */
-export function commitEnvelopes(commit: GitCommitInfo, firstSeq = 0): GitEnvelope[] {
+export function commitEnvelopes(
+  commit: GitCommitInfo,
+  firstSeq = 0,
+  areasOf?: AreasOf,
+): GitEnvelope[] {
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
   // A `BREAKING CHANGE:` footer is read as a trailer: the classifier sees it with the body.
@@ -187,7 +214,7 @@ export function commitEnvelopes(commit: GitCommitInfo, firstSeq = 0): GitEnvelop
     decisionTrailer: notes.some((n) => n.kind === "decision"),
   });
   const sentAt = new Date(commit.committedAt * 1000).toISOString();
-  const area = areaOf(commit.files);
+  const area = areaOf(commit.files, areasOf);
   const topics = [...new Set([area, ...topFolders(commit.files)])].slice(0, MAX_TOPICS);
   const commitLink: Link = { type: "commit", ref: commit.sha };
   const refLinks: Link[] =
@@ -258,13 +285,18 @@ function inferredNotes(cls: CommitClass): [string, NoteKind, string, string | un
 }
 
 /** NDJSON of the envelopes of commits given oldest first, numbered from 0. */
-export function gitHistoryNdjson(commits: readonly GitCommitInfo[]): {
+export function gitHistoryNdjson(
+  commits: readonly GitCommitInfo[],
+  areasOf?: AreasOf,
+): {
   text: string;
   events: number;
 } {
   const lines: string[] = [];
   for (const commit of commits) {
-    for (const env of commitEnvelopes(commit, lines.length)) lines.push(JSON.stringify(env));
+    for (const env of commitEnvelopes(commit, lines.length, areasOf)) {
+      lines.push(JSON.stringify(env));
+    }
   }
   return { text: lines.length === 0 ? "" : `${lines.join("\n")}\n`, events: lines.length };
 }
