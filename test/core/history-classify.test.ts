@@ -1,10 +1,12 @@
 /** Commit classification (pure): noise, decisions with reasons, lessons, conventions, changes. */
 import { describe, expect, it } from "vitest";
+import { compactSlice } from "../../src/core/compaction/compact.js";
 import { decideCompaction } from "../../src/core/compaction/plan.js";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { classifyCommit } from "../../src/core/history/classify.js";
 import { areaOf } from "../../src/core/history/git-events.js";
 import { MemoryConfig } from "../../src/schema/config.js";
+import { memoryEvent } from "./engine-fixtures.js";
 
 const c = (subject: string, body = "", extra: { parents?: number; author?: string } = {}) =>
   classifyCommit({ subject, body, ...extra });
@@ -143,5 +145,73 @@ describe("areaOf", () => {
     expect(areaOf(["src/parse/a.ts", "src/x.ts"], registry.areasOf)).toBe("parser");
     expect(areaOf(["src/x.ts"], registry.areasOf)).toBe("engine");
     expect(areaOf(["docs/x.md"], registry.areasOf)).toBe("docs");
+  });
+});
+
+describe("compactSlice with history events", () => {
+  const policy = {
+    engram_max_bytes: 16 * 1024,
+    stall_seconds: 600,
+    promote_min_confidence: 0.7,
+    max_groups: 24,
+  };
+  const last = "2026-11-22T12:00:00.000Z";
+  const live = Array.from({ length: 30 }, (_, i) =>
+    memoryEvent(i + 1, {
+      kind: i % 3 === 0 ? "decision" : "lesson",
+      text: `live note ${i}`,
+      topics: [`t${i % 5}`],
+      received_at: i === 29 ? last : memoryEvent(i + 1).received_at,
+    }),
+  );
+  const git = { role: "operator" as const, id: "git-history" };
+  const history = [
+    memoryEvent(31, {
+      type: "memory_event.v1",
+      kind: "commit:feat",
+      sender: git,
+      text: "Add a parser",
+      topics: ["src"],
+      sent_at: "2021-03-01T00:00:00.000Z",
+    }),
+    memoryEvent(32, {
+      type: "memory_event.v1",
+      kind: "noise:dependency",
+      sender: git,
+      text: "Bump a from 1 to 2",
+      topics: ["(root)"],
+      sent_at: "2024-03-01T00:00:00.000Z",
+    }),
+    memoryEvent(33, {
+      kind: "decision",
+      sender: git,
+      text: "Use zod by default",
+      rationale: "one schema",
+      topics: ["src"],
+      sent_at: "2022-01-01T00:00:00.000Z",
+    }),
+    memoryEvent(34, {
+      kind: "decision",
+      sender: git,
+      text: "Drop support for Node 16",
+      topics: ["src"],
+      sent_at: "2025-01-01T00:00:00.000Z",
+      received_at: last,
+    }),
+  ];
+
+  it("leaves a live swarm's engrams exactly as they were, and extracts history apart", () => {
+    const alone = compactSlice(live, policy);
+    const mixed = compactSlice([...live, ...history], policy);
+    for (const engram of alone) expect(mixed).toContainEqual(engram);
+    const extra = mixed.filter((e) => !alone.some((a) => a.engram_id === e.engram_id));
+    expect(extra.flatMap((e) => e.decisions)).toEqual([
+      { title: "Drop support for Node 16", rationale: "" },
+      { title: "Use zod by default", rationale: "one schema" },
+    ]);
+    const facts = extra.flatMap((e) => e.facts);
+    expect(facts).toContain('Area src: 1 commit, 2021 (1 feature); latest: "Add a parser"');
+    expect(facts).toContain("1 dependency bump, 2024");
+    expect(facts.join("\n")).not.toContain("Bump a");
   });
 });
