@@ -9,7 +9,7 @@ import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
 export interface FromGitResult extends IngestCounts {
   range: string;
   commits: number;
-  /** Envelopes built: one per commit plus one per trailer note. */
+  /** Envelopes built: one per commit, one per trailer note and one per inferred note. */
   events: number;
   buffer: { events: number; bytes: number };
 }

@@ -52,6 +52,11 @@ describe("classifyCommit", () => {
       "Require a token for every write",
     ];
     for (const subject of choices) expect(c(subject).decision, subject).toBeDefined();
+    for (const subject of ["Fix switch statement to handle nulls", "Add a parser", "Move docs"]) {
+      expect(c(subject).decision, subject).toBeUndefined();
+    }
+    expect(c("Switch the parser to a streaming reader").decision).toBeDefined();
+    expect(c("Migrate from jest to vitest").decision).toBeDefined();
     const pr = c(
       "feat(cli): use JSON output by default (#123)",
       "Scripts broke on every wording change.\n\nWe do it because scripts parse the output. Unrelated text.",

@@ -148,7 +148,9 @@ const CONTENT_FREE = new Set([
 const CHOICE = [
   /\bin favou?r of\b/i,
   /\binstead of\b/i,
-  /\b(switch|switched|switches|switching|migrate|migrated|migrates|migrating)\b.*\bto\b/i,
+  // "switch to X", "migrate from X to Y", "Switch the parser to X"; not "a switch statement to".
+  /\b(switch|switched|switches|switching|migrate|migrated|migrates|migrating) (from \S+ )?to\b/i,
+  /^(switch|migrate)\w* (\S+ ){1,6}to\b/i,
   /\bby default\b/i,
   /\b(should |now |must )?defaults? to\b/i,
   /\bdefault (is|becomes|now)\b/i,
