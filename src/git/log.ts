@@ -39,9 +39,14 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
   let text: string;
   try {
     text = await gitAt(dir).raw([
+      // The user's config must not change what is parsed.
       "-c",
       "core.quotePath=false",
+      "-c",
+      "log.showSignature=false",
       "log",
+      "--no-color",
+      "--no-mailmap",
       "--reverse",
       "--root",
       "--no-renames",
