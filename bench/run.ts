@@ -9,6 +9,7 @@
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
+ *   9. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -22,6 +23,7 @@ import {
   writeEngramRepo,
 } from "./fixtures.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
+import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed;
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
+  let graph: GraphScenarioResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
     const setup = performance.now();
@@ -114,6 +117,13 @@ async function main(): Promise<void> {
         picked.map(({ i }) => timings.perQueryMs[i] as number),
       );
     });
+    gc();
+    graph = await attempt("graph", () =>
+      runGraphScenario(
+        ctx,
+        picked.map(({ q }) => q),
+      ),
+    );
   } finally {
     removeDir(work);
   }
@@ -149,12 +159,22 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    graph,
     transports: { tcp, nats, git: gitRefs },
     github,
   };
-  const passes = [ingest, compaction, noop, recallResult, peak, tcp, nats, gitRefs, github].map(
-    (r) => (r as { pass?: unknown }).pass === true,
-  );
+  const passes = [
+    ingest,
+    compaction,
+    noop,
+    recallResult,
+    peak,
+    graph,
+    tcp,
+    nats,
+    gitRefs,
+    github,
+  ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
   const report = {
     machine,

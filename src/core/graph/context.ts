@@ -77,24 +77,34 @@ export function contextFor(
     (a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id),
   );
   const header = `## Memory: ${options.topic}\n\n_${options.scopeLine}_\n\n`;
-  const chosen: ContextItem[] = [];
-  let markdown = header;
-  let tokens = options.countTokens(markdown);
-  if (tokens > options.maxTokens)
+  const headerTokens = options.countTokens(header);
+  if (headerTokens > options.maxTokens)
     return { items: [], omitted: ranked.length, tokens: 0, markdown: "" };
+  // Lines are counted one by one (a line ends in a newline, so counts add up almost exactly);
+  // the whole text is counted at the end and trimmed until the real count fits.
+  const chosen: ContextItem[] = [];
+  let estimate = headerTokens;
   for (const candidate of ranked) {
-    const line = render(candidate);
-    const cost = options.countTokens(markdown + line) - tokens;
-    if (tokens + cost > options.maxTokens) continue;
-    markdown += line;
-    tokens += cost;
+    const cost = options.countTokens(render(candidate));
+    if (estimate + cost > options.maxTokens) continue;
+    estimate += cost;
     chosen.push(candidate);
   }
-  if (chosen.length === 0) markdown += "_Nothing related to this topic in memory._\n";
-  tokens = options.countTokens(markdown);
+  const compose = () =>
+    header +
+    (chosen.length === 0
+      ? "_Nothing related to this topic in memory._\n"
+      : chosen.map(render).join(""));
+  let markdown = compose();
+  let tokens = options.countTokens(markdown);
+  while (tokens > options.maxTokens && chosen.length > 0) {
+    chosen.pop();
+    markdown = compose();
+    tokens = options.countTokens(markdown);
+  }
   if (tokens > options.maxTokens) {
     markdown = header;
-    tokens = options.countTokens(markdown);
+    tokens = headerTokens;
   }
   return { items: chosen, omitted: ranked.length - chosen.length, tokens, markdown };
 }
