@@ -9,9 +9,11 @@
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
- *   9. startup      process wall of worker emit, recall, check and director status against
+ *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
+ *  10. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
+ *  11. startup      process wall of worker emit, recall, check and director status against
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
- *  10. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
+ *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
  *                   and into a buffer whose hard budget makes it compact as it goes
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
@@ -27,7 +29,9 @@ import {
   ROOMY_BUDGETS,
   writeEngramRepo,
 } from "./fixtures.js";
+import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
+import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type IngestCliScenarioResult, runIngestCliScenario } from "./ingest-cli.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
@@ -102,9 +106,10 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed = skipped();
   let recall: RecallTimings | Failed = skipped();
   let reference: ReferenceScenarioResult | Failed = skipped();
+  let graph: GraphScenarioResult | Failed = skipped();
   let fixture: Record<string, unknown> = {};
   try {
-    if (!["noop_cycle", "recall", "reference_mcp_memory"].some(wanted)) throw SKIP;
+    if (!["noop_cycle", "recall", "reference_mcp_memory", "graph"].some(wanted)) throw SKIP;
     const setup = performance.now();
     const ctx = await initBenchRepo(join(work, "repo"), ROOMY_BUDGETS);
     const engrams = generateEngrams(ENGRAMS);
@@ -139,6 +144,13 @@ async function main(): Promise<void> {
         picked.map(({ i }) => timings.perQueryMs[i] as number),
       );
     });
+    gc();
+    graph = await attempt("graph", () =>
+      runGraphScenario(
+        ctx,
+        picked.map(({ q }) => q),
+      ),
+    );
   } catch (error) {
     if (error !== SKIP) throw error;
   } finally {
@@ -160,6 +172,10 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  gc();
+  const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
+    runFromGitScenario(10_000),
+  );
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -182,8 +198,10 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    graph,
     transports: { tcp, nats, git: gitRefs },
     github,
+    from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
   };
@@ -193,10 +211,12 @@ async function main(): Promise<void> {
     noop,
     recallResult,
     ...(ONLY === undefined ? [peak] : []),
+    graph,
     tcp,
     nats,
     gitRefs,
     github,
+    fromGit,
     startup,
     ingestCli,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
