@@ -1,5 +1,3 @@
-import { receiptTime } from "../clock.js";
-import { openContext } from "../context/repo-context.js";
 import type { LearningType } from "../core/graph/learnings.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, repoOptions, stringOption } from "./args.js";
@@ -36,6 +34,7 @@ const context: Command = {
     if (type !== undefined && !TYPES.includes(type as LearningType)) {
       throw new UsageError(`--type: expected one of ${TYPES.join(", ")}, got "${type}"`);
     }
+    const { openContext } = await import("../context/repo-context.js");
     const ctx = await openContext(repoOptions(args));
     const { topicContext } = await import("../graph/queries.js");
     const r = await topicContext(ctx, args.positionals[0] as string, {
@@ -64,6 +63,10 @@ const freshness: Command = {
     if (!Number.isFinite(threshold) || threshold <= 0) {
       throw new UsageError("--threshold: expected a positive number of days");
     }
+    const [{ openContext }, { receiptTime }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../clock.js"),
+    ]);
     const ctx = await openContext(repoOptions(args));
     const { learningFreshness } = await import("../graph/queries.js");
     const now = Math.floor(Date.parse(receiptTime()) / 1000);

@@ -1,5 +1,3 @@
-import { isLoopbackHost } from "../bus/protocol.js";
-import { openContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
 import { type Command, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
@@ -21,6 +19,11 @@ export const mcp: Command = {
   async run(args) {
     const listen = stringOption(args, "http");
     const where = listen === undefined ? undefined : parseListen(listen);
+    // Imported here, not at the top: see the note in worker-commands.ts.
+    const [{ isLoopbackHost }, { openContext }] = await Promise.all([
+      import("../bus/protocol.js"),
+      import("../context/repo-context.js"),
+    ]);
     if (where && !isLoopbackHost(where.host)) {
       throw new UsageError(
         `--http ${where.host}: the MCP server listens on this machine only (127.0.0.1, ::1 or localhost); it has no authentication of its own`,

@@ -52,6 +52,14 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
   });
 
+  it("the command tables load only argument parsing: --help loads no schema or library", () => {
+    for (const bin of [WORKER_BIN, DIRECTOR_BIN]) {
+      const loaded = loadedBy(bin, ["--help"]);
+      expect(loaded.some((m) => m.endsWith("/cli/main.js"))).toBe(true);
+      expect(loaded.filter((m) => /node_modules\//.test(m))).toEqual([]);
+    }
+  });
+
   it("the trace sees a heavy library when a command does load one", () => {
     // worker check reads git history (isomorphic-git): proof the test can fail.
     const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
