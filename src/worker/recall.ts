@@ -10,6 +10,7 @@ import {
   recallDocFromEngram,
   type SerializedRecallIndex,
   serializeRecallIndex,
+  supersededBy,
 } from "../core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -39,10 +40,11 @@ export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promis
     }
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  const docs = catalog.entries
+  const listed = catalog.entries
     .map((entry) => engrams.get(entry.engram_id))
-    .filter((e) => e !== undefined)
-    .map(recallDocFromEngram);
+    .filter((e) => e !== undefined);
+  const superseded = supersededBy(listed);
+  const docs = listed.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id)));
   const index = buildRecallIndex(docs);
   mkdirSync(ctx.paths.root, { recursive: true });
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
@@ -66,6 +68,7 @@ export async function recallMemory(
     scope?: "st" | "lt" | undefined;
     signal: boolean;
     worker?: string | undefined;
+    includeSuperseded?: boolean | undefined;
   },
 ): Promise<RecallResult> {
   const catalog = await readCatalog(ctx.repoDir);
@@ -73,6 +76,7 @@ export async function recallMemory(
   const hits = recall(index, query, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    includeSuperseded: options.includeSuperseded === true,
   });
   let signal = false;
   if (options.signal && hits.length > 0) {
