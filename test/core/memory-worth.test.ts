@@ -130,13 +130,12 @@ describe("MEMORY.md is knowledge first", () => {
       seq += 4;
     }
     for (let i = 0; i < 6; i++) slice.push(lesson(seq++, `Lesson number ${i} about tests`, "#9"));
-    const m = memory({ memory_md_max_items: 12 });
     const plan = planCycle({
       slice,
+      memory: memory({ memory_md_max_items: 12 }),
       catalog: emptyCatalog(),
       engrams: new Map(),
       recalls: new Map(),
-      memory: m,
       asOf: slice[slice.length - 1]?.received_at as string,
       now: Array.from({ length: 6 }, (_, i) => `worker-${i}: code, issue #${i + 1}`),
     });
