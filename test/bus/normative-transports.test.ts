@@ -21,7 +21,12 @@ import {
   jsonOf,
   spawnBin,
 } from "../support/bins.js";
-import { type NormativeStream, normativeStream, upstreamHello } from "../support/normative.js";
+import {
+  type NormativeStream,
+  normativeStream,
+  upstreamHeartbeat,
+  upstreamHello,
+} from "../support/normative.js";
 import { git, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -203,11 +208,18 @@ describe("the upstream-shaped stream through every transport", { timeout: 180_00
         commits_behind: 5,
       });
 
+      // An upstream heartbeat stating the same old ancestor under state.repo: judged again.
+      const beat = upstreamHeartbeat(
+        { stage: "CODE", issue_number: 7, main_ancestor_sha: old },
+        { sender: "spec-worker", seq: 1, eventId: "hb-old" },
+      );
+      socket.write(`${JSON.stringify(beat)}\n`);
+      await received.waitFor((m) => m.message_type === "sync_required.v1" && m !== sync);
       socket.write(`${stream.lines.join("\n")}\n`);
       await received.waitFor(
         (m) =>
           m.message_type === "bus_ack.v1" &&
-          (m.payload.through_seq as number) >= stream.lines.length,
+          (m.payload.through_seq as number) >= stream.lines.length + 1,
         120_000,
       );
       socket.end();
@@ -216,11 +228,11 @@ describe("the upstream-shaped stream through every transport", { timeout: 180_00
       expect(done.code, describeResult(done)).toBe(0);
       const summary = JSON.parse(done.stdout.trim().split("\n").pop() as string) as Counts;
       expect(summary).toMatchObject({
-        accepted: stream.unique,
+        accepted: stream.unique + 1,
         duplicates: stream.duplicates,
         quarantined: stream.malformed + stream.oversized,
       });
-      expect(journalCount(repo.dir)).toBe(stream.unique);
+      expect(journalCount(repo.dir)).toBe(stream.unique + 1);
       expect(quarantineReasons(repo.dir)).toEqual({
         "malformed-json": stream.malformed,
         oversized: stream.oversized,
