@@ -188,6 +188,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           limit: input.limit,
           scope: single,
           signal: false,
+          includeSuperseded: input.include_superseded === true,
         });
         // The recall signal (a promotion hint) is spooled after the answer, one at a time,
         // so an agent does not wait for its fsync.
