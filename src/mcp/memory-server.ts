@@ -173,6 +173,10 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           .describe(
             "how sure the caller already is (0..1); decides whether a remote store is asked",
           ),
+        include_superseded: z
+          .boolean()
+          .optional()
+          .describe("also short-term engrams a long-term one superseded (default false)"),
       },
       outputSchema: recallOutput,
       annotations: { readOnlyHint: false, openWorldHint: false },
