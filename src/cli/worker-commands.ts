@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { openContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import {
@@ -140,7 +140,7 @@ async function emitFrom(args: ParsedArgs, from: string) {
   try {
     text = readFileSync(from === "-" ? 0 : from, "utf8");
   } catch (error) {
-    throw new UsageError(`--from: cannot read ${file}: ${(error as Error).message}`);
+    throw fileSystemError(error, `--from ${file}`, "read") ?? error;
   }
   const notes = parseNoteLines(text, file);
   const bus = busOption(args);
