@@ -163,7 +163,8 @@ const recall: Command = {
   name: "recall",
   summary:
     "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
-  usage: "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--json]",
+  usage:
+    "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--worker ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
@@ -242,7 +243,8 @@ const heartbeat: Command = {
   name: "heartbeat",
   summary:
     "Report liveness and progress (a heartbeat.v1 envelope on the local spool), with this branch's main ancestor and the catalog hash it sees.",
-  usage: "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--json]",
+  usage:
+    "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--main REF] [--worker ID] [--run-id ID] [--bus URL] [--repo DIR] [--config FILE] [--json]",
   options: {
     stage: {
       type: "string",
