@@ -151,35 +151,20 @@ export class ServiceError extends EngramError {
   }
 }
 
+function permissions(verb: string): string {
+  return `check the permissions of the file and its folder, or run as a user who may ${verb} it`;
+}
+
+const freeSpace = () => "free some space and run the command again";
+const checkPath = () => "check the path";
+
 /** What the file system said, by errno: the code and the advice that goes with it. */
 const ERRNO: Record<string, { code: StateCode; says: string; advice: (verb: string) => string }> = {
-  ENOENT: {
-    code: "file_not_found",
-    says: "no such file or directory",
-    advice: () => "check the path",
-  },
-  EACCES: {
-    code: "permission_denied",
-    says: "permission denied",
-    advice: (verb) =>
-      `check the permissions of the file and its folder, or run as a user who may ${verb} it`,
-  },
-  EPERM: {
-    code: "permission_denied",
-    says: "operation not permitted",
-    advice: (verb) =>
-      `check the permissions of the file and its folder, or run as a user who may ${verb} it`,
-  },
-  ENOSPC: {
-    code: "no_space",
-    says: "no space left on the device",
-    advice: () => "free some space and run the command again",
-  },
-  EDQUOT: {
-    code: "no_space",
-    says: "disk quota exceeded",
-    advice: () => "free some space and run the command again",
-  },
+  ENOENT: { code: "file_not_found", says: "no such file or directory", advice: checkPath },
+  EACCES: { code: "permission_denied", says: "permission denied", advice: permissions },
+  EPERM: { code: "permission_denied", says: "operation not permitted", advice: permissions },
+  ENOSPC: { code: "no_space", says: "no space left on the device", advice: freeSpace },
+  EDQUOT: { code: "no_space", says: "disk quota exceeded", advice: freeSpace },
   EROFS: {
     code: "read_only",
     says: "the file system is read-only",
@@ -194,7 +179,7 @@ const ERRNO: Record<string, { code: StateCode; says: string; advice: (verb: stri
   ENOTDIR: {
     code: "not_a_directory",
     says: "a part of the path is not a directory",
-    advice: () => "check the path",
+    advice: checkPath,
   },
 };
 
