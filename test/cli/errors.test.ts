@@ -93,19 +93,19 @@ describe.concurrent("commands find their repository like git", () => {
       [file, /not a folder/],
       [plain, /not a git work tree/],
     ];
-    for (const [dir, says] of cases) {
-      for (const command of [["run"], ["init"], ["status"]]) {
+    const runs = cases.flatMap(([dir, says]) => [
+      ...[["run"], ["init"]].map(async (command) => {
         const r = await director([...command, "--repo", dir, "--json"], { cwd: base });
         expectExit(r, EXIT.state);
         expect(r.stderr).toMatch(says);
         expect(r.stderr).toContain(dir);
         expect(errorJsonOf(r).code).toBe("not_a_repository");
-      }
-      const w = await worker(["emit", "--kind", "fact", "--text", "x", "--repo", dir], {
-        cwd: base,
-      });
-      expectExit(w, EXIT.state);
-    }
+      }),
+      worker(["emit", "--kind", "fact", "--text", "x", "--repo", dir], { cwd: base }).then((r) =>
+        expectExit(r, EXIT.state),
+      ),
+    ]);
+    await Promise.all(runs);
     expect(existsSync(missing)).toBe(false);
     expect(readdirSync(plain)).toEqual([]);
   });
