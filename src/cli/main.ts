@@ -18,12 +18,7 @@ export async function runMain(
 ): Promise<void> {
   const [name, ...rest] = argv;
   const json = argv.includes("--json");
-  const overview = () =>
-    `usage: ${program} <command> [options]\n\ncommands:\n${commands
-      .map((c) => `  ${c.name.padEnd(10)} ${c.summary}`)
-      .join(
-        "\n",
-      )}\n\nRun '${program} help <command>' or '${program} <command> --help' for a command's options.\n`;
+  const overview = () => overviewOf(program, commands);
   if (name === undefined) {
     process.stderr.write(overview());
     process.exitCode = EXIT.usage;
@@ -77,4 +72,10 @@ export async function runMain(
   } catch (error) {
     process.exitCode = reportError(prefix, error, json);
   }
+}
+
+function overviewOf(program: string, commands: readonly Command[]): string {
+  const rows = commands.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join("\n");
+  const more = `Run '${program} help <command>' or '${program} <command> --help' for a command's options.`;
+  return `usage: ${program} <command> [options]\n\ncommands:\n${rows}\n\n${more}\n`;
 }
