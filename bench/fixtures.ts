@@ -2,6 +2,7 @@
  * Reproducible bench data: a seeded PRNG, a small software-project vocabulary, agent-bus
  * envelopes (NDJSON) and sealed engram repositories. The same seed gives the same bytes.
  */
+import { execFileSync } from "node:child_process";
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { openContext, type RepoContext } from "../src/context/repo-context.js";
@@ -650,6 +651,8 @@ export function configToml(budgets: BenchBudgets): string {
 /** A repository laid out as `director init` does, after writing our own config/dev.toml. */
 export async function initBenchRepo(repoDir: string, budgets: BenchBudgets): Promise<RepoContext> {
   mkdirSync(join(repoDir, "config"), { recursive: true });
+  // The command line works only in a git work tree (as git does).
+  execFileSync("git", ["init", "-q", repoDir], { stdio: "ignore" });
   writeFileSync(join(repoDir, "config", "dev.toml"), configToml(budgets));
   const ctx = await openContext({ repo: repoDir });
   initRepository(ctx);

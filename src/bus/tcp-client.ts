@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
+import { ServiceError } from "../errors.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
 import type { WorkerView } from "./hub-drift.js";
 import {
@@ -52,13 +53,12 @@ export interface TcpClientOptions {
 }
 
 /** A send the hub did not acknowledge in time; `unacked` are the envelopes still owed. */
-export class HubUnavailableError extends Error {
+export class HubUnavailableError extends ServiceError {
   constructor(
     readonly reason: string,
     readonly unacked: Envelope[],
   ) {
-    super(`the hub is unavailable: ${reason}`);
-    this.name = "HubUnavailableError";
+    super(`the hub is unavailable: ${reason}`, "bus");
   }
 }
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { isLoopbackHost } from "../bus/protocol.js";
 import { type HubTls, serveHub } from "../bus/tcp-hub.js";
 import { openContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
 
@@ -86,7 +86,7 @@ function tlsOptions(args: ParsedArgs): HubTls | undefined {
     try {
       return readFileSync(path);
     } catch (error) {
-      throw new UsageError(`--${flag}: cannot read ${path}: ${(error as Error).message}`);
+      throw fileSystemError(error, `--${flag} ${path}`, "read") ?? error;
     }
   };
   return { cert: read("tls-cert"), key: read("tls-key"), ca: read("tls-ca") };

@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import { drainConfiguredSources, drainSource, droppedWarnings } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
@@ -18,6 +17,7 @@ import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,
+  inputFile,
   type ParsedArgs,
   repoOptions,
   stringOption,
@@ -32,6 +32,7 @@ const init: Command = {
     "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
   usage: "director init [--repo DIR] [--config FILE] [--json]",
   options: {},
+  uninitialized: true,
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const result = initRepository(ctx);
@@ -62,9 +63,9 @@ const ingest: Command = {
     const busText = stringOption(args, "bus");
     const chosen = [fromGit, busText !== undefined, args.positionals.length === 1];
     if (chosen.filter(Boolean).length !== 1) {
-      throw new UsageError(
-        `expected exactly one of FILE, -, --bus URL or --from-git RANGE\n\nusage: ${ingest.usage}`,
-      );
+      throw new UsageError("expected exactly one of FILE, -, --bus URL or --from-git RANGE", {
+        usage: `usage: ${ingest.usage}\n`,
+      });
     }
     if (fromGit) return runIngestFromGit(args);
     if (busText !== undefined) {
@@ -84,18 +85,13 @@ const ingest: Command = {
         warnings: droppedWarnings([r]),
       };
     }
-    const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
-    const {
-      buffer: _buffer,
-      noteLines,
-      ...c
-    } = await ingestSource(
-      ctx,
+    const input =
       source === "-"
         ? { stream: process.stdin, name: "stdin" }
-        : { path: resolve(source), name: source },
-    );
+        : { path: inputFile(source), name: source };
+    const ctx = await openContext(repoOptions(args));
+    const { buffer: _buffer, noteLines, ...c } = await ingestSource(ctx, input);
     return {
       json: c,
       text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,

@@ -17,7 +17,7 @@ import { EXIT } from "./main.js";
 function requiredOption(args: ParsedArgs, name: string, usage: string): string {
   const value = stringOption(args, name);
   if (value === undefined || value === "") {
-    throw new UsageError(`--${name} is required\n\nusage: ${usage}`);
+    throw new UsageError(`--${name} is required`, { usage: `usage: ${usage}\n` });
   }
   return value;
 }

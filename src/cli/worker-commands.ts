@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { openContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import {
@@ -142,7 +142,7 @@ async function emitFrom(args: ParsedArgs, from: string) {
   try {
     text = readFileSync(from === "-" ? 0 : from, "utf8");
   } catch (error) {
-    throw new UsageError(`--from: cannot read ${file}: ${(error as Error).message}`);
+    throw fileSystemError(error, `--from ${file}`, "read") ?? error;
   }
   const notes = parseNoteLines(text, file);
   const bus = busOption(args);
@@ -166,7 +166,7 @@ const recall: Command = {
   summary:
     "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
   usage:
-    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--json]",
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--worker ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
@@ -250,7 +250,8 @@ const heartbeat: Command = {
   name: "heartbeat",
   summary:
     "Report liveness and progress (a heartbeat.v1 envelope on the local spool), with this branch's main ancestor and the catalog hash it sees.",
-  usage: "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--json]",
+  usage:
+    "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--main REF] [--worker ID] [--run-id ID] [--bus URL] [--repo DIR] [--config FILE] [--json]",
   options: {
     stage: {
       type: "string",

@@ -120,7 +120,17 @@ export async function withDirectorState<T>(
   task: (buffer: EventBuffer) => Promise<T>,
   options: { retainEvents?: boolean; longLived?: boolean } = {},
 ): Promise<T> {
-  const lock = await acquireLock(ctx.paths.lock, { longLived: options.longLived });
+  const caller = ctx.caller;
+  const lock = await acquireLock(ctx.paths.lock, {
+    longLived: options.longLived,
+    purpose: caller?.command,
+    onWait: caller
+      ? (holder) =>
+          caller.notice(
+            `waiting for the Director lock, held by pid ${holder.pid}${holder.purpose ? ` (${holder.purpose})` : ""}; it is released when that command ends`,
+          )
+      : undefined,
+  });
   try {
     removeLeftovers(ctx);
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.

@@ -5,7 +5,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { EngramError } from "../errors.js";
+import { EngramError, StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
@@ -407,7 +407,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       const catalog = await readCatalog(ctx.repoDir);
       const entry = catalog.entries.find((e) => e.engram_id === id);
       if (!entry) {
-        throw new EngramError(
+        throw new StateError(
           `no engram ${JSON.stringify(id.slice(0, 80))} in catalog version ${catalog.catalog_version}`,
         );
       }
@@ -449,7 +449,7 @@ async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolRes
 
 function readText(path: string): string {
   if (!existsSync(path))
-    throw new EngramError(`${path} does not exist: run director init and director run`);
+    throw new StateError(`${path} does not exist: run director init and director run`);
   return readFileSync(path, "utf8");
 }
 

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitRefDelivery, gitRefSender } from "../../src/bus/git-ref.js";
 import { openContext } from "../../src/context/repo-context.js";
+import { EXIT } from "../../src/errors.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import {
   assertBuilt,
@@ -409,12 +410,13 @@ describe("git-ref transport", () => {
       expect(out.fallback_reason).toMatch(/does not appear to be a git repository/);
       expect(existsSync(out.path as string)).toBe(true);
     }
-    // The Director cannot drain an unreachable remote either: exit 3, naming the source.
+    // The Director cannot drain an unreachable remote either: exit 69 (an external service),
+    // naming the source.
     const r = await runBin(DIRECTOR_BIN, ["ingest", "--bus", "git:nosuchremote"], {
       cwd: s.director,
       env: GIT_ENV,
     });
-    expect(r.code, describeResult(r)).toBe(3);
+    expect(r.code, describeResult(r)).toBe(EXIT.unavailable);
     expect(r.stderr).toContain("git:nosuchremote");
     // director run reports it and goes on with its cycle: the spool is still drained.
     writeFileSync(

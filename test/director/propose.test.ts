@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealCatalog } from "../../src/core/model/engram.js";
 import { rebaseCatalog } from "../../src/core/proposal/catalog-merge.js";
+import { EXIT } from "../../src/errors.js";
 import type { CatalogEntry } from "../../src/schema/engram.js";
 import {
   type BinResult,
@@ -231,7 +232,8 @@ describe("director run --pr", () => {
     await remember(clone, ["survives a failed push"]);
     git(clone.dir, ["remote", "set-url", "--push", "origin", `${origin}-missing`]);
     const failed = await proposeRun(clone);
-    expect(failed.code, describeResult(failed)).toBe(3);
+    // A remote that fails is an external-service failure (exit 69), not a state of the repo.
+    expect(failed.code, describeResult(failed)).toBe(EXIT.unavailable);
     expect(failed.stderr).toMatch(/git push origin engram\/memory/);
     git(clone.dir, ["remote", "set-url", "--push", "origin", origin]);
     const r = jsonOf<RunJson>(await proposeRun(clone));
