@@ -74,8 +74,8 @@ export function emptyQueue(): TargetQueue {
 const ms = (iso: string) => Date.parse(iso);
 const plusSeconds = (iso: string, s: number) => new Date(ms(iso) + s * 1000).toISOString();
 
-export interface EnqueueResult {
-  queue: TargetQueue;
+export interface EnqueueResult<Q extends TargetQueue = TargetQueue> {
+  queue: Q;
   added: string[];
   updated: string[];
   /** Private items: seen and never queued. */
@@ -87,11 +87,11 @@ export interface EnqueueResult {
  * already synced with the same content is left alone; one with new content goes back to
  * pending (an update of the same remote page). Private items never enter the queue.
  */
-export function enqueue(
-  queue: TargetQueue,
+export function enqueue<Q extends TargetQueue>(
+  queue: Q,
   candidates: readonly SyncCandidate[],
   now: string,
-): EnqueueResult {
+): EnqueueResult<Q> {
   const records = { ...queue.records };
   const added: string[] = [];
   const updated: string[] = [];
@@ -180,23 +180,23 @@ export function planDue(
   return { due: due.map((r) => r.key), batch, awaiting_approval: awaiting.sort() };
 }
 
-function patch(queue: TargetQueue, key: string, change: Partial<QueueRecord>): TargetQueue {
+function patch<Q extends TargetQueue>(queue: Q, key: string, change: Partial<QueueRecord>): Q {
   const record = queue.records[key];
   if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
   return { ...queue, records: { ...queue.records, [key]: { ...record, ...change } } };
 }
 
 /** Marks a send as started, so a crash before its outcome is recorded is looked up on resume. */
-export function markInflight(queue: TargetQueue, key: string, now: string): TargetQueue {
+export function markInflight<Q extends TargetQueue>(queue: Q, key: string, now: string): Q {
   return patch(queue, key, { inflight_at: now, last_attempt_at: now });
 }
 
-export function markSynced(
-  queue: TargetQueue,
+export function markSynced<Q extends TargetQueue>(
+  queue: Q,
   key: string,
   remoteId: string,
   now: string,
-): TargetQueue {
+): Q {
   const record = queue.records[key];
   if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
   const next = patch(queue, key, {
@@ -221,13 +221,13 @@ export function markSynced(
  * A failed send. Retryable failures wait 1, 5, then 30 minutes (or `Retry-After`, if later);
  * after the last delay, or at once for a non-retryable one, the record is `failed`.
  */
-export function markFailed(
-  queue: TargetQueue,
+export function markFailed<Q extends TargetQueue>(
+  queue: Q,
   key: string,
   error: { message: string; retryable: boolean; retry_after_seconds?: number },
   schedule: SyncSchedule,
   now: string,
-): TargetQueue {
+): Q {
   const record = queue.records[key];
   if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
   const attempts = record.attempts + 1;
@@ -251,17 +251,17 @@ export function markFailed(
 }
 
 /** Holds a record back without charging an attempt (the target paused or was rate limited). */
-export function deferRecord(
-  queue: TargetQueue,
+export function deferRecord<Q extends TargetQueue>(
+  queue: Q,
   key: string,
   until: string,
   reason: string,
-): TargetQueue {
+): Q {
   return patch(queue, key, { next_at: until, last_error: reason, inflight_at: null });
 }
 
 /** Records an approval or rejection; it survives re-queues of the same key. */
-export function setApproval(queue: TargetQueue, key: string, approval: Approval): TargetQueue {
+export function setApproval<Q extends TargetQueue>(queue: Q, key: string, approval: Approval): Q {
   const records = { ...queue.records };
   const record = records[key];
   if (record !== undefined) records[key] = { ...record, approval };
@@ -269,12 +269,12 @@ export function setApproval(queue: TargetQueue, key: string, approval: Approval)
 }
 
 /** Puts a failed record back to pending, its attempts reset (an explicit retry). */
-export function requeue(queue: TargetQueue, key: string): TargetQueue {
+export function requeue<Q extends TargetQueue>(queue: Q, key: string): Q {
   return patch(queue, key, { state: "pending", attempts: 0, next_at: null, last_error: null });
 }
 
-export interface RetentionResult {
-  queue: TargetQueue;
+export interface RetentionResult<Q extends TargetQueue = TargetQueue> {
+  queue: Q;
   removed: string[];
   archived: QueueRecord[];
 }
@@ -283,11 +283,11 @@ export interface RetentionResult {
  * Synced records older than `synced_retention_days` leave the queue (their mapping stays, so
  * the item is not sent again); failed ones older than `failed_retention_days` are archived.
  */
-export function applyRetention(
-  queue: TargetQueue,
+export function applyRetention<Q extends TargetQueue>(
+  queue: Q,
   schedule: SyncSchedule,
   now: string,
-): RetentionResult {
+): RetentionResult<Q> {
   const day = 86_400_000;
   const records: Record<string, QueueRecord> = {};
   const removed: string[] = [];
