@@ -68,6 +68,16 @@ export class NotionTarget implements SyncTarget {
   async health(): Promise<TargetHealth> {
     const started = Date.now();
     const schema: TargetHealth["schema"] = {};
+    if (this.options.token === "") {
+      return {
+        healthy: false,
+        error: "auth",
+        message: `no token: set the environment variable ${this.options.config.token_env}`,
+        latency_ms: 0,
+        rate_limit: null,
+        schema,
+      };
+    }
     const report = (error: TargetHealth["error"], message: string | null): TargetHealth => ({
       healthy: error === null,
       error,

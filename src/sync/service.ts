@@ -1,0 +1,153 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
+import type { SyncCandidate } from "../core/sync/item.js";
+import { itemKey } from "../core/sync/item.js";
+import { evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
+import type { SyncSchedule } from "../core/sync/queue.js";
+import { supersededItem, syncCandidates } from "../core/sync/sources.js";
+import { UsageError } from "../errors.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import { acquireLock, type Lock } from "../state/lock.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { QueueStore } from "./queue-store.js";
+import { SyncLog } from "./sync-log.js";
+import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
+import type { SyncTarget } from "./targets/target.js";
+
+export const TARGETS = ["notion"] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+export function parseTarget(name: string | undefined): TargetName {
+  const target = name ?? "notion";
+  if (!(TARGETS as readonly string[]).includes(target)) {
+    throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
+  }
+  return target as TargetName;
+}
+
+/** `.engram/sync/`: queues, id maps, recorded database ids, the log. Never on main. */
+export function syncDir(ctx: RepoContext): string {
+  return join(ctx.paths.root, "sync");
+}
+
+export function scheduleOf(ctx: RepoContext): SyncSchedule {
+  const s = ctx.config.sync;
+  return {
+    batch_interval_seconds: s.batch_interval_seconds,
+    retry_delays_seconds: s.retry_delays_seconds,
+    synced_retention_days: s.synced_retention_days,
+    failed_retention_days: s.failed_retention_days,
+  };
+}
+
+export function thresholdsOf(ctx: RepoContext): SyncThresholds {
+  const s = ctx.config.sync;
+  return {
+    episode_min_confidence: s.episode_min_confidence,
+    episode_min_surprise: s.episode_min_surprise,
+    insight_validated_min_confidence: s.insight_validated_min_confidence,
+    insight_validated_min_evidence: s.insight_validated_min_evidence,
+    insight_pending_min_confidence: s.insight_pending_min_confidence,
+    insight_pending_min_evidence: s.insight_pending_min_evidence,
+    pattern_frequent_min_occurrences: s.pattern_frequent_min_occurrences,
+    pattern_established_min_occurrences: s.pattern_established_min_occurrences,
+    pattern_established_min_confidence: s.pattern_established_min_confidence,
+  };
+}
+
+export function syncLog(ctx: RepoContext): SyncLog {
+  return new SyncLog(join(syncDir(ctx), "log"), ctx.config.sync.log_keep_weeks);
+}
+
+export function queueStore(ctx: RepoContext, target: TargetName): QueueStore {
+  return new QueueStore(syncDir(ctx), target);
+}
+
+/** One sync process per state folder at a time: two would send the same item twice. */
+export async function lockSync(ctx: RepoContext): Promise<Lock> {
+  return acquireLock(join(syncDir(ctx), "sync.lock"), { timeoutMs: 30_000 });
+}
+
+/**
+ * Every candidate memory offers (from the catalog on disk and its engrams), plus the earlier
+ * memory versions the queue knows, now superseded.
+ */
+export async function memoryCandidates(
+  ctx: RepoContext,
+  store: QueueStore,
+  requested: ReadonlySet<string> = new Set(),
+): Promise<SyncCandidate[]> {
+  const catalog = await readCatalog(ctx.repoDir);
+  const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
+  const s = ctx.config.sync;
+  const candidates = syncCandidates(engrams, catalog, {
+    thresholds: thresholdsOf(ctx),
+    default_privacy: s.default_privacy,
+    default_confidence: s.default_confidence,
+    project: s.project ?? basename(ctx.repoDir),
+    requested,
+  });
+  const current = `gen_${catalog.catalog_version}`;
+  const queue = store.load();
+  for (const record of Object.values(queue.records)) {
+    if (record.type !== "evolution" || record.local_id === current) continue;
+    if (record.item.fields.status !== "current") continue;
+    candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
+  }
+  return candidates;
+}
+
+/** The keys of the local ids asked for by `sync --id`; unknown ids are a usage error. */
+export function requestedKeys(
+  candidates: readonly SyncCandidate[],
+  ids: readonly string[],
+): Set<string> {
+  const keys = new Set<string>();
+  for (const id of ids) {
+    const found = candidates.find((c) => c.item.local_id === id || itemKey(c.item) === id);
+    if (found === undefined) {
+      throw new UsageError(
+        `--id ${id}: no episode, insight, pattern or memory version has this id`,
+      );
+    }
+    keys.add(itemKey(found.item));
+  }
+  return keys;
+}
+
+function recordedPath(ctx: RepoContext): string {
+  return join(syncDir(ctx), "notion", "databases.json");
+}
+
+export function readRecordedIds(ctx: RepoContext): NotionIds {
+  const path = recordedPath(ctx);
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as NotionIds;
+  } catch {
+    return {};
+  }
+}
+
+export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
+  mkdirSync(dirname(recordedPath(ctx)), { recursive: true });
+  writeFileAtomicSync(recordedPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
+}
+
+/** The target by name; each new store (Graphiti, Tana) adds its case here. */
+export function openTarget(ctx: RepoContext, name: TargetName): NotionTarget & SyncTarget {
+  if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
+  const config = ctx.config.sync.notion;
+  return new NotionTarget({
+    config,
+    token: process.env[config.token_env] ?? "",
+    recorded: readRecordedIds(ctx),
+  });
+}
+
+/** The local seal key, created on first use (the same key `worker emit` seals notes with). */
+export function sealKeyOf(ctx: RepoContext): () => Uint8Array | undefined {
+  return () => loadSealKey(ctx.paths.sealKey, true);
+}
