@@ -284,6 +284,50 @@ export const NotionSyncConfig = z
   .strict();
 export type NotionSyncConfig = z.infer<typeof NotionSyncConfig>;
 
+/** A Graphiti `group_id`: the server rejects anything else. */
+const GraphitiGroup = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]+$/, "expected letters, digits, _ or - (Graphiti's group_id rule)")
+  .max(100);
+
+/** `[sync.graphiti]`: a Graphiti MCP knowledge-graph server (streamable HTTP). */
+export const GraphitiSyncConfig = z
+  .object({
+    url: z
+      .url({ protocol: /^https?$/ })
+      .default("http://localhost:8000/mcp/")
+      .describe("The server's streamable HTTP MCP endpoint."),
+    backend: z
+      .enum(["neo4j", "falkordb"])
+      .default("neo4j")
+      .describe(
+        'Graph database behind the server: "falkordb" escapes Lucene special characters in search queries.',
+      ),
+    groups: z
+      .object({
+        engram: GraphitiGroup.default("engram").describe("Group of engram's own sync items."),
+        learning: GraphitiGroup.default("learning").describe("Group of learning notes."),
+        research: GraphitiGroup.default("research").describe("Group of research notes."),
+      })
+      .strict()
+      .prefault({})
+      .describe("The group_id per kind of episode."),
+    timeout_seconds: Seconds.default(30).describe("A call without an answer this long fails."),
+    health_timeout_seconds: Seconds.default(5).describe("The health check gives up after this."),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(3)
+      .describe("Retries (exponential backoff) of a call that timed out, was refused, 429 or 5xx."),
+    confirm_wait_seconds: Seconds.default(10).describe(
+      "How long a send waits for get_episodes to list a queued episode before leaving it pending.",
+    ),
+  })
+  .strict();
+export type GraphitiSyncConfig = z.infer<typeof GraphitiSyncConfig>;
+
 /** `[sync]`: what memory sends to external stores, when, and how often it retries. */
 export const SyncConfig = z
   .object({
@@ -355,6 +399,7 @@ export const SyncConfig = z
       "How long remote recall results are cached locally.",
     ),
     notion: NotionSyncConfig.prefault({}).describe("The Notion target."),
+    graphiti: GraphitiSyncConfig.prefault({}).describe("The Graphiti knowledge-graph target."),
   })
   .strict();
 export type SyncConfig = z.infer<typeof SyncConfig>;

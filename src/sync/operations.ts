@@ -18,6 +18,7 @@ import {
   type TargetName,
   writeRecordedIds,
 } from "./service.js";
+import { NotionTarget } from "./targets/notion-target.js";
 import type { SchemaReport, TargetHealth } from "./targets/target.js";
 
 export interface RunRequest {
@@ -168,9 +169,9 @@ export async function syncDecide(
 export async function syncInit(ctx: RepoContext, target: TargetName): Promise<SchemaReport> {
   const lock = await lockSync(ctx);
   try {
-    const notion = openTarget(ctx, target);
-    const report = await notion.ensureSchema();
-    writeRecordedIds(ctx, notion.recordedIds());
+    const opened = openTarget(ctx, target);
+    const report = await opened.ensureSchema();
+    if (opened instanceof NotionTarget) writeRecordedIds(ctx, opened.recordedIds());
     return report;
   } finally {
     lock.release();

@@ -13,10 +13,11 @@ import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
 import { SyncLog } from "./sync-log.js";
+import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
 
-export const TARGETS = ["notion"] as const;
+export const TARGETS = ["notion", "graphiti"] as const;
 export type TargetName = (typeof TARGETS)[number];
 
 export function parseTarget(name: string | undefined): TargetName {
@@ -137,7 +138,8 @@ export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
 }
 
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */
-export function openTarget(ctx: RepoContext, name: TargetName): NotionTarget & SyncTarget {
+export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
+  if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
   return new NotionTarget({
