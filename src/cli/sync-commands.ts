@@ -16,9 +16,13 @@ export const SYNC_COMMAND: Command = {
   summary:
     "Send memory to an external store (Notion): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
   usage:
-    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion] [--force] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti] [--force] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
   options: {
-    target: { type: "string", value: "NAME", description: "the external store (default notion)" },
+    target: {
+      type: "string",
+      value: "NAME",
+      description: "the external store: notion (default) or graphiti",
+    },
     id: {
       type: "string",
       multiple: true,

@@ -43,16 +43,17 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Sy
       candidates = await memoryCandidates(ctx, store, localIds);
       candidates = candidates.filter((c) => only?.has(`${c.item.type}:${c.item.local_id}`));
     }
+    const target = openTarget(ctx, request.target);
     return await runSync(candidates, {
       store,
-      target: openTarget(ctx, request.target),
+      target,
       schedule: scheduleOf(ctx),
       clock: receiptTime,
       log: syncLog(ctx),
       sealKey: sealKeyOf(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
-    });
+    }).finally(() => closeTarget(target));
   } finally {
     lock.release();
   }
@@ -70,7 +71,8 @@ export interface StatusReport {
 /** `director sync status`: a live health check, the queue by state, and the seed's metrics. */
 export async function syncStatus(ctx: RepoContext, target: TargetName): Promise<StatusReport> {
   const queue = queueStore(ctx, target).load();
-  const health = await openTarget(ctx, target).health();
+  const opened = openTarget(ctx, target);
+  const health = await opened.health().finally(() => closeTarget(opened));
   return {
     target,
     health,
@@ -170,10 +172,16 @@ export async function syncInit(ctx: RepoContext, target: TargetName): Promise<Sc
   const lock = await lockSync(ctx);
   try {
     const opened = openTarget(ctx, target);
-    const report = await opened.ensureSchema();
+    const report = await opened.ensureSchema().finally(() => closeTarget(opened));
     if (opened instanceof NotionTarget) writeRecordedIds(ctx, opened.recordedIds());
     return report;
   } finally {
     lock.release();
   }
+}
+
+/** A target holding a connection (the MCP session of Graphiti) lets the process exit. */
+async function closeTarget(target: object): Promise<void> {
+  const close = (target as { close?: () => Promise<void> }).close;
+  if (typeof close === "function") await close.call(target).catch(() => undefined);
 }
