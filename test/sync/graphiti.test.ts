@@ -1,4 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -174,5 +176,27 @@ describe("Graphiti target against the local MCP stand-in", () => {
     const h = await target(url, { retries: 0 }).health();
     expect(h).toMatchObject({ healthy: false, error: "unavailable" });
     expect(h.message).toContain("connection refused");
+  });
+
+  it("reports a server that only speaks the legacy SSE transport", async () => {
+    // Graphiti MCP before 1.0: no streamable endpoint, `GET /sse` opens an event stream.
+    const legacy = createServer((req, res) => {
+      if (req.url === "/sse") {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write("event: endpoint\ndata: /messages/?session_id=1\n\n");
+        return;
+      }
+      res.writeHead(404).end("Not Found");
+    });
+    await new Promise<void>((resolve) => legacy.listen(0, "127.0.0.1", resolve));
+    try {
+      const port = (legacy.address() as AddressInfo).port;
+      const h = await target(`http://127.0.0.1:${port}/mcp/`).health();
+      expect(h).toMatchObject({ healthy: false, error: "unavailable" });
+      expect(h.message).toContain("legacy SSE transport");
+    } finally {
+      legacy.closeAllConnections();
+      await new Promise<void>((resolve) => legacy.close(() => resolve()));
+    }
   });
 });
