@@ -58,35 +58,16 @@ describe("director sync --target graphiti through the bins", () => {
     const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
     ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
     ok(await director(["run", "--force"], { cwd: repo.dir, env }));
-    const status = JSON.parse(
-      ok(
-        await director(["sync", "status", "--target", "graphiti", "--json"], {
-          cwd: repo.dir,
-          env,
-        }),
-      ).stdout,
-    );
+    const sync = async (...args: string[]) =>
+      JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
+    const status = await sync("status", "--target", "graphiti");
     expect(status.health.healthy).toBe(true);
-    const first = JSON.parse(
-      ok(
-        await director(["sync", "run", "--target", "graphiti", "--force", "--json"], {
-          cwd: repo.dir,
-          env,
-        }),
-      ).stdout,
-    );
+    const first = await sync("run", "--target", "graphiti", "--force");
     expect(first.sent.created_or_updated).toBeGreaterThan(0);
     expect(first.sent.failed).toBe(0);
     const sent = server.calls.length;
     expect(server.episodes.map((e) => e.group_id)).toContain("engram");
-    const second = JSON.parse(
-      ok(
-        await director(["sync", "run", "--target", "graphiti", "--force", "--json"], {
-          cwd: repo.dir,
-          env,
-        }),
-      ).stdout,
-    );
+    const second = await sync("run", "--target", "graphiti", "--force");
     expect(second.sent.created_or_updated).toBe(0);
     expect(server.calls.length).toBe(sent);
   });
