@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
 import { evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
-import type { SyncSchedule } from "../core/sync/queue.js";
+import type { SyncSchedule, TargetQueue } from "../core/sync/queue.js";
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
@@ -72,31 +73,34 @@ export async function lockSync(ctx: RepoContext): Promise<Lock> {
 
 /**
  * Every candidate memory offers (from the catalog on disk and its engrams), plus the earlier
- * memory versions the queue knows, now superseded.
+ * memory versions the queue knows, now superseded. `hash` is the catalog's: the engine skips
+ * building candidates when the queue last read the same memory.
  */
-export async function memoryCandidates(
+export async function memorySource(
   ctx: RepoContext,
-  store: QueueStore,
   requested: ReadonlySet<string> = new Set(),
-): Promise<SyncCandidate[]> {
+): Promise<{ hash: string; load: (queue: TargetQueue) => Promise<SyncCandidate[]> }> {
   const catalog = await readCatalog(ctx.repoDir);
-  const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
   const s = ctx.config.sync;
-  const candidates = syncCandidates(engrams, catalog, {
-    thresholds: thresholdsOf(ctx),
-    default_privacy: s.default_privacy,
-    default_confidence: s.default_confidence,
-    project: s.project ?? basename(ctx.repoDir),
-    requested,
-  });
-  const current = `gen_${catalog.catalog_version}`;
-  const queue = store.load();
-  for (const record of Object.values(queue.records)) {
-    if (record.type !== "evolution" || record.local_id === current) continue;
-    if (record.item.fields.status !== "current") continue;
-    candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
-  }
-  return candidates;
+  const load = async (queue: TargetQueue) => {
+    const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
+    const candidates = syncCandidates(engrams, catalog, {
+      thresholds: thresholdsOf(ctx),
+      default_privacy: s.default_privacy,
+      default_confidence: s.default_confidence,
+      project: s.project ?? basename(ctx.repoDir),
+      requested,
+    });
+    const current = `gen_${catalog.catalog_version}`;
+    for (const record of Object.values(queue.records)) {
+      if (record.type !== "evolution" || record.local_id === current) continue;
+      if (record.item.fields.status !== "current") continue;
+      candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
+    }
+    return candidates;
+  };
+  // The policy's thresholds are part of what decides the queue: a change of config is new input.
+  return { hash: `${catalog.hash}|${sha256Hex(canonicalJson(s))}`, load };
 }
 
 /** The keys of the local ids asked for by `sync --id`; unknown ids are a usage error. */
