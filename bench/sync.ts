@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { RepoContext } from "../src/context/repo-context.js";
-import type { SyncCandidate, SyncItem } from "../src/core/sync/item.js";
+import type { SyncCandidate } from "../src/core/sync/item.js";
 import { DEFAULT_SCHEDULE } from "../src/core/sync/queue.js";
 import { defaultConfig } from "../src/schema/config.js";
 import { runSync } from "../src/sync/engine.js";
@@ -17,6 +17,7 @@ import { SyncLog } from "../src/sync/sync-log.js";
 import { MemoryTarget } from "../src/sync/targets/memory-target.js";
 import { NotionTarget } from "../src/sync/targets/notion-target.js";
 import { FakeNotion } from "../test/support/fake-notion.js";
+import { episodeItem } from "../test/support/sync-items.js";
 import { log, median, removeDir, round, tempDir } from "./util.js";
 
 export const SYNC_ITEMS = 100;
@@ -39,20 +40,7 @@ export interface SyncScenarioResult {
 
 function candidates(n: number): SyncCandidate[] {
   return Array.from({ length: n }, (_, i) => {
-    const item: SyncItem = {
-      type: "episode",
-      local_id: `ep_bench${i}`,
-      title: `Episode ${i}`,
-      privacy: "public",
-      occurred_at: "2026-01-05T10:00:00.000Z",
-      fields: {
-        confidence: 0.9,
-        surprise_score: 0.9,
-        outcome: "failure",
-        local_id: `ep_bench${i}`,
-      },
-      content: `What happened in episode ${i}, and what it taught.`,
-    };
+    const item = episodeItem(`ep_bench${i}`, `What happened in episode ${i}, and what it taught.`);
     return { item, verdict: { sync: true, priority: 1, reasons: ["bench"] } };
   });
 }

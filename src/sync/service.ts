@@ -4,8 +4,8 @@ import type { RepoContext } from "../context/repo-context.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
-import { evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
-import type { SyncSchedule, TargetQueue } from "../core/sync/queue.js";
+import { DEFAULT_THRESHOLDS, evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
+import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/sync/queue.js";
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
@@ -33,29 +33,18 @@ export function syncDir(ctx: RepoContext): string {
   return join(ctx.paths.root, "sync");
 }
 
+/** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
+function pick<T extends object>(ctx: RepoContext, defaults: T): T {
+  const s = ctx.config.sync as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(defaults).map((key) => [key, s[key]])) as T;
+}
+
 export function scheduleOf(ctx: RepoContext): SyncSchedule {
-  const s = ctx.config.sync;
-  return {
-    batch_interval_seconds: s.batch_interval_seconds,
-    retry_delays_seconds: s.retry_delays_seconds,
-    synced_retention_days: s.synced_retention_days,
-    failed_retention_days: s.failed_retention_days,
-  };
+  return pick(ctx, DEFAULT_SCHEDULE);
 }
 
 export function thresholdsOf(ctx: RepoContext): SyncThresholds {
-  const s = ctx.config.sync;
-  return {
-    episode_min_confidence: s.episode_min_confidence,
-    episode_min_surprise: s.episode_min_surprise,
-    insight_validated_min_confidence: s.insight_validated_min_confidence,
-    insight_validated_min_evidence: s.insight_validated_min_evidence,
-    insight_pending_min_confidence: s.insight_pending_min_confidence,
-    insight_pending_min_evidence: s.insight_pending_min_evidence,
-    pattern_frequent_min_occurrences: s.pattern_frequent_min_occurrences,
-    pattern_established_min_occurrences: s.pattern_established_min_occurrences,
-    pattern_established_min_confidence: s.pattern_established_min_confidence,
-  };
+  return pick(ctx, DEFAULT_THRESHOLDS);
 }
 
 export function syncLog(ctx: RepoContext): SyncLog {
