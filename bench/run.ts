@@ -26,6 +26,12 @@ import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import {
+  type NoopSyncResult,
+  runNoopSyncScenario,
+  runSyncScenario,
+  type SyncScenarioResult,
+} from "./sync.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed;
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
+  let noopSync: NoopSyncResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
     const setup = performance.now();
@@ -99,6 +106,8 @@ async function main(): Promise<void> {
     const queries = generateQueries(200);
 
     noop = await attempt("noop_cycle", () => runNoopScenario(ctx, stats.engrams));
+    gc();
+    noopSync = await attempt("noop_sync", () => runNoopSyncScenario(ctx, stats.engrams));
     gc();
     recall = await attempt("recall", () => runRecallScenario(ctx, queries));
     gc();
@@ -127,6 +136,7 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -151,10 +161,21 @@ async function main(): Promise<void> {
     reference_mcp_memory: reference,
     transports: { tcp, nats, git: gitRefs },
     github,
+    sync: { notion: sync, noop: noopSync },
   };
-  const passes = [ingest, compaction, noop, recallResult, peak, tcp, nats, gitRefs, github].map(
-    (r) => (r as { pass?: unknown }).pass === true,
-  );
+  const passes = [
+    ingest,
+    compaction,
+    noop,
+    recallResult,
+    peak,
+    tcp,
+    nats,
+    gitRefs,
+    github,
+    sync,
+    noopSync,
+  ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
   const report = {
     machine,

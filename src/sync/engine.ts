@@ -37,7 +37,17 @@ export interface EngineOptions {
   force?: boolean;
   /** Send only these keys (`sync --id`). */
   only?: ReadonlySet<string>;
+  /**
+   * What the candidates were read from (the catalog hash): when the queue last read the same,
+   * memory has nothing new and the candidates are not built at all.
+   */
+  sourceHash?: string;
 }
+
+/** Candidates, or a way to build them only when needed. */
+export type CandidateSource =
+  | readonly SyncCandidate[]
+  | ((queue: StoredQueue) => Promise<readonly SyncCandidate[]>);
 
 export interface SyncRunResult {
   target: string;
@@ -64,7 +74,7 @@ const DOWN_AFTER = 3;
  * is looked up by its key before it is created.
  */
 export async function runSync(
-  candidates: readonly SyncCandidate[],
+  source: CandidateSource,
   options: EngineOptions,
 ): Promise<SyncRunResult> {
   const { store, target, schedule, clock, log } = options;
@@ -72,16 +82,22 @@ export async function runSync(
   const notices: string[] = [];
   let q: StoredQueue = store.load();
 
+  const unchanged =
+    typeof source === "function" &&
+    options.sourceHash !== undefined &&
+    q.source_hash === options.sourceHash;
+  const candidates = unchanged ? [] : typeof source === "function" ? await source(q) : source;
   const queued = enqueue(q, candidates, now);
-  q = { ...queued.queue, status: q.status };
+  const previousSource = q.source_hash;
+  q = { ...queued.queue, source_hash: options.sourceHash ?? q.source_hash };
   const changed = [...queued.added, ...queued.updated];
-  if (changed.length > 0) store.commit(q, changed);
+  if (changed.length > 0 || q.source_hash !== previousSource) store.commit(q, changed);
   log.append(changed.map((key) => ({ at: now, target: target.name, op: "enqueue" as const, key })));
 
   const kept = applyRetention(q, schedule, now);
   if (kept.removed.length > 0 || kept.archived.length > 0) {
     store.archive(kept.archived);
-    q = { ...kept.queue, status: q.status };
+    q = { ...kept.queue };
     store.commit(q, [], [...kept.removed, ...kept.archived.map((r) => r.key)]);
     log.append({
       at: now,
@@ -105,7 +121,7 @@ export async function runSync(
     detail: { latency_ms: health.latency_ms, state: status.state },
   });
   const result = (mode: SyncRunResult["mode"], sent: SyncRunResult["sent"]): SyncRunResult => {
-    store.compact(q);
+    store.maybeCompact(q);
     const depth = queueDepth(q);
     if (depth.awaiting_approval > 0) {
       notices.push(

@@ -4,11 +4,11 @@ import { type SyncMetrics, syncMetrics } from "../core/sync/metrics.js";
 import { sanitizedPreview } from "../core/sync/privacy.js";
 import { type QueueDepth, queueDepth, setApproval } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
-import { runSync, type SyncRunResult } from "./engine.js";
+import { type CandidateSource, runSync, type SyncRunResult } from "./engine.js";
 import type { TargetStatus } from "./queue-store.js";
 import {
   lockSync,
-  memoryCandidates,
+  memorySource,
   openTarget,
   queueStore,
   requestedKeys,
@@ -35,16 +35,24 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Sy
   try {
     const store = queueStore(ctx, request.target);
     const ids = request.ids ?? [];
-    let candidates = await memoryCandidates(ctx, store);
     let only: Set<string> | undefined;
+    let source: CandidateSource;
+    let sourceHash: string | undefined;
     if (ids.length > 0) {
-      only = requestedKeys(candidates, ids);
+      // Explicit requests: every candidate is built, the named ones pass the policy.
+      const all = await memorySource(ctx);
+      only = requestedKeys(await all.load(store.load()), ids);
       const localIds = new Set([...only].map((k) => k.slice(k.indexOf(":") + 1)));
-      candidates = await memoryCandidates(ctx, store, localIds);
-      candidates = candidates.filter((c) => only?.has(`${c.item.type}:${c.item.local_id}`));
+      const asked = await memorySource(ctx, localIds);
+      source = async (queue) =>
+        (await asked.load(queue)).filter((c) => only?.has(`${c.item.type}:${c.item.local_id}`));
+    } else {
+      const memory = await memorySource(ctx);
+      source = memory.load;
+      sourceHash = memory.hash;
     }
     const target = openTarget(ctx, request.target);
-    return await runSync(candidates, {
+    return await runSync(source, {
       store,
       target,
       schedule: scheduleOf(ctx),
@@ -53,6 +61,7 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Sy
       sealKey: sealKeyOf(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
+      ...(sourceHash !== undefined ? { sourceHash } : {}),
     }).finally(() => closeTarget(target));
   } finally {
     lock.release();

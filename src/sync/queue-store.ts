@@ -31,6 +31,8 @@ export interface TargetStatus {
 
 export interface StoredQueue extends TargetQueue {
   status: TargetStatus | null;
+  /** The memory (catalog hash) the last enqueue read: the same again has nothing new. */
+  source_hash: string | null;
 }
 
 /** One journal line: the new state of the records it names (null = removed), and the rest. */
@@ -40,6 +42,7 @@ interface JournalLine {
   approvals?: TargetQueue["approvals"];
   last_batch_at?: string | null;
   status?: TargetStatus | null;
+  source_hash?: string | null;
 }
 
 const SNAPSHOT_VERSION = 1;
@@ -66,7 +69,7 @@ export class QueueStore {
   load(): StoredQueue {
     mkdirSync(this.dir, { recursive: true });
     removeStaleTemps([this.dir]);
-    let queue: StoredQueue = { ...emptyQueue(), status: null };
+    let queue: StoredQueue = { ...emptyQueue(), status: null, source_hash: null };
     if (existsSync(this.snapshotPath)) {
       const json = parseJson(readFileSync(this.snapshotPath, "utf8"), this.snapshotPath);
       if (json.version !== SNAPSHOT_VERSION) {
@@ -78,6 +81,7 @@ export class QueueStore {
         approvals: json.approvals ?? {},
         last_batch_at: json.last_batch_at ?? null,
         status: json.status ?? null,
+        source_hash: json.source_hash ?? null,
       };
     }
     this.lines = 0;
@@ -114,6 +118,7 @@ export class QueueStore {
       approvals: {},
       last_batch_at: after.last_batch_at,
       status: after.status,
+      source_hash: after.source_hash,
     };
     for (const key of keys) {
       const record = after.records[key];
@@ -133,6 +138,14 @@ export class QueueStore {
       closeSync(fd);
     }
     this.lines++;
+  }
+
+  /**
+   * Folds the journal into the snapshot once it is long: rewriting a large snapshot on every
+   * run would cost more than replaying a few hundred lines.
+   */
+  maybeCompact(queue: StoredQueue, minLines = 256): void {
+    if (this.lines >= minLines) this.compact(queue);
   }
 
   /** Folds the journal into a new snapshot (atomic), then empties the journal. */
@@ -175,6 +188,7 @@ function replay(queue: StoredQueue, line: JournalLine): StoredQueue {
     approvals: { ...queue.approvals, ...line.approvals },
     last_batch_at: line.last_batch_at !== undefined ? line.last_batch_at : queue.last_batch_at,
     status: line.status !== undefined ? line.status : queue.status,
+    source_hash: line.source_hash !== undefined ? line.source_hash : queue.source_hash,
   };
 }
 

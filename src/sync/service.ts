@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
-import { evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
-import type { SyncSchedule } from "../core/sync/queue.js";
+import { DEFAULT_THRESHOLDS, evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
+import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/sync/queue.js";
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
@@ -33,29 +34,18 @@ export function syncDir(ctx: RepoContext): string {
   return join(ctx.paths.root, "sync");
 }
 
+/** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
+function pick<T extends object>(ctx: RepoContext, defaults: T): T {
+  const s = ctx.config.sync as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(defaults).map((key) => [key, s[key]])) as T;
+}
+
 export function scheduleOf(ctx: RepoContext): SyncSchedule {
-  const s = ctx.config.sync;
-  return {
-    batch_interval_seconds: s.batch_interval_seconds,
-    retry_delays_seconds: s.retry_delays_seconds,
-    synced_retention_days: s.synced_retention_days,
-    failed_retention_days: s.failed_retention_days,
-  };
+  return pick(ctx, DEFAULT_SCHEDULE);
 }
 
 export function thresholdsOf(ctx: RepoContext): SyncThresholds {
-  const s = ctx.config.sync;
-  return {
-    episode_min_confidence: s.episode_min_confidence,
-    episode_min_surprise: s.episode_min_surprise,
-    insight_validated_min_confidence: s.insight_validated_min_confidence,
-    insight_validated_min_evidence: s.insight_validated_min_evidence,
-    insight_pending_min_confidence: s.insight_pending_min_confidence,
-    insight_pending_min_evidence: s.insight_pending_min_evidence,
-    pattern_frequent_min_occurrences: s.pattern_frequent_min_occurrences,
-    pattern_established_min_occurrences: s.pattern_established_min_occurrences,
-    pattern_established_min_confidence: s.pattern_established_min_confidence,
-  };
+  return pick(ctx, DEFAULT_THRESHOLDS);
 }
 
 export function syncLog(ctx: RepoContext): SyncLog {
@@ -73,31 +63,34 @@ export async function lockSync(ctx: RepoContext): Promise<Lock> {
 
 /**
  * Every candidate memory offers (from the catalog on disk and its engrams), plus the earlier
- * memory versions the queue knows, now superseded.
+ * memory versions the queue knows, now superseded. `hash` is the catalog's: the engine skips
+ * building candidates when the queue last read the same memory.
  */
-export async function memoryCandidates(
+export async function memorySource(
   ctx: RepoContext,
-  store: QueueStore,
   requested: ReadonlySet<string> = new Set(),
-): Promise<SyncCandidate[]> {
+): Promise<{ hash: string; load: (queue: TargetQueue) => Promise<SyncCandidate[]> }> {
   const catalog = await readCatalog(ctx.repoDir);
-  const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
   const s = ctx.config.sync;
-  const candidates = syncCandidates(engrams, catalog, {
-    thresholds: thresholdsOf(ctx),
-    default_privacy: s.default_privacy,
-    default_confidence: s.default_confidence,
-    project: s.project ?? basename(ctx.repoDir),
-    requested,
-  });
-  const current = `gen_${catalog.catalog_version}`;
-  const queue = store.load();
-  for (const record of Object.values(queue.records)) {
-    if (record.type !== "evolution" || record.local_id === current) continue;
-    if (record.item.fields.status !== "current") continue;
-    candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
-  }
-  return candidates;
+  const load = async (queue: TargetQueue) => {
+    const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
+    const candidates = syncCandidates(engrams, catalog, {
+      thresholds: thresholdsOf(ctx),
+      default_privacy: s.default_privacy,
+      default_confidence: s.default_confidence,
+      project: s.project ?? basename(ctx.repoDir),
+      requested,
+    });
+    const current = `gen_${catalog.catalog_version}`;
+    for (const record of Object.values(queue.records)) {
+      if (record.type !== "evolution" || record.local_id === current) continue;
+      if (record.item.fields.status !== "current") continue;
+      candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
+    }
+    return candidates;
+  };
+  // The policy's thresholds are part of what decides the queue: a change of config is new input.
+  return { hash: `${catalog.hash}|${sha256Hex(canonicalJson(s))}`, load };
 }
 
 /** The keys of the local ids asked for by `sync --id`; unknown ids are a usage error. */

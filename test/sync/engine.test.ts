@@ -77,6 +77,22 @@ describe("sync engine", () => {
     expect(target.updates).toBe(0);
   });
 
+  it("does not build candidates again when memory has not changed", async () => {
+    const target = new MemoryTarget();
+    let built = 0;
+    const source = async () => {
+      built++;
+      return SIX;
+    };
+    await runSync(source, { ...options(target), sourceHash: "catalog-1" });
+    seconds = 10;
+    await runSync(source, { ...options(target), sourceHash: "catalog-1" });
+    expect(built).toBe(1);
+    await runSync(source, { ...options(target), sourceHash: "catalog-2" });
+    expect(built).toBe(2);
+    expect(target.creates).toBe(3);
+  });
+
   it("never sends private items, and sensitive ones only approved and sealed", async () => {
     const target = new MemoryTarget();
     const items = [

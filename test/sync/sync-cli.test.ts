@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSealed } from "../../src/core/ingest/seal.js";
 import { deriveSyncKey } from "../../src/core/sync/outgoing.js";
+import { QueueStore } from "../../src/sync/queue-store.js";
 import {
   assertBuilt,
   type BinResult,
@@ -129,10 +130,7 @@ describe("director sync through the bins", () => {
       "sensitive failure words",
     );
 
-    // --id sends a skipped episode on request; privacy still applies to a private one.
-    const queue = JSON.parse(
-      readFileSync(join(repo.dir, ".engram/sync/notion/queue.json"), "utf8"),
-    );
+    const queue = new QueueStore(join(repo.dir, ".engram", "sync"), "notion").load();
     expect(Object.keys(queue.mapping).length).toBeGreaterThan(0);
     const status = json<{ depth: { pending: number }; metrics: { success_rate: number } }>(
       await director(["sync", "status", "--json"], { cwd: repo.dir, env: env(3) }),
