@@ -9,6 +9,8 @@
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
+ *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
+ *  10. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -21,7 +23,9 @@ import {
   ROOMY_BUDGETS,
   writeEngramRepo,
 } from "./fixtures.js";
+import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
+import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
@@ -85,6 +89,7 @@ async function main(): Promise<void> {
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
   let noopSync: NoopSyncResult | Failed;
+  let graph: GraphScenarioResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
     const setup = performance.now();
@@ -123,6 +128,13 @@ async function main(): Promise<void> {
         picked.map(({ i }) => timings.perQueryMs[i] as number),
       );
     });
+    gc();
+    graph = await attempt("graph", () =>
+      runGraphScenario(
+        ctx,
+        picked.map(({ q }) => q),
+      ),
+    );
   } finally {
     removeDir(work);
   }
@@ -137,6 +149,10 @@ async function main(): Promise<void> {
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
+  gc();
+  const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
+    runFromGitScenario(10_000),
+  );
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -159,9 +175,11 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    graph,
     transports: { tcp, nats, git: gitRefs },
     github,
     sync: { notion: sync, noop: noopSync },
+    from_git: fromGit,
   };
   const passes = [
     ingest,
@@ -169,12 +187,14 @@ async function main(): Promise<void> {
     noop,
     recallResult,
     peak,
+    graph,
     tcp,
     nats,
     gitRefs,
     github,
     sync,
     noopSync,
+    fromGit,
   ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
   const report = {
