@@ -30,6 +30,12 @@ import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import {
+  type NoopSyncResult,
+  runNoopSyncScenario,
+  runSyncScenario,
+  type SyncScenarioResult,
+} from "./sync.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -82,6 +88,7 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed;
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
+  let noopSync: NoopSyncResult | Failed;
   let graph: GraphScenarioResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
@@ -104,6 +111,8 @@ async function main(): Promise<void> {
     const queries = generateQueries(200);
 
     noop = await attempt("noop_cycle", () => runNoopScenario(ctx, stats.engrams));
+    gc();
+    noopSync = await attempt("noop_sync", () => runNoopSyncScenario(ctx, stats.engrams));
     gc();
     recall = await attempt("recall", () => runRecallScenario(ctx, queries));
     gc();
@@ -139,6 +148,7 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
@@ -168,6 +178,7 @@ async function main(): Promise<void> {
     graph,
     transports: { tcp, nats, git: gitRefs },
     github,
+    sync: { notion: sync, noop: noopSync },
     from_git: fromGit,
   };
   const passes = [
@@ -181,6 +192,8 @@ async function main(): Promise<void> {
     nats,
     gitRefs,
     github,
+    sync,
+    noopSync,
     fromGit,
   ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

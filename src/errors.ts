@@ -72,6 +72,10 @@ export const ERROR_CODES = {
     exit: "unavailable",
     meaning: "the agent bus (NATS JetStream, the TCP hub) could not be reached or failed",
   },
+  sync_target: {
+    exit: "unavailable",
+    meaning: "an external store (Notion, the knowledge-graph server) failed or refused a request",
+  },
   internal: {
     exit: "internal",
     meaning: "a bug: the stack is printed on stderr; please report it",

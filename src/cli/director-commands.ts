@@ -25,6 +25,7 @@ import {
 import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { SYNC_COMMAND } from "./sync-commands.js";
 
 const init: Command = {
   name: "init",
@@ -307,4 +308,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   status,
   ...GIT_COMMANDS,
   ...BUS_COMMANDS,
+  SYNC_COMMAND,
 ];

@@ -1,11 +1,13 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
+import { sha256Hex } from "../model/canonical.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
+import { surpriseScore } from "../sync/policy.js";
 import { compactHistory } from "./history.js";
 import { packEngrams } from "./pack.js";
 import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
@@ -20,7 +22,6 @@ export interface CompactionPolicy {
 
 export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;
-const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
 const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
 const TELEMETRY_TYPES = new Set([
   "heartbeat.v1",
@@ -40,9 +41,23 @@ export function factKey(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
-/** How unexpected an outcome was, given the stated confidence (seed: |confidence - outcome|). */
-export function surpriseScore(confidence: number, outcome: keyof typeof OUTCOME_VALUE): number {
-  return Math.abs(confidence - OUTCOME_VALUE[outcome]);
+/** At most this many episodes per engram: the rest still count in `signals.max_surprise`. */
+const MAX_EPISODES = 32;
+
+/** A note with an outcome and a confidence, as the engram keeps it for the sync policy. */
+function episodeOf(event: MemoryEvent, confidence: number, outcome: Episode["outcome"]): Episode {
+  return {
+    id: `ep_${sha256Hex(event.key).slice(0, 24)}`,
+    at: event.received_at,
+    kind: event.kind,
+    sender: event.sender.id,
+    outcome,
+    confidence,
+    surprise: round3(surpriseScore(confidence, outcome)),
+    privacy: event.privacy,
+    ...(event.text !== undefined ? { text: clipItem(event.text) } : {}),
+    ...(event.sealed !== undefined ? { sealed: event.sealed } : {}),
+  };
 }
 
 /** The topic an event is filed under: its issue, first topic, first file, or its message family. */
@@ -147,6 +162,7 @@ function buildGroupEngrams(
   const links: Link[] = [];
   const seenLinks = new Set<string>();
   const sealed: Sealed[] = [];
+  const episodes: Episode[] = [];
   const messageTypes: Record<string, number> = {};
   const senders = new Set<string>();
   // Sealed notes stay encrypted, so the engram's privacy is that of its clear content;
@@ -200,6 +216,9 @@ function buildGroupEngrams(
       if (event.outcome !== undefined) {
         const s = surpriseScore(event.confidence, event.outcome);
         maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
+        if (event.type === "memory_note.v1" && episodes.length < MAX_EPISODES) {
+          episodes.push(episodeOf(event, event.confidence, event.outcome));
+        }
       }
     }
     // A commit read from history is counted in its group's summary facts, never listed.
@@ -288,8 +307,11 @@ function buildGroupEngrams(
       redactions,
     },
   };
-  const withTelemetry =
-    telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {};
+  // Absent rather than empty, so engrams without episodes keep their earlier bytes and hashes.
+  const withTelemetry = {
+    ...(telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {}),
+    ...(episodes.length > 0 ? { episodes } : {}),
+  };
   return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes);
 }
 

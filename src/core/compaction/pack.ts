@@ -1,5 +1,5 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import type { GroupItems } from "./compact.js";
 import type { Telemetry } from "./telemetry.js";
@@ -14,7 +14,7 @@ export function packEngrams(
   base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
     signals: Omit<EngramBody["signals"], "truncated">;
   },
-  extra: { telemetry?: Telemetry },
+  extra: { telemetry?: Telemetry; episodes?: Episode[] },
   items: GroupItems,
   sealed: readonly Sealed[],
   maxBytes: number,

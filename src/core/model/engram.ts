@@ -38,6 +38,7 @@ export const ENGRAM_KEY_ORDER = [
   "privacy",
   "signals",
   "telemetry",
+  "episodes",
   "sealed",
   "tentative",
   "supersedes",
