@@ -233,6 +233,59 @@ export const GitHubConfig = z
   .strict();
 export type GitHubConfig = z.infer<typeof GitHubConfig>;
 
+/** `[sessions]`: the session buffer's budgets and the consolidation rules per kind of memory. */
+export const SessionsConfig = z
+  .object({
+    buffer_max_items: PositiveInt.default(1000).describe(
+      "Most items one session buffer holds; a write past it is refused.",
+    ),
+    buffer_max_bytes: PositiveInt.default(1024 * 1024).describe(
+      "Most bytes one session buffer file holds; a write past it is refused.",
+    ),
+    episodes: z
+      .enum(["append_all", "off"])
+      .default("append_all")
+      .describe("Episodes: append_all keeps every one with a permanent id; off rejects them."),
+    knowledge: z
+      .enum(["validate_and_merge", "off"])
+      .default("validate_and_merge")
+      .describe(
+        "Facts, lessons, conventions, decisions: validate_and_merge keeps those above knowledge_min_confidence and merges duplicates; off rejects them.",
+      ),
+    knowledge_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.7)
+      .describe("validate_and_merge keeps knowledge whose confidence is above this."),
+    state: z
+      .enum(["latest_wins", "hold_conflicts"])
+      .default("latest_wins")
+      .describe(
+        "State documents: latest_wins overwrites (a key changed since the parent is reported); hold_conflicts holds such a key for review instead.",
+      ),
+    state_history_max: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(10)
+      .describe("Earlier values kept per state document."),
+    core: z
+      .enum(["careful_merge", "off"])
+      .default("careful_merge")
+      .describe(
+        "Core documents: careful_merge applies changes at or above core_min_confidence, never deletes, logs every change, and holds a key changed since the parent for review; off rejects them.",
+      ),
+    core_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.9)
+      .describe("careful_merge applies core changes at or above this confidence."),
+  })
+  .strict();
+export type SessionsConfig = z.infer<typeof SessionsConfig>;
+
 export const Config = z
   .object({
     memory: MemoryConfig.prefault({}),
@@ -244,6 +297,7 @@ export const Config = z
     redaction: RedactionConfig.prefault({}),
     state: StateConfig.prefault({}),
     github: GitHubConfig.prefault({}),
+    sessions: SessionsConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;
