@@ -6,6 +6,7 @@ import {
   DOCUMENT_KEY_RE,
   KNOWLEDGE_KINDS,
   type KnowledgeKind,
+  SESSION_ITEM_KINDS,
   type SessionItem,
   type SessionItemKind,
   surpriseOf,
@@ -68,15 +69,6 @@ function zeroCounts<K extends string>(keys: readonly K[]): Record<K, number> {
   return Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
 }
 
-const KINDS: readonly SessionItemKind[] = [
-  "episode",
-  "fact",
-  "lesson",
-  "convention",
-  "decision",
-  "state",
-  "core",
-];
 const REASONS: readonly RejectReason[] = [
   "low_confidence",
   "duplicate",
@@ -153,12 +145,22 @@ export function consolidateSession(
     parent_version: session.parent_version,
     from_version: master.version,
     to_version: to,
-    applied: zeroCounts(KINDS),
+    applied: zeroCounts(SESSION_ITEM_KINDS),
     merged: 0,
     rejected: zeroCounts(REASONS),
     rejected_items: [],
     conflicts: [],
     core_changes: [],
+  };
+  const hold = (kind: Conflict["kind"], key: string, changedIn: number, proposed: unknown) => {
+    report.conflicts.push({
+      kind,
+      key,
+      parent_version: session.parent_version,
+      changed_in_version: changedIn,
+      resolution: "held_for_review",
+      proposed,
+    });
   };
   const reject = (item: SessionItem, reason: RejectReason) => {
     report.rejected[reason]++;
@@ -249,14 +251,7 @@ export function consolidateSession(
     const old = state.get(key);
     const conflict = old !== undefined && old.version > session.parent_version;
     if (conflict && rules.state === "hold_conflicts") {
-      report.conflicts.push({
-        kind: "state",
-        key,
-        parent_version: session.parent_version,
-        changed_in_version: old.version,
-        resolution: "held_for_review",
-        proposed: item.value,
-      });
+      hold("state", key, old.version, item.value);
       continue;
     }
     if (conflict) {
@@ -303,15 +298,9 @@ export function consolidateSession(
         continue;
       }
       const old = core.get(key);
+      // A change this same session made (version `to`) is not a conflict.
       if (old !== undefined && old.version > session.parent_version && old.version < to) {
-        report.conflicts.push({
-          kind: "core",
-          key,
-          parent_version: session.parent_version,
-          changed_in_version: old.version,
-          resolution: "held_for_review",
-          proposed: item.value,
-        });
+        hold("core", key, old.version, item.value);
         continue;
       }
       const value = mergeCoreValue(old?.value, item.value);
