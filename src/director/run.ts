@@ -10,6 +10,7 @@ import {
   planCycle,
   tallyRecalls,
 } from "../core/compaction/plan.js";
+import { isHistoryEvent } from "../core/history/kinds.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import {
@@ -101,7 +102,11 @@ async function cycle(
   const memory = ctx.config.memory;
   const catalog = await readCatalog(ctx.repoDir);
   const now = receiptTime();
-  const shape = { eventBytes: buffer.events.map((s) => s.bytes), totalBytes: buffer.totalBytes };
+  const shape = {
+    eventBytes: buffer.events.map((s) => s.bytes),
+    totalBytes: buffer.totalBytes,
+    historyThrough: buffer.events.findLastIndex((s) => isHistoryEvent(s.event)) + 1,
+  };
   const last = buffer.meta.last_compaction_at;
   const force = options.force === true;
   const decision = decideCompaction(shape, memory, last, now, force, options.flush === true);

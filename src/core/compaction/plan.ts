@@ -22,7 +22,8 @@ export type CompactionReason =
   | "soft-limit"
   | "rate-limited"
   | "forced"
-  | "flushed";
+  | "flushed"
+  | "history";
 
 export interface CompactionDecision {
   /** How many of the oldest events to compact (0: none). */
@@ -34,13 +35,20 @@ export interface BufferShape {
   /** Size in bytes of each buffered event, oldest first. */
   eventBytes: readonly number[];
   totalBytes: number;
+  /**
+   * Length of the prefix of the buffer that ends with its newest history-derived event (0:
+   * none). The newest window protects a live swarm, not a history import.
+   */
+  historyThrough?: number;
 }
 
 /**
  * When and how much to compact. Over a hard budget: always, down to the low-water mark.
  * Over the soft (high-water) mark: only if the last compaction is older than
  * `compaction_min_interval_seconds`, so a burst of telemetry does not loop. The newest
- * `buffer_keep_recent_events` are never taken, except by a flush, which takes everything.
+ * `buffer_keep_recent_events` are never taken, except by a flush, which takes everything,
+ * and except that events read from git history are always compacted, whatever the budgets
+ * and the window, with every event before them: a bootstrap becomes memory in the next cycle.
  */
 export function decideCompaction(
   buffer: BufferShape,
@@ -49,6 +57,19 @@ export function decideCompaction(
   now: string,
   force: boolean,
   flush = false,
+): CompactionDecision {
+  const decision = decideLiveCompaction(buffer, memory, lastCompactionAt, now, force, flush);
+  const history = Math.min(buffer.historyThrough ?? 0, buffer.eventBytes.length);
+  return history > decision.take ? { take: history, reason: "history" } : decision;
+}
+
+function decideLiveCompaction(
+  buffer: BufferShape,
+  memory: MemoryConfig,
+  lastCompactionAt: string | undefined,
+  now: string,
+  force: boolean,
+  flush: boolean,
 ): CompactionDecision {
   const count = buffer.eventBytes.length;
   // A flush (the end of a CI job or a session) takes the newest window too.
