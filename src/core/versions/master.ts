@@ -1,4 +1,5 @@
 import type { Sealed } from "../../schema/common.js";
+import type { Learning, LearningType } from "../graph/learnings.js";
 import type { EpisodeOutcome, KnowledgeKind } from "./items.js";
 
 /** An episode kept by `append_all`: never modified once it has its permanent id. */
@@ -73,4 +74,32 @@ export interface MasterState {
 
 export function emptyMaster(version = 0): MasterState {
   return { version, episodes: [], knowledge: [], state: {}, core: {}, core_log: [] };
+}
+
+const KIND_OF: Record<LearningType, KnowledgeKind> = {
+  decision: "decision",
+  convention: "convention",
+  pattern: "lesson",
+  insight: "fact",
+  self_knowledge: "fact",
+};
+
+/**
+ * The knowledge engrams already hold (their learnings: decisions and firm facts), as the
+ * master state's records, so a session's duplicate of an engram's claim raises its evidence.
+ * Engrams state no confidence: what they hold is taken as established (1).
+ */
+export function knowledgeFromLearnings(
+  learnings: readonly Learning[],
+  version: number,
+): KnowledgeRecord[] {
+  return learnings.map((l) => ({
+    id: l.id,
+    kind: KIND_OF[l.type],
+    text: l.text,
+    ...(l.rationale !== null ? { rationale: l.rationale } : {}),
+    confidence: 1,
+    evidence: l.evidence,
+    version,
+  }));
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { normalizeClaim } from "../../../src/core/graph/learnings.js";
+import { type Learning, learningId, normalizeClaim } from "../../../src/core/graph/learnings.js";
 import { canonicalJson } from "../../../src/core/model/canonical.js";
 import {
   consolidateSession,
@@ -14,7 +14,11 @@ import {
   type SessionItem,
   surpriseOf,
 } from "../../../src/core/versions/items.js";
-import { emptyMaster, type MasterState } from "../../../src/core/versions/master.js";
+import {
+  emptyMaster,
+  knowledgeFromLearnings,
+  type MasterState,
+} from "../../../src/core/versions/master.js";
 
 const AT = "2026-01-01T00:00:00.000Z";
 
@@ -292,5 +296,33 @@ describe("consolidateSessions (the seed's flows)", () => {
       a: 1,
       b: { c: 2, d: 3 },
     });
+  });
+});
+
+describe("knowledgeFromLearnings", () => {
+  it("makes an engram's claim the one a session's duplicate merges into", () => {
+    const learning: Learning = {
+      id: learningId("Run tests in forks"),
+      type: "pattern",
+      text: "Run tests in forks",
+      rationale: null,
+      engrams: ["e_1", "e_2"],
+      scope: "lt",
+      evidence: 2,
+      written_at: AT,
+      topics: [],
+      links: [],
+      senders: [],
+    };
+    const master = { ...emptyMaster(7), knowledge: knowledgeFromLearnings([learning], 7) };
+    expect(master.knowledge[0]).toMatchObject({ kind: "lesson", confidence: 1, evidence: 2 });
+    const { master: next, report } = consolidateSession(master, {
+      session_id: "s_0000000000000003",
+      parent_version: 7,
+      items: items([{ kind: "lesson", text: "run  TESTS in forks", confidence: 0.8 }]),
+    });
+    expect(report.merged).toBe(1);
+    expect(next.knowledge).toHaveLength(1);
+    expect(next.knowledge[0]?.evidence).toBe(3);
   });
 });
