@@ -1,5 +1,3 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { redactValue } from "../core/ingest/redact.js";
@@ -14,6 +12,7 @@ import {
   type SessionItemKind,
 } from "../core/versions/items.js";
 import { UsageError } from "../errors.js";
+import { headSha } from "../git/activity-log.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { loadSealKey } from "../state/seal-key.js";
 import {
@@ -26,17 +25,6 @@ import {
   type SessionHeader,
   sessionsDir,
 } from "./store.js";
-
-const run = promisify(execFile);
-
-async function headCommit(repoDir: string): Promise<string | null> {
-  try {
-    const { stdout } = await run("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repoDir });
-    return stdout.trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 export interface SessionStart {
   session_id: string;
@@ -55,7 +43,7 @@ export async function startSession(ctx: RepoContext, name?: string): Promise<Ses
     name: name ?? null,
     parent_version: catalog.catalog_version,
     parent_catalog_hash: catalog.hash,
-    parent_commit: await headCommit(ctx.repoDir),
+    parent_commit: await headSha(ctx.repoDir),
     started_at: receiptTime(),
   };
   createSession(sessionsDir(ctx.paths.root), header);

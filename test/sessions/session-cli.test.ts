@@ -10,7 +10,7 @@ import {
   WORKER_BIN,
   worker,
 } from "../support/bins.js";
-import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { git, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
 
 const temps = new TempDirs();
 afterAll(() => temps.cleanup());
@@ -122,7 +122,11 @@ describe("worker session", () => {
 
   it("refuses writes to unknown and discarded sessions, naming them, and bad flags", async () => {
     const repo = temps.repo();
+    repo.write("README.md", "x\n");
+    git(repo.dir, ["add", "README.md"]);
+    git(repo.dir, ["commit", "-q", "-m", "first"]);
     const s = await start(repo);
+    expect(s.parent_commit).toBe(git(repo.dir, ["rev-parse", "HEAD"]).trim());
     const unknown = await write(repo, "s_0123456789abcdef", [
       "--kind",
       "fact",
