@@ -4,6 +4,7 @@ import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
+import { batchIdFromIso } from "../core/model/time.js";
 import { withDirectorState } from "../director/director-state.js";
 import { type RunResult, runCycleOn } from "../director/run.js";
 import { StateError } from "../errors.js";
@@ -13,8 +14,9 @@ import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
-import { MainJudge, type WorkerView } from "./hub-drift.js";
+import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
 import {
+  ACCEPTED_PROTOCOL_VERSIONS,
   directorLine,
   type Frame,
   formatHostPort,
@@ -109,6 +111,8 @@ export class TcpHub {
   private readonly failed: Promise<void>;
   private fail: (error: unknown) => void = () => {};
   private readonly extra = { quarantined: 0, redacted: 0 };
+  /** Named in every welcome (upstream's `director.run_id`): this hub's life. */
+  private readonly runId = `serve-${batchIdFromIso(receiptTime())}`;
   readonly stats = {
     connections: 0,
     refused: 0,
@@ -324,7 +328,7 @@ export class TcpHub {
       return;
     }
     const version = hello.data.protocol_version;
-    if (version !== PROTOCOL_VERSION) {
+    if (version === undefined || !ACCEPTED_PROTOCOL_VERSIONS.includes(version)) {
       this.refuse(conn, {
         reason: "protocol_version",
         detail: `this hub speaks protocol ${PROTOCOL_VERSION}, the worker ${version === undefined ? "named none" : `speaks ${version}`}; upgrade the worker`,
@@ -337,18 +341,25 @@ export class TcpHub {
     conn.state = "judging";
     // Nothing more is read until the welcome: what already came in waits in `early`.
     conn.socket.pause();
-    void this.welcome(conn, hello.data);
+    void this.welcome(conn, version, workerViewOf(MSG.hello, hello.data));
   }
 
   /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
-  private async welcome(conn: Connection, view: WorkerView): Promise<void> {
+  private async welcome(conn: Connection, version: string, view: WorkerView): Promise<void> {
     const verdict = await this.judgeQuietly(view);
+    const expected = await this.judge.expected().catch(() => undefined);
     // Messages behind the hello must not reach the buffer while a cycle holds it.
     while (this.cycleRunning) await this.cycleRunning;
     if (conn.state === "closed" || this.stopping) return;
     const catalog = this.catalog as Catalog;
+    const catalogExpected = expected?.catalogHash ?? catalog.hash;
     const welcome: WelcomePayload = {
-      protocol_version: PROTOCOL_VERSION,
+      protocol_version: version,
+      director: {
+        run_id: this.runId,
+        ...(expected ? { main_sha_expected: expected.sha } : {}),
+        catalog_hash_expected: catalogExpected,
+      },
       catalog_version: catalog.catalog_version,
       catalog_hash: catalog.hash,
       max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
@@ -414,13 +425,13 @@ export class TcpHub {
     conn.nextJudgeAt = now + JUDGE_EVERY_MS;
     let view: WorkerView;
     try {
-      const raw = JSON.parse(text) as { message_type?: unknown; payload?: Record<string, unknown> };
-      if (raw.message_type !== MSG.heartbeat || typeof raw.payload !== "object") return;
-      const { main_ancestor_sha, catalog_hash_seen } = raw.payload ?? {};
-      view = {
-        main_ancestor_sha: typeof main_ancestor_sha === "string" ? main_ancestor_sha : undefined,
-        catalog_hash_seen: typeof catalog_hash_seen === "string" ? catalog_hash_seen : undefined,
-      };
+      const raw = JSON.parse(text) as { message_type?: unknown; payload?: unknown };
+      const payload = raw.payload;
+      if (raw.message_type !== MSG.heartbeat || typeof payload !== "object" || payload === null) {
+        return;
+      }
+      // Upstream's `state.repo` or our flat fields; a wrong type is the Ingestor's to refuse.
+      view = workerViewOf(MSG.heartbeat, payload as Record<string, unknown>);
     } catch {
       return; // the Ingestor quarantines it
     }
