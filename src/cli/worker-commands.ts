@@ -26,6 +26,7 @@ import {
 import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
+import { session } from "./session-commands.js";
 
 /** Who is speaking on the bus: every command that sends an envelope takes these. */
 const SENDER_OPTIONS: OptionSpecs = {
@@ -329,5 +330,6 @@ export const WORKER_COMMANDS: readonly Command[] = [
   heartbeat,
   sync,
   ...GRAPH_COMMANDS,
+  session,
   mcp,
 ];

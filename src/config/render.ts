@@ -32,6 +32,8 @@ const NOTES: Record<string, string> = {
   sync: "What memory sends to external stores (surprise-driven policy), the queue's schedule and privacy. Private items never leave.",
   "sync.notion":
     "The Notion target. The token is read from the environment variable named by token_env, never from this file.",
+  sessions:
+    "Sandbox sessions: the budget of one session buffer and the rules that consolidate an ended session.",
 };
 
 const WIDTH = 92;

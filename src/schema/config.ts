@@ -303,15 +303,6 @@ export const GraphitiSyncConfig = z
       .describe(
         'Graph database behind the server: "falkordb" escapes Lucene special characters in search queries.',
       ),
-    groups: z
-      .object({
-        engram: GraphitiGroup.default("engram").describe("Group of engram's own sync items."),
-        learning: GraphitiGroup.default("learning").describe("Group of learning notes."),
-        research: GraphitiGroup.default("research").describe("Group of research notes."),
-      })
-      .strict()
-      .prefault({})
-      .describe("The group_id per kind of episode."),
     timeout_seconds: Seconds.default(30).describe("A call without an answer this long fails."),
     health_timeout_seconds: Seconds.default(5).describe("The health check gives up after this."),
     retries: z
@@ -324,6 +315,15 @@ export const GraphitiSyncConfig = z
     confirm_wait_seconds: Seconds.default(10).describe(
       "How long a send waits for get_episodes to list a queued episode before leaving it pending.",
     ),
+    groups: z
+      .object({
+        engram: GraphitiGroup.default("engram").describe("Group of engram's own sync items."),
+        learning: GraphitiGroup.default("learning").describe("Group of learning notes."),
+        research: GraphitiGroup.default("research").describe("Group of research notes."),
+      })
+      .strict()
+      .prefault({})
+      .describe("The group_id per kind of episode."),
   })
   .strict();
 export type GraphitiSyncConfig = z.infer<typeof GraphitiSyncConfig>;
@@ -403,6 +403,58 @@ export const SyncConfig = z
   })
   .strict();
 export type SyncConfig = z.infer<typeof SyncConfig>;
+/** `[sessions]`: the session buffer's budgets and the consolidation rules per kind of memory. */
+export const SessionsConfig = z
+  .object({
+    buffer_max_items: PositiveInt.default(1000).describe(
+      "Most items one session buffer holds; a write past it is refused.",
+    ),
+    buffer_max_bytes: PositiveInt.default(1024 * 1024).describe(
+      "Most bytes one session buffer file holds; a write past it is refused.",
+    ),
+    episodes: z
+      .enum(["append_all", "off"])
+      .default("append_all")
+      .describe("Episodes: append_all keeps every one with a permanent id; off rejects them."),
+    knowledge: z
+      .enum(["validate_and_merge", "off"])
+      .default("validate_and_merge")
+      .describe(
+        "Facts, lessons, conventions, decisions: validate_and_merge keeps those above knowledge_min_confidence and merges duplicates; off rejects them.",
+      ),
+    knowledge_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.7)
+      .describe("validate_and_merge keeps knowledge whose confidence is above this."),
+    state: z
+      .enum(["latest_wins", "hold_conflicts"])
+      .default("latest_wins")
+      .describe(
+        "State documents: latest_wins overwrites (a key changed since the parent is reported); hold_conflicts holds such a key for review instead.",
+      ),
+    state_history_max: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(10)
+      .describe("Earlier values kept per state document."),
+    core: z
+      .enum(["careful_merge", "off"])
+      .default("careful_merge")
+      .describe(
+        "Core documents: careful_merge applies changes at or above core_min_confidence, never deletes, logs every change, and holds a key changed since the parent for review; off rejects them.",
+      ),
+    core_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.9)
+      .describe("careful_merge applies core changes at or above this confidence."),
+  })
+  .strict();
+export type SessionsConfig = z.infer<typeof SessionsConfig>;
 
 export const Config = z
   .object({
@@ -416,6 +468,7 @@ export const Config = z
     state: StateConfig.prefault({}),
     github: GitHubConfig.prefault({}),
     sync: SyncConfig.prefault({}),
+    sessions: SessionsConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;
