@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { openContext } from "../src/context/repo-context.js";
-import { type IngestCounts, ingestSource } from "../src/ingest/ingest.js";
+import { ingestSource } from "../src/director/ingest.js";
+import type { IngestCounts } from "../src/ingest/ingest.js";
 import {
   countLeakedSecrets,
   type EnvelopeFileStats,

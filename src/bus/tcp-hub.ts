@@ -4,16 +4,19 @@ import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
-import { withDirectorState } from "../director/director-state.js";
-import { type RunResult, runCycleOn } from "../director/run.js";
-import { StateError } from "../errors.js";
-import { type IngestCounts, type Ingestor, ingestorFor } from "../ingest/ingest.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
-import type { EventBuffer } from "../state/buffer.js";
+import type { MessageType } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { MainJudge, type WorkerView } from "./hub-drift.js";
+import {
+  announcePayload,
+  heartbeatView,
+  readHello,
+  snapshotPayload,
+  welcomePayload,
+} from "./hub-messages.js";
+import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
 import {
   directorLine,
   type Frame,
@@ -23,35 +26,7 @@ import {
   MSG,
   oversizedRecord,
   PROTOCOL_VERSION,
-  type WelcomePayload,
 } from "./protocol.js";
-import { drainConfiguredSources, droppedWarnings } from "./sources.js";
-
-/** Client certificates are required when TLS is on: the certificate is the worker's pass. */
-export interface HubTls {
-  cert: Buffer;
-  key: Buffer;
-  ca: Buffer;
-}
-
-export interface HubOptions {
-  host: string;
-  port: number;
-  /** Seconds between in-process Director cycles; 0 runs none. */
-  cycleSeconds: number;
-  tls?: HubTls | undefined;
-}
-
-export interface HubSummary extends IngestCounts {
-  listening: string;
-  stopped_by: string;
-  connections: number;
-  refused: number;
-  dropped_silent: number;
-  acknowledged: number;
-  commits: number;
-  cycles: number;
-}
 
 /** The TTL watchdog looks at least this often. */
 const WATCHDOG_MAX_MS = 1000;
@@ -94,7 +69,7 @@ interface Connection {
 export class TcpHub {
   private server: Server | undefined;
   private readonly conns = new Set<Connection>();
-  private readonly ingestor: Ingestor;
+  private readonly ingestor: HubIntake;
   private readonly redactor: Redactor;
   private readonly judge: MainJudge;
   private readonly quarantine: QuarantineRecord[] = [];
@@ -122,10 +97,10 @@ export class TcpHub {
 
   constructor(
     private readonly ctx: RepoContext,
-    private readonly buffer: EventBuffer,
     private readonly options: HubOptions,
+    private readonly parts: HubParts,
   ) {
-    this.ingestor = ingestorFor(ctx, buffer);
+    this.ingestor = parts.intake;
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
     this.failed = new Promise((resolve) => {
@@ -291,19 +266,10 @@ export class TcpHub {
   }
 
   private onHello(conn: Connection, frame: Frame): void {
-    const text = frame.kind === "line" ? frame.text : frame.head;
-    let raw: unknown;
-    try {
-      raw = frame.kind === "line" ? JSON.parse(text) : undefined;
-    } catch {}
-    const envelope = Envelope.safeParse(raw);
-    const hello =
-      envelope.success && envelope.data.message_type === MSG.hello
-        ? HelloPayload.safeParse(envelope.data.payload)
-        : undefined;
-    if (!envelope.success || !hello?.success) {
+    const hello = readHello(frame);
+    if (!hello.ok) {
       // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
-      const excerpt = quarantineExcerpt(text, this.redactor);
+      const excerpt = quarantineExcerpt(hello.text, this.redactor);
       // Recorded before the refusal is sent: rare, and the refused worker may look at once.
       this.quarantineNow({
         received_at: receiptTime(),
@@ -312,7 +278,7 @@ export class TcpHub {
         reason: "hello-expected",
         detail: `the first message on a connection must be a valid ${MSG.hello}`,
         excerpt: excerpt.text,
-        bytes: frame.kind === "line" ? Buffer.byteLength(text, "utf8") : frame.bytes,
+        bytes: frame.kind === "line" ? Buffer.byteLength(hello.text, "utf8") : frame.bytes,
       });
       this.extra.redacted += excerpt.count;
       this.refuse(conn, {
@@ -323,7 +289,7 @@ export class TcpHub {
       });
       return;
     }
-    const version = hello.data.protocol_version;
+    const version = hello.version;
     if (version !== PROTOCOL_VERSION) {
       this.refuse(conn, {
         reason: "protocol_version",
@@ -333,11 +299,11 @@ export class TcpHub {
       });
       return;
     }
-    conn.source = `tcp/${envelope.data.sender.id}@${conn.remote}`;
+    conn.source = `tcp/${hello.senderId}@${conn.remote}`;
     conn.state = "judging";
     // Nothing more is read until the welcome: what already came in waits in `early`.
     conn.socket.pause();
-    void this.welcome(conn, hello.data);
+    void this.welcome(conn, hello.view);
   }
 
   /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
@@ -346,16 +312,11 @@ export class TcpHub {
     // Messages behind the hello must not reach the buffer while a cycle holds it.
     while (this.cycleRunning) await this.cycleRunning;
     if (conn.state === "closed" || this.stopping) return;
-    const catalog = this.catalog as Catalog;
-    const welcome: WelcomePayload = {
-      protocol_version: PROTOCOL_VERSION,
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
-      heartbeat_interval_seconds: this.ctx.config.agent_bus.heartbeat_interval_seconds,
-      heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
-    };
-    this.send(conn, MSG.welcome, welcome);
+    this.send(
+      conn,
+      MSG.welcome,
+      welcomePayload(this.catalog as Catalog, this.ctx.config.agent_bus),
+    );
     if (verdict) this.send(conn, MSG.syncRequired, verdict);
     conn.state = "open";
     const early = conn.early;
@@ -412,18 +373,8 @@ export class TcpHub {
     const now = Date.now();
     if (conn.judgingHeartbeat || now < conn.nextJudgeAt) return;
     conn.nextJudgeAt = now + JUDGE_EVERY_MS;
-    let view: WorkerView;
-    try {
-      const raw = JSON.parse(text) as { message_type?: unknown; payload?: Record<string, unknown> };
-      if (raw.message_type !== MSG.heartbeat || typeof raw.payload !== "object") return;
-      const { main_ancestor_sha, catalog_hash_seen } = raw.payload ?? {};
-      view = {
-        main_ancestor_sha: typeof main_ancestor_sha === "string" ? main_ancestor_sha : undefined,
-        catalog_hash_seen: typeof catalog_hash_seen === "string" ? catalog_hash_seen : undefined,
-      };
-    } catch {
-      return; // the Ingestor quarantines it
-    }
+    const view = heartbeatView(text);
+    if (!view) return;
     conn.judgingHeartbeat = true;
     void this.judgeQuietly(view).then((verdict) => {
       conn.judgingHeartbeat = false;
@@ -436,7 +387,7 @@ export class TcpHub {
     try {
       return await this.judge.judge(view);
     } catch (error) {
-      process.stderr.write(`director serve: drift not judged: ${(error as Error).message}\n`);
+      this.parts.log.warn(`drift not judged: ${(error as Error).message}`);
       return undefined;
     }
   }
@@ -499,9 +450,10 @@ export class TcpHub {
 
   private scheduleCycle(): void {
     const seconds = this.options.cycleSeconds;
-    if (seconds <= 0 || this.stopping) return;
+    const cycles = this.parts.cycles;
+    if (seconds <= 0 || !cycles || this.stopping) return;
     this.cycleTimer = setTimeout(() => {
-      this.cycleRunning = this.cycle();
+      this.cycleRunning = this.cycle(cycles);
     }, seconds * 1000);
   }
 
@@ -509,21 +461,12 @@ export class TcpHub {
    * One Director cycle in process, between group commits: reading pauses, the batch so far is
    * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
    */
-  private async cycle(): Promise<void> {
+  private async cycle(cycles: HubCycleRunner): Promise<void> {
     this.commit();
     for (const conn of this.conns) conn.socket.pause();
-    let result: RunResult;
+    let result: { written: readonly string[] };
     try {
-      result = await runCycleOn(this.ctx, this.buffer, { drainSources: drainConfiguredSources });
-      // What `director run` prints for its sources, the hub's log says.
-      for (const s of result.sources) {
-        if (s.error !== undefined) {
-          process.stderr.write(`director serve: could not drain ${s.source}: ${s.error}\n`);
-        }
-      }
-      for (const warning of droppedWarnings(result.sources)) {
-        process.stderr.write(`director serve: warning: ${warning}\n`);
-      }
+      result = await cycles.run();
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {
@@ -543,72 +486,14 @@ export class TcpHub {
     this.scheduleCycle();
   }
 
-  private broadcast(result: RunResult): void {
+  private broadcast(result: { written: readonly string[] }): void {
     const catalog = this.catalog as Catalog;
-    const written = new Set(result.written);
-    const announce = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      engrams: catalog.entries
-        .filter((e) => written.has(e.path))
-        .map(({ engram_id, scope, version, path, hash, topics }) => ({
-          engram_id,
-          scope,
-          version,
-          path,
-          hash,
-          topics,
-        })),
-    };
-    const snapshot = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      created_at: catalog.created_at,
-      entries: catalog.entries.map(({ engram_id, scope, version, path, hash }) => ({
-        engram_id,
-        scope,
-        version,
-        path,
-        hash,
-      })),
-    };
+    const announce = announcePayload(catalog, result.written);
+    const snapshot = snapshotPayload(catalog);
     for (const conn of this.conns) {
       if (conn.state !== "open") continue;
       if (announce.engrams.length > 0) this.send(conn, MSG.announce, announce);
       this.send(conn, MSG.catalogSnapshot, snapshot);
     }
   }
-}
-
-/**
- * `director serve`: holds the Director state for its lifetime and runs the hub until `stop`
- * aborts (SIGTERM) or the hub fails. `onListening` is called once connections are accepted.
- */
-export async function serveHub(
-  ctx: RepoContext,
-  options: HubOptions,
-  hooks: { onListening(address: string): void; stop: AbortSignal },
-): Promise<HubSummary> {
-  return withDirectorState(
-    ctx,
-    async (buffer) => {
-      const hub = new TcpHub(ctx, buffer, options);
-      await hub.start();
-      hooks.onListening(hub.address);
-      const aborted = new Promise<void>((resolve) => {
-        if (hooks.stop.aborted) resolve();
-        else hooks.stop.addEventListener("abort", () => resolve(), { once: true });
-      });
-      await Promise.race([aborted, hub.failedOnItsOwn]);
-      await hub.stop();
-      if (hub.error !== undefined) {
-        const error = hub.error as Error;
-        throw new StateError(`the hub stopped: ${error.message}`, { cause: error });
-      }
-      return hub.summary(String(hooks.stop.reason ?? "stop"));
-    },
-    // A cycle needs the events in memory; a hub that only ingests does not. Held for the
-    // hub's life: other Director commands fail at once instead of waiting for it.
-    { retainEvents: options.cycleSeconds > 0, longLived: true },
-  );
 }

@@ -7,6 +7,7 @@ import { openContext } from "../context/repo-context.js";
 import { formatFinding } from "../core/checks/verify.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
+import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
 import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
@@ -14,7 +15,6 @@ import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import { callCount, createGitHub, githubSettings } from "../github/client.js";
-import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,

@@ -2,7 +2,8 @@ import { Readable } from "node:stream";
 import type { RepoContext } from "../context/repo-context.js";
 import { type GitCommitInfo, gitHistoryNdjson } from "../core/history/git-events.js";
 import { changedPaths, commitsInRange, openRepo } from "../git/history.js";
-import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
+import type { IngestCounts } from "../ingest/ingest.js";
+import { ingestSource } from "./ingest.js";
 
 export interface FromGitResult extends IngestCounts {
   range: string;

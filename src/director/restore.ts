@@ -11,7 +11,8 @@ import {
 } from "../core/model/engram.js";
 import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import { StateError, UsageError } from "../errors.js";
-import { findMemoryFileInHistory, openRepo, resolveCommit } from "../git/history.js";
+import { openRepo, resolveCommit } from "../git/history.js";
+import { findMemoryFileInHistory } from "../repo/history-search.js";
 import {
   applyFileChanges,
   CATALOG_PATH,

@@ -6,7 +6,7 @@ import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-heade
 import type { DriftVerdict } from "../core/swarm/drift.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type GitRepo, openRepo } from "../git/history.js";
-import { findMain, judgeAgainstMain } from "../git/main-drift.js";
+import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
 import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope } from "../schema/envelope.js";
 import { EventBuffer } from "../state/buffer.js";

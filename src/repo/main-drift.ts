@@ -5,7 +5,13 @@
 
 import { catalogHashOf } from "../core/model/engram.js";
 import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
-import { commitsInRange, type GitRepo, readCommit, readFileAt, resolveCommit } from "./history.js";
+import {
+  commitsInRange,
+  type GitRepo,
+  readCommit,
+  readFileAt,
+  resolveCommit,
+} from "../git/history.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */
 const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
