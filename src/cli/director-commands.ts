@@ -4,7 +4,7 @@ import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { openContext } from "../context/repo-context.js";
-import { formatFinding } from "../core/checks/verify.js";
+import { formatFinding } from "../core/checks/findings.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
 import { ingestSource } from "../director/ingest.js";

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { createRedactor, RedactionPatternError } from "../core/ingest/redact.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { Config, defaultConfig } from "../schema/config.js";
-import { type KeyLocator, keyLocator } from "./locate.js";
+import { type KeyLocator, keyLocator, type Segment } from "./locate.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -109,8 +109,6 @@ function configSchema(): SchemaNode {
   schemaCache ??= z.toJSONSchema(Config, { io: "input" }) as SchemaNode;
   return schemaCache;
 }
-
-export type Segment = string | number;
 
 function schemaAt(segments: readonly Segment[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = configSchema();

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { type Finding, verifyMemory } from "../core/checks/verify.js";
+import type { Finding } from "../core/checks/findings.js";
+import { verifyMemory } from "../core/checks/verify.js";
 import { CATALOG_PATH, FOCUS_PATH, listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 

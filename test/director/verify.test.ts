@@ -5,10 +5,8 @@ import {
   type Finding,
   type FindingCode,
   formatFinding,
-  type MemoryFile,
-  type VerifyInput,
-  verifyMemory,
-} from "../../src/core/checks/verify.js";
+} from "../../src/core/checks/findings.js";
+import { type MemoryFile, type VerifyInput, verifyMemory } from "../../src/core/checks/verify.js";
 import {
   catalogEntryFor,
   catalogHashOf,

@@ -1,4 +1,4 @@
-import { compareFindings, type Finding, type FindingCode, formatFinding } from "./verify.js";
+import { compareFindings, type Finding, type FindingCode, formatFinding } from "./findings.js";
 
 /** Head branches with this prefix are the Director's, machine-owned (`engram/memory`). */
 export const DIRECTOR_BRANCH_PREFIX = "engram/";

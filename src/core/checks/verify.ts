@@ -8,8 +8,8 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../model/engram.js";
-import { compareText } from "../model/text.js";
 import { countFocusItems, parseFocusMarker } from "../rendering/focus-header.js";
+import { compareFindings, type Finding, type FindingCode, oneLine } from "./findings.js";
 import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
 
 /** A file under `memory/st` or `memory/lt`: repo-relative POSIX path and its UTF-8 text. */
@@ -27,45 +27,6 @@ export interface VerifyInput {
   /** `MEMORY.md`, undefined when missing. */
   memoryMd: string | undefined;
   memory: MemoryConfig;
-}
-
-/** Every kind of problem `verifyMemory` reports. */
-export const FINDING_CODES = [
-  "catalog-missing",
-  "catalog-invalid",
-  "catalog-not-canonical-form",
-  "catalog-hash",
-  "catalog-unsorted",
-  "duplicate-id",
-  "duplicate-path",
-  "entry-path",
-  "missing-file",
-  "unlisted-file",
-  "bad-layout",
-  "engram-invalid",
-  "engram-not-canonical-form",
-  "engram-hash",
-  "engram-id",
-  "engram-path",
-  "engram-window",
-  "entry-mismatch",
-  "engram-too-large",
-  "tier-bytes",
-  "tier-files",
-  "focus-missing",
-  "focus-marker",
-  "focus-stale",
-  "focus-bytes",
-  "focus-items",
-] as const;
-/** The kind of a finding, one of `FINDING_CODES`. */
-export type FindingCode = (typeof FINDING_CODES)[number];
-
-/** One problem: the file it is about, its kind, and what was expected vs found. */
-export interface Finding {
-  path: string;
-  code: FindingCode;
-  message: string;
 }
 
 const CATALOG_PATH = "memory/catalog.json";
@@ -127,11 +88,6 @@ export function verifyMemory(input: VerifyInput): Finding[] {
   checkFocus(input.memoryMd, catalog, input.memory, add);
 
   return findings.sort(compareFindings);
-}
-
-/** One precise line per finding: `<path>: <message>`. */
-export function formatFinding(f: { path: string; message: string }): string {
-  return `${oneLine(f.path)}: ${oneLine(f.message)}`;
 }
 
 function checkCatalog(text: string | undefined, add: Add): CatalogView | undefined {
@@ -467,17 +423,4 @@ function isGitkeep(path: string): boolean {
 function sameStrings(expected: readonly string[], found: unknown): boolean {
   if (!Array.isArray(found) || found.length !== expected.length) return false;
   return expected.every((item, i) => found[i] === item);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, " ");
-}
-
-export function compareFindings(
-  a: { path: string; code: string; message: string },
-  b: { path: string; code: string; message: string },
-): number {
-  return (
-    compareText(a.path, b.path) || compareText(a.code, b.code) || compareText(a.message, b.message)
-  );
 }

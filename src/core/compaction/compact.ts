@@ -1,11 +1,11 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Engram, EngramBody } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
-import { packEngrams } from "./pack.js";
+import { type GroupItems, packEngrams } from "./pack.js";
 import { condenseTelemetry, describeWorker } from "./telemetry.js";
 
 export interface CompactionPolicy {
@@ -59,12 +59,6 @@ export function groupKeyOf(event: MemoryEvent): string {
 function dirnameOf(path: string): string {
   const i = path.lastIndexOf("/");
   return i > 0 ? path.slice(0, i) : path;
-}
-
-export interface GroupItems {
-  facts: string[];
-  decisions: Decision[];
-  tentative: string[];
 }
 
 /**
