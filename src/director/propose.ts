@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import { proposedEngramIds, rebaseCatalog } from "../core/proposal/catalog-merge.js";
 import { buildProposal } from "../core/proposal/proposal.js";
 import { type Proposal, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
@@ -23,7 +24,6 @@ import {
   remoteExists,
   remoteHeads,
 } from "../git/remote.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../repo/memory-tree.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { withDirectorState } from "./director-state.js";

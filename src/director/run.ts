@@ -1,13 +1,15 @@
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { type TierUsage, tierUsage } from "../core/compaction/budget.js";
+import { overBudget, type TierUsage, tierUsage } from "../core/compaction/budget.js";
 import {
   type CompactionReason,
   decideCompaction,
+  isIdleCycle,
   planCycle,
   tallyRecalls,
 } from "../core/compaction/plan.js";
+import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import {
@@ -16,7 +18,7 @@ import {
   ingestSmallFile,
   type SourceDrain,
 } from "../ingest/ingest.js";
-import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
@@ -113,17 +115,15 @@ async function cycle(
     compaction: decision.reason,
     dry_run: options.dryRun === true,
   };
-  // A lowered budget in the config must evict on the next cycle, even an otherwise idle one.
-  const usage = tierUsage(catalog.entries);
-  const overBudget =
-    usage.st.files > memory.st_max_files ||
-    usage.st.bytes > memory.st_max_total_bytes ||
-    usage.lt.files > memory.lt_max_files ||
-    usage.lt.bytes > memory.lt_max_total_bytes;
   const cadence = focusCadence(buffer, memory);
-  if (decision.take === 0 && !newSignals && focusFresh && !overBudget && !cadence.due) {
-    return summarize(catalog, buffer, base, null);
-  }
+  const idle = isIdleCycle({
+    take: decision.take,
+    newSignals,
+    focusFresh,
+    overBudget: overBudget(tierUsage(catalog.entries), memory),
+    focusDue: cadence.due,
+  });
+  if (idle) return summarize(catalog, buffer, base, null);
 
   const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
@@ -150,7 +150,7 @@ async function cycle(
     engrams_evicted: plan.evicted.length,
     engrams_promoted: plan.promoted.length,
     compacted_events: plan.compactedEvents,
-    written: plan.written.map((e) => `memory/${e.scope}/${e.version}/engram_${e.engram_id}.json`),
+    written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
   };
   if (options.dryRun) return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);

@@ -2,9 +2,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:f
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptyCatalog } from "../core/model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
-import { CATALOG_PATH, FOCUS_PATH, readCatalog } from "../repo/memory-tree.js";
+import { readCatalog } from "../repo/memory-tree.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -63,7 +64,8 @@ export interface MemoryFiles {
 /** The memory files of a commit (catalog, engrams, MEMORY.md), read from git objects. */
 export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<MemoryFiles> {
   const files = new Map<string, string>();
-  for (const file of await readFilesUnder(repo, commit, "memory")) files.set(file.path, file.text);
+  for (const file of await readFilesUnder(repo, commit, MEMORY_DIR))
+    files.set(file.path, file.text);
   const focus = await readFileAt(repo, commit, FOCUS_PATH);
   if (focus) files.set(FOCUS_PATH, focus.text);
   return { catalog: parseCatalogAt(files.get(CATALOG_PATH), commit), files };

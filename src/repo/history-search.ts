@@ -1,3 +1,4 @@
+import { MEMORY_DIR } from "../core/model/paths.js";
 import {
   ancestry,
   type GitRepo,
@@ -27,7 +28,7 @@ export async function findMemoryFileInHistory(
   accept: (text: string, path: string) => boolean,
 ): Promise<HistoryHit | undefined> {
   const searched = new Set<string>();
-  const memoryPath = inTree(repo, "memory");
+  const memoryPath = inTree(repo, MEMORY_DIR);
   for await (const { oid, commit } of ancestry(repo, [start])) {
     const memory = await subtreeAt(repo, commit.tree, memoryPath);
     if (!memory || searched.has(memory.oid)) continue;
@@ -42,7 +43,7 @@ export async function findMemoryFileInHistory(
         searched.add(batch.oid);
         if (!file) continue;
         const text = await readBlobText(repo, file.oid);
-        const path = `memory/${scope.path}/${batch.path}/${fileName}`;
+        const path = `${MEMORY_DIR}/${scope.path}/${batch.path}/${fileName}`;
         if (accept(text, path)) return { commit: oid, path, text };
       }
       searched.add(scope.oid);

@@ -1,5 +1,5 @@
 import type { MemoryConfig } from "../../schema/config.js";
-import { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
+import { Catalog, CatalogEntry, Engram, type Scope } from "../../schema/engram.js";
 import {
   catalogHashOf,
   ENGRAM_PATH_PATTERN,
@@ -8,6 +8,7 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../rendering/focus-header.js";
 import { compareFindings, type Finding, type FindingCode, oneLine } from "./findings.js";
 import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
@@ -29,8 +30,6 @@ export interface VerifyInput {
   memory: MemoryConfig;
 }
 
-const CATALOG_PATH = "memory/catalog.json";
-const MEMORY_MD_PATH = "MEMORY.md";
 // Hostile files can carry thousands of schema issues: keep the report readable.
 
 interface CatalogView {
@@ -242,7 +241,7 @@ function checkEngramFile(
       add(
         path,
         "engram-path",
-        `scope ${show(raw.scope)} does not match its folder memory/${scope}`,
+        `scope ${show(raw.scope)} does not match its folder ${tierDir(scope as Scope)}`,
       );
     if (raw.version !== version) {
       add(
@@ -348,14 +347,14 @@ function checkTiers(
     for (const bytes of tier.files.values()) total += bytes;
     if (tier.files.size > tier.maxFiles) {
       add(
-        `memory/${scope}`,
+        tierDir(scope),
         "tier-files",
         `lists ${tier.files.size} files, over ${scope}_max_files ${tier.maxFiles}`,
       );
     }
     if (total > tier.maxBytes) {
       add(
-        `memory/${scope}`,
+        tierDir(scope),
         "tier-bytes",
         `lists ${total} bytes, over ${scope}_max_total_bytes ${tier.maxBytes}`,
       );
@@ -372,7 +371,7 @@ function checkFocus(
   if (text === undefined) {
     if (catalog && catalog.entryCount > 0) {
       add(
-        MEMORY_MD_PATH,
+        FOCUS_PATH,
         "focus-missing",
         `is missing while memory/catalog.json lists ${catalog.entryCount} engrams`,
       );
@@ -382,7 +381,7 @@ function checkFocus(
   const marker = parseFocusMarker(text);
   if (!marker) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-marker",
       "has no marker line naming the catalog version and hash it was generated from",
     );
@@ -392,7 +391,7 @@ function checkFocus(
     (marker.catalog_version !== catalog.version || marker.catalog_hash !== catalog.hash)
   ) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-stale",
       `was generated from catalog version ${marker.catalog_version} hash ${marker.catalog_hash}, ` +
         `but memory/catalog.json is version ${catalog.version} hash ${show(catalog.hash)}`,
@@ -401,7 +400,7 @@ function checkFocus(
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > memory.memory_md_max_bytes) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-bytes",
       `is ${bytes} bytes, over memory_md_max_bytes ${memory.memory_md_max_bytes}`,
     );
@@ -409,7 +408,7 @@ function checkFocus(
   const items = countFocusItems(text);
   if (items > memory.memory_md_max_items) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-items",
       `has ${items} items, over memory_md_max_items ${memory.memory_md_max_items}`,
     );
