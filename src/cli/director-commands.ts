@@ -5,6 +5,7 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { openContext } from "../context/repo-context.js";
 import { formatFinding } from "../core/checks/findings.js";
+import { proposalPlanLines } from "../core/rendering/proposal-plan.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
 import { ingestSource } from "../director/ingest.js";
@@ -202,6 +203,7 @@ async function runPr(
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),
+    ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
           "no GitHub configured; the pull request would be:",

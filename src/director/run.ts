@@ -32,6 +32,15 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Drains the networked bus sources after the spool (`agent_bus.sources`; the CLI wires it). */
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
+  /** With `dryRun`: given the files the cycle would write and delete (not called when idle). */
+  onDryRun?: (plan: CyclePlanFiles) => void;
+}
+
+/** What a planned cycle would do to the memory tree. */
+export interface CyclePlanFiles {
+  writes: readonly { path: string; text: string }[];
+  deletes: readonly string[];
+  catalog: Catalog;
 }
 
 export interface RunResult {
@@ -153,7 +162,10 @@ async function cycle(
     written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
   };
-  if (options.dryRun) return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+  if (options.dryRun) {
+    options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });
+    return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+  }
 
   const live = new Set(plan.catalog.entries.map((e) => e.engram_id));
   const persisted = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
