@@ -15,67 +15,7 @@ import {
 import { renderFocusFor } from "../src/core/rendering/focus.js";
 import { initRepository } from "../src/director/init.js";
 import type { Catalog, CatalogEntry, Engram, EngramBody } from "../src/schema/engram.js";
-
-// ---------------------------------------------------------------------------------------
-// PRNG
-
-/** mulberry32: tiny, fast, good enough for fixtures; deterministic for a given seed. */
-export class Rng {
-  private state: number;
-
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)] as T;
-  }
-
-  /** Skewed pick: low indices are more frequent (a few hot components, a long tail). */
-  pickSkewed<T>(items: readonly T[]): T {
-    if (this.next() < 0.7) return this.pick(items);
-    const u = this.next();
-    return items[Math.floor(u * u * items.length)] as T;
-  }
-
-  some<T>(items: readonly T[], min: number, max: number): T[] {
-    const n = this.int(min, max);
-    const out = new Set<T>();
-    for (let i = 0; i < n * 3 && out.size < n; i++) out.add(this.pickSkewed(items));
-    return [...out];
-  }
-
-  hex(length: number): string {
-    let out = "";
-    while (out.length < length)
-      out += Math.floor(this.next() * 0x100000000)
-        .toString(16)
-        .padStart(8, "0");
-    return out.slice(0, length);
-  }
-
-  chars(alphabet: string, length: number): string {
-    let out = "";
-    for (let i = 0; i < length; i++) out += alphabet[Math.floor(this.next() * alphabet.length)];
-    return out;
-  }
-}
+import { Rng } from "../test/support/random.js";
 
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 const UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";

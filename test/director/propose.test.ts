@@ -27,6 +27,7 @@ import {
   setup,
   sha,
 } from "../support/proposals.js";
+import { seededRandom } from "../support/random.js";
 import { git, TempDirs } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -186,11 +187,7 @@ describe("director run --pr", () => {
 
   it("killed at random points, loses no event and doubles none once a run completes", async () => {
     const { origin, clone } = await setup(dirs);
-    let seed = 20261122;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const random = seededRandom(20261122);
     const texts: string[] = [];
     const kills: string[] = [];
     for (let round = 0; round < 8; round++) {
