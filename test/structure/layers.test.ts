@@ -14,7 +14,7 @@ const SRC = join(ROOT, "src");
  * The layers of src/, bottom first. A module may import its own folder and any folder of a
  * lower layer; never a higher layer, never another folder of its own layer.
  */
-export const LAYERS: readonly (readonly string[])[] = [
+const LAYERS: readonly (readonly string[])[] = [
   ["schema", "errors.ts"],
   ["core"],
   ["clock.ts", "config", "state", "git", "github"],
