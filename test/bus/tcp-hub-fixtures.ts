@@ -7,15 +7,33 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { join } from "node:path";
+import { afterAll, afterEach, beforeAll } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
 import { initRepository } from "../../src/director/init.js";
 import type { Envelope } from "../../src/schema/envelope.js";
-import { DIRECTOR_BIN, describeResult, type Env, type Spawned, spawnBin } from "../support/bins.js";
+import {
+  assertBuilt,
+  DIRECTOR_BIN,
+  describeResult,
+  type Env,
+  type Spawned,
+  spawnBin,
+} from "../support/bins.js";
 import { envelope, note } from "../support/envelopes.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
 export const dirs = new TempDirs();
 export const running: Spawned[] = [];
+
+/** The hooks of a TCP hub test file: bins built, hubs a failed test left killed, folders removed. */
+export function registerHubHooks(): void {
+  beforeAll(() => assertBuilt());
+  afterEach(() => {
+    // A hub a failed test left running: killed by its own pid.
+    for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL");
+  });
+  afterAll(() => dirs.cleanup());
+}
 
 export async function makeRepo(config?: string): Promise<TempRepo> {
   const repo = dirs.repo();

@@ -1,9 +1,9 @@
 /** The TCP hub (`director serve`) through the real bins: lifecycle and drift. */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
-import { assertBuilt, describeResult, director, jsonOf, worker } from "../support/bins.js";
+import { describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { git } from "../support/repo.js";
 import {
   dirs,
@@ -11,17 +11,12 @@ import {
   journalKeys,
   makeRepo,
   noteWithId,
-  running,
+  registerHubHooks,
   serve,
   stop,
 } from "./tcp-hub-fixtures.js";
 
-beforeAll(() => assertBuilt());
-afterEach(() => {
-  // A hub a failed test left running: killed by its own pid.
-  for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL");
-});
-afterAll(() => dirs.cleanup());
+registerHubHooks();
 
 describe("director serve: lifecycle", () => {
   it("stops gracefully on SIGTERM: acknowledged events kept, lock released, exit 0", async () => {

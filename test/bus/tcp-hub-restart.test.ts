@@ -5,9 +5,9 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { connect as tlsConnect } from "node:tls";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
-import { assertBuilt, describeResult, jsonOf, worker } from "../support/bins.js";
+import { describeResult, jsonOf, worker } from "../support/bins.js";
 import {
   dirs,
   hello,
@@ -15,17 +15,12 @@ import {
   makePki,
   makeRepo,
   noteWithId,
-  running,
+  registerHubHooks,
   serve,
   stop,
 } from "./tcp-hub-fixtures.js";
 
-beforeAll(() => assertBuilt());
-afterEach(() => {
-  // A hub a failed test left running: killed by its own pid.
-  for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL");
-});
-afterAll(() => dirs.cleanup());
+registerHubHooks();
 
 describe("director serve: crash and restart under load", () => {
   it("50+ concurrent writers, the hub SIGKILLed and restarted: every acknowledged event once", async () => {

@@ -1,30 +1,24 @@
 /** The TCP hub (`director serve`) through the real bins: protocol, and the in-process client. */
 import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
-import { assertBuilt, describeResult } from "../support/bins.js";
+import { describeResult } from "../support/bins.js";
 import { envelope, fakeGithubToken, note } from "../support/envelopes.js";
 import {
-  dirs,
   hello,
   journalKeys,
   makeRepo,
   noteWithId,
   Peer,
   quarantine,
-  running,
+  registerHubHooks,
   serve,
   stop,
 } from "./tcp-hub-fixtures.js";
 
-beforeAll(() => assertBuilt());
-afterEach(() => {
-  // A hub a failed test left running: killed by its own pid.
-  for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill("SIGKILL");
-});
-afterAll(() => dirs.cleanup());
+registerHubHooks();
 
 describe("director serve: protocol", () => {
   it("prints the listening line first and answers a hello with a welcome", async () => {
