@@ -62,7 +62,6 @@ const LONG_FILES: Record<string, string> = {
     "not split yet: MEMORY.md rendering and its tests are being reworked beside this change",
   "test/bus/nats.test.ts":
     "not split yet: its timing-bound tests (a paused server, max_age) share one nats-server, and two files in parallel made them flakier on a loaded machine",
-  "bench/fixtures.ts": "not split yet: vocabulary, envelopes and memory trees apart next",
 };
 
 function walk(dir: string, out: string[] = []): string[] {
