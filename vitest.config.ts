@@ -13,6 +13,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The default output, and a banner at the end when NATS tests were skipped.
+    reporters: ["default", "./test/support/nats-reporter.ts"],
     projects: [
       { extends: true, test: { name: "fast", include: FAST } },
       {

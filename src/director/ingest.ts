@@ -17,7 +17,7 @@ import { withDirectorState } from "./director-state.js";
 export async function ingestSource(
   ctx: RepoContext,
   source: { path: string; name?: string } | { stream: Readable; name: string },
-): Promise<IngestCounts & { buffer: { events: number; bytes: number } }> {
+): Promise<IngestCounts & { buffer: { events: number; bytes: number }; noteLines: number }> {
   return withDirectorState(
     ctx,
     async (buffer) => {
@@ -29,7 +29,8 @@ export async function ingestSource(
       } finally {
         await ingestor.close();
       }
-      return { ...ingestor.counts, buffer: { events: buffer.count, bytes: buffer.totalBytes } };
+      const buffered = { events: buffer.count, bytes: buffer.totalBytes };
+      return { ...ingestor.counts, buffer: buffered, noteLines: ingestor.noteLines };
     },
     { retainEvents: false },
   );

@@ -3,7 +3,7 @@ import { join, relative } from "node:path";
 import { renderDefaultConfig } from "../config/render.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH, TIER_GITKEEPS } from "../core/model/paths.js";
 import { renderFocus } from "../core/rendering/focus.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { loadSealKey } from "../state/seal-key.js";
@@ -33,7 +33,7 @@ export function initRepository(ctx: RepoContext): InitResult {
   };
   const configRel = relative(ctx.repoDir, ctx.configPath) || "config/dev.toml";
   ensureFile(configRel, renderDefaultConfig);
-  for (const scope of SCOPES) ensureFile(`${tierDir(scope)}/.gitkeep`, () => "");
+  for (const path of TIER_GITKEEPS) ensureFile(path, () => "");
   const catalog = emptyCatalog();
   ensureFile(CATALOG_PATH, () => serializeCatalog(catalog));
   const memory = ctx.config.memory;

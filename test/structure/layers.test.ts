@@ -20,10 +20,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ["clock.ts", "config", "state", "git", "github"],
   ["repo"],
   ["context"],
-  ["ingest"],
+  ["ingest", "graph"],
   ["bus"],
   ["worker"],
-  ["director"],
+  ["director", "mcp"],
   ["cli"],
 ];
 

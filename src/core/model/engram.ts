@@ -7,8 +7,8 @@ export const CATALOG_HASH_EXCLUDES = ["hash"] as const;
 
 import { engramPath } from "./paths.js";
 
-// The path builder lives with the other memory paths; callers of this module still find it here.
-export { ENGRAM_PATH_PATTERN, engramPath } from "./paths.js";
+// The path builders live with the other memory paths; callers of this module still find them here.
+export { ENGRAM_PATH_PATTERN, engramPath, isGitkeepPath, TIER_GITKEEPS } from "./paths.js";
 
 /**
  * Key order of an engram file: identity, then what a reviewer reads first, then the rest.

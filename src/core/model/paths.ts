@@ -35,3 +35,11 @@ export function engramPath(scope: Scope, version: string, engramId: string): str
 /** What `engramPath` builds: scope, batch id and engram id as groups 1 to 3. */
 export const ENGRAM_PATH_PATTERN =
   /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
+
+/** The empty `.gitkeep` files `director init` puts in the tiers: kept, never listed. */
+export const TIER_GITKEEPS: readonly string[] = SCOPES.map((scope) => `${tierDir(scope)}/.gitkeep`);
+
+/** A `.gitkeep` anywhere under a tier. */
+export function isGitkeepPath(path: string): boolean {
+  return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
+}

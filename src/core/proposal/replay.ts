@@ -1,6 +1,6 @@
 import type { Catalog } from "../../schema/engram.js";
 import { serializeCatalog } from "../model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH, isGitkeepPath } from "../model/paths.js";
 import { rebaseCatalog } from "./catalog-merge.js";
 
 /** A memory tree as files: repository-relative path to text. */
@@ -32,7 +32,8 @@ export function replay(
   const files = new Map<string, string>();
   const keep = new Set(rebased.catalog.entries.map((e) => e.path));
   for (const [path, text] of onto.files) {
-    if (path === CATALOG_PATH || path === FOCUS_PATH || keep.has(path)) files.set(path, text);
+    const kept = path === CATALOG_PATH || path === FOCUS_PATH || isGitkeepPath(path);
+    if (kept || keep.has(path)) files.set(path, text);
   }
   for (const entry of rebased.carried) {
     const text = proposal.files.get(entry.path);
