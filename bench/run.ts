@@ -10,6 +10,7 @@
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
  *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
+ *  10. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,7 @@ import { type CompactionScenarioResult, runCompactionScenario } from "./compacti
 import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
+import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed;
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
+  let graph: GraphScenarioResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
     const setup = performance.now();
@@ -111,6 +114,13 @@ async function main(): Promise<void> {
         picked.map(({ i }) => timings.perQueryMs[i] as number),
       );
     });
+    gc();
+    graph = await attempt("graph", () =>
+      runGraphScenario(
+        ctx,
+        picked.map(({ q }) => q),
+      ),
+    );
   } finally {
     removeDir(work);
   }
@@ -150,6 +160,7 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    graph,
     transports: { tcp, nats, git: gitRefs },
     github,
     from_git: fromGit,
@@ -160,6 +171,7 @@ async function main(): Promise<void> {
     noop,
     recallResult,
     peak,
+    graph,
     tcp,
     nats,
     gitRefs,

@@ -198,11 +198,17 @@ export class TcpBusClient {
     const first = this.queue[this.head]?.envelope.sender;
     const sender = this.options.sender ?? first ?? this.speaker;
     this.speaker = { id: sender.id, run_id: sender.run_id };
+    // Upstream's nested `worker` and `repo`, and our flat drift fields as aliases.
+    const drift = {
+      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
+      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+    };
     const hello = speakerEnvelope(MSG.hello, this.speaker, {
       protocol_version: PROTOCOL_VERSION,
       capabilities: ["bus_ack.v1", "pipelining"],
-      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
-      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+      worker: { worker_id: this.speaker.id },
+      repo: drift,
+      ...drift,
     });
     const { host, port, tls } = this.options;
     const socket = tls

@@ -4,20 +4,16 @@ import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
+import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import type { MessageType } from "../schema/envelope.js";
+import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
-import { MainJudge, type WorkerView } from "./hub-drift.js";
-import {
-  announcePayload,
-  heartbeatView,
-  readHello,
-  snapshotPayload,
-  welcomePayload,
-} from "./hub-messages.js";
+import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
+import { announcePayload, snapshotPayload } from "./hub-messages.js";
 import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
 import {
+  ACCEPTED_PROTOCOL_VERSIONS,
   directorLine,
   type Frame,
   formatHostPort,
@@ -26,6 +22,7 @@ import {
   MSG,
   oversizedRecord,
   PROTOCOL_VERSION,
+  type WelcomePayload,
 } from "./protocol.js";
 
 /** The TTL watchdog looks at least this often. */
@@ -84,6 +81,8 @@ export class TcpHub {
   private readonly failed: Promise<void>;
   private fail: (error: unknown) => void = () => {};
   private readonly extra = { quarantined: 0, redacted: 0 };
+  /** Named in every welcome (upstream's `director.run_id`): this hub's life. */
+  private readonly runId = `serve-${batchIdFromIso(receiptTime())}`;
   readonly stats = {
     connections: 0,
     refused: 0,
@@ -266,10 +265,19 @@ export class TcpHub {
   }
 
   private onHello(conn: Connection, frame: Frame): void {
-    const hello = readHello(frame);
-    if (!hello.ok) {
+    const text = frame.kind === "line" ? frame.text : frame.head;
+    let raw: unknown;
+    try {
+      raw = frame.kind === "line" ? JSON.parse(text) : undefined;
+    } catch {}
+    const envelope = Envelope.safeParse(raw);
+    const hello =
+      envelope.success && envelope.data.message_type === MSG.hello
+        ? HelloPayload.safeParse(envelope.data.payload)
+        : undefined;
+    if (!envelope.success || !hello?.success) {
       // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
-      const excerpt = quarantineExcerpt(hello.text, this.redactor);
+      const excerpt = quarantineExcerpt(text, this.redactor);
       // Recorded before the refusal is sent: rare, and the refused worker may look at once.
       this.quarantineNow({
         received_at: receiptTime(),
@@ -278,7 +286,7 @@ export class TcpHub {
         reason: "hello-expected",
         detail: `the first message on a connection must be a valid ${MSG.hello}`,
         excerpt: excerpt.text,
-        bytes: frame.kind === "line" ? Buffer.byteLength(hello.text, "utf8") : frame.bytes,
+        bytes: frame.kind === "line" ? Buffer.byteLength(text, "utf8") : frame.bytes,
       });
       this.extra.redacted += excerpt.count;
       this.refuse(conn, {
@@ -289,8 +297,8 @@ export class TcpHub {
       });
       return;
     }
-    const version = hello.version;
-    if (version !== PROTOCOL_VERSION) {
+    const version = hello.data.protocol_version;
+    if (version === undefined || !ACCEPTED_PROTOCOL_VERSIONS.includes(version)) {
       this.refuse(conn, {
         reason: "protocol_version",
         detail: `this hub speaks protocol ${PROTOCOL_VERSION}, the worker ${version === undefined ? "named none" : `speaks ${version}`}; upgrade the worker`,
@@ -299,24 +307,36 @@ export class TcpHub {
       });
       return;
     }
-    conn.source = `tcp/${hello.senderId}@${conn.remote}`;
+    conn.source = `tcp/${envelope.data.sender.id}@${conn.remote}`;
     conn.state = "judging";
     // Nothing more is read until the welcome: what already came in waits in `early`.
     conn.socket.pause();
-    void this.welcome(conn, hello.view);
+    void this.welcome(conn, version, workerViewOf(MSG.hello, hello.data));
   }
 
   /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
-  private async welcome(conn: Connection, view: WorkerView): Promise<void> {
+  private async welcome(conn: Connection, version: string, view: WorkerView): Promise<void> {
     const verdict = await this.judgeQuietly(view);
+    const expected = await this.judge.expected().catch(() => undefined);
     // Messages behind the hello must not reach the buffer while a cycle holds it.
     while (this.cycleRunning) await this.cycleRunning;
     if (conn.state === "closed" || this.stopping) return;
-    this.send(
-      conn,
-      MSG.welcome,
-      welcomePayload(this.catalog as Catalog, this.ctx.config.agent_bus),
-    );
+    const catalog = this.catalog as Catalog;
+    const catalogExpected = expected?.catalogHash ?? catalog.hash;
+    const welcome: WelcomePayload = {
+      protocol_version: version,
+      director: {
+        run_id: this.runId,
+        ...(expected ? { main_sha_expected: expected.sha } : {}),
+        catalog_hash_expected: catalogExpected,
+      },
+      catalog_version: catalog.catalog_version,
+      catalog_hash: catalog.hash,
+      max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
+      heartbeat_interval_seconds: this.ctx.config.agent_bus.heartbeat_interval_seconds,
+      heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
+    };
+    this.send(conn, MSG.welcome, welcome);
     if (verdict) this.send(conn, MSG.syncRequired, verdict);
     conn.state = "open";
     const early = conn.early;
@@ -373,8 +393,18 @@ export class TcpHub {
     const now = Date.now();
     if (conn.judgingHeartbeat || now < conn.nextJudgeAt) return;
     conn.nextJudgeAt = now + JUDGE_EVERY_MS;
-    const view = heartbeatView(text);
-    if (!view) return;
+    let view: WorkerView;
+    try {
+      const raw = JSON.parse(text) as { message_type?: unknown; payload?: unknown };
+      const payload = raw.payload;
+      if (raw.message_type !== MSG.heartbeat || typeof payload !== "object" || payload === null) {
+        return;
+      }
+      // Upstream's `state.repo` or our flat fields; a wrong type is the Ingestor's to refuse.
+      view = workerViewOf(MSG.heartbeat, payload as Record<string, unknown>);
+    } catch {
+      return; // the Ingestor quarantines it
+    }
     conn.judgingHeartbeat = true;
     void this.judgeQuietly(view).then((verdict) => {
       conn.judgingHeartbeat = false;

@@ -175,7 +175,7 @@ function runLines(r: RunResult): string[] {
         ? `could not drain ${s.source}: ${s.error}`
         : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}${s.dropped ? `, dropped by the source ${s.dropped}` : ""}`,
     ),
-    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s)${r.compacted_events > 0 && r.engrams_written === 0 ? " (telemetry without a stall, blocked work or failure pattern makes none)" : ""}, ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
     ...(r.not_compacted
       ? [`nothing compacted: ${r.not_compacted.reason}; ${r.not_compacted.hint}`]
       : []),

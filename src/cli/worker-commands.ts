@@ -165,11 +165,16 @@ const recall: Command = {
   name: "recall",
   summary:
     "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
-  usage: "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--json]",
+  usage:
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
     "no-signal": { type: "boolean", description: "do not record the recall for promotion" },
+    "include-superseded": {
+      type: "boolean",
+      description: "also return ST engrams an LT engram superseded (left out by default)",
+    },
     worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
   },
   positionals: [1, 1],
@@ -187,11 +192,12 @@ const recall: Command = {
       scope,
       signal: args.values["no-signal"] !== true,
       worker: stringOption(args, "worker"),
+      includeSuperseded: args.values["include-superseded"] === true,
     });
     const text =
       result.hits.length === 0
         ? "no match\n"
-        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}\n        ${h.snippet}`).join("\n")}\n`;
+        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}`).join("\n")}\n`;
     return { json: result.hits, text };
   },
 };

@@ -85,7 +85,7 @@ describe("ingest with worker threads", () => {
           .trim()
           .split("\n")
           .map((l) => JSON.parse(l))
-          .map(({ source: _s, ...r }) => r);
+          .map(({ source: _s, key: _k, ...r }) => r);
       expect(quarantine(pooled)).toEqual(quarantine(single));
       expect(
         quarantine(single)

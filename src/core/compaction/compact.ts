@@ -8,7 +8,7 @@ import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
 import { compactHistory } from "./history.js";
 import { type GroupItems, packEngrams } from "./pack.js";
-import { condenseTelemetry, describeWorker } from "./telemetry.js";
+import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
 
 export interface CompactionPolicy {
   engram_max_bytes: number;
@@ -22,6 +22,12 @@ export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;
 const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
 const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
+const TELEMETRY_TYPES = new Set([
+  "heartbeat.v1",
+  "task_progress.v1",
+  "worker_error.v1",
+  "protocol_hello.v1",
+]);
 const NOTE_PREFIX: Record<string, string> = {
   lesson: "Lesson: ",
   convention: "Convention: ",
@@ -84,17 +90,19 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     if (list) list.push(event);
     else groups.set(key, [event]);
   }
-  // Hellos, control messages and recalls carry nothing to remember on their own: they are
-  // counted in the provenance of the largest group rather than filling an engram of their own.
-  const contentless = [...groups.entries()].filter(([, list]) =>
-    list.every((e) => SIGNAL_ONLY.has(e.kind)),
-  );
-  if (contentless.length > 0 && contentless.length < groups.size) {
-    for (const [key] of contentless) groups.delete(key);
+  // A group of pure telemetry (heartbeats, progress, errors, hellos, control messages,
+  // recalls) that says nothing (no stall, no blocked work, no failure pattern) is not an
+  // engram of its own: its events are counted in the largest group that has something to say
+  // (its provenance and telemetry block). A slice with no such group makes no engram; its
+  // events are counted in the cycle's compacted events.
+  const quiet = [...groups.entries()].filter(([, list]) => saysNothing(list, policy.stall_seconds));
+  if (quiet.length === groups.size) return [];
+  if (quiet.length > 0) {
+    for (const [key] of quiet) groups.delete(key);
     const [, largest] = [...groups.entries()].sort(
       (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
     )[0] as [string, MemoryEvent[]];
-    largest.push(...contentless.flatMap(([, list]) => list));
+    largest.push(...quiet.flatMap(([, list]) => list));
     largest.sort((a, b) => a.seq - b.seq);
   }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
@@ -111,6 +119,12 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     engrams.push(...buildGroupEngrams(label, list, version, policy, []));
   }
   return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
+}
+
+/** Pure telemetry or signals, with nothing in it worth an engram of its own. */
+function saysNothing(events: readonly MemoryEvent[], stallSeconds: number): boolean {
+  const pure = events.every((e) => TELEMETRY_TYPES.has(e.type) || SIGNAL_ONLY.has(e.kind));
+  return pure && !telemetrySaysSomething(condenseTelemetry(events, stallSeconds));
 }
 
 function buildGroupEngrams(
@@ -138,6 +152,7 @@ function buildGroupEngrams(
   let lessons = 0;
   let incidents = 0;
   let errors = 0;
+  const errorIds = new Set<string>();
   let redactions = 0;
   let maxSurprise: number | null = null;
   let confidenceSum = 0;
@@ -216,7 +231,12 @@ function buildGroupEngrams(
         addFact(prefix + event.text, tentative || activity || event.kind === "question");
       }
     }
-    if (event.kind === "error") errors++;
+    if (event.kind === "error") {
+      const id =
+        event.error_id === undefined ? undefined : `${event.sender.id}\u0000${event.error_id}`;
+      if (id === undefined || !errorIds.has(id)) errors++;
+      if (id !== undefined) errorIds.add(id);
+    }
   }
 
   for (const fact of summaryFacts) addFact(fact, true);
