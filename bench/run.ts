@@ -16,13 +16,7 @@ import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type CompactionScenarioResult, runCompactionScenario } from "./compaction.js";
-import {
-  generateEngrams,
-  generateQueries,
-  initBenchRepo,
-  ROOMY_BUDGETS,
-  writeEngramRepo,
-} from "./fixtures.js";
+import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
@@ -30,6 +24,7 @@ import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
 import {
   type NoopSyncResult,
   runNoopSyncScenario,

@@ -2,7 +2,7 @@ import { telemetryFields } from "../core/ingest/telemetry-fields.js";
 import type { SyncAction, SyncPolicy } from "../core/swarm/drift.js";
 import { EngramError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
-import { findMain, judgeAgainstMain, type MainView } from "../git/main-drift.js";
+import { findMain, judgeAgainstMain, type MainView } from "../repo/main-drift.js";
 
 /** What a worker's hello or heartbeat says about its view of main. */
 export interface WorkerView {

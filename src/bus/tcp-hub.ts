@@ -5,16 +5,13 @@ import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { batchIdFromIso } from "../core/model/time.js";
-import { withDirectorState } from "../director/director-state.js";
-import { type RunResult, runCycleOn } from "../director/run.js";
-import { StateError } from "../errors.js";
-import { type IngestCounts, type Ingestor, ingestorFor } from "../ingest/ingest.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
-import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
+import { announcePayload, snapshotPayload } from "./hub-messages.js";
+import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
 import {
   ACCEPTED_PROTOCOL_VERSIONS,
   directorLine,
@@ -27,33 +24,6 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { drainConfiguredSources, droppedWarnings } from "./sources.js";
-
-/** Client certificates are required when TLS is on: the certificate is the worker's pass. */
-export interface HubTls {
-  cert: Buffer;
-  key: Buffer;
-  ca: Buffer;
-}
-
-export interface HubOptions {
-  host: string;
-  port: number;
-  /** Seconds between in-process Director cycles; 0 runs none. */
-  cycleSeconds: number;
-  tls?: HubTls | undefined;
-}
-
-export interface HubSummary extends IngestCounts {
-  listening: string;
-  stopped_by: string;
-  connections: number;
-  refused: number;
-  dropped_silent: number;
-  acknowledged: number;
-  commits: number;
-  cycles: number;
-}
 
 /** The TTL watchdog looks at least this often. */
 const WATCHDOG_MAX_MS = 1000;
@@ -96,7 +66,7 @@ interface Connection {
 export class TcpHub {
   private server: Server | undefined;
   private readonly conns = new Set<Connection>();
-  private readonly ingestor: Ingestor;
+  private readonly ingestor: HubIntake;
   private readonly redactor: Redactor;
   private readonly judge: MainJudge;
   private readonly quarantine: QuarantineRecord[] = [];
@@ -126,10 +96,10 @@ export class TcpHub {
 
   constructor(
     private readonly ctx: RepoContext,
-    private readonly buffer: EventBuffer,
     private readonly options: HubOptions,
+    private readonly parts: HubParts,
   ) {
-    this.ingestor = ingestorFor(ctx, buffer);
+    this.ingestor = parts.intake;
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
     this.failed = new Promise((resolve) => {
@@ -447,7 +417,7 @@ export class TcpHub {
     try {
       return await this.judge.judge(view);
     } catch (error) {
-      process.stderr.write(`director serve: drift not judged: ${(error as Error).message}\n`);
+      this.parts.log.warn(`drift not judged: ${(error as Error).message}`);
       return undefined;
     }
   }
@@ -510,9 +480,10 @@ export class TcpHub {
 
   private scheduleCycle(): void {
     const seconds = this.options.cycleSeconds;
-    if (seconds <= 0 || this.stopping) return;
+    const cycles = this.parts.cycles;
+    if (seconds <= 0 || !cycles || this.stopping) return;
     this.cycleTimer = setTimeout(() => {
-      this.cycleRunning = this.cycle();
+      this.cycleRunning = this.cycle(cycles);
     }, seconds * 1000);
   }
 
@@ -520,21 +491,12 @@ export class TcpHub {
    * One Director cycle in process, between group commits: reading pauses, the batch so far is
    * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
    */
-  private async cycle(): Promise<void> {
+  private async cycle(cycles: HubCycleRunner): Promise<void> {
     this.commit();
     for (const conn of this.conns) conn.socket.pause();
-    let result: RunResult;
+    let result: { written: readonly string[] };
     try {
-      result = await runCycleOn(this.ctx, this.buffer, { drainSources: drainConfiguredSources });
-      // What `director run` prints for its sources, the hub's log says.
-      for (const s of result.sources) {
-        if (s.error !== undefined) {
-          process.stderr.write(`director serve: could not drain ${s.source}: ${s.error}\n`);
-        }
-      }
-      for (const warning of droppedWarnings(result.sources)) {
-        process.stderr.write(`director serve: warning: ${warning}\n`);
-      }
+      result = await cycles.run();
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {
@@ -554,72 +516,14 @@ export class TcpHub {
     this.scheduleCycle();
   }
 
-  private broadcast(result: RunResult): void {
+  private broadcast(result: { written: readonly string[] }): void {
     const catalog = this.catalog as Catalog;
-    const written = new Set(result.written);
-    const announce = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      engrams: catalog.entries
-        .filter((e) => written.has(e.path))
-        .map(({ engram_id, scope, version, path, hash, topics }) => ({
-          engram_id,
-          scope,
-          version,
-          path,
-          hash,
-          topics,
-        })),
-    };
-    const snapshot = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      created_at: catalog.created_at,
-      entries: catalog.entries.map(({ engram_id, scope, version, path, hash }) => ({
-        engram_id,
-        scope,
-        version,
-        path,
-        hash,
-      })),
-    };
+    const announce = announcePayload(catalog, result.written);
+    const snapshot = snapshotPayload(catalog);
     for (const conn of this.conns) {
       if (conn.state !== "open") continue;
       if (announce.engrams.length > 0) this.send(conn, MSG.announce, announce);
       this.send(conn, MSG.catalogSnapshot, snapshot);
     }
   }
-}
-
-/**
- * `director serve`: holds the Director state for its lifetime and runs the hub until `stop`
- * aborts (SIGTERM) or the hub fails. `onListening` is called once connections are accepted.
- */
-export async function serveHub(
-  ctx: RepoContext,
-  options: HubOptions,
-  hooks: { onListening(address: string): void; stop: AbortSignal },
-): Promise<HubSummary> {
-  return withDirectorState(
-    ctx,
-    async (buffer) => {
-      const hub = new TcpHub(ctx, buffer, options);
-      await hub.start();
-      hooks.onListening(hub.address);
-      const aborted = new Promise<void>((resolve) => {
-        if (hooks.stop.aborted) resolve();
-        else hooks.stop.addEventListener("abort", () => resolve(), { once: true });
-      });
-      await Promise.race([aborted, hub.failedOnItsOwn]);
-      await hub.stop();
-      if (hub.error !== undefined) {
-        const error = hub.error as Error;
-        throw new StateError(`the hub stopped: ${error.message}`, { cause: error });
-      }
-      return hub.summary(String(hooks.stop.reason ?? "stop"));
-    },
-    // A cycle needs the events in memory; a hub that only ingests does not. Held for the
-    // hub's life: other Director commands fail at once instead of waiting for it.
-    { retainEvents: options.cycleSeconds > 0, longLived: true },
-  );
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
+import type { HubTls } from "../bus/hub-ports.js";
 import { isLoopbackHost } from "../bus/protocol.js";
-import { type HubTls, serveHub } from "../bus/tcp-hub.js";
 import { openContext } from "../context/repo-context.js";
+import { serveHub } from "../director/serve.js";
 import { fileSystemError, UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
@@ -52,6 +53,7 @@ const serve: Command = {
         { host, port, cycleSeconds, tls },
         {
           stop: stop.signal,
+          log: { warn: (message) => process.stderr.write(`director serve: ${message}\n`) },
           onListening(address) {
             process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
           },

@@ -3,9 +3,11 @@ import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { openContext } from "../context/repo-context.js";
-import { formatFinding } from "../core/checks/verify.js";
+import { formatFinding } from "../core/checks/findings.js";
+import { proposalPlanLines } from "../core/rendering/proposal-plan.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
+import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
 import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
@@ -13,7 +15,6 @@ import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import { callCount, createGitHub, githubSettings } from "../github/client.js";
-import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,
@@ -219,6 +220,7 @@ async function runPr(
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),
+    ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
           "no GitHub configured; the pull request would be:",

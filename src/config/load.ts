@@ -6,7 +6,7 @@ import { createRedactor, RedactionPatternError } from "../core/ingest/redact.js"
 import { nearest } from "../core/model/nearest.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { Config, defaultConfig } from "../schema/config.js";
-import { type KeyLocator, keyLocator } from "./locate.js";
+import { type KeyLocator, keyLocator, type Segment } from "./locate.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -110,8 +110,6 @@ function configSchema(): SchemaNode {
   schemaCache ??= z.toJSONSchema(Config, { io: "input" }) as SchemaNode;
   return schemaCache;
 }
-
-export type Segment = string | number;
 
 function schemaAt(segments: readonly Segment[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = configSchema();

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { CATALOG_PATH } from "../core/model/paths.js";
 import { fileSystemError, StateError } from "../errors.js";
-import { CATALOG_PATH } from "../repo/memory-tree.js";
 
 /**
  * Which repository a command works on, found as git finds it: `--repo DIR` as given (it must

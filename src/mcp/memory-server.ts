@@ -5,6 +5,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import { EngramError, StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
@@ -334,7 +335,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             bytes: entries.reduce((sum, e) => sum + fileBytes(join(ctx.repoDir, e.path)), 0),
           };
         };
-        const focusPath = join(ctx.repoDir, "MEMORY.md");
+        const focusPath = join(ctx.repoDir, FOCUS_PATH);
         return structured({
           scope: scopeOf(ctx, catalog, ["lt", "st"]),
           catalog: {
@@ -350,9 +351,9 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
 
   server.registerResource(
     "focus",
-    "engram://MEMORY.md",
+    `engram://${FOCUS_PATH}`,
     {
-      title: "MEMORY.md",
+      title: FOCUS_PATH,
       description: "The current-focus view of memory",
       mimeType: "text/markdown",
     },
@@ -361,7 +362,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "text/markdown",
-          text: readText(join(ctx.repoDir, "MEMORY.md")),
+          text: readText(join(ctx.repoDir, FOCUS_PATH)),
         },
       ],
     }),
@@ -380,7 +381,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "application/json",
-          text: readText(join(ctx.repoDir, "memory", "catalog.json")),
+          text: readText(join(ctx.repoDir, CATALOG_PATH)),
         },
       ],
     }),

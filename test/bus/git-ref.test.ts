@@ -24,6 +24,7 @@ import {
 } from "../support/bins.js";
 import { fakeGithubToken } from "../support/envelopes.js";
 import { readJournal } from "../support/memory.js";
+import { Rng } from "../support/random.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -244,7 +245,7 @@ describe("git-ref transport", () => {
     const writers = Promise.all(Array.from({ length: 50 }, (_, w) => writer(w))).finally(() => {
       writing = false;
     });
-    let seed = 77;
+    const rng = new Rng(77);
     const kills: string[] = [];
     while (writing) {
       const spawned = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
@@ -252,8 +253,7 @@ describe("git-ref transport", () => {
         env: GIT_ENV,
         timeoutMs: 120_000,
       });
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      const delay = 200 + (seed % 1200);
+      const delay = 200 + rng.int(0, 1199);
       const timer = setTimeout(() => spawned.child.kill("SIGKILL"), delay);
       const r = await spawned.done;
       clearTimeout(timer);

@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
-import { ingestSource } from "../../src/ingest/ingest.js";
 import { git } from "../support/repo.js";
 
 // Large enough that `director ingest` (built) starts its worker threads; the in-process run

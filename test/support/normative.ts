@@ -4,7 +4,8 @@
  * anything), as a worker built on that specification sends them, and a seeded stream of them
  * with duplicates, malformed and oversized lines for replay tests.
  */
-import { type Envelope, envelope, Rng } from "./envelopes.js";
+import { type Envelope, envelope } from "./envelopes.js";
+import { Rng } from "./random.js";
 
 export const UPSTREAM_STAGES = [
   "START",

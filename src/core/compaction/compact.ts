@@ -1,5 +1,5 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
+import type { Engram, EngramBody, Episode } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
@@ -9,7 +9,7 @@ import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
 import { surpriseScore } from "../sync/policy.js";
 import { compactHistory } from "./history.js";
-import { packEngrams } from "./pack.js";
+import { type GroupItems, packEngrams } from "./pack.js";
 import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
 
 export interface CompactionPolicy {
@@ -82,12 +82,6 @@ export function groupKeyOf(event: MemoryEvent): string {
 function dirnameOf(path: string): string {
   const i = path.lastIndexOf("/");
   return i > 0 ? path.slice(0, i) : path;
-}
-
-export interface GroupItems {
-  facts: string[];
-  decisions: Decision[];
-  tentative: string[];
 }
 
 /**
