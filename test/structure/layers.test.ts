@@ -20,20 +20,21 @@ const LAYERS: readonly (readonly string[])[] = [
   ["clock.ts", "config", "state", "git", "github"],
   ["repo"],
   ["context"],
-  ["ingest", "graph"],
+  ["ingest", "graph", "sync"],
   ["bus"],
-  ["worker"],
+  ["worker", "sessions"],
   ["director", "mcp"],
   ["cli"],
 ];
 
 /**
- * The only node: imports the core may make, and why: hashing and sealing are deterministic
- * functions of their input (the seal's IV is an HMAC of the text), with no I/O, no clock and
- * no randomness. `randomBytes` and `randomUUID` stay banned below.
+ * The only node: imports the core may make, and why: hashing, sealing and key derivation
+ * (HKDF of the sync key from the seal key) are deterministic functions of their input (the
+ * seal's IV is an HMAC of the text), with no I/O, no clock and no randomness. `randomBytes`
+ * and `randomUUID` stay banned below.
  */
 const CORE_NODE_IMPORTS: Record<string, readonly string[]> = {
-  "node:crypto": ["createHash", "createHmac", "createCipheriv", "createDecipheriv"],
+  "node:crypto": ["createHash", "createHmac", "createCipheriv", "createDecipheriv", "hkdfSync"],
 };
 
 /** What the core must not touch: the environment, the clock, randomness. */
