@@ -138,8 +138,10 @@ export async function runGraphScenario(
 
 /** `node dist/bench/graph.js`: this scenario alone, on its own fixture. */
 async function main(): Promise<void> {
-  const { generateEngrams, generateQueries, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } =
-    await import("./fixtures.js");
+  const { generateQueries } = await import("./fixtures.js");
+  const { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } = await import(
+    "./repo-fixtures.js"
+  );
   const { removeDir, tempDir } = await import("./util.js");
   const { join } = await import("node:path");
   const work = tempDir("graph");

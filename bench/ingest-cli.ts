@@ -17,7 +17,8 @@ import {
 import { join } from "node:path";
 import type { IngestCounts } from "../src/ingest/ingest.js";
 import { EventBuffer } from "../src/state/buffer.js";
-import { initBenchRepo, ROOMY_BUDGETS, swarmStreamOptions, writeEnvelopeFile } from "./fixtures.js";
+import { swarmStreamOptions, writeEnvelopeFile } from "./envelope-fixtures.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   DIRECTOR_CLI,
   log,

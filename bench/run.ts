@@ -22,13 +22,7 @@ import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type CompactionScenarioResult, runCompactionScenario } from "./compaction.js";
-import {
-  generateEngrams,
-  generateQueries,
-  initBenchRepo,
-  ROOMY_BUDGETS,
-  writeEngramRepo,
-} from "./fixtures.js";
+import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
@@ -37,7 +31,14 @@ import { type IngestCliScenarioResult, runIngestCliScenario } from "./ingest-cli
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
 import { runStartupScenario, type StartupScenarioResult } from "./startup.js";
+import {
+  type NoopSyncResult,
+  runNoopSyncScenario,
+  runSyncScenario,
+  type SyncScenarioResult,
+} from "./sync.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -107,9 +108,12 @@ async function main(): Promise<void> {
   let recall: RecallTimings | Failed = skipped();
   let reference: ReferenceScenarioResult | Failed = skipped();
   let graph: GraphScenarioResult | Failed = skipped();
+  let noopSync: NoopSyncResult | Failed = skipped();
   let fixture: Record<string, unknown> = {};
   try {
-    if (!["noop_cycle", "recall", "reference_mcp_memory", "graph"].some(wanted)) throw SKIP;
+    if (!["noop_cycle", "noop_sync", "recall", "reference_mcp_memory", "graph"].some(wanted)) {
+      throw SKIP;
+    }
     const setup = performance.now();
     const ctx = await initBenchRepo(join(work, "repo"), ROOMY_BUDGETS);
     const engrams = generateEngrams(ENGRAMS);
@@ -129,6 +133,8 @@ async function main(): Promise<void> {
     const queries = generateQueries(200);
 
     noop = await attempt("noop_cycle", () => runNoopScenario(ctx, stats.engrams));
+    gc();
+    noopSync = await attempt("noop_sync", () => runNoopSyncScenario(ctx, stats.engrams));
     gc();
     recall = await attempt("recall", () => runRecallScenario(ctx, queries));
     gc();
@@ -172,6 +178,7 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
@@ -201,6 +208,7 @@ async function main(): Promise<void> {
     graph,
     transports: { tcp, nats, git: gitRefs },
     github,
+    sync: { notion: sync, noop: noopSync },
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
@@ -216,6 +224,8 @@ async function main(): Promise<void> {
     nats,
     gitRefs,
     github,
+    sync,
+    noopSync,
     fromGit,
     startup,
     ingestCli,

@@ -7,7 +7,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { listSpoolFiles } from "../src/state/spool.js";
-import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   DIRECTOR_CLI,
   log,

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { HubTls } from "../bus/tcp-hub.js";
-import { UsageError } from "../errors.js";
+import type { HubTls } from "../bus/hub-ports.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
 
@@ -44,7 +44,7 @@ const serve: Command = {
     }
     const [{ openContext }, { serveHub }] = await Promise.all([
       import("../context/repo-context.js"),
-      import("../bus/tcp-hub.js"),
+      import("../director/serve.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
     const stop = new AbortController();
@@ -57,6 +57,7 @@ const serve: Command = {
         { host, port, cycleSeconds, tls },
         {
           stop: stop.signal,
+          log: { warn: (message) => process.stderr.write(`director serve: ${message}\n`) },
           onListening(address) {
             process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
           },
@@ -91,7 +92,7 @@ function tlsOptions(args: ParsedArgs): HubTls | undefined {
     try {
       return readFileSync(path);
     } catch (error) {
-      throw new UsageError(`--${flag}: cannot read ${path}: ${(error as Error).message}`);
+      throw fileSystemError(error, `--${flag} ${path}`, "read") ?? error;
     }
   };
   return { cert: read("tls-cert"), key: read("tls-key"), ca: read("tls-ca") };

@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import type { RepoContext } from "../context/repo-context.js";
 import type { RunOptions, RunResult } from "../director/run.js";
@@ -6,6 +5,7 @@ import { UsageError } from "../errors.js";
 import {
   type Command,
   type CommandOutput,
+  inputFile,
   type ParsedArgs,
   repoOptions,
   stringOption,
@@ -13,6 +13,7 @@ import {
 import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { SYNC_COMMAND } from "./sync-commands.js";
 
 /*
  * A thin table: only argument parsing and types are imported here. Each command's `run`
@@ -32,6 +33,7 @@ const init: Command = {
     "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
   usage: "director init [--repo DIR] [--config FILE] [--json]",
   options: {},
+  uninitialized: true,
   async run(args) {
     const { initRepository } = await import("../director/init.js");
     const ctx = await openCtx(args);
@@ -63,9 +65,9 @@ const ingest: Command = {
     const busText = stringOption(args, "bus");
     const chosen = [fromGit, busText !== undefined, args.positionals.length === 1];
     if (chosen.filter(Boolean).length !== 1) {
-      throw new UsageError(
-        `expected exactly one of FILE, -, --bus URL or --from-git RANGE\n\nusage: ${ingest.usage}`,
-      );
+      throw new UsageError("expected exactly one of FILE, -, --bus URL or --from-git RANGE", {
+        usage: `usage: ${ingest.usage}\n`,
+      });
     }
     if (fromGit) return runIngestFromGit(args);
     if (busText !== undefined) {
@@ -89,19 +91,14 @@ const ingest: Command = {
         warnings: droppedWarnings([r]),
       };
     }
-    const { ingestSource } = await import("../ingest/ingest.js");
-    const ctx = await openCtx(args);
+    const { ingestSource } = await import("../director/ingest.js");
     const source = args.positionals[0] as string;
-    const {
-      buffer: _buffer,
-      noteLines,
-      ...c
-    } = await ingestSource(
-      ctx,
+    const input =
       source === "-"
         ? { stream: process.stdin, name: "stdin" }
-        : { path: resolve(source), name: source },
-    );
+        : { path: inputFile(source), name: source };
+    const ctx = await openCtx(args);
+    const { buffer: _buffer, noteLines, ...c } = await ingestSource(ctx, input);
     return {
       json: c,
       text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
@@ -182,7 +179,7 @@ function runLines(r: RunResult): string[] {
         ? `could not drain ${s.source}: ${s.error}`
         : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}${s.dropped ? `, dropped by the source ${s.dropped}` : ""}`,
     ),
-    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s)${r.compacted_events > 0 && r.engrams_written === 0 ? " (telemetry without a stall, blocked work or failure pattern makes none)" : ""}, ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
     ...(r.not_compacted
       ? [`nothing compacted: ${r.not_compacted.reason}; ${r.not_compacted.hint}`]
       : []),
@@ -199,12 +196,14 @@ async function runPr(
   args: ParsedArgs,
   cycle: RunOptions,
 ): Promise<CommandOutput> {
-  const [github, port, { runProposal }, { droppedWarnings }] = await Promise.all([
-    import("../github/client.js"),
-    import("../director/github-port.js"),
-    import("../director/propose.js"),
-    import("../bus/sources.js"),
-  ]);
+  const [github, port, { runProposal }, { droppedWarnings }, { proposalPlanLines }] =
+    await Promise.all([
+      import("../github/client.js"),
+      import("../director/github-port.js"),
+      import("../director/propose.js"),
+      import("../bus/sources.js"),
+      import("../core/rendering/proposal-plan.js"),
+    ]);
   const { callCount, createGitHub, githubSettings } = github;
   const { githubCommitter, githubFileUrl, githubPulls } = port;
   const settings = githubSettings(process.env, ctx.config);
@@ -238,6 +237,7 @@ async function runPr(
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),
+    ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
           "no GitHub configured; the pull request would be:",
@@ -262,7 +262,7 @@ const verify: Command = {
   async run(args) {
     const [{ verifyRepository }, { formatFinding }] = await Promise.all([
       import("../director/verify.js"),
-      import("../core/checks/verify.js"),
+      import("../core/checks/findings.js"),
     ]);
     const ctx = await openCtx(args);
     const findings = await verifyRepository(ctx);
@@ -333,4 +333,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   status,
   ...GIT_COMMANDS,
   ...BUS_COMMANDS,
+  SYNC_COMMAND,
 ];

@@ -14,7 +14,7 @@ import { EXIT } from "./main.js";
 function requiredOption(args: ParsedArgs, name: string, usage: string): string {
   const value = stringOption(args, name);
   if (value === undefined || value === "") {
-    throw new UsageError(`--${name} is required\n\nusage: ${usage}`);
+    throw new UsageError(`--${name} is required`, { usage: `usage: ${usage}\n` });
   }
   return value;
 }
@@ -76,9 +76,10 @@ const restore: Command = {
   options: {},
   positionals: [1, 1],
   async run(args) {
-    const [{ openContext }, { restoreEngram }] = await Promise.all([
+    const [{ openContext }, { restoreEngram }, { tierDir }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../director/restore.js"),
+      import("../core/model/paths.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
     const r = await restoreEngram(ctx, args.positionals[0] as string);
@@ -98,7 +99,7 @@ const restore: Command = {
           : []),
       ];
       lines.push(
-        `warning: memory/${o.scope} is over its budget (${over.join(", ")}): the next director run evicts oldest-first again unless [memory] budgets are raised`,
+        `warning: ${tierDir(o.scope)} is over its budget (${over.join(", ")}): the next director run evicts oldest-first again unless [memory] budgets are raised`,
       );
     }
     return { json: r, text: `${lines.join("\n")}\n` };

@@ -5,6 +5,7 @@ import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph
 import type { Activity, ActivityOf } from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
+import { MEMORY_DIR } from "../core/model/paths.js";
 import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -167,7 +168,7 @@ async function activityFor(ctx: RepoContext): Promise<ActivityCache> {
       if (!known || commit.at > known[0]) cache.files[file] = [commit.at, commit.sha];
     }
   }
-  cache.added = Object.fromEntries(await firstAdded(ctx.repoDir, "memory"));
+  cache.added = Object.fromEntries(await firstAdded(ctx.repoDir, MEMORY_DIR));
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify(cache));
   return cache;

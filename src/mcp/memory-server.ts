@@ -5,7 +5,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { EngramError } from "../errors.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { EngramError, StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
@@ -173,6 +174,10 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           .describe(
             "how sure the caller already is (0..1); decides whether a remote store is asked",
           ),
+        include_superseded: z
+          .boolean()
+          .optional()
+          .describe("also short-term engrams a long-term one superseded (default false)"),
       },
       outputSchema: recallOutput,
       annotations: { readOnlyHint: false, openWorldHint: false },
@@ -188,6 +193,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           limit: input.limit,
           scope: single,
           signal: false,
+          includeSuperseded: input.include_superseded === true,
         });
         // The recall signal (a promotion hint) is spooled after the answer, one at a time,
         // so an agent does not wait for its fsync.
@@ -329,7 +335,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             bytes: entries.reduce((sum, e) => sum + fileBytes(join(ctx.repoDir, e.path)), 0),
           };
         };
-        const focusPath = join(ctx.repoDir, "MEMORY.md");
+        const focusPath = join(ctx.repoDir, FOCUS_PATH);
         return structured({
           scope: scopeOf(ctx, catalog, ["lt", "st"]),
           catalog: {
@@ -345,9 +351,9 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
 
   server.registerResource(
     "focus",
-    "engram://MEMORY.md",
+    `engram://${FOCUS_PATH}`,
     {
-      title: "MEMORY.md",
+      title: FOCUS_PATH,
       description: "The current-focus view of memory",
       mimeType: "text/markdown",
     },
@@ -356,7 +362,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "text/markdown",
-          text: readText(join(ctx.repoDir, "MEMORY.md")),
+          text: readText(join(ctx.repoDir, FOCUS_PATH)),
         },
       ],
     }),
@@ -375,7 +381,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "application/json",
-          text: readText(join(ctx.repoDir, "memory", "catalog.json")),
+          text: readText(join(ctx.repoDir, CATALOG_PATH)),
         },
       ],
     }),
@@ -402,7 +408,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       const catalog = await readCatalog(ctx.repoDir);
       const entry = catalog.entries.find((e) => e.engram_id === id);
       if (!entry) {
-        throw new EngramError(
+        throw new StateError(
           `no engram ${JSON.stringify(id.slice(0, 80))} in catalog version ${catalog.catalog_version}`,
         );
       }
@@ -444,7 +450,7 @@ async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolRes
 
 function readText(path: string): string {
   if (!existsSync(path))
-    throw new EngramError(`${path} does not exist: run director init and director run`);
+    throw new StateError(`${path} does not exist: run director init and director run`);
   return readFileSync(path, "utf8");
 }
 

@@ -10,6 +10,7 @@ import {
   recallDocFromEngram,
   type SerializedRecallIndex,
   serializeRecallIndex,
+  supersededBy,
 } from "../core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -39,10 +40,11 @@ export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promis
     }
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  const docs = catalog.entries
+  const listed = catalog.entries
     .map((entry) => engrams.get(entry.engram_id))
-    .filter((e) => e !== undefined)
-    .map(recallDocFromEngram);
+    .filter((e) => e !== undefined);
+  const superseded = supersededBy(listed);
+  const docs = listed.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id)));
   const index = buildRecallIndex(docs);
   mkdirSync(ctx.paths.root, { recursive: true });
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
@@ -73,6 +75,8 @@ export interface RecallMemoryOptions {
   scope?: "st" | "lt" | undefined;
   signal: boolean;
   worker?: string | undefined;
+  /** Also the ST engrams an LT engram superseded (hidden by default: one lesson, once). */
+  includeSuperseded?: boolean | undefined;
 }
 
 /** A recall over an index already loaded (a long-lived server keeps it between queries). */
@@ -86,6 +90,7 @@ export async function recallIn(
   const hits = recall(index, query, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    includeSuperseded: options.includeSuperseded === true,
   });
   let signal = false;
   if (options.signal && hits.length > 0) {

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { FindingCode } from "./verify.js";
+import type { FindingCode } from "./findings.js";
 
 /** How a check reports a finding. */
 export type Add = (path: string, code: FindingCode, message: string) => void;
