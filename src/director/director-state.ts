@@ -142,6 +142,11 @@ export async function withDirectorState<T>(
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
     const buffer = EventBuffer.open(ctx.paths, { retainEvents });
+    buffer.roomMaker = async (event) => {
+      // Loaded only when a budget is reached: the cycle machinery is large.
+      const { compactForRoom } = await import("./run.js");
+      await compactForRoom(ctx, buffer, event);
+    };
     try {
       await recoverIntent(ctx, buffer);
       return await task(buffer);

@@ -69,17 +69,17 @@ export function ingestorFor(
     redactor: redactorFor(ctx.config),
     sealKey: loadSealKey(ctx.paths.sealKey, true),
     maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
-    room: {
-      limits: {
-        maxEvents: ctx.config.memory.buffer_max_events,
-        maxBytes: ctx.config.memory.buffer_max_bytes,
-      },
-      async make(event) {
-        // Loaded only when a budget is reached: the cycle machinery is large.
-        const { compactForRoom } = await import("../director/run.js");
-        await compactForRoom(ctx, buffer, event);
-      },
-    },
+    ...(buffer.roomMaker
+      ? {
+          room: {
+            limits: {
+              maxEvents: ctx.config.memory.buffer_max_events,
+              maxBytes: ctx.config.memory.buffer_max_bytes,
+            },
+            make: buffer.roomMaker,
+          },
+        }
+      : {}),
   };
   const pool = options.parallel
     ? () => IngestPool.create({ ...target, patterns: ctx.config.redaction.patterns })

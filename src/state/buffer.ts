@@ -82,6 +82,12 @@ export class EventBuffer {
   readonly events: StoredEvent[] = [];
   totalBytes = 0;
   meta: BufferMeta;
+  /**
+   * How to make room when an event would pass a hard budget: set by whoever owns the buffer
+   * under the Director lock (it compacts the oldest slice, as a cycle would). Without it an
+   * ingest only appends, and the next cycle restores the budgets.
+   */
+  roomMaker: ((event: SerializedEvent) => Promise<void>) | undefined;
   private eventCount = 0;
   private readonly keys = new Set<string>();
   private readonly compactedKeys: string[] = [];
