@@ -17,7 +17,7 @@ export interface BatchSettings {
 }
 
 export type LineOutcome =
-  | { ok: true; event: SerializedEvent }
+  | { ok: true; event: SerializedEvent; repaired: number }
   | { ok: false; record: QuarantineRecord; redactions: number };
 
 /**
@@ -33,7 +33,7 @@ export function normalizeBatch(
   for (const input of lines) {
     const result = normalizeLine(input.text, settings);
     if (result.ok) {
-      out.push({ ok: true, event: serializeEvent(result.event) });
+      out.push({ ok: true, event: serializeEvent(result.event), repaired: result.repaired });
       continue;
     }
     const excerpt = quarantineExcerpt(input.text, redactor);
@@ -92,6 +92,8 @@ export interface PackedOutcomes {
   redactions: number[];
   quarantine: QuarantineRecord[];
   quarantineRedactions: number;
+  /** Lone surrogates replaced by U+FFFD in the accepted events. */
+  repaired: number;
 }
 
 export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: string): PackedOutcomes {
@@ -100,8 +102,10 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
   const redactions: number[] = [];
   const quarantine: QuarantineRecord[] = [];
   let quarantineRedactions = 0;
+  let repaired = 0;
   for (const outcome of outcomes) {
     if (outcome.ok) {
+      repaired += outcome.repaired;
       keys.push(outcome.event.key);
       bodies.push(outcome.event.body);
       redactions.push(outcome.event.redactions);
@@ -117,6 +121,7 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
     redactions,
     quarantine,
     quarantineRedactions,
+    repaired,
   };
 }
 

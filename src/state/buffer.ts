@@ -11,7 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import type { PendingEvent } from "../core/ingest/normalize.js";
+import { currentKey, type PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
@@ -109,11 +109,18 @@ export class EventBuffer {
       if (whole.length < text.length && !options.readOnly) {
         truncateSync(paths.seen, Buffer.byteLength(whole, "utf8"));
       }
-      for (const key of whole.split("\n")) {
-        if (key.length > 0) {
+      let migrated = false;
+      for (const line of whole.split("\n")) {
+        if (line.length > 0) {
+          const key = currentKey(line);
+          migrated ||= key !== line;
           buffer.keys.add(key);
           buffer.compactedKeys.push(key);
         }
+      }
+      // Raw event ids from an older version leave the file now, not at the next rewrite.
+      if (migrated && !options.readOnly) {
+        writeFileAtomicSync(paths.seen, `${buffer.compactedKeys.join("\n")}\n`);
       }
     }
     if (existsSync(paths.journal)) buffer.loadJournal(options.readOnly === true);
@@ -178,6 +185,9 @@ export class EventBuffer {
       seq = event.seq;
       receivedAt = event.received_at;
     }
+    // An event id stored raw by an older version: deduplicate it by today's key.
+    key = currentKey(key);
+    if (event !== undefined && event.key !== key) event.key = key;
     if (this.keys.has(key)) return true;
     this.keys.add(key);
     if (this.retainEvents && event) this.events.push({ event, bytes });

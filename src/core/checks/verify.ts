@@ -10,6 +10,7 @@ import {
 } from "../model/engram.js";
 import { compareText } from "../model/text.js";
 import { countFocusItems, parseFocusMarker } from "../rendering/focus-header.js";
+import { checkLoneSurrogates } from "./unicode.js";
 import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
 
 /** A file under `memory/st` or `memory/lt`: repo-relative POSIX path and its UTF-8 text. */
@@ -57,6 +58,7 @@ export const FINDING_CODES = [
   "focus-stale",
   "focus-bytes",
   "focus-items",
+  "lone-surrogate",
 ] as const;
 /** The kind of a finding, one of `FINDING_CODES`. */
 export type FindingCode = (typeof FINDING_CODES)[number];
@@ -100,6 +102,9 @@ export function verifyMemory(input: VerifyInput): Finding[] {
 
   const files = new Map<string, string>();
   for (const file of input.files) files.set(file.path, file.text);
+  if (input.catalogText !== undefined) checkLoneSurrogates(CATALOG_PATH, input.catalogText, add);
+  for (const [path, text] of files) checkLoneSurrogates(path, text, add);
+  if (input.memoryMd !== undefined) checkLoneSurrogates(MEMORY_MD_PATH, input.memoryMd, add);
 
   const views = new Map<string, FileView>();
   for (const [path, text] of files) {
