@@ -20,7 +20,8 @@ const VALUE = [
   `\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n])+)(?=\\\\")`,
   `"((?:[^"\\\\\\r\\n]|\\\\.)+)(?=")`,
   `'((?:[^'\\\\\\r\\n]|\\\\.)+)(?=')`,
-  `([^\\s"'\`,;&[\\]{}()\\\\=<>][^\\s"'\`,;&[\\]{}()\\\\<>]*)`,
+  // Braces are allowed after the first character, so that `${DB_PASSWORD}` is one value (a placeholder).
+  `([^\\s"'\`,;&[\\]{}()\\\\=<>][^\\s"'\`,;&[\\]()\\\\<>]*)`,
 ].join("|");
 
 /**
@@ -89,20 +90,20 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     },
   },
   {
-    id: "password-assignment",
-    keywords: ["pass", "pwd", "secret", "credential"],
-    pattern: `(?:${PASSWORD_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
-    flags: "i",
-    groups: [1, 2, 3, 4],
-    check: (secret) => looksLikePassword(secret),
-  },
-  {
     id: "passphrase",
     keywords: ["passphrase"],
     // An unquoted pass phrase is words: it runs to the end of the line.
     pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]+?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
     flags: "i",
     groups: [1],
+    check: (secret) => looksLikePassword(secret),
+  },
+  {
+    id: "password-assignment",
+    keywords: ["pass", "pwd", "secret", "credential"],
+    pattern: `(?:${PASSWORD_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
+    flags: "i",
+    groups: [1, 2, 3, 4],
     check: (secret) => looksLikePassword(secret),
   },
   {

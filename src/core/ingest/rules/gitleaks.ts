@@ -248,6 +248,7 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
   {
     id: "discord-webhook-url",
     keywords: ["discord.com/api/webhooks", "discordapp.com/api/webhooks"],
+    lookback: 16,
     pattern:
       "https://(?:ptb\\.|canary\\.)?discord(?:app)?\\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{20,}",
   },
@@ -255,7 +256,7 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
     id: "telegram-bot-api-token",
     keywords: [":aa"],
     lookback: 16,
-    pattern: `${START}[0-9]{5,16}:A[A-Za-z0-9_-]{34}${END}`,
+    pattern: `${START}[0-9]{5,16}:AA[A-Za-z0-9_-]{33}${END}`,
   },
   {
     id: "sendgrid-api-token",
