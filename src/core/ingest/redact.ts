@@ -208,9 +208,18 @@ const SHORTEST = 5;
 
 function redactBuiltIn(text: string): RedactionResult {
   if (text.length < SHORTEST) return { text, count: 0 };
-  const spans = findSpans(text, BUILT_IN);
+  let spans = findSpans(text, BUILT_IN);
   if (spans.length === 0) return { text, count: 0 };
-  return { text: applySpans(text, spans, BUILT_IN), count: spans.length };
+  let out = text;
+  let count = 0;
+  // A marker can change a neighbour's context (a token glued to a redacted one now ends at
+  // `[`): scan the output again until nothing changes, so that redaction is idempotent.
+  for (let pass = 0; pass < 4 && spans.length > 0; pass++) {
+    out = applySpans(out, spans, BUILT_IN);
+    count += spans.length;
+    spans = findSpans(out, BUILT_IN);
+  }
+  return { text: out, count };
 }
 
 const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;

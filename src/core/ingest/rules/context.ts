@@ -36,10 +36,19 @@ export const TOKEN_KEYS =
 const PEM_HEAD = "-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PEM_TAIL = "-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 /** Characters of a PEM body (base64, header lines such as `Proc-Type: 4,ENCRYPTED`), raw or JSON-escaped newlines. */
-const PEM_BODY = "(?:[A-Za-z0-9+/=\\s:,.-]|\\\\[nrt])";
+// A dash run of five is a boundary (the END line, or the next block), never body: a text of
+// repeated headers then costs linear time, not quadratic.
+const PEM_BODY = "(?:[A-Za-z0-9+/=\\s:,.]|-(?!----)|\\\\[nrt])";
 
-/** A PEM body holds a base64 line; prose after a header does not. */
-const BASE64_LINE = /[A-Za-z0-9+/]{40,}/;
+/**
+ * A PEM body holds base64; prose after a header does not. A block with its END line needs a
+ * run of 16 base64 characters, a truncated one (no END line) a whole line's worth.
+ */
+function isPemBlock(block: string): boolean {
+  return /-----END/.test(block)
+    ? /[A-Za-z0-9+/]{16,}/.test(block)
+    : /[A-Za-z0-9+/]{40,}/.test(block);
+}
 
 export const CONTEXT_RULES: readonly SecretRule[] = [
   {
@@ -48,7 +57,7 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     // The block to its END line; a truncated block (no END line) to where its body stops.
     // A header alone, as in prose that names it, is kept: the body must hold a base64 line.
     pattern: `${PEM_HEAD}${PEM_BODY}*?(?:${PEM_TAIL}|(?!${PEM_BODY}))`,
-    check: (secret) => BASE64_LINE.test(secret),
+    check: (secret) => isPemBlock(secret),
   },
   {
     id: "curl-auth-user",
@@ -93,7 +102,8 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     id: "passphrase",
     keywords: ["passphrase"],
     // An unquoted pass phrase is words: it runs to the end of the line.
-    pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]+?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
+    // Bounded, so that a long line of look-alikes is not scanned again from every key word.
+    pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]{1,256}?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
     flags: "i",
     groups: [1],
     check: (secret) => looksLikePassword(secret),
