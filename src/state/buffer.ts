@@ -204,7 +204,7 @@ export class EventBuffer {
   }
 
   has(key: string): boolean {
-    return this.keys.has(key);
+    return this.keys.has(currentKey(key));
   }
 
   get count(): number {
@@ -221,8 +221,10 @@ export class EventBuffer {
     const added: SerializedEvent[] = [];
     const lines: string[] = [];
     for (const item of items) {
-      if (this.keys.has(item.key)) continue;
-      this.keys.add(item.key);
+      // Ingest writes today's keys; a caller holding an older one is deduplicated alike.
+      const key = currentKey(item.key);
+      if (this.keys.has(key)) continue;
+      this.keys.add(key);
       const seq = this.meta.last_seq + 1;
       this.meta.last_seq = seq;
       const line = `{"seq":${seq},${item.body.slice(1)}\n`;
@@ -263,7 +265,7 @@ export class EventBuffer {
     if (!this.retainEvents) throw new Error("dropThrough needs a buffer opened with its events");
     const dropped = this.events.filter((s) => s.event.seq <= throughSeq);
     if (dropped.length > 0) {
-      const keys = dropped.map((s) => s.event.key);
+      const keys = dropped.map((s) => currentKey(s.event.key));
       // A loop, not push(...keys): spreading 150k+ arguments overflows the stack.
       for (const key of keys) this.compactedKeys.push(key);
       if (this.compactedKeys.length > dedupWindow * 2) {

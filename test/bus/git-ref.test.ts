@@ -480,7 +480,7 @@ describe("git-ref transport", () => {
     }
     expect(await drain(s.director)).toMatchObject({ accepted: 1 });
     const journal = readJournal(s.director).raw;
-    expect(journal).toContain("[REDACTED:github-token]");
+    expect(journal).toContain("[REDACTED:github-pat]");
     for (const secret of [token, "hunter2", "ACME-123456"]) expect(journal).not.toContain(secret);
   });
 });
