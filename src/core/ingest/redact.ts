@@ -56,6 +56,8 @@ interface RuleSet {
   /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
+  /** 1 for an ASCII code (either case) that starts some keyword: most characters do not. */
+  starts: Uint8Array;
 }
 
 interface Keyword {
@@ -73,6 +75,7 @@ function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
   const all = [...direct.keys()];
   const slots = new Uint16Array(128 * 128);
   const lists: Keyword[][] = [];
+  const starts = new Uint8Array(128);
   for (const word of all) {
     if (word.length < 2 || !/^[\x20-\x7e]+$/.test(word) || word !== word.toLowerCase()) {
       throw new Error(
@@ -82,11 +85,14 @@ function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     // A place reports every keyword that starts there, so `passphrase` turns on `pass` by
     // itself; a keyword inside another one (`sk` in `task`) is found at its own place.
     const turned = new Set<number>(direct.get(word));
-    const index = (word.charCodeAt(0) << 7) | word.charCodeAt(1);
+    const head = word.charCodeAt(0);
+    starts[head] = 1;
+    if (head >= 97 && head <= 122) starts[head - 32] = 1;
+    const index = (head << 7) | word.charCodeAt(1);
     if (slots[index] === 0) slots[index] = lists.push([]);
     (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
   }
-  return { rules, slots, lists };
+  return { rules, slots, lists, starts };
 }
 
 /** Lower case of an ASCII code; other codes as they are. */
@@ -101,14 +107,14 @@ function lowerCode(c: number): number {
  */
 function wantedRules(text: string, set: RuleSet): Map<number, number> {
   const wanted = new Map<number, number>();
-  const { slots, lists } = set;
+  const { slots, lists, starts } = set;
   const n = text.length - 1;
-  let b = lowerCode(text.charCodeAt(0));
   for (let i = 0; i < n; i++) {
-    const a = b;
-    b = lowerCode(text.charCodeAt(i + 1));
-    if (a > 127 || b > 127) continue;
-    const slot = slots[(a << 7) | b] as number;
+    const c = text.charCodeAt(i);
+    if (c > 127 || starts[c] === 0) continue;
+    const b = lowerCode(text.charCodeAt(i + 1));
+    if (b > 127) continue;
+    const slot = slots[(lowerCode(c) << 7) | b] as number;
     if (slot === 0) continue;
     for (const { word, rules } of lists[slot - 1] as Keyword[]) {
       if (i + word.length > text.length) continue;
