@@ -260,6 +260,12 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
       // Existing tokens are left alone, so that a user pattern cannot eat into one.
       out = out.includes("[REDACTED:") ? mapOutsideTokens(out, replaceIn) : replaceIn(out);
     }
+    // A user marker may now stand where a built-in rule's look-behind saw a letter.
+    if (count > builtIn.count) {
+      const again = redactBuiltIn(out);
+      out = again.text;
+      count += again.count;
+    }
     return { text: out, count };
   };
 

@@ -167,7 +167,7 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
     // carry `T3BlbkFJ`); shorter mixed-case `sk-` keys, which keeps ids such as
     // `task-<hex>` out.
     pattern:
-      "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,255}|[A-Za-z0-9]{48,255}|(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{32,255})",
+      "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,255}|[A-Za-z0-9]{48,255}|(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{32,255})",
   },
   {
     id: "huggingface-access-token",
