@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The default output, and a banner at the end when NATS tests were skipped.
+    reporters: ["default", "./test/support/nats-reporter.ts"],
   },
 });

@@ -9,6 +9,7 @@
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
+ *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,7 @@ import {
   ROOMY_BUDGETS,
   writeEngramRepo,
 } from "./fixtures.js";
+import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
@@ -127,6 +129,10 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  gc();
+  const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
+    runFromGitScenario(10_000),
+  );
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -151,10 +157,20 @@ async function main(): Promise<void> {
     reference_mcp_memory: reference,
     transports: { tcp, nats, git: gitRefs },
     github,
+    from_git: fromGit,
   };
-  const passes = [ingest, compaction, noop, recallResult, peak, tcp, nats, gitRefs, github].map(
-    (r) => (r as { pass?: unknown }).pass === true,
-  );
+  const passes = [
+    ingest,
+    compaction,
+    noop,
+    recallResult,
+    peak,
+    tcp,
+    nats,
+    gitRefs,
+    github,
+    fromGit,
+  ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
   const report = {
     machine,

@@ -259,16 +259,24 @@ memory_md_max_items = 30\npromote_repeat_min = 3\n\n[agent_bus]\nmax_message_byt
     process.stdout.write("\nengram demo: ok (scratch repository removed)\n");
     return;
   }
+  const [directorBin, workerBin] = [shellWord(BINS.director), shellWord(BINS.worker)];
   process.stdout.write(`
 engram demo: ok. The scratch repository is kept at
   ${repo}
-Try next, in that folder (the envelopes it ingested are in ${busDir}):
+Try next (the envelopes it ingested are in ${busDir}):
+  cd ${shellWord(repo)}
   git log --stat --oneline                 # one commit of memory changes per round
-  node ${BINS.director} status --json
-  node ${BINS.worker} recall "token bucket"
-  node ${BINS.worker} emit --worker me --kind lesson --text "What you learned"
-  node ${BINS.director} run --force && git diff --stat
+  node ${directorBin} status --json
+  node ${workerBin} recall "token bucket"
+  node ${workerBin} emit --worker me --kind lesson --text "What you learned"
+  node ${directorBin} run --flush && git diff --stat   # --flush: the newest events too
+  node ${workerBin} recall "what you learned"
 `);
+}
+
+/** A path as one word for a POSIX shell: quoted only when it needs to be. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 try {

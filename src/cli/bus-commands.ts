@@ -4,6 +4,7 @@ import { type HubTls, serveHub } from "../bus/tcp-hub.js";
 import { openContext } from "../context/repo-context.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
+import { parseListen } from "./listen.js";
 
 const serve: Command = {
   name: "serve",
@@ -69,17 +70,6 @@ const serve: Command = {
     }
   },
 };
-
-/** `HOST:PORT` or `[IPv6]:PORT`. */
-export function parseListen(text: string): { host: string; port: number } {
-  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(text.trim());
-  const port = Number(m?.[2]);
-  if (!m || port > 65_535) {
-    throw new UsageError(`--listen: expected HOST:PORT (e.g. 127.0.0.1:7400), got "${text}"`);
-  }
-  const raw = m[1] as string;
-  return { host: raw.startsWith("[") ? raw.slice(1, -1) : raw, port };
-}
 
 function tlsOptions(args: ParsedArgs): HubTls | undefined {
   const flags = ["tls-cert", "tls-key", "tls-ca"] as const;

@@ -86,7 +86,11 @@ const ingest: Command = {
     }
     const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
-    const { buffer: _buffer, ...c } = await ingestSource(
+    const {
+      buffer: _buffer,
+      noteLines,
+      ...c
+    } = await ingestSource(
       ctx,
       source === "-"
         ? { stream: process.stdin, name: "stdin" }
@@ -95,20 +99,32 @@ const ingest: Command = {
     return {
       json: c,
       text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
+      warnings: noteLines > 0 ? [notesFileWarning(source, noteLines)] : [],
     };
   },
 };
+
+/** `director ingest` of a `worker emit --from` notes file: name the mistake and the fix. */
+function notesFileWarning(source: string, lines: number): string {
+  const file = source === "-" ? "FILE" : source;
+  return `${source === "-" ? "stdin" : source}: ${lines} line(s) are worker notes (kind, text), not agent-bus envelopes, and were quarantined; send a notes file with \`worker emit --from ${file}\``;
+}
 
 const run: Command = {
   name: "run",
   summary:
     "One Director cycle: drain the spool, compact the oldest events when over budget, promote, evict, write the catalog and MEMORY.md.",
   usage:
-    "director run [--force] [--dry-run] [--pr [--remote NAME] [--base BRANCH] [--branch NAME]] [--repo DIR] [--config FILE] [--json]",
+    "director run [--force | --flush] [--dry-run] [--pr [--remote NAME] [--base BRANCH] [--branch NAME]] [--repo DIR] [--config FILE] [--json]",
   options: {
     force: {
       type: "boolean",
       description: "compact all but the newest window now, ignoring soft limits",
+    },
+    flush: {
+      type: "boolean",
+      description:
+        "compact the whole buffer now, the newest window too (the end of a CI job or a session)",
     },
     "dry-run": { type: "boolean", description: "plan and report; write no memory file" },
     pr: {
@@ -136,6 +152,7 @@ const run: Command = {
     const ctx = await openContext(repoOptions(args));
     const cycle = {
       force: args.values.force === true,
+      flush: args.values.flush === true,
       dryRun: args.values["dry-run"] === true,
       drainSources: drainConfiguredSources,
     };
@@ -158,6 +175,9 @@ function runLines(r: RunResult): string[] {
         : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}${s.dropped ? `, dropped by the source ${s.dropped}` : ""}`,
     ),
     `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+    ...(r.not_compacted
+      ? [`nothing compacted: ${r.not_compacted.reason}; ${r.not_compacted.hint}`]
+      : []),
     `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
     `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
     r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",

@@ -23,7 +23,9 @@ import {
   repoOptions,
   stringOption,
 } from "./args.js";
+import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
+import { mcp } from "./mcp-command.js";
 
 /** Who is speaking on the bus: every command that sends an envelope takes these. */
 const SENDER_OPTIONS: OptionSpecs = {
@@ -313,4 +315,12 @@ const sync: Command = {
   },
 };
 
-export const WORKER_COMMANDS: readonly Command[] = [emit, recall, check, heartbeat, sync];
+export const WORKER_COMMANDS: readonly Command[] = [
+  emit,
+  recall,
+  check,
+  heartbeat,
+  sync,
+  ...GRAPH_COMMANDS,
+  mcp,
+];

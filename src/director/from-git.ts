@@ -1,31 +1,22 @@
 import { Readable } from "node:stream";
 import type { RepoContext } from "../context/repo-context.js";
+import { entityMatcher } from "../core/graph/entities.js";
 import { type GitCommitInfo, gitHistoryNdjson } from "../core/history/git-events.js";
-import { changedPaths, commitsInRange, openRepo } from "../git/history.js";
+import { logRange } from "../git/log.js";
+import { loadRegistry } from "../graph/registry.js";
 import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
 
 export interface FromGitResult extends IngestCounts {
   range: string;
   commits: number;
-  /** Envelopes built: one per commit plus one per trailer note. */
+  /** Envelopes built: one per commit, one per trailer note and one per inferred note. */
   events: number;
   buffer: { events: number; bytes: number };
 }
 
 /** The commits of a range, oldest first, with the files each changed against its first parent. */
 export async function readGitRange(repoDir: string, range: string): Promise<GitCommitInfo[]> {
-  const repo = await openRepo(repoDir);
-  const commits = await commitsInRange(repo, range);
-  const out: GitCommitInfo[] = [];
-  for (const { oid, commit } of commits) {
-    out.push({
-      sha: oid,
-      message: commit.message,
-      committedAt: commit.committer.timestamp,
-      files: await changedPaths(repo, commit.parent[0], oid),
-    });
-  }
-  return out;
+  return logRange(repoDir, range);
 }
 
 /**
@@ -34,7 +25,11 @@ export async function readGitRange(repoDir: string, range: string): Promise<GitC
  */
 export async function ingestGitRange(ctx: RepoContext, range: string): Promise<FromGitResult> {
   const commits = await readGitRange(ctx.repoDir, range);
-  const { text, events } = gitHistoryNdjson(commits);
+  // Areas are the registry's components where it names them, else top folders.
+  const registry = loadRegistry(ctx.repoDir);
+  const matcher =
+    registry.components.length + registry.projects.length > 0 ? entityMatcher(registry) : undefined;
+  const { text, events } = gitHistoryNdjson(commits, matcher?.areasOf);
   const counts = await ingestSource(ctx, { stream: Readable.from([text]), name: `git:${range}` });
   return { range, commits: commits.length, events, ...counts };
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
+import { emptyCatalog, isGitkeepPath, serializeCatalog } from "../core/model/engram.js";
 import { proposedEngramIds, rebaseCatalog } from "../core/proposal/catalog-merge.js";
 import { buildProposal } from "../core/proposal/proposal.js";
 import { type Proposal, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
@@ -396,7 +396,8 @@ function replay(
   const files = new Map<string, string>();
   const keep = new Set(rebased.catalog.entries.map((e) => e.path));
   for (const [path, text] of onto.files) {
-    if (path === CATALOG_PATH || path === FOCUS_PATH || keep.has(path)) files.set(path, text);
+    const kept = path === CATALOG_PATH || path === FOCUS_PATH || isGitkeepPath(path);
+    if (kept || keep.has(path)) files.set(path, text);
   }
   for (const entry of rebased.carried) {
     const text = proposal.files.get(entry.path);

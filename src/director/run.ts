@@ -5,9 +5,12 @@ import { type TierUsage, tierUsage } from "../core/compaction/budget.js";
 import {
   type CompactionReason,
   decideCompaction,
+  explainNoCompaction,
+  type NotCompacted,
   planCycle,
   tallyRecalls,
 } from "../core/compaction/plan.js";
+import { isHistoryEvent } from "../core/history/kinds.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import {
@@ -26,6 +29,8 @@ import { type CycleIntent, commitCycle, withDirectorState } from "./director-sta
 export interface RunOptions {
   /** Compact everything but the newest window, ignoring the soft limit and rate limit. */
   force?: boolean;
+  /** Compact the whole buffer, the newest window too (the end of a CI job or a session). */
+  flush?: boolean;
   /** Plan and report, write nothing (the spool is still drained into the buffer). */
   dryRun?: boolean;
   /** Drains the networked bus sources after the spool (`agent_bus.sources`; the CLI wires it). */
@@ -41,6 +46,8 @@ export interface RunResult {
   engrams_promoted: number;
   compacted_events: number;
   compaction: CompactionReason;
+  /** Why nothing was compacted, with what would compact now; null when events were compacted. */
+  not_compacted: NotCompacted | null;
   drained: IngestCounts & { files: number };
   /** The networked sources of `agent_bus.sources`, drained after the spool. */
   sources: SourceDrain[];
@@ -95,13 +102,14 @@ async function cycle(
   const memory = ctx.config.memory;
   const catalog = await readCatalog(ctx.repoDir);
   const now = receiptTime();
-  const decision = decideCompaction(
-    { eventBytes: buffer.events.map((s) => s.bytes), totalBytes: buffer.totalBytes },
-    memory,
-    buffer.meta.last_compaction_at,
-    now,
-    options.force === true,
-  );
+  const shape = {
+    eventBytes: buffer.events.map((s) => s.bytes),
+    totalBytes: buffer.totalBytes,
+    historyThrough: buffer.events.findLastIndex((s) => isHistoryEvent(s.event)) + 1,
+  };
+  const last = buffer.meta.last_compaction_at;
+  const force = options.force === true;
+  const decision = decideCompaction(shape, memory, last, now, force, options.flush === true);
   const newSignals = buffer.events.some(
     (s) => s.event.kind === "recall" && s.event.seq > buffer.meta.recall_checked_seq,
   );
@@ -111,6 +119,7 @@ async function cycle(
   const base = {
     ...intake,
     compaction: decision.reason,
+    not_compacted: explainNoCompaction(decision, shape, memory, last, now),
     dry_run: options.dryRun === true,
   };
   // A lowered budget in the config must evict on the next cycle, even an otherwise idle one.
@@ -229,7 +238,8 @@ function maxIso(a: string | undefined, b: string): string {
 function summarize(
   catalog: Catalog,
   buffer: EventBuffer,
-  fields: Partial<RunResult> & Pick<RunResult, "drained" | "sources" | "compaction" | "dry_run">,
+  fields: Partial<RunResult> &
+    Pick<RunResult, "drained" | "sources" | "compaction" | "not_compacted" | "dry_run">,
   focus: RunResult["focus"],
   pendingDrop = 0,
 ): RunResult {

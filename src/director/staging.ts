@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { emptyCatalog } from "../core/model/engram.js";
+import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
 import { CATALOG_PATH, FOCUS_PATH, readCatalog } from "../repo/memory-tree.js";
@@ -84,8 +84,9 @@ function parseCatalogAt(text: string | undefined, commit: string): Catalog {
 }
 
 /**
- * The staging tree's files: the catalog, the engrams it lists and MEMORY.md. Only what the
- * catalog names is read, so a temp file left by a killed writer is never committed.
+ * The staging tree's files: the catalog, the engrams it lists, MEMORY.md and the tiers'
+ * `.gitkeep` files it was given (so that a proposal never deletes them). Only these are
+ * read, so a temp file left by a killed writer is never committed.
  */
 export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
   const catalog = await readCatalog(dir);
@@ -96,8 +97,8 @@ export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
   await forEachLimited(catalog.entries, 32, async (entry) => {
     files.set(entry.path, await readFile(join(dir, entry.path), "utf8"));
   });
-  if (existsSync(join(dir, FOCUS_PATH))) {
-    files.set(FOCUS_PATH, await readFile(join(dir, FOCUS_PATH), "utf8"));
+  for (const path of [FOCUS_PATH, ...TIER_GITKEEPS]) {
+    if (existsSync(join(dir, path))) files.set(path, await readFile(join(dir, path), "utf8"));
   }
   return { catalog, files };
 }

@@ -6,7 +6,12 @@ import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { withDirectorState } from "../director/director-state.js";
 import type { EventBuffer } from "../state/buffer.js";
-import { appendQuarantine } from "../state/quarantine.js";
+import {
+  appendQuarantine,
+  type QuarantineRecord,
+  quarantineKey,
+  quarantineKeys,
+} from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
@@ -94,6 +99,10 @@ export type { InputLine };
  */
 export class Ingestor {
   readonly counts = zeroCounts();
+  /** Quarantined lines that are `worker emit --from` notes: the caller names the mistake. */
+  noteLines = 0;
+  /** Keys of the quarantine's records, read at the first rejected line. */
+  private quarantined: Set<string> | undefined;
   private batch: InputLine[] = [];
   private readonly inFlight: Promise<PackedOutcomes>[] = [];
   private pool: IngestPool | undefined;
@@ -163,15 +172,16 @@ export class Ingestor {
   ): Promise<void> {
     await this.drain();
     const excerpt = quarantineExcerpt(start, this.target.redactor);
-    appendQuarantine(this.target.quarantinePath, [
+    this.quarantine([
       {
         received_at: receiptTime(),
         source,
         line,
         reason: "oversized",
-        detail: `line longer than ${charsSeen} characters, over agent_bus.max_message_bytes (${this.target.maxMessageBytes}); not read to its end`,
+        detail: `message over the limit agent_bus.max_message_bytes = ${this.target.maxMessageBytes} (no line end in its first ${charsSeen} characters; the rest of the line was skipped)`,
         excerpt: excerpt.text,
         bytes: Buffer.byteLength(start, "utf8"),
+        key: quarantineKey(source, line, start),
       },
     ]);
     this.counts.quarantined++;
@@ -183,10 +193,18 @@ export class Ingestor {
     this.pool = undefined;
   }
 
+  /** Records rejected lines, each line of a source once however often it is read. */
+  private quarantine(records: readonly QuarantineRecord[]): void {
+    if (records.length === 0) return;
+    this.quarantined ??= quarantineKeys(this.target.quarantinePath);
+    appendQuarantine(this.target.quarantinePath, records, this.quarantined);
+  }
+
   private apply(packed: PackedOutcomes): void {
     const events = unpackEvents(packed);
     const added = this.target.buffer.append(events);
-    appendQuarantine(this.target.quarantinePath, packed.quarantine);
+    this.quarantine(packed.quarantine);
+    this.noteLines += packed.noteLines;
     let redacted = packed.quarantineRedactions;
     for (const event of added) redacted += event.redactions;
     this.counts.accepted += added.length;
@@ -277,7 +295,7 @@ export function ingestSmallFile(ingestor: Ingestor, path: string, source: string
 export async function ingestSource(
   ctx: RepoContext,
   source: { path: string; name?: string } | { stream: Readable; name: string },
-): Promise<IngestCounts & { buffer: { events: number; bytes: number } }> {
+): Promise<IngestCounts & { buffer: { events: number; bytes: number }; noteLines: number }> {
   return withDirectorState(
     ctx,
     async (buffer) => {
@@ -289,7 +307,8 @@ export async function ingestSource(
       } finally {
         await ingestor.close();
       }
-      return { ...ingestor.counts, buffer: { events: buffer.count, bytes: buffer.totalBytes } };
+      const buffered = { events: buffer.count, bytes: buffer.totalBytes };
+      return { ...ingestor.counts, buffer: buffered, noteLines: ingestor.noteLines };
     },
     { retainEvents: false },
   );

@@ -1,7 +1,7 @@
 import { normalizeLine, quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { type SerializedEvent, serializeEvent } from "../state/buffer.js";
-import type { QuarantineRecord } from "../state/quarantine.js";
+import { type QuarantineRecord, quarantineKey } from "../state/quarantine.js";
 
 export interface InputLine {
   text: string;
@@ -18,7 +18,32 @@ export interface BatchSettings {
 
 export type LineOutcome =
   | { ok: true; event: SerializedEvent; repaired: number }
-  | { ok: false; record: QuarantineRecord; redactions: number };
+  | { ok: false; record: QuarantineRecord; redactions: number; note: boolean };
+
+/** The quarantine detail of a line that is a `worker emit --from` note, not an envelope. */
+export const NOTE_LINE_DETAIL =
+  "a worker note (kind, text), not an agent-bus envelope: send a notes file with `worker emit --from FILE`";
+
+/**
+ * A line of a `worker emit --from` notes file (an object with `kind` and `text` and none of
+ * the envelope's fields): a common mistake worth naming instead of a schema error.
+ */
+export function looksLikeWorkerNote(text: string): boolean {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const fields = value as Record<string, unknown>;
+  return (
+    typeof fields.kind === "string" &&
+    typeof fields.text === "string" &&
+    fields.schema_version === undefined &&
+    fields.message_type === undefined
+  );
+}
 
 /**
  * Normalizes a batch of input lines into serialized events or quarantine records, in input
@@ -37,17 +62,20 @@ export function normalizeBatch(
       continue;
     }
     const excerpt = quarantineExcerpt(input.text, redactor);
+    const note = result.reason === "invalid-envelope" && looksLikeWorkerNote(input.text);
     out.push({
       ok: false,
       redactions: result.redactions + excerpt.count,
+      note,
       record: {
         received_at: receivedAt,
         source: input.source,
         line: input.line,
         reason: result.reason,
-        detail: result.detail,
+        detail: note ? NOTE_LINE_DETAIL : result.detail,
         excerpt: excerpt.text,
         bytes: Buffer.byteLength(input.text, "utf8"),
+        key: quarantineKey(input.source, input.line, input.text),
       },
     });
   }
@@ -94,6 +122,8 @@ export interface PackedOutcomes {
   quarantineRedactions: number;
   /** Lone surrogates replaced by U+FFFD in the accepted events. */
   repaired: number;
+  /** Quarantined lines that are worker notes (`NOTE_LINE_DETAIL`). */
+  noteLines: number;
 }
 
 export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: string): PackedOutcomes {
@@ -103,6 +133,7 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
   const quarantine: QuarantineRecord[] = [];
   let quarantineRedactions = 0;
   let repaired = 0;
+  let noteLines = 0;
   for (const outcome of outcomes) {
     if (outcome.ok) {
       repaired += outcome.repaired;
@@ -112,6 +143,7 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
     } else {
       quarantine.push(outcome.record);
       quarantineRedactions += outcome.redactions;
+      if (outcome.note) noteLines++;
     }
   }
   return {
@@ -122,6 +154,7 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
     quarantine,
     quarantineRedactions,
     repaired,
+    noteLines,
   };
 }
 

@@ -83,10 +83,14 @@ describe("ingest --from-git", () => {
     });
     const facts = engrams.flatMap((e) => e.facts);
     expect(facts).toContain("Lesson: fuzz the tokenizer early");
-    expect(facts).toContain("Commit: Add the parser — The parser reads the config grammar.");
+    // Commits are summarised per area, not listed; a content-free subject is only counted.
+    expect(facts).toContain('Area src: 1 commit, 2026 (1 feature); latest: "Add a cache"');
+    expect(facts.some((f) => f.includes("Fix the build"))).toBe(false);
+    expect(facts).toContain("1 commit with a content-free subject, 2026");
     const links = engrams.flatMap((e) => e.links as { type: string; ref: string }[]);
     expect(links).toContainEqual({ type: "commit", ref: shas[1] });
-    expect(links).toContainEqual({ type: "file", ref: "src/parser.ts" });
+    // A commit link stands for its files: git has them.
+    expect(links.filter((l) => l.type === "file")).toEqual([]);
     // Still duplicates once compacted: the buffer remembers the keys it compacted.
     expect(await ingestGitRange(ctx, "HEAD")).toMatchObject({ accepted: 0, duplicates: 7 });
   });

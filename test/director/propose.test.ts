@@ -150,6 +150,32 @@ describe("director run --pr", () => {
     );
   });
 
+  it("with nothing new proposes nothing, and a proposal keeps the tiers' .gitkeep files", async () => {
+    const { origin, clone } = await setup();
+    const idle = jsonOf<RunJson>(await proposeRun(clone));
+    expect(idle.compacted_events).toBe(0);
+    expect(idle.proposal).toMatchObject({ status: "nothing-to-propose", head_sha: null });
+    expect(idle.proposal.would_open).toBeNull();
+    expect(git(origin, ["branch", "--list", BRANCH]).trim()).toBe("");
+    expect(git(clone.dir, ["branch", "--list", BRANCH]).trim()).toBe("");
+
+    await remember(clone, ["a fact worth a proposal"]);
+    const created = jsonOf<RunJson>(await proposeRun(clone, [], 1_800_000_100));
+    expect(created.proposal.status).toBe("created");
+    const removed = git(origin, ["diff", "--name-status", "main", BRANCH]);
+    expect(removed).not.toMatch(/^D/m);
+    const merger = cloneOf(origin);
+    git(merger.dir, ["merge", "-q", "--no-ff", "-m", "Merge engram PR", `origin/${BRANCH}`]);
+    git(merger.dir, ["push", "-q", "origin", "main"]);
+    const tree = git(origin, ["ls-tree", "-r", "--name-only", "main"]).split("\n");
+    expect(tree).toEqual(expect.arrayContaining(["memory/st/.gitkeep", "memory/lt/.gitkeep"]));
+
+    const after = jsonOf<RunJson>(await proposeRun(clone, [], 1_800_000_200));
+    expect(after.proposal.status).toBe("nothing-to-propose");
+    expect(after.proposal.would_open).toBeNull();
+    expect(sha(origin, BRANCH)).toBe(created.proposal.head_sha);
+  });
+
   it("regenerates the branch on a moved main without reverting it or losing the proposal", async () => {
     const { origin, clone } = await setup();
     await remember(clone, ["proposed before main moved"]);

@@ -5,6 +5,7 @@ import {
   ENGRAM_PATH_PATTERN,
   engramHashOf,
   engramPath,
+  isGitkeepPath,
   serializeCatalog,
   serializeEngram,
 } from "../model/engram.js";
@@ -108,7 +109,7 @@ export function verifyMemory(input: VerifyInput): Finding[] {
 
   const views = new Map<string, FileView>();
   for (const [path, text] of files) {
-    if (isGitkeep(path)) {
+    if (isGitkeepPath(path)) {
       if (text.length > 0)
         add(path, "bad-layout", `.gitkeep must be empty, found ${text.length} characters`);
       continue;
@@ -463,10 +464,6 @@ function checkFocus(
       `has ${items} items, over memory_md_max_items ${memory.memory_md_max_items}`,
     );
   }
-}
-
-function isGitkeep(path: string): boolean {
-  return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
 }
 
 function sameStrings(expected: readonly string[], found: unknown): boolean {

@@ -1,10 +1,12 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
+import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
+import { compactHistory } from "./history.js";
 import { packEngrams } from "./pack.js";
 import { condenseTelemetry, describeWorker } from "./telemetry.js";
 
@@ -76,9 +78,13 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
   if (events.length === 0) return [];
   const last = events[events.length - 1] as MemoryEvent;
   const version = batchIdFromIso(last.received_at);
+  // Events read from git history are knowledge to extract, not activity to list.
+  const history = events.filter(isHistoryEvent);
+  const engrams = compactHistory(history, version, policy, buildGroupEngrams);
+  const live = history.length === 0 ? events : events.filter((e) => !isHistoryEvent(e));
 
   const groups = new Map<string, MemoryEvent[]>();
-  for (const event of events) {
+  for (const event of live) {
     const key = groupKeyOf(event);
     const list = groups.get(key);
     if (list) list.push(event);
@@ -107,9 +113,8 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     const merged = rest.flatMap(([, list]) => list).sort((a, b) => a.seq - b.seq);
     kept.push(["other", merged]);
   }
-  const engrams: Engram[] = [];
   for (const [label, list] of kept.sort((a, b) => compareText(a[0], b[0]))) {
-    engrams.push(...buildGroupEngrams(label, list, version, policy));
+    engrams.push(...buildGroupEngrams(label, list, version, policy, []));
   }
   return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
 }
@@ -119,6 +124,7 @@ function buildGroupEngrams(
   events: readonly MemoryEvent[],
   version: string,
   policy: CompactionPolicy,
+  summaryFacts: readonly string[],
 ): Engram[] {
   const items: GroupItems = { facts: [], decisions: [], tentative: [] };
   const seenFacts = new Set<string>();
@@ -181,6 +187,8 @@ function buildGroupEngrams(
         maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
       }
     }
+    // A commit read from history is counted in its group's summary facts, never listed.
+    if (isHistoryCommit(event)) continue;
     if (
       event.type === "memory_note.v1" ||
       (event.type === "memory_event.v1" && event.kind !== "recall")
@@ -217,6 +225,7 @@ function buildGroupEngrams(
     if (event.kind === "error") errors++;
   }
 
+  for (const fact of summaryFacts) addFact(fact, true);
   const telemetry = condenseTelemetry(events, policy.stall_seconds);
   for (const worker of telemetry.workers) {
     const fact = describeWorker(worker);

@@ -101,8 +101,21 @@ export function planPromotion(input: PromotionInput): Engram[] {
   }
   if (candidates.size === 0) return [];
 
-  const ordered = [...candidates.values()].sort((a, b) =>
-    compareText(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
+  // Decisions newest first (as the ST engrams hold them, a history import's newest commit
+  // first), so that MEMORY.md, which lists LT decisions first, keeps the newest within its
+  // budget; facts by their text.
+  const rank = new Map<string, number>();
+  for (const engram of [...st].sort(newestFirst)) {
+    for (const d of engram.decisions) {
+      const id = `decision:${factKey(d.title)}`;
+      if (!rank.has(id)) rank.set(id, rank.size);
+    }
+  }
+  const ordered = [...candidates.values()].sort(
+    (a, b) =>
+      (rank.get(`${a.kind}:${a.key}`) ?? rank.size) -
+        (rank.get(`${b.kind}:${b.key}`) ?? rank.size) ||
+      compareText(`${a.kind}:${a.key}`, `${b.kind}:${b.key}`),
   );
   const byId = new Map(st.map((e) => [e.engram_id, e]));
   return packPromotion(ordered, byId, input);
@@ -113,7 +126,7 @@ function packPromotion(
   byId: ReadonlyMap<string, Engram>,
   input: PromotionInput,
 ): Engram[] {
-  const buildBody = (items: readonly Candidate[]): EngramBody => {
+  const buildBody = (items: readonly Candidate[], part = 0): EngramBody => {
     const sources = [...new Set(items.flatMap((c) => [...c.sources]))].sort();
     const sourceEngrams = sources.map((id) => byId.get(id)).filter((e): e is Engram => !!e);
     const topicCounts = new Map<string, number>();
@@ -151,6 +164,8 @@ function packPromotion(
           .sort()
           .slice(0, 64),
         message_types: {},
+        // Chunks of one promotion keep their order (the focus view reads part 1 first).
+        ...(part > 0 ? { part: part + 1 } : {}),
       },
       // Sealed text never leaves its ST engram, so an LT engram is at most private.
       privacy: sourceEngrams.every((e) => e.privacy === "public") ? "public" : "private",
@@ -170,19 +185,19 @@ function packPromotion(
     };
   };
   const max = input.policy.engram_max_bytes;
-  const fits = (items: readonly Candidate[]) => engramFileSize(buildBody(items)) <= max;
+  const out: Engram[] = [];
+  const fits = (items: readonly Candidate[]) => engramFileSize(buildBody(items, out.length)) <= max;
   // Generous per-item estimate (the item, its reason line, a new source id); exact sizes are
   // measured once per engram, so packing stays linear.
   const cost = (c: Candidate) =>
     2 * Buffer.byteLength(c.fact ?? JSON.stringify(c.decision), "utf8") + 80 + 48 * c.sources.size;
 
-  const out: Engram[] = [];
   const queue = candidates.map((c) => ({ ...c }));
   let index = 0;
   while (index < queue.length) {
     const chunk: Candidate[] = [queue[index] as Candidate];
     index++;
-    let estimate = engramFileSize(buildBody(chunk));
+    let estimate = engramFileSize(buildBody(chunk, out.length));
     while (index < queue.length) {
       const next = queue[index] as Candidate;
       if (estimate + cost(next) > max) break;
@@ -197,7 +212,7 @@ function packPromotion(
     // One item larger than a whole engram: shorten it rather than drop it or break the budget.
     const only = chunk[0] as Candidate;
     while (chunk.length === 1 && !fits(chunk) && shortenCandidate(only)) {}
-    if (fits(chunk)) out.push(sealEngram(buildBody(chunk)));
+    if (fits(chunk)) out.push(sealEngram(buildBody(chunk, out.length)));
   }
   return out;
 }
@@ -233,4 +248,11 @@ function shortenCandidate(c: Candidate): boolean {
     return true;
   }
   return false;
+}
+
+function newestFirst(a: Engram, b: Engram): number {
+  const part = (e: Engram) => (typeof e.provenance.part === "number" ? e.provenance.part : 1);
+  return (
+    compareText(b.version, a.version) || part(a) - part(b) || compareText(a.engram_id, b.engram_id)
+  );
 }

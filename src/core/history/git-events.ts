@@ -2,6 +2,10 @@ import type { Link } from "../../schema/common.js";
 import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
+import { type CommitClass, classifyCommit } from "./classify.js";
+import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
+
+export { GIT_SENDER_ID } from "./kinds.js";
 
 /** One commit, as read from git, with the files it changed against its first parent. */
 export interface GitCommitInfo {
@@ -11,6 +15,10 @@ export interface GitCommitInfo {
   committedAt: number;
   /** Changed paths (repository-relative); every file for a root commit. */
   files: readonly string[];
+  /** Number of parents (a merge has more than one); 1 when unknown. */
+  parents?: number;
+  /** `Name <email>` of the author (bots are told by it). */
+  author?: string;
 }
 
 /** An agent-bus envelope built from history (the fields `normalizeEnvelope` checks). */
@@ -33,9 +41,6 @@ export const TRAILER_KINDS: Readonly<Record<string, NoteKind>> = {
   fact: "fact",
   question: "question",
 };
-
-/** The sender of every envelope built from history. */
-export const GIT_SENDER_ID = "git-history";
 
 // The envelope schema's limits: 32 links, 32 topics of 64 chars, 8000 chars of text.
 const MAX_LINKS = 32;
@@ -116,6 +121,60 @@ export function trailerNotes(
   return notes;
 }
 
+/** Folders that hold one project each: their second level names the area. */
+const CONTAINERS = new Set([
+  "packages",
+  "apps",
+  "libs",
+  "crates",
+  "modules",
+  "plugins",
+  "services",
+]);
+
+/** The registry's projects and components (`component:<id>`, `project:<id>`) covering a file. */
+export type AreasOf = (file: string) => readonly string[];
+
+/**
+ * The area of the tree a commit touches: the registry component (else project) covering most
+ * of its files when `areasOf` is given and covers any; otherwise the top folder holding most
+ * of them (`packages/x` inside a monorepo's container folder), or `(root)` for top-level
+ * files only.
+ */
+export function areaOf(files: readonly string[], areasOf?: AreasOf): string {
+  if (areasOf) {
+    for (const kind of ["component:", "project:"]) {
+      const counts = new Map<string, number>();
+      for (const file of files) {
+        for (const id of areasOf(file)) {
+          if (id.startsWith(kind))
+            counts.set(id.slice(kind.length), (counts.get(id.slice(kind.length)) ?? 0) + 1);
+        }
+      }
+      const best = mostCommon(counts);
+      if (best !== undefined) return truncateChars(best.toLowerCase(), MAX_TOPIC_CHARS);
+    }
+  }
+  const counts = new Map<string, number>();
+  for (const file of files) {
+    const parts = file.toLowerCase().split("/");
+    if (parts.length < 2) continue;
+    const top = parts[0] as string;
+    const area = CONTAINERS.has(top) && parts.length > 2 ? `${top}/${parts[1]}` : top;
+    counts.set(area, (counts.get(area) ?? 0) + 1);
+  }
+  const best = mostCommon(counts);
+  return best !== undefined ? truncateChars(best, MAX_TOPIC_CHARS) : "(root)";
+}
+
+function mostCommon(counts: ReadonlyMap<string, number>): string | undefined {
+  let best: [string, number] | undefined;
+  for (const entry of counts) {
+    if (!best || entry[1] > best[1] || (entry[1] === best[1] && entry[0] < best[0])) best = entry;
+  }
+  return best?.[0];
+}
+
 /** Top-level folders of the paths, most files first (the first is the engram group). */
 export function topFolders(files: readonly string[]): string[] {
   const counts = new Map<string, number>();
@@ -132,19 +191,40 @@ export function topFolders(files: readonly string[]): string[] {
 }
 
 /**
- * The envelopes of one commit: a `memory_event.v1` (kind `commit`) with `event_id`
- * `git:<sha>`, then a `memory_note.v1` per trailer note, `git:<sha>:<n>` from 1. Ids depend
- * only on the commit, so ingesting a range again is deduplicated. Pure.
+ * The envelopes of one commit: a `memory_event.v1` with `event_id` `git:<sha>` whose kind
+ * says what the commit is (`commit:<type>` for a change, `noise:<kind>` for a commit only
+ * counted), then a `memory_note.v1` per trailer note (`git:<sha>:<n>` from 1) and per note the
+ * classifier inferred (`git:<sha>:decision`, `:lesson`, `:convention`). Ids depend only on
+ * the commit, so ingesting a range again is deduplicated. Pure.
  */
-export function commitEnvelopes(commit: GitCommitInfo, firstSeq = 0): GitEnvelope[] {
+export function commitEnvelopes(
+  commit: GitCommitInfo,
+  firstSeq = 0,
+  areasOf?: AreasOf,
+): GitEnvelope[] {
   const { subject, body, trailers } = parseCommitMessage(commit.message);
+  const notes = trailerNotes(trailers);
+  // A `BREAKING CHANGE:` footer is read as a trailer: the classifier sees it with the body.
+  const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
+  const cls = classifyCommit({
+    subject,
+    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
+    ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
+    ...(commit.author !== undefined ? { author: commit.author } : {}),
+    decisionTrailer: notes.some((n) => n.kind === "decision"),
+  });
   const sentAt = new Date(commit.committedAt * 1000).toISOString();
-  const topics = topFolders(commit.files);
+  const area = areaOf(commit.files, areasOf);
+  const topics = [...new Set([area, ...topFolders(commit.files)])].slice(0, MAX_TOPICS);
   const commitLink: Link = { type: "commit", ref: commit.sha };
-  const fileLinks: Link[] = commit.files
-    .filter((f) => f.length <= MAX_REF_CHARS)
-    .slice(0, MAX_LINKS - 1)
-    .map((ref) => ({ type: "file", ref }));
+  const refLinks: Link[] =
+    cls.pr === undefined ? [commitLink] : [commitLink, { type: "pr", ref: `#${cls.pr}` }];
+  const fileLinks: Link[] = cls.noise
+    ? []
+    : commit.files
+        .filter((f) => f.length <= MAX_REF_CHARS)
+        .slice(0, MAX_LINKS - refLinks.length)
+        .map((ref) => ({ type: "file", ref }));
   const shortBody = truncateChars(collapse(body.split(/\n[ \t]*\n/)[0] ?? ""), BODY_CHARS);
   const headline = subject === "" ? `commit ${commit.sha.slice(0, 12)}` : subject;
   const text = truncateChars(
@@ -167,34 +247,56 @@ export function commitEnvelopes(commit: GitCommitInfo, firstSeq = 0): GitEnvelop
   });
   const out = [
     envelope("memory_event.v1", `git:${commit.sha}`, {
-      kind: "commit",
+      kind: cls.noise ? noiseKindName(cls.noise) : changeKindName(cls.type),
       text,
       topics,
-      links: [commitLink, ...fileLinks],
+      links: [...refLinks, ...fileLinks],
     }),
   ];
-  trailerNotes(trailers).forEach((note, i) => {
+  const note = (id: string, kind: NoteKind, noteText: string, rationale?: string) =>
     out.push(
-      envelope("memory_note.v1", `git:${commit.sha}:${i + 1}`, {
-        kind: note.kind,
-        text: truncateChars(note.text, MAX_TEXT_CHARS),
-        ...(note.rationale ? { rationale: truncateChars(note.rationale, MAX_TEXT_CHARS) } : {}),
+      envelope("memory_note.v1", `git:${commit.sha}:${id}`, {
+        kind,
+        text: truncateChars(noteText, MAX_TEXT_CHARS),
+        ...(rationale ? { rationale: truncateChars(rationale, MAX_TEXT_CHARS) } : {}),
         topics,
-        links: [commitLink],
+        links: refLinks,
       }),
     );
+  notes.forEach((n, i) => {
+    note(String(i + 1), n.kind, n.text, n.rationale);
   });
+  for (const [id, kind, noteText, rationale] of inferredNotes(cls)) {
+    note(id, kind, noteText, rationale);
+  }
+  return out;
+}
+
+/** The notes a classified commit stands for, with their id suffixes. */
+function inferredNotes(cls: CommitClass): [string, NoteKind, string, string | undefined][] {
+  const scoped = (text: string) => (cls.scope ? `${cls.scope}: ${text}` : text);
+  const out: [string, NoteKind, string, string | undefined][] = [];
+  if (cls.decision) {
+    out.push(["decision", "decision", scoped(cls.decision.title), cls.decision.rationale]);
+  }
+  if (cls.lesson) out.push(["lesson", "lesson", scoped(cls.lesson), undefined]);
+  if (cls.convention) out.push(["convention", "convention", scoped(cls.convention), undefined]);
   return out;
 }
 
 /** NDJSON of the envelopes of commits given oldest first, numbered from 0. */
-export function gitHistoryNdjson(commits: readonly GitCommitInfo[]): {
+export function gitHistoryNdjson(
+  commits: readonly GitCommitInfo[],
+  areasOf?: AreasOf,
+): {
   text: string;
   events: number;
 } {
   const lines: string[] = [];
   for (const commit of commits) {
-    for (const env of commitEnvelopes(commit, lines.length)) lines.push(JSON.stringify(env));
+    for (const env of commitEnvelopes(commit, lines.length, areasOf)) {
+      lines.push(JSON.stringify(env));
+    }
   }
   return { text: lines.length === 0 ? "" : `${lines.join("\n")}\n`, events: lines.length };
 }

@@ -126,7 +126,7 @@ export function normalizeLine(line: string, ctx: NormalizeContext): NormalizeRes
     return {
       ok: false,
       reason: "oversized",
-      detail: `message is ${bytes} bytes, over agent_bus.max_message_bytes (${ctx.maxMessageBytes})`,
+      detail: `message is ${bytes} bytes, over the limit agent_bus.max_message_bytes = ${ctx.maxMessageBytes}`,
       redactions: 0,
     };
   }

@@ -12,6 +12,13 @@ export function engramPath(scope: Scope, version: string, engramId: string): str
 export const ENGRAM_PATH_PATTERN =
   /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
 
+/** The empty `.gitkeep` files `director init` puts in the tiers: kept, never listed. */
+export const TIER_GITKEEPS = ["memory/st/.gitkeep", "memory/lt/.gitkeep"] as const;
+
+export function isGitkeepPath(path: string): boolean {
+  return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
+}
+
 /**
  * Key order of an engram file: identity, then what a reviewer reads first, then the rest.
  * The hash does not depend on it (canonical JSON sorts keys); the file bytes do.

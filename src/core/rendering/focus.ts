@@ -139,12 +139,24 @@ function budget(n: number): number {
   return Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-/** Version descending (batch ids sort as text), then engram_id ascending. */
+/**
+ * Version descending (batch ids sort as text), then part ascending (a group split by size
+ * keeps its order: a history import lists its newest decisions in part 1), then engram_id.
+ */
 function newestFirst(
-  a: { version: string; engram_id: string },
-  b: { version: string; engram_id: string },
+  a: { version: string; engram_id: string; provenance?: Record<string, unknown> },
+  b: { version: string; engram_id: string; provenance?: Record<string, unknown> },
 ): number {
-  return compareText(b.version, a.version) || compareText(a.engram_id, b.engram_id);
+  return (
+    compareText(b.version, a.version) ||
+    partOf(a) - partOf(b) ||
+    compareText(a.engram_id, b.engram_id)
+  );
+}
+
+function partOf(e: { provenance?: Record<string, unknown> }): number {
+  const part = e.provenance?.part;
+  return typeof part === "number" ? part : 1;
 }
 
 /** Entries by engram_id, first of any duplicate id (the catalog rejects them anyway). */

@@ -1,0 +1,83 @@
+import { receiptTime } from "../clock.js";
+import { openContext } from "../context/repo-context.js";
+import type { LearningType } from "../core/graph/learnings.js";
+import { UsageError } from "../errors.js";
+import { type Command, numberOption, repoOptions, stringOption } from "./args.js";
+
+const TYPES: readonly LearningType[] = [
+  "decision",
+  "insight",
+  "pattern",
+  "convention",
+  "self_knowledge",
+];
+
+const context: Command = {
+  name: "context",
+  summary:
+    "The learnings related to TOPIC (its words, then what shares files, projects and people with them), ranked and fitted to a token budget, as markdown ready for a prompt; says which scope it searched.",
+  usage:
+    "worker context TOPIC [--max-tokens N] [--type KIND] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    "max-tokens": {
+      type: "string",
+      value: "N",
+      description: "token budget of the answer (default 2000)",
+    },
+    type: { type: "string", value: "KIND", description: `only this kind: ${TYPES.join(", ")}` },
+  },
+  positionals: [1, 1],
+  async run(args) {
+    const maxTokens = numberOption(args, "max-tokens") ?? 2000;
+    if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000) {
+      throw new UsageError("--max-tokens: expected a whole number from 1 to 1000000");
+    }
+    const type = stringOption(args, "type");
+    if (type !== undefined && !TYPES.includes(type as LearningType)) {
+      throw new UsageError(`--type: expected one of ${TYPES.join(", ")}, got "${type}"`);
+    }
+    const ctx = await openContext(repoOptions(args));
+    const { topicContext } = await import("../graph/queries.js");
+    const r = await topicContext(ctx, args.positionals[0] as string, {
+      maxTokens,
+      type: type as LearningType | undefined,
+    });
+    return { json: r, text: r.markdown === "" ? `${r.message}\n` : r.markdown };
+  },
+};
+
+const freshness: Command = {
+  name: "freshness",
+  summary:
+    "Which learnings are stale: contextual freshness is the newer of when a learning was confirmed and when anything it links to (files, projects, components, people) last moved in git.",
+  usage: "worker freshness [--threshold DAYS] [--all] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    threshold: {
+      type: "string",
+      value: "DAYS",
+      description: "fresh within this many days (default 30)",
+    },
+    all: { type: "boolean", description: "list fresh learnings too" },
+  },
+  async run(args) {
+    const threshold = numberOption(args, "threshold") ?? 30;
+    if (!Number.isFinite(threshold) || threshold <= 0) {
+      throw new UsageError("--threshold: expected a positive number of days");
+    }
+    const ctx = await openContext(repoOptions(args));
+    const { learningFreshness } = await import("../graph/queries.js");
+    const now = Math.floor(Date.parse(receiptTime()) / 1000);
+    const r = await learningFreshness(ctx, { thresholdDays: threshold, now });
+    const shown = args.values.all === true ? r.learnings : r.learnings.filter((l) => !l.fresh);
+    const lines = [
+      `${r.stale} stale, ${r.fresh} fresh of ${r.learnings.length} learnings (threshold ${threshold} days; temporal check alone: ${r.temporal_stale} stale)`,
+      ...shown.map(
+        (l) =>
+          `${l.fresh ? "fresh" : "STALE"}  ${l.id}  ${l.text.slice(0, 80)}\n       ${l.why}; temporal: ${l.temporal_fresh ? "fresh" : "stale"}`,
+      ),
+    ];
+    return { json: r, text: `${lines.join("\n")}\n` };
+  },
+};
+
+export const GRAPH_COMMANDS: readonly Command[] = [context, freshness];

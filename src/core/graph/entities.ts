@@ -1,0 +1,128 @@
+import type { Registry, RegistryArea } from "../../schema/registry.js";
+import type { Learning } from "./learnings.js";
+
+export type EntityKind =
+  | "person"
+  | "project"
+  | "component"
+  | "file"
+  | "issue"
+  | "pr"
+  | "commit"
+  | "url";
+
+/** `kind:key`, e.g. `file:src/core/plan.ts`, `issue:12`, `person:ada`. */
+export type EntityId = string;
+
+export interface LinkedLearning extends Learning {
+  entities: EntityId[];
+  /** Mentions that name nothing known (an @handle outside the registry): logged, not linked. */
+  unlinked: string[];
+}
+
+const ISSUE = /(?:^|[\s(,;])#(\d{1,7})\b/g;
+const PR = /\b(?:PR|pull request)\s*#?(\d{1,7})\b/gi;
+const SHA = /\b[0-9a-f]{7,40}\b/g;
+const URL_RE = /\bhttps?:\/\/[^\s<>()"'`]+/g;
+// A repository path: folders and a file name with an extension, no scheme.
+const PATH = /(?:^|[\s(`'"])((?:[\w.-]+\/)+[\w.-]+\.[A-Za-z0-9]{1,8})\b/g;
+const HANDLE = /(?:^|\s)@([A-Za-z0-9][A-Za-z0-9-]{0,38})\b/g;
+
+/** Compiles a path glob: `**` crosses folders, `*` and `?` stay within one. */
+export function globToRegExp(glob: string): RegExp {
+  let out = "";
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i] as string;
+    if (c === "*" && glob[i + 1] === "*") {
+      out += glob[i + 2] === "/" ? "(?:.*/)?" : ".*";
+      i += glob[i + 2] === "/" ? 2 : 1;
+    } else if (c === "*") out += "[^/]*";
+    else if (c === "?") out += "[^/]";
+    else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
+  }
+  return new RegExp(`^${out}$`);
+}
+
+function words(text: string): string {
+  // Sentence-ending dots go, so "Ada." is a mention of ada; dots inside names stay.
+  return ` ${text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}._-]+/gu, " ")
+    .replace(/\.+( |$)/g, "$1")} `;
+}
+
+function mentions(haystack: string, name: string): boolean {
+  return haystack.includes(` ${name.toLowerCase()} `);
+}
+
+/** The registry compiled once for many learnings. */
+export interface EntityMatcher {
+  link(learning: Learning): LinkedLearning;
+  /** The projects and components whose paths cover `file`. */
+  areasOf(file: string): EntityId[];
+}
+
+export function entityMatcher(registry: Registry): EntityMatcher {
+  const areas = [
+    ...registry.projects.map((a) => ({ kind: "project" as const, area: a })),
+    ...registry.components.map((a) => ({ kind: "component" as const, area: a })),
+  ].map(({ kind, area }) => ({ kind, area, globs: area.paths.map(globToRegExp) }));
+  const people = registry.people.map((p) => ({
+    id: p.id,
+    names: [p.name, p.id, ...p.aliases].map((n) => n.toLowerCase()),
+    emails: p.emails.map((e) => e.toLowerCase()),
+  }));
+  const areaNames = (a: RegistryArea) => [a.name, a.id, ...a.aliases];
+  const areasOf = (file: string): EntityId[] =>
+    areas.filter((a) => a.globs.some((g) => g.test(file))).map((a) => `${a.kind}:${a.area.id}`);
+
+  return {
+    areasOf,
+    link(learning) {
+      const found = new Set<EntityId>();
+      const unlinked = new Set<string>();
+      const text = `${learning.text}\n${learning.rationale ?? ""}`;
+      for (const link of learning.links) {
+        if (link.type === "file") found.add(`file:${link.ref}`);
+        else if (link.type === "issue") found.add(`issue:${link.ref.replace(/^#/, "")}`);
+        else if (link.type === "pr") found.add(`pr:${link.ref.replace(/^#/, "")}`);
+        else if (link.type === "commit") found.add(`commit:${link.ref.slice(0, 12)}`);
+        else if (link.type === "url") found.add(`url:${link.ref}`);
+      }
+      for (const m of text.matchAll(PR)) found.add(`pr:${m[1]}`);
+      for (const m of text.matchAll(ISSUE)) {
+        if (!found.has(`pr:${m[1]}`)) found.add(`issue:${m[1]}`);
+      }
+      for (const m of text.matchAll(URL_RE)) found.add(`url:${m[0].replace(/[.,;:]+$/, "")}`);
+      for (const m of text.matchAll(PATH)) {
+        if (!/^https?:/.test(m[1] as string)) found.add(`file:${m[1]}`);
+      }
+      for (const m of text.matchAll(SHA)) {
+        // A sha has digits and letters; a plain number or word is not one.
+        if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) found.add(`commit:${m[0].slice(0, 12)}`);
+      }
+      const hay = words(text);
+      const lower = text.toLowerCase();
+      const senders = learning.senders.map((s) => s.toLowerCase());
+      for (const p of people) {
+        if (
+          p.names.some((n) => mentions(hay, n) || senders.includes(n)) ||
+          p.emails.some((e) => lower.includes(e))
+        ) {
+          found.add(`person:${p.id}`);
+        }
+      }
+      for (const m of text.matchAll(HANDLE)) {
+        const handle = (m[1] as string).toLowerCase();
+        if (!people.some((p) => p.names.includes(handle))) unlinked.add(`@${m[1]}`);
+      }
+      for (const a of areas) {
+        if (areaNames(a.area).some((n) => mentions(hay, n))) found.add(`${a.kind}:${a.area.id}`);
+      }
+      for (const id of [...found]) {
+        if (id.startsWith("file:")) for (const area of areasOf(id.slice(5))) found.add(area);
+      }
+      return { ...learning, entities: [...found].sort(), unlinked: [...unlinked].sort() };
+    },
+  };
+}

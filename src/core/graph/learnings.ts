@@ -1,0 +1,98 @@
+import type { Engram } from "../../schema/engram.js";
+import { sha256Hex } from "../model/canonical.js";
+
+/** The kinds of learning, named as seed.json and the learning lifecycle name them. */
+export type LearningType = "decision" | "insight" | "pattern" | "convention" | "self_knowledge";
+
+/** One thing memory knows: a decision or a firm fact of an engram, deduplicated across engrams. */
+export interface Learning {
+  /** `l_` and 16 hex digits of the normalized text's digest: the same claim has one id. */
+  id: string;
+  type: LearningType;
+  text: string;
+  rationale: string | null;
+  /** Engrams that state it, newest batch first; the first is where it is read from. */
+  engrams: string[];
+  scope: "st" | "lt";
+  /** How many engrams state it. */
+  evidence: number;
+  /** Creation time of the oldest engram stating it (ISO-8601). */
+  written_at: string;
+  topics: string[];
+  links: { type: string; ref: string }[];
+  senders: string[];
+}
+
+const PREFIX_TYPE: [string, LearningType][] = [
+  ["Lesson: ", "insight"],
+  ["Convention: ", "convention"],
+  ["Pattern: ", "pattern"],
+];
+
+/** Lowercased, whitespace-folded text: two statements that differ only there are one. */
+export function normalizeClaim(text: string): string {
+  return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
+}
+
+export function learningId(text: string): string {
+  return `l_${sha256Hex(normalizeClaim(text)).slice(0, 16)}`;
+}
+
+function typed(fact: string): { type: LearningType; text: string } {
+  for (const [prefix, type] of PREFIX_TYPE) {
+    if (fact.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase()) {
+      return { type, text: fact.slice(prefix.length) };
+    }
+  }
+  return { type: "insight", text: fact };
+}
+
+/**
+ * The learnings of a set of engrams: every decision and every firm fact (telemetry and
+ * tentative facts are not learnings). A claim stated by several engrams (an ST note and the LT
+ * engram it was promoted into) is one learning whose evidence counts them, so a superseded
+ * engram never shows the same lesson twice.
+ */
+export function learningsOf(engrams: readonly Engram[]): Learning[] {
+  const ordered = [...engrams].sort(
+    (a, b) => b.version.localeCompare(a.version) || a.engram_id.localeCompare(b.engram_id),
+  );
+  const byId = new Map<string, Learning>();
+  const add = (engram: Engram, type: LearningType, text: string, rationale: string | null) => {
+    const id = learningId(text);
+    const known = byId.get(id);
+    if (known) {
+      if (!known.engrams.includes(engram.engram_id)) {
+        known.engrams.push(engram.engram_id);
+        known.evidence++;
+      }
+      if (engram.created_at < known.written_at) known.written_at = engram.created_at;
+      if (engram.scope === "lt") known.scope = "lt";
+      known.rationale ??= rationale;
+      return;
+    }
+    byId.set(id, {
+      id,
+      type,
+      text,
+      rationale,
+      engrams: [engram.engram_id],
+      scope: engram.scope,
+      evidence: 1,
+      written_at: engram.created_at,
+      topics: [...engram.topics],
+      links: engram.links.map((l) => ({ type: l.type, ref: l.ref })),
+      senders: [...engram.provenance.senders],
+    });
+  };
+  for (const engram of ordered) {
+    for (const d of engram.decisions) add(engram, "decision", d.title, d.rationale || null);
+    const tentative = new Set(engram.tentative ?? []);
+    for (const fact of engram.facts) {
+      if (tentative.has(fact)) continue;
+      const t = typed(fact);
+      add(engram, t.type, t.text, null);
+    }
+  }
+  return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}

@@ -1,0 +1,350 @@
+import { cutText } from "../model/text.js";
+/**
+ * What a commit is worth remembering, decided by rules on its message (no language model):
+ * noise to be counted, a decision, a lesson, a convention, or a change of some area.
+ */
+
+/** Commits counted, never remembered one by one. */
+export const NOISE_KINDS = ["merge", "release", "dependency", "trivial"] as const;
+export type NoiseKind = (typeof NOISE_KINDS)[number];
+
+/** What the classifier needs of a commit (the subject and body as `parseCommitMessage` splits them). */
+export interface CommitText {
+  subject: string;
+  body: string;
+  /** Number of parents; more than one is a merge. */
+  parents?: number;
+  /** `Name <email>` of the author, for bots. */
+  author?: string;
+  /** The message has a `Decision:` trailer: that is the decision, none is inferred. */
+  decisionTrailer?: boolean;
+}
+
+export interface CommitClass {
+  /** Set for noise: the commit is only counted. */
+  noise?: NoiseKind;
+  /** Conventional type when the subject has one, otherwise inferred from its first word. */
+  type: string;
+  scope?: string;
+  /** The subject without its conventional prefix and PR suffix. */
+  description: string;
+  /** `(#123)` in the subject or `Merge pull request #123`. */
+  pr?: number;
+  breaking: boolean;
+  decision?: { title: string; rationale?: string };
+  lesson?: string;
+  convention?: string;
+}
+
+const CONVENTIONAL = /^([a-z]+)(?:\(([^()]{1,64})\))?(!)?:\s+(\S.*)$/i;
+const TYPES = new Set([
+  "feat",
+  "fix",
+  "docs",
+  "doc",
+  "style",
+  "refactor",
+  "perf",
+  "test",
+  "tests",
+  "build",
+  "ci",
+  "chore",
+  "revert",
+  "deps",
+  "release",
+  "decision",
+]);
+const PR_SUFFIX = /\s*\(#(\d+)\)\s*$/;
+const MERGE_PR = /^Merge pull request #(\d+)\b/i;
+const BOT = /\[bot\]|\b(dependabot|renovate|greenkeeper|snyk-bot|depfu|pyup-bot|mergify)\b/i;
+
+const RELEASE = [
+  /^v?\d+\.\d+(\.\d+)?([-+][\w.]+)?$/i,
+  /^(release|releasing|publish|published|prepare release|cut release)\b/i,
+  /^(bump|update|set|increment)( the)? version\b/i,
+  /^version (bump|\d)/i,
+  /^(release|tag) v?\d+\.\d+/i,
+  /^\[?release\]?\b/i,
+];
+const DEPENDENCY = [
+  /^bump\s+\S+.*\bfrom\s+\S+\s+to\s+\S+/i,
+  /^bump the \S+ group\b/i,
+  /^(update|upgrade|bump|pin) (all |the )?(dev[- ])?(dependency|dependencies|deps|devdependencies|lock ?file|package-lock|yarn\.lock|pnpm-lock)\b/i,
+  /^(update|upgrade|bump) \S+ (to|from) v?\d[\w.]*( to v?\d[\w.]*)?$/i,
+  /^lock ?file maintenance\b/i,
+  /^pin dependencies\b/i,
+  /^update \S+ digest to\b/i,
+];
+const DEPENDENCY_SCOPES = /^(deps|deps-dev|dev-deps|dependencies|dependabot|renovate)$/i;
+
+/** Subjects that say nothing about what changed, once lower-cased and stripped. */
+const CONTENT_FREE = new Set([
+  "wip",
+  "work in progress",
+  "tmp",
+  "temp",
+  "try again",
+  "retry",
+  "again",
+  "more",
+  "more stuff",
+  "stuff",
+  "things",
+  "more things",
+  "fix",
+  "fixes",
+  "fixed",
+  "fix it",
+  "fix a thing",
+  "fix things",
+  "fix stuff",
+  "fix bug",
+  "fix a bug",
+  "fix build",
+  "fix the build",
+  "fix tests",
+  "fix test",
+  "fix lint",
+  "fix ci",
+  "fix typo",
+  "fix typos",
+  "typo",
+  "typos",
+  "oops",
+  "update",
+  "updates",
+  "update readme",
+  "misc",
+  "minor",
+  "minor fixes",
+  "small fixes",
+  "cleanup",
+  "clean up",
+  "tweak",
+  "tweaks",
+  "changes",
+  "some changes",
+  "test",
+  "testing",
+  "lint",
+  "format",
+  "formatting",
+  "fmt",
+  "initial commit",
+  "first commit",
+  "asdf",
+  "foo",
+  "empty commit",
+  "trigger ci",
+  "retrigger ci",
+  "another try",
+  "one more try",
+  "try this",
+  "maybe",
+  "whatever",
+]);
+
+/** Stated choices, tried on the description (and on each sentence of a merged PR's title). */
+const CHOICE = [
+  /\bin favou?r of\b/i,
+  /\binstead of\b/i,
+  // "switch to X", "migrate from X to Y", "Switch the parser to X"; not "a switch statement to".
+  /\b(switch|switched|switches|switching|migrate|migrated|migrates|migrating) (from \S+ )?to\b/i,
+  /^(switch|migrate)\w* (\S+ ){1,6}to\b/i,
+  /\bby default\b/i,
+  /\b(should |now |must )?defaults? to\b/i,
+  /\bdefault (is|becomes|now)\b/i,
+  /\bmake \S.* (the )?default\b/i,
+  /^(require|requires|deprecate|deprecates|deprecated|prefer|adopt|disallow|forbid|enforce)\b/i,
+  /\b(and|but|now) (require|requires|deprecate|deprecates)\b/i,
+  /^(drop|drops|dropped) (support|\S+ support)\b/i,
+  /^(drop|drops|dropped) (node|python|ruby|go|java|ie|php)\b/i,
+  /^(drop|drops|dropped|remove|removes|removed) .+ (in favou?r of|for) \S/i,
+  /^(replace|replaces|replaced) .+ with\b/i,
+  /^(always|never) \S/i,
+  /^(use|uses) .+ (by default|instead|everywhere|for (all|every|each))\b/i,
+  /^stop (using|supporting)\b/i,
+  /\bdecided?\b.*\bto\b/i,
+];
+/** Words after which the rest of a sentence is its reason. */
+const REASON = /\b(because|so that|otherwise|since|as it|to avoid|which means)\b/i;
+const REVERT = /^Revert\s+"(.+)"\s*$/i;
+const REGRESSION =
+  /\bregression\b|\b(broken|broke) (by|in|since)\b|\brestore[sd]? (the )?(previous|old|original)\b/i;
+const NAMING =
+  /^(rename|renames|renamed)\b.+\bto\b|\b(naming|code style|style guide|convention)\b/i;
+const STYLE_TOOLS =
+  /^(add|adopt|enable|enforce|configure|introduce|set up|use)\b.*\b(eslint|prettier|biome|rustfmt|black|ruff|gofmt|editorconfig|stylelint|lint rules?|formatter)\b/i;
+
+const INFERRED_TYPES: readonly [RegExp, string][] = [
+  [
+    /^(add|adds|added|implement|implements|introduce|introduces|support|supports|allow|allows|new)\b/i,
+    "feat",
+  ],
+  [/^(fix|fixes|fixed|correct|repair|resolve|resolves|handle|avoid|prevent)\b/i, "fix"],
+  [/^(doc|docs|document|documents|readme)\b/i, "docs"],
+  [
+    /^(refactor|simplify|extract|move|moves|rename|split|clean|restructure|reorganize)\b/i,
+    "refactor",
+  ],
+  [/^(test|tests|cover)\b/i, "test"],
+  [/^(speed|faster|optimi[sz]e|perf)\b/i, "perf"],
+];
+
+/** Classifies one commit. Pure and deterministic. */
+export function classifyCommit(commit: CommitText): CommitClass {
+  const subject = commit.subject.trim();
+  const body = commit.body;
+  const conv = CONVENTIONAL.exec(subject);
+  const convType = conv && TYPES.has((conv[1] as string).toLowerCase()) ? conv : null;
+  let description = convType ? (convType[4] as string).trim() : subject;
+  const mergePr = MERGE_PR.exec(subject);
+  const prMatch = PR_SUFFIX.exec(description);
+  const pr = mergePr ? Number(mergePr[1]) : prMatch ? Number(prMatch[1]) : undefined;
+  if (prMatch) description = description.slice(0, prMatch.index).trim();
+  const scope = convType?.[2]?.trim().toLowerCase();
+  const type = convType ? normalizeType(convType[1] as string) : inferType(description);
+  const breaking = Boolean(convType?.[3]) || /^BREAKING[ -]CHANGE:/m.test(body);
+  const base: CommitClass = {
+    type,
+    ...(scope ? { scope } : {}),
+    description,
+    ...(pr !== undefined ? { pr } : {}),
+    breaking,
+  };
+
+  if (
+    (commit.parents ?? 1) > 1 ||
+    /^Merge (branch|remote-tracking|tag|commit)\b|^Merge pull request\b/i.test(subject)
+  ) {
+    // A merged pull request's title is the first line of the body: a decision there counts.
+    const title = firstLine(body);
+    if (title !== "" && isChoice(title)) {
+      return { ...base, description: title, decision: withReason(title, restAfterFirstLine(body)) };
+    }
+    return { ...base, noise: "merge" };
+  }
+  if (type === "revert" || REVERT.test(subject)) {
+    const undone = REVERT.exec(subject)?.[1] ?? description;
+    const why = reasonOf(body.replace(/^This reverts commit [0-9a-f]+\.?\s*$/im, ""));
+    return { ...base, type: "revert", lesson: `Reverted "${undone}"${why ? `: ${why}` : ""}` };
+  }
+  if (
+    type === "release" ||
+    (type === "chore" && /^release\b/i.test(description)) ||
+    RELEASE.some((r) => r.test(description))
+  ) {
+    if (!breaking) return { ...base, noise: "release" };
+  }
+  if (
+    type === "deps" ||
+    (scope !== undefined && DEPENDENCY_SCOPES.test(scope)) ||
+    (commit.author !== undefined && BOT.test(commit.author)) ||
+    DEPENDENCY.some((r) => r.test(description))
+  ) {
+    if (!breaking) return { ...base, noise: "dependency" };
+  }
+  if (CONTENT_FREE.has(plain(description)) && !breaking) return { ...base, noise: "trivial" };
+
+  const inferred = commit.decisionTrailer !== true;
+  if (inferred && (type === "decision" || breaking || isChoice(description))) {
+    const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim().replace(/\.$/, "");
+    const title = breakingText ? `${description} (breaking: ${breakingText})` : description;
+    return { ...base, decision: withReason(title, body) };
+  }
+  if (REGRESSION.test(subject) || /\bregression\b/i.test(firstLine(body))) {
+    const why = reasonOf(body);
+    return { ...base, lesson: `Regression: ${description}${why ? `: ${why}` : ""}` };
+  }
+  if (
+    (type === "style" || NAMING.test(description) || STYLE_TOOLS.test(description)) &&
+    type !== "fix"
+  ) {
+    return { ...base, convention: description };
+  }
+  return base;
+}
+
+/** Whether a sentence states a choice. */
+export function isChoice(text: string): boolean {
+  return CHOICE.some((r) => r.test(text));
+}
+
+/**
+ * A decision's title and rationale: reasoning in the subject itself ("X because Y") is split
+ * off; otherwise the body's sentences that give a reason, or else its first paragraph.
+ */
+function withReason(title: string, body: string): { title: string; rationale?: string } {
+  const inline = REASON.exec(title);
+  if (inline && inline.index > 8) {
+    return {
+      title: title.slice(0, inline.index).replace(/[\s,;:—-]+$/, ""),
+      rationale: title.slice(inline.index).trim(),
+    };
+  }
+  const rationale = reasonOf(body) ?? firstParagraph(body);
+  return rationale ? { title, rationale } : { title };
+}
+
+/** The body's sentences that give a reason (up to two), or undefined. */
+export function reasonOf(body: string): string | undefined {
+  const text = stripTrailerLines(body).replace(/\s+/g, " ").trim();
+  if (text === "") return undefined;
+  const sentences = text.split(/(?<=[.!?])\s+(?=[A-Z0-9"'`(])/);
+  const reasons = sentences.filter((s) => REASON.test(s)).slice(0, 2);
+  return reasons.length > 0 ? clip(reasons.join(" ")) : undefined;
+}
+
+function firstParagraph(body: string): string | undefined {
+  const first =
+    stripTrailerLines(body)
+      .split(/\n[ \t]*\n/)[0]
+      ?.replace(/\s+/g, " ")
+      .trim() ?? "";
+  return first === "" ? undefined : clip(first);
+}
+
+function stripTrailerLines(body: string): string {
+  return body
+    .split("\n")
+    .filter(
+      (line) =>
+        !/^(BREAKING[ -]CHANGE|Signed-off-by|Co-authored-by|Reviewed-by|Refs?|Closes|Fixes):/i.test(
+          line,
+        ),
+    )
+    .join("\n");
+}
+
+function firstLine(body: string): string {
+  return body.trim().split("\n")[0]?.trim() ?? "";
+}
+
+function restAfterFirstLine(body: string): string {
+  const lines = body.trim().split("\n");
+  return lines.slice(1).join("\n");
+}
+
+function clip(text: string): string {
+  // Cut on a grapheme boundary: half a surrogate pair is not text.
+  return text.length > 400 ? `${cutText(text, 399).trimEnd()}…` : text;
+}
+
+function plain(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} ]+/gu, " ")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+function normalizeType(type: string): string {
+  const t = type.toLowerCase();
+  return t === "doc" ? "docs" : t === "tests" ? "test" : t;
+}
+
+function inferType(description: string): string {
+  for (const [pattern, type] of INFERRED_TYPES) if (pattern.test(description)) return type;
+  return "other";
+}

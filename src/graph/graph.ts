@@ -1,0 +1,146 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
+import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph/entities.js";
+import type { Activity, ActivityOf } from "../core/graph/freshness.js";
+import { learningsOf } from "../core/graph/learnings.js";
+import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import { loadRegistry } from "./registry.js";
+
+/** Commits read for activity: enough for years of a busy repository, bounded all the same. */
+const MAX_COMMITS = 200_000;
+const CACHE_VERSION = 1;
+
+/** What git says about the repository's activity, cached in the state folder per HEAD. */
+interface ActivityCache {
+  version: number;
+  head: string | null;
+  /** path -> [seconds, sha] of the newest commit touching it. */
+  files: Record<string, [number, string]>;
+  /** author email -> [seconds, sha] of their newest commit; names under `name:`. */
+  authors: Record<string, [number, string]>;
+  /** sha prefix (12) -> seconds. */
+  commits: Record<string, number>;
+  /** memory file path -> seconds it reached the branch (merge or commit). */
+  added: Record<string, number>;
+}
+
+export interface MemoryGraph {
+  catalog: Catalog;
+  registry: Registry;
+  learnings: LinkedLearning[];
+  activityOf: ActivityOf;
+  /** When each learning was confirmed: its engram merged on the branch, or written locally. */
+  confirmedOf: (learning: LinkedLearning) => { at: number; by: "merge" | "local" };
+  head: string | null;
+}
+
+/**
+ * The entity graph of memory: learnings from the engrams of the catalog, linked to the
+ * registry's people, projects and components and to the files, issues, PRs and commits they
+ * mention, with each entity's activity from git. Derived and deterministic; only the git
+ * activity is cached, in the state folder, keyed by HEAD.
+ */
+export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
+  const registry = loadRegistry(ctx.repoDir);
+  const catalog = await readCatalog(ctx.repoDir);
+  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  const matcher = entityMatcher(registry);
+  const learnings = learningsOf([...engrams.values()]).map((l) => matcher.link(l));
+  const activity = await activityFor(ctx);
+  const pathOf = new Map(catalog.entries.map((e) => [e.engram_id, e.path]));
+
+  const byEmail = new Map<string, string[]>();
+  for (const p of registry.people) {
+    const names = [p.name, ...p.aliases].map((n) => `name:${n.toLowerCase()}`);
+    byEmail.set(p.id, [...p.emails.map((e) => e.toLowerCase()), ...names]);
+  }
+  const areaGlobs = new Map<string, EntityId[]>();
+  for (const path of Object.keys(activity.files)) areaGlobs.set(path, matcher.areasOf(path));
+
+  const areaActivity = new Map<EntityId, Activity>();
+  for (const [path, [at, sha]] of Object.entries(activity.files)) {
+    for (const area of areaGlobs.get(path) ?? []) {
+      const known = areaActivity.get(area);
+      if (!known || at > known.at)
+        areaActivity.set(area, { at, detail: `commit ${sha.slice(0, 7)} touching ${path}` });
+    }
+  }
+
+  const activityOf: ActivityOf = (entity) => {
+    const colon = entity.indexOf(":");
+    const kind = entity.slice(0, colon);
+    const key = entity.slice(colon + 1);
+    if (kind === "file") {
+      const hit = activity.files[key];
+      return hit ? { at: hit[0], detail: `commit ${hit[1].slice(0, 7)}` } : undefined;
+    }
+    if (kind === "project" || kind === "component") return areaActivity.get(entity);
+    if (kind === "commit") {
+      const at = activity.commits[key.slice(0, 12)];
+      return at === undefined ? undefined : { at, detail: `commit ${key.slice(0, 7)}` };
+    }
+    if (kind === "person") {
+      let best: Activity | undefined;
+      for (const email of byEmail.get(key) ?? []) {
+        const hit = activity.authors[email];
+        if (hit && (!best || hit[0] > best.at))
+          best = { at: hit[0], detail: `commit ${hit[1].slice(0, 7)} by ${key}` };
+      }
+      return best;
+    }
+    // Issues and PRs: their updated_at comes from GitHub, which is not read yet.
+    return undefined;
+  };
+
+  const confirmedOf = (learning: LinkedLearning) => {
+    let merged: number | undefined;
+    for (const id of learning.engrams) {
+      const at = activity.added[pathOf.get(id) ?? ""];
+      if (at !== undefined && (merged === undefined || at < merged)) merged = at;
+    }
+    if (merged !== undefined) return { at: merged, by: "merge" as const };
+    return { at: Math.floor(Date.parse(learning.written_at) / 1000), by: "local" as const };
+  };
+
+  return { catalog, registry, learnings, activityOf, confirmedOf, head: activity.head };
+}
+
+async function activityFor(ctx: RepoContext): Promise<ActivityCache> {
+  const head = await headSha(ctx.repoDir);
+  const cachePath = join(ctx.paths.root, "graph", "activity.json");
+  try {
+    const cached = JSON.parse(readFileSync(cachePath, "utf8")) as ActivityCache;
+    if (cached.version === CACHE_VERSION && cached.head === head) return cached;
+  } catch {
+    // No cache, or a damaged one: read git again below.
+  }
+  const cache: ActivityCache = {
+    version: CACHE_VERSION,
+    head,
+    files: {},
+    authors: {},
+    commits: {},
+    added: {},
+  };
+  for (const commit of await logWithFiles(ctx.repoDir, MAX_COMMITS)) {
+    // Newest first: the first time a key is seen is its newest activity.
+    cache.commits[commit.sha.slice(0, 12)] = commit.at;
+    for (const key of [commit.email, `name:${commit.name.toLowerCase()}`]) {
+      const known = cache.authors[key];
+      if (!known || commit.at > known[0]) cache.authors[key] = [commit.at, commit.sha];
+    }
+    for (const file of commit.files) {
+      const known = cache.files[file];
+      if (!known || commit.at > known[0]) cache.files[file] = [commit.at, commit.sha];
+    }
+  }
+  cache.added = Object.fromEntries(await firstAdded(ctx.repoDir, "memory"));
+  mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+  writeFileAtomicSync(cachePath, JSON.stringify(cache));
+  return cache;
+}

@@ -1,0 +1,111 @@
+import type { RepoContext } from "../context/repo-context.js";
+import { type ContextItem, contextFor } from "../core/graph/context.js";
+import { type Freshness, freshnessOf } from "../core/graph/freshness.js";
+import type { LearningType } from "../core/graph/learnings.js";
+import { loadGraph, type MemoryGraph } from "./graph.js";
+import { countTokens } from "./tokens.js";
+
+/** What a read searched, so that an empty answer is never mistaken for "nothing is known". */
+export interface GraphScope {
+  repository: string;
+  memory_version: number;
+  catalog_hash: string;
+  tiers: ("st" | "lt")[];
+  learnings_in_scope: number;
+  remote_store: { asked: boolean; reason: string };
+}
+
+export interface TopicContext {
+  status: "found" | "no_match" | "memory_empty";
+  message: string;
+  scope: GraphScope;
+  topic: string;
+  max_tokens: number;
+  tokens: number;
+  tokenizer: string;
+  items: ContextItem[];
+  omitted: number;
+  markdown: string;
+}
+
+function scopeOf(ctx: RepoContext, graph: MemoryGraph): GraphScope {
+  return {
+    repository: ctx.repoDir,
+    memory_version: graph.catalog.catalog_version,
+    catalog_hash: graph.catalog.hash,
+    tiers: ["lt", "st"],
+    learnings_in_scope: graph.learnings.length,
+    remote_store: { asked: false, reason: "no external store is configured for context" },
+  };
+}
+
+export async function topicContext(
+  ctx: RepoContext,
+  topic: string,
+  options: { maxTokens: number; type?: LearningType | undefined },
+): Promise<TopicContext> {
+  const graph = await loadGraph(ctx);
+  const scope = scopeOf(ctx, graph);
+  const scopeLine = `engram memory of ${ctx.repoDir}, version ${scope.memory_version}, tiers lt+st, local only`;
+  const r = contextFor(graph.learnings, {
+    topic,
+    maxTokens: options.maxTokens,
+    type: options.type,
+    countTokens,
+    scopeLine,
+  });
+  const status =
+    scope.learnings_in_scope === 0 ? "memory_empty" : r.items.length === 0 ? "no_match" : "found";
+  const message =
+    status === "memory_empty"
+      ? `memory version ${scope.memory_version} of ${ctx.repoDir} holds no learnings: memory is empty, not the topic`
+      : status === "no_match"
+        ? `none of ${scope.learnings_in_scope} learnings relates to "${topic}"${r.omitted > 0 ? ` within ${options.maxTokens} tokens` : ""}`
+        : `${r.items.length} learning(s), ${r.tokens} tokens`;
+  return {
+    status,
+    message,
+    scope,
+    topic,
+    max_tokens: options.maxTokens,
+    tokens: r.tokens,
+    tokenizer: "cl100k_base",
+    items: r.items,
+    omitted: r.omitted,
+    markdown: r.markdown,
+  };
+}
+
+export interface FreshnessReport {
+  scope: GraphScope;
+  threshold_days: number;
+  now: string;
+  fresh: number;
+  stale: number;
+  temporal_stale: number;
+  learnings: Freshness[];
+}
+
+export async function learningFreshness(
+  ctx: RepoContext,
+  options: { thresholdDays: number; now: number },
+): Promise<FreshnessReport> {
+  const graph = await loadGraph(ctx);
+  const learnings = graph.learnings
+    .map((l) => freshnessOf(l, graph.confirmedOf(l), graph.activityOf, options))
+    .sort(
+      (a, b) =>
+        Number(a.fresh) - Number(b.fresh) ||
+        a.contextual_at.localeCompare(b.contextual_at) ||
+        a.id.localeCompare(b.id),
+    );
+  return {
+    scope: scopeOf(ctx, graph),
+    threshold_days: options.thresholdDays,
+    now: new Date(options.now * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    fresh: learnings.filter((l) => l.fresh).length,
+    stale: learnings.filter((l) => !l.fresh).length,
+    temporal_stale: learnings.filter((l) => !l.temporal_fresh).length,
+    learnings,
+  };
+}

@@ -1,0 +1,222 @@
+/** Commit classification (pure): noise, decisions with reasons, lessons, conventions, changes. */
+import { describe, expect, it } from "vitest";
+import { compactSlice } from "../../src/core/compaction/compact.js";
+import { decideCompaction } from "../../src/core/compaction/plan.js";
+import { entityMatcher } from "../../src/core/graph/entities.js";
+import { classifyCommit } from "../../src/core/history/classify.js";
+import { areaOf } from "../../src/core/history/git-events.js";
+import { MemoryConfig } from "../../src/schema/config.js";
+import { memoryEvent } from "./engine-fixtures.js";
+
+const c = (subject: string, body = "", extra: { parents?: number; author?: string } = {}) =>
+  classifyCommit({ subject, body, ...extra });
+
+describe("classifyCommit", () => {
+  it("counts noise: merges, releases, dependency bumps, content-free subjects", () => {
+    const noise: [string, string, object?][] = [
+      ["Merge branch 'main' into topic", "merge"],
+      ["Merge pull request #12 from a/b", "merge"],
+      ["Land the topic", "merge", { parents: 2 }],
+      ["Release 1.4.0", "release"],
+      ["v2.0.0", "release"],
+      ["chore(main): release 2.3.0", "release"],
+      ["chore(release): 1.2.0", "release"],
+      ["Bump version to 1.2.3", "release"],
+      ["Bump X from 0.5.2 to 0.7.0", "dependency"],
+      ["fix: bump release-please from 13.1 to 13.2", "dependency"],
+      ["chore(deps): update dependency typescript to v5.4", "dependency"],
+      ["build(deps-dev): bump vitest", "dependency"],
+      ["Bump the npm group with 5 updates", "dependency"],
+      ["Update lodash", "dependency", { author: "renovate[bot] <bot@renovate.invalid>" }],
+      ["Fix a thing", "trivial"],
+      ["Try again", "trivial"],
+      ["More stuff", "trivial"],
+      ["wip", "trivial"],
+      ["fix: typo", "trivial"],
+    ];
+    for (const [subject, kind, extra] of noise) {
+      expect(c(subject, "", extra).noise, subject).toBe(kind);
+    }
+  });
+
+  it("recognises stated choices, breaking changes and reasons, with the PR", () => {
+    const choices = [
+      "Remove the legacy loader in favor of the streaming one",
+      "Use A by default and require B when C",
+      "switch to D",
+      "E should default to false",
+      "Replace moment with date-fns",
+      "Deprecate the --fast flag",
+      "Drop support for Node 16",
+      "refactor: parse with zod instead of hand-written guards",
+      "Require a token for every write",
+    ];
+    for (const subject of choices) expect(c(subject).decision, subject).toBeDefined();
+    for (const subject of ["Fix switch statement to handle nulls", "Add a parser", "Move docs"]) {
+      expect(c(subject).decision, subject).toBeUndefined();
+    }
+    expect(c("Switch the parser to a streaming reader").decision).toBeDefined();
+    expect(c("Migrate from jest to vitest").decision).toBeDefined();
+    const pr = c(
+      "feat(cli): use JSON output by default (#123)",
+      "Scripts broke on every wording change.\n\nWe do it because scripts parse the output. Unrelated text.",
+    );
+    expect(pr).toMatchObject({
+      type: "feat",
+      scope: "cli",
+      pr: 123,
+      decision: {
+        title: "use JSON output by default",
+        rationale: "We do it because scripts parse the output.",
+      },
+    });
+    expect(c("feat!: drop the v1 API").decision?.title).toBe("drop the v1 API");
+    expect(
+      c("Rework the cache", "BREAKING CHANGE: entries are now keyed by path.").decision?.title,
+    ).toBe("Rework the cache (breaking: entries are now keyed by path)");
+    expect(c("Use tabs instead of spaces because the linter wants them").decision).toEqual({
+      title: "Use tabs instead of spaces",
+      rationale: "because the linter wants them",
+    });
+    // A merged PR's title (the merge body) may state the choice.
+    expect(
+      c("Merge pull request #9 from a/b", "Switch to pnpm\n\nso that installs are reproducible", {
+        parents: 2,
+      }),
+    ).toMatchObject({ pr: 9, decision: { title: "Switch to pnpm" } });
+    // With a Decision: trailer, that is the decision; nothing is inferred besides.
+    expect(
+      classifyCommit({ subject: "Use X by default", body: "", decisionTrailer: true }).decision,
+    ).toBeUndefined();
+  });
+
+  it("draws lessons from reverts and regression fixes, conventions from naming and style", () => {
+    expect(
+      c(
+        'Revert "Cache DNS answers"',
+        "This reverts commit abcdef0.\n\nStale answers broke failover because the TTL was ignored.",
+      ).lesson,
+    ).toBe(
+      'Reverted "Cache DNS answers": Stale answers broke failover because the TTL was ignored.',
+    );
+    expect(c("Fix regression in path handling since 2.1").lesson).toBe(
+      "Regression: Fix regression in path handling since 2.1",
+    );
+    expect(c("Rename getUser to fetchUser").convention).toBe("Rename getUser to fetchUser");
+    expect(c("style: use single quotes in tests").convention).toBe("use single quotes in tests");
+  });
+
+  it("types and plain changes: conventional when present, inferred otherwise", () => {
+    expect(c("Add a retry to the client")).toMatchObject({ type: "feat" });
+    expect(c("fix(parser): handle empty input")).toMatchObject({ type: "fix", scope: "parser" });
+    expect(c("Improve messages")).toMatchObject({ type: "other" });
+    expect(c("NATS: one message per send").type).toBe("other");
+    const plain = c("Add a retry to the client");
+    expect(plain.noise ?? plain.decision ?? plain.lesson ?? plain.convention).toBeUndefined();
+  });
+});
+
+describe("decideCompaction with history events", () => {
+  const memory = MemoryConfig.parse({ buffer_keep_recent_events: 200 });
+  const at = "2026-01-01T00:00:00.000Z";
+  it("compacts every event through the newest history event, window and budgets aside", () => {
+    const shape = { eventBytes: new Array(300).fill(100), totalBytes: 30_000 };
+    expect(decideCompaction(shape, memory, undefined, at, false).take).toBe(0);
+    expect(
+      decideCompaction({ ...shape, historyThrough: 250 }, memory, undefined, at, false),
+    ).toEqual({
+      take: 250,
+      reason: "history",
+    });
+    expect(decideCompaction({ ...shape, historyThrough: 50 }, memory, undefined, at, true)).toEqual(
+      {
+        take: 100,
+        reason: "forced",
+      },
+    );
+  });
+});
+
+describe("areaOf", () => {
+  it("is the registry component covering most files, else the top folder", () => {
+    expect(areaOf(["src/a.ts", "src/b.ts", "docs/x.md"])).toBe("src");
+    expect(areaOf(["packages/web/a.ts", "packages/web/b.ts"])).toBe("packages/web");
+    expect(areaOf(["README.md", "package.json"])).toBe("(root)");
+    const registry = entityMatcher({
+      people: [],
+      projects: [{ id: "engine", name: "Engine", aliases: [], paths: ["src/**"] }],
+      components: [{ id: "parser", name: "Parser", aliases: [], paths: ["src/parse/**"] }],
+    });
+    expect(areaOf(["src/parse/a.ts", "src/x.ts"], registry.areasOf)).toBe("parser");
+    expect(areaOf(["src/x.ts"], registry.areasOf)).toBe("engine");
+    expect(areaOf(["docs/x.md"], registry.areasOf)).toBe("docs");
+  });
+});
+
+describe("compactSlice with history events", () => {
+  const policy = {
+    engram_max_bytes: 16 * 1024,
+    stall_seconds: 600,
+    promote_min_confidence: 0.7,
+    max_groups: 24,
+  };
+  const last = "2026-11-22T12:00:00.000Z";
+  const live = Array.from({ length: 30 }, (_, i) =>
+    memoryEvent(i + 1, {
+      kind: i % 3 === 0 ? "decision" : "lesson",
+      text: `live note ${i}`,
+      topics: [`t${i % 5}`],
+      received_at: i === 29 ? last : memoryEvent(i + 1).received_at,
+    }),
+  );
+  const git = { role: "operator" as const, id: "git-history" };
+  const history = [
+    memoryEvent(31, {
+      type: "memory_event.v1",
+      kind: "commit:feat",
+      sender: git,
+      text: "Add a parser",
+      topics: ["src"],
+      sent_at: "2021-03-01T00:00:00.000Z",
+    }),
+    memoryEvent(32, {
+      type: "memory_event.v1",
+      kind: "noise:dependency",
+      sender: git,
+      text: "Bump a from 1 to 2",
+      topics: ["(root)"],
+      sent_at: "2024-03-01T00:00:00.000Z",
+    }),
+    memoryEvent(33, {
+      kind: "decision",
+      sender: git,
+      text: "Use zod by default",
+      rationale: "one schema",
+      topics: ["src"],
+      sent_at: "2022-01-01T00:00:00.000Z",
+    }),
+    memoryEvent(34, {
+      kind: "decision",
+      sender: git,
+      text: "Drop support for Node 16",
+      topics: ["src"],
+      sent_at: "2025-01-01T00:00:00.000Z",
+      received_at: last,
+    }),
+  ];
+
+  it("leaves a live swarm's engrams exactly as they were, and extracts history apart", () => {
+    const alone = compactSlice(live, policy);
+    const mixed = compactSlice([...live, ...history], policy);
+    for (const engram of alone) expect(mixed).toContainEqual(engram);
+    const extra = mixed.filter((e) => !alone.some((a) => a.engram_id === e.engram_id));
+    expect(extra.flatMap((e) => e.decisions)).toEqual([
+      { title: "Drop support for Node 16", rationale: "" },
+      { title: "Use zod by default", rationale: "one schema" },
+    ]);
+    const facts = extra.flatMap((e) => e.facts);
+    expect(facts).toContain('Area src: 1 commit, 2021 (1 feature); latest: "Add a parser"');
+    expect(facts).toContain("1 dependency bump, 2024");
+    expect(facts.join("\n")).not.toContain("Bump a");
+  });
+});

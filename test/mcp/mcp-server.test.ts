@@ -1,0 +1,290 @@
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  assertBuilt,
+  childEnv,
+  director,
+  ROOT,
+  runBin,
+  type Spawned,
+  spawnBin,
+  WORKER_BIN,
+  worker,
+} from "../support/bins.js";
+import { TempDirs, type TempRepo } from "../support/repo.js";
+
+const dirs = new TempDirs();
+let repo: TempRepo;
+const ENV = { SOURCE_DATE_EPOCH: "1790000000" };
+
+beforeAll(async () => {
+  assertBuilt();
+  repo = dirs.repo();
+  repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
+  expect((await director(["init", "--repo", repo.dir], { cwd: repo.dir, env: ENV })).code).toBe(0);
+  const notes: [string, string, string][] = [
+    ["decision", "Use zod for every schema", "schema"],
+    ["lesson", "Run the filesystem tests in forked workers", "testing"],
+    ["fact", "The hub acknowledges after the journal fsync", "bus"],
+  ];
+  for (const [kind, text, topic] of notes) {
+    const r = await worker(
+      ["emit", "--repo", repo.dir, "--kind", kind, "--text", text, "--topic", topic],
+      {
+        cwd: repo.dir,
+        env: ENV,
+      },
+    );
+    expect(r.code).toBe(0);
+  }
+  expect(
+    (await director(["run", "--force", "--repo", repo.dir], { cwd: repo.dir, env: ENV })).code,
+  ).toBe(0);
+});
+
+afterAll(() => dirs.cleanup());
+
+async function stdioClient(): Promise<Client> {
+  const client = new Client({ name: "engram-test", version: "1.0.0" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [WORKER_BIN, "mcp", "--repo", repo.dir],
+      env: childEnv(ENV) as Record<string, string>,
+      stderr: "pipe",
+    }),
+  );
+  return client;
+}
+
+/** Starts `worker mcp --http 127.0.0.1:0` and reads its first line. */
+async function httpServer(): Promise<{ child: Spawned; address: string }> {
+  const child = spawnBin(
+    WORKER_BIN,
+    ["mcp", "--http", "127.0.0.1:0", "--repo", repo.dir, "--json"],
+    {
+      cwd: repo.dir,
+      env: ENV,
+    },
+  );
+  const lines = createInterface({ input: child.child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once("line", resolve);
+    child.done.then((r) => reject(new Error(`worker mcp exited ${r.code}: ${r.stderr}`)));
+  });
+  return { child, address: (JSON.parse(first) as { listening: string }).listening };
+}
+
+function textOf(content: unknown): string {
+  return String((content as { text?: unknown } | undefined)?.text);
+}
+
+async function exercise(client: Client): Promise<void> {
+  const tools = await client.listTools();
+  expect(tools.tools.map((t) => t.name).sort()).toEqual([
+    "memory_context",
+    "memory_emit",
+    "memory_freshness",
+    "memory_recall",
+    "memory_status",
+  ]);
+  for (const tool of tools.tools) {
+    expect(tool.inputSchema.type).toBe("object");
+    expect(tool.outputSchema?.type).toBe("object");
+  }
+
+  const found = await client.callTool({
+    name: "memory_recall",
+    arguments: { query: "zod schema" },
+  });
+  expect(found.isError).toBeFalsy();
+  const sc = found.structuredContent as {
+    status: string;
+    scope: { memory_version: number; tiers: string[]; remote_store: { asked: boolean } };
+    hits: { snippet: string }[];
+  };
+  expect(sc.status).toBe("found");
+  expect(sc.scope.memory_version).toBeGreaterThanOrEqual(1);
+  expect(sc.scope.tiers).toEqual(["lt", "st"]);
+  expect(sc.scope.remote_store.asked).toBe(false);
+  expect(sc.hits[0]?.snippet).toContain("zod");
+
+  const none = await client.callTool({
+    name: "memory_recall",
+    arguments: { query: "kubernetes helm" },
+  });
+  expect((none.structuredContent as { status: string }).status).toBe("no_match");
+
+  const context = await client.callTool({
+    name: "memory_context",
+    arguments: { topic: "schema", max_tokens: 200 },
+  });
+  const cx = context.structuredContent as { status: string; tokens: number; markdown: string };
+  expect(cx.status).toBe("found");
+  expect(cx.tokens).toBeLessThanOrEqual(200);
+  expect(cx.markdown).toContain("zod");
+  const fresh = await client.callTool({
+    name: "memory_freshness",
+    arguments: { stale_only: false },
+  });
+  expect(fresh.isError, JSON.stringify(fresh.content)).toBeFalsy();
+  expect((fresh.structuredContent as { learnings: unknown[] }).learnings.length).toBeGreaterThan(0);
+
+  const status = await client.callTool({ name: "memory_status", arguments: {} });
+  const st = status.structuredContent as {
+    catalog: { entries: number };
+    focus: { present: boolean };
+  };
+  expect(st.catalog.entries).toBeGreaterThan(0);
+  expect(st.focus.present).toBe(true);
+
+  const emitted = await client.callTool({
+    name: "memory_emit",
+    arguments: { kind: "lesson", text: "MCP notes land on the spool", topics: ["mcp"] },
+  });
+  expect(emitted.isError).toBeFalsy();
+  expect((emitted.structuredContent as { spooled: boolean }).spooled).toBe(true);
+
+  // Hostile or wrong input: a clear error, and the server keeps serving.
+  const badType = await client.callTool({ name: "memory_recall", arguments: { query: 42 } });
+  expect(badType.isError).toBe(true);
+  const huge = await client.callTool({
+    name: "memory_recall",
+    arguments: { query: "x".repeat(100_000) },
+  });
+  expect(huge.isError).toBe(true);
+  const badKind = await client.callTool({
+    name: "memory_emit",
+    arguments: { kind: "rumour", text: "x" },
+  });
+  expect(badKind.isError).toBe(true);
+  await expect(client.callTool({ name: "no_such_tool", arguments: {} })).resolves.toMatchObject({
+    isError: true,
+  });
+
+  const resources = await client.listResources();
+  const uris = resources.resources.map((r) => r.uri);
+  expect(uris).toContain("engram://MEMORY.md");
+  expect(uris).toContain("engram://catalog.json");
+  const engramUri = uris.find((u) => u.startsWith("engram://engrams/e_"));
+  expect(engramUri).toBeDefined();
+  const focus = await client.readResource({ uri: "engram://MEMORY.md" });
+  expect(textOf(focus.contents[0])).toContain("zod");
+  const engram = await client.readResource({ uri: engramUri! });
+  expect(JSON.parse(textOf(engram.contents[0])).engram_id).toBe(
+    engramUri!.slice("engram://engrams/".length),
+  );
+  await expect(client.readResource({ uri: "engram://engrams/e_nope" })).rejects.toThrow(
+    /no engram/,
+  );
+
+  // Still serving after all of that.
+  const again = await client.callTool({ name: "memory_status", arguments: {} });
+  expect(again.isError).toBeFalsy();
+}
+
+describe("worker mcp", () => {
+  it("serves tools and resources over stdio to the SDK client", async () => {
+    const client = await stdioClient();
+    try {
+      await exercise(client);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("serves the same over streamable HTTP, checks Host and Origin, and stops on SIGTERM", async () => {
+    const { child, address } = await httpServer();
+    try {
+      const url = new URL(`http://${address}/mcp`);
+      const client = new Client({ name: "engram-test", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(url));
+      await exercise(client);
+      await client.close();
+
+      const init = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "x", version: "1" },
+        },
+      };
+      const headers = {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      };
+      const evilOrigin = await fetch(url, {
+        method: "POST",
+        headers: { ...headers, origin: "http://evil.example" },
+        body: JSON.stringify(init),
+      });
+      expect(evilOrigin.status).toBe(403);
+      const noSession = await fetch(url, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+      });
+      expect(noSession.status).toBe(400);
+      const notJson = await fetch(url, { method: "POST", headers, body: "{" });
+      expect(notJson.status).toBe(400);
+    } finally {
+      child.child.kill("SIGTERM");
+    }
+    const done = await child.done;
+    expect(done.code).toBe(0);
+    const summary = JSON.parse(done.stdout.trim().split("\n").at(-1)!) as {
+      sessions: number;
+      refused: number;
+    };
+    expect(summary.sessions).toBeGreaterThanOrEqual(1);
+    expect(summary.refused).toBeGreaterThanOrEqual(1);
+  });
+
+  it("answers the MCP inspector's scripted CLI mode", async () => {
+    const inspector = join(
+      ROOT,
+      "node_modules",
+      "@modelcontextprotocol",
+      "inspector-cli",
+      "build",
+      "index.js",
+    );
+    const run = (args: string[]) =>
+      runBin(inspector, [process.execPath, WORKER_BIN, "mcp", ...args], {
+        cwd: repo.dir,
+        env: ENV,
+        timeoutMs: 30_000,
+      });
+    const list = await run(["--method", "tools/list"]);
+    expect(list.code, list.stderr).toBe(0);
+    expect(
+      (JSON.parse(list.stdout) as { tools: { name: string }[] }).tools.map((t) => t.name),
+    ).toContain("memory_recall");
+    const call = await run([
+      "--method",
+      "tools/call",
+      "--tool-name",
+      "memory_recall",
+      "--tool-arg",
+      "query=zod",
+    ]);
+    expect(call.code, call.stderr).toBe(0);
+    expect(
+      (JSON.parse(call.stdout) as { structuredContent: { status: string } }).structuredContent
+        .status,
+    ).toBe("found");
+  });
+
+  it("refuses to listen beyond this machine", async () => {
+    const r = await worker(["mcp", "--http", "0.0.0.0:0", "--repo", repo.dir], { cwd: repo.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/this machine only/);
+  });
+});
