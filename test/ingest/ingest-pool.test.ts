@@ -72,7 +72,7 @@ describe("ingest with worker threads", () => {
         },
       );
       expect(run.status, run.stderr).toBe(0);
-      const { buffer: _buffer, ...expected } = counts;
+      const { buffer: _buffer, noteLines: _noteLines, ...expected } = counts;
       expect(JSON.parse(run.stdout)).toEqual(expected);
       expect(expected.quarantined).toBe(Math.floor(LINES / 997) + Math.floor(LINES / 1499));
       // One password per accepted note (a third of the lines, less the bad ones and resends).

@@ -261,7 +261,7 @@ export const LOOK_ALIKES: readonly string[] = [
   "api_key_env: OPENAI_API_KEY",
   "access_key_id_length: 20",
   '{"password": ""}',
-  "password: ${DB_PASSWORD}",
+  `password: ${"$"}{DB_PASSWORD}`,
   "token: $GITHUB_TOKEN",
   "api_key: <your-api-key>",
   "secret: {{ vault_secret }}",
