@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitRefDelivery, gitRefSender } from "../../src/bus/git-ref.js";
 import { openContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import {
   assertBuilt,
@@ -111,7 +112,7 @@ function eventRefs(origin: string): Map<string, string> {
   return out;
 }
 
-/** Event ids in the Director's journal (key `id:<event_id>`), with how often each occurs. */
+/** Event keys in the Director's journal (`ih:<sha256 of the event_id>`), with how often each occurs. */
 function journalIds(dir: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const e of readJournal(dir).events) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
@@ -205,7 +206,7 @@ describe("git-ref transport", () => {
     expect(d.acknowledged).toBe(50);
     expect(eventRefs(s.origin).size).toBe(0);
     const ids = journalIds(s.director);
-    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => `id:${e.event_id}`).sort());
+    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => eventIdKey(e.event_id)).sort());
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
     const texts = readJournal(s.director)
       .events.map((e) => e.text)
@@ -265,7 +266,7 @@ describe("git-ref transport", () => {
     expect(eventRefs(s.origin).size, kills.join("; ")).toBe(0);
     expect(sent).toHaveLength(2000);
     const ids = journalIds(s.director);
-    const missing = sent.filter((id) => !ids.has(`id:${id}`));
+    const missing = sent.filter((id) => !ids.has(eventIdKey(id)));
     expect(missing, kills.join("; ")).toEqual([]);
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
     expect(
@@ -288,7 +289,7 @@ describe("git-ref transport", () => {
     expect(r.sources).toHaveLength(1);
     expect(r.sources[0]).toMatchObject({ source: "git:origin", accepted: 2, acknowledged: 2 });
     expect([...journalIds(s.director).keys()].sort()).toEqual(
-      emitted.map((e) => `id:${jsonOf<Emitted>(e).event_id}`).sort(),
+      emitted.map((e) => eventIdKey(jsonOf<Emitted>(e).event_id)).sort(),
     );
     expect(eventRefs(s.origin).size).toBe(0);
   });
@@ -310,7 +311,7 @@ describe("git-ref transport", () => {
     expect(second).toMatchObject({ accepted: 0, duplicates: 0, files: 0, acknowledged: 6 });
     expect(eventRefs(s.origin).size).toBe(0);
     const ids = journalIds(s.director);
-    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => `id:${e.event_id}`).sort());
+    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => eventIdKey(e.event_id)).sort());
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
   });
 
@@ -354,7 +355,7 @@ describe("git-ref transport", () => {
       acknowledged: 1,
     });
     expect([...journalIds(s.director).keys()].sort()).toEqual(
-      [`id:${a.event_id}`, `id:${b.event_id}`].sort(),
+      [eventIdKey(a.event_id), eventIdKey(b.event_id)].sort(),
     );
     expect(eventRefs(s.origin).size).toBe(0);
   });
@@ -391,7 +392,7 @@ describe("git-ref transport", () => {
 
     // B was pushed, then overwritten by someone else: that loss is theirs. C arrives once.
     expect(await drain(s.director)).toMatchObject({ accepted: 1, duplicates: 0, acknowledged: 1 });
-    expect(journalIds(s.director).has(`id:${c.event_id}`)).toBe(true);
+    expect(journalIds(s.director).has(eventIdKey(c.event_id))).toBe(true);
   });
 
   it("an unreachable remote falls back to the spool (exit 0, spooled, with the reason)", async () => {
@@ -451,7 +452,7 @@ describe("git-ref transport", () => {
     git(evil.dir, ["push", "-q", s.origin, "HEAD:refs/engram/events/evil/x"]);
     const d = await drain(s.director);
     expect(d).toMatchObject({ accepted: 1, quarantined: 3, acknowledged: 1, files: 2 });
-    expect([...journalIds(s.director).keys()]).toEqual([`id:${good.event_id}`]);
+    expect([...journalIds(s.director).keys()]).toEqual([eventIdKey(good.event_id)]);
     const quarantine = readFileSync(join(s.director, ".engram", "quarantine.ndjson"), "utf8");
     expect(quarantine).toContain("refs/engram/events/evil/x:events/sub");
     expect(quarantine).toContain("not-a-file");

@@ -10,6 +10,7 @@ import { connect as tlsConnect } from "node:tls";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
 import { openContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { initRepository } from "../../src/director/init.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
 import type { Envelope } from "../../src/schema/envelope.js";
@@ -188,7 +189,7 @@ describe("director serve: protocol", () => {
     peer.send(note("fact", "first over tcp", { eventId: "ev_p1", seq: 1 }));
     const ack = await peer.ackedThrough(1);
     expect(ack.payload).toEqual({ from_seq: 1, through_seq: 1 });
-    expect(journalKeys(repo)).toEqual(["id:ev_p1"]);
+    expect(journalKeys(repo)).toEqual([eventIdKey("ev_p1")]);
     peer.socket.end();
     const r = await stop(hub);
     expect(r.code, describeResult(r)).toBe(0);
@@ -236,7 +237,7 @@ describe("director serve: protocol", () => {
     for (let i = 0; i < huge.length; i += 16_384) peer.socket.write(huge.slice(i, i + 16_384));
     peer.send("", note("fact", "after", { eventId: "ev_after", seq: 3 }));
     await peer.ackedThrough(3);
-    expect(journalKeys(repo)).toEqual(["id:ev_before", "id:ev_after"]);
+    expect(journalKeys(repo)).toEqual([eventIdKey("ev_before"), eventIdKey("ev_after")]);
     const [record] = quarantine(repo);
     expect(record).toMatchObject({ reason: "oversized", line: 2 });
     expect(record?.source).toMatch(/^tcp\/w1@127\.0\.0\.1:\d+$/);
@@ -262,7 +263,7 @@ describe("director serve: protocol", () => {
       // Read the moment the ack arrives: everything it covers must already be written.
       const keys = new Set(journalKeys(repo));
       for (let seq = 1; seq <= (m.payload.through_seq as number); seq++) {
-        if (!keys.has(`id:${ids[seq - 1]}`)) violations.push(ids[seq - 1] as string);
+        if (!keys.has(eventIdKey(ids[seq - 1] as string))) violations.push(ids[seq - 1] as string);
       }
     };
     for (let i = 0; i < ids.length; i += 50) {
@@ -372,7 +373,7 @@ describe("director serve: lifecycle", () => {
       acknowledged: 200,
     });
     expect(existsSync(repo.path(".engram", "director.lock"))).toBe(false);
-    expect(journalKeys(repo)).toEqual(sent.map((e) => `id:${e.event_id}`));
+    expect(journalKeys(repo)).toEqual(sent.map((e) => eventIdKey(e.event_id as string)));
   });
 
   it("refuses to listen beyond loopback without TLS, and half a TLS setup", async () => {
@@ -587,7 +588,7 @@ describe("director serve: crash and restart under load", () => {
     const counts = new Map<string, number>();
     for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
     for (const id of [...ackedIds, ...bins.map((b) => b.event_id)]) {
-      expect(counts.get(`id:${id}`), id).toBe(1);
+      expect(counts.get(eventIdKey(id)), id).toBe(1);
     }
     expect(keys).toHaveLength(WRITERS * PER_WRITER + bins.length);
     expect(clients.some((c) => c.connections > 1)).toBe(true);
@@ -623,7 +624,7 @@ describe.skipIf(!hasOpenssl)("director serve: TLS with client certificates", () 
       }),
     );
     expect(ok.spooled).toBe(false);
-    expect(journalKeys(repo)).toContain(`id:${ok.event_id}`);
+    expect(journalKeys(repo)).toContain(eventIdKey(ok.event_id));
 
     const noCert = await worker(["emit", "--kind", "fact", "--text", "no cert", "--bus", url], {
       cwd: repo.dir,
