@@ -3,25 +3,9 @@
  * holds no literal that a scanner would flag (prefixes are assembled from pieces).
  */
 
-/** A small deterministic generator (mulberry32). */
-export class Rng {
-  private state: number;
-  constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  chars(alphabet: string, n: number): string {
-    let out = "";
-    for (let i = 0; i < n; i++) out += alphabet[Math.floor(this.next() * alphabet.length)];
-    return out;
-  }
-}
+import { Rng } from "../../bench/fixtures.js";
+
+export { Rng };
 
 const UP = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LO = "abcdefghijklmnopqrstuvwxyz";
