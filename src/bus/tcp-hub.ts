@@ -190,7 +190,9 @@ export class TcpHub {
       duplicates: c.duplicates,
       quarantined: c.quarantined + this.extra.quarantined,
       redacted: c.redacted + this.extra.redacted,
-      surrogates_replaced: c.surrogates_replaced,
+      ...(c.surrogates_replaced !== undefined
+        ? { surrogates_replaced: c.surrogates_replaced }
+        : {}),
     };
   }
 

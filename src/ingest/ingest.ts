@@ -28,8 +28,8 @@ export interface IngestCounts {
   duplicates: number;
   quarantined: number;
   redacted: number;
-  /** Lone surrogates (invalid UTF-16) replaced by U+FFFD in accepted text. */
-  surrogates_replaced: number;
+  /** Lone surrogates (invalid UTF-16) replaced by U+FFFD in accepted text; absent when none. */
+  surrogates_replaced?: number;
 }
 
 /** What one drain of a networked bus source brought into the buffer. */
@@ -47,7 +47,7 @@ export interface SourceDrain extends IngestCounts {
 }
 
 export function zeroCounts(): IngestCounts {
-  return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0, surrogates_replaced: 0 };
+  return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
 }
 
 export interface IngestTarget {
@@ -211,7 +211,9 @@ export class Ingestor {
     this.counts.duplicates += events.length - added.length;
     this.counts.quarantined += packed.quarantine.length;
     this.counts.redacted += redacted;
-    this.counts.surrogates_replaced += packed.repaired;
+    if (packed.repaired > 0) {
+      this.counts.surrogates_replaced = (this.counts.surrogates_replaced ?? 0) + packed.repaired;
+    }
   }
 }
 
