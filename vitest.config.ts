@@ -1,12 +1,32 @@
 import { defineConfig } from "vitest/config";
 
+/** Pure and in-process tests: no built bin, no child process (`npm run test:fast`). */
+const FAST = [
+  "test/core/**/*.test.ts",
+  "test/schema/**/*.test.ts",
+  "test/config/**/*.test.ts",
+  "test/structure/**/*.test.ts",
+];
+
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
     // The default output, and a banner at the end when NATS tests were skipped.
     reporters: ["default", "./test/support/nats-reporter.ts"],
+    projects: [
+      { extends: true, test: { name: "fast", include: FAST } },
+      {
+        extends: true,
+        test: {
+          name: "integration",
+          include: ["test/**/*.test.ts"],
+          exclude: FAST,
+          // The integration tests run dist/: never against a build older than src/.
+          globalSetup: ["test/support/dist-fresh.ts"],
+        },
+      },
+    ],
   },
 });

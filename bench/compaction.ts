@@ -9,13 +9,9 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { openContext } from "../src/context/repo-context.js";
 import { runCycle } from "../src/director/run.js";
-import {
-  compactionFileOptions,
-  initBenchRepo,
-  ROOMY_BUDGETS,
-  writeEnvelopeFile,
-} from "./fixtures.js";
+import { compactionFileOptions, writeEnvelopeFile } from "./envelope-fixtures.js";
 import { ingestStep } from "./ingest.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { log, maxRssMb, mb, removeDir, round, runStep, tempDir } from "./util.js";
 
 export const COMPACTION_TARGET_SECONDS = 5;

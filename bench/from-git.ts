@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { writeHistoryFixture } from "../test/support/history-fixture.js";
-import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { DIRECTOR_CLI, log, removeDir, round, runNode, tempDir } from "./util.js";
 
 export const FROM_GIT_TARGET_SECONDS = 10;

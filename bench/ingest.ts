@@ -7,15 +7,15 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { openContext } from "../src/context/repo-context.js";
-import { type IngestCounts, ingestSource } from "../src/ingest/ingest.js";
+import { ingestSource } from "../src/director/ingest.js";
+import type { IngestCounts } from "../src/ingest/ingest.js";
 import {
-  countLeakedSecrets,
   type EnvelopeFileStats,
   ingestFileOptions,
-  initBenchRepo,
-  ROOMY_BUDGETS,
   writeEnvelopeFile,
-} from "./fixtures.js";
+} from "./envelope-fixtures.js";
+import { countLeakedSecrets } from "./fixtures.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   DIRECTOR_CLI,
   log,

@@ -53,7 +53,7 @@ export async function runRecallScenario(
   const docs: RecallDoc[] = catalog.entries
     .map((e) => engrams.get(e.engram_id))
     .filter((e) => e !== undefined)
-    .map(recallDocFromEngram);
+    .map((e) => recallDocFromEngram(e));
   engrams.clear();
   gc();
 

@@ -10,24 +10,27 @@
  *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
  *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
+ *  10. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
  */
 import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type CompactionScenarioResult, runCompactionScenario } from "./compaction.js";
-import {
-  generateEngrams,
-  generateQueries,
-  initBenchRepo,
-  ROOMY_BUDGETS,
-  writeEngramRepo,
-} from "./fixtures.js";
+import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
+import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
+import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
+import {
+  type NoopSyncResult,
+  runNoopSyncScenario,
+  runSyncScenario,
+  type SyncScenarioResult,
+} from "./sync.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -80,6 +83,8 @@ async function main(): Promise<void> {
   let noop: NoopScenarioResult | Failed;
   let recall: RecallTimings | Failed;
   let reference: ReferenceScenarioResult | Failed;
+  let noopSync: NoopSyncResult | Failed;
+  let graph: GraphScenarioResult | Failed;
   let fixture: Record<string, unknown> = {};
   try {
     const setup = performance.now();
@@ -102,6 +107,8 @@ async function main(): Promise<void> {
 
     noop = await attempt("noop_cycle", () => runNoopScenario(ctx, stats.engrams));
     gc();
+    noopSync = await attempt("noop_sync", () => runNoopSyncScenario(ctx, stats.engrams));
+    gc();
     recall = await attempt("recall", () => runRecallScenario(ctx, queries));
     gc();
     // The same ~50 queries on both sides: every 4th of the 200 (all query kinds appear).
@@ -116,6 +123,13 @@ async function main(): Promise<void> {
         picked.map(({ i }) => timings.perQueryMs[i] as number),
       );
     });
+    gc();
+    graph = await attempt("graph", () =>
+      runGraphScenario(
+        ctx,
+        picked.map(({ q }) => q),
+      ),
+    );
   } finally {
     removeDir(work);
   }
@@ -129,6 +143,7 @@ async function main(): Promise<void> {
   );
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
+  const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
@@ -155,8 +170,10 @@ async function main(): Promise<void> {
     recall: recallResult,
     peak_memory: peak,
     reference_mcp_memory: reference,
+    graph,
     transports: { tcp, nats, git: gitRefs },
     github,
+    sync: { notion: sync, noop: noopSync },
     from_git: fromGit,
   };
   const passes = [
@@ -165,10 +182,13 @@ async function main(): Promise<void> {
     noop,
     recallResult,
     peak,
+    graph,
     tcp,
     nats,
     gitRefs,
     github,
+    sync,
+    noopSync,
     fromGit,
   ].map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

@@ -20,9 +20,9 @@ import type { NatsUrl } from "../src/bus/nats-stream.js";
 import { parseBusUrl } from "../src/bus/url.js";
 import { openContext } from "../src/context/repo-context.js";
 import { withDirectorState } from "../src/director/director-state.js";
-import { initBenchRepo, ROOMY_BUDGETS } from "./fixtures.js";
 import { findNatsServer, startNatsServer } from "./nats-server.js";
 import type { WritersJob, WritersReport } from "./nats-writers.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { log, percentile, removeDir, round, type TransportFigures, tempDir } from "./util.js";
 
 export const NATS_TARGET_EVENTS_PER_S = 20_000;

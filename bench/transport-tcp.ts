@@ -14,7 +14,9 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { TcpBusClient } from "../src/bus/tcp-client.js";
 import type { Envelope } from "../src/schema/envelope.js";
-import { COMPONENTS, initBenchRepo, Rng, ROOMY_BUDGETS } from "./fixtures.js";
+import { Rng } from "../test/support/random.js";
+import { COMPONENTS } from "./fixtures.js";
+import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   DIRECTOR_CLI,
   log,

@@ -61,7 +61,7 @@ case "$action" in
     git read-tree --empty
     git_dir=$(git rev-parse --absolute-git-dir)
     git -C "$state" --git-dir="$git_dir" --work-tree=. add --all --force -- . \
-      ':(exclude)seal.key' ':(exclude)director.lock*' ':(exclude)*.tmp'
+      ':(exclude)seal.key' ':(exclude)director.lock*' ':(exclude)sync/sync.lock*' ':(exclude)*.tmp'
     tree=$(git write-tree)
     unset GIT_INDEX_FILE
     if [ -n "$lease" ] && [ "$(git rev-parse "$lease^{tree}")" = "$tree" ]; then

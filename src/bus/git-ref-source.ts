@@ -68,7 +68,9 @@ export async function drainGitRefs(
     await mirrorRefs(ctx.repoDir, url.remote, EVENTS_PREFIX, mirror);
   } catch (error) {
     if (error instanceof RemoteUnreachable) {
-      throw new StateError(`${source}: cannot fetch ${EVENTS_PREFIX}*: ${error.message}`);
+      throw new RemoteUnreachable(`${source}: cannot fetch ${EVENTS_PREFIX}*: ${error.message}`, {
+        cause: error,
+      });
     }
     throw error;
   }

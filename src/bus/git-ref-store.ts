@@ -11,6 +11,7 @@ import fs from "node:fs";
 import { dirname } from "node:path";
 import git, { type TreeEntry } from "isomorphic-git";
 import { simpleGit } from "simple-git";
+import { ServiceError } from "../errors.js";
 import type { GitRepo } from "../git/history.js";
 import { userGitEnvironment } from "../git/remote.js";
 
@@ -124,8 +125,11 @@ export function firstLines(text: string, max = 2): string {
   return lines.slice(0, max).join("; ") || "git failed without a message";
 }
 
-export class RemoteUnreachable extends Error {
-  override name = "RemoteUnreachable";
+/** The remote could not be read or written (network, authentication, a missing remote). */
+export class RemoteUnreachable extends ServiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "remote", options);
+  }
 }
 
 /**

@@ -1,12 +1,22 @@
+import { telemetryFields } from "../core/ingest/telemetry-fields.js";
 import type { SyncAction, SyncPolicy } from "../core/swarm/drift.js";
 import { EngramError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
-import { findMain, judgeAgainstMain, type MainView } from "../git/main-drift.js";
+import { findMain, judgeAgainstMain, type MainView } from "../repo/main-drift.js";
 
 /** What a worker's hello or heartbeat says about its view of main. */
 export interface WorkerView {
   main_ancestor_sha?: string | undefined;
   catalog_hash_seen?: string | undefined;
+}
+
+/**
+ * The view of main a hello or heartbeat payload states: upstream's nested `repo` (a hello's,
+ * or a heartbeat's `state.repo`) or our flat fields.
+ */
+export function workerViewOf(messageType: string, payload: Record<string, unknown>): WorkerView {
+  const t = telemetryFields(messageType, payload);
+  return { main_ancestor_sha: t.main_ancestor_sha, catalog_hash_seen: t.catalog_hash_seen };
 }
 
 /** The payload of `sync_required.v1`. */
@@ -67,6 +77,12 @@ export class MainJudge {
       seconds_behind: verdict.seconds_behind,
       detail: verdict.detail,
     };
+  }
+
+  /** Main's tip and its catalog hash, as a welcome states them; undefined without a main. */
+  async expected(): Promise<{ sha: string; catalogHash: string | undefined } | undefined> {
+    const tip = await this.mainTip();
+    return tip ? { sha: tip.sha, catalogHash: tip.catalogHash } : undefined;
   }
 
   /** Main's tip, read again at most once a second: every hello and heartbeat asks. */

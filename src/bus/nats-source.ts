@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
-import { EngramError, StateError } from "../errors.js";
+import { EngramError, fileSystemError, ServiceError } from "../errors.js";
 import type { SourceDrain } from "../ingest/ingest.js";
 import { ingestorFor } from "../ingest/ingest.js";
 import { splitLines } from "../ingest/normalize-batch.js";
@@ -54,8 +54,9 @@ export async function drainNats(
   try {
     nc = await connectNats(url, settings, "engram-director");
   } catch (err) {
-    throw new StateError(
+    throw new ServiceError(
       `${source}: cannot connect: ${describeNatsError(err)} (nothing was drained; the messages wait in JetStream)`,
+      "bus",
       { cause: err },
     );
   }
@@ -154,7 +155,11 @@ export async function drainNats(
     await nc.flush();
   } catch (err) {
     if (err instanceof EngramError) throw err;
-    throw new StateError(`${source}: ${describeNatsError(err)}`, { cause: err });
+    // The journal's own write failures (a full disk) are the machine's, not the bus's.
+    throw (
+      fileSystemError(err) ??
+      new ServiceError(`${source}: ${describeNatsError(err)}`, "bus", { cause: err })
+    );
   } finally {
     await ingestor.close();
     if (!nc.isClosed()) await nc.close();

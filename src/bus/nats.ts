@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
+import { ServiceError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import {
@@ -82,7 +83,15 @@ interface PubAckReply {
   error?: { code?: number; description?: string };
 }
 
-class NoStreamError extends Error {
+/** A publish JetStream did not acknowledge as stored (caught: the envelope goes to the spool). */
+class PublishError extends ServiceError {
+  constructor(message: string) {
+    super(message, "bus");
+  }
+}
+
+/** The vendor's name for a publish no stream takes: `isNoStream` recognises both. */
+class NoStreamError extends PublishError {
   override readonly name = "JetStreamNotEnabled";
 }
 
@@ -123,7 +132,7 @@ class PipelinedPublisher {
     return new Promise((resolve) => {
       const first = this.next;
       const timer = setTimeout(() => {
-        const late = new Error(`no ack within ${this.settings.publishTimeoutMs} ms`);
+        const late = new PublishError(`no ack within ${this.settings.publishTimeoutMs} ms`);
         for (let token = first; token < first + messages.length; token++) {
           this.settle(token, late);
         }
@@ -249,15 +258,15 @@ function ackError(status: number | undefined, data: Uint8Array): Error | undefin
   try {
     reply = JSON.parse(new TextDecoder().decode(data)) as PubAckReply;
   } catch {
-    return new Error(`unreadable publish ack${status ? ` (status ${status})` : ""}`);
+    return new PublishError(`unreadable publish ack${status ? ` (status ${status})` : ""}`);
   }
   if (reply.error !== undefined) {
-    return new Error(
+    return new PublishError(
       `JetStream: ${reply.error.description ?? "error"} (${reply.error.code ?? "?"})`,
     );
   }
   if (typeof reply.stream !== "string" || typeof reply.seq !== "number") {
-    return new Error("publish ack without a stream and sequence");
+    return new PublishError("publish ack without a stream and sequence");
   }
   return undefined;
 }

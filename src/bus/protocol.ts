@@ -12,6 +12,12 @@ import type { QuarantineRecord } from "../state/quarantine.js";
  */
 export const PROTOCOL_VERSION = "1";
 
+/**
+ * Versions a hello may name: ours, and the upstream specification's "0.1", whose payloads the
+ * hub reads (nested `worker` and `repo`); the welcome names the one selected.
+ */
+export const ACCEPTED_PROTOCOL_VERSIONS: readonly string[] = [PROTOCOL_VERSION, "0.1"];
+
 export const MSG = {
   hello: "protocol_hello.v1",
   welcome: "protocol_welcome.v1",
@@ -23,9 +29,17 @@ export const MSG = {
   catalogSnapshot: "engram_catalog_snapshot.v1",
 } as const satisfies Record<string, MessageType>;
 
-/** What the hub tells a worker on `protocol_welcome.v1`. */
+/**
+ * What the hub tells a worker on `protocol_welcome.v1`: upstream's `director` block, then our
+ * additive flat fields.
+ */
 export interface WelcomePayload {
   protocol_version: string;
+  director: {
+    run_id: string;
+    main_sha_expected?: string;
+    catalog_hash_expected?: string;
+  };
   catalog_version: number;
   catalog_hash: string;
   max_message_bytes: number;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
+import { ServiceError } from "../errors.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
 import type { WorkerView } from "./hub-drift.js";
 import {
@@ -52,13 +53,12 @@ export interface TcpClientOptions {
 }
 
 /** A send the hub did not acknowledge in time; `unacked` are the envelopes still owed. */
-export class HubUnavailableError extends Error {
+export class HubUnavailableError extends ServiceError {
   constructor(
     readonly reason: string,
     readonly unacked: Envelope[],
   ) {
-    super(`the hub is unavailable: ${reason}`);
-    this.name = "HubUnavailableError";
+    super(`the hub is unavailable: ${reason}`, "bus");
   }
 }
 
@@ -198,11 +198,17 @@ export class TcpBusClient {
     const first = this.queue[this.head]?.envelope.sender;
     const sender = this.options.sender ?? first ?? this.speaker;
     this.speaker = { id: sender.id, run_id: sender.run_id };
+    // Upstream's nested `worker` and `repo`, and our flat drift fields as aliases.
+    const drift = {
+      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
+      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+    };
     const hello = speakerEnvelope(MSG.hello, this.speaker, {
       protocol_version: PROTOCOL_VERSION,
       capabilities: ["bus_ack.v1", "pipelining"],
-      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
-      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+      worker: { worker_id: this.speaker.id },
+      repo: drift,
+      ...drift,
     });
     const { host, port, tls } = this.options;
     const socket = tls

@@ -4,17 +4,16 @@ import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
-import { withDirectorState } from "../director/director-state.js";
-import { type RunResult, runCycleOn } from "../director/run.js";
-import { StateError } from "../errors.js";
-import { type IngestCounts, type Ingestor, ingestorFor } from "../ingest/ingest.js";
+import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
-import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
-import { MainJudge, type WorkerView } from "./hub-drift.js";
+import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
+import { announcePayload, snapshotPayload } from "./hub-messages.js";
+import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
 import {
+  ACCEPTED_PROTOCOL_VERSIONS,
   directorLine,
   type Frame,
   formatHostPort,
@@ -25,33 +24,6 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { drainConfiguredSources, droppedWarnings } from "./sources.js";
-
-/** Client certificates are required when TLS is on: the certificate is the worker's pass. */
-export interface HubTls {
-  cert: Buffer;
-  key: Buffer;
-  ca: Buffer;
-}
-
-export interface HubOptions {
-  host: string;
-  port: number;
-  /** Seconds between in-process Director cycles; 0 runs none. */
-  cycleSeconds: number;
-  tls?: HubTls | undefined;
-}
-
-export interface HubSummary extends IngestCounts {
-  listening: string;
-  stopped_by: string;
-  connections: number;
-  refused: number;
-  dropped_silent: number;
-  acknowledged: number;
-  commits: number;
-  cycles: number;
-}
 
 /** The TTL watchdog looks at least this often. */
 const WATCHDOG_MAX_MS = 1000;
@@ -94,7 +66,7 @@ interface Connection {
 export class TcpHub {
   private server: Server | undefined;
   private readonly conns = new Set<Connection>();
-  private readonly ingestor: Ingestor;
+  private readonly ingestor: HubIntake;
   private readonly redactor: Redactor;
   private readonly judge: MainJudge;
   private readonly quarantine: QuarantineRecord[] = [];
@@ -109,6 +81,8 @@ export class TcpHub {
   private readonly failed: Promise<void>;
   private fail: (error: unknown) => void = () => {};
   private readonly extra = { quarantined: 0, redacted: 0 };
+  /** Named in every welcome (upstream's `director.run_id`): this hub's life. */
+  private readonly runId = `serve-${batchIdFromIso(receiptTime())}`;
   readonly stats = {
     connections: 0,
     refused: 0,
@@ -122,10 +96,10 @@ export class TcpHub {
 
   constructor(
     private readonly ctx: RepoContext,
-    private readonly buffer: EventBuffer,
     private readonly options: HubOptions,
+    private readonly parts: HubParts,
   ) {
-    this.ingestor = ingestorFor(ctx, buffer);
+    this.ingestor = parts.intake;
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
     this.failed = new Promise((resolve) => {
@@ -327,7 +301,7 @@ export class TcpHub {
       return;
     }
     const version = hello.data.protocol_version;
-    if (version !== PROTOCOL_VERSION) {
+    if (version === undefined || !ACCEPTED_PROTOCOL_VERSIONS.includes(version)) {
       this.refuse(conn, {
         reason: "protocol_version",
         detail: `this hub speaks protocol ${PROTOCOL_VERSION}, the worker ${version === undefined ? "named none" : `speaks ${version}`}; upgrade the worker`,
@@ -340,18 +314,25 @@ export class TcpHub {
     conn.state = "judging";
     // Nothing more is read until the welcome: what already came in waits in `early`.
     conn.socket.pause();
-    void this.welcome(conn, hello.data);
+    void this.welcome(conn, version, workerViewOf(MSG.hello, hello.data));
   }
 
   /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
-  private async welcome(conn: Connection, view: WorkerView): Promise<void> {
+  private async welcome(conn: Connection, version: string, view: WorkerView): Promise<void> {
     const verdict = await this.judgeQuietly(view);
+    const expected = await this.judge.expected().catch(() => undefined);
     // Messages behind the hello must not reach the buffer while a cycle holds it.
     while (this.cycleRunning) await this.cycleRunning;
     if (conn.state === "closed" || this.stopping) return;
     const catalog = this.catalog as Catalog;
+    const catalogExpected = expected?.catalogHash ?? catalog.hash;
     const welcome: WelcomePayload = {
-      protocol_version: PROTOCOL_VERSION,
+      protocol_version: version,
+      director: {
+        run_id: this.runId,
+        ...(expected ? { main_sha_expected: expected.sha } : {}),
+        catalog_hash_expected: catalogExpected,
+      },
       catalog_version: catalog.catalog_version,
       catalog_hash: catalog.hash,
       max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
@@ -417,13 +398,13 @@ export class TcpHub {
     conn.nextJudgeAt = now + JUDGE_EVERY_MS;
     let view: WorkerView;
     try {
-      const raw = JSON.parse(text) as { message_type?: unknown; payload?: Record<string, unknown> };
-      if (raw.message_type !== MSG.heartbeat || typeof raw.payload !== "object") return;
-      const { main_ancestor_sha, catalog_hash_seen } = raw.payload ?? {};
-      view = {
-        main_ancestor_sha: typeof main_ancestor_sha === "string" ? main_ancestor_sha : undefined,
-        catalog_hash_seen: typeof catalog_hash_seen === "string" ? catalog_hash_seen : undefined,
-      };
+      const raw = JSON.parse(text) as { message_type?: unknown; payload?: unknown };
+      const payload = raw.payload;
+      if (raw.message_type !== MSG.heartbeat || typeof payload !== "object" || payload === null) {
+        return;
+      }
+      // Upstream's `state.repo` or our flat fields; a wrong type is the Ingestor's to refuse.
+      view = workerViewOf(MSG.heartbeat, payload as Record<string, unknown>);
     } catch {
       return; // the Ingestor quarantines it
     }
@@ -439,7 +420,7 @@ export class TcpHub {
     try {
       return await this.judge.judge(view);
     } catch (error) {
-      process.stderr.write(`director serve: drift not judged: ${(error as Error).message}\n`);
+      this.parts.log.warn(`drift not judged: ${(error as Error).message}`);
       return undefined;
     }
   }
@@ -502,9 +483,10 @@ export class TcpHub {
 
   private scheduleCycle(): void {
     const seconds = this.options.cycleSeconds;
-    if (seconds <= 0 || this.stopping) return;
+    const cycles = this.parts.cycles;
+    if (seconds <= 0 || !cycles || this.stopping) return;
     this.cycleTimer = setTimeout(() => {
-      this.cycleRunning = this.cycle();
+      this.cycleRunning = this.cycle(cycles);
     }, seconds * 1000);
   }
 
@@ -512,21 +494,12 @@ export class TcpHub {
    * One Director cycle in process, between group commits: reading pauses, the batch so far is
    * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
    */
-  private async cycle(): Promise<void> {
+  private async cycle(cycles: HubCycleRunner): Promise<void> {
     this.commit();
     for (const conn of this.conns) conn.socket.pause();
-    let result: RunResult;
+    let result: { written: readonly string[] };
     try {
-      result = await runCycleOn(this.ctx, this.buffer, { drainSources: drainConfiguredSources });
-      // What `director run` prints for its sources, the hub's log says.
-      for (const s of result.sources) {
-        if (s.error !== undefined) {
-          process.stderr.write(`director serve: could not drain ${s.source}: ${s.error}\n`);
-        }
-      }
-      for (const warning of droppedWarnings(result.sources)) {
-        process.stderr.write(`director serve: warning: ${warning}\n`);
-      }
+      result = await cycles.run();
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {
@@ -546,72 +519,14 @@ export class TcpHub {
     this.scheduleCycle();
   }
 
-  private broadcast(result: RunResult): void {
+  private broadcast(result: { written: readonly string[] }): void {
     const catalog = this.catalog as Catalog;
-    const written = new Set(result.written);
-    const announce = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      engrams: catalog.entries
-        .filter((e) => written.has(e.path))
-        .map(({ engram_id, scope, version, path, hash, topics }) => ({
-          engram_id,
-          scope,
-          version,
-          path,
-          hash,
-          topics,
-        })),
-    };
-    const snapshot = {
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      created_at: catalog.created_at,
-      entries: catalog.entries.map(({ engram_id, scope, version, path, hash }) => ({
-        engram_id,
-        scope,
-        version,
-        path,
-        hash,
-      })),
-    };
+    const announce = announcePayload(catalog, result.written);
+    const snapshot = snapshotPayload(catalog);
     for (const conn of this.conns) {
       if (conn.state !== "open") continue;
       if (announce.engrams.length > 0) this.send(conn, MSG.announce, announce);
       this.send(conn, MSG.catalogSnapshot, snapshot);
     }
   }
-}
-
-/**
- * `director serve`: holds the Director state for its lifetime and runs the hub until `stop`
- * aborts (SIGTERM) or the hub fails. `onListening` is called once connections are accepted.
- */
-export async function serveHub(
-  ctx: RepoContext,
-  options: HubOptions,
-  hooks: { onListening(address: string): void; stop: AbortSignal },
-): Promise<HubSummary> {
-  return withDirectorState(
-    ctx,
-    async (buffer) => {
-      const hub = new TcpHub(ctx, buffer, options);
-      await hub.start();
-      hooks.onListening(hub.address);
-      const aborted = new Promise<void>((resolve) => {
-        if (hooks.stop.aborted) resolve();
-        else hooks.stop.addEventListener("abort", () => resolve(), { once: true });
-      });
-      await Promise.race([aborted, hub.failedOnItsOwn]);
-      await hub.stop();
-      if (hub.error !== undefined) {
-        const error = hub.error as Error;
-        throw new StateError(`the hub stopped: ${error.message}`, { cause: error });
-      }
-      return hub.summary(String(hooks.stop.reason ?? "stop"));
-    },
-    // A cycle needs the events in memory; a hub that only ingests does not. Held for the
-    // hub's life: other Director commands fail at once instead of waiting for it.
-    { retainEvents: options.cycleSeconds > 0, longLived: true },
-  );
 }

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { RepoContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { readDrift } from "../repo/drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
@@ -41,7 +41,7 @@ export function clientTlsFromEnv(): { cert: Buffer; key: Buffer; ca?: Buffer } {
     try {
       return readFileSync(path);
     } catch (error) {
-      throw new UsageError(`${name}: cannot read ${path}: ${(error as Error).message}`);
+      throw fileSystemError(error, `${name} ${path}`, "read") ?? error;
     }
   };
   const ca = read("ENGRAM_TLS_CA", false);

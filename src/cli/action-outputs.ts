@@ -10,7 +10,8 @@ import {
   type StepSummaryInput,
   stepSummaryFromProposal,
 } from "../core/rendering/step-summary.js";
-import { EngramError, StateError, UsageError } from "../errors.js";
+import { fileSystemError, StateError, UsageError } from "../errors.js";
+import { reportError } from "./report.js";
 
 /**
  * The GitHub Action's glue: reads the `--json` result of `director run --pr`, `director guard`
@@ -172,9 +173,12 @@ function readJson(file: string, flag: string): unknown {
   try {
     text = readFileSync(file === "-" ? 0 : file, "utf8");
   } catch (error) {
-    throw new StateError(`--${flag} ${file}: cannot read it (${(error as Error).message})`, {
-      cause: error,
-    });
+    throw (
+      fileSystemError(error, `--${flag} ${file}`, "read") ??
+      new StateError(`--${flag} ${file}: cannot read it (${(error as Error).message})`, {
+        cause: error,
+      })
+    );
   }
   // Commands print one JSON document; take the last non-empty line in case anything preceded it.
   const line = text.trim().split("\n").filter(Boolean).pop() ?? "";
@@ -208,14 +212,14 @@ export function runActionOutputs(argv: string[], env: NodeJS.ProcessEnv): Action
       strict: true,
     }));
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\nusage: ${USAGE}`);
+    throw new UsageError((error as Error).message, { usage: `usage: ${USAGE}` });
   }
   if (values.help) {
     process.stdout.write(`usage: ${USAGE}`);
     return { outputs: {}, summary: undefined };
   }
   if (values.result === undefined || values.result === "") {
-    throw new UsageError(`--result is required\n\nusage: ${USAGE}`);
+    throw new UsageError("--result is required", { usage: `usage: ${USAGE}` });
   }
   const result = readJson(values.result, "result");
   const outputs = actionOutputs(result);
@@ -251,14 +255,6 @@ if (isEntryPoint()) {
   try {
     runActionOutputs(process.argv.slice(2), process.env);
   } catch (error) {
-    if (error instanceof EngramError) {
-      process.stderr.write(`action-outputs: ${error.message}\n`);
-      process.exitCode = error.exitCode;
-    } else {
-      process.stderr.write(
-        `action-outputs: internal error (a bug; please report it)\n${(error as Error).stack ?? error}\n`,
-      );
-      process.exitCode = 70;
-    }
+    process.exitCode = reportError("action-outputs", error, false);
   }
 }

@@ -1,5 +1,9 @@
+import { accessSync, constants, statSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { UsageError } from "../errors.js";
+import type { Caller, RepoOptions } from "../context/repo-context.js";
+import { nearest } from "../core/model/nearest.js";
+import { fileSystemError, UsageError } from "../errors.js";
 
 export interface OptionSpec {
   type: "string" | "boolean";
@@ -35,6 +39,8 @@ export interface Command<R = unknown> {
   options: OptionSpecs;
   /** How many positionals: [min, max]. */
   positionals?: [number, number];
+  /** Runs in a git work tree that `director init` has not laid out (only `init` itself). */
+  uninitialized?: boolean;
   /** Runs the command; returns the JSON result and the human text, and the exit code. */
   run(args: ParsedArgs): Promise<CommandOutput<R>>;
 }
@@ -50,6 +56,8 @@ export interface CommandOutput<R = unknown> {
 export interface ParsedArgs {
   values: Record<string, string | boolean | string[] | undefined>;
   positionals: string[];
+  /** Set by the entry point: the command line, for notices while a command runs. */
+  caller?: Caller | undefined;
 }
 
 export function parseCommandArgs(command: Command, argv: readonly string[]): ParsedArgs {
@@ -69,17 +77,39 @@ export function parseCommandArgs(command: Command, argv: readonly string[]): Par
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError(`${(error as Error).message}\n\n${helpText(command)}`);
+    throw new UsageError(parseProblem(error, Object.keys(specs)), {
+      usage: `usage: ${command.usage}\n`,
+    });
   }
   const values = parsed.values as ParsedArgs["values"];
   if (values.help) return { values, positionals: parsed.positionals };
   const [min, max] = command.positionals ?? [0, 0];
   if (parsed.positionals.length < min || parsed.positionals.length > max) {
     throw new UsageError(
-      `expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${parsed.positionals.length}\n\nusage: ${command.usage}`,
+      `expected ${min === max ? min : `${min} to ${max}`} argument(s), got ${parsed.positionals.length}`,
+      { usage: `usage: ${command.usage}\n` },
     );
   }
   return { values, positionals: parsed.positionals };
+}
+
+/**
+ * `parseArgs`' complaint in our words: the flag as typed, the nearest known one, and quotes
+ * that pair up (Node's own message about '--' leaves one open).
+ */
+function parseProblem(error: unknown, names: readonly string[]): string {
+  const message = String((error as Error)?.message ?? error);
+  const unknown = /^Unknown option '([^']+)'/.exec(message)?.[1];
+  if (unknown !== undefined) {
+    const typed = unknown.replace(/^-+/, "").split("=")[0] ?? "";
+    const guess = nearest(typed, names);
+    return `unknown option ${unknown}${guess === undefined ? "" : ` (did you mean --${guess}?)`}; an argument that starts with - goes after --`;
+  }
+  const missing = /^Option '(?:-\w, )?(--[\w-]+) <value>' argument missing/.exec(message)?.[1];
+  if (missing !== undefined) return `${missing} needs a value`;
+  const extra = /^Option '(?:-\w, )?(--[\w-]+)' does not take an argument/.exec(message)?.[1];
+  if (extra !== undefined) return `${extra} takes no value`;
+  return message;
 }
 
 export function helpText(command: Command): string {
@@ -92,11 +122,12 @@ export function helpText(command: Command): string {
 }
 
 /** The repository and config file every command takes, for `openContext`. */
-export function repoOptions(args: ParsedArgs): {
-  repo: string | undefined;
-  config: string | undefined;
-} {
-  return { repo: stringOption(args, "repo"), config: stringOption(args, "config") };
+export function repoOptions(args: ParsedArgs): RepoOptions {
+  return {
+    repo: stringOption(args, "repo"),
+    config: stringOption(args, "config"),
+    caller: args.caller,
+  };
 }
 
 export function stringOption(args: ParsedArgs, name: string): string | undefined {
@@ -116,4 +147,20 @@ export function numberOption(args: ParsedArgs, name: string): number | undefined
   if (text.trim() === "" || !Number.isFinite(n))
     throw new UsageError(`--${name}: expected a number, got "${text}"`);
   return n;
+}
+
+/**
+ * A file the user named, as an absolute path, checked before any work starts: a missing,
+ * unreadable or folder path is a FileSystemError (exit 3) that names it as the user typed it.
+ */
+export function inputFile(given: string, shown = given): string {
+  const path = resolve(given);
+  try {
+    if (statSync(path).isDirectory())
+      throw Object.assign(new Error("is a directory"), { code: "EISDIR" });
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    throw fileSystemError(error, shown, "read") ?? error;
+  }
+  return path;
 }

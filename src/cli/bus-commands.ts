@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
+import type { HubTls } from "../bus/hub-ports.js";
 import { isLoopbackHost } from "../bus/protocol.js";
-import { type HubTls, serveHub } from "../bus/tcp-hub.js";
 import { openContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { serveHub } from "../director/serve.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
 
@@ -52,6 +53,7 @@ const serve: Command = {
         { host, port, cycleSeconds, tls },
         {
           stop: stop.signal,
+          log: { warn: (message) => process.stderr.write(`director serve: ${message}\n`) },
           onListening(address) {
             process.stdout.write(`${JSON.stringify({ listening: address })}\n`);
           },
@@ -86,7 +88,7 @@ function tlsOptions(args: ParsedArgs): HubTls | undefined {
     try {
       return readFileSync(path);
     } catch (error) {
-      throw new UsageError(`--${flag}: cannot read ${path}: ${(error as Error).message}`);
+      throw fileSystemError(error, `--${flag} ${path}`, "read") ?? error;
     }
   };
   return { cert: read("tls-cert"), key: read("tls-key"), ca: read("tls-ca") };

@@ -1,12 +1,13 @@
-import { resolve } from "node:path";
 import { drainConfiguredSources, drainSource, droppedWarnings } from "../bus/sources.js";
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { openContext } from "../context/repo-context.js";
-import { formatFinding } from "../core/checks/verify.js";
+import { formatFinding } from "../core/checks/findings.js";
+import { proposalPlanLines } from "../core/rendering/proposal-plan.js";
 import { withDirectorState } from "../director/director-state.js";
 import { githubCommitter, githubFileUrl, githubPulls } from "../director/github-port.js";
+import { ingestSource } from "../director/ingest.js";
 import { initRepository } from "../director/init.js";
 import { runProposal } from "../director/propose.js";
 import { type RunOptions, type RunResult, runCycle } from "../director/run.js";
@@ -14,10 +15,10 @@ import { readStatus, snapshotEnvelope } from "../director/status.js";
 import { verifyRepository } from "../director/verify.js";
 import { UsageError } from "../errors.js";
 import { callCount, createGitHub, githubSettings } from "../github/client.js";
-import { ingestSource } from "../ingest/ingest.js";
 import {
   type Command,
   type CommandOutput,
+  inputFile,
   type ParsedArgs,
   repoOptions,
   stringOption,
@@ -25,6 +26,7 @@ import {
 import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { SYNC_COMMAND } from "./sync-commands.js";
 
 const init: Command = {
   name: "init",
@@ -32,6 +34,7 @@ const init: Command = {
     "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
   usage: "director init [--repo DIR] [--config FILE] [--json]",
   options: {},
+  uninitialized: true,
   async run(args) {
     const ctx = await openContext(repoOptions(args));
     const result = initRepository(ctx);
@@ -62,9 +65,9 @@ const ingest: Command = {
     const busText = stringOption(args, "bus");
     const chosen = [fromGit, busText !== undefined, args.positionals.length === 1];
     if (chosen.filter(Boolean).length !== 1) {
-      throw new UsageError(
-        `expected exactly one of FILE, -, --bus URL or --from-git RANGE\n\nusage: ${ingest.usage}`,
-      );
+      throw new UsageError("expected exactly one of FILE, -, --bus URL or --from-git RANGE", {
+        usage: `usage: ${ingest.usage}\n`,
+      });
     }
     if (fromGit) return runIngestFromGit(args);
     if (busText !== undefined) {
@@ -84,18 +87,13 @@ const ingest: Command = {
         warnings: droppedWarnings([r]),
       };
     }
-    const ctx = await openContext(repoOptions(args));
     const source = args.positionals[0] as string;
-    const {
-      buffer: _buffer,
-      noteLines,
-      ...c
-    } = await ingestSource(
-      ctx,
+    const input =
       source === "-"
         ? { stream: process.stdin, name: "stdin" }
-        : { path: resolve(source), name: source },
-    );
+        : { path: inputFile(source), name: source };
+    const ctx = await openContext(repoOptions(args));
+    const { buffer: _buffer, noteLines, ...c } = await ingestSource(ctx, input);
     return {
       json: c,
       text: `accepted ${c.accepted}, duplicates ${c.duplicates}, quarantined ${c.quarantined}, redacted ${c.redacted}\n`,
@@ -174,7 +172,7 @@ function runLines(r: RunResult): string[] {
         ? `could not drain ${s.source}: ${s.error}`
         : `drained ${s.source}: accepted ${s.accepted}, duplicates ${s.duplicates}, quarantined ${s.quarantined}${s.dropped ? `, dropped by the source ${s.dropped}` : ""}`,
     ),
-    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s), ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
+    `compaction: ${r.compaction}; ${r.compacted_events} event(s) compacted into ${r.engrams_written} engram(s)${r.compacted_events > 0 && r.engrams_written === 0 ? " (telemetry without a stall, blocked work or failure pattern makes none)" : ""}, ${r.engrams_promoted} promoted, ${r.engrams_evicted} evicted`,
     ...(r.not_compacted
       ? [`nothing compacted: ${r.not_compacted.reason}; ${r.not_compacted.hint}`]
       : []),
@@ -222,6 +220,7 @@ async function runPr(
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),
+    ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
           "no GitHub configured; the pull request would be:",
@@ -311,4 +310,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   status,
   ...GIT_COMMANDS,
   ...BUS_COMMANDS,
+  SYNC_COMMAND,
 ];

@@ -1,5 +1,6 @@
 import { openContext } from "../context/repo-context.js";
 import { formatGuardFinding } from "../core/checks/guard.js";
+import { tierDir } from "../core/model/paths.js";
 import { ingestGitRange } from "../director/from-git.js";
 import { guardRefs, reportToGitHub } from "../director/guard.js";
 import { restoreEngram } from "../director/restore.js";
@@ -17,7 +18,7 @@ import { EXIT } from "./main.js";
 function requiredOption(args: ParsedArgs, name: string, usage: string): string {
   const value = stringOption(args, name);
   if (value === undefined || value === "") {
-    throw new UsageError(`--${name} is required\n\nusage: ${usage}`);
+    throw new UsageError(`--${name} is required`, { usage: `usage: ${usage}\n` });
   }
   return value;
 }
@@ -93,7 +94,7 @@ const restore: Command = {
           : []),
       ];
       lines.push(
-        `warning: memory/${o.scope} is over its budget (${over.join(", ")}): the next director run evicts oldest-first again unless [memory] budgets are raised`,
+        `warning: ${tierDir(o.scope)} is over its budget (${over.join(", ")}): the next director run evicts oldest-first again unless [memory] budgets are raised`,
       );
     }
     return { json: r, text: `${lines.join("\n")}\n` };

@@ -1,12 +1,15 @@
-import { EngramError } from "../errors.js";
-import { type Command, helpText, parseCommandArgs } from "./args.js";
+import { findRepository, requireInitialized } from "../context/find-repo.js";
+import { nearest } from "../core/model/nearest.js";
+import { EXIT, UsageError } from "../errors.js";
+import { type Command, helpText, parseCommandArgs, stringOption } from "./args.js";
+import { reportError } from "./report.js";
 
-/** Exit codes shared by both command lines (documented in docs/cli.md). */
-export const EXIT = { ok: 0, findings: 1, usage: 2, state: 3, internal: 70 } as const;
+/** The exit statuses live with the errors (`src/errors.ts`); re-exported for the commands. */
+export { EXIT };
 
 /**
- * The one place that prints results and sets the exit status. Errors the user can act on
- * (`EngramError`) print their message; anything else is a bug and prints its stack.
+ * The one place that prints results and sets the exit status. Errors go through
+ * `reportError`, the catch block every entry point shares.
  */
 export async function runMain(
   program: string,
@@ -14,54 +17,65 @@ export async function runMain(
   argv: string[],
 ): Promise<void> {
   const [name, ...rest] = argv;
-  const overview = () =>
-    `usage: ${program} <command> [options]\n\ncommands:\n${commands
-      .map((c) => `  ${c.name.padEnd(10)} ${c.summary}`)
-      .join("\n")}\n\nRun '${program} <command> --help' for a command's options.\n`;
+  const json = argv.includes("--json");
+  const overview = () => overviewOf(program, commands);
   if (name === undefined) {
     process.stderr.write(overview());
     process.exitCode = EXIT.usage;
     return;
   }
-  if (name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(overview());
-    return;
-  }
-  if (name === "--version") {
-    process.stdout.write("engram 0.1.0\n");
-    return;
-  }
-  const command = commands.find((c) => c.name === name);
-  if (!command) {
-    process.stderr.write(`${program}: unknown command '${name}'\n\n${overview()}`);
-    process.exitCode = EXIT.usage;
-    return;
-  }
-  const wantsJson = rest.includes("--json");
+  const find = (wanted: string): Command => {
+    const command = commands.find((c) => c.name === wanted);
+    if (command) return command;
+    const guess = nearest(
+      wanted,
+      commands.map((c) => c.name),
+    );
+    throw new UsageError(
+      `unknown command '${wanted}'${guess ? ` (did you mean '${guess}'?)` : ""}`,
+      { usage: overview() },
+    );
+  };
+  const prefix = commands.some((c) => c.name === name) ? `${program} ${name}` : program;
   try {
+    if (name === "--help" || name === "-h" || name === "help") {
+      const topic = rest.find((a) => !a.startsWith("-"));
+      process.stdout.write(topic === undefined ? overview() : helpText(find(topic)));
+      return;
+    }
+    if (name === "--version") {
+      process.stdout.write("engram 0.1.0\n");
+      return;
+    }
+    if (name.startsWith("-"))
+      throw new UsageError(`expected a command before ${name}`, { usage: overview() });
+    const command = find(name);
     const args = parseCommandArgs(command, rest);
     if (args.values.help) {
       process.stdout.write(helpText(command));
       return;
     }
+    // Like git: the enclosing work tree, never a folder invented on the way.
+    const repo = findRepository(stringOption(args, "repo"), process.cwd());
+    if (!command.uninitialized) requireInitialized(repo, stringOption(args, "config"));
+    args.values.repo = repo;
+    args.caller = {
+      command: `${program} ${name}`,
+      notice: (message) => process.stderr.write(`${prefix}: ${message}\n`),
+    };
     const output = await command.run(args);
     process.stdout.write(args.values.json ? `${JSON.stringify(output.json)}\n` : output.text);
     for (const warning of output.warnings ?? []) {
-      process.stderr.write(`${program} ${name}: warning: ${warning}\n`);
+      process.stderr.write(`${prefix}: warning: ${warning}\n`);
     }
     process.exitCode = output.exitCode ?? EXIT.ok;
   } catch (error) {
-    if (error instanceof EngramError) {
-      if (wantsJson) {
-        process.stdout.write(`${JSON.stringify({ error: error.name, message: error.message })}\n`);
-      }
-      process.stderr.write(`${program} ${name}: ${error.message}\n`);
-      process.exitCode = error.exitCode;
-      return;
-    }
-    process.stderr.write(
-      `${program} ${name}: internal error (a bug; please report it)\n${(error as Error).stack ?? error}\n`,
-    );
-    process.exitCode = EXIT.internal;
+    process.exitCode = reportError(prefix, error, json);
   }
+}
+
+function overviewOf(program: string, commands: readonly Command[]): string {
+  const rows = commands.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join("\n");
+  const more = `Run '${program} help <command>' or '${program} <command> --help' for a command's options.`;
+  return `usage: ${program} <command> [options]\n\ncommands:\n${rows}\n\n${more}\n`;
 }

@@ -29,7 +29,12 @@ export const mcp: Command = {
     const ctx = await openContext(repoOptions(args));
     // Loaded here, not at start-up: the SDK is only needed by this command.
     const { createMemoryServer } = await import("../mcp/memory-server.js");
-    const serverOptions = { version: "0.1.0", worker: stringOption(args, "worker") };
+    const { LoadedMemory } = await import("../mcp/loaded-memory.js");
+    const serverOptions = {
+      version: "0.1.0",
+      worker: stringOption(args, "worker"),
+      memory: new LoadedMemory(ctx),
+    };
     const stop = new AbortController();
     const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
     process.once("SIGTERM", onSignal);

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { openContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
+import { fileSystemError, UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { checkMemory } from "../worker/check.js";
 import {
@@ -26,6 +26,7 @@ import {
 import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
+import { session } from "./session-commands.js";
 
 /** Who is speaking on the bus: every command that sends an envelope takes these. */
 const SENDER_OPTIONS: OptionSpecs = {
@@ -142,7 +143,7 @@ async function emitFrom(args: ParsedArgs, from: string) {
   try {
     text = readFileSync(from === "-" ? 0 : from, "utf8");
   } catch (error) {
-    throw new UsageError(`--from: cannot read ${file}: ${(error as Error).message}`);
+    throw fileSystemError(error, `--from ${file}`, "read") ?? error;
   }
   const notes = parseNoteLines(text, file);
   const bus = busOption(args);
@@ -165,11 +166,16 @@ const recall: Command = {
   name: "recall",
   summary:
     "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
-  usage: "worker recall QUERY [--limit N] [--scope st|lt] [--no-signal] [--json]",
+  usage:
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--worker ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
     "no-signal": { type: "boolean", description: "do not record the recall for promotion" },
+    "include-superseded": {
+      type: "boolean",
+      description: "also return ST engrams an LT engram superseded (left out by default)",
+    },
     worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
   },
   positionals: [1, 1],
@@ -187,11 +193,12 @@ const recall: Command = {
       scope,
       signal: args.values["no-signal"] !== true,
       worker: stringOption(args, "worker"),
+      includeSuperseded: args.values["include-superseded"] === true,
     });
     const text =
       result.hits.length === 0
         ? "no match\n"
-        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}\n        ${h.snippet}`).join("\n")}\n`;
+        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}`).join("\n")}\n`;
     return { json: result.hits, text };
   },
 };
@@ -244,7 +251,8 @@ const heartbeat: Command = {
   name: "heartbeat",
   summary:
     "Report liveness and progress (a heartbeat.v1 envelope on the local spool), with this branch's main ancestor and the catalog hash it sees.",
-  usage: "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--json]",
+  usage:
+    "worker heartbeat [--stage S] [--issue N] [--attempt N] [--progress 0..1] [--main REF] [--worker ID] [--run-id ID] [--bus URL] [--repo DIR] [--config FILE] [--json]",
   options: {
     stage: {
       type: "string",
@@ -322,5 +330,6 @@ export const WORKER_COMMANDS: readonly Command[] = [
   heartbeat,
   sync,
   ...GRAPH_COMMANDS,
+  session,
   mcp,
 ];

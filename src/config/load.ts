@@ -3,9 +3,10 @@ import path from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { z } from "zod";
 import { createRedactor, RedactionPatternError } from "../core/ingest/redact.js";
+import { nearest } from "../core/model/nearest.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { Config, defaultConfig } from "../schema/config.js";
-import { type KeyLocator, keyLocator } from "./locate.js";
+import { type KeyLocator, keyLocator, type Segment } from "./locate.js";
 
 export interface LoadedConfig {
   config: Config;
@@ -109,8 +110,6 @@ function configSchema(): SchemaNode {
   schemaCache ??= z.toJSONSchema(Config, { io: "input" }) as SchemaNode;
   return schemaCache;
 }
-
-export type Segment = string | number;
 
 function schemaAt(segments: readonly Segment[]): SchemaNode | undefined {
   let node: SchemaNode | undefined = configSchema();
@@ -245,18 +244,8 @@ function shown(v: unknown): string {
 
 function suggestion(table: readonly Segment[], key: string): string {
   const known = Object.keys(schemaAt(table)?.properties ?? {});
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const k of known) {
-    const d = editDistance(key, k);
-    if (d < bestDistance) {
-      best = k;
-      bestDistance = d;
-    }
-  }
-  if (best !== undefined && bestDistance <= Math.max(2, Math.floor(key.length / 4))) {
-    return ` (did you mean ${best}?)`;
-  }
+  const best = nearest(key, known);
+  if (best !== undefined) return ` (did you mean ${best}?)`;
   // A right key in the wrong section is a likely slip.
   const home = sectionsWithKey(key).filter((s) => s !== keyName(table));
   if (home.length > 0) return ` (${key} belongs in [${home.join("] or [")}])`;
@@ -273,20 +262,6 @@ function sectionsWithKey(key: string): string[] {
   };
   walk(configSchema(), []);
   return out;
-}
-
-/** Levenshtein distance; the keys are short, so the plain O(n*m) table is fine. */
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost);
-    }
-    prev = cur;
-  }
-  return prev[b.length]!;
 }
 
 /** Dotted keys an issue makes unusable; array elements taint the whole array. */

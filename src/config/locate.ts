@@ -1,4 +1,5 @@
-import type { Segment } from "./load.js";
+/** One step of a path into the config: a key or an array index. */
+export type Segment = string | number;
 
 /** Where a key is in the TOML text, for error messages that name the line. */
 export type KeyLocator = (segments: readonly Segment[]) => { line?: number; exact: boolean };

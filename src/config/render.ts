@@ -29,6 +29,11 @@ const NOTES: Record<string, string> = {
     "GitHub: the repository, branches, labels and reviewers of the memory pull request. Without a token (GITHUB_TOKEN) and a repository the Director works without GitHub.",
   redaction: "Secret redaction, applied to every event before anything is written.",
   state: "Local state that is never committed.",
+  sync: "What memory sends to external stores (surprise-driven policy), the queue's schedule and privacy. Private items never leave.",
+  "sync.notion":
+    "The Notion target. The token is read from the environment variable named by token_env, never from this file.",
+  sessions:
+    "Sandbox sessions: the budget of one session buffer and the rules that consolidate an ended session.",
 };
 
 const WIDTH = 92;

@@ -10,11 +10,22 @@ export interface RepoContext {
   config: Config;
   configPath: string;
   paths: StatePaths;
+  /** The command line running this context, when there is one (absent in library use). */
+  caller?: Caller | undefined;
+}
+
+/** What a command line tells the library about itself, and how to tell its user something. */
+export interface Caller {
+  /** What runs, for others to see (`director run`), e.g. in the Director lock. */
+  command: string;
+  /** A line the user should see now (on stderr), e.g. that the command waits for a lock. */
+  notice(message: string): void;
 }
 
 export interface RepoOptions {
   repo?: string | undefined;
   config?: string | undefined;
+  caller?: Caller | undefined;
 }
 
 export async function openContext(options: RepoOptions): Promise<RepoContext> {
@@ -25,6 +36,7 @@ export async function openContext(options: RepoOptions): Promise<RepoContext> {
     config: loaded.config,
     configPath: loaded.path,
     paths: statePaths(repoDir, loaded.config.state.dir),
+    ...(options.caller ? { caller: options.caller } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import {
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
@@ -99,9 +100,9 @@ function removeLeftovers(ctx: RepoContext): void {
 
 /** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
 function memoryDirs(tree: string): string[] {
-  const dirs = [tree, join(tree, "memory")];
-  for (const scope of ["st", "lt"]) {
-    const tier = join(tree, "memory", scope);
+  const dirs = [tree, join(tree, MEMORY_DIR)];
+  for (const scope of SCOPES) {
+    const tier = join(tree, tierDir(scope));
     if (!existsSync(tier)) continue;
     dirs.push(tier);
     for (const entry of readdirSync(tier, { withFileTypes: true })) {
@@ -120,7 +121,17 @@ export async function withDirectorState<T>(
   task: (buffer: EventBuffer) => Promise<T>,
   options: { retainEvents?: boolean; longLived?: boolean } = {},
 ): Promise<T> {
-  const lock = await acquireLock(ctx.paths.lock, { longLived: options.longLived });
+  const caller = ctx.caller;
+  const lock = await acquireLock(ctx.paths.lock, {
+    longLived: options.longLived,
+    purpose: caller?.command,
+    onWait: caller
+      ? (holder) =>
+          caller.notice(
+            `waiting for the Director lock, held by pid ${holder.pid}${holder.purpose ? ` (${holder.purpose})` : ""}; it is released when that command ends`,
+          )
+      : undefined,
+  });
   try {
     removeLeftovers(ctx);
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.

@@ -4,7 +4,8 @@ import { entityMatcher } from "../core/graph/entities.js";
 import { type GitCommitInfo, gitHistoryNdjson } from "../core/history/git-events.js";
 import { logRange } from "../git/log.js";
 import { loadRegistry } from "../graph/registry.js";
-import { type IngestCounts, ingestSource } from "../ingest/ingest.js";
+import type { IngestCounts } from "../ingest/ingest.js";
+import { ingestSource } from "./ingest.js";
 
 export interface FromGitResult extends IngestCounts {
   range: string;

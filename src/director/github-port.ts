@@ -1,7 +1,7 @@
 import type { GitHub, GitHubSettings } from "../github/client.js";
 import { BranchMovedError } from "../github/errors.js";
 import { closedUnmergedPulls, commitThroughApi, upsertPullRequest } from "../github/publish.js";
-import type { ApiCommitter, PullRequestPort } from "./propose.js";
+import type { ApiCommitter, PullRequestPort } from "./propose-types.js";
 
 /** The pull requests of a proposal on GitHub (or any server speaking its REST API). */
 export function githubPulls(gh: GitHub, settings: GitHubSettings): PullRequestPort {

@@ -10,6 +10,7 @@ import {
   isDirectorBranch,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
 import {
   branchNameOf,
   changedPaths,
@@ -21,7 +22,6 @@ import {
   resolveCommit,
   withinRepo,
 } from "../git/history.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../repo/memory-tree.js";
 import { type Config, defaultConfig } from "../schema/config.js";
 
 export interface GuardOptions {
@@ -76,8 +76,8 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     verifyFindings: verifyMemory({
       catalogText: (await readFileAt(repo, head, CATALOG_PATH))?.text,
       files: [
-        ...(await readFilesUnder(repo, head, "memory/st")),
-        ...(await readFilesUnder(repo, head, "memory/lt")),
+        ...(await readFilesUnder(repo, head, tierDir("st"))),
+        ...(await readFilesUnder(repo, head, tierDir("lt"))),
       ],
       memoryMd: (await readFileAt(repo, head, FOCUS_PATH))?.text,
       memory: config.memory,

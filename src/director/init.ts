@@ -3,6 +3,7 @@ import { join, relative } from "node:path";
 import { renderDefaultConfig } from "../config/render.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH, TIER_GITKEEPS } from "../core/model/paths.js";
 import { renderFocus } from "../core/rendering/focus.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { loadSealKey } from "../state/seal-key.js";
@@ -32,13 +33,12 @@ export function initRepository(ctx: RepoContext): InitResult {
   };
   const configRel = relative(ctx.repoDir, ctx.configPath) || "config/dev.toml";
   ensureFile(configRel, renderDefaultConfig);
-  ensureFile("memory/st/.gitkeep", () => "");
-  ensureFile("memory/lt/.gitkeep", () => "");
+  for (const path of TIER_GITKEEPS) ensureFile(path, () => "");
   const catalog = emptyCatalog();
-  ensureFile("memory/catalog.json", () => serializeCatalog(catalog));
+  ensureFile(CATALOG_PATH, () => serializeCatalog(catalog));
   const memory = ctx.config.memory;
   ensureFile(
-    "MEMORY.md",
+    FOCUS_PATH,
     () =>
       renderFocus({
         catalog,

@@ -9,16 +9,12 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../core/model/engram.js";
+import { CATALOG_PATH, engramFileName, FOCUS_PATH } from "../core/model/paths.js";
 import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import { StateError, UsageError } from "../errors.js";
-import { findMemoryFileInHistory, openRepo, resolveCommit } from "../git/history.js";
-import {
-  applyFileChanges,
-  CATALOG_PATH,
-  FOCUS_PATH,
-  loadEngrams,
-  readCatalog,
-} from "../repo/memory-tree.js";
+import { openRepo, resolveCommit } from "../git/history.js";
+import { findMemoryFileInHistory } from "../repo/history-search.js";
+import { applyFileChanges, loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import { type Catalog, Engram } from "../schema/engram.js";
 import { withDirectorState } from "./director-state.js";
 
@@ -61,7 +57,7 @@ export async function restoreEngram(ctx: RepoContext, engramId: string): Promise
   const head = await resolveCommit(repo, "HEAD");
   const damaged: string[] = [];
   let found: Engram | undefined;
-  const hit = await findMemoryFileInHistory(repo, head, `engram_${engramId}.json`, (text, path) => {
+  const hit = await findMemoryFileInHistory(repo, head, engramFileName(engramId), (text, path) => {
     found = intactEngram(text, path, engramId);
     if (!found) damaged.push(path);
     return found !== undefined;

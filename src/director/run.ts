@@ -1,16 +1,18 @@
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { type TierUsage, tierUsage } from "../core/compaction/budget.js";
+import { overBudget, type TierUsage, tierUsage } from "../core/compaction/budget.js";
 import {
   type CompactionReason,
   decideCompaction,
   explainNoCompaction,
+  isIdleCycle,
   type NotCompacted,
   planCycle,
   tallyRecalls,
 } from "../core/compaction/plan.js";
 import { isHistoryEvent } from "../core/history/kinds.js";
+import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import {
@@ -19,7 +21,7 @@ import {
   ingestSmallFile,
   type SourceDrain,
 } from "../ingest/ingest.js";
-import { FOCUS_PATH, loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
@@ -35,6 +37,15 @@ export interface RunOptions {
   dryRun?: boolean;
   /** Drains the networked bus sources after the spool (`agent_bus.sources`; the CLI wires it). */
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
+  /** With `dryRun`: given the files the cycle would write and delete (not called when idle). */
+  onDryRun?: (plan: CyclePlanFiles) => void;
+}
+
+/** What a planned cycle would do to the memory tree. */
+export interface CyclePlanFiles {
+  writes: readonly { path: string; text: string }[];
+  deletes: readonly string[];
+  catalog: Catalog;
 }
 
 export interface RunResult {
@@ -122,17 +133,15 @@ async function cycle(
     not_compacted: explainNoCompaction(decision, shape, memory, last, now),
     dry_run: options.dryRun === true,
   };
-  // A lowered budget in the config must evict on the next cycle, even an otherwise idle one.
-  const usage = tierUsage(catalog.entries);
-  const overBudget =
-    usage.st.files > memory.st_max_files ||
-    usage.st.bytes > memory.st_max_total_bytes ||
-    usage.lt.files > memory.lt_max_files ||
-    usage.lt.bytes > memory.lt_max_total_bytes;
   const cadence = focusCadence(buffer, memory);
-  if (decision.take === 0 && !newSignals && focusFresh && !overBudget && !cadence.due) {
-    return summarize(catalog, buffer, base, null);
-  }
+  const idle = isIdleCycle({
+    take: decision.take,
+    newSignals,
+    focusFresh,
+    overBudget: overBudget(tierUsage(catalog.entries), memory),
+    focusDue: cadence.due,
+  });
+  if (idle) return summarize(catalog, buffer, base, null);
 
   const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
@@ -159,10 +168,13 @@ async function cycle(
     engrams_evicted: plan.evicted.length,
     engrams_promoted: plan.promoted.length,
     compacted_events: plan.compactedEvents,
-    written: plan.written.map((e) => `memory/${e.scope}/${e.version}/engram_${e.engram_id}.json`),
+    written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
   };
-  if (options.dryRun) return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+  if (options.dryRun) {
+    options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });
+    return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+  }
 
   const live = new Set(plan.catalog.entries.map((e) => e.engram_id));
   const persisted = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));

@@ -1,10 +1,14 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
+import type { ProposalRefs } from "../core/proposal/plan.js";
+import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
 import { StateError } from "../errors.js";
-import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
-import { CATALOG_PATH, FOCUS_PATH, readCatalog } from "../repo/memory-tree.js";
+import { type GitRepo, mergeBase, readFileAt, readFilesUnder } from "../git/history.js";
+import { readCatalog } from "../repo/memory-tree.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -54,16 +58,11 @@ export function writeStagingMeta(paths: StatePaths, meta: StagingMeta): void {
   writeFileAtomicSync(metaPath(paths), `${JSON.stringify(meta)}\n`);
 }
 
-/** A memory tree as files: repository-relative path to text. */
-export interface MemoryFiles {
-  catalog: Catalog;
-  files: Map<string, string>;
-}
-
 /** The memory files of a commit (catalog, engrams, MEMORY.md), read from git objects. */
 export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<MemoryFiles> {
   const files = new Map<string, string>();
-  for (const file of await readFilesUnder(repo, commit, "memory")) files.set(file.path, file.text);
+  for (const file of await readFilesUnder(repo, commit, MEMORY_DIR))
+    files.set(file.path, file.text);
   const focus = await readFileAt(repo, commit, FOCUS_PATH);
   if (focus) files.set(FOCUS_PATH, focus.text);
   return { catalog: parseCatalogAt(files.get(CATALOG_PATH), commit), files };
@@ -127,5 +126,74 @@ export function removeOtherStagingTrees(paths: StatePaths, keep: string | undefi
     if (entry.isDirectory() && entry.name.startsWith("staging-") && entry.name !== keep) {
       rmSync(join(paths.root, entry.name), { recursive: true, force: true });
     }
+  }
+}
+
+/**
+ * The staging tree for this run (`pending`: it may differ from the branch). Reused as it is
+ * while main, the branch and the rejections are what it was built from; otherwise rebuilt:
+ * the branch's proposal replayed on main, then, if the tree holds a result not pushed yet,
+ * that result replayed on top.
+ */
+export async function prepareStaging(
+  ctx: RepoContext,
+  repo: GitRepo,
+  refs: ProposalRefs,
+  rejected: ReadonlySet<string>,
+  dryRun: boolean,
+): Promise<{ meta: StagingMeta; carried: number; pending: boolean }> {
+  const meta = readStagingMeta(ctx.paths);
+  const current =
+    meta !== undefined &&
+    meta.main === refs.main &&
+    meta.branch === refs.branch &&
+    meta.rejected === rejected.size &&
+    existsSync(stagingDir(ctx.paths, meta));
+  if (current) {
+    removeOtherStagingTrees(ctx.paths, meta.dir);
+    if (!dryRun && !meta.dirty) writeStagingMeta(ctx.paths, { ...meta, dirty: true });
+    return { meta: { ...meta, dirty: true }, carried: 0, pending: meta.dirty };
+  }
+  const main = await memoryFilesAt(repo, refs.main);
+  let start = main;
+  let carried = 0;
+  if (refs.branch !== null && refs.branch !== refs.main) {
+    const mergedBase = await mergeBase(repo, refs.branch, refs.main);
+    if (mergedBase !== refs.branch) {
+      const base = mergedBase ? await catalogAt(repo, mergedBase) : emptyCatalog();
+      const proposal = await memoryFilesAt(repo, refs.branch);
+      const rebased = replayOrFail(base, proposal, start, rejected);
+      carried += rebased.carried;
+      start = rebased.files;
+    }
+  }
+  let content = start;
+  if (meta?.dirty && existsSync(stagingDir(ctx.paths, meta))) {
+    const staged = await readStagingFiles(stagingDir(ctx.paths, meta));
+    const rebased = replayOrFail(meta.start_catalog, staged, start, rejected);
+    carried += rebased.carried;
+    content = rebased.files;
+  }
+  const dir = await writeStagingTree(ctx.paths, content.files);
+  const next: StagingMeta = {
+    dir,
+    main: refs.main,
+    branch: refs.branch,
+    rejected: rejected.size,
+    start_catalog: start.catalog,
+    dirty: !dryRun,
+  };
+  writeStagingMeta(ctx.paths, next);
+  removeOtherStagingTrees(ctx.paths, dir);
+  return { meta: next, carried, pending: true };
+}
+
+/** `replay`, its one failure (a proposal missing a file its catalog lists) as a state error. */
+function replayOrFail(...args: Parameters<typeof replay>): ReturnType<typeof replay> {
+  try {
+    return replay(...args);
+  } catch (error) {
+    if (error instanceof MissingProposalFile) throw new StateError(error.message);
+    throw error;
   }
 }

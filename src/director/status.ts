@@ -2,12 +2,13 @@ import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { tierUsage } from "../core/compaction/budget.js";
+import { FOCUS_PATH } from "../core/model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { DriftVerdict } from "../core/swarm/drift.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type GitRepo, openRepo } from "../git/history.js";
-import { findMain, judgeAgainstMain } from "../git/main-drift.js";
-import { FOCUS_PATH, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
+import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope } from "../schema/envelope.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readQuarantine } from "../state/quarantine.js";
@@ -148,11 +149,40 @@ async function withDrift(
   };
 }
 
+/** Upstream's WorkerState of one worker, with its liveness, and engram's fields as aliases. */
+function snapshotWorker(w: StatusReport["swarm"]["workers"][number]) {
+  const issueNumber = w.issue !== null && /^#\d+$/.test(w.issue) ? Number(w.issue.slice(1)) : null;
+  return {
+    worker_id: w.worker,
+    state: {
+      ...(w.stage !== null ? { stage: w.stage } : {}),
+      ...(issueNumber !== null ? { issue_number: issueNumber } : {}),
+      ...(w.attempt !== null ? { attempt: w.attempt } : {}),
+      ...(w.progress !== null
+        ? { progress: { step: w.stage ?? "working", percent: Math.round(w.progress * 1000) / 10 } }
+        : {}),
+      repo: {
+        ...(w.main_ancestor_sha !== null ? { main_ancestor_sha: w.main_ancestor_sha } : {}),
+        ...(w.catalog_hash_seen !== null ? { catalog_hash_seen: w.catalog_hash_seen } : {}),
+      },
+      last_update_at: w.last_seen,
+    },
+    liveness: { last_heartbeat_age_seconds: w.age_seconds, live: w.live },
+    ...w,
+  };
+}
+
 /**
- * The status as a `project_state_snapshot.v1` envelope from the Director, for operator tools
- * (and broadcast by the TCP hub): catalog, budgets, buffer and the swarm with its drift.
+ * The status as a `project_state_snapshot.v1` envelope from the Director, for operator tools:
+ * upstream's `workers` (WorkerStates with liveness) and `queue` (engram tracks no issue
+ * queue: the issues live workers hold are claimed, none is known to be eligible), then ours:
+ * catalog, budgets, buffer, errors, and each worker's drift.
  */
 export function snapshotEnvelope(status: StatusReport, sentAt: string): Envelope {
+  const claimed = new Set<number>();
+  for (const w of status.swarm.workers) {
+    if (w.live && w.issue !== null && /^#\d+$/.test(w.issue)) claimed.add(Number(w.issue.slice(1)));
+  }
   return {
     schema_version: ENVELOPE_SCHEMA_VERSION,
     message_type: "project_state_snapshot.v1",
@@ -160,6 +190,11 @@ export function snapshotEnvelope(status: StatusReport, sentAt: string): Envelope
     sender: { role: "director", id: "director" },
     seq: 0,
     payload: {
+      workers: status.swarm.workers.map(snapshotWorker),
+      queue: {
+        eligible_issue_numbers: [],
+        claimed_issue_numbers: [...claimed].sort((a, b) => a - b),
+      },
       catalog: status.catalog,
       main: status.main,
       buffer: status.buffer,
@@ -167,7 +202,6 @@ export function snapshotEnvelope(status: StatusReport, sentAt: string): Envelope
       focus: status.focus,
       quarantine: status.quarantine,
       last_compaction_at: status.last_compaction_at,
-      workers: status.swarm.workers,
       errors: status.swarm.errors,
     },
   };

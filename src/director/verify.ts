@@ -1,8 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { type Finding, verifyMemory } from "../core/checks/verify.js";
-import { CATALOG_PATH, FOCUS_PATH, listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
+import type { Finding } from "../core/checks/findings.js";
+import { verifyMemory } from "../core/checks/verify.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
 /** Reads the memory tree of the work tree and checks every hash, path, id and budget. */

@@ -222,7 +222,7 @@ export async function mergeBase(repo: GitRepo, a: string, b: string): Promise<st
 }
 
 /** A path relative to the engram repository, as a path in the git tree. */
-function inTree(repo: GitRepo, path: string): string {
+export function inTree(repo: GitRepo, path: string): string {
   return `${repo.prefix}${path}`;
 }
 
@@ -261,7 +261,7 @@ export async function readTreeAt(
 }
 
 /** The tree at `filepath` under a commit or tree, one cached level at a time. */
-async function subtreeAt(
+export async function subtreeAt(
   repo: GitRepo,
   oid: string,
   filepath: string,
@@ -385,7 +385,7 @@ export async function commitsInRange(repo: GitRepo, range: string): Promise<GitC
  * Newest first, lazily: the history of `starts`, each commit once, never entering `stop`.
  * A parent missing from a shallow clone ends its line.
  */
-async function* ancestry(
+export async function* ancestry(
   repo: GitRepo,
   starts: readonly string[],
   stop: ReadonlySet<string> = new Set(),
@@ -420,48 +420,8 @@ async function* ancestry(
   }
 }
 
-/** Where a file was found in history, and its bytes. */
-export interface HistoryHit {
-  commit: string;
-  path: string;
-  text: string;
-}
-
-/**
- * Searches the history of `start`, newest first, for `memory/{st,lt}/<batch>/<fileName>`
- * whose text `accept`s; stops at the first. Only `memory/` subtrees are read, and a subtree
- * already searched (same object id in another commit) is never read again, so most commits
- * cost one small tree read.
- */
-export async function findMemoryFileInHistory(
-  repo: GitRepo,
-  start: string,
-  fileName: string,
-  accept: (text: string, path: string) => boolean,
-): Promise<HistoryHit | undefined> {
-  const searched = new Set<string>();
-  const memoryPath = inTree(repo, "memory");
-  for await (const { oid, commit } of ancestry(repo, [start])) {
-    const memory = await subtreeAt(repo, commit.tree, memoryPath);
-    if (!memory || searched.has(memory.oid)) continue;
-    for (const scope of memory.entries) {
-      if ((scope.path !== "st" && scope.path !== "lt") || scope.type !== "tree") continue;
-      if (searched.has(scope.oid)) continue;
-      for (const batch of (await readTreeAt(repo, scope.oid)).entries) {
-        if (batch.type !== "tree" || searched.has(batch.oid)) continue;
-        const file = (await readTreeAt(repo, batch.oid)).entries.find(
-          (e) => e.path === fileName && e.type === "blob",
-        );
-        searched.add(batch.oid);
-        if (!file) continue;
-        const { blob } = await git.readBlob({ ...base(repo), oid: file.oid });
-        const text = Buffer.from(blob).toString("utf8");
-        const path = `memory/${scope.path}/${batch.path}/${fileName}`;
-        if (accept(text, path)) return { commit: oid, path, text };
-      }
-      searched.add(scope.oid);
-    }
-    searched.add(memory.oid);
-  }
-  return undefined;
+/** A blob's bytes as UTF-8 text. */
+export async function readBlobText(repo: GitRepo, oid: string): Promise<string> {
+  const { blob } = await git.readBlob({ ...base(repo), oid });
+  return Buffer.from(blob).toString("utf8");
 }

@@ -4,7 +4,7 @@
  * performs atomically under its ref lock. Objects are built in process by objects.ts.
  */
 import { type SimpleGit, simpleGit } from "simple-git";
-import { EngramError, StateError } from "../errors.js";
+import { ServiceError, StateError } from "../errors.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
 
@@ -156,8 +156,10 @@ export async function pushWithLease(
 }
 
 /** The remote could not be reached or refused for a reason other than a lost race. */
-export class PushError extends EngramError {
-  override readonly exitCode = 3;
+export class PushError extends ServiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, "remote", options);
+  }
 }
 
 function messageOf(error: unknown): string {

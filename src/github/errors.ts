@@ -1,4 +1,4 @@
-import { EngramError } from "../errors.js";
+import { EngramError, ServiceError, StateError } from "../errors.js";
 
 /**
  * GitHub failures as EngramErrors: one readable line (method, path, status, GitHub's own
@@ -6,8 +6,8 @@ import { EngramError } from "../errors.js";
  * adapter's edge.
  */
 
-/** A GitHub API request that failed after the retries. Exit 1. */
-export class GitHubApiError extends EngramError {
+/** A GitHub API request that failed after the retries: an external-service failure. */
+export class GitHubApiError extends ServiceError {
   constructor(
     message: string,
     readonly status: number | undefined,
@@ -16,21 +16,22 @@ export class GitHubApiError extends EngramError {
     readonly githubMessage: string,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    super(message, "github", options);
   }
 }
 
 /**
  * The repository (or organization) does not let GitHub Actions open pull requests. The
- * branch is already pushed; only the PR is missing. Exit 3: a setting to change, not a bug.
+ * branch is already pushed; only the PR is missing. A setting to change, not a bug.
  */
-export class GitHubPermissionError extends EngramError {
-  override readonly exitCode = 3;
+export class GitHubPermissionError extends StateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, { ...options, code: "github_permission" });
+  }
 }
 
-/** The branch moved since it was read: another writer got there first. Exit 3. */
-export class BranchMovedError extends EngramError {
-  override readonly exitCode = 3;
+/** The branch moved since it was read: another writer got there first. */
+export class BranchMovedError extends StateError {
   constructor(
     readonly branch: string,
     readonly expected: string | null,
@@ -38,6 +39,7 @@ export class BranchMovedError extends EngramError {
   ) {
     super(
       `branch ${branch} is at ${actual ?? "(missing)"}, expected ${expected ?? "(missing)"}: another writer moved it; read it again and retry`,
+      { code: "branch_moved" },
     );
   }
 }

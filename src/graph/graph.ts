@@ -4,6 +4,8 @@ import type { RepoContext } from "../context/repo-context.js";
 import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph/entities.js";
 import type { Activity, ActivityOf } from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
+import { sha256Hex } from "../core/model/canonical.js";
+import { MEMORY_DIR } from "../core/model/paths.js";
 import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -48,9 +50,8 @@ export interface MemoryGraph {
 export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
   const registry = loadRegistry(ctx.repoDir);
   const catalog = await readCatalog(ctx.repoDir);
-  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const matcher = entityMatcher(registry);
-  const learnings = learningsOf([...engrams.values()]).map((l) => matcher.link(l));
+  const learnings = await linkedLearnings(ctx, catalog, registry, matcher);
   const activity = await activityFor(ctx);
   const pathOf = new Map(catalog.entries.map((e) => [e.engram_id, e.path]));
 
@@ -110,6 +111,34 @@ export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
   return { catalog, registry, learnings, activityOf, confirmedOf, head: activity.head };
 }
 
+/**
+ * The linked learnings of a catalog, cached in the state folder by catalog hash and
+ * registry: a read of the graph then parses one file instead of every engram.
+ */
+async function linkedLearnings(
+  ctx: RepoContext,
+  catalog: Catalog,
+  registry: Registry,
+  matcher: ReturnType<typeof entityMatcher>,
+): Promise<LinkedLearning[]> {
+  const key = sha256Hex(`${CACHE_VERSION}\n${catalog.hash}\n${JSON.stringify(registry)}`);
+  const cachePath = join(ctx.paths.root, "graph", "learnings.json");
+  try {
+    const cached = JSON.parse(readFileSync(cachePath, "utf8")) as {
+      key: string;
+      learnings: LinkedLearning[];
+    };
+    if (cached.key === key) return cached.learnings;
+  } catch {
+    // No cache, or a damaged one: derive it below.
+  }
+  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  const learnings = learningsOf([...engrams.values()]).map((l) => matcher.link(l));
+  mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+  writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
+  return learnings;
+}
+
 async function activityFor(ctx: RepoContext): Promise<ActivityCache> {
   const head = await headSha(ctx.repoDir);
   const cachePath = join(ctx.paths.root, "graph", "activity.json");
@@ -139,7 +168,7 @@ async function activityFor(ctx: RepoContext): Promise<ActivityCache> {
       if (!known || commit.at > known[0]) cache.files[file] = [commit.at, commit.sha];
     }
   }
-  cache.added = Object.fromEntries(await firstAdded(ctx.repoDir, "memory"));
+  cache.added = Object.fromEntries(await firstAdded(ctx.repoDir, MEMORY_DIR));
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify(cache));
   return cache;

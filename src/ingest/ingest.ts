@@ -1,10 +1,9 @@
-import { createReadStream, readFileSync, statSync } from "node:fs";
+import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
-import { withDirectorState } from "../director/director-state.js";
 import type { EventBuffer } from "../state/buffer.js";
 import {
   appendQuarantine,
@@ -85,7 +84,7 @@ const BATCH_LINES = 4096;
 /** Characters per chunk of a large input: one worker job, one group commit. */
 const CHUNK_CHARS = 1024 * 1024;
 /** A file this large starts the worker threads at once. */
-const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
+export const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
 /** Chunks read before worker threads are started: small inputs never pay for them. */
 const CHUNKS_BEFORE_POOL = 2;
 
@@ -288,30 +287,4 @@ export function ingestSmallFile(ingestor: Ingestor, path: string, source: string
     n++;
     ingestor.push({ text, source, line: n });
   }
-}
-
-/**
- * `director ingest FILE|-`: the whole source into the buffer as the one writer, in fsynced
- * batches. The buffer is opened without its events: ingest needs only their keys.
- */
-export async function ingestSource(
-  ctx: RepoContext,
-  source: { path: string; name?: string } | { stream: Readable; name: string },
-): Promise<IngestCounts & { buffer: { events: number; bytes: number }; noteLines: number }> {
-  return withDirectorState(
-    ctx,
-    async (buffer) => {
-      const largeInput = "path" in source && statSync(source.path).size > LARGE_FILE_BYTES;
-      const ingestor = ingestorFor(ctx, buffer, { parallel: true, largeInput });
-      try {
-        if ("path" in source) await ingestFile(ingestor, source.path, source.name);
-        else await ingestReadable(ingestor, source.stream, source.name);
-      } finally {
-        await ingestor.close();
-      }
-      const buffered = { events: buffer.count, bytes: buffer.totalBytes };
-      return { ...ingestor.counts, buffer: buffered, noteLines: ingestor.noteLines };
-    },
-    { retainEvents: false },
-  );
 }

@@ -5,11 +5,13 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { EngramError } from "../errors.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { EngramError, StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
-import { recallMemory } from "../worker/recall.js";
+import { recallIn, recordRecall } from "../worker/recall.js";
+import { LoadedMemory } from "./loaded-memory.js";
 import { type MemoryScope, scopeOf } from "./scope.js";
 
 /**
@@ -133,10 +135,14 @@ export interface MemoryServerOptions {
   version: string;
   /** Worker id for recall signals and notes (default: the worker's usual id). */
   worker?: string | undefined;
+  /** Loaded memory shared by the servers of one process (one per HTTP session). */
+  memory?: LoadedMemory | undefined;
 }
 
 /** A new server (one per connection: an McpServer serves one transport). */
 export function createMemoryServer(ctx: RepoContext, options: MemoryServerOptions): McpServer {
+  const memory = options.memory ?? new LoadedMemory(ctx);
+  let signals: Promise<unknown> = Promise.resolve();
   const server = new McpServer(
     { name: "engram", version: options.version },
     {
@@ -168,6 +174,10 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           .describe(
             "how sure the caller already is (0..1); decides whether a remote store is asked",
           ),
+        include_superseded: z
+          .boolean()
+          .optional()
+          .describe("also short-term engrams a long-term one superseded (default false)"),
       },
       outputSchema: recallOutput,
       annotations: { readOnlyHint: false, openWorldHint: false },
@@ -178,14 +188,22 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           ? [...new Set(input.tiers)].sort()
           : ["lt", "st"];
         const single = tiers.length === 1 ? tiers[0] : undefined;
-        const result = await recallMemory(ctx, input.query, {
+        const loaded = await memory.get();
+        const result = await recallIn(ctx, loaded, input.query, {
           limit: input.limit,
           scope: single,
-          signal: true,
-          worker: options.worker,
+          signal: false,
+          includeSuperseded: input.include_superseded === true,
         });
-        const catalog = await readCatalog(ctx.repoDir);
-        const scope = scopeOf(ctx, catalog, tiers);
+        // The recall signal (a promotion hint) is spooled after the answer, one at a time,
+        // so an agent does not wait for its fsync.
+        if (result.hits.length > 0) {
+          const hits = result.hits.map((h) => h.engram_id);
+          signals = signals
+            .then(() => recordRecall(ctx, input.query, hits, options.worker))
+            .catch(() => undefined);
+        }
+        const scope = scopeOf(ctx, loaded.catalog, tiers);
         const status =
           scope.engrams_in_scope === 0
             ? "memory_empty"
@@ -198,7 +216,13 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             : status === "no_match"
               ? `no engram of ${scope.engrams_in_scope} in scope matched "${input.query}"`
               : `${result.hits.length} hit(s) of ${scope.engrams_in_scope} engram(s) in scope`;
-        return structured({ status, message, scope, hits: result.hits, signal: result.signal });
+        return structured({
+          status,
+          message,
+          scope,
+          hits: result.hits,
+          signal: result.hits.length > 0,
+        });
       }),
   );
 
@@ -311,7 +335,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             bytes: entries.reduce((sum, e) => sum + fileBytes(join(ctx.repoDir, e.path)), 0),
           };
         };
-        const focusPath = join(ctx.repoDir, "MEMORY.md");
+        const focusPath = join(ctx.repoDir, FOCUS_PATH);
         return structured({
           scope: scopeOf(ctx, catalog, ["lt", "st"]),
           catalog: {
@@ -327,9 +351,9 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
 
   server.registerResource(
     "focus",
-    "engram://MEMORY.md",
+    `engram://${FOCUS_PATH}`,
     {
-      title: "MEMORY.md",
+      title: FOCUS_PATH,
       description: "The current-focus view of memory",
       mimeType: "text/markdown",
     },
@@ -338,7 +362,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "text/markdown",
-          text: readText(join(ctx.repoDir, "MEMORY.md")),
+          text: readText(join(ctx.repoDir, FOCUS_PATH)),
         },
       ],
     }),
@@ -357,7 +381,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         {
           uri: uri.href,
           mimeType: "application/json",
-          text: readText(join(ctx.repoDir, "memory", "catalog.json")),
+          text: readText(join(ctx.repoDir, CATALOG_PATH)),
         },
       ],
     }),
@@ -384,7 +408,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       const catalog = await readCatalog(ctx.repoDir);
       const entry = catalog.entries.find((e) => e.engram_id === id);
       if (!entry) {
-        throw new EngramError(
+        throw new StateError(
           `no engram ${JSON.stringify(id.slice(0, 80))} in catalog version ${catalog.catalog_version}`,
         );
       }
@@ -426,7 +450,7 @@ async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolRes
 
 function readText(path: string): string {
   if (!existsSync(path))
-    throw new EngramError(`${path} does not exist: run director init and director run`);
+    throw new StateError(`${path} does not exist: run director init and director run`);
   return readFileSync(path, "utf8");
 }
 

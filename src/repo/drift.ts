@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
-import { findMain, judgeAgainstMain } from "../git/main-drift.js";
+import { findMain, judgeAgainstMain } from "./main-drift.js";
 import { readCatalog } from "./memory-tree.js";
 
 export interface DriftReport extends DriftVerdict {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
@@ -10,9 +11,6 @@ import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
 export async function glob(): Promise<typeof import("fast-glob")> {
   return (await import("fast-glob")).default;
 }
-
-export const CATALOG_PATH = "memory/catalog.json";
-export const FOCUS_PATH = "MEMORY.md";
 
 /** The catalog on disk, validated; an absent catalog is the empty one (version 0). */
 export async function readCatalog(repoDir: string): Promise<Catalog> {
@@ -80,11 +78,14 @@ export async function loadEngrams(
 
 /** Every file under memory/st and memory/lt, as repository-relative POSIX paths, sorted. */
 export async function listTierFiles(repoDir: string): Promise<string[]> {
-  const files = await (await glob())(["memory/st/**/*", "memory/lt/**/*"], {
-    cwd: repoDir,
-    dot: true,
-    onlyFiles: true,
-  });
+  const files = await (await glob())(
+    SCOPES.map((scope) => `${tierDir(scope)}/**/*`),
+    {
+      cwd: repoDir,
+      dot: true,
+      onlyFiles: true,
+    },
+  );
   return files.sort();
 }
 

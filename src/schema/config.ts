@@ -233,6 +233,229 @@ export const GitHubConfig = z
   .strict();
 export type GitHubConfig = z.infer<typeof GitHubConfig>;
 
+const Fraction = z.number().min(0).max(1);
+
+const DatabaseId = z
+  .string()
+  .min(1)
+  .max(64)
+  .optional()
+  .meta({ examples: ["0f1e2d3c4b5a49687766554433221100"] });
+
+/** `[sync.notion]`: the Notion target (API version 2025-09-03, data sources). */
+export const NotionSyncConfig = z
+  .object({
+    base_url: z
+      .url({ protocol: /^https?$/ })
+      .default("https://api.notion.com")
+      .describe("API base URL (a local stand-in server in tests)."),
+    token_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
+      .default("NOTION_TOKEN")
+      .describe("Name of the environment variable that holds the integration token."),
+    parent_page_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ examples: ["1a2b3c4d5e6f47a8b9c0d1e2f3a4b5c6"] })
+      .describe("Page under which `director sync init --target notion` creates the databases."),
+    databases: z
+      .object({
+        episodes: DatabaseId.describe("The Episodes database."),
+        insights: DatabaseId.describe("The Insights database."),
+        patterns: DatabaseId.describe("The Patterns database."),
+        evolution: DatabaseId.describe("The Evolution database (memory versions)."),
+      })
+      .strict()
+      .prefault({})
+      .describe(
+        "Database ids; those left out are taken from what `sync init` recorded in the state folder.",
+      ),
+    requests_per_second: z
+      .number()
+      .positive()
+      .max(100)
+      .default(3)
+      .describe("Average request rate (Notion allows about 3 per second per integration)."),
+    timeout_seconds: Seconds.default(30).describe("A request without an answer this long fails."),
+  })
+  .strict();
+export type NotionSyncConfig = z.infer<typeof NotionSyncConfig>;
+
+/** A Graphiti `group_id`: the server rejects anything else. */
+const GraphitiGroup = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]+$/, "expected letters, digits, _ or - (Graphiti's group_id rule)")
+  .max(100);
+
+/** `[sync.graphiti]`: a Graphiti MCP knowledge-graph server (streamable HTTP). */
+export const GraphitiSyncConfig = z
+  .object({
+    url: z
+      .url({ protocol: /^https?$/ })
+      .default("http://localhost:8000/mcp/")
+      .describe("The server's streamable HTTP MCP endpoint."),
+    backend: z
+      .enum(["neo4j", "falkordb"])
+      .default("neo4j")
+      .describe(
+        'Graph database behind the server: "falkordb" escapes Lucene special characters in search queries.',
+      ),
+    timeout_seconds: Seconds.default(30).describe("A call without an answer this long fails."),
+    health_timeout_seconds: Seconds.default(5).describe("The health check gives up after this."),
+    retries: z
+      .number()
+      .int()
+      .min(0)
+      .max(10)
+      .default(3)
+      .describe("Retries (exponential backoff) of a call that timed out, was refused, 429 or 5xx."),
+    confirm_wait_seconds: Seconds.default(10).describe(
+      "How long a send waits for get_episodes to list a queued episode before leaving it pending.",
+    ),
+    groups: z
+      .object({
+        engram: GraphitiGroup.default("engram").describe("Group of engram's own sync items."),
+        learning: GraphitiGroup.default("learning").describe("Group of learning notes."),
+        research: GraphitiGroup.default("research").describe("Group of research notes."),
+      })
+      .strict()
+      .prefault({})
+      .describe("The group_id per kind of episode."),
+  })
+  .strict();
+export type GraphitiSyncConfig = z.infer<typeof GraphitiSyncConfig>;
+
+/** `[sync]`: what memory sends to external stores, when, and how often it retries. */
+export const SyncConfig = z
+  .object({
+    project: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .meta({ examples: ["my-app"] })
+      .describe("Project name written on every item; default: the repository folder's name."),
+    default_privacy: z
+      .enum(["public", "private", "sensitive"])
+      .default("private")
+      .describe(
+        "Privacy of items that carry no privacy of their own (memory versions); notes default to private.",
+      ),
+    default_confidence: Fraction.default(0.5).describe(
+      "Confidence of an insight or lesson when no note behind it stated one.",
+    ),
+    episode_min_confidence: Fraction.default(0.7).describe(
+      "An episode with a success or failure at this confidence or above is synced.",
+    ),
+    episode_min_surprise: Fraction.default(0.3).describe(
+      "An episode whose surprise (|confidence - outcome value|) is at least this is synced.",
+    ),
+    insight_validated_min_confidence: Fraction.default(0.6).describe(
+      "A validated insight (promoted to LT) needs at least this confidence (priority 1).",
+    ),
+    insight_validated_min_evidence: PositiveInt.default(3).describe(
+      "... and at least this many engrams repeating it.",
+    ),
+    insight_pending_min_confidence: Fraction.default(0.8).describe(
+      "A pending insight (ST only) needs at least this confidence (priority 2).",
+    ),
+    insight_pending_min_evidence: PositiveInt.default(2).describe(
+      "... and at least this many engrams repeating it.",
+    ),
+    pattern_frequent_min_occurrences: PositiveInt.default(10).describe(
+      "A pattern seen this often is synced whatever its confidence (priority 1).",
+    ),
+    pattern_established_min_occurrences: PositiveInt.default(5).describe(
+      "A pattern seen this often with pattern_established_min_confidence is synced (priority 2).",
+    ),
+    pattern_established_min_confidence: Fraction.default(0.6).describe(
+      "... with at least this confidence is synced (priority 2).",
+    ),
+    batch_interval_seconds: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(300)
+      .describe("Priority 2 items are sent in batches at most this often."),
+    retry_delays_seconds: z
+      .array(z.number().int().nonnegative())
+      .min(1)
+      .max(10)
+      .default([60, 300, 1800])
+      .describe("Waits before each retry; after the last one an item is failed."),
+    synced_retention_days: PositiveInt.default(7).describe(
+      "Synced records leave the queue after this many days (their id mapping stays).",
+    ),
+    failed_retention_days: PositiveInt.default(30).describe(
+      "Failed records are archived after this many days.",
+    ),
+    log_keep_weeks: PositiveInt.default(8).describe(
+      "The sync log rotates weekly; this many weekly files are kept.",
+    ),
+    recall_cache_ttl_seconds: PositiveInt.default(86_400).describe(
+      "How long remote recall results are cached locally.",
+    ),
+    notion: NotionSyncConfig.prefault({}).describe("The Notion target."),
+    graphiti: GraphitiSyncConfig.prefault({}).describe("The Graphiti knowledge-graph target."),
+  })
+  .strict();
+export type SyncConfig = z.infer<typeof SyncConfig>;
+/** `[sessions]`: the session buffer's budgets and the consolidation rules per kind of memory. */
+export const SessionsConfig = z
+  .object({
+    buffer_max_items: PositiveInt.default(1000).describe(
+      "Most items one session buffer holds; a write past it is refused.",
+    ),
+    buffer_max_bytes: PositiveInt.default(1024 * 1024).describe(
+      "Most bytes one session buffer file holds; a write past it is refused.",
+    ),
+    episodes: z
+      .enum(["append_all", "off"])
+      .default("append_all")
+      .describe("Episodes: append_all keeps every one with a permanent id; off rejects them."),
+    knowledge: z
+      .enum(["validate_and_merge", "off"])
+      .default("validate_and_merge")
+      .describe(
+        "Facts, lessons, conventions, decisions: validate_and_merge keeps those above knowledge_min_confidence and merges duplicates; off rejects them.",
+      ),
+    knowledge_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.7)
+      .describe("validate_and_merge keeps knowledge whose confidence is above this."),
+    state: z
+      .enum(["latest_wins", "hold_conflicts"])
+      .default("latest_wins")
+      .describe(
+        "State documents: latest_wins overwrites (a key changed since the parent is reported); hold_conflicts holds such a key for review instead.",
+      ),
+    state_history_max: z
+      .number()
+      .int()
+      .nonnegative()
+      .default(10)
+      .describe("Earlier values kept per state document."),
+    core: z
+      .enum(["careful_merge", "off"])
+      .default("careful_merge")
+      .describe(
+        "Core documents: careful_merge applies changes at or above core_min_confidence, never deletes, logs every change, and holds a key changed since the parent for review; off rejects them.",
+      ),
+    core_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.9)
+      .describe("careful_merge applies core changes at or above this confidence."),
+  })
+  .strict();
+export type SessionsConfig = z.infer<typeof SessionsConfig>;
+
 export const Config = z
   .object({
     memory: MemoryConfig.prefault({}),
@@ -244,6 +467,8 @@ export const Config = z
     redaction: RedactionConfig.prefault({}),
     state: StateConfig.prefault({}),
     github: GitHubConfig.prefault({}),
+    sync: SyncConfig.prefault({}),
+    sessions: SessionsConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;

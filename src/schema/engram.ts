@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Link, Privacy, SafeId, Sealed, Sha256Ref, UtcTime } from "./common.js";
+import { Outcome } from "./envelope.js";
 
 export const Scope = z.enum(["st", "lt"]);
 export type Scope = z.infer<typeof Scope>;
@@ -25,6 +26,28 @@ export const WorkerTelemetry = z
     stalled: z.boolean(),
   })
   .strict();
+
+/**
+ * Additive: a note that stated an outcome and a confidence, kept with its surprise score
+ * (|confidence - outcome value|) so the sync policy can judge it. A sensitive note's text
+ * stays sealed.
+ */
+export const Episode = z
+  .object({
+    /** Stable across re-runs: `ep_` and 24 hex digits of the event's deduplication key. */
+    id: z.string().regex(/^ep_[0-9a-f]{24}$/, "expected ep_ followed by 24 hex digits"),
+    at: UtcTime,
+    kind: z.string(),
+    sender: z.string(),
+    outcome: Outcome,
+    confidence: z.number().min(0).max(1),
+    surprise: z.number().min(0).max(1),
+    privacy: Privacy,
+    text: z.string().optional(),
+    sealed: z.array(Sealed).optional(),
+  })
+  .strict();
+export type Episode = z.infer<typeof Episode>;
 
 export const ErrorGroup = z
   .object({
@@ -82,6 +105,8 @@ const engramFields = {
     .strict()
     .optional(),
   sealed: z.array(Sealed).optional(),
+  /** Notes with an outcome and a confidence (sync episodes); absent when there are none. */
+  episodes: z.array(Episode).optional(),
   /** Facts that are never promoted: questions, telemetry, notes below `promote_min_confidence`. */
   tentative: z.array(z.string()).optional(),
   /** LT only: the ST engrams whose content this one carries forward. */

@@ -101,36 +101,100 @@ const DriftFields = {
   catalog_hash_seen: z.string().max(80).optional(),
 };
 
-export const HelloPayload = z.looseObject({
-  protocol_version: z.string().max(64).optional(),
-  capabilities: z.array(z.string().max(64)).max(64).optional(),
+/*
+ * Telemetry (hello, heartbeat, progress, errors) is read, never refused, for what it leaves
+ * out or adds: every field is optional and unknown ones pass. Only a field we read that has
+ * the wrong type (or is out of its bounds) makes the payload invalid. Both the upstream
+ * specification's nested shapes (`state`, `worker`, `repo`, `error`) and our flat fields,
+ * kept as additive aliases, are read.
+ */
+const Int = z.number().int().nonnegative();
+/** Upstream's `{step, percent}` progress (percent 0..100). */
+const StepProgress = z.looseObject({
+  step: z.string().max(512).optional(),
+  percent: z.number().min(0).max(100).optional(),
+});
+
+/** Upstream's `repo` block of a hello or a heartbeat's state. */
+const RepoView = z.looseObject({
+  branch_name: z.string().max(512).optional(),
+  base_branch: z.string().max(512).optional(),
+  main_sha_seen: GitSha.optional(),
   ...DriftFields,
 });
 
+export const HelloPayload = z.looseObject({
+  protocol_version: z.string().max(64).optional(),
+  capabilities: z.array(z.string().max(64)).max(64).optional(),
+  worker: z
+    .looseObject({
+      worker_id: z.string().max(200).optional(),
+      container_id: z.string().max(512).optional(),
+      image_tag: z.string().max(512).optional(),
+      worktree_path: z.string().max(4096).optional(),
+      branch_name: z.string().max(512).optional(),
+    })
+    .optional(),
+  repo: RepoView.optional(),
+  ...DriftFields,
+});
+
+/** Upstream's WorkerState, the `state` of a heartbeat. */
+export const WorkerStatePayload = z.looseObject({
+  stage: ShortText.optional(),
+  issue_number: Int.optional(),
+  attempt: Int.optional(),
+  progress: StepProgress.optional(),
+  repo: RepoView.optional(),
+  last_error_id: z.string().max(200).optional(),
+  last_update_at: z.string().max(64).optional(),
+});
+
 export const HeartbeatPayload = z.looseObject({
+  state: WorkerStatePayload.optional(),
   stage: ShortText.optional(),
   issue: IssueRef.optional(),
-  attempt: z.number().int().nonnegative().optional(),
-  progress: Fraction.optional(),
+  issue_number: Int.optional(),
+  attempt: Int.optional(),
+  progress: z.union([Fraction, StepProgress]).optional(),
   ...DriftFields,
 });
 
 export const TaskProgressPayload = z.looseObject({
-  stage: ShortText,
+  stage: ShortText.optional(),
+  step: z.string().max(512).optional(),
+  percent: z.number().min(0).max(100).optional(),
   issue: IssueRef.optional(),
-  status: z.enum(["started", "running", "completed", "failed", "blocked"]).optional(),
-  progress: Fraction.optional(),
+  issue_number: Int.optional(),
+  status: z.string().max(64).optional(),
+  progress: z.union([Fraction, StepProgress]).optional(),
   message: Text.optional(),
   duration_ms: z.number().nonnegative().optional(),
 });
 
+/** Upstream's `error` object of `worker_error.v1`. */
+export const WorkerErrorDetail = z.looseObject({
+  error_id: z.string().min(1).max(200).optional(),
+  worker_id: z.string().max(200).optional(),
+  issue_number: Int.optional(),
+  stage: ShortText.optional(),
+  attempt: Int.optional(),
+  error_type: ShortText.optional(),
+  is_transient: z.boolean().optional(),
+  should_retry: z.boolean().optional(),
+  escalate_to_human: z.boolean().optional(),
+  message: Text.optional(),
+  exit_code: z.number().int().optional(),
+});
+
 export const WorkerErrorPayload = z.looseObject({
-  error_type: ShortText,
-  message: Text,
+  error: WorkerErrorDetail.optional(),
+  error_type: ShortText.optional(),
+  message: Text.optional(),
   retryable: z.boolean().optional(),
   issue: IssueRef.optional(),
   stage: ShortText.optional(),
-  attempt: z.number().int().nonnegative().optional(),
+  attempt: Int.optional(),
 });
 
 export const MemoryEventPayload = z.looseObject({

@@ -34,6 +34,8 @@ export const MemoryEvent = z
     outcome: Outcome.optional(),
     privacy: Privacy,
     error_type: z.string().optional(),
+    /** A worker error's stable id (upstream `error.error_id`): one error however often reported. */
+    error_id: z.string().optional(),
     retryable: z.boolean().optional(),
     progress: z.number().optional(),
     duration_ms: z.number().optional(),

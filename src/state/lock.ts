@@ -30,6 +30,17 @@ export interface LockOptions {
    * with a message that names it instead of waiting for a release that will not come.
    */
   longLived?: boolean;
+  /** What the holder runs (`director run`), written into the lock for whoever waits on it. */
+  purpose?: string | undefined;
+  /** Called once when the lock is held by a live process and this one starts waiting. */
+  onWait?: ((holder: LockHolder) => void) | undefined;
+}
+
+/** Who holds a lock, as its file says. */
+export interface LockHolder {
+  pid: number;
+  /** What it runs, when the holder wrote it. */
+  purpose: string | undefined;
 }
 
 /** What a long-lived holder writes after its pid and token. */
@@ -37,14 +48,16 @@ const LONG_LIVED = "serve";
 
 /**
  * An exclusive lock on the state folder: one Director process writes the buffer at a time.
- * The file holds the holder's pid, a token of this acquisition and, for `director serve`,
- * the word `serve`. A lock left by a killed process (its pid is gone) is taken over, safely
+ * The file's first line holds the holder's pid, a token of this acquisition and, for
+ * `director serve`, the word `serve`; a second line may say what the holder runs. A lock left by a killed process (its pid is gone) is taken over, safely
  * against other Directors doing the same: see `removeStaleLock`.
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   const token = randomBytes(8).toString("hex");
-  const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n`;
+  const purpose = options.purpose?.replace(/[\r\n]+/g, " ").trim();
+  const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n${purpose ? `${purpose}\n` : ""}`;
+  let told = false;
   // A fresh clone of an initialized repository has no state folder yet.
   mkdirSync(dirname(path), { recursive: true });
   for (;;) {
@@ -52,17 +65,28 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     const seen = readLock(path);
     if (seen === undefined) continue; // released meanwhile: try again at once
     const holder = Number.parseInt(seen, 10);
+    const [first = "", second] = seen.split("\n");
     // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
     if (isStale(path, seen, holder)) {
       if (removeStaleLock(path, seen)) continue;
-    } else if (seen.trim().split(" ")[2] === LONG_LIVED) {
+    } else if (first.trim().split(" ")[2] === LONG_LIVED) {
       throw new StateError(
         `${path}: held by director serve (pid ${holder}), which takes the events and runs the cycles of this repository itself; send to it with --bus tcp://, or stop it (SIGTERM) first`,
+        { code: "lock_held" },
       );
+    } else if (!told && Number.isInteger(holder)) {
+      // Once per acquisition: a waiter that polls every 25 ms must not repeat itself.
+      told = true;
+      const doing = second?.trim();
+      options.onWait?.({
+        pid: holder,
+        purpose: doing === undefined || doing === "" ? undefined : doing,
+      });
     }
     if (Date.now() > deadline) {
       throw new StateError(
         `${path}: held by another Director (pid ${Number.isInteger(holder) ? holder : "unknown"}); wait for it to finish or remove the file if that process is gone`,
+        { code: "lock_held" },
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 25 + Math.floor(Math.random() * 25)));

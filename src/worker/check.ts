@@ -2,10 +2,11 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
+import { CATALOG_PATH } from "../core/model/paths.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
 import { fetchOrigin } from "../git/remote.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
-import { CATALOG_PATH, listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
 export interface CheckResult {

@@ -1,5 +1,6 @@
 import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
+import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { sealText } from "../core/ingest/seal.js";
 import { UsageError } from "../errors.js";
@@ -150,6 +151,51 @@ export interface HeartbeatInput {
 }
 
 /**
+ * A heartbeat in the upstream shape, a `state` (WorkerState: stage, issue_number, attempt,
+ * progress `{step, percent}`, repo `{base_branch, main_ancestor_sha, catalog_hash_seen}`,
+ * last_update_at), with our flat fields beside it as aliases for older readers. A value the
+ * flat field would refuse stays out of `state`, so the error names its flag.
+ */
+export function heartbeatPayload(
+  beat: HeartbeatInput,
+  repo: {
+    main_ancestor_sha?: string | undefined;
+    base_branch?: string | undefined;
+    catalog_hash_seen: string;
+    last_update_at: string;
+  },
+): Record<string, unknown> {
+  const state: Record<string, unknown> = {};
+  if (beat.stage !== undefined && beat.stage.length > 0 && beat.stage.length <= 512) {
+    state.stage = beat.stage;
+  }
+  const issueNumber = beat.issue === undefined ? undefined : /^#?(\d+)$/.exec(beat.issue.trim());
+  if (issueNumber) state.issue_number = Number(issueNumber[1]);
+  if (beat.attempt !== undefined && Number.isInteger(beat.attempt) && beat.attempt >= 0) {
+    state.attempt = beat.attempt;
+  }
+  if (beat.progress !== undefined && beat.progress >= 0 && beat.progress <= 1) {
+    state.progress = {
+      step: beat.stage ?? "working",
+      percent: Math.round(beat.progress * 1000) / 10,
+    };
+  }
+  state.repo = {
+    ...(repo.base_branch !== undefined ? { base_branch: repo.base_branch } : {}),
+    ...(repo.main_ancestor_sha ? { main_ancestor_sha: repo.main_ancestor_sha } : {}),
+    catalog_hash_seen: repo.catalog_hash_seen,
+  };
+  state.last_update_at = repo.last_update_at;
+  const payload: Record<string, unknown> = { state, catalog_hash_seen: repo.catalog_hash_seen };
+  if (beat.stage !== undefined) payload.stage = beat.stage;
+  if (beat.issue !== undefined) payload.issue = beat.issue;
+  if (beat.attempt !== undefined) payload.attempt = beat.attempt;
+  if (beat.progress !== undefined) payload.progress = beat.progress;
+  if (repo.main_ancestor_sha) payload.main_ancestor_sha = repo.main_ancestor_sha;
+  return payload;
+}
+
+/**
  * Sends one `heartbeat.v1` envelope over the bus, carrying where this branch left
  * main (`main_ancestor_sha`) and the catalog hash the worker sees, for drift detection.
  */
@@ -161,12 +207,12 @@ export async function emitHeartbeat(
 ): Promise<EmitResult & { main_ancestor_sha: string | null; catalog_hash_seen: string }> {
   const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main, beat.main);
   const catalog = await readCatalog(ctx.repoDir);
-  const payload: Record<string, unknown> = { catalog_hash_seen: catalog.hash };
-  if (beat.stage !== undefined) payload.stage = beat.stage;
-  if (beat.issue !== undefined) payload.issue = beat.issue;
-  if (beat.attempt !== undefined) payload.attempt = beat.attempt;
-  if (beat.progress !== undefined) payload.progress = beat.progress;
-  if (drift?.main_ancestor_sha) payload.main_ancestor_sha = drift.main_ancestor_sha;
+  const payload = heartbeatPayload(beat, {
+    main_ancestor_sha: drift?.main_ancestor_sha ?? undefined,
+    base_branch: drift?.main_ref,
+    catalog_hash_seen: catalog.hash,
+    last_update_at: receiptTime(),
+  });
   const result = await sendEnvelope(ctx, "heartbeat.v1", payload, sender, bus);
   return {
     ...result,

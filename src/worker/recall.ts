@@ -10,6 +10,7 @@ import {
   recallDocFromEngram,
   type SerializedRecallIndex,
   serializeRecallIndex,
+  supersededBy,
 } from "../core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -39,10 +40,11 @@ export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promis
     }
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  const docs = catalog.entries
+  const listed = catalog.entries
     .map((entry) => engrams.get(entry.engram_id))
-    .filter((e) => e !== undefined)
-    .map(recallDocFromEngram);
+    .filter((e) => e !== undefined);
+  const superseded = supersededBy(listed);
+  const docs = listed.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id)));
   const index = buildRecallIndex(docs);
   mkdirSync(ctx.paths.root, { recursive: true });
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
@@ -61,30 +63,60 @@ export interface RecallResult {
 export async function recallMemory(
   ctx: RepoContext,
   query: string,
-  options: {
-    limit?: number | undefined;
-    scope?: "st" | "lt" | undefined;
-    signal: boolean;
-    worker?: string | undefined;
-  },
+  options: RecallMemoryOptions,
 ): Promise<RecallResult> {
   const catalog = await readCatalog(ctx.repoDir);
   const index = await recallIndexFor(ctx, catalog);
+  return recallIn(ctx, { catalog, index }, query, options);
+}
+
+export interface RecallMemoryOptions {
+  limit?: number | undefined;
+  scope?: "st" | "lt" | undefined;
+  signal: boolean;
+  worker?: string | undefined;
+  /** Also the ST engrams an LT engram superseded (hidden by default: one lesson, once). */
+  includeSuperseded?: boolean | undefined;
+}
+
+/** A recall over an index already loaded (a long-lived server keeps it between queries). */
+export async function recallIn(
+  ctx: RepoContext,
+  loaded: { catalog: Catalog; index: RecallIndex },
+  query: string,
+  options: RecallMemoryOptions,
+): Promise<RecallResult> {
+  const { catalog, index } = loaded;
   const hits = recall(index, query, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
     ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    includeSuperseded: options.includeSuperseded === true,
   });
   let signal = false;
   if (options.signal && hits.length > 0) {
-    // The recall signal always goes to the local spool: recall must not wait on a network.
-    await sendEnvelope(
+    await recordRecall(
       ctx,
-      "memory_event.v1",
-      { kind: "recall", query: query.slice(0, 1000), hits: hits.map((h) => h.engram_id) },
-      { worker: options.worker },
-      { kind: "spool" },
+      query,
+      hits.map((h) => h.engram_id),
+      options.worker,
     );
     signal = true;
   }
   return { query, catalog_hash: catalog.hash, hits, signal };
+}
+
+/** Spools a recall as a promotion signal: always locally, recall must not wait on a network. */
+export async function recordRecall(
+  ctx: RepoContext,
+  query: string,
+  hits: string[],
+  worker: string | undefined,
+): Promise<void> {
+  await sendEnvelope(
+    ctx,
+    "memory_event.v1",
+    { kind: "recall", query: query.slice(0, 1000), hits },
+    { worker },
+    { kind: "spool" },
+  );
 }

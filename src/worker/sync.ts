@@ -1,4 +1,5 @@
 import type { RepoContext } from "../context/repo-context.js";
+import { FOCUS_PATH } from "../core/model/paths.js";
 import type { SyncAction } from "../core/swarm/drift.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo } from "../git/history.js";
@@ -92,7 +93,7 @@ export async function syncWithMain(ctx: RepoContext, options: SyncOptions): Prom
 
 async function focusBlob(git: ReturnType<typeof gitAt>): Promise<string | null> {
   try {
-    return (await git.raw(["rev-parse", "HEAD:MEMORY.md"])).trim();
+    return (await git.raw(["rev-parse", `HEAD:${FOCUS_PATH}`])).trim();
   } catch {
     return null;
   }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitRefDelivery, gitRefSender } from "../../src/bus/git-ref.js";
 import { openContext } from "../../src/context/repo-context.js";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
+import { EXIT } from "../../src/errors.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import {
   assertBuilt,
@@ -24,6 +25,7 @@ import {
 } from "../support/bins.js";
 import { fakeGithubToken } from "../support/envelopes.js";
 import { readJournal } from "../support/memory.js";
+import { Rng } from "../support/random.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -244,7 +246,7 @@ describe("git-ref transport", () => {
     const writers = Promise.all(Array.from({ length: 50 }, (_, w) => writer(w))).finally(() => {
       writing = false;
     });
-    let seed = 77;
+    const rng = new Rng(77);
     const kills: string[] = [];
     while (writing) {
       const spawned = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", "git:origin", "--json"], {
@@ -252,8 +254,7 @@ describe("git-ref transport", () => {
         env: GIT_ENV,
         timeoutMs: 120_000,
       });
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      const delay = 200 + (seed % 1200);
+      const delay = 200 + rng.int(0, 1199);
       const timer = setTimeout(() => spawned.child.kill("SIGKILL"), delay);
       const r = await spawned.done;
       clearTimeout(timer);
@@ -410,12 +411,13 @@ describe("git-ref transport", () => {
       expect(out.fallback_reason).toMatch(/does not appear to be a git repository/);
       expect(existsSync(out.path as string)).toBe(true);
     }
-    // The Director cannot drain an unreachable remote either: exit 3, naming the source.
+    // The Director cannot drain an unreachable remote either: exit 69 (an external service),
+    // naming the source.
     const r = await runBin(DIRECTOR_BIN, ["ingest", "--bus", "git:nosuchremote"], {
       cwd: s.director,
       env: GIT_ENV,
     });
-    expect(r.code, describeResult(r)).toBe(3);
+    expect(r.code, describeResult(r)).toBe(EXIT.unavailable);
     expect(r.stderr).toContain("git:nosuchremote");
     // director run reports it and goes on with its cycle: the spool is still drained.
     writeFileSync(

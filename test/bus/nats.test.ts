@@ -17,6 +17,7 @@ import type { Delivery } from "../../src/bus/sender.js";
 import { parseBusUrl } from "../../src/bus/url.js";
 import { openContext, type RepoContext } from "../../src/context/repo-context.js";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
+import { EXIT } from "../../src/errors.js";
 import type { Envelope } from "../../src/schema/envelope.js";
 import { EventBuffer } from "../../src/state/buffer.js";
 import {
@@ -266,11 +267,11 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
       await director(["run", "--json"], { cwd: repo.dir }),
     );
     expect(run.drained.accepted).toBe(2);
-    // The Director cannot drain a server that is down: exit 3, naming it.
+    // The Director cannot drain a server that is down: exit 69 (an external service), naming it.
     const drain = await director(["ingest", "--bus", `nats://127.0.0.1:${port}`], {
       cwd: repo.dir,
     });
-    expect(drain.code, describeResult(drain)).toBe(3);
+    expect(drain.code, describeResult(drain)).toBe(EXIT.unavailable);
     expect(drain.stderr).toContain(`nats://127.0.0.1:${port}: cannot connect`);
   });
   it("spools a batch JetStream does not acknowledge in time; stored there too, it is ingested once", async () => {

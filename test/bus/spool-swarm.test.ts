@@ -12,7 +12,7 @@ import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { deliver } from "../../src/worker/emit.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import { DIRECTOR_BIN, describeResult, director, spawnBin } from "../support/bins.js";
-import { mulberry32 } from "../support/envelopes.js";
+import { seededRandom } from "../support/random.js";
 import { TempDirs } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -52,7 +52,7 @@ describe("the spool under fifty writers and a Director killed mid-drain", () => 
     );
 
     // Directors drain while the writers write; most are killed at a random moment.
-    const random = mulberry32(4242);
+    const random = seededRandom(4242);
     const outcomes: string[] = [];
     while (writing) {
       const spawned = spawnBin(DIRECTOR_BIN, ["run", "--json"], {

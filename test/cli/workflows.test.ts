@@ -69,7 +69,7 @@ describe("workflow and action YAML", () => {
   });
 
   it("no workflow uses pull_request_target, and each limits its token", () => {
-    for (const name of ["ci.yml", "director.yml", "guard.yml"]) {
+    for (const name of ["ci.yml", "director.yml", "guard.yml", "sync.yml"]) {
       const doc = loadYaml(join(WORKFLOWS, name));
       expect(Object.keys(triggers(doc)), name).not.toContain("pull_request_target");
       expect(doc.permissions, name).toBeDefined();
@@ -227,7 +227,7 @@ describe("the action's run step", () => {
     const r = runStep("janitor");
     expect(r.code).toBe(2);
     expect(r.stdout).toContain(
-      "::error title=engram::input role must be director, guard or worker-check",
+      "::error title=engram::input role must be director, guard, worker-check or sync",
     );
   });
 });

@@ -11,6 +11,7 @@ import {
   FOCUS_ITEM_MAX_CHARS,
   focusCandidates,
   renderFocus,
+  telemetryItemBudget,
 } from "../../src/core/rendering/focus.js";
 import {
   countFocusItems,
@@ -80,6 +81,17 @@ function link(e: Engram): string {
 
 function itemLines(text: string): string[] {
   return text.split("\n").filter((line) => line.startsWith("- "));
+}
+
+/** Bullet lines of knowledge sections, and of telemetry ones (Open problems, Now). */
+function linesBySort(text: string): { knowledge: string[]; telemetry: string[] } {
+  const out = { knowledge: [] as string[], telemetry: [] as string[] };
+  let telemetry = false;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("## ")) telemetry = line === "## Open problems" || line === "## Now";
+    else if (line.startsWith("- ")) (telemetry ? out.telemetry : out.knowledge).push(line);
+  }
+  return out;
 }
 
 function checkShape(
@@ -498,13 +510,22 @@ describe("renderFocus: properties", () => {
     );
   });
 
-  it("a smaller item budget shows a prefix of the items, by priority", () => {
+  it("a smaller item budget shows a prefix of the items, by priority, telemetry within its share", () => {
     fc.assert(
       fc.property(engramsArb, fc.integer({ min: 0, max: 20 }), (engrams, maxItems) => {
         const full = render(engrams, 1_000_000, 1_000_000);
         expect(full.omitted).toBe(0);
         const cut = render(engrams, 1_000_000, maxItems);
-        expect(itemLines(cut.text)).toEqual(itemLines(full.text).slice(0, maxItems));
+        const fullLines = linesBySort(full.text);
+        const cutLines = linesBySort(cut.text);
+        expect(cutLines.knowledge).toEqual(fullLines.knowledge.slice(0, maxItems));
+        expect(cutLines.telemetry).toEqual(
+          fullLines.telemetry.slice(
+            0,
+            Math.min(telemetryItemBudget(maxItems), cutLines.telemetry.length),
+          ),
+        );
+        expect(cutLines.telemetry.length).toBeLessThanOrEqual(telemetryItemBudget(maxItems));
         expect(cut.items + cut.omitted).toBe(full.items);
       }),
       { numRuns: 100 },

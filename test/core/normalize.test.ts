@@ -167,6 +167,63 @@ describe("normalizeLine", () => {
   });
 });
 
+describe("normalizeLine: telemetry in the upstream shapes", () => {
+  const read = (type: string, payload: Record<string, unknown>) =>
+    normalizeLine(JSON.stringify(envelope(type, payload)), ctx);
+
+  it("reads a heartbeat's nested state, a progress's percent and a worker error's error", () => {
+    const beat = read("heartbeat.v1", {
+      state: {
+        stage: "VALIDATE",
+        issue_number: 12,
+        attempt: 3,
+        progress: { step: "tests", percent: 25 },
+        repo: { main_ancestor_sha: "abcdef1", catalog_hash_seen: "sha256:x" },
+      },
+    });
+    expect(beat.ok && beat.event).toMatchObject({
+      kind: "heartbeat",
+      stage: "VALIDATE",
+      issue: "#12",
+      attempt: 3,
+      progress: 0.25,
+      main_ancestor_sha: "abcdef1",
+      catalog_hash_seen: "sha256:x",
+    });
+    const progress = read("task_progress.v1", { step: "lint", percent: 50, issue_number: 4 });
+    expect(progress.ok && progress.event).toMatchObject({ issue: "#4", progress: 0.5 });
+    const error = read("worker_error.v1", {
+      error: { error_id: "e-9", error_type: "Timeout", message: "slow", should_retry: false },
+    });
+    expect(error.ok && error.event).toMatchObject({
+      kind: "error",
+      error_type: "Timeout",
+      error_id: "e-9",
+      text: "slow",
+      retryable: false,
+      // A digest of the sender id and error id, never the ids themselves.
+      key: expect.stringMatching(/^eh:[0-9a-f]{64}$/),
+    });
+  });
+
+  it("never refuses telemetry for a missing field or an unknown shape, only for a wrong type", () => {
+    expect(read("task_progress.v1", {}).ok).toBe(true);
+    expect(read("task_progress.v1", { custom: { deep: [1] }, status: "whatever" }).ok).toBe(true);
+    expect(read("worker_error.v1", { error: { error_id: "only" } }).ok).toBe(true);
+    expect(read("heartbeat.v1", { state: {} }).ok).toBe(true);
+    const wrong = read("worker_error.v1", { error: { is_transient: "yes" } });
+    expect(wrong).toMatchObject({ ok: false, reason: "invalid-payload" });
+    expect(!wrong.ok && wrong.detail).toContain("payload.error.is_transient");
+    expect(read("heartbeat.v1", { state: { issue_number: "12" } }).ok).toBe(false);
+  });
+
+  it("deduplicates repeated reports of one error_id, whatever their event ids", () => {
+    const a = envelope("worker_error.v1", { error: { error_id: "e-1" } }, { event_id: "x" });
+    const b = envelope("worker_error.v1", { error: { error_id: "e-1" } }, { event_id: "y" });
+    expect(dedupKey(a)).toBe(dedupKey(b));
+  });
+});
+
 describe("every field a worker fills is redacted", () => {
   const gh = () => `gh${"p"}_${"aB3dE6gH9j".repeat(4)}`;
   const line = (overrides: Record<string, unknown>, payload: Record<string, unknown>) =>

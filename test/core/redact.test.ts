@@ -5,6 +5,7 @@ import {
   RedactionPatternError,
   redactValue,
 } from "../../src/core/ingest/redact.js";
+import { Rng } from "../support/random.js";
 
 // Fake tokens are assembled from pieces, so that this file holds no literal a scanner would flag.
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -14,13 +15,7 @@ const ALNUM = UPPER + LOWER + DIGITS;
 
 /** A deterministic pseudo-random string over `alphabet`, different for each `seed`. */
 function fake(alphabet: string, length: number, seed: number): string {
-  let out = "";
-  let x = seed * 2654435761 + 12345;
-  for (let i = 0; i < length; i++) {
-    x = (x * 1103515245 + 12345) % 2147483648;
-    out += alphabet[x % alphabet.length];
-  }
-  return out;
+  return new Rng(seed).chars(alphabet, length);
 }
 
 const GH = (kind: string, seed = 1) => "gh" + kind + "_" + fake(ALNUM, 36, seed);

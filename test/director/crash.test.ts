@@ -29,15 +29,9 @@ import {
   worker,
 } from "../support/bins.js";
 import { killAfter, killWhen, lockHeldBy, sizeOf } from "../support/crash.js";
-import {
-  type Envelope,
-  heartbeat,
-  type NoteKind,
-  ndjson,
-  note,
-  Rng,
-} from "../support/envelopes.js";
+import { type Envelope, heartbeat, type NoteKind, ndjson, note } from "../support/envelopes.js";
 import { listFiles, readEngrams, readJournal } from "../support/memory.js";
+import { Rng } from "../support/random.js";
 import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
 
 const SEED = Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_122);

@@ -13,9 +13,9 @@ import {
   isDirectorBranch,
 } from "../../src/core/checks/guard.js";
 import { guardRefs } from "../../src/director/guard.js";
+import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
-import { ingestSource } from "../../src/ingest/ingest.js";
 import { describeResult, runDirector as director } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { sealCatalog } from "../../src/core/model/engram.js";
 import { rebaseCatalog } from "../../src/core/proposal/catalog-merge.js";
+import { EXIT } from "../../src/errors.js";
 import type { CatalogEntry } from "../../src/schema/engram.js";
 import {
   type BinResult,
@@ -14,98 +15,28 @@ import {
   director,
   jsonOf,
   spawnBin,
-  worker,
 } from "../support/bins.js";
-import { git, TempDirs, type TempRepo } from "../support/repo.js";
+import {
+  BRANCH,
+  CONFIG,
+  catalogVersionAt,
+  cloneOf,
+  factsAt,
+  proposeRun,
+  type RunJson,
+  remember,
+  setup,
+  sha,
+} from "../support/proposals.js";
+import { seededRandom } from "../support/random.js";
+import { git, TempDirs } from "../support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
 
-const CONFIG = "[memory]\nbuffer_keep_recent_events = 0\n";
-const BRANCH = "engram/memory";
-
-interface Proposal {
-  status: string;
-  head_sha: string | null;
-  previous_head_sha: string | null;
-  main_sha: string;
-  pushed: boolean;
-  attempts: number;
-  carried: number;
-  would_open: { title: string; body: string } | null;
-}
-interface RunJson {
-  catalog_version: number;
-  compacted_events: number;
-  proposal: Proposal;
-}
-
-/** A bare origin with an initialized engram repository on main, and a first clone. */
-async function setup(): Promise<{ origin: string; clone: TempRepo }> {
-  const origin = dirs.dir("engram-origin-");
-  git(origin, ["init", "-q", "--bare", "-b", "main"]);
-  const clone = dirs.repo("engram-director-");
-  clone.writeConfig(CONFIG);
-  expect((await director(["init"], { cwd: clone.dir })).code).toBe(0);
-  clone.write("src/app.ts", "export const app = 1;\n");
-  git(clone.dir, ["add", "-A"]);
-  git(clone.dir, ["commit", "-q", "-m", "init"]);
-  git(clone.dir, ["remote", "add", "origin", origin]);
-  git(clone.dir, ["push", "-q", "origin", "main"]);
-  return { origin, clone };
-}
-
-function cloneOf(origin: string): TempRepo {
-  const repo = dirs.repo("engram-clone-");
-  git(repo.dir, ["remote", "add", "origin", origin]);
-  git(repo.dir, ["fetch", "-q", "origin"]);
-  git(repo.dir, ["checkout", "-q", "-B", "main", "origin/main"]);
-  return repo;
-}
-
-async function remember(repo: TempRepo, texts: string[], worker_ = "w1"): Promise<void> {
-  for (const text of texts) {
-    const r = await worker(
-      ["emit", "--kind", "fact", "--text", text, "--topic", "pr", "--worker", worker_],
-      {
-        cwd: repo.dir,
-      },
-    );
-    expect(r.code, describeResult(r)).toBe(0);
-  }
-}
-
-async function proposeRun(repo: TempRepo, extra: string[] = [], epoch = 1_800_000_000) {
-  return director(["run", "--pr", "--force", "--json", ...extra], {
-    cwd: repo.dir,
-    env: { SOURCE_DATE_EPOCH: String(epoch) },
-    timeoutMs: 60_000,
-  });
-}
-
-/** Every fact of every engram on a ref of the origin. */
-function factsAt(origin: string, ref: string): string[] {
-  const catalog = JSON.parse(git(origin, ["show", `${ref}:memory/catalog.json`])) as {
-    entries: CatalogEntry[];
-  };
-  return catalog.entries.flatMap(
-    (e) => (JSON.parse(git(origin, ["show", `${ref}:${e.path}`])) as { facts: string[] }).facts,
-  );
-}
-
-function catalogVersionAt(origin: string, ref: string): number {
-  return (
-    JSON.parse(git(origin, ["show", `${ref}:memory/catalog.json`])) as { catalog_version: number }
-  ).catalog_version;
-}
-
-function sha(dir: string, ref: string): string {
-  return git(dir, ["rev-parse", ref]).trim();
-}
-
 describe("director run --pr", () => {
   it("commits on the engram branch, pushes it, and leaves the work tree and index alone", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     const before = readFileSync(clone.path("MEMORY.md"), "utf8");
     await remember(clone, ["the build uses tsc", "tests run on real git repositories"]);
     const r = jsonOf<RunJson>(await proposeRun(clone));
@@ -133,7 +64,7 @@ describe("director run --pr", () => {
   });
 
   it("changes nothing when nothing is new, and fast-forwards with new events", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     await remember(clone, ["first fact"]);
     const first = jsonOf<RunJson>(await proposeRun(clone));
     const again = jsonOf<RunJson>(await proposeRun(clone));
@@ -151,7 +82,7 @@ describe("director run --pr", () => {
   });
 
   it("with nothing new proposes nothing, and a proposal keeps the tiers' .gitkeep files", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     const idle = jsonOf<RunJson>(await proposeRun(clone));
     expect(idle.compacted_events).toBe(0);
     expect(idle.proposal).toMatchObject({ status: "nothing-to-propose", head_sha: null });
@@ -164,7 +95,7 @@ describe("director run --pr", () => {
     expect(created.proposal.status).toBe("created");
     const removed = git(origin, ["diff", "--name-status", "main", BRANCH]);
     expect(removed).not.toMatch(/^D/m);
-    const merger = cloneOf(origin);
+    const merger = cloneOf(dirs, origin);
     git(merger.dir, ["merge", "-q", "--no-ff", "-m", "Merge engram PR", `origin/${BRANCH}`]);
     git(merger.dir, ["push", "-q", "origin", "main"]);
     const tree = git(origin, ["ls-tree", "-r", "--name-only", "main"]).split("\n");
@@ -177,12 +108,12 @@ describe("director run --pr", () => {
   });
 
   it("regenerates the branch on a moved main without reverting it or losing the proposal", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     await remember(clone, ["proposed before main moved"]);
     const first = jsonOf<RunJson>(await proposeRun(clone));
 
     // Someone else merges a different proposal into main meanwhile.
-    const other = cloneOf(origin);
+    const other = cloneOf(dirs, origin);
     other.writeConfig(CONFIG);
     await remember(other, ["merged through another branch"], "w2");
     const elsewhere = jsonOf<RunJson>(
@@ -210,10 +141,10 @@ describe("director run --pr", () => {
   });
 
   it("after a merge, proposes only what is new, on top of main", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     await remember(clone, ["merged soon"]);
     jsonOf<RunJson>(await proposeRun(clone));
-    const merger = cloneOf(origin);
+    const merger = cloneOf(dirs, origin);
     git(merger.dir, ["merge", "-q", "--no-ff", "-m", "Merge engram PR", `origin/${BRANCH}`]);
     git(merger.dir, ["push", "-q", "origin", "main"]);
 
@@ -227,11 +158,12 @@ describe("director run --pr", () => {
   });
 
   it("keeps compacted events staged when the push fails, and pushes them on the next run", async () => {
-    const { origin, clone } = await setup();
+    const { origin, clone } = await setup(dirs);
     await remember(clone, ["survives a failed push"]);
     git(clone.dir, ["remote", "set-url", "--push", "origin", `${origin}-missing`]);
     const failed = await proposeRun(clone);
-    expect(failed.code, describeResult(failed)).toBe(3);
+    // A remote that fails is an external-service failure (exit 69), not a state of the repo.
+    expect(failed.code, describeResult(failed)).toBe(EXIT.unavailable);
     expect(failed.stderr).toMatch(/git push origin engram\/memory/);
     git(clone.dir, ["remote", "set-url", "--push", "origin", origin]);
     const r = jsonOf<RunJson>(await proposeRun(clone));
@@ -240,8 +172,8 @@ describe("director run --pr", () => {
   });
 
   it("two Directors at once make one branch holding both proposals, nothing lost or doubled", async () => {
-    const { origin, clone } = await setup();
-    const second = cloneOf(origin);
+    const { origin, clone } = await setup(dirs);
+    const second = cloneOf(dirs, origin);
     second.writeConfig(CONFIG);
     const a = Array.from({ length: 5 }, (_, i) => `director A fact ${i}`);
     const b = Array.from({ length: 5 }, (_, i) => `director B fact ${i}`);
@@ -282,12 +214,8 @@ describe("director run --pr", () => {
   });
 
   it("killed at random points, loses no event and doubles none once a run completes", async () => {
-    const { origin, clone } = await setup();
-    let seed = 20261122;
-    const random = () => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
+    const { origin, clone } = await setup(dirs);
+    const random = seededRandom(20261122);
     const texts: string[] = [];
     const kills: string[] = [];
     for (let round = 0; round < 8; round++) {
@@ -316,7 +244,7 @@ describe("director run --pr", () => {
   });
 
   it("refuses to work on a branch that is checked out", async () => {
-    const { clone } = await setup();
+    const { clone } = await setup(dirs);
     git(clone.dir, ["checkout", "-q", "-b", BRANCH]);
     const r = await proposeRun(clone);
     expect(r.code).toBe(3);

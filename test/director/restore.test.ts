@@ -5,11 +5,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { restoreEngram } from "../../src/director/restore.js";
 import { runCycle } from "../../src/director/run.js";
 import { verifyRepository } from "../../src/director/verify.js";
-import { ingestSource } from "../../src/ingest/ingest.js";
 import { describeResult, runDirector as director } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";
 import { readCatalogFile } from "../support/memory.js";

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
 import { verifyRepository } from "../../src/director/verify.js";
-import { ingestSource } from "../../src/ingest/ingest.js";
 
 let repo: string;
 const CONFIG = (extra = "") =>

@@ -1,108 +1,28 @@
 import { readFileSync } from "node:fs";
-import Bottleneck from "bottleneck";
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { OPERATIONS } from "../../scripts/extract-github-openapi.js";
-import { UsageError } from "../../src/errors.js";
-import { callCount, createGitHub, type GitHub, githubSettings } from "../../src/github/client.js";
+import { callCount } from "../../src/github/client.js";
 import {
   BranchMovedError,
   GitHubApiError,
   GitHubPermissionError,
 } from "../../src/github/errors.js";
-import {
-  closedUnmergedPulls,
-  commitThroughApi,
-  type PullRequestRequest,
-  upsertPullRequest,
-} from "../../src/github/publish.js";
-import { defaultConfig } from "../../src/schema/config.js";
-import { FakeGitHub } from "../support/fake-github.js";
+import { commitThroughApi, upsertPullRequest } from "../../src/github/publish.js";
 import { FIXTURE, GitHubOpenApi, toJsonSchema } from "../support/openapi.js";
-import { TempDirs } from "../support/repo.js";
-
-const TOKEN = "ghs_faketoken0123456789";
-const dirs = new TempDirs();
-afterAll(() => dirs.cleanup());
-
-let fake: FakeGitHub;
-let gh: GitHub;
-let logs: string[];
-
-/** A client for the fake: rate-limit waits scaled to milliseconds, writes not spaced. */
-function client(token = TOKEN): GitHub {
-  const unspaced = () => new Bottleneck.Group({ maxConcurrent: 1, minTime: 0 });
-  return createGitHub(
-    { token, apiUrl: fake.url },
-    {
-      retryAfterBaseValue: 1,
-      serverErrorBackoffBase: 1,
-      write: unspaced(),
-      notifications: unspaced(),
-      log: (line) => logs.push(line),
-    },
-  );
-}
-
-beforeEach(async () => {
-  fake = new FakeGitHub({ dir: dirs.dir("engram-fake-github-"), token: TOKEN });
-  await fake.start();
-  fake.seed({ "README.md": "hello\n", "memory/catalog.json": "{}\n" });
-  logs = [];
-  gh = client();
-});
-
-afterEach(async () => {
-  await fake.stop();
-  // Every request and response of the test conformed to GitHub's OpenAPI description.
-  expect(fake.violations).toEqual([]);
-});
-
-const owner = "octo-org";
-const repo = "memory-repo";
-const BRANCH = "engram/memory";
-
-/** `git show <rev>:<path>` in the fake's bare repository. */
-function show(rev: string, path: string): string {
-  return fake.git.git(["show", `${rev}:${path}`]);
-}
-
-function files(
-  n: number,
-  prefix = "memory/st/20260101-000000Z",
-): { path: string; content: string }[] {
-  return Array.from({ length: n }, (_, i) => ({
-    path: `${prefix}/engram_e_${String(i).padStart(4, "0")}.json`,
-    content: `{"n":${i}}\n`,
-  }));
-}
-
-async function commitFiles(n: number, expectedHeadSha: string | null = null) {
-  return commitThroughApi(gh, {
-    owner,
-    repo,
-    branch: BRANCH,
-    parent: fake.branchSha("main")!,
-    files: files(n),
-    message: `memory: ${n} engrams`,
-    expectedHeadSha,
-  });
-}
-
-function prRequest(extra: Partial<PullRequestRequest> = {}): PullRequestRequest {
-  return {
-    owner,
-    repo,
-    head: BRANCH,
-    base: "main",
-    title: "memory: 2 engrams",
-    body: "Proposed memory.",
-    labels: ["memory"],
-    reviewers: [],
-    teamReviewers: [],
-    draft: false,
-    ...extra,
-  };
-}
+import {
+  BRANCH,
+  client,
+  commitFiles,
+  fake,
+  files,
+  gh,
+  owner,
+  prRequest,
+  repo,
+  show,
+  TOKEN,
+  useClient,
+} from "./github-fixtures.js";
 
 describe("the OpenAPI fixture", () => {
   it("holds every operation engram uses, with its MIT note, and compiles", () => {
@@ -296,7 +216,7 @@ describe("commitThroughApi", () => {
   });
 
   it("says so when the token is refused", async () => {
-    gh = client("ghs_wrong");
+    useClient(client("ghs_wrong"));
     const err = (await commitFiles(1).catch((e: unknown) => e)) as GitHubApiError;
     expect(err).toBeInstanceOf(GitHubApiError);
     expect(err.message).toMatch(
@@ -408,213 +328,5 @@ describe("upsertPullRequest", () => {
     );
     expect(err).toBeInstanceOf(GitHubApiError);
     expect(fake.calls()).toBe(0);
-  });
-});
-
-describe("rate limits and retries", () => {
-  it("retries a secondary rate limit after retry-after", async () => {
-    fake.inject("git/create-tree", { kind: "secondary-rate-limit", retryAfter: 7 });
-    const result = await commitFiles(2);
-    expect(fake.branchSha(BRANCH)).toBe(result.sha);
-    expect(fake.calls("git/create-tree")).toBe(2);
-    expect(gh.usage.rateLimited).toBe(1);
-    expect(gh.usage.requests).toBe(6);
-    expect(callCount(gh.usage)).toBe(5);
-    expect(logs.join("\n")).toMatch(
-      /^github: secondary rate limit on POST \/repos\/\{owner\}\/\{repo\}\/git\/trees; retry 1 in 7s$/m,
-    );
-  });
-
-  it("waits for the reset of a primary rate limit (403 and 429)", async () => {
-    fake.inject(
-      "pulls/list",
-      { kind: "primary-rate-limit", status: 403, resetInSeconds: 5 },
-      { kind: "primary-rate-limit", status: 429, resetInSeconds: 5 },
-    );
-    await commitFiles(1);
-    const result = await upsertPullRequest(gh, prRequest());
-    expect(result.created).toBe(true);
-    expect(fake.calls("pulls/list")).toBe(3);
-    expect(gh.usage.rateLimited).toBe(2);
-    expect(logs.filter((l) => l.includes("primary rate limit"))).toHaveLength(2);
-  });
-
-  it("gives up after a bounded number of rate-limit retries, with a readable error", async () => {
-    const limit = { kind: "secondary-rate-limit", retryAfter: 1 } as const;
-    fake.inject("git/create-commit", limit, limit, limit, limit, limit);
-    const err = (await commitFiles(1).catch((e: unknown) => e)) as GitHubApiError;
-    expect(err).toBeInstanceOf(GitHubApiError);
-    expect(err.status).toBe(403);
-    expect(err.message).toMatch(
-      /^GitHub \(commit to engram\/memory\): POST \/repos\/octo-org\/memory-repo\/git\/commits failed: 403 You have exceeded a secondary rate limit/,
-    );
-    expect(err.message).not.toContain("\n");
-    expect(fake.calls("git/create-commit")).toBe(4);
-    expect(logs.at(-1)).toMatch(/giving up after 3 retries/);
-    expect(fake.branchSha(BRANCH)).toBeNull();
-  });
-
-  it("retries 5xx answers", async () => {
-    fake.inject(
-      "git/create-commit",
-      { kind: "server-error", status: 502 },
-      { kind: "server-error", status: 500 },
-    );
-    fake.inject("pulls/create", { kind: "server-error", status: 503 });
-    await commitFiles(2);
-    expect(fake.calls("git/create-commit")).toBe(3);
-    const pr = await upsertPullRequest(gh, prRequest());
-    expect(pr.created).toBe(true);
-    expect(fake.calls("pulls/create")).toBe(2);
-    expect(fake.allPulls()).toHaveLength(1);
-  });
-});
-
-describe("merging and closing through the fake", () => {
-  it("merges with a real merge commit that moves main in the bare repository", async () => {
-    const before = fake.branchSha("main")!;
-    const commit = await commitFiles(3);
-    const { number } = await upsertPullRequest(gh, prRequest());
-    const merged = await gh.octokit.rest.pulls.merge({
-      owner,
-      repo,
-      pull_number: number,
-      sha: commit.sha!,
-    });
-    expect(merged.data.merged).toBe(true);
-    const main = fake.git.git(["rev-parse", "main"]).trim();
-    expect(main).toBe(merged.data.sha);
-    expect(fake.git.git(["rev-list", "--parents", "-n", "1", "main"]).trim()).toBe(
-      `${main} ${before} ${commit.sha}`,
-    );
-    expect(show("main", "memory/st/20260101-000000Z/engram_e_0002.json")).toBe('{"n":2}\n');
-    expect(fake.pull(number)).toMatchObject({ state: "closed", merged: true });
-    expect(await closedUnmergedPulls(gh, { owner, repo, head: BRANCH })).toEqual([]);
-  });
-
-  it("fast-forwards with the rebase method", async () => {
-    const commit = await commitFiles(1);
-    const { number } = await upsertPullRequest(gh, prRequest());
-    await gh.octokit.rest.pulls.merge({ owner, repo, pull_number: number, merge_method: "rebase" });
-    expect(fake.branchSha("main")).toBe(commit.sha);
-  });
-
-  it("lists PRs closed without merging, with their head sha", async () => {
-    const first = await commitFiles(2);
-    const one = await upsertPullRequest(gh, prRequest());
-    await gh.octokit.rest.pulls.update({ owner, repo, pull_number: one.number, state: "closed" });
-    const second = await commitFiles(3, first.sha);
-    const two = await upsertPullRequest(gh, prRequest());
-    expect(two.number).not.toBe(one.number);
-    await gh.octokit.rest.pulls.merge({ owner, repo, pull_number: two.number });
-    const third = await commitThroughApi(gh, {
-      owner,
-      repo,
-      branch: BRANCH,
-      parent: fake.branchSha("main")!,
-      files: [{ path: "MEMORY.md", content: "# Memory\n" }],
-      message: "memory: focus",
-      expectedHeadSha: second.sha,
-    });
-    const open = await upsertPullRequest(gh, prRequest());
-    const closed = await closedUnmergedPulls(gh, { owner, repo, head: BRANCH });
-    expect(closed).toEqual([
-      {
-        number: one.number,
-        url: `${fake.url}/${owner}/${repo}/pull/${one.number}`,
-        headSha: first.sha,
-        closedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
-        title: "memory: 2 engrams",
-      },
-    ]);
-    expect(fake.pull(open.number)).toMatchObject({ state: "open", headSha: third.sha });
-  });
-
-  it("closes an open PR whose head is reset to its base, as GitHub does", async () => {
-    await commitFiles(1);
-    const { number } = await upsertPullRequest(gh, prRequest());
-    const main = fake.branchSha("main")!;
-    await gh.octokit.rest.git.updateRef({
-      owner,
-      repo,
-      ref: `heads/${BRANCH}`,
-      sha: main,
-      force: true,
-    });
-    expect(fake.pull(number)).toMatchObject({ state: "closed", merged: false });
-  });
-
-  it("rejects a non-fast-forward ref update without force (422)", async () => {
-    const first = await commitFiles(1);
-    fake.seed({ "x.txt": "x\n" }, "main", "main moves on");
-    const err = await gh.octokit.rest.git
-      .updateRef({
-        owner,
-        repo,
-        ref: `heads/${BRANCH}`,
-        sha: fake.branchSha("main")!,
-        force: false,
-      })
-      .catch((e: { status: number; message: string }) => e);
-    expect(err).toMatchObject({ status: 422 });
-    expect(fake.branchSha(BRANCH)).toBe(first.sha);
-  });
-});
-
-describe("githubSettings", () => {
-  const config = defaultConfig();
-
-  it("is null without a token or a repository: the Director works without GitHub", () => {
-    expect(githubSettings({}, config)).toBeNull();
-    expect(githubSettings({ GITHUB_TOKEN: "t" }, config)).toBeNull();
-    expect(githubSettings({ GITHUB_REPOSITORY: "o/r" }, config)).toBeNull();
-    expect(githubSettings({ GITHUB_TOKEN: " ", GITHUB_REPOSITORY: "o/r" }, config)).toBeNull();
-  });
-
-  it("reads the Actions environment, with the defaults of [github]", () => {
-    expect(
-      githubSettings({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "octo-org/app" }, config),
-    ).toEqual({
-      token: "t",
-      owner: "octo-org",
-      repo: "app",
-      apiUrl: "https://api.github.com",
-      baseBranch: "main",
-      headBranch: "engram/memory",
-      labels: ["memory"],
-      reviewers: [],
-      teamReviewers: [],
-      draft: false,
-      useGitDataApi: false,
-    });
-  });
-
-  it("lets [github] override the repository and the API URL (GitHub Enterprise, the fake)", () => {
-    const custom = defaultConfig();
-    custom.github.repository = "team/notes";
-    custom.github.api_url = "https://ghe.example.com/api/v3/";
-    const env = {
-      GITHUB_TOKEN: "t",
-      GITHUB_REPOSITORY: "o/r",
-      GITHUB_API_URL: "http://127.0.0.1:1",
-    };
-    expect(githubSettings(env, custom)).toMatchObject({
-      owner: "team",
-      repo: "notes",
-      apiUrl: "https://ghe.example.com/api/v3",
-    });
-    expect(githubSettings(env, config)).toMatchObject({ apiUrl: "http://127.0.0.1:1" });
-  });
-
-  it("names the variable when it is malformed", () => {
-    expect(() =>
-      githubSettings({ GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "just-a-name" }, config),
-    ).toThrow(UsageError);
-    expect(() =>
-      githubSettings(
-        { GITHUB_TOKEN: "t", GITHUB_REPOSITORY: "o/r", GITHUB_API_URL: "ftp://x" },
-        config,
-      ),
-    ).toThrow(/GITHUB_API_URL/);
   });
 });

@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { parsePrMarker } from "../../src/core/rendering/pr-body.js";
+import { EXIT } from "../../src/errors.js";
 import { createGitHub } from "../../src/github/client.js";
 import {
   type BinResult,
@@ -172,6 +173,21 @@ describe("director run --pr against a GitHub-compatible server", () => {
     const again = jsonOf<RunJson>(await propose(other, 1_800_000_610));
     expect(again.proposal.pr?.created).toBe(true);
     expect(openPulls().filter((p) => p.head === "engram/forbidden")).toHaveLength(1);
+  });
+
+  it("a GitHub request that fails is an external-service failure: exit 69, code github", async () => {
+    const other = await directorClone('[github]\nhead_branch = "engram/unreachable"\n');
+    await remember(other, ["proposed to a repository GitHub does not know"]);
+    const r = await director(["run", "--pr", "--force", "--json"], {
+      cwd: other.dir,
+      env: { ...env(), GITHUB_REPOSITORY: `${fake.owner}/no-such-repository` },
+      timeoutMs: 90_000,
+    });
+    expect(r.code, describeResult(r)).toBe(EXIT.unavailable);
+    expect(r.code).not.toBe(EXIT.findings);
+    expect(JSON.parse(r.stdout)).toMatchObject({ error: "GitHubApiError", code: "github" });
+    expect(r.stderr).toMatch(/GitHub.*404/);
+    expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
   it("commits through the Git Data API in a constant number of calls", async () => {

@@ -1,11 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
-import { ingestSource } from "../../src/ingest/ingest.js";
+import { git } from "../support/repo.js";
 
 // Large enough that `director ingest` (built) starts its worker threads; the in-process run
 // from the TypeScript sources has no compiled worker and stays single-threaded.
@@ -39,6 +40,9 @@ function line(i: number): string {
 
 async function repoWithConfig(name: string): Promise<string> {
   const dir = join(root, name);
+  // The command line works only in a git work tree.
+  mkdirSync(dir, { recursive: true });
+  git(dir, ["init", "-q"]);
   const ctx = await openContext({ repo: dir });
   initRepository(ctx);
   writeFileSync(join(dir, "config", "dev.toml"), "[memory]\nbuffer_max_bytes = 200_000_000\n");
@@ -85,7 +89,6 @@ describe("ingest with worker threads", () => {
           .trim()
           .split("\n")
           .map((l) => JSON.parse(l))
-          // The source (and the key derived from it) differs between the two runs.
           .map(({ source: _s, key: _k, ...r }) => r);
       expect(quarantine(pooled)).toEqual(quarantine(single));
       expect(

@@ -13,7 +13,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { EventBuffer, type SerializedEvent, serializeEvent } from "../../src/state/buffer.js";
 import { acquireLock, removeStaleLock } from "../../src/state/lock.js";
@@ -21,6 +21,7 @@ import { type StatePaths, statePaths } from "../../src/state/paths.js";
 import { listSpoolFiles, removeSpoolFiles, writeSpoolFile } from "../../src/state/spool.js";
 import { memoryEvent } from "../core/engine-fixtures.js";
 import { ROOT } from "../support/bins.js";
+import { reapedPid } from "../support/processes.js";
 
 let dir: string;
 let paths: StatePaths;
@@ -137,6 +138,11 @@ describe("spool", () => {
 
 describe("lock", () => {
   const holderPid = (path: string) => Number(readFileSync(path, "utf8").split(" ")[0]);
+  /** A pid no process holds: the lock files below name it as their dead holder. */
+  let gone = 0;
+  beforeAll(async () => {
+    gone = await reapedPid();
+  });
 
   it("is exclusive, and a lock left by a dead process is taken over", async () => {
     const lock = await acquireLock(join(dir, "x.lock"), { timeoutMs: 100 });
@@ -144,7 +150,7 @@ describe("lock", () => {
       /held by another Director/,
     );
     lock.release();
-    writeFileSync(join(dir, "dead.lock"), "999999\n");
+    writeFileSync(join(dir, "dead.lock"), `${gone}\n`);
     const taken = await acquireLock(join(dir, "dead.lock"), { timeoutMs: 100 });
     expect(holderPid(join(dir, "dead.lock"))).toBe(process.pid);
     taken.release();
@@ -153,7 +159,7 @@ describe("lock", () => {
 
   it("a slower taker of the same dead lock never removes the lock that replaced it", async () => {
     const path = join(dir, "director.lock");
-    const dead = "999999 0123456789abcdef\n";
+    const dead = `${gone} 0123456789abcdef\n`;
     writeFileSync(path, dead);
     const first = await acquireLock(path, { timeoutMs: 100 });
     const mine = readFileSync(path, "utf8");
@@ -169,14 +175,14 @@ describe("lock", () => {
 
   it("waits while another taker holds the guard, and clears a guard whose taker died", async () => {
     const path = join(dir, "director.lock");
-    const dead = "999999 feedfacefeedface\n";
+    const dead = `${gone} feedfacefeedface\n`;
     writeFileSync(path, dead);
-    const guard = `${path}.takeover-999999-feedfacefeedface`;
+    const guard = `${path}.takeover-${gone}-feedfacefeedface`;
     writeFileSync(guard, "");
     expect(removeStaleLock(path, dead)).toBe(false);
     expect(readFileSync(path, "utf8")).toBe(dead);
     await expect(acquireLock(path, { timeoutMs: 100 })).rejects.toThrow(
-      /held by another Director \(pid 999999\)/,
+      new RegExp(`held by another Director \\(pid ${gone}\\)`),
     );
     const old = new Date(Date.now() - 60_000);
     utimesSync(guard, old, old);
@@ -216,18 +222,23 @@ describe("lock", () => {
   it("a released handle never removes a lock another Director holds now", async () => {
     const path = join(dir, "director.lock");
     const lock = await acquireLock(path, { timeoutMs: 100 });
-    writeFileSync(path, "999998 another\n");
+    // Another Director, alive (this test's parent process stands in for it).
+    const other = `${process.ppid} another\n`;
+    writeFileSync(path, other);
     lock.release();
-    expect(readFileSync(path, "utf8")).toBe("999998 another\n");
+    expect(readFileSync(path, "utf8")).toBe(other);
   });
 
   it("Directors racing to take over a dead lock: one holder at a time", async () => {
     const lockModule = join(ROOT, "dist", "src", "state", "lock.js");
+    // Each racer loads the lock module, says it is ready, then spins until the go file
+    // exists: no racer starts before every one of them is loaded and waiting.
     const racer = `
-      import { appendFileSync } from "node:fs";
-      const [lockModule, path, log, startAt] = process.argv.slice(1);
+      import { appendFileSync, existsSync } from "node:fs";
+      const [lockModule, path, log, go] = process.argv.slice(1);
       const { acquireLock } = await import(lockModule);
-      while (Date.now() < Number(startAt)) {}
+      process.stdout.write("ready\\n");
+      while (!existsSync(go)) {}
       const lock = await acquireLock(path, { timeoutMs: 20000 });
       appendFileSync(log, "enter\\n");
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -238,9 +249,9 @@ describe("lock", () => {
     for (let round = 0; round < 6; round++) {
       const path = join(dir, `race-${round}.lock`);
       const log = join(dir, `race-${round}.log`);
-      writeFileSync(path, "999999\n");
-      // All start at the same moment, each seeing the dead lock.
-      const startAt = String(Date.now() + 400);
+      const go = join(dir, `race-${round}.go`);
+      writeFileSync(path, `${gone}\n`);
+      let ready = 0;
       const exits = await Promise.all(
         Array.from(
           { length: RACERS },
@@ -248,14 +259,19 @@ describe("lock", () => {
             new Promise<number | null>((resolve, reject) => {
               const child = spawn(
                 process.execPath,
-                ["--input-type=module", "-e", racer, lockModule, path, log, startAt],
-                { stdio: "inherit" },
+                ["--input-type=module", "-e", racer, lockModule, path, log, go],
+                { stdio: ["ignore", "pipe", "inherit"] },
               );
+              child.stdout.once("data", () => {
+                // The last racer ready: all see the dead lock, and all are let go at once.
+                if (++ready === RACERS) writeFileSync(go, "");
+              });
               child.once("error", reject);
               child.once("exit", (code) => resolve(code));
             }),
         ),
       );
+      expect(ready).toBe(RACERS);
       expect(exits).toEqual(Array(RACERS).fill(0));
       const lines = readFileSync(log, "utf8").trim().split("\n");
       expect(lines).toEqual(Array(RACERS).fill(["enter", "exit"]).flat());

@@ -1,4 +1,5 @@
-/** Agent-bus envelopes (NDJSON lines) for feeding `director ingest`, and a seeded PRNG. */
+/** Agent-bus envelopes (NDJSON lines) for feeding `director ingest`. */
+import { seededRandom } from "./random.js";
 
 export interface EnvelopeOptions {
   eventId?: string | undefined;
@@ -60,39 +61,7 @@ export function fakeGithubToken(seed: string): string {
   let body = "";
   let h = 0;
   for (const ch of seed) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
-  const rand = mulberry32(h);
+  const rand = seededRandom(h);
   while (body.length < 36) body += alphabet[Math.floor(rand() * alphabet.length)];
   return `${"gh"}${"p_"}${body}`;
-}
-
-/** mulberry32: a small, fast, seeded PRNG; returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-export class Rng {
-  private readonly next: () => number;
-  constructor(readonly seed: number) {
-    this.next = mulberry32(seed);
-  }
-  float(): number {
-    return this.next();
-  }
-  /** An integer in [min, max]. */
-  int(min: number, max: number): number {
-    return min + Math.floor(this.next() * (max - min + 1));
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[Math.floor(this.next() * items.length)] as T;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
 }

@@ -3,7 +3,7 @@
  * holds no literal that a scanner would flag (prefixes are assembled from pieces).
  */
 
-import { Rng } from "../../bench/fixtures.js";
+import { Rng } from "./random.js";
 
 export { Rng };
 

@@ -138,7 +138,9 @@ describe("worker check and worker heartbeat against main", () => {
   });
 
   it("says so when there is no main to compare with", async () => {
-    const lone = dirs.dir();
+    // A repository with no commits yet (commands need a git work tree laid out by init).
+    const lone = dirs.repo().dir;
+    expect((await runBin(DIRECTOR_BIN, ["init"], { cwd: lone })).code).toBe(0);
     const r = await runBin(WORKER_BIN, ["check", "--json", "--repo", lone], { cwd: lone });
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true, sync_required: false, drift: null });
   });

@@ -1,4 +1,5 @@
-import { compareFindings, type Finding, type FindingCode, formatFinding } from "./verify.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import { compareFindings, type Finding, type FindingCode, formatFinding } from "./findings.js";
 
 /** Head branches with this prefix are the Director's, machine-owned (`engram/memory`). */
 export const DIRECTOR_BRANCH_PREFIX = "engram/";
@@ -43,7 +44,7 @@ export function isDirectorBranch(name: string | undefined): boolean {
 
 /** Whether a path is durable memory, which only the Director writes (invariant 6). */
 export function isMemoryPath(path: string): boolean {
-  return path === "MEMORY.md" || path === "memory" || path.startsWith("memory/");
+  return path === FOCUS_PATH || path === MEMORY_DIR || path.startsWith(`${MEMORY_DIR}/`);
 }
 
 /**
@@ -69,7 +70,7 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
       ? `version ${moved.version ?? "?"} (${moved.hash ?? "unreadable hash"})`
       : "nothing (it was removed)";
     findings.push({
-      path: "memory/catalog.json",
+      path: CATALOG_PATH,
       code: "stale",
       message: `stale: main's catalog moved to ${where} since this branch was made; the Director regenerates it`,
     });

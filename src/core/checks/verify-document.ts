@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { cutText } from "../model/text.js";
-import type { FindingCode } from "./verify.js";
+import type { FindingCode } from "./findings.js";
 
 /** How a check reports a finding. */
 export type Add = (path: string, code: FindingCode, message: string) => void;

@@ -1,5 +1,5 @@
 import type { MemoryConfig } from "../../schema/config.js";
-import { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
+import { Catalog, CatalogEntry, Engram, type Scope } from "../../schema/engram.js";
 import {
   catalogHashOf,
   ENGRAM_PATH_PATTERN,
@@ -9,8 +9,9 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../model/engram.js";
-import { compareText } from "../model/text.js";
+import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../rendering/focus-header.js";
+import { compareFindings, type Finding, type FindingCode, oneLine } from "./findings.js";
 import { checkLoneSurrogates } from "./unicode.js";
 import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
 
@@ -31,48 +32,6 @@ export interface VerifyInput {
   memory: MemoryConfig;
 }
 
-/** Every kind of problem `verifyMemory` reports. */
-export const FINDING_CODES = [
-  "catalog-missing",
-  "catalog-invalid",
-  "catalog-not-canonical-form",
-  "catalog-hash",
-  "catalog-unsorted",
-  "duplicate-id",
-  "duplicate-path",
-  "entry-path",
-  "missing-file",
-  "unlisted-file",
-  "bad-layout",
-  "engram-invalid",
-  "engram-not-canonical-form",
-  "engram-hash",
-  "engram-id",
-  "engram-path",
-  "engram-window",
-  "entry-mismatch",
-  "engram-too-large",
-  "tier-bytes",
-  "tier-files",
-  "focus-missing",
-  "focus-marker",
-  "focus-stale",
-  "focus-bytes",
-  "focus-items",
-  "lone-surrogate",
-] as const;
-/** The kind of a finding, one of `FINDING_CODES`. */
-export type FindingCode = (typeof FINDING_CODES)[number];
-
-/** One problem: the file it is about, its kind, and what was expected vs found. */
-export interface Finding {
-  path: string;
-  code: FindingCode;
-  message: string;
-}
-
-const CATALOG_PATH = "memory/catalog.json";
-const MEMORY_MD_PATH = "MEMORY.md";
 // Hostile files can carry thousands of schema issues: keep the report readable.
 
 interface CatalogView {
@@ -105,7 +64,7 @@ export function verifyMemory(input: VerifyInput): Finding[] {
   for (const file of input.files) files.set(file.path, file.text);
   if (input.catalogText !== undefined) checkLoneSurrogates(CATALOG_PATH, input.catalogText, add);
   for (const [path, text] of files) checkLoneSurrogates(path, text, add);
-  if (input.memoryMd !== undefined) checkLoneSurrogates(MEMORY_MD_PATH, input.memoryMd, add);
+  if (input.memoryMd !== undefined) checkLoneSurrogates(FOCUS_PATH, input.memoryMd, add);
 
   const views = new Map<string, FileView>();
   for (const [path, text] of files) {
@@ -133,11 +92,6 @@ export function verifyMemory(input: VerifyInput): Finding[] {
   checkFocus(input.memoryMd, catalog, input.memory, add);
 
   return findings.sort(compareFindings);
-}
-
-/** One precise line per finding: `<path>: <message>`. */
-export function formatFinding(f: { path: string; message: string }): string {
-  return `${oneLine(f.path)}: ${oneLine(f.message)}`;
 }
 
 function checkCatalog(text: string | undefined, add: Add): CatalogView | undefined {
@@ -292,7 +246,7 @@ function checkEngramFile(
       add(
         path,
         "engram-path",
-        `scope ${show(raw.scope)} does not match its folder memory/${scope}`,
+        `scope ${show(raw.scope)} does not match its folder ${tierDir(scope as Scope)}`,
       );
     if (raw.version !== version) {
       add(
@@ -398,14 +352,14 @@ function checkTiers(
     for (const bytes of tier.files.values()) total += bytes;
     if (tier.files.size > tier.maxFiles) {
       add(
-        `memory/${scope}`,
+        tierDir(scope),
         "tier-files",
         `lists ${tier.files.size} files, over ${scope}_max_files ${tier.maxFiles}`,
       );
     }
     if (total > tier.maxBytes) {
       add(
-        `memory/${scope}`,
+        tierDir(scope),
         "tier-bytes",
         `lists ${total} bytes, over ${scope}_max_total_bytes ${tier.maxBytes}`,
       );
@@ -422,7 +376,7 @@ function checkFocus(
   if (text === undefined) {
     if (catalog && catalog.entryCount > 0) {
       add(
-        MEMORY_MD_PATH,
+        FOCUS_PATH,
         "focus-missing",
         `is missing while memory/catalog.json lists ${catalog.entryCount} engrams`,
       );
@@ -432,7 +386,7 @@ function checkFocus(
   const marker = parseFocusMarker(text);
   if (!marker) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-marker",
       "has no marker line naming the catalog version and hash it was generated from",
     );
@@ -442,7 +396,7 @@ function checkFocus(
     (marker.catalog_version !== catalog.version || marker.catalog_hash !== catalog.hash)
   ) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-stale",
       `was generated from catalog version ${marker.catalog_version} hash ${marker.catalog_hash}, ` +
         `but memory/catalog.json is version ${catalog.version} hash ${show(catalog.hash)}`,
@@ -451,7 +405,7 @@ function checkFocus(
   const bytes = Buffer.byteLength(text, "utf8");
   if (bytes > memory.memory_md_max_bytes) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-bytes",
       `is ${bytes} bytes, over memory_md_max_bytes ${memory.memory_md_max_bytes}`,
     );
@@ -459,7 +413,7 @@ function checkFocus(
   const items = countFocusItems(text);
   if (items > memory.memory_md_max_items) {
     add(
-      MEMORY_MD_PATH,
+      FOCUS_PATH,
       "focus-items",
       `has ${items} items, over memory_md_max_items ${memory.memory_md_max_items}`,
     );
@@ -469,17 +423,4 @@ function checkFocus(
 function sameStrings(expected: readonly string[], found: unknown): boolean {
   if (!Array.isArray(found) || found.length !== expected.length) return false;
   return expected.every((item, i) => found[i] === item);
-}
-
-function oneLine(text: string): string {
-  return text.replace(/[\p{Cc}\u2028\u2029]/gu, " ");
-}
-
-export function compareFindings(
-  a: { path: string; code: string; message: string },
-  b: { path: string; code: string; message: string },
-): number {
-  return (
-    compareText(a.path, b.path) || compareText(a.code, b.code) || compareText(a.message, b.message)
-  );
 }

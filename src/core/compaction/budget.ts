@@ -1,3 +1,4 @@
+import type { MemoryConfig } from "../../schema/config.js";
 import type { CatalogEntry, Scope } from "../../schema/engram.js";
 
 export interface TierBudget {
@@ -19,6 +20,19 @@ export function tierUsage(entries: readonly CatalogEntry[]): Record<Scope, TierU
     usage[entry.scope].bytes += entry.bytes;
   }
   return usage;
+}
+
+/**
+ * Whether a tier is over its byte or file budget. A budget lowered in the config makes the
+ * next cycle evict, even an otherwise idle one.
+ */
+export function overBudget(usage: Record<Scope, TierUsage>, memory: MemoryConfig): boolean {
+  return (
+    usage.st.files > memory.st_max_files ||
+    usage.st.bytes > memory.st_max_total_bytes ||
+    usage.lt.files > memory.lt_max_files ||
+    usage.lt.bytes > memory.lt_max_total_bytes
+  );
 }
 
 /** Oldest first: by batch version, then engram id, so the order is total and deterministic. */

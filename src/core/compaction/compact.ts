@@ -1,14 +1,16 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Engram, EngramBody, Episode } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
+import { sha256Hex } from "../model/canonical.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
+import { surpriseScore } from "../sync/policy.js";
 import { compactHistory } from "./history.js";
-import { packEngrams } from "./pack.js";
-import { condenseTelemetry, describeWorker } from "./telemetry.js";
+import { type GroupItems, packEngrams } from "./pack.js";
+import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
 
 export interface CompactionPolicy {
   engram_max_bytes: number;
@@ -20,8 +22,13 @@ export interface CompactionPolicy {
 
 export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;
-const OUTCOME_VALUE = { success: 1, failure: 0, partial: 0.5, abandoned: 0 } as const;
 const SIGNAL_ONLY = new Set(["hello", "control", "snapshot", "recall"]);
+const TELEMETRY_TYPES = new Set([
+  "heartbeat.v1",
+  "task_progress.v1",
+  "worker_error.v1",
+  "protocol_hello.v1",
+]);
 const NOTE_PREFIX: Record<string, string> = {
   lesson: "Lesson: ",
   convention: "Convention: ",
@@ -34,9 +41,23 @@ export function factKey(text: string): string {
   return text.toLowerCase().replace(/\s+/g, " ").trim();
 }
 
-/** How unexpected an outcome was, given the stated confidence (seed: |confidence - outcome|). */
-export function surpriseScore(confidence: number, outcome: keyof typeof OUTCOME_VALUE): number {
-  return Math.abs(confidence - OUTCOME_VALUE[outcome]);
+/** At most this many episodes per engram: the rest still count in `signals.max_surprise`. */
+const MAX_EPISODES = 32;
+
+/** A note with an outcome and a confidence, as the engram keeps it for the sync policy. */
+function episodeOf(event: MemoryEvent, confidence: number, outcome: Episode["outcome"]): Episode {
+  return {
+    id: `ep_${sha256Hex(event.key).slice(0, 24)}`,
+    at: event.received_at,
+    kind: event.kind,
+    sender: event.sender.id,
+    outcome,
+    confidence,
+    surprise: round3(surpriseScore(confidence, outcome)),
+    privacy: event.privacy,
+    ...(event.text !== undefined ? { text: clipItem(event.text) } : {}),
+    ...(event.sealed !== undefined ? { sealed: event.sealed } : {}),
+  };
 }
 
 /** The topic an event is filed under: its issue, first topic, first file, or its message family. */
@@ -63,12 +84,6 @@ function dirnameOf(path: string): string {
   return i > 0 ? path.slice(0, i) : path;
 }
 
-export interface GroupItems {
-  facts: string[];
-  decisions: Decision[];
-  tentative: string[];
-}
-
 /**
  * Compacts the oldest slice of the buffer into ST engrams. Pure and deterministic: the same
  * events and policy give the same engrams, byte for byte. Extractive: notes become facts and
@@ -90,17 +105,19 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
     if (list) list.push(event);
     else groups.set(key, [event]);
   }
-  // Hellos, control messages and recalls carry nothing to remember on their own: they are
-  // counted in the provenance of the largest group rather than filling an engram of their own.
-  const contentless = [...groups.entries()].filter(([, list]) =>
-    list.every((e) => SIGNAL_ONLY.has(e.kind)),
-  );
-  if (contentless.length > 0 && contentless.length < groups.size) {
-    for (const [key] of contentless) groups.delete(key);
+  // A group of pure telemetry (heartbeats, progress, errors, hellos, control messages,
+  // recalls) that says nothing (no stall, no blocked work, no failure pattern) is not an
+  // engram of its own: its events are counted in the largest group that has something to say
+  // (its provenance and telemetry block). A slice with no such group makes no engram; its
+  // events are counted in the cycle's compacted events.
+  const quiet = [...groups.entries()].filter(([, list]) => saysNothing(list, policy.stall_seconds));
+  if (quiet.length === groups.size) return [];
+  if (quiet.length > 0) {
+    for (const [key] of quiet) groups.delete(key);
     const [, largest] = [...groups.entries()].sort(
       (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
     )[0] as [string, MemoryEvent[]];
-    largest.push(...contentless.flatMap(([, list]) => list));
+    largest.push(...quiet.flatMap(([, list]) => list));
     largest.sort((a, b) => a.seq - b.seq);
   }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
@@ -119,6 +136,12 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
   return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
 }
 
+/** Pure telemetry or signals, with nothing in it worth an engram of its own. */
+function saysNothing(events: readonly MemoryEvent[], stallSeconds: number): boolean {
+  const pure = events.every((e) => TELEMETRY_TYPES.has(e.type) || SIGNAL_ONLY.has(e.kind));
+  return pure && !telemetrySaysSomething(condenseTelemetry(events, stallSeconds));
+}
+
 function buildGroupEngrams(
   label: string,
   events: readonly MemoryEvent[],
@@ -133,6 +156,7 @@ function buildGroupEngrams(
   const links: Link[] = [];
   const seenLinks = new Set<string>();
   const sealed: Sealed[] = [];
+  const episodes: Episode[] = [];
   const messageTypes: Record<string, number> = {};
   const senders = new Set<string>();
   // Sealed notes stay encrypted, so the engram's privacy is that of its clear content;
@@ -144,6 +168,7 @@ function buildGroupEngrams(
   let lessons = 0;
   let incidents = 0;
   let errors = 0;
+  const errorIds = new Set<string>();
   let redactions = 0;
   let maxSurprise: number | null = null;
   let confidenceSum = 0;
@@ -185,6 +210,9 @@ function buildGroupEngrams(
       if (event.outcome !== undefined) {
         const s = surpriseScore(event.confidence, event.outcome);
         maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
+        if (event.type === "memory_note.v1" && episodes.length < MAX_EPISODES) {
+          episodes.push(episodeOf(event, event.confidence, event.outcome));
+        }
       }
     }
     // A commit read from history is counted in its group's summary facts, never listed.
@@ -222,7 +250,12 @@ function buildGroupEngrams(
         addFact(prefix + event.text, tentative || activity || event.kind === "question");
       }
     }
-    if (event.kind === "error") errors++;
+    if (event.kind === "error") {
+      const id =
+        event.error_id === undefined ? undefined : `${event.sender.id}\u0000${event.error_id}`;
+      if (id === undefined || !errorIds.has(id)) errors++;
+      if (id !== undefined) errorIds.add(id);
+    }
   }
 
   for (const fact of summaryFacts) addFact(fact, true);
@@ -268,8 +301,11 @@ function buildGroupEngrams(
       redactions,
     },
   };
-  const withTelemetry =
-    telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {};
+  // Absent rather than empty, so engrams without episodes keep their earlier bytes and hashes.
+  const withTelemetry = {
+    ...(telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {}),
+    ...(episodes.length > 0 ? { episodes } : {}),
+  };
   return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes);
 }
 

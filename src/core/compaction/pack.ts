@@ -1,9 +1,15 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
-import type { GroupItems } from "./compact.js";
 import type { Telemetry } from "./telemetry.js";
+
+/** The items of one group: what an engram of it says. */
+export interface GroupItems {
+  facts: string[];
+  decisions: Decision[];
+  tentative: string[];
+}
 
 /**
  * Splits one group's items into as many engrams as `engram_max_bytes` requires, so nothing
@@ -15,7 +21,7 @@ export function packEngrams(
   base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
     signals: Omit<EngramBody["signals"], "truncated">;
   },
-  extra: { telemetry?: Telemetry },
+  extra: { telemetry?: Telemetry; episodes?: Episode[] },
   items: GroupItems,
   sealed: readonly Sealed[],
   maxBytes: number,

@@ -7,6 +7,7 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../model/engram.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
 import { batchIdFromIso, secondsBetween } from "../model/time.js";
 import { renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
@@ -99,6 +100,28 @@ function decideLiveCompaction(
     take++;
   }
   return { take, reason: hard ? "hard-limit" : "soft-limit" };
+}
+
+/** What a cycle knows before it reads any engram. */
+export interface CycleTriggers {
+  /** Events the compaction decision takes. */
+  take: number;
+  /** Recall signals the last cycle has not counted yet. */
+  newSignals: boolean;
+  /** MEMORY.md names the current catalog. */
+  focusFresh: boolean;
+  /** A tier is over its budget (see `overBudget`). */
+  overBudget: boolean;
+  /** The periodic MEMORY.md render is due. */
+  focusDue: boolean;
+}
+
+/**
+ * A cycle with nothing to do: nothing to compact, no new recall signal, every tier within its
+ * budgets and MEMORY.md current. It ends there and writes nothing, without reading an engram.
+ */
+export function isIdleCycle(t: CycleTriggers): boolean {
+  return t.take === 0 && !t.newSignals && t.focusFresh && !t.overBudget && !t.focusDue;
 }
 
 /** Why a run compacted nothing, for the person who expected memory from it. */
@@ -252,10 +275,10 @@ export function planCycle(input: CycleInput): CyclePlan {
     writes.push({ path: entry.path, text: texts.get(entry.engram_id) as string });
   }
   const deletes = evicted.filter((e) => known.has(e.engram_id)).map((e) => e.path);
-  if (catalogChanged) writes.push({ path: "memory/catalog.json", text: serializeCatalog(catalog) });
+  if (catalogChanged) writes.push({ path: CATALOG_PATH, text: serializeCatalog(catalog) });
 
   const focus = renderFocusFor(catalog, all, memory, input.now);
-  writes.push({ path: "MEMORY.md", text: focus.text });
+  writes.push({ path: FOCUS_PATH, text: focus.text });
 
   return {
     catalog,

@@ -9,12 +9,19 @@ export type Telemetry = NonNullable<EngramBody["telemetry"]>;
 export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: number): Telemetry {
   const workers = new Map<string, MemoryEvent[]>();
   const errorGroups = new Map<string, MemoryEvent[]>();
+  const errorIds = new Set<string>();
   for (const event of events) {
     if (event.kind === "heartbeat" || event.kind === "progress") {
       const list = workers.get(event.sender.id);
       if (list) list.push(event);
       else workers.set(event.sender.id, [event]);
     } else if (event.kind === "error") {
+      // Repeated reports of one error (its upstream `error_id`) count once.
+      if (event.error_id !== undefined) {
+        const id = `${event.sender.id}\u0000${event.error_id}`;
+        if (errorIds.has(id)) continue;
+        errorIds.add(id);
+      }
       const type = event.error_type ?? "unknown";
       const list = errorGroups.get(type);
       if (list) list.push(event);
@@ -83,11 +90,37 @@ export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: 
   return { workers: workerSummaries.slice(0, 64), errors: errors.slice(0, 32) };
 }
 
+/** A worker whose telemetry matters: it stalled, or its last stage says it is blocked. */
+export function workerIsNotable(w: Telemetry["workers"][number]): boolean {
+  return w.stalled || isBlockedStage(w.stages[w.stages.length - 1]);
+}
+
+function isBlockedStage(stage: string | undefined): boolean {
+  return stage !== undefined && /^blocked$/i.test(stage.trim());
+}
+
+/** An error group that matters: reported more than once, or not worth retrying. */
+export function errorIsNotable(
+  g: Pick<Telemetry["errors"][number], "count" | "retryable">,
+): boolean {
+  return g.count >= 2 || g.retryable === false;
+}
+
+/**
+ * Whether condensed telemetry says something worth remembering on its own: a stall, blocked
+ * work, or a failure pattern. Stages walked and heartbeats counted are not news.
+ */
+export function telemetrySaysSomething(t: Telemetry): boolean {
+  return t.workers.some(workerIsNotable) || t.errors.some(errorIsNotable);
+}
+
+/** The fact of a worker whose telemetry matters (a stall, blocked work); undefined otherwise. */
 export function describeWorker(w: Telemetry["workers"][number]): string | undefined {
-  if (w.stages.length === 0 && !w.stalled) return undefined;
+  if (!workerIsNotable(w)) return undefined;
   const path = w.stages.length > 0 ? `stages ${w.stages.join(" → ")}` : "no stage reported";
   const stall = w.stalled ? `; stalled ${formatDuration(w.longest_gap_seconds)}` : "";
-  return `Worker ${w.worker}: ${path} over ${formatDuration(w.active_seconds)}${stall}.`;
+  const blocked = isBlockedStage(w.stages[w.stages.length - 1]) ? "; blocked" : "";
+  return `Worker ${w.worker}: ${path} over ${formatDuration(w.active_seconds)}${stall}${blocked}.`;
 }
 
 function formatDuration(seconds: number): string {

@@ -34,6 +34,8 @@ export interface ContextResult {
 }
 
 const NEIGHBOUR_WEIGHT = 0.5;
+const MIN_LINE_TOKENS = 6;
+const MAX_MISSES = 32;
 
 /**
  * The learnings related to a topic, ranked and fitted to a token budget: those whose words
@@ -58,43 +60,70 @@ export function contextFor(
     scored.set(l.id, item(l, score, "match", []));
   }
   const matchedEntities = new Map<EntityId, number>();
-  for (const m of scored.values()) {
-    const l = pool.find((x) => x.id === m.id) as LinkedLearning;
+  for (const l of pool) {
+    const m = scored.get(l.id);
+    if (!m) continue;
     for (const e of l.entities)
       matchedEntities.set(e, Math.max(matchedEntities.get(e) ?? 0, m.score));
+  }
+  // An entity that much of memory links to (a hub file, a big project) says little about
+  // relatedness: a neighbour's weight falls with how many learnings share the entity.
+  const degree = new Map<EntityId, number>();
+  for (const l of pool) {
+    for (const e of l.entities) if (matchedEntities.has(e)) degree.set(e, (degree.get(e) ?? 0) + 1);
   }
   for (const l of pool) {
     if (scored.has(l.id)) continue;
     const shared = l.entities.filter((e) => matchedEntities.has(e) && !e.startsWith("url:"));
     if (shared.length === 0) continue;
-    const best = Math.max(...shared.map((e) => matchedEntities.get(e) ?? 0));
-    scored.set(
-      l.id,
-      item(l, best * NEIGHBOUR_WEIGHT * Math.min(1, shared.length / 2 + 0.5), "neighbour", shared),
-    );
+    let best = 0;
+    for (const e of shared) {
+      const weight = (matchedEntities.get(e) ?? 0) / Math.log2(1 + (degree.get(e) ?? 1));
+      if (weight > best) best = weight;
+    }
+    const score = best * NEIGHBOUR_WEIGHT * Math.min(1, shared.length / 2 + 0.5);
+    scored.set(l.id, item(l, score, "neighbour", shared));
   }
   const ranked = [...scored.values()].sort(
     (a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id),
   );
   const header = `## Memory: ${options.topic}\n\n_${options.scopeLine}_\n\n`;
-  const chosen: ContextItem[] = [];
-  let markdown = header;
-  let tokens = options.countTokens(markdown);
-  if (tokens > options.maxTokens)
+  const headerTokens = options.countTokens(header);
+  if (headerTokens > options.maxTokens)
     return { items: [], omitted: ranked.length, tokens: 0, markdown: "" };
+  // Lines are counted one by one (a line ends in a newline, so counts add up almost exactly);
+  // the whole text is counted at the end and trimmed until the real count fits.
+  const chosen: ContextItem[] = [];
+  let estimate = headerTokens;
+  let misses = 0;
   for (const candidate of ranked) {
-    const line = render(candidate);
-    const cost = options.countTokens(markdown + line) - tokens;
-    if (tokens + cost > options.maxTokens) continue;
-    markdown += line;
-    tokens += cost;
+    // Ranked best first: once the budget is nearly full, or many candidates in a row no
+    // longer fit, the rest would not either (and counting them costs more than it saves).
+    if (options.maxTokens - estimate < MIN_LINE_TOKENS || misses >= MAX_MISSES) break;
+    const cost = options.countTokens(render(candidate));
+    if (estimate + cost > options.maxTokens) {
+      misses++;
+      continue;
+    }
+    misses = 0;
+    estimate += cost;
     chosen.push(candidate);
   }
-  if (chosen.length === 0) markdown += "_Nothing related to this topic in memory._\n";
-  tokens = options.countTokens(markdown);
+  const compose = () =>
+    header +
+    (chosen.length === 0
+      ? "_Nothing related to this topic in memory._\n"
+      : chosen.map(render).join(""));
+  let markdown = compose();
+  let tokens = options.countTokens(markdown);
+  while (tokens > options.maxTokens && chosen.length > 0) {
+    chosen.pop();
+    markdown = compose();
+    tokens = options.countTokens(markdown);
+  }
   if (tokens > options.maxTokens) {
     markdown = header;
-    tokens = options.countTokens(markdown);
+    tokens = headerTokens;
   }
   return { items: chosen, omitted: ranked.length - chosen.length, tokens, markdown };
 }

@@ -7,6 +7,7 @@ import { classifyLink, normalizeIssue } from "../model/links.js";
 import { cutText, wellFormed } from "../model/text.js";
 import type { RedactionResult, Redactor } from "./redact.js";
 import { sealText } from "./seal.js";
+import { errorDedupKey, telemetryFields } from "./telemetry-fields.js";
 
 /** A MemoryEvent before the buffer gives it its sequence number. */
 export type PendingEvent = Omit<MemoryEvent, "seq">;
@@ -74,8 +75,14 @@ export function decodeJsonEscapes(text: string): string {
   );
 }
 
-/** The deduplication key: the writer's `event_id`, or else the digest of the whole envelope. */
+/**
+ * The deduplication key: a worker error's `error_id` (repeated reports of one error are one),
+ * else the writer's `event_id`, else the digest of the whole envelope.
+ */
 export function dedupKey(envelope: Record<string, unknown>): string {
+  const errorKey = errorDedupKey(envelope);
+  // A digest, never the sender id and error id themselves (they reach the journal).
+  if (errorKey !== undefined) return `eh:${sha256Hex(errorKey)}`;
   const id = envelope.event_id;
   if (typeof id === "string" && id.length > 0) return eventIdKey(id);
   return `h:${sha256Hex(canonicalJson(envelope))}`;
@@ -201,11 +208,13 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   const sender = env.sender;
   const senderId = redactSenderId(sender.id, ctx.redactor);
   redactions += senderId.count;
-  const issue = normalizeIssue(p.issue as string | number | undefined);
+  // Telemetry in the upstream nested shapes or our flat aliases, read into one set of fields.
+  const t = telemetryFields(env.message_type, p);
+  const issue = normalizeIssue(t.issue);
   const num = (value: unknown): number | undefined =>
     typeof value === "number" ? value : undefined;
   // The free text of the message: a note's text, an error's message, a progress message.
-  const text = str(p.text) ?? str(p.message) ?? str(p.query);
+  const text = str(p.text) ?? str(t.message) ?? str(p.query);
   const rationale = str(p.rationale);
   let sealed: Sealed[] | undefined;
   if (privacy === "sensitive") {
@@ -234,20 +243,21 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     topics,
     links,
     issue: issue === undefined ? undefined : clean(issue),
-    stage: str(p.stage),
-    // `status` is an enum and `main_ancestor_sha` hex: validated, nothing to redact.
-    status: typeof p.status === "string" ? p.status : undefined,
+    stage: str(t.stage),
+    status: str(t.status),
     confidence: num(p.confidence),
     outcome: typeof p.outcome === "string" ? (p.outcome as PendingEvent["outcome"]) : undefined,
     privacy,
-    error_type: str(p.error_type),
-    retryable: typeof p.retryable === "boolean" ? p.retryable : undefined,
-    progress: num(p.progress),
+    error_type: str(t.error_type),
+    error_id: str(t.error_id),
+    retryable: t.retryable,
+    progress: t.progress,
     duration_ms: num(p.duration_ms),
-    attempt: num(p.attempt),
+    attempt: t.attempt,
     hits: Array.isArray(p.hits) ? [...(p.hits as string[])] : undefined,
-    main_ancestor_sha: typeof p.main_ancestor_sha === "string" ? p.main_ancestor_sha : undefined,
-    catalog_hash_seen: str(p.catalog_hash_seen),
+    // Validated hex: nothing to redact.
+    main_ancestor_sha: t.main_ancestor_sha,
+    catalog_hash_seen: str(t.catalog_hash_seen),
     sealed,
     redactions,
   };

@@ -1,23 +1,14 @@
-import type { Catalog, CatalogEntry, Engram, EngramBody, Scope } from "../../schema/engram.js";
+import type { Catalog, CatalogEntry, Engram, EngramBody } from "../../schema/engram.js";
 import { canonicalJson, contentHash } from "./canonical.js";
 
 /** Fields left out of an engram's content hash (invariant 1). */
 export const ENGRAM_HASH_EXCLUDES = ["engram_id", "hash"] as const;
 export const CATALOG_HASH_EXCLUDES = ["hash"] as const;
 
-export function engramPath(scope: Scope, version: string, engramId: string): string {
-  return `memory/${scope}/${version}/engram_${engramId}.json`;
-}
+import { engramPath } from "./paths.js";
 
-export const ENGRAM_PATH_PATTERN =
-  /^memory\/(st|lt)\/(\d{8}-\d{6}Z)\/engram_(e_[0-9a-f]{32})\.json$/;
-
-/** The empty `.gitkeep` files `director init` puts in the tiers: kept, never listed. */
-export const TIER_GITKEEPS = ["memory/st/.gitkeep", "memory/lt/.gitkeep"] as const;
-
-export function isGitkeepPath(path: string): boolean {
-  return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
-}
+// The path builders live with the other memory paths; callers of this module still find them here.
+export { ENGRAM_PATH_PATTERN, engramPath, isGitkeepPath, TIER_GITKEEPS } from "./paths.js";
 
 /**
  * Key order of an engram file: identity, then what a reviewer reads first, then the rest.
@@ -38,6 +29,7 @@ export const ENGRAM_KEY_ORDER = [
   "privacy",
   "signals",
   "telemetry",
+  "episodes",
   "sealed",
   "tentative",
   "supersedes",

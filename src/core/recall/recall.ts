@@ -11,6 +11,8 @@ export interface RecallDoc {
   topics: readonly string[];
   facts: readonly string[];
   decisions: readonly { title: string; rationale: string }[];
+  /** LT engrams that carry this (ST) engram's content forward: then it is left out by default. */
+  superseded_by?: readonly string[];
 }
 
 /** One ranked result of `recall`. */
@@ -25,6 +27,8 @@ export interface RecallHit {
   matched: string[];
   /** The best-matching fact or decision title, cut to about 200 characters. */
   snippet: string;
+  /** Only with `includeSuperseded`: the LT engrams that superseded this one. */
+  superseded_by?: string[];
 }
 
 /** An inverted index over recall documents, built once by `buildRecallIndex`. */
@@ -37,6 +41,11 @@ export interface RecallOptions {
   limit?: number;
   /** Only engrams of this tier. */
   scope?: "st" | "lt";
+  /**
+   * Also return engrams an LT engram superseded (its ST sources, until eviction). Off by
+   * default, so a promoted lesson is returned once, as the LT engram.
+   */
+  includeSuperseded?: boolean;
 }
 
 // BM25 parameters, the usual defaults.
@@ -243,7 +252,7 @@ export function buildRecallIndex(docs: Iterable<RecallDoc>): RecallIndex {
 
 /** A built index as plain JSON, so a command line can load it instead of rebuilding it. */
 export interface SerializedRecallIndex {
-  format: "engram-recall-index/v1";
+  format: "engram-recall-index/v2";
   docs: { doc: RecallDoc; prior: number }[];
   /** term, idf, text docs, text weights, topic docs */
   terms: [string, number, number[], number[], number[]][];
@@ -254,7 +263,7 @@ export interface SerializedRecallIndex {
 export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex {
   const inverted = asInverted(index);
   return {
-    format: "engram-recall-index/v1",
+    format: "engram-recall-index/v2",
     docs: inverted.docs.map((d) => ({ doc: d.doc, prior: d.prior })),
     terms: [...inverted.terms].map(([t, p]) => [
       t,
@@ -270,7 +279,7 @@ export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex 
 /** The index `serializeRecallIndex` wrote; `undefined` for anything else (rebuild then). */
 export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
   const d = data as Partial<SerializedRecallIndex> | null;
-  if (d?.format !== "engram-recall-index/v1" || !d.docs || !d.terms || !d.phrases) {
+  if (d?.format !== "engram-recall-index/v2" || !d.docs || !d.terms || !d.phrases) {
     return undefined;
   }
   const terms = new Map<string, Postings>();
@@ -356,6 +365,7 @@ export function recall(
   for (const d of touched) {
     const stored = index.docs[d] as StoredDoc;
     if (options.scope !== undefined && stored.doc.scope !== options.scope) continue;
+    if (!options.includeSuperseded && (stored.doc.superseded_by?.length ?? 0) > 0) continue;
     const score = (scores[d] as number) * stored.prior;
     const worst = top[top.length - 1];
     if (top.length >= limit && worst && !better(score, d, worst.score, worst.d)) continue;
@@ -382,13 +392,33 @@ export function recall(
       topics: [...doc.topics],
       matched,
       snippet: snippetOf(doc, matched),
+      ...((doc.superseded_by?.length ?? 0) > 0
+        ? { superseded_by: [...(doc.superseded_by as string[])] }
+        : {}),
     };
   });
 }
 
+/** ST engram id -> the LT engrams that supersede it, from the LT engrams' `supersedes`. */
+export function supersededBy(engrams: Iterable<Engram>): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const engram of engrams) {
+    if (engram.scope !== "lt") continue;
+    for (const id of engram.supersedes ?? []) entry(out, id, () => []).push(engram.engram_id);
+  }
+  for (const list of out.values()) list.sort(compareText);
+  return out;
+}
+
 /** The recall document of an engram: its plain fields, never its sealed ones. */
-export function recallDocFromEngram(engram: Engram): RecallDoc {
+export function recallDocFromEngram(
+  engram: Engram,
+  supersededByIds?: readonly string[],
+): RecallDoc {
   return {
+    ...(supersededByIds !== undefined && supersededByIds.length > 0
+      ? { superseded_by: supersededByIds }
+      : {}),
     engram_id: engram.engram_id,
     path: engramPath(engram.scope, engram.version, engram.engram_id),
     scope: engram.scope,

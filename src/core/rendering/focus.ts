@@ -1,5 +1,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
+import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { engramPath } from "../model/engram.js";
+import { CATALOG_PATH } from "../model/paths.js";
 import { compareText, truncateChars } from "../model/text.js";
 import { FOCUS_TITLE, focusMarker } from "./focus-header.js";
 
@@ -35,12 +37,26 @@ export interface FocusView {
   omitted: number;
 }
 
+/**
+ * Telemetry (stalls, blocked work, repeated or fatal errors under "Open problems", and the
+ * live workers under "Now") takes at most this share of `memory_md_max_items` (at least one
+ * item): MEMORY.md is knowledge first.
+ */
+export const FOCUS_TELEMETRY_SHARE = 0.2;
+
+/** Items of the telemetry sections a budget of `maxItems` allows. */
+export function telemetryItemBudget(maxItems: number): number {
+  return Math.max(1, Math.floor(maxItems * FOCUS_TELEMETRY_SHARE));
+}
+
 /** Longest text of one item, in code points, before it is cut with `…`. */
 export const FOCUS_ITEM_MAX_CHARS = 280;
 const TITLE_MAX_CHARS = 120;
 const ERROR_TYPE_MAX_CHARS = 80;
 
 type SectionKey = "decisions" | "lt" | "recent" | "problems" | "now";
+
+const TELEMETRY_SECTIONS: ReadonlySet<SectionKey> = new Set(["problems", "now"]);
 
 const SECTION_HEADINGS: Record<SectionKey, string> = {
   decisions: "## Decisions",
@@ -69,13 +85,18 @@ export function renderFocus(input: FocusInput): FocusView {
   const maxItems = budget(input.maxItems);
   const entries = uniqueEntries(input.catalog.entries);
   const { shown, sealed } = resolveEngrams(entries, input.engrams);
-  const items = collectItems(shown);
+  const collected = collectItems(shown);
   for (const line of input.now ?? []) {
     const text = clean(line);
     if (text !== "")
-      items.push({ section: "now", line: `- ${truncateChars(text, FOCUS_ITEM_MAX_CHARS)}` });
+      collected.push({ section: "now", line: `- ${truncateChars(text, FOCUS_ITEM_MAX_CHARS)}` });
   }
-  const total = items.length;
+  // Telemetry sections come last and share a small budget; what they leave out is omitted.
+  let telemetryRoom = telemetryItemBudget(maxItems);
+  const items = collected.filter(
+    (item) => !TELEMETRY_SECTIONS.has(item.section) || telemetryRoom-- > 0,
+  );
+  const total = collected.length;
 
   const footerCost = (k: number): number => (k > 0 ? lineBytes("") + lineBytes(footerLine(k)) : 0);
   const marker = focusMarker(input.catalog.catalog_version, input.catalog.hash);
@@ -93,14 +114,14 @@ export function renderFocus(input: FocusInput): FocusView {
   let used = linesBytes(out);
   let included = 0;
   let open: SectionKey | undefined;
-  for (let i = 0; i < total; i++) {
+  for (let i = 0; i < items.length; i++) {
     const item = items[i] as Item;
     if (included + 1 > maxItems) break;
     const heading =
       item.section === open ? 0 : linesBytes(["", SECTION_HEADINGS[item.section], ""]);
     const cost = heading + lineBytes(item.line);
     // Stop (not skip) so that priority holds: nothing shown outranks something left out.
-    if (used + cost + footerCost(total - i - 1) > maxBytes) break;
+    if (used + cost + footerCost(total - included - 1) > maxBytes) break;
     if (item.section !== open) {
       out.push("", SECTION_HEADINGS[item.section], "");
       open = item.section;
@@ -223,7 +244,19 @@ function collectItems(shown: readonly Shown[]): Item[] {
   // Tentative facts (questions, telemetry, low confidence) rank below every firm one.
   for (const firm of [true, false]) for (const s of recent) addFacts("recent", s, firm, add);
 
+  // Telemetry only where it matters: a stalled or blocked worker, newest report first.
+  for (const s of [...shown].sort(byNewest)) {
+    for (const w of s.engram.telemetry?.workers ?? []) {
+      const fact = describeWorker(w);
+      if (fact !== undefined) {
+        const text = truncateChars(clean(fact), FOCUS_ITEM_MAX_CHARS);
+        add("problems", [`worker:${dedupKey(w.worker)}`, dedupKey(clean(fact))], itemLine(text, s));
+      }
+    }
+  }
   for (const group of errorGroups(shown)) {
+    // A single transient error is no pattern: only repeated or fatal ones are problems.
+    if (!errorIsNotable(group)) continue;
     const retry =
       group.retryable === null
         ? "retryable unknown"
@@ -247,11 +280,15 @@ function addFacts(
   add: (section: SectionKey, keys: readonly string[], line: string) => void,
 ): void {
   const tentative = new Set(s.engram.tentative ?? []);
-  // Compaction restates error groups as tentative facts; Open problems already shows them.
-  const errorPrefixes = (s.engram.telemetry?.errors ?? []).map((g) => `Error ${g.error_type} ×`);
+  // Compaction restates error groups and worker telemetry as tentative facts: Open problems
+  // shows those that matter, and the rest is not knowledge.
+  const telemetryPrefixes = [
+    ...(s.engram.telemetry?.errors ?? []).map((g) => `Error ${g.error_type} ×`),
+    ...(s.engram.telemetry?.workers ?? []).map((w) => `Worker ${w.worker}: `),
+  ];
   for (const fact of s.engram.facts) {
     if (tentative.has(fact) === firm) continue;
-    if (!firm && errorPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
+    if (!firm && telemetryPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
     const text = clean(fact);
     if (text !== "")
       add(section, [dedupKey(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
@@ -339,7 +376,7 @@ function headerVariants(
     ? catalog.hash.slice(0, 19)
     : catalog.hash.slice(0, 12);
   let intro =
-    `Generated by engram from \`memory/catalog.json\` (version ${catalog.catalog_version}, \`${digest}…\`), ` +
+    `Generated by engram from \`${CATALOG_PATH}\` (version ${catalog.catalog_version}, \`${digest}…\`), ` +
     `${plural(entries.length, "engram")} (${st} short-term, ${lt} long-term). ` +
     "Durable memory is in the engram files linked below; this view is regenerated, never edited.";
   if (sealed > 0) {

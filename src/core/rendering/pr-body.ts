@@ -1,4 +1,5 @@
 import type { TierUsage } from "../compaction/budget.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
 import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
 
@@ -43,7 +44,7 @@ export interface PrBodyOptions {
 /** GitHub refuses a pull-request body longer than this. */
 export const GITHUB_BODY_MAX_CHARS = 65_536;
 
-export const CATALOG_FILE = "memory/catalog.json";
+export const CATALOG_FILE = CATALOG_PATH;
 
 /** What the hidden marker carries: enough for the Director to tell which base it built on. */
 export interface PrMarker {
@@ -167,7 +168,8 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
         ]
       : [];
   const footer =
-    "<sub>Written by the engram Director. Merge to make this memory durable; close without merging to reject it. Do not edit `memory/` or `MEMORY.md` by hand: the Director regenerates them.</sub>";
+    "<sub>Written by the engram Director. Merge to make this memory durable; close without merging to reject it. " +
+    `Do not edit \`${MEMORY_DIR}/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them.</sub>`;
 
   const sections: RowSection[] = [
     {

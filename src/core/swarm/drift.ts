@@ -1,4 +1,5 @@
 /** What `[policy.sync_main]` allows before a worker must bring main in. */
+import { CATALOG_PATH } from "../model/paths.js";
 export interface SyncPolicy {
   max_commits_behind: number;
   max_seconds_behind: number;
@@ -75,7 +76,7 @@ export function judgeDrift(input: DriftInput): DriftVerdict {
       reason: "catalog_mismatch",
       required_action: policy.required_action,
       detail:
-        `memory/catalog.json is ${input.localCatalogHash}, main's is ${input.mainCatalogHash} ` +
+        `${CATALOG_PATH} is ${input.localCatalogHash}, main's is ${input.mainCatalogHash} ` +
         "(merge main; memory changed here and not on main is the Director's to propose)",
     };
   }

@@ -13,6 +13,7 @@ export interface WorkerState {
   stage: string | null;
   issue: string | null;
   progress: number | null;
+  attempt: number | null;
   heartbeats: number;
   errors: number;
   main_ancestor_sha: string | null;
@@ -46,6 +47,7 @@ export function summarizeSwarm(
 ): SwarmView {
   const workers = new Map<string, WorkerState>();
   const errors = new Map<string, ErrorSummary>();
+  const errorIds = new Set<string>();
   for (const event of events) {
     if (event.sender.role !== "worker") continue;
     const id = event.sender.id;
@@ -59,6 +61,7 @@ export function summarizeSwarm(
         stage: null,
         issue: null,
         progress: null,
+        attempt: null,
         heartbeats: 0,
         errors: 0,
         main_ancestor_sha: null,
@@ -72,9 +75,16 @@ export function summarizeSwarm(
     if (event.stage !== undefined) state.stage = event.stage;
     if (event.issue !== undefined) state.issue = event.issue;
     if (event.progress !== undefined) state.progress = event.progress;
+    if (event.attempt !== undefined) state.attempt = event.attempt;
     if (event.main_ancestor_sha !== undefined) state.main_ancestor_sha = event.main_ancestor_sha;
     if (event.catalog_hash_seen !== undefined) state.catalog_hash_seen = event.catalog_hash_seen;
     if (event.kind === "error") {
+      // Repeated reports of one error (its upstream `error_id`) count once.
+      if (event.error_id !== undefined) {
+        const seen = `${id}\u0000${event.error_id}`;
+        if (errorIds.has(seen)) continue;
+        errorIds.add(seen);
+      }
       state.errors++;
       const type = event.error_type ?? "unknown";
       const group = errors.get(type) ?? {

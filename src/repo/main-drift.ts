@@ -4,8 +4,15 @@
  */
 
 import { catalogHashOf } from "../core/model/engram.js";
+import { CATALOG_PATH } from "../core/model/paths.js";
 import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
-import { commitsInRange, type GitRepo, readCommit, readFileAt, resolveCommit } from "./history.js";
+import {
+  commitsInRange,
+  type GitRepo,
+  readCommit,
+  readFileAt,
+  resolveCommit,
+} from "../git/history.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */
 const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
@@ -38,7 +45,7 @@ export async function findMain(repo: GitRepo, explicit?: string): Promise<MainVi
 }
 
 async function catalogHashAt(repo: GitRepo, sha: string): Promise<string | undefined> {
-  const file = await readFileAt(repo, sha, "memory/catalog.json");
+  const file = await readFileAt(repo, sha, CATALOG_PATH);
   if (!file) return undefined;
   try {
     return catalogHashOf(JSON.parse(file.text) as Record<string, unknown>);

@@ -1,0 +1,59 @@
+import type { IngestCounts, InputLine } from "../ingest/ingest.js";
+
+/**
+ * What the TCP hub is given from outside: where it listens, and the parts the Director lends
+ * it (an intake, a cycle, a log), so that the bus never reaches up into the Director.
+ */
+
+/** Client certificates are required when TLS is on: the certificate is the worker's pass. */
+export interface HubTls {
+  cert: Buffer;
+  key: Buffer;
+  ca: Buffer;
+}
+
+export interface HubOptions {
+  host: string;
+  port: number;
+  /** Seconds between in-process Director cycles; 0 runs none. */
+  cycleSeconds: number;
+  tls?: HubTls | undefined;
+}
+
+/**
+ * Where the hub's lines go: `push` keeps a line in memory, `flush` makes everything pushed
+ * durable (one journal fsync, the group commit). Only flushed lines are acknowledged.
+ */
+export interface HubIntake {
+  push(line: InputLine): void;
+  flush(): void;
+  readonly counts: IngestCounts;
+}
+
+/** One Director cycle, run while the hub reads nothing; resolves with the paths it wrote. */
+export interface HubCycleRunner {
+  run(): Promise<{ written: readonly string[] }>;
+}
+
+/** What the hub cannot do but must say (the serve command's log). */
+export interface HubLog {
+  warn(message: string): void;
+}
+
+/** The parts the Director lends the hub: its intake, its cycle, its log. */
+export interface HubParts {
+  intake: HubIntake;
+  cycles?: HubCycleRunner | undefined;
+  log: HubLog;
+}
+
+export interface HubSummary extends IngestCounts {
+  listening: string;
+  stopped_by: string;
+  connections: number;
+  refused: number;
+  dropped_silent: number;
+  acknowledged: number;
+  commits: number;
+  cycles: number;
+}

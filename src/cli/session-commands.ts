@@ -1,0 +1,136 @@
+import { openContext } from "../context/repo-context.js";
+import { UsageError } from "../errors.js";
+import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
+
+const ACTIONS = ["start", "write", "show", "list", "discard"] as const;
+type Action = (typeof ACTIONS)[number];
+
+function sessionId(args: ParsedArgs, action: Action): string {
+  const id = args.positionals[1];
+  if (id === undefined) throw new UsageError(`${action}: expected a session id`);
+  return id;
+}
+
+function noExtraPositional(args: ParsedArgs, action: Action): void {
+  if (args.positionals.length > 1) {
+    throw new UsageError(`${action}: unexpected "${args.positionals[1]}"`);
+  }
+}
+
+/**
+ * `worker session ACTION`: a sandbox whose writes go to a durable, git-ignored session buffer
+ * only. Ending a session (sending its buffer to the Director) is not built yet.
+ */
+export const session: Command = {
+  name: "session",
+  summary:
+    "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show, list or discard it. Ending a session (consolidation by the Director) is not built yet.",
+  usage: [
+    "worker session start [--name NAME] [--json]",
+    "       worker session write --session ID --kind episode --text T --outcome O --confidence X",
+    "       worker session write --session ID --kind fact|lesson|convention|decision --text T --confidence X [--rationale R]",
+    "       worker session write --session ID --kind state --key K --value JSON",
+    "       worker session write --session ID --kind core --key K --value JSON --confidence X",
+    "       worker session show ID [--json] | worker session list [--json] | worker session discard ID",
+  ].join("\n"),
+  options: {
+    name: { type: "string", value: "NAME", description: "start: a label for the session" },
+    session: { type: "string", value: "ID", description: "write: the session to write to" },
+    kind: {
+      type: "string",
+      value: "KIND",
+      description: "write: episode | fact | lesson | convention | decision | state | core",
+    },
+    text: { type: "string", value: "TEXT", description: "write: what happened or was learned" },
+    rationale: { type: "string", value: "TEXT", description: "write: why (knowledge kinds)" },
+    confidence: { type: "string", value: "0..1", description: "write: how sure the agent is" },
+    outcome: {
+      type: "string",
+      value: "O",
+      description: "write (episode): success | partial | failure | abandoned",
+    },
+    key: { type: "string", value: "K", description: "write (state, core): the document key" },
+    value: { type: "string", value: "JSON", description: "write (state, core): its new value" },
+    privacy: {
+      type: "string",
+      value: "P",
+      description: "write: public | private (default) | sensitive (sealed before it is stored)",
+    },
+  },
+  positionals: [1, 2],
+  async run(args) {
+    const action = args.positionals[0] as Action;
+    if (!ACTIONS.includes(action)) {
+      throw new UsageError(
+        `expected ${ACTIONS.join(" | ")}, got "${action}"${action === ("end" as Action) ? " (ending a session is not built yet; discard drops it)" : ""}`,
+      );
+    }
+    const ctx = await openContext(repoOptions(args));
+    const s = await import("../sessions/session.js");
+    switch (action) {
+      case "start": {
+        noExtraPositional(args, action);
+        const r = await s.startSession(ctx, stringOption(args, "name"));
+        return {
+          json: r,
+          text: `${r.session_id} (parent: catalog version ${r.parent_version}, ${r.parent_commit?.slice(0, 12) ?? "no commit"})\n`,
+        };
+      }
+      case "write": {
+        noExtraPositional(args, action);
+        const id = stringOption(args, "session");
+        if (id === undefined) throw new UsageError("--session is required");
+        const kind = stringOption(args, "kind");
+        if (kind === undefined) throw new UsageError("--kind is required");
+        const item = await s.writeToSession(ctx, id, {
+          kind,
+          text: stringOption(args, "text"),
+          rationale: stringOption(args, "rationale"),
+          confidence: numberOption(args, "confidence"),
+          outcome: stringOption(args, "outcome"),
+          key: stringOption(args, "key"),
+          value: stringOption(args, "value"),
+          privacy: stringOption(args, "privacy"),
+        });
+        return {
+          json: { session_id: id, ...item },
+          text: `${id}: wrote ${item.kind} #${item.seq}${item.redactions > 0 ? ` (${item.redactions} secret(s) redacted)` : ""}\n`,
+        };
+      }
+      case "show": {
+        const v = s.showSession(ctx, sessionId(args, action));
+        const counts = Object.entries(v.counts)
+          .filter(([, n]) => n > 0)
+          .map(([k, n]) => `${n} ${k}`)
+          .join(", ");
+        return {
+          json: v,
+          text: `${v.session_id}${v.name ? ` (${v.name})` : ""}: open, parent version ${v.parent_version}, ${v.items.length} item(s)${counts ? `: ${counts}` : ""}\n`,
+        };
+      }
+      case "list": {
+        noExtraPositional(args, action);
+        const list = s.listSessions(ctx);
+        return {
+          json: list,
+          text:
+            list.length === 0
+              ? "no open session\n"
+              : list
+                  .map(
+                    (v) =>
+                      `${v.session_id}  parent ${v.parent_version}  ${Object.values(v.counts).reduce((a, b) => a + b, 0)} item(s)${v.name ? `  ${v.name}` : ""}\n`,
+                  )
+                  .join(""),
+        };
+      }
+      case "discard": {
+        const r = await s.discard(ctx, sessionId(args, action));
+        return {
+          json: r,
+          text: `${r.session_id}: discarded, ${r.items_dropped} item(s) dropped\n`,
+        };
+      }
+    }
+  },
+};

@@ -1,0 +1,121 @@
+import { openContext } from "../context/repo-context.js";
+import { UsageError } from "../errors.js";
+import { type Command, type CommandOutput, listOption, repoOptions, stringOption } from "./args.js";
+import { EXIT } from "./main.js";
+
+const ACTIONS = ["run", "status", "pending", "approve", "reject", "init"] as const;
+
+const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) / 10}%`);
+
+/**
+ * `director sync ACTION`: the sync engine's commands. The engine and the store's client are
+ * loaded only here, so other commands start without them.
+ */
+export const SYNC_COMMAND: Command = {
+  name: "sync",
+  summary:
+    "Send memory to an external store (Notion): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
+  usage:
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti] [--force] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+  options: {
+    target: {
+      type: "string",
+      value: "NAME",
+      description: "the external store: notion (default) or graphiti",
+    },
+    id: {
+      type: "string",
+      multiple: true,
+      value: "ID",
+      description: "sync this item (a local id, e.g. ep_..., or type:id) whatever the policy says",
+    },
+    force: {
+      type: "boolean",
+      description: "with run: send priority 2 items now instead of waiting for the batch interval",
+    },
+  },
+  positionals: [0, 1000],
+  async run(args): Promise<CommandOutput> {
+    const [action, ...ids] = args.positionals;
+    const requested = listOption(args, "id");
+    if (action === undefined && requested.length === 0) {
+      throw new UsageError(
+        `expected an action (${ACTIONS.join(", ")}) or --id ID\n\nusage: ${SYNC_COMMAND.usage}`,
+      );
+    }
+    if (action !== undefined && !(ACTIONS as readonly string[]).includes(action)) {
+      throw new UsageError(`unknown sync action "${action}" (known: ${ACTIONS.join(", ")})`);
+    }
+    const needsIds = action === "approve" || action === "reject";
+    if (needsIds && ids.length === 0)
+      throw new UsageError(`sync ${action}: expected at least one ID`);
+    if (!needsIds && ids.length > 0) throw new UsageError(`sync ${action}: takes no ID (use --id)`);
+    if (requested.length > 0 && action !== undefined && action !== "run") {
+      throw new UsageError(`--id goes with sync run (or alone), not with sync ${action}`);
+    }
+    const ops = await import("../sync/operations.js");
+    const { parseTarget } = await import("../sync/service.js");
+    const target = parseTarget(stringOption(args, "target"));
+    const ctx = await openContext(repoOptions(args));
+    switch (action) {
+      case "status": {
+        const s = await ops.syncStatus(ctx, target);
+        const m = s.metrics;
+        const lines = [
+          `${s.target}: ${s.health.healthy ? "healthy" : `unhealthy (${s.health.error}: ${s.health.message})`}, ${s.health.latency_ms} ms`,
+          ...Object.entries(s.health.schema).map(([type, state]) => `  ${type}: ${state}`),
+          `queue: ${s.depth.pending} pending (${s.depth.awaiting_approval} awaiting approval), ${s.depth.failed} failed, ${s.depth.synced} synced; ${s.mapped} mapped`,
+          `success rate ${pct(m.success_rate)} of ${m.sends} sends; surprise sync rate ${pct(m.surprise_sync_rate)}; extension hit rate ${pct(m.extension_hit_rate)}; average latency ${m.average_latency_ms ?? "n/a"} ms; uptime ${pct(m.uptime)}`,
+        ];
+        return { json: s, text: `${lines.join("\n")}\n` };
+      }
+      case "pending": {
+        const items = ops.syncPending(ctx, target);
+        const text =
+          items.length === 0
+            ? "no sensitive item waits for approval\n"
+            : `${items.map((i) => `${i.local_id} ${i.type} priority ${i.priority} (${i.reasons.join(", ")}) ${JSON.stringify(i.preview)}`).join("\n")}\n`;
+        return { json: { items }, text };
+      }
+      case "approve":
+      case "reject": {
+        const r = await ops.syncDecide(
+          ctx,
+          target,
+          ids,
+          action === "approve" ? "approved" : "rejected",
+        );
+        return {
+          json: r,
+          text: `${action === "approve" ? "approved" : "rejected"}: ${r.decided.join(", ")}\n`,
+        };
+      }
+      case "init": {
+        const r = await ops.syncInit(ctx, target);
+        const lines = [
+          ...r.created.map((t) => `created ${t} database ${r.ids[t]}`),
+          ...r.validated.map((t) => `validated ${t} database ${r.ids[t]}`),
+        ];
+        return { json: r, text: `${lines.join("\n")}\n` };
+      }
+      default: {
+        const r = await ops.syncRun(ctx, {
+          target,
+          ids: requested,
+          force: args.values.force === true,
+        });
+        const lines = [
+          `${r.target}: ${r.mode}; queued ${r.queued.added} new, ${r.queued.updated} changed (${r.queued.private} private kept local)`,
+          `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, skipped ${r.sent.skipped}`,
+          `queue: ${r.depth.pending} pending (${r.depth.awaiting_approval} awaiting approval), ${r.depth.failed} failed, ${r.depth.synced} synced`,
+        ];
+        return {
+          json: r,
+          text: `${lines.join("\n")}\n`,
+          warnings: r.notices,
+          exitCode: EXIT.ok,
+        };
+      }
+    }
+  },
+};

@@ -1,0 +1,105 @@
+import type { Sealed } from "../../schema/common.js";
+import type { Learning, LearningType } from "../graph/learnings.js";
+import type { EpisodeOutcome, KnowledgeKind } from "./items.js";
+
+/** An episode kept by `append_all`: never modified once it has its permanent id. */
+export interface EpisodeRecord {
+  id: string;
+  session_id: string;
+  seq: number;
+  outcome: EpisodeOutcome;
+  confidence: number;
+  surprise: number;
+  text?: string;
+  sealed?: Sealed[];
+  /** The version that added it. */
+  version: number;
+}
+
+/** A fact, lesson, convention or decision of memory (from engrams or earlier sessions). */
+export interface KnowledgeRecord {
+  id: string;
+  kind: KnowledgeKind;
+  text?: string;
+  rationale?: string;
+  sealed?: Sealed[];
+  confidence: number;
+  /** How many sources stated it: a duplicate raises this instead of adding a copy. */
+  evidence: number;
+  version: number;
+}
+
+export interface StateHistoryEntry {
+  value: unknown;
+  version: number;
+  session_id: string | null;
+}
+
+/** `memory/state/<key>.json`: the latest value, when it changed, and a bounded history. */
+export interface StateDocument {
+  key: string;
+  value: unknown;
+  /** The version that last changed it. */
+  version: number;
+  session_id: string | null;
+  history: StateHistoryEntry[];
+}
+
+/** `memory/core/<key>.json`: identity, values, conventions, team profile. */
+export interface CoreDocument {
+  key: string;
+  value: unknown;
+  version: number;
+  session_id: string | null;
+}
+
+/** One applied change of a core document: careful_merge logs every one. */
+export interface CoreChange {
+  key: string;
+  session_id: string;
+  version: number;
+  old: unknown;
+  new: unknown;
+}
+
+/** The master state at one version: what consolidation reads and returns. */
+export interface MasterState {
+  version: number;
+  episodes: EpisodeRecord[];
+  knowledge: KnowledgeRecord[];
+  state: Record<string, StateDocument>;
+  core: Record<string, CoreDocument>;
+  core_log: CoreChange[];
+}
+
+export function emptyMaster(version = 0): MasterState {
+  return { version, episodes: [], knowledge: [], state: {}, core: {}, core_log: [] };
+}
+
+const KIND_OF: Record<LearningType, KnowledgeKind> = {
+  decision: "decision",
+  convention: "convention",
+  pattern: "lesson",
+  insight: "fact",
+  self_knowledge: "fact",
+};
+
+/**
+ * The knowledge engrams already hold (their learnings: decisions and firm facts), as the
+ * master state's records, so a session's duplicate of an engram's claim raises its evidence.
+ * Engrams state no confidence: what they hold is taken as established (1).
+ */
+export function knowledgeFromLearnings(
+  learnings: readonly Learning[],
+  version: number,
+): KnowledgeRecord[] {
+  return learnings.map((l) => ({
+    id: l.id,
+    kind: KIND_OF[l.type],
+    text: l.text,
+    ...(l.rationale !== null ? { rationale: l.rationale } : {}),
+    confidence: 1,
+    evidence: l.evidence,
+    version,
+  }));
+}

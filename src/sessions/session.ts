@@ -1,0 +1,212 @@
+import { receiptTime } from "../clock.js";
+import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import { redactValue } from "../core/ingest/redact.js";
+import { sealText } from "../core/ingest/seal.js";
+import {
+  DOCUMENT_KEY_RE,
+  EPISODE_OUTCOMES,
+  type EpisodeOutcome,
+  KNOWLEDGE_KINDS,
+  SESSION_ITEM_KINDS,
+  type SessionItem,
+  type SessionItemKind,
+} from "../core/versions/items.js";
+import { UsageError } from "../errors.js";
+import { headSha } from "../git/activity-log.js";
+import { readCatalog } from "../repo/memory-tree.js";
+import { loadSealKey } from "../state/seal-key.js";
+import {
+  appendItem,
+  createSession,
+  discardSession,
+  listSessionIds,
+  newSessionId,
+  readSession,
+  type SessionHeader,
+  sessionsDir,
+} from "./store.js";
+
+export interface SessionStart {
+  session_id: string;
+  name: string | null;
+  parent_version: number;
+  parent_catalog_hash: string;
+  parent_commit: string | null;
+}
+
+/** Opens a session on the memory this work tree holds (its catalog) and HEAD's commit. */
+export async function startSession(ctx: RepoContext, name?: string): Promise<SessionStart> {
+  const catalog = await readCatalog(ctx.repoDir);
+  const header: SessionHeader = {
+    type: "session",
+    session_id: newSessionId(),
+    name: name ?? null,
+    parent_version: catalog.catalog_version,
+    parent_catalog_hash: catalog.hash,
+    parent_commit: await headSha(ctx.repoDir),
+    started_at: receiptTime(),
+  };
+  createSession(sessionsDir(ctx.paths.root), header);
+  const { type: _type, started_at: _at, ...start } = header;
+  return start;
+}
+
+/** One write as the flags give it, before validation. */
+export interface SessionWriteInput {
+  kind: string;
+  text?: string | undefined;
+  rationale?: string | undefined;
+  confidence?: number | undefined;
+  outcome?: string | undefined;
+  key?: string | undefined;
+  value?: string | undefined;
+  privacy?: string | undefined;
+}
+
+const FLAGS_BY_KIND: Record<SessionItemKind, readonly string[]> = {
+  episode: ["text", "outcome", "confidence", "privacy"],
+  fact: ["text", "confidence", "rationale", "privacy"],
+  lesson: ["text", "confidence", "rationale", "privacy"],
+  convention: ["text", "confidence", "rationale", "privacy"],
+  decision: ["text", "confidence", "rationale", "privacy"],
+  state: ["key", "value"],
+  core: ["key", "value", "confidence"],
+};
+
+function required<T>(value: T | undefined, flag: string, kind: string): T {
+  if (value === undefined) throw new UsageError(`--${flag} is required with --kind ${kind}`);
+  return value;
+}
+
+/** Checks the flags of one write against its kind and builds the item, unsealed and unredacted. */
+export function itemFromInput(input: SessionWriteInput): Omit<SessionItem, "seq" | "written_at"> {
+  const kind = input.kind as SessionItemKind;
+  if (!SESSION_ITEM_KINDS.includes(kind)) {
+    throw new UsageError(`--kind: expected ${SESSION_ITEM_KINDS.join(" | ")}, got "${input.kind}"`);
+  }
+  const allowed = FLAGS_BY_KIND[kind];
+  for (const [flag, value] of Object.entries(input)) {
+    if (flag !== "kind" && value !== undefined && !allowed.includes(flag)) {
+      throw new UsageError(`--${flag} does not go with --kind ${kind}`);
+    }
+  }
+  if (input.confidence !== undefined && !(input.confidence >= 0 && input.confidence <= 1)) {
+    throw new UsageError(`--confidence: expected a number from 0 to 1, got ${input.confidence}`);
+  }
+  if (input.privacy !== undefined && !["public", "private", "sensitive"].includes(input.privacy)) {
+    throw new UsageError(`--privacy: expected public | private | sensitive`);
+  }
+  const base = { kind, redactions: 0 };
+  if (kind === "state" || kind === "core") {
+    const key = required(input.key, "key", kind);
+    if (!DOCUMENT_KEY_RE.test(key)) {
+      throw new UsageError(
+        `--key: expected lower-case letters, digits, _ . - (at most 64, starting with a letter or digit), got "${key}"`,
+      );
+    }
+    const raw = required(input.value, "value", kind);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      throw new UsageError(`--value: not valid JSON (${(error as Error).message})`);
+    }
+    if (kind === "state") return { ...base, key, value };
+    return { ...base, key, value, confidence: required(input.confidence, "confidence", kind) };
+  }
+  const text = required(input.text, "text", kind);
+  if (text.trim() === "") throw new UsageError("--text: expected non-empty text");
+  const confidence = required(input.confidence, "confidence", kind);
+  const common = {
+    ...base,
+    text,
+    confidence,
+    ...(input.privacy !== undefined ? { privacy: input.privacy } : {}),
+  };
+  if (kind === "episode") {
+    const outcome = required(input.outcome, "outcome", kind);
+    if (!(EPISODE_OUTCOMES as readonly string[]).includes(outcome)) {
+      throw new UsageError(`--outcome: expected ${EPISODE_OUTCOMES.join(" | ")}, got "${outcome}"`);
+    }
+    return { ...common, outcome: outcome as EpisodeOutcome };
+  }
+  if ((KNOWLEDGE_KINDS as readonly string[]).includes(kind) && input.rationale !== undefined) {
+    return { ...common, rationale: input.rationale };
+  }
+  return common;
+}
+
+/**
+ * Seals sensitive text (its clear text never reaches the buffer) and redacts secrets from the
+ * rest with the repository's rules, as `worker emit` and the bus do before anything is stored.
+ */
+export function protectItem<T extends Omit<SessionItem, "seq">>(ctx: RepoContext, item: T): T {
+  const { sealed: _none, ...open } = item;
+  let sealed: SessionItem["sealed"];
+  if (item.privacy === "sensitive") {
+    const key = loadSealKey(ctx.paths.sealKey, true) as Uint8Array;
+    sealed = [];
+    if (open.text !== undefined) sealed.push(sealText(key, "text", open.text));
+    if (open.rationale !== undefined) sealed.push(sealText(key, "rationale", open.rationale));
+    delete open.text;
+    delete open.rationale;
+  }
+  // Only the free content is redacted: kind, key, outcome and stamps are checked tokens.
+  const content: Record<string, unknown> = {};
+  for (const field of ["text", "rationale", "value"] as const) {
+    if (open[field] !== undefined) content[field] = open[field];
+  }
+  const redacted = redactValue(content, redactorFor(ctx.config));
+  return {
+    ...open,
+    ...(redacted.value as Record<string, unknown>),
+    ...(sealed !== undefined ? { sealed } : {}),
+    redactions: redacted.count,
+  } as T;
+}
+
+/** Writes one item to the session's buffer only: never to the bus, never to memory/. */
+export async function writeToSession(
+  ctx: RepoContext,
+  sessionId: string,
+  input: SessionWriteInput,
+): Promise<SessionItem> {
+  const item = protectItem(ctx, { ...itemFromInput(input), written_at: receiptTime() });
+  return appendItem(sessionsDir(ctx.paths.root), sessionId, item, ctx.config.sessions);
+}
+
+export function countsOf(items: readonly SessionItem[]): Record<SessionItemKind, number> {
+  const counts = Object.fromEntries(SESSION_ITEM_KINDS.map((k) => [k, 0])) as Record<
+    SessionItemKind,
+    number
+  >;
+  for (const item of items) counts[item.kind]++;
+  return counts;
+}
+
+export interface SessionView extends SessionStart {
+  status: "open";
+  started_at: string;
+  items: SessionItem[];
+  counts: Record<SessionItemKind, number>;
+  bytes: number;
+}
+
+export function showSession(ctx: RepoContext, sessionId: string): SessionView {
+  const { header, items, bytes } = readSession(sessionsDir(ctx.paths.root), sessionId);
+  const { type: _type, ...rest } = header;
+  return { ...rest, status: "open", items, counts: countsOf(items), bytes };
+}
+
+export function listSessions(ctx: RepoContext): Omit<SessionView, "items">[] {
+  const dir = sessionsDir(ctx.paths.root);
+  return listSessionIds(dir).map((id) => {
+    const { items: _items, ...view } = showSession(ctx, id);
+    return view;
+  });
+}
+
+export async function discard(ctx: RepoContext, sessionId: string) {
+  const dropped = await discardSession(sessionsDir(ctx.paths.root), sessionId, receiptTime());
+  return { session_id: sessionId, discarded: true, items_dropped: dropped };
+}

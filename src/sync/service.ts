@@ -1,0 +1,148 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
+import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
+import type { SyncCandidate } from "../core/sync/item.js";
+import { itemKey } from "../core/sync/item.js";
+import { DEFAULT_THRESHOLDS, evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
+import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/sync/queue.js";
+import { supersededItem, syncCandidates } from "../core/sync/sources.js";
+import { UsageError } from "../errors.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import { acquireLock, type Lock } from "../state/lock.js";
+import { loadSealKey } from "../state/seal-key.js";
+import { QueueStore } from "./queue-store.js";
+import { SyncLog } from "./sync-log.js";
+import { GraphitiTarget } from "./targets/graphiti-target.js";
+import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
+import type { SyncTarget } from "./targets/target.js";
+
+export const TARGETS = ["notion", "graphiti"] as const;
+export type TargetName = (typeof TARGETS)[number];
+
+export function parseTarget(name: string | undefined): TargetName {
+  const target = name ?? "notion";
+  if (!(TARGETS as readonly string[]).includes(target)) {
+    throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
+  }
+  return target as TargetName;
+}
+
+/** `.engram/sync/`: queues, id maps, recorded database ids, the log. Never on main. */
+export function syncDir(ctx: RepoContext): string {
+  return join(ctx.paths.root, "sync");
+}
+
+/** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
+function pick<T extends object>(ctx: RepoContext, defaults: T): T {
+  const s = ctx.config.sync as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(defaults).map((key) => [key, s[key]])) as T;
+}
+
+export function scheduleOf(ctx: RepoContext): SyncSchedule {
+  return pick(ctx, DEFAULT_SCHEDULE);
+}
+
+export function thresholdsOf(ctx: RepoContext): SyncThresholds {
+  return pick(ctx, DEFAULT_THRESHOLDS);
+}
+
+export function syncLog(ctx: RepoContext): SyncLog {
+  return new SyncLog(join(syncDir(ctx), "log"), ctx.config.sync.log_keep_weeks);
+}
+
+export function queueStore(ctx: RepoContext, target: TargetName): QueueStore {
+  return new QueueStore(syncDir(ctx), target);
+}
+
+/** One sync process per state folder at a time: two would send the same item twice. */
+export async function lockSync(ctx: RepoContext): Promise<Lock> {
+  return acquireLock(join(syncDir(ctx), "sync.lock"), { timeoutMs: 30_000 });
+}
+
+/**
+ * Every candidate memory offers (from the catalog on disk and its engrams), plus the earlier
+ * memory versions the queue knows, now superseded. `hash` is the catalog's: the engine skips
+ * building candidates when the queue last read the same memory.
+ */
+export async function memorySource(
+  ctx: RepoContext,
+  requested: ReadonlySet<string> = new Set(),
+): Promise<{ hash: string; load: (queue: TargetQueue) => Promise<SyncCandidate[]> }> {
+  const catalog = await readCatalog(ctx.repoDir);
+  const s = ctx.config.sync;
+  const load = async (queue: TargetQueue) => {
+    const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
+    const candidates = syncCandidates(engrams, catalog, {
+      thresholds: thresholdsOf(ctx),
+      default_privacy: s.default_privacy,
+      default_confidence: s.default_confidence,
+      project: s.project ?? basename(ctx.repoDir),
+      requested,
+    });
+    const current = `gen_${catalog.catalog_version}`;
+    for (const record of Object.values(queue.records)) {
+      if (record.type !== "evolution" || record.local_id === current) continue;
+      if (record.item.fields.status !== "current") continue;
+      candidates.push({ item: supersededItem(record.item), verdict: evolutionVerdict() });
+    }
+    return candidates;
+  };
+  // The policy's thresholds are part of what decides the queue: a change of config is new input.
+  return { hash: `${catalog.hash}|${sha256Hex(canonicalJson(s))}`, load };
+}
+
+/** The keys of the local ids asked for by `sync --id`; unknown ids are a usage error. */
+export function requestedKeys(
+  candidates: readonly SyncCandidate[],
+  ids: readonly string[],
+): Set<string> {
+  const keys = new Set<string>();
+  for (const id of ids) {
+    const found = candidates.find((c) => c.item.local_id === id || itemKey(c.item) === id);
+    if (found === undefined) {
+      throw new UsageError(
+        `--id ${id}: no episode, insight, pattern or memory version has this id`,
+      );
+    }
+    keys.add(itemKey(found.item));
+  }
+  return keys;
+}
+
+function recordedPath(ctx: RepoContext): string {
+  return join(syncDir(ctx), "notion", "databases.json");
+}
+
+export function readRecordedIds(ctx: RepoContext): NotionIds {
+  const path = recordedPath(ctx);
+  if (!existsSync(path)) return {};
+  try {
+    return JSON.parse(readFileSync(path, "utf8")) as NotionIds;
+  } catch {
+    return {};
+  }
+}
+
+export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
+  mkdirSync(dirname(recordedPath(ctx)), { recursive: true });
+  writeFileAtomicSync(recordedPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
+}
+
+/** The target by name; each new store (Graphiti, Tana) adds its case here. */
+export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
+  if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
+  if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
+  const config = ctx.config.sync.notion;
+  return new NotionTarget({
+    config,
+    token: process.env[config.token_env] ?? "",
+    recorded: readRecordedIds(ctx),
+  });
+}
+
+/** The local seal key, created on first use (the same key `worker emit` seals notes with). */
+export function sealKeyOf(ctx: RepoContext): () => Uint8Array | undefined {
+  return () => loadSealKey(ctx.paths.sealKey, true);
+}

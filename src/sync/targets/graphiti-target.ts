@@ -1,0 +1,231 @@
+import { type EpisodePart, episodeParts, searchQuery } from "../../core/sync/graphiti-episode.js";
+import type { OutgoingItem } from "../../core/sync/outgoing.js";
+import { SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
+import type { GraphitiSyncConfig } from "../../schema/config.js";
+import { GraphitiClient } from "./graphiti-client.js";
+import {
+  type SchemaReport,
+  type SyncTarget,
+  SyncTargetError,
+  type TargetHealth,
+} from "./target.js";
+
+export interface GraphitiTargetOptions {
+  config: GraphitiSyncConfig;
+  /** First retry delay in ms (tests shorten it). */
+  backoffMs?: number;
+  /** How often `get_episodes` is asked while waiting for a queued episode. */
+  pollMs?: number;
+}
+
+interface ListedEpisode {
+  uuid?: string;
+  name?: string;
+  content?: string;
+  group_id?: string;
+}
+
+/** Most episodes asked of `get_episodes` when looking for ours (newest first on the server). */
+const LISTING = 500;
+
+/**
+ * A Graphiti MCP knowledge graph as a sync target. `add_memory` only queues (the server may
+ * still drop the episode), so `upsert` succeeds only once `get_episodes` lists every part; until
+ * then it fails as "unavailable" and the engine keeps the item pending and retries it.
+ * The remote id is the comma-joined part uuids, so a changed item can delete what it replaces.
+ */
+export class GraphitiTarget implements SyncTarget {
+  readonly name = "graphiti";
+  private readonly client: GraphitiClient;
+  private readonly pollMs: number;
+
+  constructor(private readonly options: GraphitiTargetOptions) {
+    const c = options.config;
+    this.client = new GraphitiClient({
+      url: c.url,
+      timeoutMs: c.timeout_seconds * 1000,
+      retries: c.retries,
+      ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
+    });
+    this.pollMs = options.pollMs ?? 250;
+  }
+
+  async health(): Promise<TargetHealth> {
+    const started = performance.now();
+    const timeout = this.options.config.health_timeout_seconds * 1000;
+    const schema: TargetHealth["schema"] = {};
+    for (const type of SYNC_TYPES) schema[type] = "ok";
+    const base = { rate_limit: null, schema };
+    try {
+      const status = (await withTimeout(
+        this.client.call("get_status", {}, timeout),
+        timeout,
+        "get_status",
+      )) as { status?: string; message?: string } | null;
+      await this.httpHealth(timeout);
+      const ok = status?.status === "ok";
+      return {
+        ...base,
+        healthy: ok,
+        error: ok ? null : "unavailable",
+        message: ok ? null : `get_status: ${status?.message ?? JSON.stringify(status)}`,
+        latency_ms: Math.round(performance.now() - started),
+      };
+    } catch (error) {
+      const failure = error as SyncTargetError;
+      return {
+        ...base,
+        healthy: false,
+        error: failure.kind ?? "unavailable",
+        message: failure.message,
+        latency_ms: Math.round(performance.now() - started),
+      };
+    }
+  }
+
+  /** `GET /health` when the server has it (Graphiti does); a 404 means "not offered". */
+  private async httpHealth(timeoutMs: number): Promise<void> {
+    const response = await fetch(new URL("/health", this.options.config.url), {
+      signal: AbortSignal.timeout(timeoutMs),
+    }).catch(() => null);
+    if (response === null || response.status === 404) return;
+    if (!response.ok) {
+      throw new SyncTargetError(`GET /health answered ${response.status}`, "unavailable");
+    }
+  }
+
+  /** Nothing to create: groups come to be with their first episode. Checks the group names. */
+  async ensureSchema(): Promise<SchemaReport> {
+    return { created: [], validated: [...SYNC_TYPES], ids: {} };
+  }
+
+  async upsert(item: OutgoingItem, remoteId: string | null): Promise<string> {
+    if (item.encrypted) {
+      // A graph of ciphertext is worthless and its extraction would run an LLM over it.
+      throw new SyncTargetError(
+        `${item.key}: sensitive items are not sent to a knowledge graph`,
+        "validation",
+      );
+    }
+    const parts = this.partsOf(item);
+    const group = (parts[0] as EpisodePart).group_id;
+    let listed = await this.listed(group);
+    for (const part of parts) {
+      if (!isListed(listed, part)) await this.client.call("add_memory", { ...part });
+    }
+    const deadline = performance.now() + this.options.config.confirm_wait_seconds * 1000;
+    while (!parts.every((p) => isListed(listed, p))) {
+      if (performance.now() >= deadline) {
+        const missing = parts.filter((p) => !isListed(listed, p)).length;
+        throw new SyncTargetError(
+          `${item.key}: ${missing} of ${parts.length} episode part(s) queued but not yet listed by get_episodes; pending`,
+          "unavailable",
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+      listed = await this.listed(group);
+    }
+    const id = parts.map((p) => p.uuid).join(",");
+    if (remoteId !== null && remoteId !== id) await this.removeSuperseded(remoteId, parts);
+    return id;
+  }
+
+  /**
+   * Always null: the uuids derive from the content, so `upsert` itself finds what a crashed
+   * run already delivered and sends only the missing parts.
+   */
+  async findByKey(_type: SyncType, _key: string): Promise<string | null> {
+    return null;
+  }
+
+  /** Deletes the episodes of an earlier version of an item (the new version supersedes them). */
+  async archive(remoteId: string): Promise<void> {
+    for (const uuid of remoteId.split(",").filter(Boolean)) {
+      await this.client.call("delete_episode", { uuid });
+    }
+  }
+
+  async searchNodes(query: string, groupIds: readonly string[], max = 10): Promise<unknown> {
+    return this.client.call("search_nodes", {
+      query: searchQuery(query, this.options.config.backend),
+      group_ids: [...groupIds],
+      max_nodes: max,
+    });
+  }
+
+  async searchFacts(query: string, groupIds: readonly string[], max = 10): Promise<unknown> {
+    return this.client.call("search_memory_facts", {
+      query: searchQuery(query, this.options.config.backend),
+      group_ids: [...groupIds],
+      max_facts: max,
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  /** The `add_memory` calls for an item, for a dry run as well as for a send. */
+  partsOf(item: OutgoingItem): EpisodePart[] {
+    const text = (name: string): string | null => {
+      const v = item.fields[name];
+      return typeof v === "string" && v !== "" ? v : null;
+    };
+    const groups = this.options.config.groups;
+    const kind = text("kind");
+    const group =
+      text("group_id") ??
+      (kind === "learning" || kind === "research" ? groups[kind] : groups.engram);
+    const provenance = text("source_description") ?? `engram ${item.type} ${item.local_id}`;
+    try {
+      return episodeParts({
+        title: item.title,
+        body: item.content,
+        group_id: group,
+        source_description: `${provenance} | key: ${item.key} | ${item.content_hash}`,
+        reference_time:
+          text("timestamp") ?? text("last_seen") ?? text("discovered") ?? text("first_seen") ?? "",
+        content_hash: item.content_hash,
+      }).map((p) => (p.reference_time === "" ? withoutTime(p) : p));
+    } catch (error) {
+      throw new SyncTargetError(`${item.key}: ${(error as Error).message}`, "validation");
+    }
+  }
+
+  private async listed(group: string): Promise<ListedEpisode[]> {
+    const value = (await this.client.call("get_episodes", {
+      group_ids: [group],
+      max_episodes: LISTING,
+    })) as { episodes?: ListedEpisode[] } | ListedEpisode[] | null;
+    if (Array.isArray(value)) return value;
+    return value?.episodes ?? [];
+  }
+
+  private async removeSuperseded(remoteId: string, parts: readonly EpisodePart[]): Promise<void> {
+    const keep = new Set(parts.map((p) => p.uuid));
+    const old = remoteId.split(",").filter((u) => u !== "" && !keep.has(u));
+    if (old.length > 0) await this.archive(old.join(","));
+  }
+}
+
+function isListed(listed: readonly ListedEpisode[], part: EpisodePart): boolean {
+  return listed.some(
+    (e) => e.uuid === part.uuid || (e.name === part.name && e.content === part.episode_body),
+  );
+}
+
+function withoutTime(part: EpisodePart): EpisodePart {
+  const { reference_time: _, ...rest } = part;
+  return rest as EpisodePart;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new SyncTargetError(`${what}: no answer within ${ms} ms`, "unavailable")),
+      ms,
+    );
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

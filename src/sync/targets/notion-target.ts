@@ -1,0 +1,365 @@
+import { APIErrorCode, APIResponseError, Client, isNotionClientError } from "@notionhq/client";
+import { sha256Hex } from "../../core/model/canonical.js";
+import type { SyncValue } from "../../core/sync/item.js";
+import type { OutgoingItem } from "../../core/sync/outgoing.js";
+import { SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
+import type { NotionSyncConfig } from "../../schema/config.js";
+import {
+  blockBatches,
+  contentBlocks,
+  DATABASES,
+  propertyDefinitions,
+  propertyValue,
+  richText,
+  TITLE,
+} from "./notion-schema.js";
+import {
+  type SchemaReport,
+  type SyncTarget,
+  SyncTargetError,
+  type TargetHealth,
+} from "./target.js";
+import { ThrottledFetch } from "./throttle.js";
+
+export const NOTION_VERSION = "2025-09-03";
+
+/** Where each item type lives: the database and its (single) data source. */
+export type NotionIds = Partial<Record<SyncType, { database_id: string; data_source_id?: string }>>;
+
+export interface NotionTargetOptions {
+  config: NotionSyncConfig;
+  token: string;
+  /** Ids recorded by `sync init`; the config's database ids win. */
+  recorded: NotionIds;
+  fetch?: typeof fetch;
+}
+
+/** Notion API 2025-09-03 through the official client: one database per item type. */
+export class NotionTarget implements SyncTarget {
+  readonly name = "notion";
+  readonly throttle: ThrottledFetch;
+  private readonly client: Client;
+  private readonly ids: NotionIds;
+
+  constructor(private readonly options: NotionTargetOptions) {
+    this.throttle = new ThrottledFetch(options.config.requests_per_second, options.fetch ?? fetch);
+    this.client = new Client({
+      auth: options.token,
+      baseUrl: options.config.base_url,
+      notionVersion: NOTION_VERSION,
+      timeoutMs: Math.round(options.config.timeout_seconds * 1000),
+      retry: { maxRetries: 2, initialRetryDelayMs: 500, maxRetryDelayMs: 60_000 },
+      fetch: this.throttle.fetch as never,
+    });
+    this.ids = { ...options.recorded };
+    for (const type of SYNC_TYPES) {
+      const configured = options.config.databases[databaseKey(type)];
+      if (configured !== undefined && configured !== this.ids[type]?.database_id) {
+        this.ids[type] = { database_id: configured };
+      }
+    }
+  }
+
+  /** The ids in use, for the record in the state folder. */
+  recordedIds(): NotionIds {
+    return { ...this.ids };
+  }
+
+  async health(): Promise<TargetHealth> {
+    const started = Date.now();
+    const schema: TargetHealth["schema"] = {};
+    if (this.options.token === "") {
+      return {
+        healthy: false,
+        error: "auth",
+        message: `no token: set the environment variable ${this.options.config.token_env}`,
+        latency_ms: 0,
+        rate_limit: null,
+        schema,
+      };
+    }
+    const report = (error: TargetHealth["error"], message: string | null): TargetHealth => ({
+      healthy: error === null,
+      error,
+      message,
+      latency_ms: Date.now() - started,
+      rate_limit:
+        this.throttle.rate.limit === null && this.throttle.rate.remaining === null
+          ? null
+          : this.throttle.rate,
+      schema,
+    });
+    try {
+      await this.client.users.me({});
+    } catch (error) {
+      const e = wrap(error);
+      return report(e.kind, e.message);
+    }
+    const problems: string[] = [];
+    for (const type of SYNC_TYPES) {
+      try {
+        const state = await this.checkSchema(type);
+        schema[type] = state.problem ?? "ok";
+        if (state.problem) problems.push(`${DATABASES[type].title}: ${state.problem}`);
+      } catch (error) {
+        const e = wrap(error);
+        if (e.kind !== "schema") return report(e.kind, e.message);
+        schema[type] = e.message;
+        problems.push(`${DATABASES[type].title}: ${e.message}`);
+      }
+    }
+    return problems.length > 0 ? report("schema", problems.join("; ")) : report(null, null);
+  }
+
+  async ensureSchema(): Promise<SchemaReport> {
+    const parent = this.options.config.parent_page_id;
+    const created: SyncType[] = [];
+    const validated: SyncType[] = [];
+    for (const type of SYNC_TYPES) {
+      const spec = DATABASES[type];
+      if (this.ids[type] === undefined) {
+        if (parent === undefined) {
+          throw new SyncTargetError(
+            "[sync.notion] parent_page_id is not set: the databases need a parent page",
+            "validation",
+          );
+        }
+        const db = (await this.call(() =>
+          this.client.databases.create({
+            parent: { type: "page_id", page_id: parent },
+            title: richText(spec.title),
+            initial_data_source: { properties: propertyDefinitions(spec.properties) as never },
+          }),
+        )) as { id: string; data_sources?: { id: string }[] };
+        const source = db.data_sources?.[0]?.id;
+        this.ids[type] = { database_id: db.id, ...(source ? { data_source_id: source } : {}) };
+        created.push(type);
+        continue;
+      }
+      const state = await this.checkSchema(type).catch((error) => {
+        throw wrap(error);
+      });
+      if (state.missing.length > 0) {
+        // Repairs what a person removed or renamed: the missing properties are added back.
+        const properties: Record<string, Record<string, unknown>> = {};
+        for (const name of state.missing) {
+          properties[name] = { [spec.properties[name] as string]: {} };
+        }
+        await this.call(() =>
+          this.client.dataSources.update({
+            data_source_id: state.dataSource,
+            properties: properties as never,
+          }),
+        );
+      }
+      validated.push(type);
+    }
+    const ids: SchemaReport["ids"] = {};
+    for (const type of SYNC_TYPES) {
+      const id = this.ids[type]?.database_id;
+      if (id !== undefined) ids[type] = id;
+    }
+    return { created, validated, ids };
+  }
+
+  async upsert(item: OutgoingItem, remoteId: string | null): Promise<string> {
+    const dataSource = await this.dataSource(item.type);
+    const properties = this.properties(item);
+    const blocks = contentBlocks(item.content);
+    const bodyHash = `sha256:${sha256Hex(item.content)}`;
+    (properties as Record<string, unknown>).body_hash = propertyValue("rich_text", bodyHash);
+    if (remoteId === null) {
+      const batches = blockBatches(blocks);
+      const page = (await this.call(() =>
+        this.client.pages.create({
+          parent: { type: "data_source_id", data_source_id: dataSource },
+          properties: properties as never,
+          ...(batches[0] ? { children: batches[0] as never } : {}),
+        }),
+      )) as { id: string };
+      await this.append(page.id, batches.slice(1));
+      return page.id;
+    }
+    const current = (await this.call(() => this.client.pages.retrieve({ page_id: remoteId }))) as {
+      properties?: Record<
+        string,
+        { rich_text?: { plain_text?: string; text?: { content: string } }[] }
+      >;
+    };
+    await this.call(() =>
+      this.client.pages.update({ page_id: remoteId, properties: properties as never }),
+    );
+    const previous = (current.properties?.body_hash?.rich_text ?? [])
+      .map((t) => t.plain_text ?? t.text?.content ?? "")
+      .join("");
+    if (previous !== bodyHash) {
+      await this.clearChildren(remoteId);
+      await this.append(remoteId, blockBatches(blocks));
+    }
+    return remoteId;
+  }
+
+  async findByKey(type: SyncType, key: string): Promise<string | null> {
+    const dataSource = await this.dataSource(type);
+    const result = (await this.call(() =>
+      this.client.dataSources.query({
+        data_source_id: dataSource,
+        filter: { property: "sync_key", rich_text: { equals: key } },
+        page_size: 1,
+      }),
+    )) as { results: { id: string }[] };
+    return result.results[0]?.id ?? null;
+  }
+
+  private properties(item: OutgoingItem): Record<string, unknown> {
+    const spec = DATABASES[item.type].properties;
+    const values: Record<string, SyncValue> = {
+      ...item.fields,
+      [TITLE]: item.title,
+      sync_key: item.key,
+      content_hash: item.content_hash,
+      encrypted: item.encrypted,
+    };
+    const out: Record<string, unknown> = {};
+    for (const [name, type] of Object.entries(spec)) {
+      const value = values[name];
+      if (value === undefined) continue;
+      const shaped = propertyValue(type, value);
+      if (shaped !== undefined) out[name] = shaped;
+    }
+    return out;
+  }
+
+  private async append(
+    pageId: string,
+    batches: readonly Record<string, unknown>[][],
+  ): Promise<void> {
+    for (const children of batches) {
+      await this.call(() =>
+        this.client.blocks.children.append({ block_id: pageId, children: children as never }),
+      );
+    }
+  }
+
+  private async clearChildren(pageId: string): Promise<void> {
+    let cursor: string | undefined;
+    const ids: string[] = [];
+    do {
+      const page = (await this.call(() =>
+        this.client.blocks.children.list({
+          block_id: pageId,
+          page_size: 100,
+          ...(cursor ? { start_cursor: cursor } : {}),
+        }),
+      )) as { results: { id: string }[]; next_cursor: string | null; has_more: boolean };
+      ids.push(...page.results.map((b) => b.id));
+      cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+    } while (cursor);
+    for (const id of ids) await this.call(() => this.client.blocks.delete({ block_id: id }));
+  }
+
+  private async dataSource(type: SyncType): Promise<string> {
+    const ids = this.ids[type];
+    if (ids === undefined) {
+      throw new SyncTargetError(
+        `no ${DATABASES[type].title} database: run director sync init --target notion`,
+        "schema",
+      );
+    }
+    if (ids.data_source_id !== undefined) return ids.data_source_id;
+    const db = (await this.call(() =>
+      this.client.databases.retrieve({ database_id: ids.database_id }),
+    )) as { data_sources?: { id: string }[] };
+    const source = db.data_sources?.[0]?.id;
+    if (source === undefined) {
+      throw new SyncTargetError(`database ${ids.database_id} has no data source`, "schema");
+    }
+    this.ids[type] = { ...ids, data_source_id: source };
+    return source;
+  }
+
+  private async checkSchema(
+    type: SyncType,
+  ): Promise<{ dataSource: string; missing: string[]; problem: string | null }> {
+    const dataSource = await this.dataSource(type);
+    const ds = (await this.call(() =>
+      this.client.dataSources.retrieve({ data_source_id: dataSource }),
+    )) as { properties?: Record<string, { type?: string }> };
+    const missing: string[] = [];
+    const wrong: string[] = [];
+    for (const [name, kind] of Object.entries(DATABASES[type].properties)) {
+      const found = ds.properties?.[name];
+      if (found === undefined) missing.push(name);
+      else if (found.type !== kind) wrong.push(`${name} is ${found.type}, expected ${kind}`);
+    }
+    const problems = [...(missing.length > 0 ? [`missing ${missing.join(", ")}`] : []), ...wrong];
+    return { dataSource, missing, problem: problems.length > 0 ? problems.join("; ") : null };
+  }
+
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (error) {
+      throw wrap(error);
+    }
+  }
+}
+
+function databaseKey(type: SyncType): keyof NotionSyncConfig["databases"] {
+  return type === "evolution" ? "evolution" : (`${type}s` as "episodes" | "insights" | "patterns");
+}
+
+/** Notion's errors, in the engine's terms (the seed's error list). */
+export function wrap(error: unknown): SyncTargetError {
+  if (error instanceof SyncTargetError) return error;
+  if (APIResponseError.isAPIResponseError(error)) {
+    const message = `Notion ${error.status} ${error.code}: ${error.message}`;
+    switch (error.code) {
+      case APIErrorCode.RateLimited:
+      case APIErrorCode.ServiceOverload: {
+        const header = error.headers instanceof Headers ? error.headers.get("retry-after") : null;
+        const seconds = Number.parseInt(header ?? "", 10);
+        return new SyncTargetError(
+          message,
+          "rate_limited",
+          Number.isFinite(seconds) ? seconds : undefined,
+          {
+            cause: error,
+          },
+        );
+      }
+      case APIErrorCode.Unauthorized:
+      case APIErrorCode.RestrictedResource:
+        return new SyncTargetError(message, "auth", undefined, { cause: error });
+      case APIErrorCode.ObjectNotFound:
+        return new SyncTargetError(message, "schema", undefined, { cause: error });
+      case APIErrorCode.ValidationError:
+        // A property the database no longer has is a schema change, not a bad item.
+        return new SyncTargetError(
+          message,
+          /is not a property that exists|property .* does not exist|expected to be/i.test(
+            error.message,
+          )
+            ? "schema"
+            : "validation",
+          undefined,
+          { cause: error },
+        );
+      default:
+        return new SyncTargetError(message, "unavailable", undefined, { cause: error });
+    }
+  }
+  if (isNotionClientError(error)) {
+    return new SyncTargetError(`Notion: ${error.message}`, "unavailable", undefined, {
+      cause: error,
+    });
+  }
+  return new SyncTargetError(
+    `Notion: ${(error as Error).message ?? String(error)}`,
+    "unavailable",
+    undefined,
+    {
+      cause: error,
+    },
+  );
+}

@@ -1,0 +1,253 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import { listObject, NotionHttpError, userObject, validation } from "./fake-notion-shapes.js";
+import { checkRichText, FAKE_LIMITS, FakeNotionStore } from "./fake-notion-store.js";
+
+const JITTER_MS = 25;
+
+/** A fault the next matching requests get instead of their answer. */
+export type NotionFault = (
+  | { kind: "status"; status: 429 | 529 | 500 | 502 | 503 | 401; retryAfter?: number }
+  /** Processes the request (if `process`) and then never answers: the client times out. */
+  | { kind: "hang"; process: boolean }
+) & {
+  /** Only requests of this method get the fault (others pass it by). */
+  method?: string;
+};
+
+export interface FakeNotionOptions {
+  token: string;
+  /** The server's own rate limit: at most `perSecond` requests in any rolling second. */
+  perSecond?: number;
+}
+
+export interface RequestRecord {
+  at: number;
+  method: string;
+  path: string;
+  status: number;
+}
+
+/**
+ * A local Notion-compatible server (API 2025-09-03) for tests: the endpoints the sync target
+ * uses, Notion's error bodies, its size limits and a rate limit, and faults on demand (429
+ * with Retry-After, 5xx, hangs, 401, a schema change, the whole server down).
+ */
+export class FakeNotion {
+  readonly store = new FakeNotionStore();
+  readonly requests: RequestRecord[] = [];
+  /** Requests beyond the rate limit, and requests before a Retry-After had passed. */
+  rateViolations = 0;
+  earlyRequests = 0;
+  down = false;
+  private faults: NotionFault[] = [];
+  private notBefore = 0;
+  private readonly arrivals: number[] = [];
+  private readonly sockets = new Set<Socket>();
+  private server: Server | undefined;
+  private requestId = 0;
+  url = "";
+
+  constructor(private readonly options: FakeNotionOptions) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on("connection", (socket) => {
+      if (this.down) {
+        socket.destroy();
+        return;
+      }
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    const address = this.server.address();
+    if (address === null || typeof address === "string") throw new Error("no address");
+    this.url = `http://127.0.0.1:${address.port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+
+  /** Queues faults; each is used by one request. */
+  inject(fault: NotionFault, times = 1): void {
+    for (let i = 0; i < times; i++) this.faults.push(fault);
+  }
+
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const socket of this.sockets) socket.destroy();
+  }
+
+  /** A person edits a database: the property disappears. */
+  removeProperty(databaseTitle: string, property: string): void {
+    for (const ds of this.store.dataSources.values()) {
+      if (ds.title === databaseTitle) delete ds.properties[property];
+    }
+  }
+
+  /** Page creations per sync key: more than one is a double. */
+  doubles(): string[] {
+    return [...this.store.createdKeys].filter(([, n]) => n > 1).map(([k]) => k);
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const at = Date.now();
+    const method = (req.method ?? "GET").toUpperCase();
+    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const record: RequestRecord = { at, method, path, status: 0 };
+    this.requests.push(record);
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      record.status = status;
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(JSON.stringify(body));
+    };
+    const fail = (error: NotionHttpError) =>
+      send(error.status, error.body(`req-${++this.requestId}`), error.headers);
+    try {
+      this.checkRate(at);
+      if (req.headers.authorization !== `Bearer ${this.options.token}`) {
+        throw new NotionHttpError(401, "unauthorized", "API token is invalid.");
+      }
+      if (req.headers["notion-version"] !== "2025-09-03") {
+        throw new NotionHttpError(
+          400,
+          "missing_version",
+          "Notion-Version header failed validation.",
+        );
+      }
+      const index = this.faults.findIndex((f) => f.method === undefined || f.method === method);
+      const fault = index >= 0 ? this.faults.splice(index, 1)[0] : undefined;
+      if (fault?.kind === "status") {
+        const code = {
+          429: "rate_limited",
+          529: "service_overload",
+          500: "internal_server_error",
+          502: "bad_gateway",
+          503: "service_unavailable",
+          401: "unauthorized",
+        }[fault.status];
+        if (fault.status === 429 || fault.status === 529) {
+          this.notBefore = Math.max(this.notBefore, at + (fault.retryAfter ?? 1) * 1000);
+        }
+        throw new NotionHttpError(
+          fault.status,
+          code,
+          fault.status === 429
+            ? "You have been rate limited. Please try again in a few minutes."
+            : "Injected fault.",
+          fault.retryAfter !== undefined ? { "retry-after": String(fault.retryAfter) } : {},
+        );
+      }
+      if (raw.length > FAKE_LIMITS.payload) {
+        throw validation(
+          `Request body too large: ${raw.length} bytes, the limit is ${FAKE_LIMITS.payload}.`,
+        );
+      }
+      let body: Record<string, unknown> = {};
+      if (raw.length > 0) {
+        try {
+          body = JSON.parse(raw.toString("utf8"));
+        } catch {
+          throw new NotionHttpError(400, "invalid_json", "Error parsing JSON body.");
+        }
+      }
+      checkRichText(body, "body");
+      if (fault?.kind === "hang" && !fault.process) {
+        record.status = -1;
+        return;
+      }
+      const answer = this.route(method, path, body);
+      if (fault?.kind === "hang") {
+        // The work is done (or not), but the answer never comes.
+        record.status = -1;
+        return;
+      }
+      send(200, answer);
+    } catch (error) {
+      if (error instanceof NotionHttpError) fail(error);
+      else
+        send(500, {
+          object: "error",
+          status: 500,
+          code: "internal_server_error",
+          message: String(error),
+        });
+    }
+  }
+
+  /** Rolling-window limit and Retry-After: a request too soon is counted and refused. */
+  private checkRate(at: number): void {
+    if (at < this.notBefore) {
+      this.earlyRequests++;
+      throw new NotionHttpError(429, "rate_limited", "Retry-After not respected.", {
+        "retry-after": String(Math.ceil((this.notBefore - at) / 1000)),
+      });
+    }
+    const limit = this.options.perSecond;
+    if (limit === undefined) return;
+    // Arrival times are read when this process gets to the request; a busy event loop (the
+    // bench runs client and server in one process) can bring two arrivals a few ms closer
+    // than they were sent, so the window allows 25 ms of that jitter.
+    while (this.arrivals.length > 0 && (this.arrivals[0] as number) <= at - 1000 + JITTER_MS) {
+      this.arrivals.shift();
+    }
+    this.arrivals.push(at);
+    if (this.arrivals.length > limit) {
+      this.rateViolations++;
+      throw new NotionHttpError(429, "rate_limited", "Rate limit exceeded.", {
+        "retry-after": "1",
+      });
+    }
+  }
+
+  private route(method: string, path: string, body: Record<string, unknown>): unknown {
+    const s = this.store;
+    const list = (results: unknown[], type: string) => listObject(results, null, type);
+    const routes: [string, RegExp, (id: string) => unknown][] = [
+      ["GET", /^\/v1\/users\/me$/, () => userObject()],
+      ["POST", /^\/v1\/databases$/, () => s.createDatabase(body)],
+      ["GET", /^\/v1\/databases\/([^/]+)$/, (id) => s.databaseObject(id)],
+      ["GET", /^\/v1\/data_sources\/([^/]+)$/, (id) => s.dataSourceObject(id)],
+      ["PATCH", /^\/v1\/data_sources\/([^/]+)$/, (id) => s.updateDataSource(id, body)],
+      [
+        "POST",
+        /^\/v1\/data_sources\/([^/]+)\/query$/,
+        (id) =>
+          list(
+            s.query(id, body).slice(0, Math.min(Number(body.page_size ?? 100), 100)),
+            "page_or_data_source",
+          ),
+      ],
+      ["POST", /^\/v1\/pages$/, () => s.createPage(body)],
+      ["GET", /^\/v1\/pages\/([^/]+)$/, (id) => s.pageObject(id)],
+      ["PATCH", /^\/v1\/pages\/([^/]+)$/, (id) => s.updatePage(id, body)],
+      [
+        "PATCH",
+        /^\/v1\/blocks\/([^/]+)\/children$/,
+        (id) => list(s.addChildren(id, (body.children as unknown[]) ?? []), "block"),
+      ],
+      [
+        "GET",
+        /^\/v1\/blocks\/([^/]+)\/children$/,
+        (id) =>
+          list(
+            s.page(id).children.map((c) => s.blockObject(c)),
+            "block",
+          ),
+      ],
+      ["DELETE", /^\/v1\/blocks\/([^/]+)$/, (id) => s.deleteBlock(id)],
+    ];
+    for (const [verb, pattern, answer] of routes) {
+      const hit = verb === method ? pattern.exec(path) : null;
+      if (hit) return answer(hit[1] ?? "");
+    }
+    throw new NotionHttpError(400, "invalid_request_url", `Invalid request URL: ${method} ${path}`);
+  }
+}
