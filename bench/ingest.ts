@@ -160,6 +160,7 @@ export async function runIngestScenario(lines = 100_000): Promise<IngestScenario
         duplicates: best.duplicates,
         quarantined: best.quarantined,
         redacted: best.redacted,
+        surrogates_replaced: best.surrogates_replaced,
         seconds: best.seconds,
         cpu_seconds: best.cpu_seconds,
         events_per_s: eventsPerS,

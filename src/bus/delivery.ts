@@ -19,6 +19,8 @@ export interface Delivery {
   path?: string;
   /** Why the bus was not used, when a networked transport fell back to the spool. */
   fallback_reason?: string;
+  /** Secrets redacted on this worker before the envelopes left it (absent when none). */
+  redacted?: number;
   /** The Director's `sync_required.v1` payload, when it told this worker to sync with main. */
   sync_required?: Record<string, unknown>;
 }

@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RepoContext } from "../context/repo-context.js";
-import { createRedactor, type Redactor, redactValue } from "../core/ingest/redact.js";
+import { createRedactor, type Redactor } from "../core/ingest/redact.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
@@ -26,6 +26,7 @@ import {
   resolveLocalRef,
   writeEventCommit,
 } from "./git-ref-store.js";
+import { redactEnvelopes } from "./redact-envelopes.js";
 
 /** What a git-ref send achieved, beyond `Delivery`. */
 export interface GitRefDelivery extends Delivery {
@@ -188,37 +189,4 @@ function refSafe(text: string): string {
 
 function fileSafe(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 80);
-}
-
-/**
- * Redacts what a worker wrote (payload and run id) before it reaches git, with the same rules
- * as the Director (the repository's `[redaction] patterns` included). Sealed fields are
- * ciphertext and stay as they are; the event id is kept, so a resend still deduplicates.
- */
-export function redactEnvelopes(
-  envelopes: readonly Envelope[],
-  redactor: Redactor,
-): { envelopes: Envelope[]; redacted: number } {
-  let redacted = 0;
-  const out = envelopes.map((envelope) => {
-    const { sealed, ...rest } = envelope.payload as Record<string, unknown>;
-    const payload = redactValue(rest, redactor);
-    redacted += payload.count;
-    const sender = { ...envelope.sender };
-    // The id is a safe identifier by schema; a run id is free text.
-    if (sender.run_id !== undefined) {
-      const run = redactor.redact(sender.run_id);
-      sender.run_id = run.text;
-      redacted += run.count;
-    }
-    return {
-      ...envelope,
-      sender,
-      payload: {
-        ...(payload.value as Record<string, unknown>),
-        ...(sealed !== undefined ? { sealed } : {}),
-      },
-    };
-  });
-  return { envelopes: out, redacted };
 }

@@ -164,6 +164,9 @@ export class TcpHub {
       duplicates: c.duplicates,
       quarantined: c.quarantined + this.extra.quarantined,
       redacted: c.redacted + this.extra.redacted,
+      ...(c.surrogates_replaced !== undefined
+        ? { surrogates_replaced: c.surrogates_replaced }
+        : {}),
     };
   }
 

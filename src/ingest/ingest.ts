@@ -27,6 +27,8 @@ export interface IngestCounts {
   duplicates: number;
   quarantined: number;
   redacted: number;
+  /** Lone surrogates (invalid UTF-16) replaced by U+FFFD in accepted text; absent when none. */
+  surrogates_replaced?: number;
 }
 
 /** What one drain of a networked bus source brought into the buffer. */
@@ -315,6 +317,9 @@ export class Ingestor {
     this.counts.duplicates += offered - added.length;
     this.counts.quarantined += quarantine.length;
     this.counts.redacted += redacted;
+    if (packed.repaired > 0) {
+      this.counts.surrogates_replaced = (this.counts.surrogates_replaced ?? 0) + packed.repaired;
+    }
   }
 }
 

@@ -17,7 +17,7 @@ export interface BatchSettings {
 }
 
 export type LineOutcome =
-  | { ok: true; event: SerializedEvent }
+  | { ok: true; event: SerializedEvent; repaired: number }
   | { ok: false; record: QuarantineRecord; redactions: number; note: boolean };
 
 /** The quarantine detail of a line that is a `worker emit --from` note, not an envelope. */
@@ -58,7 +58,7 @@ export function normalizeBatch(
   for (const input of lines) {
     const result = normalizeLine(input.text, settings);
     if (result.ok) {
-      out.push({ ok: true, event: serializeEvent(result.event) });
+      out.push({ ok: true, event: serializeEvent(result.event), repaired: result.repaired });
       continue;
     }
     const excerpt = quarantineExcerpt(input.text, redactor);
@@ -120,6 +120,8 @@ export interface PackedOutcomes {
   redactions: number[];
   quarantine: QuarantineRecord[];
   quarantineRedactions: number;
+  /** Lone surrogates replaced by U+FFFD in the accepted events. */
+  repaired: number;
   /** Quarantined lines that are worker notes (`NOTE_LINE_DETAIL`). */
   noteLines: number;
 }
@@ -130,9 +132,11 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
   const redactions: number[] = [];
   const quarantine: QuarantineRecord[] = [];
   let quarantineRedactions = 0;
+  let repaired = 0;
   let noteLines = 0;
   for (const outcome of outcomes) {
     if (outcome.ok) {
+      repaired += outcome.repaired;
       keys.push(outcome.event.key);
       bodies.push(outcome.event.body);
       redactions.push(outcome.event.redactions);
@@ -149,6 +153,7 @@ export function packOutcomes(outcomes: readonly LineOutcome[], receivedAt: strin
     redactions,
     quarantine,
     quarantineRedactions,
+    repaired,
     noteLines,
   };
 }

@@ -8,7 +8,11 @@ import { MessageType, Outcome, Sender } from "./envelope.js";
  */
 export const MemoryEvent = z
   .object({
-    /** Deduplication key: `id:<event_id>` or `h:<sha256 of the canonical envelope>`. */
+    /**
+     * Deduplication key: `ih:<sha256 of the event_id>` or `h:<sha256 of the canonical
+     * envelope>`; journals written before event ids were hashed hold `id:<event_id>`, read as
+     * `ih:` when the buffer opens.
+     */
     key: z.string().min(1),
     /** Position in the buffer, assigned by the Director, strictly increasing. */
     seq: z.number().int().positive(),

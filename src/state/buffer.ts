@@ -11,7 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import type { PendingEvent } from "../core/ingest/normalize.js";
+import { currentKey, type PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
@@ -115,11 +115,18 @@ export class EventBuffer {
       if (whole.length < text.length && !options.readOnly) {
         truncateSync(paths.seen, Buffer.byteLength(whole, "utf8"));
       }
-      for (const key of whole.split("\n")) {
-        if (key.length > 0) {
+      let migrated = false;
+      for (const line of whole.split("\n")) {
+        if (line.length > 0) {
+          const key = currentKey(line);
+          migrated ||= key !== line;
           buffer.keys.add(key);
           buffer.compactedKeys.push(key);
         }
+      }
+      // Raw event ids from an older version leave the file now, not at the next rewrite.
+      if (migrated && !options.readOnly) {
+        writeFileAtomicSync(paths.seen, `${buffer.compactedKeys.join("\n")}\n`);
       }
     }
     if (existsSync(paths.journal)) buffer.loadJournal(options.readOnly === true);
@@ -184,6 +191,9 @@ export class EventBuffer {
       seq = event.seq;
       receivedAt = event.received_at;
     }
+    // An event id stored raw by an older version: deduplicate it by today's key.
+    key = currentKey(key);
+    if (event !== undefined && event.key !== key) event.key = key;
     if (this.keys.has(key)) return true;
     this.keys.add(key);
     if (this.retainEvents && event) this.events.push({ event, bytes });
@@ -249,7 +259,7 @@ export class EventBuffer {
   }
 
   has(key: string): boolean {
-    return this.keys.has(key);
+    return this.keys.has(currentKey(key));
   }
 
   get count(): number {
@@ -266,8 +276,10 @@ export class EventBuffer {
     const added: SerializedEvent[] = [];
     const lines: string[] = [];
     for (const item of items) {
-      if (this.keys.has(item.key)) continue;
-      this.keys.add(item.key);
+      // Ingest writes today's keys; a caller holding an older one is deduplicated alike.
+      const key = currentKey(item.key);
+      if (this.keys.has(key)) continue;
+      this.keys.add(key);
       const seq = this.meta.last_seq + 1;
       this.meta.last_seq = seq;
       const line = `{"seq":${seq},${item.body.slice(1)}\n`;
@@ -308,7 +320,7 @@ export class EventBuffer {
     if (!this.retainEvents) throw new Error("dropThrough needs a buffer opened with its events");
     const dropped = this.events.filter((s) => s.event.seq <= throughSeq);
     if (dropped.length > 0) {
-      const keys = dropped.map((s) => s.event.key);
+      const keys = dropped.map((s) => currentKey(s.event.key));
       // A loop, not push(...keys): spreading 150k+ arguments overflows the stack.
       for (const key of keys) this.compactedKeys.push(key);
       if (this.compactedKeys.length > dedupWindow * 2) {

@@ -10,10 +10,11 @@ import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
  * journal holds its events.
  */
 export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: number): string {
-  mkdirSync(spoolDir, { recursive: true });
+  mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
   const name = `${String(now).padStart(15, "0")}-${process.pid}-${randomBytes(6).toString("hex")}.ndjson`;
   const path = join(spoolDir, name);
-  writeFileAtomicSync(path, lines.map((l) => `${l}\n`).join(""));
+  // Only this user reads what its workers wrote: 0600, like the quarantine.
+  writeFileAtomicSync(path, lines.map((l) => `${l}\n`).join(""), 0o600);
   return path;
 }
 

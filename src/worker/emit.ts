@@ -1,7 +1,7 @@
 import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
-import type { RepoContext } from "../context/repo-context.js";
+import { type RepoContext, redactorFor } from "../context/repo-context.js";
 import { sealText } from "../core/ingest/seal.js";
 import { UsageError } from "../errors.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";
@@ -90,11 +90,14 @@ function notePayload(ctx: RepoContext, note: NoteInput): Record<string, unknown>
   };
   if (note.rationale !== undefined) payload.rationale = note.rationale;
   if (note.privacy === "sensitive") {
-    // Sealed here, so the clear text never touches the spool or the bus.
+    // Sealed here, so the clear text never touches the spool or the bus; redacted first, as
+    // the Director would before sealing, so that opening a note never shows a credential.
     const key = loadSealKey(ctx.paths.sealKey, true) as Uint8Array;
+    const redactor = redactorFor(ctx.config);
+    const clear = (text: string) => redactor.redact(text).text;
     payload.sealed = [
-      sealText(key, "text", note.text),
-      ...(note.rationale !== undefined ? [sealText(key, "rationale", note.rationale)] : []),
+      sealText(key, "text", clear(note.text)),
+      ...(note.rationale !== undefined ? [sealText(key, "rationale", clear(note.rationale))] : []),
     ];
     delete payload.text;
     delete payload.rationale;

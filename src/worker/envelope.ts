@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { redactSenderId } from "../core/ingest/normalize.js";
+import { createRedactor } from "../core/ingest/redact.js";
 import { UsageError } from "../errors.js";
 import {
   ENVELOPE_SCHEMA_VERSION,
@@ -15,10 +17,18 @@ function flagFor(field: PropertyKey | undefined): string {
   return FLAGS[name] ?? `--${name}`;
 }
 
-/** The worker's id on the bus: `--worker`, `ENGRAM_WORKER_ID`, or one derived from the host. */
+const redactor = createRedactor();
+
+/**
+ * The worker's id on the bus: `--worker`, `ENGRAM_WORKER_ID`, or one derived from the host.
+ * Redacted before unsafe characters are replaced: `DB_PASSWORD=...` must not become
+ * `DB_PASSWORD-...` with its value intact.
+ */
 export function workerId(explicit: string | undefined): string {
   const raw = explicit ?? process.env.ENGRAM_WORKER_ID ?? `worker-${hostname()}`;
-  const id = raw.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 128);
+  const id = redactSenderId(raw, redactor)
+    .text.replace(/[^A-Za-z0-9_-]/g, "-")
+    .slice(0, 128);
   if (id.length === 0) throw new UsageError("--worker: expected a non-empty id");
   return id;
 }

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitRefDelivery, gitRefSender } from "../../src/bus/git-ref.js";
 import { openContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { EXIT } from "../../src/errors.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import {
@@ -113,7 +114,7 @@ function eventRefs(origin: string): Map<string, string> {
   return out;
 }
 
-/** Event ids in the Director's journal (key `id:<event_id>`), with how often each occurs. */
+/** Event keys in the Director's journal (`ih:<sha256 of the event_id>`), with how often each occurs. */
 function journalIds(dir: string): Map<string, number> {
   const counts = new Map<string, number>();
   for (const e of readJournal(dir).events) counts.set(e.key, (counts.get(e.key) ?? 0) + 1);
@@ -207,7 +208,7 @@ describe("git-ref transport", () => {
     expect(d.acknowledged).toBe(50);
     expect(eventRefs(s.origin).size).toBe(0);
     const ids = journalIds(s.director);
-    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => `id:${e.event_id}`).sort());
+    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => eventIdKey(e.event_id)).sort());
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
     const texts = readJournal(s.director)
       .events.map((e) => e.text)
@@ -266,7 +267,7 @@ describe("git-ref transport", () => {
     expect(eventRefs(s.origin).size, kills.join("; ")).toBe(0);
     expect(sent).toHaveLength(2000);
     const ids = journalIds(s.director);
-    const missing = sent.filter((id) => !ids.has(`id:${id}`));
+    const missing = sent.filter((id) => !ids.has(eventIdKey(id)));
     expect(missing, kills.join("; ")).toEqual([]);
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
     expect(
@@ -289,7 +290,7 @@ describe("git-ref transport", () => {
     expect(r.sources).toHaveLength(1);
     expect(r.sources[0]).toMatchObject({ source: "git:origin", accepted: 2, acknowledged: 2 });
     expect([...journalIds(s.director).keys()].sort()).toEqual(
-      emitted.map((e) => `id:${jsonOf<Emitted>(e).event_id}`).sort(),
+      emitted.map((e) => eventIdKey(jsonOf<Emitted>(e).event_id)).sort(),
     );
     expect(eventRefs(s.origin).size).toBe(0);
   });
@@ -311,7 +312,7 @@ describe("git-ref transport", () => {
     expect(second).toMatchObject({ accepted: 0, duplicates: 0, files: 0, acknowledged: 6 });
     expect(eventRefs(s.origin).size).toBe(0);
     const ids = journalIds(s.director);
-    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => `id:${e.event_id}`).sort());
+    expect([...ids.keys()].sort()).toEqual(emitted.map((e) => eventIdKey(e.event_id)).sort());
     expect([...ids.values()].every((n) => n === 1)).toBe(true);
   });
 
@@ -355,7 +356,7 @@ describe("git-ref transport", () => {
       acknowledged: 1,
     });
     expect([...journalIds(s.director).keys()].sort()).toEqual(
-      [`id:${a.event_id}`, `id:${b.event_id}`].sort(),
+      [eventIdKey(a.event_id), eventIdKey(b.event_id)].sort(),
     );
     expect(eventRefs(s.origin).size).toBe(0);
   });
@@ -392,7 +393,7 @@ describe("git-ref transport", () => {
 
     // B was pushed, then overwritten by someone else: that loss is theirs. C arrives once.
     expect(await drain(s.director)).toMatchObject({ accepted: 1, duplicates: 0, acknowledged: 1 });
-    expect(journalIds(s.director).has(`id:${c.event_id}`)).toBe(true);
+    expect(journalIds(s.director).has(eventIdKey(c.event_id))).toBe(true);
   });
 
   it("an unreachable remote falls back to the spool (exit 0, spooled, with the reason)", async () => {
@@ -453,7 +454,7 @@ describe("git-ref transport", () => {
     git(evil.dir, ["push", "-q", s.origin, "HEAD:refs/engram/events/evil/x"]);
     const d = await drain(s.director);
     expect(d).toMatchObject({ accepted: 1, quarantined: 3, acknowledged: 1, files: 2 });
-    expect([...journalIds(s.director).keys()]).toEqual([`id:${good.event_id}`]);
+    expect([...journalIds(s.director).keys()]).toEqual([eventIdKey(good.event_id)]);
     const quarantine = readFileSync(join(s.director, ".engram", "quarantine.ndjson"), "utf8");
     expect(quarantine).toContain("refs/engram/events/evil/x:events/sub");
     expect(quarantine).toContain("not-a-file");
@@ -482,7 +483,7 @@ describe("git-ref transport", () => {
     }
     expect(await drain(s.director)).toMatchObject({ accepted: 1 });
     const journal = readJournal(s.director).raw;
-    expect(journal).toContain("[REDACTED:github-token]");
+    expect(journal).toContain("[REDACTED:github-pat]");
     for (const secret of [token, "hunter2", "ACME-123456"]) expect(journal).not.toContain(secret);
   });
 });

@@ -16,6 +16,7 @@ import { ensureStream, type NatsUrl, natsSettings } from "../../src/bus/nats-str
 import type { Delivery } from "../../src/bus/sender.js";
 import { parseBusUrl } from "../../src/bus/url.js";
 import { openContext, type RepoContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { EXIT } from "../../src/errors.js";
 import type { Envelope } from "../../src/schema/envelope.js";
 import { EventBuffer } from "../../src/state/buffer.js";
@@ -306,7 +307,7 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     }>(await director(["run", "--json"], { cwd: repo.dir }));
     expect(run.drained.accepted).toBe(1);
     expect(run.sources[0]).toMatchObject({ accepted: 1, duplicates: 1 });
-    expect(journalKeys(repo).sort()).toEqual(["id:ev-ready", "id:ev-stall"]);
+    expect(journalKeys(repo).sort()).toEqual([eventIdKey("ev-ready"), eventIdKey("ev-stall")]);
   });
 
   it("spools what a server without JetStream cannot store, and says why", async () => {
@@ -371,7 +372,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
     );
     expect(drained).toMatchObject({ source: server.url, accepted: 1, acknowledged: 1 });
-    expect(journalKeys(repo)).toEqual([`id:${emitted.event_id}`]);
+    expect(journalKeys(repo)).toEqual([eventIdKey(emitted.event_id)]);
     const journal = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
     expect(journal).toContain("NATS across hosts");
     // Acknowledged: nothing left for the consumer (the stream keeps the message until its
@@ -396,7 +397,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     expect(run.sources).toEqual([
       expect.objectContaining({ source: server.url, accepted: 1, acknowledged: 1 }),
     ]);
-    expect(journalKeys(repo)).toContain(`id:${second.event_id}`);
+    expect(journalKeys(repo)).toContain(eventIdKey(second.event_id));
   });
 
   it("worker emit --from sends a file of notes as one message, which the drain takes whole", async () => {
@@ -416,7 +417,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
     );
     expect(drained).toMatchObject({ accepted: 3, acknowledged: 1 });
-    expect(journalKeys(repo)).toEqual(emitted.event_ids.map((id) => `id:${id}`));
+    expect(journalKeys(repo)).toEqual(emitted.event_ids.map((id) => eventIdKey(id)));
     expect(await streamState(stream, consumer)).toMatchObject({ pending: 0, ackPending: 0 });
   });
 
@@ -448,7 +449,9 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     const r = await drainNats(ctx, buffer, busUrl());
     buffer.closeJournal();
     expect(r).toMatchObject({ accepted: 20, duplicates: 0, acknowledged: 4 });
-    expect(journalKeys(repo).sort()).toEqual(envelopes.map((e) => `id:${e.event_id}`).sort());
+    expect(journalKeys(repo).sort()).toEqual(
+      envelopes.map((e) => eventIdKey(e.event_id as string)).sort(),
+    );
     expect(await streamState(stream, consumer)).toMatchObject({
       messages: 4,
       pending: 0,
@@ -496,7 +499,11 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     expect(r.redacted).toBeGreaterThanOrEqual(1);
     const state = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
     expect(state).not.toContain(token);
-    expect(journalKeys(repo)).toEqual(["id:ev-secret", "id:ev-1of3", "id:ev-3of3"]);
+    expect(journalKeys(repo)).toEqual([
+      eventIdKey("ev-secret"),
+      eventIdKey("ev-1of3"),
+      eventIdKey("ev-3of3"),
+    ]);
     const quarantine = readFileSync(repo.path(".engram", "quarantine.ndjson"), "utf8")
       .trim()
       .split("\n")
@@ -562,7 +569,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
           }
           const delivery = await sender.send(batch);
           expect(delivery, JSON.stringify(delivery)).toEqual({ transport: "nats", spooled: false });
-          for (const e of batch) acknowledged.add(`id:${e.event_id}`);
+          for (const e of batch) acknowledged.add(eventIdKey(e.event_id as string));
           // Every other send is repeated whole (a lost ack): JetStream drops it, same msg id.
           if ((start / BATCH) % 2 === 1) {
             expect(await sender.send(batch)).toEqual({ transport: "nats", spooled: false });

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { deliver } from "../../src/worker/emit.js";
 import { buildEnvelope } from "../../src/worker/envelope.js";
 import { DIRECTOR_BIN, describeResult, director, spawnBin } from "../support/bins.js";
@@ -75,9 +76,9 @@ describe("the spool under fifty writers and a Director killed mid-drain", () => 
     for (const line of journal.split("\n")) {
       if (line === "") continue;
       const key = (JSON.parse(line) as { key: string }).key;
-      if (key.startsWith("id:")) counts.set(key.slice(3), (counts.get(key.slice(3)) ?? 0) + 1);
+      if (key.startsWith("ih:")) counts.set(key, (counts.get(key) ?? 0) + 1);
     }
-    const missing = acknowledged.filter((id) => !counts.has(id));
+    const missing = acknowledged.filter((id) => !counts.has(eventIdKey(id)));
     const doubled = [...counts].filter(([, n]) => n > 1);
     const summary = `${outcomes.filter((o) => o.startsWith("killed")).length} kills of ${outcomes.length} runs`;
     expect(missing, summary).toEqual([]);

@@ -2,6 +2,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
 import { describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { git } from "../support/repo.js";
@@ -41,7 +42,7 @@ describe("director serve: lifecycle", () => {
       acknowledged: 200,
     });
     expect(existsSync(repo.path(".engram", "director.lock"))).toBe(false);
-    expect(journalKeys(repo)).toEqual(sent.map((e) => `id:${e.event_id}`));
+    expect(journalKeys(repo)).toEqual(sent.map((e) => eventIdKey(e.event_id as string)));
   });
 
   it("refuses to listen beyond loopback without TLS, and half a TLS setup", async () => {

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { connect as tlsConnect } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { describeResult, jsonOf, worker } from "../support/bins.js";
 import {
   dirs,
@@ -98,7 +99,7 @@ describe("director serve: crash and restart under load", () => {
     const counts = new Map<string, number>();
     for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
     for (const id of [...ackedIds, ...bins.map((b) => b.event_id)]) {
-      expect(counts.get(`id:${id}`), id).toBe(1);
+      expect(counts.get(eventIdKey(id as string)), id).toBe(1);
     }
     expect(keys).toHaveLength(WRITERS * PER_WRITER + bins.length);
     expect(clients.some((c) => c.connections > 1)).toBe(true);
@@ -134,7 +135,7 @@ describe.skipIf(!hasOpenssl)("director serve: TLS with client certificates", () 
       }),
     );
     expect(ok.spooled).toBe(false);
-    expect(journalKeys(repo)).toContain(`id:${ok.event_id}`);
+    expect(journalKeys(repo)).toContain(eventIdKey(ok.event_id as string));
 
     const noCert = await worker(["emit", "--kind", "fact", "--text", "no cert", "--bus", url], {
       cwd: repo.dir,

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { describe, expect, it } from "vitest";
 import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
 import { describeResult } from "../support/bins.js";
 import { envelope, fakeGithubToken, note } from "../support/envelopes.js";
@@ -41,7 +42,7 @@ describe("director serve: protocol", () => {
     peer.send(note("fact", "first over tcp", { eventId: "ev_p1", seq: 1 }));
     const ack = await peer.ackedThrough(1);
     expect(ack.payload).toEqual({ from_seq: 1, through_seq: 1 });
-    expect(journalKeys(repo)).toEqual(["id:ev_p1"]);
+    expect(journalKeys(repo)).toEqual([eventIdKey("ev_p1")]);
     peer.socket.end();
     const r = await stop(hub);
     expect(r.code, describeResult(r)).toBe(0);
@@ -89,7 +90,7 @@ describe("director serve: protocol", () => {
     for (let i = 0; i < huge.length; i += 16_384) peer.socket.write(huge.slice(i, i + 16_384));
     peer.send("", note("fact", "after", { eventId: "ev_after", seq: 3 }));
     await peer.ackedThrough(3);
-    expect(journalKeys(repo)).toEqual(["id:ev_before", "id:ev_after"]);
+    expect(journalKeys(repo)).toEqual([eventIdKey("ev_before"), eventIdKey("ev_after")]);
     const [record] = quarantine(repo);
     expect(record).toMatchObject({ reason: "oversized", line: 2 });
     expect(record?.source).toMatch(/^tcp\/w1@127\.0\.0\.1:\d+$/);
@@ -115,7 +116,7 @@ describe("director serve: protocol", () => {
       // Read the moment the ack arrives: everything it covers must already be written.
       const keys = new Set(journalKeys(repo));
       for (let seq = 1; seq <= (m.payload.through_seq as number); seq++) {
-        if (!keys.has(`id:${ids[seq - 1]}`)) violations.push(ids[seq - 1] as string);
+        if (!keys.has(eventIdKey(ids[seq - 1] as string))) violations.push(ids[seq - 1] as string);
       }
     };
     for (let i = 0; i < ids.length; i += 50) {

@@ -5,6 +5,7 @@
 import { readdirSync, readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import {
   assertBuilt,
   type BinOptions,
@@ -391,16 +392,11 @@ describe.concurrent("director ingest", () => {
 
     const journal = readJournal(repo.dir);
     expect(journal.bad).toEqual([]);
-    expect(journal.events.map((e) => e.key).filter((k) => k.startsWith("id:"))).toEqual([
-      "id:ev-lesson",
-      "id:ev-hb",
-      "id:ev-err",
-      "id:ev-obs",
-      "id:ev-dec",
-      "id:ev-secret",
-    ]);
+    expect(journal.events.map((e) => e.key).filter((k) => k.startsWith("ih:"))).toEqual(
+      ["ev-lesson", "ev-hb", "ev-err", "ev-obs", "ev-dec", "ev-secret"].map(eventIdKey),
+    );
     expect(journal.events.filter((e) => e.key.startsWith("h:"))).toHaveLength(1);
-    const secretEvent = journal.events.find((e) => e.key === "id:ev-secret");
+    const secretEvent = journal.events.find((e) => e.key === eventIdKey("ev-secret"));
     expect(secretEvent?.text).toContain("REDACTED");
 
     // The same file on stdin: everything valid is now a duplicate, bad lines are kept again.
@@ -485,7 +481,10 @@ describe.concurrent("director run, verify and status", () => {
     expect(catalog.hash).toBe(forced.catalog_hash);
     expect(catalog.catalog_version).toBe(idle.catalog_version + 1);
     // The newest window stays in the buffer.
-    expect(readJournal(repo.dir).events.map((e) => e.key)).toEqual(["id:r9", "id:r10"]);
+    expect(readJournal(repo.dir).events.map((e) => e.key)).toEqual([
+      eventIdKey("r9"),
+      eventIdKey("r10"),
+    ]);
     for (const e of readEngrams(repo.dir)) {
       expect(e.path).toBe(
         `memory/${e.engram.scope}/${e.engram.version}/engram_${e.engram.engram_id}.json`,

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { dedupKey, normalizeLine } from "../../src/core/ingest/normalize.js";
+import {
+  dedupKey,
+  eventIdKey,
+  normalizeLine,
+  quarantineExcerpt,
+} from "../../src/core/ingest/normalize.js";
 import { createRedactor } from "../../src/core/ingest/redact.js";
 import { openSealed } from "../../src/core/ingest/seal.js";
 
@@ -54,7 +59,7 @@ describe("normalizeLine", () => {
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.event).toMatchObject({
-      key: "id:ev-1",
+      key: eventIdKey("ev-1"),
       received_at: ctx.receivedAt,
       sent_at: "2030-12-31T22:00:00.000Z",
       type: "memory_note.v1",
@@ -117,7 +122,7 @@ describe("normalizeLine", () => {
     if (!result.ok) return;
     expect(JSON.stringify(result.event)).not.toContain(TOKEN);
     expect(result.event.redactions).toBe(2);
-    expect(result.event.text).toContain("[REDACTED:github-token]");
+    expect(result.event.text).toContain("[REDACTED:github-pat]");
   });
 
   it("never echoes a secret in a quarantine detail", () => {
@@ -151,7 +156,9 @@ describe("normalizeLine", () => {
 
   it("keys duplicates by event_id, else by the canonical envelope (not by sender and seq)", () => {
     const a = envelope("heartbeat.v1", { stage: "build" });
-    expect(dedupKey(a)).toBe("id:ev-1");
+    // The id's digest, never the id itself: a writer may put anything there.
+    expect(dedupKey(a)).toBe(eventIdKey("ev-1"));
+    expect(dedupKey(a)).toMatch(/^ih:[0-9a-f]{64}$/);
     const { event_id: _drop, ...noId } = a;
     const reordered = Object.fromEntries(Object.entries(noId).reverse());
     expect(dedupKey(noId)).toMatch(/^h:[0-9a-f]{64}$/);
@@ -194,7 +201,8 @@ describe("normalizeLine: telemetry in the upstream shapes", () => {
       error_id: "e-9",
       text: "slow",
       retryable: false,
-      key: "err:w-1:e-9",
+      // A digest of the sender id and error id, never the ids themselves.
+      key: expect.stringMatching(/^eh:[0-9a-f]{64}$/),
     });
   });
 
@@ -213,5 +221,62 @@ describe("normalizeLine: telemetry in the upstream shapes", () => {
     const a = envelope("worker_error.v1", { error: { error_id: "e-1" } }, { event_id: "x" });
     const b = envelope("worker_error.v1", { error: { error_id: "e-1" } }, { event_id: "y" });
     expect(dedupKey(a)).toBe(dedupKey(b));
+  });
+});
+
+describe("every field a worker fills is redacted", () => {
+  const gh = () => `gh${"p"}_${"aB3dE6gH9j".repeat(4)}`;
+  const line = (overrides: Record<string, unknown>, payload: Record<string, unknown>) =>
+    JSON.stringify({
+      schema_version: "agentbus-envelope/v1",
+      message_type: "memory_event.v1",
+      sent_at: "2026-11-22T10:00:00.000Z",
+      sender: { role: "worker", id: "w-1" },
+      seq: 1,
+      payload,
+      ...overrides,
+    });
+
+  it("redacts the sender id, keeping it a safe id", () => {
+    const r = normalizeLine(line({ sender: { role: "worker", id: gh() } }, { kind: "k" }), ctx);
+    if (!r.ok) throw new Error(r.detail);
+    expect(r.event.sender.id).toBe("REDACTED-github-pat");
+    expect(r.event.redactions).toBe(1);
+  });
+
+  it("redacts a memory_event kind and topics before they are lower-cased", () => {
+    const aws = `AK${"IA"}QW3RT7YU2IO5PA8S`;
+    const r = normalizeLine(line({}, { kind: `${gh()} carrier`, topics: [aws] }), ctx);
+    if (!r.ok) throw new Error(r.detail);
+    expect(r.event.kind).toBe("[REDACTED:github-pat] carrier");
+    expect(r.event.topics).toEqual(["[REDACTED:aws-access-token]"]);
+  });
+
+  it("keys an event by the digest of its id, never the id", () => {
+    const r = normalizeLine(line({ event_id: gh() }, { kind: "k" }), ctx);
+    if (!r.ok) throw new Error(r.detail);
+    expect(r.event.key).toBe(eventIdKey(gh()));
+    expect(r.event.key).not.toContain(gh().slice(4));
+  });
+
+  it("replaces lone surrogates with U+FFFD and counts them", () => {
+    const r = normalizeLine(line({}, { kind: "k", text: "a\uD800b", topics: ["x\uDC00"] }), ctx);
+    if (!r.ok) throw new Error(r.detail);
+    expect(r.event.text).toBe("a\uFFFDb");
+    expect(r.event.topics).toEqual(["x\uFFFD"]);
+    expect(r.repaired).toBe(2);
+  });
+
+  it("decodes JSON escapes before redacting a quarantine excerpt", () => {
+    const token = gh();
+    const raw = `{"payload": {"text": "\\u0067${token.slice(1)}", `;
+    const excerpt = quarantineExcerpt(raw, ctx.redactor);
+    expect(excerpt.text).toContain("[REDACTED:github-pat]");
+    expect(excerpt.text).not.toContain(token.slice(4));
+  });
+
+  it("cuts a quarantine excerpt on a grapheme boundary", () => {
+    const excerpt = quarantineExcerpt(`${"a".repeat(299)}\u{1F600}tail`, ctx.redactor);
+    expect(excerpt.text).toBe("a".repeat(299));
   });
 });

@@ -434,3 +434,24 @@ describe("verifyMemory: one finding per kind of damage", () => {
     expect(keys).toEqual([...keys].sort());
   });
 });
+
+describe("verifyMemory: text that is not valid Unicode", () => {
+  it("reports a lone surrogate escaped in an engram file", () => {
+    const tree = validTree();
+    const [first, ...rest] = tree.files;
+    if (first === undefined) throw new Error("no engram file");
+    // `\ud800` alone, inside a JSON string: the file's own hash may still match, but a strict
+    // RFC 8785 implementation refuses to hash it.
+    const broken = { ...first, text: first.text.replace("{", '{"note":"x\\ud800",') };
+    const findings = verifyMemory(inputOf(tree, { files: [broken, ...rest] }));
+    expect(findings).toContainEqual(
+      expect.objectContaining({ path: first.path, code: "lone-surrogate" }),
+    );
+  });
+
+  it("reports a lone surrogate in MEMORY.md", () => {
+    const tree = validTree();
+    const findings = verifyMemory(inputOf(tree, { memoryMd: `${tree.memoryMd}\uDC00` }));
+    expect(findings.map((f) => f.code)).toContain("lone-surrogate");
+  });
+});

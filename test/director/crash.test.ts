@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { readIntent } from "../../src/director/director-state.js";
 import {
   assertBuilt,
@@ -87,14 +88,14 @@ function makeBatch(dir: string, rng: Rng, tag: number, n: number): Batch {
   const notes = new Map<string, { marker: string; text: string }>();
   for (let i = 0; i < n; i++) {
     const eventId = `c${tag}-${i}`;
-    keys.push(`id:${eventId}`);
+    keys.push(eventIdKey(eventId));
     const sender = `w${rng.int(0, 3)}`;
     if (rng.chance(0.25)) {
       lines.push(heartbeat(`stage-${rng.int(0, 5)}`, { eventId, sender, seq: i }));
     } else {
       const marker = `k${tag}n${i}`;
       const text = `Observation ${marker}: ${rng.pick(TOPICS)} needs care ${rng.int(0, 1e9)}`;
-      notes.set(`id:${eventId}`, { marker, text });
+      notes.set(eventIdKey(eventId), { marker, text });
       lines.push(
         note(rng.pick(KINDS), text, { eventId, sender, seq: i, topics: [rng.pick(TOPICS)] }),
       );
@@ -298,7 +299,7 @@ describe("kill -9 of the Director", () => {
         );
         for (const { r, marker, text } of results) {
           const { event_id } = jsonOf<{ event_id: string }>(r);
-          ledger.add(`id:${event_id}`, { marker, text });
+          ledger.add(eventIdKey(event_id), { marker, text });
         }
         const spawned = spawnBin(DIRECTOR_BIN, ["run", "--force", "--json"], { cwd: repo.dir });
         const how = trigger(spawned, "run");

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -13,6 +14,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { EventBuffer, type SerializedEvent, serializeEvent } from "../../src/state/buffer.js";
 import { acquireLock, removeStaleLock } from "../../src/state/lock.js";
 import { type StatePaths, statePaths } from "../../src/state/paths.js";
@@ -117,7 +119,8 @@ describe("EventBuffer", () => {
     buffer.closeJournal();
     const lines = readFileSync(paths.seen, "utf8").trim().split("\n");
     expect(lines.length).toBeLessThanOrEqual(8);
-    expect(lines).toContain("id:ev-30");
+    // Written as today's key: the digest of the event id, never the id.
+    expect(lines).toContain(eventIdKey("ev-30"));
   });
 });
 
@@ -278,4 +281,24 @@ describe("lock", () => {
       expect(existsSync(path)).toBe(false);
     }
   }, 30_000);
+});
+
+describe("EventBuffer: keys written before event ids were hashed", () => {
+  it("opens an old journal and seen.keys, deduplicates by today's key and drops raw ids", () => {
+    const { seq: _seq, ...old } = memoryEvent(1);
+    const oldLine = JSON.stringify({ seq: 1, ...old, key: "id:ev-raw-1" });
+    mkdirSync(join(dir, ".engram", "buffer"), { recursive: true });
+    writeFileSync(paths.journal, `${oldLine}\n`);
+    writeFileSync(paths.seen, "id:ev-raw-0\nh:abc\n");
+    const buffer = EventBuffer.open(paths);
+    expect(buffer.count).toBe(1);
+    expect(buffer.has(eventIdKey("ev-raw-1"))).toBe(true);
+    expect(buffer.has(eventIdKey("ev-raw-0"))).toBe(true);
+    expect(buffer.has("h:abc")).toBe(true);
+    // A resend of either event is a duplicate.
+    const resend = serializeEvent({ ...old, key: eventIdKey("ev-raw-1") });
+    expect(buffer.append([resend])).toHaveLength(0);
+    expect(readFileSync(paths.seen, "utf8")).not.toContain("ev-raw-0");
+    buffer.closeJournal();
+  });
 });

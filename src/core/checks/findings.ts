@@ -28,6 +28,7 @@ export const FINDING_CODES = [
   "focus-stale",
   "focus-bytes",
   "focus-items",
+  "lone-surrogate",
 ] as const;
 
 /** The kind of a finding, one of `FINDING_CODES`. */

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { cutText } from "../model/text.js";
 import type { FindingCode } from "./findings.js";
 
 /** How a check reports a finding. */
@@ -161,5 +162,5 @@ export function show(value: unknown, quote = true): string {
 }
 
 function truncate(text: string): string {
-  return text.length > MAX_SHOWN_CHARS ? `${text.slice(0, MAX_SHOWN_CHARS)}…` : text;
+  return text.length > MAX_SHOWN_CHARS ? `${cutText(text, MAX_SHOWN_CHARS)}…` : text;
 }

@@ -12,6 +12,7 @@ import {
 import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../rendering/focus-header.js";
 import { compareFindings, type Finding, type FindingCode, oneLine } from "./findings.js";
+import { checkLoneSurrogates } from "./unicode.js";
 import { type Add, checkHashedDocument, isRecord, type Raw, show } from "./verify-document.js";
 
 /** A file under `memory/st` or `memory/lt`: repo-relative POSIX path and its UTF-8 text. */
@@ -61,6 +62,9 @@ export function verifyMemory(input: VerifyInput): Finding[] {
 
   const files = new Map<string, string>();
   for (const file of input.files) files.set(file.path, file.text);
+  if (input.catalogText !== undefined) checkLoneSurrogates(CATALOG_PATH, input.catalogText, add);
+  for (const [path, text] of files) checkLoneSurrogates(path, text, add);
+  if (input.memoryMd !== undefined) checkLoneSurrogates(FOCUS_PATH, input.memoryMd, add);
 
   const views = new Map<string, FileView>();
   for (const [path, text] of files) {

@@ -1,6 +1,7 @@
 import type { Sealed } from "../../schema/common.js";
 import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
+import { cutText } from "../model/text.js";
 import type { Telemetry } from "./telemetry.js";
 
 /** The items of one group: what an engram of it says. */
@@ -98,7 +99,7 @@ export function packEngrams(
 function shrink(
   item: { kind: "fact"; text: string } | { kind: "decision"; value: Decision },
 ): boolean {
-  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
+  const half = (text: string) => `${cutText(text, Math.floor(text.length / 2))}…`;
   if (item.kind === "fact") {
     if (item.text.length <= 40) return false;
     item.text = half(item.text);

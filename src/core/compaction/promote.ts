@@ -1,6 +1,6 @@
 import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
-import { compareText } from "../model/text.js";
+import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
 
 export interface PromotionPolicy {
@@ -139,7 +139,7 @@ function packPromotion(
         items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`),
       ),
     ]
-      .map((r) => (r.length > 200 ? `${r.slice(0, 199)}…` : r))
+      .map((r) => (r.length > 200 ? `${cutText(r, 199)}…` : r))
       .slice(0, 50);
     return {
       version: input.version,
@@ -234,7 +234,7 @@ function firstLinks(engrams: readonly Engram[], limit: number): Engram["links"] 
 }
 
 function shortenCandidate(c: Candidate): boolean {
-  const half = (text: string) => `${text.slice(0, Math.floor(text.length / 2))}…`;
+  const half = (text: string) => `${cutText(text, Math.floor(text.length / 2))}…`;
   if (c.fact !== undefined && c.fact.length > 40) {
     c.fact = half(c.fact);
     return true;

@@ -1,6 +1,6 @@
 import type { EngramBody } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
-import { clipItem, compareText, round3 } from "../model/text.js";
+import { clipItem, compareText, cutText, round3 } from "../model/text.js";
 import { secondsBetween } from "../model/time.js";
 
 export type Telemetry = NonNullable<EngramBody["telemetry"]>;
@@ -79,9 +79,11 @@ export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: 
         error_type: errorType,
         count: list.length,
         retryable,
-        sample: clipItem(
-          sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : ""),
-        ).slice(0, 280),
+        // Cut on a grapheme boundary: half a surrogate pair is not text.
+        sample: cutText(
+          clipItem(sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : "")),
+          280,
+        ),
         workers: [...new Set(list.map((e) => e.sender.id))].sort().slice(0, 32),
       };
     });

@@ -1,3 +1,4 @@
+import { cutText } from "../model/text.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -326,7 +327,8 @@ function restAfterFirstLine(body: string): string {
 }
 
 function clip(text: string): string {
-  return text.length > 400 ? `${text.slice(0, 399).trimEnd()}…` : text;
+  // Cut on a grapheme boundary: half a surrogate pair is not text.
+  return text.length > 400 ? `${cutText(text, 399).trimEnd()}…` : text;
 }
 
 function plain(text: string): string {

@@ -4,6 +4,7 @@ import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { canonicalJson, sha256Hex } from "../model/canonical.js";
 import { classifyLink, normalizeIssue } from "../model/links.js";
+import { cutText, wellFormed } from "../model/text.js";
 import type { RedactionResult, Redactor } from "./redact.js";
 import { sealText } from "./seal.js";
 import { errorDedupKey, telemetryFields } from "./telemetry-fields.js";
@@ -18,7 +19,8 @@ export type QuarantineReason =
   | "invalid-payload";
 
 export type NormalizeResult =
-  | { ok: true; event: PendingEvent }
+  /** `repaired`: lone surrogates replaced by U+FFFD in the event's text. */
+  | { ok: true; event: PendingEvent; repaired: number }
   | { ok: false; reason: QuarantineReason; detail: string; redactions: number };
 
 export interface NormalizeContext {
@@ -38,16 +40,39 @@ export function strictestPrivacy(a: Privacy, b: Privacy): Privacy {
 
 /**
  * The start of a rejected line, kept in the quarantine so a person can see what came in.
- * The whole line is redacted before it is cut, so a secret straddling the cut cannot leak
- * as an unrecognisable prefix.
+ * JSON string escapes are decoded first (`\u0067hp_...` is a token too), then the whole line
+ * is redacted before it is cut (on a grapheme boundary), so a secret straddling the cut
+ * cannot leak as an unrecognisable prefix.
  */
 export function quarantineExcerpt(
   line: string,
   redactor: Redactor,
   maxChars = 300,
 ): RedactionResult {
-  const redacted = redactor.redact(line);
-  return { text: redacted.text.slice(0, maxChars), count: redacted.count };
+  const redacted = redactor.redact(wellFormed(decodeJsonEscapes(line)).text);
+  return { text: cutText(redacted.text, maxChars), count: redacted.count };
+}
+
+const JSON_ESCAPE = /\\(?:u([0-9A-Fa-f]{4})|(["\\/bfnrt]))/g;
+const SIMPLE_ESCAPES: Record<string, string> = {
+  '"': '"',
+  "\\": "\\",
+  "/": "/",
+  b: "\b",
+  f: "\f",
+  n: "\n",
+  r: "\r",
+  t: "\t",
+};
+
+/** The text with JSON string escapes decoded, also where the line as a whole is not JSON. */
+export function decodeJsonEscapes(text: string): string {
+  if (!text.includes("\\")) return text;
+  return text.replace(JSON_ESCAPE, (_m, hex: string | undefined, simple: string | undefined) =>
+    hex !== undefined
+      ? String.fromCharCode(Number.parseInt(hex, 16))
+      : (SIMPLE_ESCAPES[simple as string] as string),
+  );
 }
 
 /**
@@ -56,10 +81,35 @@ export function quarantineExcerpt(
  */
 export function dedupKey(envelope: Record<string, unknown>): string {
   const errorKey = errorDedupKey(envelope);
-  if (errorKey !== undefined) return errorKey;
+  // A digest, never the sender id and error id themselves (they reach the journal).
+  if (errorKey !== undefined) return `eh:${sha256Hex(errorKey)}`;
   const id = envelope.event_id;
-  if (typeof id === "string" && id.length > 0) return `id:${id}`;
+  if (typeof id === "string" && id.length > 0) return eventIdKey(id);
   return `h:${sha256Hex(canonicalJson(envelope))}`;
+}
+
+/**
+ * The key of a writer's `event_id`: its digest, never the id itself (a writer may put
+ * anything there, and the keys reach the journal, `seen.keys` and the state branch).
+ */
+export function eventIdKey(id: string): string {
+  return `ih:${sha256Hex(id)}`;
+}
+
+/** A key written before event ids were hashed (`id:<event_id>`), in today's form. */
+export function currentKey(key: string): string {
+  return key.startsWith("id:") ? eventIdKey(key.slice(3)) : key;
+}
+
+/** A sender id, redacted and still a safe id: `[REDACTED:github-pat]` becomes `REDACTED-github-pat`. */
+export function redactSenderId(id: string, redactor: Redactor): RedactionResult {
+  const result = redactor.redact(id);
+  if (result.count === 0) return result;
+  const text = result.text
+    .replace(/\[REDACTED:([a-z0-9-]+)\]/g, "REDACTED-$1")
+    .replace(/[^A-Za-z0-9_-]/g, "-")
+    .slice(0, 128);
+  return { text, count: result.count };
 }
 
 function describeIssues(error: z.ZodError, prefix: string): string {
@@ -127,8 +177,11 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   }
   const key = dedupKey(raw as Record<string, unknown>);
   let redactions = 0;
+  let repaired = 0;
   const clean = (text: string): string => {
-    const result = ctx.redactor.redact(text);
+    const valid = wellFormed(text);
+    repaired += valid.replaced;
+    const result = ctx.redactor.redact(valid.text);
     redactions += result.count;
     return result.text;
   };
@@ -139,7 +192,8 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   const topics: string[] = [];
   if (Array.isArray(p.topics)) {
     for (const raw of p.topics as string[]) {
-      const topic = clean(raw.trim().toLowerCase());
+      // Redacted before it is lower-cased: a lower-cased token no longer looks like one.
+      const topic = lowerKeepingMarkers(clean(raw.trim()));
       if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
     }
   }
@@ -152,6 +206,8 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   }
   const privacy: Privacy = (p.privacy as Privacy | undefined) ?? "private";
   const sender = env.sender;
+  const senderId = redactSenderId(sender.id, ctx.redactor);
+  redactions += senderId.count;
   // Telemetry in the upstream nested shapes or our flat aliases, read into one set of fields.
   const t = telemetryFields(env.message_type, p);
   const issue = normalizeIssue(t.issue);
@@ -177,11 +233,11 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     type: env.message_type,
     sender:
       sender.run_id === undefined
-        ? { role: sender.role, id: sender.id }
-        : { role: sender.role, id: sender.id, run_id: clean(sender.run_id) },
+        ? { role: sender.role, id: senderId.text }
+        : { role: sender.role, id: senderId.text, run_id: clean(sender.run_id) },
     // Already canonical UTC in the common case: skip the Date round trip.
     sent_at: CANONICAL_UTC.test(env.sent_at) ? env.sent_at : new Date(env.sent_at).toISOString(),
-    kind: kindOf(env.message_type, p),
+    kind: kindOf(env.message_type, p, clean),
     text: privacy === "sensitive" ? undefined : text,
     rationale: privacy === "sensitive" ? undefined : rationale,
     topics,
@@ -205,17 +261,27 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     sealed,
     redactions,
   };
-  return { ok: true, event };
+  return { ok: true, event, repaired };
+}
+
+function lowerKeepingMarkers(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.includes("[redacted:") ? lower.replace(/\[redacted:/g, "[REDACTED:") : lower;
 }
 
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-function kindOf(type: string, payload: Record<string, unknown>): string {
+function kindOf(
+  type: string,
+  payload: Record<string, unknown>,
+  clean: (text: string) => string,
+): string {
   switch (type) {
     case "memory_note.v1":
       return payload.kind as string;
     case "memory_event.v1":
-      return String(payload.kind).slice(0, 64);
+      // Free text from the writer: redacted like any other, then cut on a grapheme boundary.
+      return cutText(clean(String(payload.kind)), 64);
     case "heartbeat.v1":
       return "heartbeat";
     case "task_progress.v1":

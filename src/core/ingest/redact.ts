@@ -1,9 +1,19 @@
 /**
- * Secret redaction for ingest. Every event passes through here before anything is stored, so
- * the built-in rules are compiled into one case-sensitive alternation (plus a second, cheap
- * scan for JWTs): one pass over a string, however many rules. Case-insensitive key words are
- * spelled out as character classes, since Node 20 has no inline `(?i:)`.
+ * Secret redaction. Every event passes through here before anything is stored, on the worker
+ * before it sends and at ingest for every other writer. The rules are data (`rules/`): the
+ * provider formats of gitleaks' default configuration, the context rules (key words, URLs,
+ * headers, PEM blocks) and base64-wrapped tokens. Each rule runs its regular expression only
+ * when one of its keywords occurs in the text (one combined scan of the lower-cased text finds
+ * them), so text with no keyword costs one scan, however many rules there are.
  */
+import { compileCustom } from "./custom-patterns.js";
+import { base64Rule } from "./rules/base64.js";
+import { CONTEXT_RULES, PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
+import { GITLEAKS_RULES } from "./rules/gitleaks.js";
+import { looksLikePassword, looksLikeToken, shannonEntropy } from "./rules/harmless.js";
+import type { SecretRule } from "./rules/types.js";
+
+export { RedactionPatternError } from "./custom-patterns.js";
 
 export interface RedactionResult {
   text: string;
@@ -16,327 +26,210 @@ export interface Redactor {
   readonly ruleNames: readonly string[];
 }
 
-/** A `[redaction] patterns` entry that is not a usable regular expression. */
-export class RedactionPatternError extends Error {
-  constructor(
-    readonly index: number,
-    readonly pattern: string,
-    reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`redaction.patterns[${index}] ${JSON.stringify(pattern)}: ${reason}`, options);
-    this.name = "RedactionPatternError";
-  }
-}
-
-interface Rule {
-  name: string;
-  /** Regex source. Groups named `v_*` mark the secret part; text before it in the match is kept. */
-  source: string;
-  /** Runs as a second scan, over the output of the first. */
-  second?: boolean;
-  /** A token with a shape of its own: a generic rule's value of this shape takes this name. */
-  shaped?: boolean;
-}
-
-/** `abc` -> `[Aa][Bb][Cc]`: case-insensitive words inside a case-sensitive regex. */
-function ci(word: string): string {
-  let out = "";
-  for (const ch of word) {
-    const lower = ch.toLowerCase();
-    const upper = ch.toUpperCase();
-    out += lower === upper ? ch.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&") : `[${upper}${lower}]`;
-  }
-  return out;
-}
-
-// A value never starts inside an existing token (idempotence) or at a PEM block, which has
-// spaces and must be taken whole by its own rule.
-const GUARD = "(?!\\[REDACTED:|-----BEGIN)";
-const SCHEME_WORDS = ["bearer", "basic", "token", "bot", "digest", "negotiate"];
-const AUTH_SCHEMES = `(?:${SCHEME_WORDS.map(ci).join("|")})`;
-const QUOTE_OPT = `(?:\\\\?["'])?`;
-const SEP = `${QUOTE_OPT}[ \\t]*(?::=|[:=])[ \\t]*`;
-
-// Key words whose value is a secret; not followed by a letter, so `tokens` or `secretary` are not.
-const KEYWORD = `(?:${ci("passw")}(?:${ci("or")})?${ci("d")}|${ci("passphrase")}|${ci("secret")}|${ci("token")}|${ci("api")}[_-]?${ci("key")}|${ci("access")}[_-]?${ci("key")}|${ci("private")}[_-]?${ci("key")})(?![A-Za-z])`;
-
-// A quoted value runs to its closing quote, so that a password with spaces goes as a whole.
-const ASSIGNMENT_VALUE = [
-  // JSON escaped inside a string: \"value\"
-  `\\\\"(?<v_esc>${GUARD}(?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n])+)`,
-  `"(?<v_dq>${GUARD}(?:[^"\\\\\\r\\n]|\\\\.)+)`,
-  `'(?<v_sq>${GUARD}(?:[^'\\\\\\r\\n]|\\\\.)+)`,
-  `(?!(?:${AUTH_SCHEMES})[ \\t])(?<v_bare>${GUARD}[^\\s"'\`,;&[\\]{}\\\\=][^\\s"'\`,;&[\\]{}\\\\]*)`,
-].join("|");
-
-/** Built-in rules in priority order: where two could start at the same place, the first wins. */
-const BUILT_IN_RULES: readonly Rule[] = [
-  {
-    name: "private-key",
-    // Without an END line the rest of the text is taken: a truncated key is still a key.
-    source:
-      "-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\\s\\S]*?-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----|[\\s\\S]*)",
-  },
-  {
-    name: "jwt",
-    // Starts only where a base64url run starts: otherwise every `eyJ` inside a long run would
-    // rescan it (quadratic). The look-behind is why this rule has its own second scan: there
-    // it sees `]` where the first scan replaced a neighbour, in every pass alike (idempotence).
-    source: "(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\\.eyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]*",
-    second: true,
-    shaped: true,
-  },
-  {
-    name: "github-token",
-    source: "gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}",
-    shaped: true,
-  },
-  { name: "npm-token", source: "npm_[A-Za-z0-9]{36,}", shaped: true },
-  {
-    name: "aws-access-key-id",
-    source: "(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}",
-    shaped: true,
-  },
-  {
-    name: "aws-secret-key",
-    source: `${ci("aws")}[_.-]?${ci("secret")}[_.-]?(?:${ci("access")}[_.-]?)?${ci("key")}${SEP}${QUOTE_OPT}(?<v_key>${GUARD}[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])`,
-  },
-  {
-    name: "slack-webhook",
-    source:
-      "(?:https?://)?hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}",
-    shaped: true,
-  },
-  {
-    name: "slack-token",
-    source: "xox[abposre]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}",
-    shaped: true,
-  },
-  { name: "anthropic-key", source: "sk-ant-[A-Za-z0-9_-]{20,}", shaped: true },
-  {
-    name: "openai-key",
-    // Legacy keys are 48 base62 characters. Shorter ones (other providers use `sk-` too) must
-    // be mixed-case, which keeps ids such as `task-<hex>` out. No look-behind: a match must
-    // not depend on text that an earlier match replaces (idempotence).
-    source:
-      "sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|[A-Za-z0-9]{48,}|(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{32,})",
-    shaped: true,
-  },
-  {
-    name: "bearer",
-    source: [
-      // A scheme word, when present, is kept; a bare scheme word is never taken as the credential.
-      `${ci("authorization")}${SEP}(?:${AUTH_SCHEMES}[ \\t]+|(?!${AUTH_SCHEMES}[ \\t]))(?<v_auth>${GUARD}[^\\s"'\`,;\\\\]+)`,
-      // A bare `Bearer x` needs a digit or some length, so that prose ("bearer authentication") stays.
-      `(?:[Bb]earer|BEARER)[ \\t]+(?<v_bearer>${GUARD}(?:(?=[A-Za-z_.~+/-]*[0-9])[A-Za-z0-9_.~+/-]{8,}|[A-Za-z0-9_.~+/-]{20,})=*)`,
-    ].join("|"),
-  },
-  {
-    name: "assignment",
-    // No `.` in the key's suffix: `src/auth/token.ts:42` and `secret.yaml: 3` are file names.
-    source: `${KEYWORD}[A-Za-z0-9_-]{0,40}${SEP}(?:${ASSIGNMENT_VALUE})`,
-  },
-  {
-    name: "url-credentials",
-    // Anchored at `://`, so that the scan does not try a scheme at every letter. The user name
-    // is kept (and scanned for tokens of its own).
-    source: `://[^\\s/?#@:"'<>[\\]]*:(?<v_pass>${GUARD}[^\\s/?#"'<>]+)(?=@)`,
-  },
-];
-
-const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;
-const WHOLE_TOKEN_RE = /^\[REDACTED:[a-z0-9-]+\]$/;
-
-// A pattern that matches nothing at all would put a token between every two characters.
-const EMPTY_PROBES = ["", "a", "Z", "0", " ", "-", "_", "\n", "[REDACTED:x]"];
-
 interface CompiledRule {
-  name: string;
+  id: string;
   token: string;
-  /** Capture index of the whole rule in the combined regex. */
-  group: number;
-  /** Capture indices of the secret parts (see `Rule.source`). */
-  valueGroups: readonly number[];
+  regex: RegExp;
+  groups: readonly number[];
+  entropy: number;
+  allow: readonly RegExp[];
+  check: ((secret: string, match: string) => boolean) | undefined;
+  lookback: number;
+}
+
+function compileRule(rule: SecretRule): CompiledRule {
+  return {
+    id: rule.id,
+    token: `[REDACTED:${rule.id}]`,
+    regex: new RegExp(rule.pattern, `g${rule.flags ?? ""}`),
+    groups: rule.groups ?? [],
+    entropy: rule.entropy ?? 0,
+    allow: (rule.allow ?? []).map((source) => new RegExp(source)),
+    check: rule.check,
+    lookback: rule.lookback ?? 0,
+  };
+}
+
+/** The keyword scan of a rule set: which rules a text needs to run. */
+interface RuleSet {
+  rules: readonly CompiledRule[];
+  /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
+  slots: Uint16Array;
+  lists: readonly (readonly Keyword[])[];
+  /** 1 for an ASCII code (either case) that starts some keyword: most characters do not. */
+  starts: Uint8Array;
+}
+
+interface Keyword {
+  word: string;
+  /** The rules it turns on: its own, and those of every keyword it contains. */
+  rules: readonly number[];
+}
+
+function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
+  const rules = sources.map(compileRule);
+  const direct = new Map<string, number[]>();
+  sources.forEach((rule, i) => {
+    for (const keyword of rule.keywords) direct.set(keyword, [...(direct.get(keyword) ?? []), i]);
+  });
+  const all = [...direct.keys()];
+  const slots = new Uint16Array(128 * 128);
+  const lists: Keyword[][] = [];
+  const starts = new Uint8Array(128);
+  for (const word of all) {
+    if (word.length < 2 || !/^[\x20-\x7e]+$/.test(word) || word !== word.toLowerCase()) {
+      throw new Error(
+        `redact: keyword ${JSON.stringify(word)} must be lower-case ASCII, 2+ characters`,
+      );
+    }
+    // A place reports every keyword that starts there, so `passphrase` turns on `pass` by
+    // itself; a keyword inside another one (`sk` in `task`) is found at its own place.
+    const turned = new Set<number>(direct.get(word));
+    const head = word.charCodeAt(0);
+    starts[head] = 1;
+    if (head >= 97 && head <= 122) starts[head - 32] = 1;
+    const index = (head << 7) | word.charCodeAt(1);
+    if (slots[index] === 0) slots[index] = lists.push([]);
+    (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
+  }
+  return { rules, slots, lists, starts };
+}
+
+/** Lower case of an ASCII code; other codes as they are. */
+function lowerCode(c: number): number {
+  return c >= 65 && c <= 90 ? c + 32 : c;
 }
 
 /**
- * Numbers the named groups of `source` and returns it with the names removed: exec results
- * of regexes with named groups build a `groups` object per match, which costs more than the
- * scan itself.
+ * The rules whose keywords occur in `text`, case-insensitively: one pass over the text with
+ * a table of the keywords' first two characters, much cheaper than a regex alternation of
+ * a few hundred literals.
  */
-function numberGroups(source: string): { source: string; indices: Map<string, number> } {
-  const indices = new Map<string, number>();
-  let out = "";
-  let count = 0;
-  let inClass = false;
-  for (let i = 0; i < source.length; i++) {
-    const ch = source[i];
-    if (ch === "\\") {
-      out += source.slice(i, i + 2);
-      i++;
-      continue;
+function wantedRules(text: string, set: RuleSet): Map<number, number> {
+  const wanted = new Map<number, number>();
+  const { slots, lists, starts } = set;
+  const n = text.length - 1;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127 || starts[c] === 0) continue;
+    const b = lowerCode(text.charCodeAt(i + 1));
+    if (b > 127) continue;
+    const slot = slots[(lowerCode(c) << 7) | b] as number;
+    if (slot === 0) continue;
+    for (const { word, rules } of lists[slot - 1] as Keyword[]) {
+      if (i + word.length > text.length) continue;
+      let k = 2;
+      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+      if (k < word.length) continue;
+      for (const r of rules) if (!wanted.has(r)) wanted.set(r, i);
     }
-    if (inClass) {
-      if (ch === "]") inClass = false;
-    } else if (ch === "[") {
-      inClass = true;
-    } else if (ch === "(") {
-      const named = /^\(\?<([A-Za-z][A-Za-z0-9_]*)>/.exec(source.slice(i, i + 40));
-      if (named?.[1] !== undefined) {
-        indices.set(named[1], ++count);
-        out += "(";
-        i += named[0].length - 1;
-        continue;
-      }
-      if (source[i + 1] !== "?") count++;
-    }
-    out += ch;
   }
-  return { source: out, indices };
+  return wanted;
 }
 
-interface Scan {
-  regex: RegExp;
-  rules: readonly CompiledRule[];
+interface Span {
+  start: number;
+  end: number;
+  rank: number;
 }
 
-/** One combined regex over `rules`, each alternative a numbered group. */
-function compileScan(rules: readonly Rule[]): Scan {
-  const parts = rules.map((rule, i) => {
-    // Per-rule names keep the groups unique across the alternation.
-    const source = rule.source.replace(/\(\?<v_([a-z]+)>/g, `(?<v${i}_$1>`);
-    return `(?<r${i}>${source})`;
-  });
-  const { source, indices } = numberGroups(parts.join("|"));
-  const compiled = rules.map((rule, i) => {
-    const valueGroups: number[] = [];
-    for (const [name, index] of indices) if (name.startsWith(`v${i}_`)) valueGroups.push(index);
-    const group = indices.get(`r${i}`);
-    if (group === undefined) throw new Error(`redact: rule ${rule.name} lost its group`);
-    return { name: rule.name, token: `[REDACTED:${rule.name}]`, group, valueGroups };
-  });
-  return { regex: new RegExp(source, "g"), rules: compiled };
-}
-
-const FIRST_SCAN = compileScan(BUILT_IN_RULES.filter((rule) => rule.second !== true));
-const SECOND_SCAN = compileScan(BUILT_IN_RULES.filter((rule) => rule.second === true));
-
-const SHAPES = BUILT_IN_RULES.filter((rule) => rule.shaped === true).map((rule) => ({
-  token: `[REDACTED:${rule.name}]`,
-  regex: new RegExp(`^(?:${rule.source})$`),
-}));
-
-/** `[REDACTED:github-token]` reads better than `[REDACTED:assignment]` for `TOKEN=ghp_...`. */
-function tokenFor(value: string, fallback: string): string {
-  for (const shape of SHAPES) if (shape.regex.test(value)) return shape.token;
-  return fallback;
-}
-
-/** Replaces every match of one scan; `count` gets one per replacement. */
-function runScan(text: string, scan: Scan, counter: { count: number }): string {
-  const { regex, rules } = scan;
-  regex.lastIndex = 0;
-  let m = regex.exec(text);
-  if (m === null) return text;
-  let out = "";
-  let last = 0;
-  do {
-    const match = m[0];
-    let replacement = match;
-    for (const rule of rules) {
-      if (m[rule.group] === undefined) continue;
-      replacement = rule.token;
-      for (const g of rule.valueGroups) {
-        const value = m[g];
-        if (value !== undefined) {
-          // The kept part is scanned too: a URL's user name can be a token of its own.
-          const kept = runScan(match.slice(0, match.length - value.length), scan, counter);
-          replacement = kept + tokenFor(value, rule.token);
-          break;
+/** Where the rules of `set` find secrets in `text`, merged, in order. */
+function findSpans(text: string, set: RuleSet): Span[] {
+  const wanted = wantedRules(text, set);
+  if (wanted.size === 0) return [];
+  const spans: Span[] = [];
+  for (const rank of [...wanted.keys()].sort((x, y) => x - y)) {
+    const rule = set.rules[rank] as CompiledRule;
+    const { regex } = rule;
+    // No match starts before the rule's first keyword (less its look-back).
+    regex.lastIndex = Math.max(0, (wanted.get(rank) as number) - rule.lookback);
+    for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+      const match = m[0];
+      let secret: string | undefined = match;
+      if (rule.groups.length > 0) {
+        secret = undefined;
+        for (const g of rule.groups) {
+          if (m[g] !== undefined) {
+            secret = m[g];
+            break;
+          }
         }
       }
-      counter.count++;
-      break;
+      const end = m.index + match.length;
+      const start = secret === undefined ? end : end - secret.length;
+      if (secret === undefined || secret === "" || !isSecret(rule, secret, match)) {
+        // The value may hold a key of its own (`token: GITHUB_TOKEN=...`): look again from it.
+        regex.lastIndex = Math.max(start, m.index + 1);
+        continue;
+      }
+      spans.push({ start, end, rank });
     }
-    out += text.slice(last, m.index) + replacement;
-    last = m.index + match.length;
-    // The nested scan above shares the regex, so the position is set again.
-    regex.lastIndex = last;
-    m = regex.exec(text);
-  } while (m !== null);
+  }
+  if (spans.length <= 1) return spans;
+  spans.sort((a, b) => a.start - b.start || a.rank - b.rank);
+  const merged: Span[] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && span.start < last.end) {
+      last.end = Math.max(last.end, span.end);
+      last.rank = Math.min(last.rank, span.rank);
+    } else {
+      merged.push({ ...span });
+    }
+  }
+  return merged;
+}
+
+function isSecret(rule: CompiledRule, secret: string, match: string): boolean {
+  // Idempotence: a marker is never a secret again.
+  if (secret.startsWith("[REDACTED:")) return false;
+  if (rule.entropy > 0 && shannonEntropy(secret) < rule.entropy) return false;
+  for (const allow of rule.allow) if (allow.test(secret)) return false;
+  return rule.check === undefined || rule.check(secret, match);
+}
+
+function applySpans(text: string, spans: readonly Span[], set: RuleSet): string {
+  let out = "";
+  let last = 0;
+  for (const span of spans) {
+    out += text.slice(last, span.start) + (set.rules[span.rank] as CompiledRule).token;
+    last = span.end;
+  }
   return out + text.slice(last);
 }
 
-/**
- * Rejects a group that repeats without bound while its body also repeats without bound, as in
- * `(a+)+` or `(\w*x)*`: the classic shape of catastrophic backtracking. Ingest is synchronous,
- * so one such pattern could stall the Director; a heuristic rejection is the affordable guard.
- */
-function nestedUnboundedQuantifier(source: string): boolean {
-  const unboundedAt = (at: number): boolean => {
-    const ch = source[at];
-    if (ch === "*" || ch === "+") return true;
-    return ch === "{" && /^\{\d+,\}/.test(source.slice(at, at + 24));
-  };
-  // One entry per open group: does its body repeat without bound?
-  const stack: boolean[] = [];
-  const markParent = (): void => {
-    if (stack.length > 0) stack[stack.length - 1] = true;
-  };
-  let i = 0;
-  while (i < source.length) {
-    const ch = source[i];
-    if (ch === "\\") {
-      i += 2;
-    } else if (ch === "[") {
-      i++;
-      while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
-      i++;
-    } else if (ch === "(") {
-      stack.push(false);
-      i++;
-    } else if (ch === ")") {
-      const inner = stack.pop() ?? false;
-      i++;
-      if (inner && unboundedAt(i)) return true;
-      if (inner) markParent();
-    } else {
-      // Quantifiers land here, after the atom they repeat.
-      if (unboundedAt(i)) markParent();
-      i++;
-    }
+/** The rules that see plain text; base64-wrapped secrets are looked for with them. */
+const PLAIN = buildRuleSet([...GITLEAKS_RULES, ...CONTEXT_RULES]);
+const BUILT_IN = buildRuleSet([
+  ...GITLEAKS_RULES,
+  ...CONTEXT_RULES,
+  base64Rule((decoded) => findSpans(decoded, PLAIN).length > 0),
+]);
+
+/** Every built-in rule id, in priority order. */
+export const BUILT_IN_RULE_IDS: readonly string[] = BUILT_IN.rules.map((rule) => rule.id);
+
+/** Texts shorter than this hold no built-in secret (`pwd=ab` is the shortest). */
+const SHORTEST = 5;
+
+function redactBuiltIn(text: string): RedactionResult {
+  if (text.length < SHORTEST) return { text, count: 0 };
+  let spans = findSpans(text, BUILT_IN);
+  if (spans.length === 0) return { text, count: 0 };
+  let out = text;
+  let count = 0;
+  // A marker can change a neighbour's context (a token glued to a redacted one now ends at
+  // `[`): scan the output again until nothing changes, so that redaction is idempotent.
+  for (let pass = 0; pass < 4 && spans.length > 0; pass++) {
+    out = applySpans(out, spans, BUILT_IN);
+    count += spans.length;
+    spans = findSpans(out, BUILT_IN);
   }
-  return false;
+  return { text: out, count };
 }
 
-function compileCustom(pattern: string, index: number): RegExp {
-  let regex: RegExp;
-  try {
-    regex = new RegExp(pattern, "g");
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new RedactionPatternError(index, pattern, `does not compile: ${reason}`, {
-      cause: error,
-    });
-  }
-  for (const probe of EMPTY_PROBES) {
-    regex.lastIndex = 0;
-    const m = regex.exec(probe);
-    if (m !== null && m[0] === "") {
-      throw new RedactionPatternError(index, pattern, "matches the empty string");
-    }
-  }
-  regex.lastIndex = 0;
-  if (nestedUnboundedQuantifier(pattern)) {
-    throw new RedactionPatternError(
-      index,
-      pattern,
-      "nests unbounded repetition (for example `(a+)+`), which can backtrack catastrophically",
-    );
-  }
-  return regex;
-}
+const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;
+const WHOLE_TOKEN_RE = /^\[REDACTED:[a-z0-9-]+\]$/;
 
 /** Builds a redactor from the built-in rules plus extra regex sources. Throws `RedactionPatternError` naming the index and the source of a pattern that does not compile. */
 export function createRedactor(extraPatterns: readonly string[] = []): Redactor {
@@ -345,15 +238,15 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
     token: `[REDACTED:custom-${index}]`,
   }));
   const ruleNames = Object.freeze([
-    ...BUILT_IN_RULES.map((rule) => rule.name),
+    ...BUILT_IN_RULE_IDS,
     ...custom.map((_c, index) => `custom-${index}`),
   ]);
 
   const redact = (text: string): RedactionResult => {
-    const counter = { count: 0 };
-    let out = runScan(runScan(text, FIRST_SCAN, counter), SECOND_SCAN, counter);
-    if (custom.length === 0) return { text: out, count: counter.count };
-    const builtInCount = counter.count;
+    const builtIn = redactBuiltIn(text);
+    if (custom.length === 0) return builtIn;
+    let out = builtIn.text;
+    let count = builtIn.count;
     for (const { regex: customRegex, token } of custom) {
       customRegex.lastIndex = 0;
       if (!customRegex.test(out)) continue;
@@ -361,15 +254,19 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
         segment.replace(customRegex, (match: string) => {
           // Zero-width matches that slipped past the probes insert nothing.
           if (match === "") return match;
-          counter.count++;
+          count++;
           return token;
         });
       // Existing tokens are left alone, so that a user pattern cannot eat into one.
       out = out.includes("[REDACTED:") ? mapOutsideTokens(out, replaceIn) : replaceIn(out);
     }
-    // A user token may now stand where the look-behind of the second scan saw a letter.
-    if (counter.count > builtInCount) out = runScan(out, SECOND_SCAN, counter);
-    return { text: out, count: counter.count };
+    // A user marker may now stand where a built-in rule's look-behind saw a letter.
+    if (count > builtIn.count) {
+      const again = redactBuiltIn(out);
+      out = again.text;
+      count += again.count;
+    }
+    return { text: out, count };
   };
 
   return { redact, ruleNames };
@@ -385,23 +282,35 @@ function mapOutsideTokens(text: string, fn: (segment: string) => string): string
   return out + fn(text.slice(last));
 }
 
-// Keys of JSON objects whose string value is a secret as a whole, as in `{"password": "hunter2"}`.
-const SECRET_KEY_RE = new RegExp(`${KEYWORD}|^${ci("authorization")}$`);
-const KEY_TOKEN = "[REDACTED:assignment]";
+// Keys of JSON objects whose string value is a secret as a whole, as in `{"password": "hunter2"}`:
+// the key must end with the key word, as in the assignment rules.
+const PASSWORD_KEY_RE = new RegExp(`(?:${PASSWORD_KEYS})[0-9]{0,2}$`, "i");
+const TOKEN_KEY_RE = new RegExp(`(?:${TOKEN_KEYS})[0-9]{0,2}$|^authorization$`, "i");
+
+/** The marker for a whole value under a secret key: its own rule's when it is a known token. */
+function wholeValueToken(value: string, fallback: string): string {
+  const spans = findSpans(value, BUILT_IN);
+  const only = spans.length === 1 ? spans[0] : undefined;
+  if (only !== undefined && only.start === 0 && only.end === value.length) {
+    return (BUILT_IN.rules[only.rank] as CompiledRule).token;
+  }
+  return fallback;
+}
 
 /** Redacts every string inside a JSON-like value (object keys are kept, values are redacted), returning a new value and the total count. */
 export function redactValue(value: unknown, redactor: Redactor): { value: unknown; count: number } {
   let count = 0;
   const walk = (node: unknown, key: string | undefined): unknown => {
     if (typeof node === "string") {
-      if (
-        key !== undefined &&
-        node !== "" &&
-        !WHOLE_TOKEN_RE.test(node) &&
-        SECRET_KEY_RE.test(key)
-      ) {
-        count++;
-        return tokenFor(node, KEY_TOKEN);
+      if (key !== undefined && node !== "" && !WHOLE_TOKEN_RE.test(node)) {
+        if (PASSWORD_KEY_RE.test(key) && looksLikePassword(node)) {
+          count++;
+          return wholeValueToken(node, "[REDACTED:password-assignment]");
+        }
+        if (TOKEN_KEY_RE.test(key) && looksLikeToken(node)) {
+          count++;
+          return wholeValueToken(node, "[REDACTED:generic-api-key]");
+        }
       }
       const result = redactor.redact(node);
       count += result.count;

@@ -28,3 +28,54 @@ export function compareText(a: string, b: string): number {
 export function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
+
+const GRAPHEMES = new Intl.Segmenter("en", { granularity: "grapheme" });
+
+/**
+ * The longest start of `text` of at most `maxUnits` UTF-16 code units that ends on a
+ * grapheme boundary: never half of a surrogate pair, an emoji sequence or a letter with its
+ * combining marks. Graphemes are those of the ICU that Node ships; the cut never depends on
+ * anything else.
+ */
+export function cutText(text: string, maxUnits: number): string {
+  if (text.length <= maxUnits) return text;
+  let end = 0;
+  for (const { index, segment } of GRAPHEMES.segment(text)) {
+    if (index + segment.length > maxUnits) break;
+    end = index + segment.length;
+  }
+  return text.slice(0, end);
+}
+
+/** `cutText` with `…` at the end when the text was cut (the `…` counts toward `maxUnits`). */
+export function clipText(text: string, maxUnits: number): string {
+  if (text.length <= maxUnits) return text;
+  return `${cutText(text, Math.max(0, maxUnits - 1)).trimEnd()}…`;
+}
+
+/** Lone surrogates (half of a pair, alone) in `text`. */
+export function countLoneSurrogates(text: string): number {
+  let count = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) i++;
+      else count++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) {
+      count++;
+    }
+  }
+  return count;
+}
+
+/** `text` with every lone surrogate replaced by U+FFFD, and how many were replaced. */
+export function wellFormed(text: string): { text: string; replaced: number } {
+  if (!ANY_SURROGATE.test(text)) return { text, replaced: 0 };
+  const replaced = countLoneSurrogates(text);
+  if (replaced === 0) return { text, replaced };
+  return { text: text.replace(LONE_SURROGATE, "\uFFFD"), replaced };
+}
+
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;

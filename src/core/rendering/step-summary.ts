@@ -1,3 +1,4 @@
+import { cutText } from "../model/text.js";
 import {
   type FocusUsage,
   renderBudgetTable,
@@ -71,5 +72,5 @@ export function renderStepSummary(input: StepSummaryInput): string {
   const text = lines.join("\n");
   return text.length <= STEP_SUMMARY_MAX_CHARS
     ? text
-    : `${text.slice(0, STEP_SUMMARY_MAX_CHARS - 2)}\n`;
+    : `${cutText(text, STEP_SUMMARY_MAX_CHARS - 2)}\n`;
 }

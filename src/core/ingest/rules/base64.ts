@@ -1,0 +1,77 @@
+/**
+ * Credentials wrapped in base64 (a `.dockerconfigjson`, a Kubernetes secret, an `auth`
+ * field): a base64 run is decoded and scanned when it holds the base64 form of a known
+ * token prefix. The keywords are those prefixes encoded at each of the three byte
+ * alignments, so the decoding runs only where one of them occurs.
+ */
+import type { SecretRule } from "./types.js";
+
+/** Token prefixes worth looking for inside base64. */
+const WRAPPED_PREFIXES = [
+  "ghp_",
+  "gho_",
+  "ghs_",
+  "ghu_",
+  "ghr_",
+  "github_pat_",
+  "AKIA",
+  "ASIA",
+  "glpat-",
+  "sk_live_",
+  "xoxb-",
+  "xoxp-",
+  "npm_",
+  "sk-ant-",
+  "sk-proj-",
+  "-----BEGIN",
+  "hvs.",
+  "AIza",
+];
+
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/** The base64 characters that depend only on `prefix`, when it starts `pad` bytes into a group. */
+function stableEncoding(prefix: string, pad: number): string {
+  const bytes = [...new Array<number>(pad).fill(0), ...Buffer.from(prefix, "latin1")];
+  let bits = "";
+  for (const b of bytes) bits += b.toString(2).padStart(8, "0");
+  const first = Math.ceil((8 * pad) / 6);
+  const last = Math.floor((8 * bytes.length) / 6);
+  let out = "";
+  for (let i = first; i < last; i++)
+    out += ALPHABET[Number.parseInt(bits.slice(6 * i, 6 * i + 6), 2)];
+  return out;
+}
+
+export const BASE64_KEYWORDS: readonly string[] = [
+  ...new Set(
+    WRAPPED_PREFIXES.flatMap((p) => [0, 1, 2].map((pad) => stableEncoding(p, pad).toLowerCase())),
+  ),
+].filter((k) => k.length >= 4);
+
+/** Decodes a base64 (or base64url) run to text, or undefined when it is not text. */
+export function decodeBase64Text(run: string): string | undefined {
+  const text = Buffer.from(run.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("latin1");
+  // Mostly printable: a wrapped credential is text.
+  let printable = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 32 && c < 127) || c === 10 || c === 13 || c === 9) printable++;
+  }
+  return text.length > 0 && printable / text.length > 0.9 ? text : undefined;
+}
+
+/** The rule, given the detector of plain (unwrapped) secrets. */
+export function base64Rule(holdsSecret: (text: string) => boolean): SecretRule {
+  return {
+    id: "base64-encoded-secret",
+    keywords: BASE64_KEYWORDS,
+    // The encoded prefix can sit anywhere in the run.
+    lookback: Number.POSITIVE_INFINITY,
+    pattern: "(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}",
+    check: (secret) => {
+      const text = decodeBase64Text(secret);
+      return text !== undefined && holdsSecret(text);
+    },
+  };
+}

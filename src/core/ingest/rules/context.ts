@@ -1,0 +1,139 @@
+/**
+ * Rules that need context: a key word before the value, a URL's user information, an HTTP
+ * header, a `curl` option, a PEM block, a connection string. These follow gitleaks'
+ * `generic-api-key`, `curl-auth-user`, `curl-auth-header`, `private-key` and secretlint's
+ * `basicauth` and `privatekey`, with precision rules of our own: a value is redacted when it
+ * looks like a credential, not whenever it follows a key word (see `harmless.ts`).
+ */
+import { looksLikePassword, looksLikeToken } from "./harmless.js";
+import type { SecretRule } from "./types.js";
+
+const SEP = `(?:\\\\?["'])?[ \\t]*(?::=|=>|[:=])[ \\t]*`;
+
+/**
+ * The value after a key: a quoted value runs to its closing quote (a password with spaces
+ * goes whole); a bare one to whitespace or punctuation. Each alternative is one capture
+ * group that ends the match (the closing quote is a look-ahead).
+ */
+const VALUE = [
+  // JSON escaped inside a string: \"value\"
+  `\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n])+)(?=\\\\")`,
+  `"((?:[^"\\\\\\r\\n]|\\\\.)+)(?=")`,
+  `'((?:[^'\\\\\\r\\n]|\\\\.)+)(?=')`,
+  // Braces are allowed after the first character, so that `${DB_PASSWORD}` is one value (a placeholder).
+  `([^\\s"'\`,;&[\\]{}()\\\\=<>][^\\s"'\`,;&[\\]()\\\\<>]*)`,
+].join("|");
+
+/**
+ * Key words of a password. The key must END with one (optionally followed by a digit or
+ * two): `DB_PASSWORD`, `client_secret` are keys; `PASSWORD_MIN_LENGTH`, `secret_santa` are not.
+ */
+export const PASSWORD_KEYS = "pass(?:word|wd|phrase)|pwd|secret|credentials?";
+/** Key words of a token or key. Same rule: `api_key_header` and `token_ttl` are not keys. */
+export const TOKEN_KEYS =
+  "token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|secret[_-]?key|client[_-]?key";
+
+const PEM_HEAD = "-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
+const PEM_TAIL = "-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
+/** Characters of a PEM body (base64, header lines such as `Proc-Type: 4,ENCRYPTED`), raw or JSON-escaped newlines. */
+// A dash run of five is a boundary (the END line, or the next block), never body: a text of
+// repeated headers then costs linear time, not quadratic.
+const PEM_BODY = "(?:[A-Za-z0-9+/=\\s:,.]|-(?!----)|\\\\[nrt])";
+
+/**
+ * A PEM body holds base64; prose after a header does not. A block with its END line needs a
+ * run of 16 base64 characters, a truncated one (no END line) a whole line's worth.
+ */
+function isPemBlock(block: string): boolean {
+  return /-----END/.test(block)
+    ? /[A-Za-z0-9+/]{16,}/.test(block)
+    : /[A-Za-z0-9+/]{40,}/.test(block);
+}
+
+export const CONTEXT_RULES: readonly SecretRule[] = [
+  {
+    id: "private-key",
+    keywords: ["-----begin"],
+    // The block to its END line; a truncated block (no END line) to where its body stops.
+    // A header alone, as in prose that names it, is kept: the body must hold a base64 line.
+    pattern: `${PEM_HEAD}${PEM_BODY}*?(?:${PEM_TAIL}|(?!${PEM_BODY}))`,
+    check: (secret) => isPemBlock(secret),
+  },
+  {
+    id: "curl-auth-user",
+    keywords: ["curl"],
+    // `curl -u user:password` or `--user=user:password`; a bare `-u user` prompts, so it stays.
+    pattern: `\\bcurl\\b[^\\r\\n]{0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]{3,})(?=")|'([^'\\r\\n:]*:[^'\\r\\n]{3,})(?=')|([^\\s"':]*:[^\\s"']{3,}))`,
+    groups: [1, 2, 3],
+    check: (secret) => !/:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(secret),
+  },
+  {
+    id: "auth-header",
+    keywords: ["authorization", "bearer"],
+    pattern: [
+      // A scheme word, when present, is kept; a bare scheme word is never the credential.
+      `[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]${SEP}(?:(?:[Bb]earer|[Bb]asic|[Tt]oken|[Bb]ot|[Dd]igest|[Nn]egotiate|BEARER|BASIC|TOKEN)[ \\t]+)?([^\\s"'\`,;\\\\]+)`,
+      // A bare `Bearer x` needs a digit or some length, so that prose ("bearer authentication") stays.
+      `(?:[Bb]earer|BEARER)[ \\t]+((?:(?=[A-Za-z_.~+/-]*[0-9])[A-Za-z0-9_.~+/-]{8,}|[A-Za-z0-9_.~+/-]{20,})=*)`,
+    ].join("|"),
+    groups: [1, 2],
+    check: (secret) => looksLikeToken(secret),
+  },
+  {
+    id: "azure-storage-account-key",
+    keywords: ["accountkey", "sharedaccesskey"],
+    pattern: "(?:Account|SharedAccess)Key=([A-Za-z0-9+/]{40,100}={0,2})",
+    flags: "i",
+    groups: [1],
+  },
+  {
+    id: "url-credentials",
+    keywords: ["://"],
+    // The whole user information goes, so that the marker leaves no `user:password@` shape
+    // that a scanner would flag; a URL with a user name and no password is kept.
+    pattern: `://([^\\s/?#@:"'<>[\\]\\\\]*:[^\\s/?#"'<>[\\]\\\\]+)(?=@)`,
+    groups: [1],
+    check: (secret) => {
+      const password = secret.slice(secret.indexOf(":") + 1);
+      return looksLikePassword(password) && !/^\d{1,5}$/.test(password);
+    },
+  },
+  {
+    id: "passphrase",
+    keywords: ["passphrase"],
+    // An unquoted pass phrase is words: it runs to the end of the line.
+    // Bounded, so that a long line of look-alikes is not scanned again from every key word.
+    pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]{1,256}?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
+    flags: "i",
+    groups: [1],
+    check: (secret) => looksLikePassword(secret),
+  },
+  {
+    id: "password-assignment",
+    keywords: ["pass", "pwd", "secret", "credential"],
+    pattern: `(?:${PASSWORD_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
+    flags: "i",
+    groups: [1, 2, 3, 4],
+    check: (secret) => looksLikePassword(secret),
+  },
+  {
+    id: "generic-api-key",
+    keywords: ["token", "key"],
+    // `encryption_key`: the keyword `key` is 11 characters into the key word.
+    lookback: 16,
+    pattern: `(?:${TOKEN_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
+    flags: "i",
+    groups: [1, 2, 3, 4],
+    check: (secret) => looksLikeToken(secret),
+  },
+  {
+    id: "cli-secret-option",
+    keywords: ["--pass", "--token", "--secret", "--api-key"],
+    // `--password hunter2`, `--token=...`: a command line in a note.
+    pattern:
+      "--(?:password|passwd|token|secret|api-key|access-token|auth-token)(?:=|[ \\t]+)(?![-\\[])([^\\s\"'`,;]+)",
+    flags: "i",
+    groups: [1],
+    check: (secret) => looksLikePassword(secret),
+  },
+];
