@@ -196,8 +196,10 @@ export class Ingestor {
     const quarantine: QuarantineRecord[] = [];
     let quarantineRedactions = 0;
     for (const outcome of outcomes) {
-      if (outcome.ok) events.push(outcome.event);
-      else {
+      if (outcome.ok) {
+        events.push(outcome.event);
+        this.countRepaired(outcome.repaired);
+      } else {
         quarantine.push(outcome.record);
         quarantineRedactions += outcome.redactions;
         if (outcome.note) this.noteLines++;
@@ -258,6 +260,7 @@ export class Ingestor {
 
   private apply(packed: PackedOutcomes): Promise<void> {
     this.noteLines += packed.noteLines;
+    this.countRepaired(packed.repaired);
     return this.store(unpackEvents(packed), packed.quarantine, packed.quarantineRedactions);
   }
 
@@ -317,8 +320,12 @@ export class Ingestor {
     this.counts.duplicates += offered - added.length;
     this.counts.quarantined += quarantine.length;
     this.counts.redacted += redacted;
-    if (packed.repaired > 0) {
-      this.counts.surrogates_replaced = (this.counts.surrogates_replaced ?? 0) + packed.repaired;
+  }
+
+  /** Lone surrogates replaced by U+FFFD while normalizing (absent from the counts when none). */
+  private countRepaired(repaired: number): void {
+    if (repaired > 0) {
+      this.counts.surrogates_replaced = (this.counts.surrogates_replaced ?? 0) + repaired;
     }
   }
 }

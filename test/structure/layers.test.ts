@@ -34,7 +34,14 @@ const LAYERS: readonly (readonly string[])[] = [
  * and `randomUUID` stay banned below.
  */
 const CORE_NODE_IMPORTS: Record<string, readonly string[]> = {
-  "node:crypto": ["createHash", "createHmac", "createCipheriv", "createDecipheriv", "hkdfSync"],
+  "node:crypto": [
+    "createHash",
+    "createHmac",
+    "createCipheriv",
+    "createDecipheriv",
+    "hkdfSync",
+    "hash",
+  ],
 };
 
 /** What the core must not touch: the environment, the clock, randomness. */

@@ -1,4 +1,4 @@
-import * as crypto from "node:crypto";
+import { hash } from "node:crypto";
 
 /**
  * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no whitespace,
@@ -31,14 +31,10 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function sha256Hex(text: string | Uint8Array): string {
-  // The one-shot `crypto.hash` (Node 20.12+) is about twice as fast for short input: ingest
-  // hashes every event id.
-  return oneShotHash !== undefined
-    ? oneShotHash("sha256", text, "hex")
-    : crypto.createHash("sha256").update(text).digest("hex");
+  // The one-shot `hash` (Node 20.12+, hence the engines field) is about twice as fast as
+  // createHash for short input: ingest hashes every event id.
+  return hash("sha256", text, "hex");
 }
-
-const oneShotHash = (crypto as { hash?: typeof crypto.hash }).hash;
 
 /** `sha256:<hex>` of the canonical JSON of `value` without the named fields. */
 export function contentHash(value: Record<string, unknown>, without: readonly string[]): string {
