@@ -111,7 +111,10 @@ export function compactSlice(events: readonly MemoryEvent[], policy: CompactionP
   // (its provenance and telemetry block). A slice with no such group makes no engram; its
   // events are counted in the cycle's compacted events.
   const quiet = [...groups.entries()].filter(([, list]) => saysNothing(list, policy.stall_seconds));
-  if (quiet.length === groups.size) return [];
+  // (History engrams, built above, stand whatever the live slice holds.)
+  if (quiet.length === groups.size) {
+    return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
+  }
   if (quiet.length > 0) {
     for (const [key] of quiet) groups.delete(key);
     const [, largest] = [...groups.entries()].sort(
