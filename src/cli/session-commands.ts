@@ -26,8 +26,8 @@ export const session: Command = {
     "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show, list or discard it. Ending a session (consolidation by the Director) is not built yet.",
   usage: [
     "worker session start [--name NAME] [--json]",
-    "       worker session write --session ID --kind episode --text T --outcome O --confidence X",
-    "       worker session write --session ID --kind fact|lesson|convention|decision --text T --confidence X [--rationale R]",
+    "       worker session write --session ID --kind episode --text T --outcome O --confidence X [--privacy P]",
+    "       worker session write --session ID --kind fact|lesson|convention|decision --text T --confidence X [--rationale R] [--privacy P]",
     "       worker session write --session ID --kind state --key K --value JSON",
     "       worker session write --session ID --kind core --key K --value JSON --confidence X",
     "       worker session show ID [--json] | worker session list [--json] | worker session discard ID",
