@@ -7,14 +7,20 @@ import type { Redactor } from "../core/ingest/redact.js";
 import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { Envelope, HelloPayload, type MessageType } from "../schema/envelope.js";
+import { Envelope, HelloPayload } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import {
+  CLOSE_GRACE_MS,
+  type Connection,
+  JUDGE_EVERY_MS,
+  sendTo,
+  WATCHDOG_MAX_MS,
+} from "./hub-connection.js";
 import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
 import { announcePayload, snapshotPayload } from "./hub-messages.js";
 import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
 import {
   ACCEPTED_PROTOCOL_VERSIONS,
-  directorLine,
   type Frame,
   formatHostPort,
   type IncompatibilityPayload,
@@ -24,37 +30,6 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-
-/** The TTL watchdog looks at least this often. */
-const WATCHDOG_MAX_MS = 1000;
-/** Heartbeats of one connection are judged against main at most this often. */
-const JUDGE_EVERY_MS = 1000;
-/** Bytes queued to a worker that does not read them before it is disconnected. */
-const MAX_UNREAD_BYTES = 8 * 1024 * 1024;
-/** How long a closing hub waits for workers to read their last acks. */
-const CLOSE_GRACE_MS = 2000;
-
-type ConnState = "hello" | "judging" | "open" | "closed";
-
-interface Connection {
-  socket: Socket;
-  splitter: LineSplitter;
-  state: ConnState;
-  remote: string;
-  source: string;
-  /** Worker messages received after the hello: the seq of the last one. */
-  received: number;
-  /** Highest seq acknowledged, and the highest taken into the current batch. */
-  acked: number;
-  pendingThrough: number;
-  /** The hub's own seq on this connection. */
-  outSeq: number;
-  lastHeard: number;
-  /** Frames that came in behind the hello while it was being judged. */
-  early: Frame[];
-  judgingHeartbeat: boolean;
-  nextJudgeAt: number;
-}
 
 /**
  * The Director side of the TCP agent bus. One process holds the Director state and is the
@@ -339,8 +314,8 @@ export class TcpHub {
       heartbeat_interval_seconds: this.ctx.config.agent_bus.heartbeat_interval_seconds,
       heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
     };
-    this.send(conn, MSG.welcome, welcome);
-    if (verdict) this.send(conn, MSG.syncRequired, verdict);
+    sendTo(conn, MSG.welcome, welcome);
+    if (verdict) sendTo(conn, MSG.syncRequired, verdict);
     conn.state = "open";
     const early = conn.early;
     conn.early = [];
@@ -359,7 +334,7 @@ export class TcpHub {
 
   private refuse(conn: Connection, payload: IncompatibilityPayload): void {
     this.stats.refused++;
-    this.send(conn, MSG.incompatible, payload);
+    sendTo(conn, MSG.incompatible, payload);
     conn.state = "closed";
     conn.socket.end();
   }
@@ -411,7 +386,7 @@ export class TcpHub {
     conn.judgingHeartbeat = true;
     void this.judgeQuietly(view).then((verdict) => {
       conn.judgingHeartbeat = false;
-      if (verdict && conn.state === "open") this.send(conn, MSG.syncRequired, verdict);
+      if (verdict && conn.state === "open") sendTo(conn, MSG.syncRequired, verdict);
     });
   }
 
@@ -449,24 +424,12 @@ export class TcpHub {
     }
     for (const conn of this.touched) {
       if (conn.pendingThrough > conn.acked) {
-        this.send(conn, MSG.ack, { from_seq: conn.acked + 1, through_seq: conn.pendingThrough });
+        sendTo(conn, MSG.ack, { from_seq: conn.acked + 1, through_seq: conn.pendingThrough });
         this.stats.acknowledged += conn.pendingThrough - conn.acked;
         conn.acked = conn.pendingThrough;
       }
     }
     this.touched.clear();
-  }
-
-  private send(conn: Connection, type: MessageType, payload: object): void {
-    if (conn.socket.destroyed || !conn.socket.writable) return;
-    if (conn.socket.writableLength > MAX_UNREAD_BYTES) {
-      // A worker that does not read what it is told would make the hub hold it forever.
-      conn.state = "closed";
-      conn.socket.destroy();
-      return;
-    }
-    conn.outSeq++;
-    conn.socket.write(directorLine(type, payload, conn.outSeq, receiptTime()));
   }
 
   private dropSilent(ttlMs: number): void {
@@ -525,8 +488,8 @@ export class TcpHub {
     const snapshot = snapshotPayload(catalog);
     for (const conn of this.conns) {
       if (conn.state !== "open") continue;
-      if (announce.engrams.length > 0) this.send(conn, MSG.announce, announce);
-      this.send(conn, MSG.catalogSnapshot, snapshot);
+      if (announce.engrams.length > 0) sendTo(conn, MSG.announce, announce);
+      sendTo(conn, MSG.catalogSnapshot, snapshot);
     }
   }
 }

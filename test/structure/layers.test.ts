@@ -57,23 +57,6 @@ const CORE_BANNED: readonly [RegExp, string][] = [
 
 const MAX_LINES = 500;
 
-/**
- * Files allowed past MAX_LINES for now, each with its reason. The test fails when one of
- * them is back under the limit, so the list only shrinks.
- */
-const LONG_FILES: Record<string, string> = {
-  "src/bus/tcp-hub.ts":
-    "back over 500 after the protocol versions and the welcome's director fields landed; the hello and welcome handling move to their own module next",
-  "test/cli/cli.test.ts":
-    "not split yet: the CLI commands' tests move with the commands, being reworked beside this change",
-  "test/core/redact.test.ts":
-    "not split yet: the redactor and its tests are being reworked beside this change",
-  "test/core/focus.test.ts":
-    "not split yet: MEMORY.md rendering and its tests are being reworked beside this change",
-  "test/bus/nats.test.ts":
-    "not split yet: its timing-bound tests (a paused server, max_age) share one nats-server, and two files in parallel made them flakier on a loaded machine",
-};
-
 function walk(dir: string, out: string[] = []): string[] {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name);
@@ -210,17 +193,10 @@ describe("file length", () => {
   const files = ["src", "test", "bench", "scripts"].flatMap((folder) => walk(join(ROOT, folder)));
   const lines = (path: string) => readFileSync(path, "utf8").split("\n").length - 1;
 
-  it(`no file passes ${MAX_LINES} lines but the named ones`, () => {
+  it(`no file passes ${MAX_LINES} lines`, () => {
     const long = files
       .filter((path) => lines(path) > MAX_LINES)
-      .map((path) => posix(relative(ROOT, path)))
-      .filter((path) => LONG_FILES[path] === undefined);
+      .map((path) => posix(relative(ROOT, path)));
     expect(long).toEqual([]);
-  });
-
-  it("every named long file is still long (the list only shrinks)", () => {
-    for (const path of Object.keys(LONG_FILES)) {
-      expect(lines(join(ROOT, path)), path).toBeGreaterThan(MAX_LINES);
-    }
   });
 });
