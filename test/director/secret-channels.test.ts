@@ -1,7 +1,8 @@
 /**
  * Secrets never leave, end to end: a corpus of fake credentials goes in through every input
  * channel (each `worker emit` flag, `--from`, raw envelopes and each of their fields,
- * malformed lines for the quarantine, `--from-git` commits, the spool, git refs and NATS),
+ * malformed lines for the quarantine, `--from-git` commits, the spool, git refs, NATS and
+ * the TCP hub),
  * then `director run --force` compacts it all. secretlint (recommended preset) scans every
  * byte engram wrote (the work tree, the state folder, `git log -p --all`, command output):
  * no finding, and no planted value is found anywhere.
@@ -9,10 +10,19 @@
 import { execFileSync } from "node:child_process";
 import { lstatSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 import { createEngine } from "@secretlint/node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { findNatsServer, type NatsServer, startNatsServer } from "../../bench/nats-server.js";
-import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
+import {
+  assertBuilt,
+  type BinResult,
+  DIRECTOR_BIN,
+  describeResult,
+  director,
+  spawnBin,
+  worker,
+} from "../support/bins.js";
 import { envelope, note } from "../support/envelopes.js";
 import { type FakeSecret, fakeSecrets } from "../support/fake-secrets.js";
 import { git, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
@@ -201,6 +211,29 @@ describe("no secret leaves", () => {
       }
       ok(await director(["ingest", "--bus", nats.url, "--json"], { cwd: repo.dir }));
     }
+
+    // The TCP hub (director serve): a worker whose id and notes carry secrets.
+    const hub = spawnBin(
+      DIRECTOR_BIN,
+      ["serve", "--cycle-seconds", "0", "--listen", "127.0.0.1:0", "--json"],
+      { cwd: repo.dir, timeoutMs: 120_000 },
+    );
+    try {
+      const first = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: hub.child.stdout as NodeJS.ReadableStream }).once("line", resolve);
+        hub.done.then((r) => reject(new Error(`director serve exited: ${describeResult(r)}`)));
+      });
+      const address = (JSON.parse(first) as { listening: string }).listening;
+      for (let i = 0; i < 3; i++) {
+        const args = ["emit", "--kind", "fact", "--text", take().text, "--bus", `tcp://${address}`];
+        // A token used as a worker id, as a careless agent might.
+        const id = take((f) => /^[\w.-]+$/.test(f.secret)).secret;
+        ok(await worker([...args, "--worker", id, "--json"], { cwd: repo.dir }));
+      }
+    } finally {
+      hub.child.kill("SIGTERM");
+    }
+    ok(await hub.done);
 
     ok(await director(["run", "--force", "--json"], { cwd: repo.dir }));
     ok(await director(["verify", "--json"], { cwd: repo.dir }));
