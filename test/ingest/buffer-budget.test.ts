@@ -11,6 +11,7 @@ import { Readable } from "node:stream";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { EventBuffer } from "../../src/state/buffer.js";
@@ -134,7 +135,7 @@ describe("the buffer's hard budgets at every ingest", () => {
             for (const r of resends) ids.splice(r % (ids.length + 1), 0, r % count);
             const lines = ids.map((id, i) => line(i, id));
             const accepted = await ingestInPieces(repo, lines, cuts, b);
-            const unique = new Set(ids.map((id) => `id:e-${id}`));
+            const unique = new Set(ids.map((id) => eventIdKey(`e-${id}`)));
             expect(accepted).toBe(unique.size);
             const buffered = await journalKeys(repo);
             const compacted = await seenKeys(repo);
@@ -185,7 +186,9 @@ describe("the buffer's hard budgets at every ingest", () => {
       const compacted = await seenKeys(repo);
       // The oldest first: compacted keys are a prefix of the input order.
       expect(compacted.length).toBeGreaterThan(0);
-      expect(compacted).toEqual(lines.slice(0, compacted.length).map((_, i) => `id:e-${i}`));
+      expect(compacted).toEqual(
+        lines.slice(0, compacted.length).map((_, i) => eventIdKey(`e-${i}`)),
+      );
       expect(readdirSync(join(repo, "memory", "st")).some((d) => d !== ".gitkeep")).toBe(true);
     } finally {
       rmSync(repo, { recursive: true, force: true });
