@@ -2,7 +2,7 @@
  * `npm test` on a machine without nats-server: the NATS tests are skipped and the run ends
  * with a banner saying how many and how to install the server; with CI=true the run fails.
  * "Without" is simulated with ENGRAM_NATS_SERVER=/nonexistent, through which the NATS tests
- * find their server. Runs vitest itself, on the NATS test file only.
+ * find their server. Runs vitest itself, on the NATS test files only.
  */
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
@@ -17,7 +17,8 @@ function vitestWithoutNats(ci: boolean): { status: number | null; output: string
   for (const key of Object.keys(env)) if (key.startsWith("VITEST")) delete env[key];
   delete env.CI;
   if (ci) env.CI = "true";
-  const r = spawnSync(process.execPath, [VITEST, "run", "test/bus/nats.test.ts"], {
+  const files = ["test/bus/nats.test.ts", "test/bus/nats-source.test.ts"];
+  const r = spawnSync(process.execPath, [VITEST, "run", ...files], {
     cwd: ROOT,
     env,
     encoding: "utf8",
