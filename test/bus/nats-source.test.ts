@@ -4,19 +4,15 @@
  * the spool fallback, ack-after-fsync, and 50 concurrent writers with the Director's drain
  * killed in the middle.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { readFileSync } from "node:fs";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type NatsServer, startNatsServer } from "../../bench/nats-server.js";
+import { describe, expect, it } from "vitest";
 import { openNatsSender } from "../../src/bus/nats.js";
 import { drainNats } from "../../src/bus/nats-source.js";
-import { ensureStream, type NatsUrl, natsSettings } from "../../src/bus/nats-stream.js";
-import { parseBusUrl } from "../../src/bus/url.js";
+import { ensureStream, natsSettings } from "../../src/bus/nats-stream.js";
 import { openContext, type RepoContext } from "../../src/context/repo-context.js";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
-import type { Envelope } from "../../src/schema/envelope.js";
 import { EventBuffer } from "../../src/state/buffer.js";
 import {
   DIRECTOR_BIN,
@@ -28,119 +24,28 @@ import {
 } from "../support/bins.js";
 import { killWhen, sizeOf } from "../support/crash.js";
 import { fakeGithubToken, note } from "../support/envelopes.js";
-import { NATS_INSTALL, natsRequired, natsServerBinary } from "../support/nats.js";
-import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import {
+  asEnvelope,
+  busUrl,
+  emitOverNats,
+  journalKeys,
+  natsRepo,
+  natsServer,
+  skipNats,
+  streamCount,
+  streamState,
+  useNatsServer,
+} from "./nats-harness.js";
 
-const dirs = new TempDirs();
-let server: NatsServer;
-let streams = 0;
-
-const binary = natsServerBinary();
-// Without the server the tests that need it are skipped (the run's end says so loudly),
-// except on CI, where a missing server is a failure.
-const skipNats = binary === undefined && !natsRequired();
-
-beforeAll(async () => {
-  if (skipNats) return;
-  if (binary === undefined) {
-    throw new Error(`nats-server is not installed: ${NATS_INSTALL} (.ci/run does)`);
-  }
-  server = await startNatsServer(dirs.dir("engram-nats-store-"), binary);
-});
-
-afterAll(async () => {
-  await server?.stop();
-  dirs.cleanup();
-});
-
-/** An initialized repository whose config names a stream of its own on the shared server. */
-async function natsRepo(extra: Record<string, number | string> = {}): Promise<{
-  repo: TempRepo;
-  stream: string;
-  consumer: string;
-}> {
-  const repo = dirs.repo("engram-nats-");
-  const r = await director(["init", "--json"], { cwd: repo.dir });
-  if (r.code !== 0) throw new Error(describeResult(r));
-  streams++;
-  const stream = `T${streams}`;
-  const consumer = "engram-director";
-  repo.writeConfig(
-    tomlConfig({
-      "agent_bus.nats": {
-        stream,
-        subject_prefix: `t${streams}.events`,
-        consumer,
-        ack_wait_seconds: 1,
-        ...extra,
-      },
-    }),
-  );
-  return { repo, stream, consumer };
-}
-
-function busUrl(): NatsUrl {
-  return parseBusUrl(server.url) as NatsUrl;
-}
-
-async function streamState(stream: string, consumer?: string) {
-  const nc = await connect({ servers: `127.0.0.1:${server.port}` });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(stream);
-    const c = consumer === undefined ? undefined : await jsm.consumers.info(stream, consumer);
-    return {
-      maxAgeSeconds: info.config.max_age / 1e9,
-      duplicateWindowSeconds: (info.config.duplicate_window ?? 0) / 1e9,
-      messages: info.state.messages,
-      lastSeq: info.state.last_seq,
-      pending: c?.num_pending,
-      ackPending: c?.num_ack_pending,
-    };
-  } finally {
-    await nc.close();
-  }
-}
-
-/** The event keys of the journal, one entry per line (so a key stored twice shows twice). */
-function journalKeys(repo: TempRepo): string[] {
-  const path = repo.path(".engram", "buffer", "journal.ndjson");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  // A line torn by a kill has no newline yet: it was never durable, so it does not count.
-  return text
-    .slice(0, text.lastIndexOf("\n") + 1)
-    .split("\n")
-    .filter((line) => line.length > 0)
-    .map((line) => (JSON.parse(line) as { key: string }).key);
-}
-
-/** `worker emit --bus nats://...` from the repository, its JSON result. */
-async function emitOverNats(repo: TempRepo, kind: string, text: string, workerId: string) {
-  const args = ["emit", "--kind", kind, "--text", text, "--worker", workerId];
-  return jsonOf<{ event_id: string; transport: string; spooled: boolean }>(
-    await worker([...args, "--bus", server.url, "--json"], { cwd: repo.dir }),
-  );
-}
-
-function asEnvelope(e: Record<string, unknown>): Envelope {
-  return e as unknown as Envelope;
-}
-
-/** A port nothing listens on: taken from the OS, then released. */
-async function _deadPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+useNatsServer();
 
 describe.skipIf(skipNats)("NATS JetStream source", () => {
   it("says, on stderr and in the JSON, how many messages the stream dropped before the Director took them", async () => {
     const { repo } = await natsRepo({ max_age_seconds: 1, duplicate_window_seconds: 1 });
     // The first drain creates the stream and the consumer.
-    const first = await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir });
+    const first = await director(["ingest", "--bus", natsServer().url, "--json"], {
+      cwd: repo.dir,
+    });
     expect(first.code, describeResult(first)).toBe(0);
     const ctx = await openContext({ repo: repo.dir });
     const sender = await openNatsSender(ctx, busUrl());
@@ -150,19 +55,19 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     await sender.close();
     // The Director does not drain within max_age: the stream drops all three.
     await expect
-      .poll(async () => (await streamState(`T${streams}`)).messages, { timeout: 10_000 })
+      .poll(async () => (await streamState(`T${streamCount()}`)).messages, { timeout: 10_000 })
       .toBe(0);
-    const late = await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir });
+    const late = await director(["ingest", "--bus", natsServer().url, "--json"], { cwd: repo.dir });
     expect(late.code, describeResult(late)).toBe(0);
     expect(jsonOf(late)).toMatchObject({ accepted: 0, dropped: 3 });
     expect(late.stderr).toContain(
-      `warning: ${server.url}: 3 message(s) were dropped by the stream (its max_age) before this Director took them`,
+      `warning: ${natsServer().url}: 3 message(s) were dropped by the stream (its max_age) before this Director took them`,
     );
     // Taken in time, nothing is said.
     const inTime = await openNatsSender(ctx, busUrl());
     await inTime.send([asEnvelope(note("fact", "in time", { eventId: "ev-in-time" }))]);
     await inTime.close();
-    const next = await director(["ingest", "--bus", server.url], { cwd: repo.dir });
+    const next = await director(["ingest", "--bus", natsServer().url], { cwd: repo.dir });
     expect(next.code, describeResult(next)).toBe(0);
     expect(next.stdout).toContain("accepted 1");
     expect(next.stdout).not.toContain("dropped");
@@ -174,9 +79,9 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     const emitted = await emitOverNats(repo, "decision", "NATS across hosts", "w7");
     expect(emitted).toMatchObject({ transport: "nats", spooled: false });
     const drained = jsonOf<{ accepted: number; acknowledged: number; source: string }>(
-      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+      await director(["ingest", "--bus", natsServer().url, "--json"], { cwd: repo.dir }),
     );
-    expect(drained).toMatchObject({ source: server.url, accepted: 1, acknowledged: 1 });
+    expect(drained).toMatchObject({ source: natsServer().url, accepted: 1, acknowledged: 1 });
     expect(journalKeys(repo)).toEqual([eventIdKey(emitted.event_id)]);
     const journal = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
     expect(journal).toContain("NATS across hosts");
@@ -188,19 +93,19 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       ackPending: 0,
     });
     const again = jsonOf<{ accepted: number; acknowledged: number }>(
-      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+      await director(["ingest", "--bus", natsServer().url, "--json"], { cwd: repo.dir }),
     );
     expect(again).toMatchObject({ accepted: 0, acknowledged: 0 });
 
     // director run drains the sources of agent_bus.sources after the spool.
     const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
-    repo.writeConfig(`[agent_bus]\nsources = ["${server.url}"]\n\n${config}`);
+    repo.writeConfig(`[agent_bus]\nsources = ["${natsServer().url}"]\n\n${config}`);
     const second = await emitOverNats(repo, "fact", "drained by the cycle", "w8");
     const run = jsonOf<{ sources: { source: string; accepted: number; acknowledged: number }[] }>(
       await director(["run", "--json"], { cwd: repo.dir }),
     );
     expect(run.sources).toEqual([
-      expect.objectContaining({ source: server.url, accepted: 1, acknowledged: 1 }),
+      expect.objectContaining({ source: natsServer().url, accepted: 1, acknowledged: 1 }),
     ]);
     expect(journalKeys(repo)).toContain(eventIdKey(second.event_id));
   });
@@ -211,7 +116,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       .map((word) => JSON.stringify({ kind: "fact", text: `the ${word} note`, topics: ["nats"] }))
       .join("\n");
     const emitted = jsonOf<{ event_ids: string[]; transport: string; spooled: boolean }>(
-      await worker(["emit", "--from", "-", "--worker", "w9", "--bus", server.url, "--json"], {
+      await worker(["emit", "--from", "-", "--worker", "w9", "--bus", natsServer().url, "--json"], {
         cwd: repo.dir,
         input: notes,
       }),
@@ -219,7 +124,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     expect(emitted).toMatchObject({ transport: "nats", spooled: false });
     expect(await streamState(stream)).toMatchObject({ messages: 1 });
     const drained = jsonOf<{ accepted: number; acknowledged: number }>(
-      await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }),
+      await director(["ingest", "--bus", natsServer().url, "--json"], { cwd: repo.dir }),
     );
     expect(drained).toMatchObject({ accepted: 3, acknowledged: 1 });
     expect(journalKeys(repo)).toEqual(emitted.event_ids.map((id) => eventIdKey(id)));
@@ -267,7 +172,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
   it("treats what arrives on the stream as hostile: bad data is quarantined, secrets redacted, all acknowledged", async () => {
     const { repo, stream, consumer } = await natsRepo();
     const token = fakeGithubToken("nats");
-    const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+    const nc = await connect({ servers: `127.0.0.1:${natsServer().port}` });
     try {
       const jsm = await jetstreamManager(nc);
       await ensureStream(
@@ -275,7 +180,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
         natsSettings((await openContext({ repo: repo.dir })).config.agent_bus.nats),
       );
       const js = jetstream(nc);
-      const prefix = `t${streams}.events`;
+      const prefix = `t${streamCount()}.events`;
       await js.publish(`${prefix}.w1`, "{not json");
       await js.publish(`${prefix}.w1`, "x".repeat(70_000));
       await js.publish(
@@ -299,7 +204,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       quarantined: number;
       redacted: number;
       acknowledged: number;
-    }>(await director(["ingest", "--bus", server.url, "--json"], { cwd: repo.dir }));
+    }>(await director(["ingest", "--bus", natsServer().url, "--json"], { cwd: repo.dir }));
     expect(r).toMatchObject({ accepted: 3, quarantined: 3, acknowledged: 4 });
     expect(r.redacted).toBeGreaterThanOrEqual(1);
     const state = readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8");
@@ -314,7 +219,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
       .split("\n")
       .map((line) => JSON.parse(line) as { source: string; line: number; reason: string });
     // Each bad line is named by its message (subject and stream sequence) and its line in it.
-    const subject = `${server.url}/t${streams}.events.w1`;
+    const subject = `${natsServer().url}/t${streamCount()}.events.w1`;
     expect(quarantine.map((q) => [q.source, q.line])).toEqual([
       [`${subject}#1`, 1],
       [`${subject}#2`, 1],
@@ -391,7 +296,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     // has written to the journal, while it is still taking messages.
     await firstHalvesDone;
     const journal = repo.path(".engram", "buffer", "journal.ndjson");
-    const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", server.url, "--json"], {
+    const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", natsServer().url, "--json"], {
       cwd: repo.dir,
       timeoutMs: 60_000,
     });
@@ -406,7 +311,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
     // The restarted drain takes the rest, and the messages the killed one never acked
     // (redelivered after the ack wait; those already in the journal count as duplicates).
     const second = jsonOf<{ accepted: number; duplicates: number; acknowledged: number }>(
-      await director(["ingest", "--bus", server.url, "--json"], {
+      await director(["ingest", "--bus", natsServer().url, "--json"], {
         cwd: repo.dir,
         timeoutMs: 60_000,
       }),

@@ -5,11 +5,10 @@
  * killed in the middle.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type NatsServer, startNatsServer } from "../../bench/nats-server.js";
+import { describe, expect, it } from "vitest";
+import { startNatsServer } from "../../bench/nats-server.js";
 import { messageIdOf, openNatsSender, packMessages } from "../../src/bus/nats.js";
 import type { NatsUrl } from "../../src/bus/nats-stream.js";
 import type { Delivery } from "../../src/bus/sender.js";
@@ -20,113 +19,21 @@ import { EXIT } from "../../src/errors.js";
 import type { Envelope } from "../../src/schema/envelope.js";
 import { describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { note } from "../support/envelopes.js";
-import { NATS_INSTALL, natsRequired, natsServerBinary } from "../support/nats.js";
-import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import {
+  asEnvelope,
+  busUrl,
+  deadPort,
+  dirs,
+  journalKeys,
+  natsRepo,
+  natsServer,
+  skipNats,
+  streamCount,
+  streamState,
+  useNatsServer,
+} from "./nats-harness.js";
 
-const dirs = new TempDirs();
-let server: NatsServer;
-let streams = 0;
-
-const binary = natsServerBinary();
-// Without the server the tests that need it are skipped (the run's end says so loudly),
-// except on CI, where a missing server is a failure.
-const skipNats = binary === undefined && !natsRequired();
-
-beforeAll(async () => {
-  if (skipNats) return;
-  if (binary === undefined) {
-    throw new Error(`nats-server is not installed: ${NATS_INSTALL} (.ci/run does)`);
-  }
-  server = await startNatsServer(dirs.dir("engram-nats-store-"), binary);
-});
-
-afterAll(async () => {
-  await server?.stop();
-  dirs.cleanup();
-});
-
-/** An initialized repository whose config names a stream of its own on the shared server. */
-async function natsRepo(extra: Record<string, number | string> = {}): Promise<{
-  repo: TempRepo;
-  stream: string;
-  consumer: string;
-}> {
-  const repo = dirs.repo("engram-nats-");
-  const r = await director(["init", "--json"], { cwd: repo.dir });
-  if (r.code !== 0) throw new Error(describeResult(r));
-  streams++;
-  const stream = `T${streams}`;
-  const consumer = "engram-director";
-  repo.writeConfig(
-    tomlConfig({
-      "agent_bus.nats": {
-        stream,
-        subject_prefix: `t${streams}.events`,
-        consumer,
-        ack_wait_seconds: 1,
-        ...extra,
-      },
-    }),
-  );
-  return { repo, stream, consumer };
-}
-
-function busUrl(): NatsUrl {
-  return parseBusUrl(server.url) as NatsUrl;
-}
-
-async function streamState(stream: string, consumer?: string) {
-  const nc = await connect({ servers: `127.0.0.1:${server.port}` });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(stream);
-    const c = consumer === undefined ? undefined : await jsm.consumers.info(stream, consumer);
-    return {
-      maxAgeSeconds: info.config.max_age / 1e9,
-      duplicateWindowSeconds: (info.config.duplicate_window ?? 0) / 1e9,
-      messages: info.state.messages,
-      lastSeq: info.state.last_seq,
-      pending: c?.num_pending,
-      ackPending: c?.num_ack_pending,
-    };
-  } finally {
-    await nc.close();
-  }
-}
-
-/** The event keys of the journal, one entry per line (so a key stored twice shows twice). */
-function journalKeys(repo: TempRepo): string[] {
-  const path = repo.path(".engram", "buffer", "journal.ndjson");
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
-  // A line torn by a kill has no newline yet: it was never durable, so it does not count.
-  return text
-    .slice(0, text.lastIndexOf("\n") + 1)
-    .split("\n")
-    .filter((line) => line.length > 0)
-    .map((line) => (JSON.parse(line) as { key: string }).key);
-}
-
-/** `worker emit --bus nats://...` from the repository, its JSON result. */
-async function _emitOverNats(repo: TempRepo, kind: string, text: string, workerId: string) {
-  const args = ["emit", "--kind", kind, "--text", text, "--worker", workerId];
-  return jsonOf<{ event_id: string; transport: string; spooled: boolean }>(
-    await worker([...args, "--bus", server.url, "--json"], { cwd: repo.dir }),
-  );
-}
-
-function asEnvelope(e: Record<string, unknown>): Envelope {
-  return e as unknown as Envelope;
-}
-
-/** A port nothing listens on: taken from the OS, then released. */
-async function deadPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+useNatsServer();
 
 describe("packing a send into NATS messages", () => {
   const envelopes = Array.from({ length: 7 }, (_, i) =>
@@ -200,12 +107,12 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
       maxAgeSeconds: 7 * 86_400,
       duplicateWindowSeconds: 120,
     });
-    const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+    const nc = await connect({ servers: `127.0.0.1:${natsServer().port}` });
     try {
       const jsm = await jetstreamManager(nc);
       const first = await jsm.streams.getMessage(stream, { seq: 1 });
       // The worker's subject, the envelopes as NDJSON, the digest of their ids as key.
-      expect(first?.subject).toBe(`t${streams}.events.w1`);
+      expect(first?.subject).toBe(`t${streamCount()}.events.w1`);
       const lines = first?.string().split("\n") ?? [];
       expect(lines.map((line) => (JSON.parse(line) as Envelope).event_id)).toEqual([
         "ev-a",
@@ -276,12 +183,12 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
       note("fact", "during the stall", { eventId: "ev-stall", sender: "w1" }),
     );
     // The server stops answering (its process is paused): the publish is left unacknowledged.
-    process.kill(server.pid as number, "SIGSTOP");
+    process.kill(natsServer().pid as number, "SIGSTOP");
     let delivery: Delivery;
     try {
       delivery = await sender.send([stalled]);
     } finally {
-      process.kill(server.pid as number, "SIGCONT");
+      process.kill(natsServer().pid as number, "SIGCONT");
     }
     await sender.close();
     expect(delivery).toMatchObject({ transport: "nats", spooled: true });
@@ -290,7 +197,7 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     // JetStream. director run drains both; the buffer keeps it once.
     await expect.poll(async () => (await streamState(stream)).messages).toBe(2);
     const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
-    repo.writeConfig(`[agent_bus]\nsources = ["${server.url}"]\n\n${config}`);
+    repo.writeConfig(`[agent_bus]\nsources = ["${natsServer().url}"]\n\n${config}`);
     const run = jsonOf<{
       drained: { accepted: number };
       sources: { accepted: number; duplicates: number }[];

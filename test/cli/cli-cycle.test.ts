@@ -2,20 +2,10 @@
  * Integration through the real bins (`dist/src/cli/{director,worker}.js`, built by `npm test`)
  * on real temporary git repositories: every command and its documented contract.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync, statSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
-import {
-  assertBuilt,
-  type BinOptions,
-  type BinResult,
-  describeResult,
-  director,
-  type Env,
-  jsonOf,
-  worker,
-} from "../support/bins.js";
+import { jsonOf } from "../support/bins.js";
 import {
   type Envelope,
   envelope,
@@ -26,71 +16,25 @@ import {
 } from "../support/envelopes.js";
 import {
   filesContaining,
-  listFiles,
   readCatalogFile,
   readEngrams,
   readJournal,
   readNdjson,
 } from "../support/memory.js";
-import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { tomlConfig } from "../support/repo.js";
+import {
+  dir,
+  engramFiles,
+  expectExit,
+  type IngestJson,
+  ingest,
+  initRepo,
+  inputFile,
+  runCycle,
+  useCliHarness,
+} from "./cli-harness.js";
 
-const dirs = new TempDirs();
-/** A repository after `git init` and `director init`, copied for each test that needs one. */
-let template: TempRepo;
-beforeAll(async () => {
-  assertBuilt();
-  template = dirs.repo("engram-template-");
-  const r = await director(["init", "--json"], { cwd: template.dir });
-  if (r.code !== 0) throw new Error(`director init failed: ${describeResult(r)}`);
-});
-afterAll(() => dirs.cleanup());
-
-type Opts = Omit<BinOptions, "cwd"> & { env?: Env };
-const dir = (repo: TempRepo, args: string[], opts: Opts = {}) =>
-  director(args, { cwd: repo.dir, ...opts });
-const _wrk = (repo: TempRepo, args: string[], opts: Opts = {}) =>
-  worker(args, { cwd: repo.dir, ...opts });
-
-function expectExit(r: BinResult, code: number): void {
-  expect(r.code, describeResult(r)).toBe(code);
-}
-
-/** A git repository with `director init` run and, if given, `config/dev.toml` replaced. */
-async function initRepo(config?: string): Promise<TempRepo> {
-  const repo = dirs.copy(template);
-  if (config !== undefined) repo.writeConfig(config);
-  return repo;
-}
-
-/** Writes NDJSON to a file outside the repository (so a secret in it is not "in the repo"). */
-function inputFile(name: string, lines: readonly (Envelope | string)[]): string {
-  const path = join(dirs.dir("engram-input-"), name);
-  writeFileSync(path, ndjson(lines));
-  return path;
-}
-
-interface IngestJson {
-  accepted: number;
-  duplicates: number;
-  quarantined: number;
-  redacted: number;
-}
-
-interface RunJson {
-  catalog_version: number;
-  catalog_hash: string;
-  changed: boolean;
-  engrams_written: number;
-  engrams_evicted: number;
-  engrams_promoted: number;
-  compacted_events: number;
-  compaction: string;
-  written: string[];
-  evicted: string[];
-  buffer: { events: number; bytes: number };
-  tiers: { st: { files: number; bytes: number }; lt: { files: number; bytes: number } };
-  drained: { files: number; accepted: number };
-}
+useCliHarness();
 
 interface QuarantineRecord {
   source: string;
@@ -99,34 +43,6 @@ interface QuarantineRecord {
   detail: string;
   excerpt: string;
 }
-
-async function ingest(repo: TempRepo, file: string, env?: Env): Promise<IngestJson> {
-  return jsonOf<IngestJson>(await dir(repo, ["ingest", file, "--json"], { env }));
-}
-
-async function runCycle(repo: TempRepo, args: string[] = [], env?: Env): Promise<RunJson> {
-  return jsonOf<RunJson>(await dir(repo, ["run", "--json", ...args], { env }));
-}
-
-async function _expectVerified(repo: TempRepo): Promise<void> {
-  const r = await dir(repo, ["verify"]);
-  expectExit(r, 0);
-}
-
-/** Files under memory/<scope> except .gitkeep: the engrams (and anything stray). */
-function engramFiles(repo: TempRepo, scope: "st" | "lt"): string[] {
-  return listFiles(repo.path("memory", scope), repo.dir).filter((p) => !p.endsWith("/.gitkeep"));
-}
-
-function _spoolFiles(repo: TempRepo): string[] {
-  try {
-    return readdirSync(repo.path(".engram", "spool")).filter((n) => n.endsWith(".ndjson"));
-  } catch {
-    return [];
-  }
-}
-
-const _EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
 
 describe.concurrent("director ingest", () => {
   const LESSON = note("lesson", "Pin the Node version in CI", {

@@ -2,20 +2,10 @@
  * Integration through the real bins (`dist/src/cli/{director,worker}.js`, built by `npm test`)
  * on real temporary git repositories: every command and its documented contract.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  assertBuilt,
-  type BinOptions,
-  type BinResult,
-  describeResult,
-  director,
-  type Env,
-  jsonOf,
-  worker,
-} from "../support/bins.js";
-import { type Envelope, ndjson, note } from "../support/envelopes.js";
+import { readFileSync, statSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { describeResult, director, jsonOf, worker } from "../support/bins.js";
+import { type Envelope, note } from "../support/envelopes.js";
 import {
   listFiles,
   readCatalogFile,
@@ -23,93 +13,24 @@ import {
   readNdjson,
   snapshot,
 } from "../support/memory.js";
-import { gitIgnores, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { gitIgnores, type TempRepo, tomlConfig } from "../support/repo.js";
+import {
+  dir,
+  dirs,
+  EPOCH,
+  engramFiles,
+  expectExit,
+  expectVerified,
+  ingest,
+  initRepo,
+  inputFile,
+  runCycle,
+  spoolFiles,
+  useCliHarness,
+  wrk,
+} from "./cli-harness.js";
 
-const dirs = new TempDirs();
-/** A repository after `git init` and `director init`, copied for each test that needs one. */
-let template: TempRepo;
-beforeAll(async () => {
-  assertBuilt();
-  template = dirs.repo("engram-template-");
-  const r = await director(["init", "--json"], { cwd: template.dir });
-  if (r.code !== 0) throw new Error(`director init failed: ${describeResult(r)}`);
-});
-afterAll(() => dirs.cleanup());
-
-type Opts = Omit<BinOptions, "cwd"> & { env?: Env };
-const dir = (repo: TempRepo, args: string[], opts: Opts = {}) =>
-  director(args, { cwd: repo.dir, ...opts });
-const wrk = (repo: TempRepo, args: string[], opts: Opts = {}) =>
-  worker(args, { cwd: repo.dir, ...opts });
-
-function expectExit(r: BinResult, code: number): void {
-  expect(r.code, describeResult(r)).toBe(code);
-}
-
-/** A git repository with `director init` run and, if given, `config/dev.toml` replaced. */
-async function initRepo(config?: string): Promise<TempRepo> {
-  const repo = dirs.copy(template);
-  if (config !== undefined) repo.writeConfig(config);
-  return repo;
-}
-
-/** Writes NDJSON to a file outside the repository (so a secret in it is not "in the repo"). */
-function inputFile(name: string, lines: readonly (Envelope | string)[]): string {
-  const path = join(dirs.dir("engram-input-"), name);
-  writeFileSync(path, ndjson(lines));
-  return path;
-}
-
-interface IngestJson {
-  accepted: number;
-  duplicates: number;
-  quarantined: number;
-  redacted: number;
-}
-
-interface RunJson {
-  catalog_version: number;
-  catalog_hash: string;
-  changed: boolean;
-  engrams_written: number;
-  engrams_evicted: number;
-  engrams_promoted: number;
-  compacted_events: number;
-  compaction: string;
-  written: string[];
-  evicted: string[];
-  buffer: { events: number; bytes: number };
-  tiers: { st: { files: number; bytes: number }; lt: { files: number; bytes: number } };
-  drained: { files: number; accepted: number };
-}
-
-async function ingest(repo: TempRepo, file: string, env?: Env): Promise<IngestJson> {
-  return jsonOf<IngestJson>(await dir(repo, ["ingest", file, "--json"], { env }));
-}
-
-async function runCycle(repo: TempRepo, args: string[] = [], env?: Env): Promise<RunJson> {
-  return jsonOf<RunJson>(await dir(repo, ["run", "--json", ...args], { env }));
-}
-
-async function expectVerified(repo: TempRepo): Promise<void> {
-  const r = await dir(repo, ["verify"]);
-  expectExit(r, 0);
-}
-
-/** Files under memory/<scope> except .gitkeep: the engrams (and anything stray). */
-function engramFiles(repo: TempRepo, scope: "st" | "lt"): string[] {
-  return listFiles(repo.path("memory", scope), repo.dir).filter((p) => !p.endsWith("/.gitkeep"));
-}
-
-function spoolFiles(repo: TempRepo): string[] {
-  try {
-    return readdirSync(repo.path(".engram", "spool")).filter((n) => n.endsWith(".ndjson"));
-  } catch {
-    return [];
-  }
-}
-
-const EPOCH = 1_767_225_600; // 2026-01-01T00:00:00Z
+useCliHarness();
 
 describe.concurrent("director init", () => {
   it("lays out config, memory skeleton, catalog, MEMORY.md and ignores the state folder; a second run changes nothing", async () => {
