@@ -17,7 +17,9 @@ export const MemoryConfig = z
       .int()
       .nonnegative()
       .default(200)
-      .describe("The newest window of events that compaction never touches."),
+      .describe(
+        "The newest window of events that compaction leaves alone; only director run --flush and a history import (--from-git) compact it too.",
+      ),
     buffer_high_water_ratio: Ratio.default(0.8).describe(
       "Soft trigger: above this share of a budget the buffer is compacted, at most once per compaction_min_interval_seconds.",
     ),
