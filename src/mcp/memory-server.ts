@@ -1,11 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, resolve, sep } from "node:path";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { EngramError, StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
@@ -417,7 +417,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           {
             uri: uri.href,
             mimeType: "application/json",
-            text: readText(join(ctx.repoDir, entry.path)),
+            text: readText(engramFile(ctx.repoDir, entry.path)),
           },
         ],
       };
@@ -456,10 +456,25 @@ function readText(path: string): string {
 
 function fileBytes(path: string): number {
   try {
-    return readFileSync(path).byteLength;
+    return statSync(path).size;
   } catch {
     return 0;
   }
+}
+
+/**
+ * An engram file named by the catalog, as a path inside `memory/`: a catalog edited to point
+ * elsewhere (`../../etc/passwd`) is refused rather than served.
+ */
+function engramFile(repoDir: string, path: string): string {
+  const root = resolve(repoDir, MEMORY_DIR);
+  const full = resolve(repoDir, path);
+  if (!full.startsWith(root + sep)) {
+    throw new StateError(
+      `the catalog names ${JSON.stringify(path.slice(0, 200))}, outside ${MEMORY_DIR}/: run director verify`,
+    );
+  }
+  return full;
 }
 
 export type { MemoryScope };

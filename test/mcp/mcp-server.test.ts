@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -48,12 +49,12 @@ beforeAll(async () => {
 
 afterAll(() => dirs.cleanup());
 
-async function stdioClient(): Promise<Client> {
+async function stdioClient(dir = repo.dir): Promise<Client> {
   const client = new Client({ name: "engram-test", version: "1.0.0" });
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [WORKER_BIN, "mcp", "--repo", repo.dir],
+      args: [WORKER_BIN, "mcp", "--repo", dir],
       env: childEnv(ENV) as Record<string, string>,
       stderr: "pipe",
     }),
@@ -280,6 +281,27 @@ describe("worker mcp", () => {
       (JSON.parse(call.stdout) as { structuredContent: { status: string } }).structuredContent
         .status,
     ).toBe("found");
+  });
+
+  it("serves no file outside memory/, whatever the catalog says", async () => {
+    const copy = dirs.copy(repo);
+    const catalogPath = copy.path("memory", "catalog.json");
+    const catalog = JSON.parse(readFileSync(catalogPath, "utf8")) as {
+      entries: { path: string }[];
+    };
+    const first = catalog.entries[0] as { engram_id: string; path: string };
+    first.path = "../../../../../../etc/hostname";
+    writeFileSync(catalogPath, JSON.stringify(catalog));
+    const client = await stdioClient(copy.dir);
+    try {
+      await expect(
+        client.readResource({ uri: `engram://engrams/${first.engram_id}` }),
+      ).rejects.toThrow(/outside memory/);
+      const status = await client.callTool({ name: "memory_status", arguments: {} });
+      expect(status.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
   });
 
   it("refuses to listen beyond this machine", async () => {
