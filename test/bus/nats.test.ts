@@ -184,6 +184,8 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     );
     // The server stops answering (its process is paused): the publish is left unacknowledged.
     process.kill(natsServer().pid as number, "SIGSTOP");
+    // The signal is asynchronous: publish only once the server has really stopped.
+    await stopped(natsServer().pid as number);
     let delivery: Delivery;
     try {
       delivery = await sender.send([stalled]);
@@ -227,3 +229,15 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     }
   });
 });
+
+/** Resolves once the process is stopped (state T in /proc on Linux; elsewhere after a pause). */
+async function stopped(pid: number): Promise<void> {
+  const stat = `/proc/${pid}/stat`;
+  if (!existsSync(stat)) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    return;
+  }
+  await expect
+    .poll(() => readFileSync(stat, "utf8").split(") ")[1]?.[0], { timeout: 5_000, interval: 5 })
+    .toBe("T");
+}
