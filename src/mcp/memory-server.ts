@@ -12,7 +12,7 @@ import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
 import { recallIn, recordRecall } from "../worker/recall.js";
 import { LoadedMemory } from "./loaded-memory.js";
-import { type MemoryScope, scopeOf } from "./scope.js";
+import { scopeOf } from "./scope.js";
 
 /**
  * engram's own MCP server: the worker's read and write operations as MCP tools, and the
@@ -476,5 +476,3 @@ function engramFile(repoDir: string, path: string): string {
   }
   return full;
 }
-
-export type { MemoryScope };

@@ -6,6 +6,7 @@ import { freshnessOf } from "../../src/core/graph/freshness.js";
 import { type Learning, learningId, learningsOf } from "../../src/core/graph/learnings.js";
 import type { Engram } from "../../src/schema/engram.js";
 import { Registry } from "../../src/schema/registry.js";
+import { engramBody } from "./engine-fixtures.js";
 
 const registry = Registry.parse({
   people: [{ id: "ada", name: "Ada Lovelace", aliases: ["ada"], emails: ["ada@example.com"] }],
@@ -31,32 +32,7 @@ function learning(text: string, extra: Partial<Learning> = {}): Learning {
 }
 
 function engram(id: string, version: string, facts: string[], extra: Partial<Engram> = {}): Engram {
-  return {
-    engram_id: id,
-    version,
-    scope: "st",
-    created_at: `${version.slice(0, 4)}-01-01T00:00:00Z`,
-    source_window: { start_ts: "2026-01-01T00:00:00Z", end_ts: "2026-01-01T00:00:00Z" },
-    hash: "sha256:0",
-    topics: [],
-    facts,
-    decisions: [],
-    links: [],
-    provenance: { created_by: "t", run_id: "r", event_count: 1, senders: [], message_types: {} },
-    privacy: "private",
-    signals: {
-      notes: 0,
-      decisions: 0,
-      lessons: 0,
-      incidents: 0,
-      errors: 0,
-      max_surprise: null,
-      mean_confidence: null,
-      redactions: 0,
-      truncated: 0,
-    },
-    ...extra,
-  } as Engram;
+  return { engram_id: id, hash: "sha256:0", ...engramBody({ version, facts, ...extra }) };
 }
 
 describe("entity linking", () => {
