@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { SourcesConfig } from "./sources-config.js";
 
 const PositiveInt = z.number().int().positive();
 const Ratio = z.number().gt(0).lt(1);
@@ -471,6 +472,7 @@ export const Config = z
     github: GitHubConfig.prefault({}),
     sync: SyncConfig.prefault({}),
     sessions: SessionsConfig.prefault({}),
+    sources: SourcesConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;

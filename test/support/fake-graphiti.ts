@@ -36,6 +36,10 @@ export class FakeGraphiti {
   readonly episodes: FakeEpisode[] = [];
   readonly calls: AddCall[] = [];
   readonly searches: { tool: string; query: string }[] = [];
+  /** Every HTTP request the server received (a dry run must make none). */
+  requests = 0;
+  /** Episodes the processor failed, with the server's reason (as its log would say). */
+  readonly failures: { name: string; error: string }[] = [];
   private readonly queue: AddCall[] = [];
   private drops = 0;
   private http: Server | null = null;
@@ -76,6 +80,7 @@ export class FakeGraphiti {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests++;
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path === "/health" && req.method === "GET") {
       res.setHeader("content-type", "application/json");
@@ -212,8 +217,13 @@ export class FakeGraphiti {
       this.drops--;
       return;
     }
+    const at = call.uuid === null ? -1 : this.episodes.findIndex((e) => e.uuid === call.uuid);
+    if (call.uuid !== null && at < 0) {
+      // graphiti_core reads a given uuid as "load this episode": a new one is not found.
+      this.failures.push({ name: call.name, error: `node ${call.uuid} not found` });
+      return;
+    }
     const uuid = call.uuid ?? randomUUID();
-    const at = this.episodes.findIndex((e) => e.uuid === uuid);
     const episode: FakeEpisode = {
       uuid,
       name: call.name,
