@@ -130,9 +130,23 @@ export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
   writeFileAtomicSync(recordedPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
 }
 
+/** How a run uses its target: `resend` sends again what was delivered (`sync run --all`). */
+export interface OpenOptions {
+  resend?: boolean;
+}
+
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */
-export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
-  if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
+export function openTarget(
+  ctx: RepoContext,
+  name: TargetName,
+  options: OpenOptions = {},
+): SyncTarget {
+  if (name === "graphiti") {
+    return new GraphitiTarget({
+      config: ctx.config.sync.graphiti,
+      resend: options.resend === true,
+    });
+  }
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
   return new NotionTarget({
