@@ -130,6 +130,8 @@ export class GraphitiTarget implements SyncTarget {
       if (findListed(listed, part) === undefined) await this.client.call("add_memory", call);
     }
     const deadline = performance.now() + this.options.config.confirm_wait_seconds * 1000;
+    // A local server lists an episode within tens of ms: ask soon, then back off to pollMs.
+    let wait = Math.min(25, this.pollMs);
     while (!parts.every((p) => findListed(listed, p) !== undefined)) {
       if (performance.now() >= deadline) {
         const missing = parts.filter((p) => findListed(listed, p) === undefined).length;
@@ -138,7 +140,8 @@ export class GraphitiTarget implements SyncTarget {
           "unavailable",
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, this.pollMs);
       listed = await this.listed(group);
     }
     const id = parts.map((p) => findListed(listed, p)?.uuid ?? p.uuid).join(",");
