@@ -42,6 +42,7 @@ export class FakeGraphiti {
   readonly failures: { name: string; error: string }[] = [];
   private readonly queue: AddCall[] = [];
   private drops = 0;
+  private errors: string[] = [];
   private http: Server | null = null;
   private readonly transports = new Map<string, StreamableHTTPServerTransport>();
   url = "";
@@ -51,6 +52,11 @@ export class FakeGraphiti {
   /** The next queued episode is lost while processing (answered "queued", never stored). */
   dropNext(count = 1): void {
     this.drops += count;
+  }
+
+  /** The next `add_memory` calls answer `{"error": message}` in the tool result, as the server does. */
+  errorNext(message: string, count = 1): void {
+    for (let i = 0; i < count; i++) this.errors.push(message);
   }
 
   async start(port = 0): Promise<void> {
@@ -130,6 +136,8 @@ export class FakeGraphiti {
       },
       async (a) => {
         const group = a.group_id ?? "main";
+        const failure = this.errors.shift();
+        if (failure !== undefined) return answer({ error: failure });
         if (!GROUP.test(group)) return answer({ error: `Invalid group_id: ${group}` });
         if (a.name === "") return answer({ error: "Episode name must not be empty" });
         const call: AddCall = {

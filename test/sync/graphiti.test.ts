@@ -136,6 +136,31 @@ describe("Graphiti target against the local MCP stand-in", () => {
     await expect(g.searchNodes("", ["engram"])).rejects.toMatchObject({ kind: "validation" });
   });
 
+  it("an {error} result of add_memory fails the item in the engine; never counted as sent", async () => {
+    server = new FakeGraphiti();
+    await server.start();
+    server.errorNext("Error queuing episode: database is read-only");
+    server.errorNext("Graphiti client not initialized");
+    const store = new QueueStore(dir, "graphiti");
+    const options = {
+      store,
+      target: target(server.url),
+      schedule: DEFAULT_SCHEDULE,
+      clock: () => "2026-01-05T10:00:00.000Z",
+      log: new SyncLog(join(dir, "log"), 8),
+      sealKey: () => undefined,
+    };
+    const result = await runSync([candidate(item("x", "body of x"))], options);
+    expect(result.sent).toMatchObject({ created_or_updated: 0, skipped: 1 });
+    const record = store.load().records["episode:x"];
+    expect(record).toMatchObject({ state: "failed", remote_id: null });
+    expect(record?.last_error).toContain("database is read-only");
+    expect(server.episodes).toHaveLength(0);
+    // A server still starting says so in a result: that one is retried, not given up.
+    const second = await runSync([candidate(item("y", "body of y"))], options);
+    expect(second.sent).toMatchObject({ created_or_updated: 1, skipped: 0 });
+  });
+
   it("keeps a dropped episode pending and delivers it on the next run, once", async () => {
     server = new FakeGraphiti();
     await server.start();
