@@ -45,6 +45,8 @@ export class GraphitiTarget implements SyncTarget {
   readonly name = "graphiti";
   private readonly client: GraphitiClient;
   private readonly pollMs: number;
+  /** Keys the engine looked up: their next upsert checks the server before sending. */
+  private readonly lookups = new Set<string>();
 
   constructor(private readonly options: GraphitiTargetOptions) {
     const c = options.config;
@@ -122,7 +124,10 @@ export class GraphitiTarget implements SyncTarget {
     const parts = this.partsOf(item);
     const group = (parts[0] as EpisodePart).group_id;
     if (this.options.resend === true && remoteId !== null) await this.archive(remoteId);
-    let listed = await this.listed(group);
+    // What the server holds matters only when an earlier send may have reached it: an update,
+    // or a record the engine looks up (in flight at a crash, or failed before).
+    const recheck = remoteId !== null || this.lookups.delete(item.key);
+    let listed = recheck ? await this.listed(group) : [];
     for (const part of parts) {
       // Graphiti reads a given uuid as "load this episode" and fails on a new one: the part's
       // own id travels in source_description instead, and the server names the episode.
@@ -150,10 +155,12 @@ export class GraphitiTarget implements SyncTarget {
   }
 
   /**
-   * Always null: the uuids derive from the content, so `upsert` itself finds what a crashed
-   * run already delivered and sends only the missing parts.
+   * Always null: the part ids derive from the content, so `upsert` itself finds what a crashed
+   * or dropped send already delivered (it lists the group first for such a key) and sends only
+   * the missing parts.
    */
-  async findByKey(_type: SyncType, _key: string): Promise<string | null> {
+  async findByKey(_type: SyncType, key: string): Promise<string | null> {
+    this.lookups.add(key);
     return null;
   }
 
