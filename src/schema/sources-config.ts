@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Privacy } from "./common.js";
 
 /** A Graphiti `group_id`: the server rejects anything else. */
-const GroupId = z
+export const GraphitiGroup = z
   .string()
   .regex(/^[a-zA-Z0-9_-]+$/, "expected letters, digits, _ or - (Graphiti's group_id rule)")
   .max(100);
@@ -27,7 +27,7 @@ export const MarkdownFolderConfig = z
       .enum(["learning", "research"])
       .default("learning")
       .describe("What the files are; picks the Graphiti group of that kind unless `group` is set."),
-    group: GroupId.optional().describe(
+    group: GraphitiGroup.optional().describe(
       "The Graphiti group_id of this folder's files; default: [sync.graphiti] groups of `kind`.",
     ),
     privacy: Privacy.optional().describe(
