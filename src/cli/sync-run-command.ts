@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import type { MarkdownReport } from "../sources/markdown.js";
 import type { TargetName } from "../sync/service.js";
 import { type CommandOutput, type ParsedArgs, stringOption } from "./args.js";
 import { EXIT } from "./main.js";
@@ -90,7 +91,7 @@ export async function runAction(
   return { json: r, text: `${lines.join("\n")}\n`, warnings: r.notices, exitCode: EXIT.ok };
 }
 
-function markdownLines(m: import("../sources/markdown.js").MarkdownReport): string[] {
+function markdownLines(m: MarkdownReport): string[] {
   return [
     `markdown: ${m.files} file(s) in ${m.folders} folder(s): ${m.new.length} new, ${m.changed.length} changed, ${m.removed.length} removed, ${m.unchanged} unchanged, ${m.deferred} deferred to the next run, ${m.excluded} engram output excluded, ${m.redactions} secret(s) redacted`,
     ...m.new.map((f) => `  new ${f.file} -> ${f.key}`),

@@ -287,7 +287,6 @@ export const NotionSyncConfig = z
   .strict();
 export type NotionSyncConfig = z.infer<typeof NotionSyncConfig>;
 
-
 /** `[sync.graphiti]`: a Graphiti MCP knowledge-graph server (streamable HTTP). */
 export const GraphitiSyncConfig = z
   .object({

@@ -15,6 +15,7 @@ import {
 } from "../core/sync/markdown.js";
 import type { TargetQueue } from "../core/sync/queue.js";
 import type { MarkdownSourceConfig } from "../schema/sources-config.js";
+import { parseFrontmatter } from "./frontmatter.js";
 
 /** What one scan of the markdown folders found, for the run's report and `--verbose`. */
 export interface MarkdownReport {
@@ -133,19 +134,22 @@ export async function scanMarkdown(
         continue;
       }
       const text = bytes.toString("utf8");
-      if (isEngramOutput(text)) {
+      const frontmatter = parseFrontmatter(text);
+      if (isEngramOutput(text, frontmatter.data)) {
         report.excluded++;
         continue;
       }
       report.files++;
       const sha256 = createHash("sha256").update(bytes).digest("hex");
       const made = markdownItem(
-        { folder, relative: rel.split(sep).join("/"), text, sha256 },
+        { folder, relative: rel.split(sep).join("/"), frontmatter, sha256 },
         options.redactor,
         options.project,
       );
       report.redactions += made.redactions;
-      if (made.warning !== null) report.warnings.push(`${shown}: ${made.warning}; body synced`);
+      if (frontmatter.warning !== null) {
+        report.warnings.push(`${shown}: ${frontmatter.warning}; body synced`);
+      }
       const key = itemKey(made.candidate.item);
       seen.add(key);
       const before = previous(key);

@@ -3,9 +3,10 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createRedactor } from "../../src/core/ingest/redact.js";
 import { itemKey } from "../../src/core/sync/item.js";
-import { isEngramOutput, markdownItem, parseFrontmatter } from "../../src/core/sync/markdown.js";
+import { isEngramOutput, markdownItem } from "../../src/core/sync/markdown.js";
 import { emptyQueue, enqueue, markSynced, type TargetQueue } from "../../src/core/sync/queue.js";
 import { MarkdownSourceConfig } from "../../src/schema/sources-config.js";
+import { parseFrontmatter } from "../../src/sources/frontmatter.js";
 import { scanMarkdown } from "../../src/sources/markdown.js";
 import { FAKE_KINDS, Rng } from "../support/fake-secrets.js";
 import { TempDirs } from "../support/repo.js";
@@ -35,13 +36,14 @@ describe("markdown frontmatter", () => {
   });
 
   it("recognises engram's own output (generated marker, source: engram...)", () => {
+    const check = (text: string) => isEngramOutput(text, parseFrontmatter(text).data);
     expect(
-      isEngramOutput(
+      check(
         "# Memory\n\n<!-- engram: generated from memory/catalog.json version 3 hash sha256:ab; do not edit -->\n",
       ),
     ).toBe(true);
-    expect(isEngramOutput("---\nsource: engram recall\n---\nhits")).toBe(true);
-    expect(isEngramOutput("---\nsource: a talk\n---\nnotes")).toBe(false);
+    expect(check("---\nsource: engram recall\n---\nhits")).toBe(true);
+    expect(check("---\nsource: a talk\n---\nnotes")).toBe(false);
   });
 });
 
@@ -63,7 +65,7 @@ describe("a markdown file as a sync item", () => {
       `They used ${secret} from a leaked CI log.`,
     ].join("\n");
     const made = markdownItem(
-      { folder, relative: "a/one.md", text, sha256: "f".repeat(64) },
+      { folder, relative: "a/one.md", frontmatter: parseFrontmatter(text), sha256: "f".repeat(64) },
       redactor,
       "proj",
     );
@@ -85,7 +87,12 @@ describe("a markdown file as a sync item", () => {
     expect(item.content).toContain("[REDACTED:");
     // Frontmatter privacy wins over the folder's.
     const priv = markdownItem(
-      { folder, relative: "p.md", text: "---\nprivacy: private\n---\nx", sha256: "0" },
+      {
+        folder,
+        relative: "p.md",
+        frontmatter: parseFrontmatter("---\nprivacy: private\n---\nx"),
+        sha256: "0",
+      },
       redactor,
       "proj",
     );

@@ -1,4 +1,3 @@
-import { parse as parseYaml } from "yaml";
 import type { Privacy } from "../../schema/common.js";
 import { type Redactor, redactValue } from "../ingest/redact.js";
 import { sha256Hex } from "../model/canonical.js";
@@ -10,43 +9,10 @@ import type { SyncCandidate, SyncItem, SyncValue } from "./item.js";
  * so a file whose SHA-256 did not change yields the same item hash and is not sent again.
  */
 
+/** A file's frontmatter as the adapter parsed it (YAML), and its body. */
 export interface Frontmatter {
   data: Record<string, unknown>;
   body: string;
-  /** Why the frontmatter was not used (missing or malformed); the body still syncs. */
-  warning: string | null;
-}
-
-const OPEN = /^---[ \t]*\r?\n/;
-const CLOSE = /^(?:---|\.\.\.)[ \t]*$/m;
-
-/** Splits `---` YAML frontmatter from the body; malformed or missing frontmatter is a warning. */
-export function parseFrontmatter(text: string): Frontmatter {
-  const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
-  const open = OPEN.exec(source);
-  if (open === null) return { data: {}, body: source, warning: "no YAML frontmatter" };
-  const rest = source.slice(open[0].length);
-  const close = CLOSE.exec(rest);
-  if (close === null) {
-    return { data: {}, body: source, warning: "frontmatter has no closing ---; read as body" };
-  }
-  const yaml = rest.slice(0, close.index);
-  const body = rest.slice(close.index + close[0].length).replace(/^\r?\n/, "");
-  let data: unknown;
-  try {
-    data = parseYaml(yaml);
-  } catch (error) {
-    const first = (error as Error).message.split("\n")[0] ?? "unreadable";
-    // The frontmatter starts on line 2 of the file.
-    const at = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    const where = at !== undefined ? `line ${at + 1}: ` : "";
-    return { data: {}, body, warning: `malformed YAML frontmatter: ${where}${first}` };
-  }
-  if (data === null || data === undefined) return { data: {}, body, warning: null };
-  if (typeof data !== "object" || Array.isArray(data)) {
-    return { data: {}, body, warning: "frontmatter is not a mapping of keys; ignored" };
-  }
-  return { data: data as Record<string, unknown>, body, warning: null };
 }
 
 export interface MarkdownFolder {
@@ -61,14 +27,13 @@ export interface MarkdownFile {
   folder: MarkdownFolder;
   /** Relative to the folder, `/`-separated. */
   relative: string;
-  text: string;
+  frontmatter: Frontmatter;
   /** SHA-256 of the file's bytes. */
   sha256: string;
 }
 
 export interface MarkdownItem {
   candidate: SyncCandidate;
-  warning: string | null;
   redactions: number;
 }
 
@@ -105,7 +70,7 @@ export function markdownItem(
   redactor: Redactor,
   project: string,
 ): MarkdownItem {
-  const fm = parseFrontmatter(file.text);
+  const fm = file.frontmatter;
   const red = redactValue(fm.data, redactor);
   const data = red.value as Record<string, unknown>;
   const body = redactor.redact(fm.body.trim());
@@ -171,7 +136,6 @@ export function markdownItem(
   };
   return {
     candidate: { item, verdict: VERDICT },
-    warning: fm.warning,
     redactions: red.count + body.count + title.count,
   };
 }
@@ -206,10 +170,9 @@ const ENGRAM_MARKER = /<!-- engram: generated\b/;
  * Anti-loop: what engram itself produced is never read back in (its MEMORY.md, anything with
  * its generated marker, and output whose frontmatter names engram as its source).
  */
-export function isEngramOutput(text: string): boolean {
+export function isEngramOutput(text: string, data: Readonly<Record<string, unknown>>): boolean {
   if (ENGRAM_MARKER.test(text.slice(0, 4096))) return true;
-  const head = parseFrontmatter(text.slice(0, 8192));
-  const source = head.data.source ?? head.data.generated_by;
+  const source = data.source ?? data.generated_by;
   return typeof source === "string" && /^engram\b/i.test(source.trim());
 }
 
