@@ -43,6 +43,7 @@ export class FakeGraphiti {
   private readonly queue: AddCall[] = [];
   private drops = 0;
   private errors: string[] = [];
+  private httpFaults: number[] = [];
   private http: Server | null = null;
   private readonly transports = new Map<string, StreamableHTTPServerTransport>();
   url = "";
@@ -57,6 +58,11 @@ export class FakeGraphiti {
   /** The next `add_memory` calls answer `{"error": message}` in the tool result, as the server does. */
   errorNext(message: string, count = 1): void {
     for (let i = 0; i < count; i++) this.errors.push(message);
+  }
+
+  /** The next POSTs to the MCP endpoint answer this HTTP status (429, 503...) instead. */
+  httpFaultNext(status: number, count = 1): void {
+    for (let i = 0; i < count; i++) this.httpFaults.push(status);
   }
 
   async start(port = 0): Promise<void> {
@@ -96,6 +102,12 @@ export class FakeGraphiti {
     if (path !== "/mcp/" && path !== "/mcp") {
       res.statusCode = 404;
       res.end("not found");
+      return;
+    }
+    const fault = req.method === "POST" ? this.httpFaults.shift() : undefined;
+    if (fault !== undefined) {
+      res.writeHead(fault, { "content-type": "text/plain", "retry-after": "0" });
+      res.end(fault === 429 ? "Too Many Requests" : "Service Unavailable");
       return;
     }
     const body = req.method === "POST" ? await readJson(req) : undefined;

@@ -192,6 +192,23 @@ describe("Graphiti target against the local MCP stand-in", () => {
     expect(server.calls).toHaveLength(4);
   });
 
+  it("retries 429 and 5xx with backoff, then succeeds; past the retries it is unavailable", async () => {
+    server = new FakeGraphiti();
+    await server.start();
+    const g = target(server.url, { retries: 3 });
+    server.httpFaultNext(429);
+    server.httpFaultNext(503, 2);
+    const one = item("r1", "body of r1");
+    const id = await g.upsert(outgoingPublic(one, itemHash(one)), null);
+    expect(server.episodes.map((e) => e.uuid)).toEqual([id]);
+    const strict = target(server.url, { retries: 1 });
+    server.httpFaultNext(502, 5);
+    const two = item("r2", "body of r2");
+    await expect(strict.upsert(outgoingPublic(two, itemHash(two)), null)).rejects.toMatchObject({
+      kind: "unavailable",
+    });
+  });
+
   it("a dead server is unhealthy, never a thrown error", async () => {
     server = new FakeGraphiti();
     await server.start();
