@@ -49,6 +49,7 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Ru
     let source: CandidateSource;
     let sourceHash: string | undefined;
     let markdown: () => MarkdownReport | null = () => null;
+    let memoryHash: string | undefined;
     if (ids.length > 0) {
       // Explicit requests: every candidate is built, the named ones pass the policy.
       const all = await memorySource(ctx);
@@ -62,6 +63,7 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Ru
       source = read.source;
       sourceHash = read.sourceHash;
       markdown = read.report;
+      memoryHash = read.memoryHash;
     }
     const target = openTarget(ctx, request.target, { resend: request.all === true });
     const result = await runSync(source, {
@@ -75,6 +77,7 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Ru
       ...(only ? { only } : {}),
       ...(sourceHash !== undefined ? { sourceHash } : {}),
     }).finally(() => closeTarget(target));
+    if (memoryHash !== undefined) store.commit({ ...store.load(), source_hash: memoryHash }, []);
     const report = markdown();
     if (report !== null) result.notices.unshift(...report.warnings);
     return { ...result, stats: runStats(result, report), markdown: report };

@@ -28,7 +28,12 @@ export async function gatherCandidates(
   const memory = await memorySource(ctx);
   const candidates = await memory.load(queue);
   if (!markdownEnabled(ctx, target)) return { candidates, markdown: null };
-  const scan = await scanMarkdown(queue, {
+  const scan = await scanFiles(ctx, queue, all);
+  return { candidates: [...candidates, ...scan.candidates], markdown: scan.report };
+}
+
+function scanFiles(ctx: RepoContext, queue: StoredQueue, all: boolean) {
+  return scanMarkdown(queue, {
     repoDir: ctx.repoDir,
     stateDir: ctx.paths.root,
     config: ctx.config.sources.markdown,
@@ -36,7 +41,6 @@ export async function gatherCandidates(
     project: ctx.config.sync.project ?? basename(ctx.repoDir),
     all,
   });
-  return { candidates: [...candidates, ...scan.candidates], markdown: scan.report };
 }
 
 /** What a run without `--id` reads, and the markdown report once it has been read. */
@@ -44,13 +48,20 @@ export interface RunSource {
   source: CandidateSource;
   sourceHash?: string;
   report: () => MarkdownReport | null;
+  /**
+   * With markdown files, the engine cannot skip the whole source: the memory part's hash is
+   * recorded after the run instead, so unchanged memory is still not rebuilt.
+   */
+  memoryHash?: string;
 }
 
 /**
  * The source of a run. Memory alone keeps the engine's shortcut (nothing is built while the
- * catalog is unchanged); markdown files are read on every run, since only reading them tells
- * whether they changed. `all` forgets what was sent for every candidate, in the journal, so
- * the engine queues each one again with its remote id (the store replaces its copy).
+ * catalog is unchanged). With markdown files the files are read on every run (only reading
+ * them tells whether they changed), and memory is rebuilt only when its hash differs from the
+ * one recorded after the last run (`memoryHash`). `all` forgets what was sent for every
+ * candidate, in the journal, so the engine queues each one again with its remote id (the
+ * store replaces its copy).
  */
 export async function runSource(
   ctx: RepoContext,
@@ -66,15 +77,16 @@ export async function runSource(
     store.commit(forgetSent(queue, keys), keys);
     return { source: gathered.candidates, report: () => gathered.markdown };
   }
+  const memory = await memorySource(ctx);
   if (markdownEnabled(ctx, target)) {
     const source = async (queue: StoredQueue) => {
-      const gathered = await gatherCandidates(ctx, target, queue, false);
-      report = gathered.markdown;
-      return gathered.candidates;
+      const fromMemory = queue.source_hash === memory.hash ? [] : await memory.load(queue);
+      const scan = await scanFiles(ctx, queue, false);
+      report = scan.report;
+      return [...fromMemory, ...scan.candidates];
     };
-    return { source, report: () => report };
+    return { source, report: () => report, memoryHash: memory.hash };
   }
-  const memory = await memorySource(ctx);
   return { source: memory.load, sourceHash: memory.hash, report: () => null };
 }
 
