@@ -60,6 +60,8 @@ export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn):
       env: { ...run.env, [HOOK_CHILD_ENV]: lock },
       windowsHide: true,
     });
+    // A failed start is reported below (no pid); its later 'error' event must not crash us.
+    child.once("error", () => undefined);
     const pid = child.pid;
     if (pid === undefined) throw new Error("the detached sync did not start");
     // Handed over: the lock now names the process that syncs, alive as long as it runs.

@@ -1,6 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { defaultConfig } from "../../src/schema/config.js";
+import { GraphitiTarget } from "../../src/sync/targets/graphiti-target.js";
 import { assertBuilt, type BinResult, describeResult, director } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
@@ -123,6 +125,14 @@ describe("markdown memory files to the knowledge-graph stand-in (the Proof)", ()
     const apt = server.episodes.find((e) => e.name === "apt-28 renamed its loader");
     expect(apt?.source_description).toContain("Source: threat report");
     expect(apt?.group_id).toBe("learning");
+    // FalkorDB reads Lucene syntax: the query is escaped, and still finds apt-28.
+    const falkor = new GraphitiTarget({
+      config: { ...defaultConfig().sync.graphiti, url: server.url, backend: "falkordb" },
+    });
+    const found = (await falkor.searchNodes("apt-28", ["learning"])) as { nodes: unknown[] };
+    await falkor.close();
+    expect(server.searches.at(-1)?.query).toBe("apt\\-28");
+    expect(found.nodes).toHaveLength(1);
     const broken = server.episodes.find((e) => e.content.includes("Body 1 survives."));
     expect(broken?.name).toBe("Broken 1");
   });
