@@ -34,6 +34,9 @@ describe("director sync --target graphiti through the bins", () => {
         "[sync.graphiti]",
         `url = "${server.url}"`,
         "confirm_wait_seconds = 5",
+        "[[sources.markdown.folders]]",
+        'path = "notes"',
+        'kind = "research"',
         "",
       ].join("\n"),
     );
@@ -55,6 +58,7 @@ describe("director sync --target graphiti through the bins", () => {
         topics: ["t"],
       },
     ];
+    repo.write("notes/one.md", "---\nsource: a paper\n---\n# Caching\n\nCache the lockfile.\n");
     const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
     ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
     ok(await director(["run", "--force"], { cwd: repo.dir, env }));
@@ -67,8 +71,12 @@ describe("director sync --target graphiti through the bins", () => {
     expect(first.sent.failed).toBe(0);
     const sent = server.calls.length;
     expect(server.episodes.map((e) => e.group_id)).toContain("engram");
+    // Memory's items and the markdown file travel in the same run, each to its group.
+    expect(first.markdown.new).toHaveLength(1);
+    expect(server.episodes.find((e) => e.name === "Caching")?.group_id).toBe("research");
     const second = await sync("run", "--target", "graphiti", "--force");
     expect(second.sent.created_or_updated).toBe(0);
+    expect(second.stats).toMatchObject({ processed: 0, skipped: 1 });
     expect(server.calls.length).toBe(sent);
   });
 });
