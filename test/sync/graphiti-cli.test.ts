@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
+import { assertBuilt, director, succeeded, worker } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs } from "../support/repo.js";
 
@@ -16,17 +16,12 @@ afterAll(() => dirs.cleanup());
 
 const env = { SOURCE_DATE_EPOCH: String(EPOCH) };
 
-function ok(r: BinResult): BinResult {
-  expect(r.code, describeResult(r)).toBe(0);
-  return r;
-}
-
 describe("director sync --target graphiti through the bins", () => {
   it("sends memory's episodes to the stand-in, once, and the process exits", async () => {
     server = new FakeGraphiti();
     await server.start();
     const repo = dirs.repo("engram-graphiti-");
-    ok(await director(["init"], { cwd: repo.dir }));
+    succeeded(await director(["init"], { cwd: repo.dir }));
     repo.writeConfig(
       [
         "[memory]",
@@ -60,10 +55,12 @@ describe("director sync --target graphiti through the bins", () => {
     ];
     repo.write("notes/one.md", "---\nsource: a paper\n---\n# Caching\n\nCache the lockfile.\n");
     const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
-    ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
-    ok(await director(["run", "--force"], { cwd: repo.dir, env }));
+    succeeded(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
+    succeeded(await director(["run", "--force"], { cwd: repo.dir, env }));
     const sync = async (...args: string[]) =>
-      JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
+      JSON.parse(
+        succeeded(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout,
+      );
     const status = await sync("status", "--target", "graphiti");
     expect(status.health.healthy).toBe(true);
     const first = await sync("run", "--target", "graphiti", "--force");

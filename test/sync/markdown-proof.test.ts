@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { defaultConfig } from "../../src/schema/config.js";
 import { GraphitiTarget } from "../../src/sync/targets/graphiti-target.js";
-import { assertBuilt, type BinResult, describeResult, director } from "../support/bins.js";
+import { assertBuilt, director, succeeded } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
@@ -17,11 +17,6 @@ afterEach(async () => {
   server = undefined;
 });
 afterAll(() => dirs.cleanup());
-
-function ok(r: BinResult): BinResult {
-  expect(r.code, describeResult(r)).toBe(0);
-  return r;
-}
 
 /** The long file's body: 12,000 characters in paragraphs, none of them a secret. */
 const LONG = Array.from({ length: 120 }, (_, i) => `Paragraph ${i}: ${"observation ".repeat(8)}`)
@@ -51,7 +46,7 @@ function writeNotes(repo: TempRepo): void {
 
 async function setUp(url: string, extra: string[] = []): Promise<TempRepo> {
   const repo = dirs.repo("engram-md-proof-");
-  ok(await director(["init"], { cwd: repo.dir }));
+  succeeded(await director(["init"], { cwd: repo.dir }));
   repo.writeConfig(
     [
       "[sync]",
@@ -76,7 +71,7 @@ async function setUp(url: string, extra: string[] = []): Promise<TempRepo> {
 function syncAt(repo: TempRepo, minutes: number) {
   const env = { SOURCE_DATE_EPOCH: String(EPOCH + minutes * 60) };
   return async (...args: string[]) => {
-    const r = ok(
+    const r = succeeded(
       await director(["sync", "run", "--target", "graphiti", ...args, "--json"], {
         cwd: repo.dir,
         env,
@@ -184,14 +179,14 @@ describe("markdown memory files to the knowledge-graph stand-in (the Proof)", ()
     // Another hook holds the lock (this live process): the second exits at once, saying so.
     mkdirSync(dirname(lock), { recursive: true });
     writeFileSync(lock, `${process.pid}\n`);
-    const busy = ok(
+    const busy = succeeded(
       await director(["sync", "run", "--target", "graphiti", "--hook"], { cwd: repo.dir }),
     );
     expect(busy.stdout).toContain(`another sync hook is syncing graphiti (pid ${process.pid})`);
     unlinkSync(lock);
 
     // Server down: the hook returns, the detached run finds it down and keeps everything queued.
-    const hook = ok(
+    const hook = succeeded(
       await director(["sync", "run", "--target", "graphiti", "--hook", "--json"], {
         cwd: repo.dir,
       }),
