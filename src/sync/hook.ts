@@ -4,6 +4,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -53,6 +54,8 @@ export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn):
   }
   let out: number | undefined;
   try {
+    // Bounded: one earlier log is kept, as hook.log.1.
+    if (sizeOf(log) > LOG_MAX_BYTES) renameSync(log, `${log}.1`);
     out = openSync(log, "a");
     const child = spawn(run.node, [run.entry, ...run.args], {
       detached: true,
@@ -107,10 +110,19 @@ function takeLock(path: string): number | null {
 }
 
 const EMPTY_STALE_MS = 5_000;
+const LOG_MAX_BYTES = 1024 * 1024;
 
 function mtimeMs(path: string): number {
   try {
     return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
   } catch {
     return 0;
   }
