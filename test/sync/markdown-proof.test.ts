@@ -53,7 +53,7 @@ async function setUp(url: string, extra: string[] = []): Promise<TempRepo> {
       "retry_delays_seconds = [60, 60, 60, 60]",
       "[sync.graphiti]",
       `url = "${url}"`,
-      "confirm_wait_seconds = 1",
+      "confirm_wait_seconds = 3",
       "retries = 1",
       "[[sources.markdown.folders]]",
       'path = "notes/learning"',
