@@ -93,7 +93,7 @@ export async function runAction(
 
 function markdownLines(m: MarkdownReport): string[] {
   return [
-    `markdown: ${m.files} file(s) in ${m.folders} folder(s): ${m.new.length} new, ${m.changed.length} changed, ${m.removed.length} removed, ${m.unchanged} unchanged, ${m.deferred} deferred to the next run, ${m.excluded} engram output excluded, ${m.redactions} secret(s) redacted`,
+    `markdown: ${m.files} file(s) in ${m.folders} folder(s): ${m.new.length} new, ${m.changed.length} changed, ${m.removed.length} removed, ${m.unchanged} unchanged, ${m.waiting} waiting in the queue, ${m.deferred} deferred to the next run, ${m.excluded} engram output excluded, ${m.redactions} secret(s) redacted`,
     ...m.new.map((f) => `  new ${f.file} -> ${f.key}`),
     ...m.changed.map((f) => `  changed ${f.file} -> ${f.key}`),
     ...m.removed.map((f) => `  removed ${f.file} -> ${f.key}`),

@@ -30,11 +30,14 @@ export function parseFrontmatter(text: string): ParsedFrontmatter {
   try {
     data = parseYaml(yaml);
   } catch (error) {
-    const first = (error as Error).message.split("\n")[0] ?? "unreadable";
-    // The frontmatter starts on line 2 of the file.
-    const at = (error as { linePos?: { line: number }[] }).linePos?.[0]?.line;
-    const where = at !== undefined ? `line ${at + 1}: ` : "";
-    return { data: {}, body, warning: `malformed YAML frontmatter: ${where}${first}` };
+    // The YAML library counts lines from the frontmatter's first line: name the file's line.
+    const message = ((error as Error).message.split("\n")[0] ?? "unreadable").replace(
+      / at line \d+, column \d+:?$/,
+      "",
+    );
+    const pos = (error as { linePos?: { line: number; col: number }[] }).linePos?.[0];
+    const where = pos !== undefined ? `line ${pos.line + 1}, column ${pos.col}: ` : "";
+    return { data: {}, body, warning: `malformed YAML frontmatter: ${where}${message}` };
   }
   if (data === null || data === undefined) return { data: {}, body, warning: null };
   if (typeof data !== "object" || Array.isArray(data)) {

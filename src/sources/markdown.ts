@@ -27,6 +27,8 @@ export interface MarkdownReport {
   changed: FileRef[];
   removed: FileRef[];
   unchanged: number;
+  /** Unchanged since queued, but not delivered yet (the queue retries them). */
+  waiting: number;
   /** New or changed files past `max_files_per_run`: queued by a later run. */
   deferred: number;
   /** Engram's own output met in a folder (MEMORY.md, generated files): never read in. */
@@ -74,6 +76,7 @@ export async function scanMarkdown(
     changed: [],
     removed: [],
     unchanged: 0,
+    waiting: 0,
     deferred: 0,
     excluded: 0,
     redactions: 0,
@@ -154,7 +157,8 @@ export async function scanMarkdown(
       seen.add(key);
       const before = previous(key);
       if (before === itemHash(made.candidate.item) && options.all !== true) {
-        report.unchanged++;
+        if (queue.records[key]?.state === "pending") report.waiting++;
+        else report.unchanged++;
         continue;
       }
       offer(made.candidate, before === undefined ? report.new : report.changed, shown);

@@ -31,7 +31,8 @@ describe("markdown frontmatter", () => {
     expect(parseFrontmatter("---\na: 1\nno end").body).toBe("---\na: 1\nno end");
     const bad = parseFrontmatter("---\nrating: 8\ntags: [a, b\n---\nthe body\n");
     expect(bad.body).toBe("the body\n");
-    expect(bad.warning).toMatch(/^malformed YAML frontmatter: line \d+: /);
+    expect(bad.warning).toMatch(/^malformed YAML frontmatter: line \d+, column \d+: \w/);
+    expect(bad.warning).not.toMatch(/at line/);
     expect(parseFrontmatter("---\n- a\n- b\n---\nx").warning).toMatch(/not a mapping/);
   });
 
@@ -138,6 +139,11 @@ describe("scanning markdown folders", () => {
     const first = await scanMarkdown(emptyQueue(), { ...options, config: config() });
     expect(first.report.new).toHaveLength(5);
     const keys = first.candidates.map((c) => itemKey(c.item));
+    // Queued but not delivered yet: waiting, not unchanged, and not offered twice.
+    const queued = enqueue(emptyQueue(), first.candidates, "2026-01-05T10:00:00.000Z").queue;
+    const waiting = await scanMarkdown(queued, { ...options, config: config() });
+    expect(waiting.report).toMatchObject({ waiting: 5, unchanged: 0 });
+    expect(waiting.candidates).toHaveLength(0);
     let queue = sent(emptyQueue(), keys, first.candidates);
 
     const again = await scanMarkdown(queue, { ...options, config: config() });
