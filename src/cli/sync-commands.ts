@@ -78,12 +78,14 @@ export const SYNC_COMMAND: Command = {
     if (args.values.hook === true && (args.values["dry-run"] === true || requested.length > 0)) {
       throw new UsageError("--hook runs a whole sync; it does not go with --dry-run or --id");
     }
-    const ops = await import("../sync/operations.js");
-    const { parseTarget } = await import("../sync/service.js");
+    const { parseTarget } = await import("../sync/target-names.js");
     const target = parseTarget(stringOption(args, "target"));
     // Imported here, not at the top: see the note in worker-commands.ts.
     const { openContext } = await import("../context/repo-context.js");
     const ctx = await openContext(repoOptions(args));
+    // A hook must return at once: it loads no store client (the detached run does).
+    if (args.values.hook === true) return runAction(ctx, args, target, requested);
+    const ops = await import("../sync/operations.js");
     switch (action) {
       case "status": {
         const s = await ops.syncStatus(ctx, target);

@@ -9,10 +9,10 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { processAlive, writeFileAtomicSync } from "../state/atomic.js";
-import { syncDir, type TargetName } from "./service.js";
+import type { TargetName } from "./target-names.js";
 
 /**
  * `sync run --hook`: for a session-start hook that must never hold the agent up. The hook
@@ -28,7 +28,8 @@ export type HookResult =
 export const HOOK_CHILD_ENV = "ENGRAM_SYNC_HOOK_CHILD";
 
 export function hookPaths(ctx: RepoContext, target: TargetName): { lock: string; log: string } {
-  const dir = join(syncDir(ctx), target);
+  // The sync folder of service.ts (`syncDir`), spelled here so the hook loads no store client.
+  const dir = join(ctx.paths.root, "sync", target);
   return { lock: join(dir, "hook.lock"), log: join(dir, "hook.log") };
 }
 
@@ -43,7 +44,7 @@ export interface HookSpawn {
 
 export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn): HookResult {
   const { lock, log } = hookPaths(ctx, target);
-  mkdirSync(join(syncDir(ctx), target), { recursive: true });
+  mkdirSync(dirname(lock), { recursive: true });
   const holder = takeLock(lock);
   if (holder !== null) {
     return {

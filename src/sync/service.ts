@@ -14,20 +14,12 @@ import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
 import { SyncLog } from "./sync-log.js";
+import type { TargetName } from "./target-names.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
 
-export const TARGETS = ["notion", "graphiti"] as const;
-export type TargetName = (typeof TARGETS)[number];
-
-export function parseTarget(name: string | undefined): TargetName {
-  const target = name ?? "notion";
-  if (!(TARGETS as readonly string[]).includes(target)) {
-    throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
-  }
-  return target as TargetName;
-}
+export { parseTarget, TARGETS, type TargetName } from "./target-names.js";
 
 /** `.engram/sync/`: queues, id maps, recorded database ids, the log. Never on main. */
 export function syncDir(ctx: RepoContext): string {
