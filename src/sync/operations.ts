@@ -208,7 +208,7 @@ export async function syncInit(ctx: RepoContext, target: TargetName): Promise<Sc
 }
 
 /** A target holding a connection (the MCP session of Graphiti) lets the process exit. */
-export async function closeTarget(target: object): Promise<void> {
+async function closeTarget(target: object): Promise<void> {
   const close = (target as { close?: () => Promise<void> }).close;
   if (typeof close === "function") await close.call(target).catch(() => undefined);
 }
