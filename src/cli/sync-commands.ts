@@ -78,6 +78,9 @@ export const SYNC_COMMAND: Command = {
     if (args.values.hook === true && (args.values["dry-run"] === true || requested.length > 0)) {
       throw new UsageError("--hook runs a whole sync; it does not go with --dry-run or --id");
     }
+    if (args.values["dry-run"] === true && requested.length > 0) {
+      throw new UsageError("--dry-run lists a whole run; it does not go with --id");
+    }
     const { parseTarget } = await import("../sync/target-names.js");
     const target = parseTarget(stringOption(args, "target"));
     // Imported here, not at the top: see the note in worker-commands.ts.
