@@ -6,7 +6,6 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
-  childEnv,
   director,
   ROOT,
   runBin,
