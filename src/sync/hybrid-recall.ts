@@ -191,7 +191,7 @@ function report(
   state: TargetState,
   hits: number,
   message: string | null,
-  latency = null as number | null,
+  latency: number | null = null,
 ): TargetReport {
   return { target, state, hits, message, latency_ms: latency };
 }
