@@ -34,6 +34,8 @@ export async function openSearcher(
       config,
       token: process.env[config.token_env] ?? "",
       recorded: readRecordedIds(ctx),
+      // A rate-limited store is reported, not waited for: the agent asking is waiting too.
+      retries: 0,
     });
     return {
       name: "notion",

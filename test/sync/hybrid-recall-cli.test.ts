@@ -206,6 +206,12 @@ describe("worker recall --confidence through the bins", () => {
     } finally {
       server.setDown(false);
     }
+    // Rate limited for a long while: reported at once, not waited out (the agent waits too).
+    server.inject({ kind: "status", status: 429, retryAfter: 45 });
+    const limited = await recall(b, ["cache warmup", "--confidence", "0.2", "--refresh"], 320);
+    expect(limited.hits.length).toBeGreaterThan(0);
+    expect(limited.remote.targets[0]).toMatchObject({ state: "unavailable" });
+    expect(limited.remote.targets[0]?.message).toMatch(/429/);
     const bare = dirs.repo("engram-bare-");
     ok(await director(["init"], { cwd: bare.dir }));
     const none = await recall(bare, ["anything at all", "--confidence", "0.1"]);

@@ -32,6 +32,8 @@ export interface NotionTargetOptions {
   /** Ids recorded by `sync init`; the config's database ids win. */
   recorded: NotionIds;
   fetch?: typeof fetch;
+  /** Retries of a 429 by the client (default 2); hybrid recall, which someone waits on, asks none. */
+  retries?: number;
 }
 
 /** Notion API 2025-09-03 through the official client: one database per item type. */
@@ -48,7 +50,11 @@ export class NotionTarget implements SyncTarget {
       baseUrl: options.config.base_url,
       notionVersion: NOTION_VERSION,
       timeoutMs: Math.round(options.config.timeout_seconds * 1000),
-      retry: { maxRetries: 2, initialRetryDelayMs: 500, maxRetryDelayMs: 60_000 },
+      retry: {
+        maxRetries: options.retries ?? 2,
+        initialRetryDelayMs: 500,
+        maxRetryDelayMs: 60_000,
+      },
       fetch: this.throttle.fetch as never,
     });
     this.ids = { ...options.recorded };
