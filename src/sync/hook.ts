@@ -12,6 +12,7 @@ import {
 import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { processAlive, writeFileAtomicSync } from "../state/atomic.js";
+import { syncDir } from "./state-paths.js";
 import type { TargetName } from "./target-names.js";
 
 /**
@@ -28,8 +29,7 @@ export type HookResult =
 export const HOOK_CHILD_ENV = "ENGRAM_SYNC_HOOK_CHILD";
 
 export function hookPaths(ctx: RepoContext, target: TargetName): { lock: string; log: string } {
-  // The sync folder of service.ts (`syncDir`), spelled here so the hook loads no store client.
-  const dir = join(ctx.paths.root, "sync", target);
+  const dir = join(syncDir(ctx), target);
   return { lock: join(dir, "hook.lock"), log: join(dir, "hook.log") };
 }
 
