@@ -12,6 +12,7 @@ import {
   planSessionStep,
   type StepSettings,
   type StepState,
+  type VersionStep,
 } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
@@ -124,9 +125,9 @@ export async function loadFocusDocuments(
 
 /**
  * Consolidates every ended session the buffer holds and memory does not, in the order their
- * ends were received: one version step each, each made durable as a cycle intent before any
- * file changes, so a crash leaves every session applied whole or not at all (the next run
- * finishes the interrupted one and goes on with the rest).
+ * ends were received: one version step each. The steps are made durable as a cycle intent
+ * before any file changes (several steps to an intent), so a crash leaves every session
+ * applied whole or not at all: the next run finishes the intent and goes on with the rest.
  */
 export async function consolidateEndedSessions(
   ctx: RepoContext,
@@ -158,18 +159,55 @@ export async function consolidateEndedSessions(
     log,
   };
   const reports: SessionStepReport[] = [];
+  let batch: VersionStep[] = [];
+  let batchBytes = 0;
   for (const session of whole) {
     const step = planSessionStep(state, session, settings);
-    const intent: CycleIntent = {
-      through_seq: 0,
-      writes: step.files.writes,
-      deletes: step.files.deletes,
-      meta: {},
-      version: step.record,
-    };
-    await commitCycle(ctx, buffer, intent);
+    const bytes = step.files.writes.reduce((n, w) => n + w.text.length, 0);
+    if (batch.length > 0 && batchBytes + bytes > INTENT_MAX_CHARS) {
+      await commitSteps(ctx, buffer, batch);
+      batch = [];
+      batchBytes = 0;
+    }
+    batch.push(step);
+    batchBytes += bytes;
     state = step.state;
     reports.push({ ...step.report, catalog_hash: step.record.catalog_hash });
   }
+  if (batch.length > 0) await commitSteps(ctx, buffer, batch);
   return reports;
+}
+
+/**
+ * Versions made durable together: the intent carries each version's own files (for
+ * `onVersion`) and the sum of them is what lands in the tree. Bounded so that a large memory
+ * (a large catalog in every version) takes several intents, never one huge one.
+ */
+const INTENT_MAX_CHARS = 16 * 1024 * 1024;
+
+async function commitSteps(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  steps: readonly VersionStep[],
+): Promise<void> {
+  // The last version's text of each path wins; a path deleted after it was written is gone.
+  const final = new Map<string, string | null>();
+  for (const step of steps) {
+    for (const w of step.files.writes) final.set(w.path, w.text);
+    for (const d of step.files.deletes) final.set(d, null);
+  }
+  const writes: CycleIntent["writes"] = [];
+  const deletes: string[] = [];
+  for (const [path, text] of final) {
+    if (text === null) deletes.push(path);
+    else writes.push({ path, text });
+  }
+  const intent: CycleIntent = {
+    through_seq: 0,
+    writes,
+    deletes,
+    meta: {},
+    versions: steps.map((s) => ({ record: s.record, files: s.files })),
+  };
+  await commitCycle(ctx, buffer, intent);
 }

@@ -14,6 +14,7 @@ import type { RepoContext } from "../context/repo-context.js";
 import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import type { VersionRecord } from "../core/versions/log.js";
+import type { FileChanges } from "../core/versions/step.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
@@ -31,10 +32,11 @@ export interface CycleIntent {
   deletes: string[];
   meta: Partial<BufferMeta>;
   /**
-   * A session's consolidation: the version it makes. Finishing the step hands the version
-   * and its files to `onVersion` (version snapshots).
+   * Sessions' consolidations: the versions they make, oldest first, each with the files it
+   * changes (the intent's writes and deletes are their sum). Finishing the intent hands each
+   * to `onVersion` (version snapshots).
    */
-  version?: VersionRecord;
+  versions?: { record: VersionRecord; files: FileChanges }[];
 }
 
 /**
@@ -81,9 +83,9 @@ export async function finishCycle(
 ): Promise<void> {
   const target = intent.tree !== undefined ? join(ctx.paths.root, intent.tree) : ctx.repoDir;
   await applyFileChanges(target, intent.writes, intent.deletes);
-  if (intent.version !== undefined) {
+  if (intent.versions !== undefined && intent.versions.length > 0) {
     const { onVersion } = await import("./version-hook.js");
-    await onVersion(ctx, intent.version, { writes: intent.writes, deletes: intent.deletes });
+    for (const v of intent.versions) await onVersion(ctx, v.record, v.files);
   }
   // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
   if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
