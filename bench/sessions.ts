@@ -6,7 +6,6 @@
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { openContext } from "../src/context/repo-context.js";
 import { runCycle } from "../src/director/run.js";
 import { endSession } from "../src/sessions/end.js";
 import { startSession } from "../src/sessions/session.js";
