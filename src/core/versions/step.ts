@@ -175,7 +175,14 @@ export function planSessionStep(
       `session ${session.session_id} alone holds ${episodes.length} episodes, over [sessions] episodes_max = ${settings.episodesMax}: raise it`,
     );
   }
-  const next: MasterState = { ...master, episodes };
+  // Exactly what reading the files back gives (the core log lives in the core documents,
+  // knowledge is grouped by kind), so several steps in one run equal one step per run.
+  const next: MasterState = {
+    ...master,
+    episodes,
+    knowledge: KNOWLEDGE_KINDS.flatMap((kind) => master.knowledge.filter((k) => k.kind === kind)),
+    core_log: [],
+  };
 
   const createdAt =
     session.received_at > catalog.created_at ? session.received_at : catalog.created_at;
