@@ -1,6 +1,7 @@
 import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serve, stop } from "../bus/tcp-hub-fixtures.js";
 import {
   assertBuilt,
   type BinResult,
@@ -162,6 +163,35 @@ describe("worker session end", () => {
     const unknown = await worker(["session", "end", "s_0000000000000000"], { cwd: repo.dir });
     expect(unknown.code).toBe(3);
     expect(unknown.stderr).toContain("s_0000000000000000");
+  });
+
+  it("delivers over the TCP hub, acknowledged there, consolidated by the next run", async () => {
+    const repo = await initRepo();
+    const hub = await serve(repo.dir, [], ENV);
+    let e: End;
+    try {
+      const s = await start(repo);
+      await write(repo, s.session_id, [
+        "--kind",
+        "lesson",
+        "--text",
+        "hub works",
+        "--confidence",
+        "0.9",
+      ]);
+      e = await end(repo, s.session_id, ["--bus", `tcp://${hub.address}`]);
+    } finally {
+      await stop(hub);
+    }
+    expect(e).toMatchObject({ transport: "tcp", spooled: false, parts: 1 });
+    expect(
+      existsSync(join(repo.dir, ".engram", "spool"))
+        ? readdirSync(join(repo.dir, ".engram", "spool"))
+        : [],
+    ).toEqual([]);
+    const r = await run(repo);
+    expect(r.sessions.map((x) => [x.session_id, x.applied.lesson])).toEqual([[e.session_id, 1]]);
+    await verify(repo);
   });
 
   it("cuts a large buffer into parts of one delivery, consolidated whole", async () => {

@@ -64,7 +64,7 @@ function episodes(n: number, tag: string): Partial<SessionItem>[] {
 }
 
 /** The files of a state, as the Director would read them back from disk. */
-function reload(state: StepState, files: Map<string, string>): StepState {
+function reload(files: Map<string, string>): StepState {
   const catalog = JSON.parse(files.get("memory/catalog.json") as string) as Catalog;
   return {
     catalog,
@@ -96,7 +96,7 @@ describe("planSessionStep", () => {
     });
     const files = new Map<string, string>();
     apply(files, one);
-    const back = reload(one.state, files);
+    const back = reload(files);
     expect(back.loaded.master).toEqual(one.state.loaded.master);
     expect(back.catalog.hash).toBe(one.record.catalog_hash);
     // Listed documents verify; a changed byte does not.
@@ -137,7 +137,7 @@ describe("planSessionStep", () => {
         },
       );
       apply(files, step);
-      state = reload(step.state, files);
+      state = reload(files);
       if (id === C) {
         expect(step.report.evicted_sessions).toEqual([A]);
         expect(step.files.deletes).toEqual([`memory/sessions/${A}.json`]);
