@@ -97,12 +97,7 @@ export async function endSessionWith<T>(
   id: string,
   task: (buffer: SessionBuffer) => Promise<{ result: T; marker: Omit<EndedMarker, "session_id"> }>,
 ): Promise<T> {
-  checkId(id);
-  readSession(dir, id);
-  refuseEnded(dir, id);
-  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
-  try {
-    refuseEnded(dir, id);
+  return underLock(dir, id, async () => {
     const { result, marker } = await task(readSession(dir, id));
     writeFileAtomicSync(
       endedPath(dir, id),
@@ -110,6 +105,21 @@ export async function endSessionWith<T>(
       0o600,
     );
     return result;
+  });
+}
+
+/**
+ * Runs `task` under the session's lock, once the session is known to be open (checked before
+ * waiting for the lock, to fail fast, and again under it: an end may have finished meanwhile).
+ */
+async function underLock<T>(dir: string, id: string, task: () => Promise<T> | T): Promise<T> {
+  checkId(id);
+  readSession(dir, id);
+  refuseEnded(dir, id);
+  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
+  try {
+    refuseEnded(dir, id);
+    return await task();
   } finally {
     lock.release();
   }
@@ -180,13 +190,7 @@ export async function appendItem(
   item: Omit<SessionItem, "seq">,
   budget: Budget,
 ): Promise<SessionItem> {
-  checkId(id);
-  readSession(dir, id);
-  refuseEnded(dir, id);
-  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
-  try {
-    // Again under the lock: an end may have finished while this write waited for it.
-    refuseEnded(dir, id);
+  return underLock(dir, id, () => {
     const current = readSession(dir, id);
     const line = `${JSON.stringify({ type: "item", ...item })}\n`;
     const lineBytes = Buffer.byteLength(line);
@@ -210,25 +214,18 @@ export async function appendItem(
       closeSync(fd);
     }
     return { ...item, seq: current.items.length + 1 } as SessionItem;
-  } finally {
-    lock.release();
-  }
+  });
 }
 
 /** Deletes the buffer, leaving a tombstone so a later write says "discarded", not "unknown". */
 export async function discardSession(dir: string, id: string, at: string): Promise<number> {
-  const buffer = readSession(dir, id);
-  refuseEnded(dir, id);
-  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
-  try {
-    refuseEnded(dir, id);
+  return underLock(dir, id, () => {
+    const buffer = readSession(dir, id);
     writeFileAtomicSync(tombstonePath(dir, id), `${JSON.stringify({ session_id: id, at })}\n`);
     unlinkSync(bufferPath(dir, id));
     fsyncDirSync(dir);
-  } finally {
-    lock.release();
-  }
-  return buffer.items.length;
+    return buffer.items.length;
+  });
 }
 
 /** The ids of the open sessions, sorted. */

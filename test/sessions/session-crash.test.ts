@@ -5,7 +5,7 @@
  * byte what an uninterrupted run makes, one version line per session, and verified.
  * ENGRAM_CRASH_SEED reproduces a run; ENGRAM_CRASH_ITERATIONS runs more or fewer kills.
  */
-import { appendFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import {
@@ -21,6 +21,7 @@ import {
 import { killAfter, killWhen } from "../support/crash.js";
 import { Rng } from "../support/random.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { fillBuffer, memoryTree } from "../support/sessions.js";
 
 const SEED = Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_123);
 const ITERATIONS = Number(process.env.ENGRAM_CRASH_ITERATIONS ?? 24);
@@ -38,20 +39,6 @@ async function ok(result: Promise<BinResult>): Promise<BinResult> {
 }
 
 const intent = (repo: TempRepo) => join(repo.dir, ".engram", "buffer", "cycle-intent.json");
-
-function memoryFiles(repo: TempRepo): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (dir: string, rel: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) walk(join(dir, entry.name), path);
-      else out.set(path, readFileSync(join(dir, entry.name), "utf8"));
-    }
-  };
-  walk(join(repo.dir, "memory"), "memory");
-  out.set("MEMORY.md", readFileSync(join(repo.dir, "MEMORY.md"), "utf8"));
-  return out;
-}
 
 /** Sessions from two parents writing every kind, some of them the same keys and facts. */
 async function template(): Promise<TempRepo> {
@@ -80,15 +67,7 @@ async function template(): Promise<TempRepo> {
         });
       }
     }
-    appendFileSync(
-      join(repo.dir, ".engram", "sessions", `${start.session_id}.ndjson`),
-      items
-        .map(
-          (item) =>
-            `${JSON.stringify({ type: "item", written_at: "2025-11-23T00:00:00.000Z", redactions: 0, ...item })}\n`,
-        )
-        .join(""),
-    );
+    fillBuffer(repo, start.session_id, items);
     await ok(worker(["session", "end", start.session_id], { cwd: repo.dir, env: ENV }));
     // Half the sessions start after the first ones were consolidated: two parents.
     if (s === SESSIONS / 2 - 1) await ok(director(["run"], { cwd: repo.dir, env: ENV }));
@@ -109,7 +88,7 @@ describe("kill -9 of the Director during a consolidation", () => {
     );
     const wall = Date.now() - began;
     expect(ran.sessions).toHaveLength(SESSIONS / 2);
-    const expected = memoryFiles(reference);
+    const expected = memoryTree(reference);
     const log = (expected.get("memory/versions.ndjson") as string).trim().split("\n");
     expect(log).toHaveLength(SESSIONS);
     const hashes = new Set(
@@ -139,7 +118,7 @@ describe("kill -9 of the Director during a consolidation", () => {
       if (result.code !== 0 && existsSync(intent(repo))) killedMidway++;
       await ok(director(["run"], { cwd: repo.dir, env: ENV }));
       await ok(director(["verify"], { cwd: repo.dir, env: ENV }));
-      expect(memoryFiles(repo), `round ${round}`).toEqual(expected);
+      expect(memoryTree(repo), `round ${round}`).toEqual(expected);
     }
     // The kills land before, during and after the consolidation, not all in one place.
     expect(killedMidway).toBeGreaterThan(0);

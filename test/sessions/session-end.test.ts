@@ -1,4 +1,4 @@
-import { appendFileSync, copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serve, stop } from "../bus/tcp-hub-fixtures.js";
@@ -11,6 +11,7 @@ import {
   worker,
 } from "../support/bins.js";
 import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { fillBuffer, memoryTree } from "../support/sessions.js";
 
 const temps = new TempDirs();
 afterAll(() => temps.cleanup());
@@ -70,6 +71,30 @@ const start = async (repo: TempRepo) =>
 const write = (repo: TempRepo, id: string, args: string[]) =>
   ok(worker(["session", "write", "--session", id, ...args], { cwd: repo.dir, env: ENV }));
 
+const writeFact = (repo: TempRepo, id: string, text: string, confidence: string) =>
+  write(repo, id, ["--kind", "fact", "--text", text, "--confidence", confidence]);
+
+async function writeEpisodes(
+  repo: TempRepo,
+  id: string,
+  texts: string[],
+  outcome: string,
+  confidence: string,
+): Promise<void> {
+  for (const text of texts) {
+    await write(repo, id, [
+      "--kind",
+      "episode",
+      "--text",
+      text,
+      "--outcome",
+      outcome,
+      "--confidence",
+      confidence,
+    ]);
+  }
+}
+
 const end = async (repo: TempRepo, id: string, extra: string[] = []) =>
   jsonOf<End>(
     await ok(worker(["session", "end", id, "--json", ...extra], { cwd: repo.dir, env: ENV })),
@@ -93,41 +118,11 @@ function readJson<T>(repo: TempRepo, path: string): T {
   return JSON.parse(readFileSync(join(repo.dir, path), "utf8")) as T;
 }
 
-/** Appends items to a session's buffer in its documented format (a fast way to fill one). */
-function fillBuffer(repo: TempRepo, id: string, items: Record<string, unknown>[]): void {
-  const lines = items.map(
-    (item) =>
-      `${JSON.stringify({ type: "item", written_at: "2025-11-23T00:00:00.000Z", redactions: 0, ...item })}\n`,
-  );
-  appendFileSync(join(repo.dir, ".engram", "sessions", `${id}.ndjson`), lines.join(""));
-}
-
-function memorySnapshot(repo: TempRepo): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (dir: string, rel: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = `${rel}/${entry.name}`;
-      if (entry.isDirectory()) walk(join(dir, entry.name), path);
-      else out.set(path, readFileSync(join(dir, entry.name), "utf8"));
-    }
-  };
-  walk(join(repo.dir, "memory"), "memory");
-  out.set("MEMORY.md", readFileSync(join(repo.dir, "MEMORY.md"), "utf8"));
-  return out;
-}
-
 describe("worker session end", () => {
   it("sends the buffer once, then refuses writes, a second end and a discard", async () => {
     const repo = await initRepo();
     const s = await start(repo);
-    await write(repo, s.session_id, [
-      "--kind",
-      "fact",
-      "--text",
-      "ci is slow",
-      "--confidence",
-      "0.9",
-    ]);
+    await writeFact(repo, s.session_id, "ci is slow", "0.9");
     const e = await end(repo, s.session_id);
     expect(e).toMatchObject({ session_id: s.session_id, items: 1, parts: 1, spooled: true });
     expect(e.event_ids).toEqual([`session_end-${s.session_id}-1`]);
@@ -237,18 +232,7 @@ describe("director run consolidates ended sessions", () => {
 
     const a = await start(repo);
     expect(a.parent_version).toBe(1);
-    for (const i of [1, 2, 3]) {
-      await write(repo, a.session_id, [
-        "--kind",
-        "episode",
-        "--text",
-        `a ${i}`,
-        "--outcome",
-        "success",
-        "--confidence",
-        "0.8",
-      ]);
-    }
+    await writeEpisodes(repo, a.session_id, ["a 1", "a 2", "a 3"], "success", "0.8");
     await end(repo, a.session_id);
     const r2 = await run(repo);
     expect(r2.sessions.map((s) => [s.session_id, s.from_version, s.to_version])).toEqual([
@@ -257,18 +241,7 @@ describe("director run consolidates ended sessions", () => {
 
     const b = await start(repo);
     expect(b.parent_version).toBe(2);
-    for (const i of [1, 2]) {
-      await write(repo, b.session_id, [
-        "--kind",
-        "episode",
-        "--text",
-        `b ${i}`,
-        "--outcome",
-        "partial",
-        "--confidence",
-        "0.9",
-      ]);
-    }
+    await writeEpisodes(repo, b.session_id, ["b 1", "b 2"], "partial", "0.9");
     await end(repo, b.session_id);
     const r3 = await run(repo);
     expect(r3.catalog_version).toBe(3);
@@ -399,14 +372,7 @@ describe("director run consolidates ended sessions", () => {
   it("applies a session once however often its end is delivered", async () => {
     const repo = await initRepo();
     const s = await start(repo);
-    await write(repo, s.session_id, [
-      "--kind",
-      "fact",
-      "--text",
-      "once only",
-      "--confidence",
-      "0.9",
-    ]);
+    await writeFact(repo, s.session_id, "once only", "0.9");
     await end(repo, s.session_id);
     const spoolDir = join(repo.dir, ".engram", "spool");
     const [file] = readdirSync(spoolDir) as [string];
@@ -430,22 +396,15 @@ describe("director run consolidates ended sessions", () => {
     await write(repo, s0.session_id, ["--kind", "state", "--key", "release", "--value", '"1.2"']);
     await end(repo, s0.session_id);
     await run(repo);
-    const before = memorySnapshot(repo);
+    const before = memoryTree(repo);
 
     const s = await start(repo);
     await write(repo, s.session_id, ["--kind", "state", "--key", "release", "--value", '"9.9"']);
-    await write(repo, s.session_id, [
-      "--kind",
-      "fact",
-      "--text",
-      "never kept",
-      "--confidence",
-      "0.9",
-    ]);
+    await writeFact(repo, s.session_id, "never kept", "0.9");
     await ok(worker(["session", "discard", s.session_id], { cwd: repo.dir, env: ENV }));
     const r = await run(repo);
     expect(r.sessions).toEqual([]);
-    expect(memorySnapshot(repo)).toEqual(before);
+    expect(memoryTree(repo)).toEqual(before);
     expect(
       existsSync(join(repo.dir, ".engram", "spool"))
         ? readdirSync(join(repo.dir, ".engram", "spool"))
