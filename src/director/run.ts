@@ -135,7 +135,9 @@ export async function runCycleOn(
   const drained = await drainSpool(ctx, buffer);
   const sources = options.drainSources ? await options.drainSources(ctx, buffer) : [];
   const sessions = options.dryRun ? [] : await consolidateEndedSessions(ctx, buffer);
-  return { ...(await cycle(ctx, buffer, { drained, sources }, options)), sessions };
+  const result = await cycle(ctx, buffer, { drained, sources }, options);
+  // A consolidated session is a catalog change even when the cycle after it has nothing to do.
+  return { ...result, changed: result.changed || sessions.length > 0, sessions };
 }
 
 async function cycle(
