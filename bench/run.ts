@@ -17,6 +17,8 @@
  *                   and into a buffer whose hard budget makes it compact as it goes
  *  13. graphiti     20 markdown memory files to the local Graphiti MCP stand-in, and its
  *                   health check
+ *  14. sessions     one director run consolidating 100 ended sessions of 50 items (one version
+ *                   each), and the process wall of worker session start, write and end
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -35,6 +37,7 @@ import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
 import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
+import { runSessionsScenario, type SessionsScenarioResult } from "./sessions.js";
 import { runStartupScenario, type StartupScenarioResult } from "./startup.js";
 import {
   type NoopSyncResult,
@@ -189,6 +192,9 @@ async function main(): Promise<void> {
     runFromGitScenario(10_000),
   );
 
+  gc();
+  const sessions = await attempt<SessionsScenarioResult>("sessions", () => runSessionsScenario());
+
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
     compaction_mb: failed(compaction) ? null : compaction.max_rss_mb,
@@ -218,6 +224,7 @@ async function main(): Promise<void> {
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
+    sessions,
   };
   const judged = [
     ingest,
@@ -236,6 +243,7 @@ async function main(): Promise<void> {
     fromGit,
     startup,
     ingestCli,
+    sessions,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

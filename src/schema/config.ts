@@ -449,6 +449,12 @@ export const SessionsConfig = z
       .max(1)
       .default(0.9)
       .describe("careful_merge applies core changes at or above this confidence."),
+    episodes_max: PositiveInt.default(50_000).describe(
+      "Most session episodes kept in memory/sessions/; past it the oldest sessions' episode files are evicted first (restorable from history).",
+    ),
+    documents_max_bytes: PositiveInt.default(16 * 1024 * 1024).describe(
+      "Most bytes of the session documents (memory/state, core, sessions, knowledge); past it the oldest episode files are evicted first, and a consolidation that still does not fit is refused.",
+    ),
   })
   .strict();
 export type SessionsConfig = z.infer<typeof SessionsConfig>;

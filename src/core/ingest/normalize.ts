@@ -7,6 +7,7 @@ import { classifyLink, normalizeIssue } from "../model/links.js";
 import { cutText, wellFormed } from "../model/text.js";
 import type { RedactionResult, Redactor } from "./redact.js";
 import { sealText } from "./seal.js";
+import { normalizeSessionPart } from "./session-end.js";
 import { errorDedupKey, telemetryFields } from "./telemetry-fields.js";
 
 /** A MemoryEvent before the buffer gives it its sequence number. */
@@ -225,6 +226,17 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     }
     if (sealed.length === 0) sealed = undefined;
   }
+  let session: PendingEvent["session"];
+  if (env.message_type === "session_end.v1") {
+    const part = normalizeSessionPart(
+      p as unknown as NonNullable<PendingEvent["session"]>,
+      clean,
+      ctx.redactor,
+      ctx.sealKey,
+    );
+    session = part.session;
+    redactions += part.redactions;
+  }
   // Every field, always in this order (absent ones undefined, which JSON leaves out): one
   // object shape for all events keeps creating and serializing them fast.
   const event: PendingEvent = {
@@ -260,6 +272,7 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     catalog_hash_seen: str(t.catalog_hash_seen),
     sealed,
     redactions,
+    session,
   };
   return { ok: true, event, repaired };
 }
@@ -292,6 +305,8 @@ function kindOf(
       return "hello";
     case "project_state_snapshot.v1":
       return "snapshot";
+    case "session_end.v1":
+      return "session_end";
     default:
       return "control";
   }
