@@ -1,8 +1,16 @@
 import type { RepoContext } from "../context/repo-context.js";
-import { type ContextItem, contextFor } from "../core/graph/context.js";
+import { type ContextItem, contextFromIndex } from "../core/graph/context.js";
+import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
 import { type Freshness, freshnessOf } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
-import { loadGraph, type MemoryGraph } from "./graph.js";
+import {
+  type CachedIndex,
+  contextIndexKey,
+  type IndexedMemory,
+  readContextIndex,
+  writeContextIndex,
+} from "./context-cache.js";
+import { loadGraph } from "./graph.js";
 import { countTokens } from "./tokens.js";
 
 /** What a read searched, so that an empty answer is never mistaken for "nothing is known". */
@@ -28,15 +36,38 @@ export interface TopicContext {
   markdown: string;
 }
 
-function scopeOf(ctx: RepoContext, graph: MemoryGraph): GraphScope {
+function scopeOf(ctx: RepoContext, memory: IndexedMemory, learnings: number): GraphScope {
   return {
     repository: ctx.repoDir,
-    memory_version: graph.catalog.catalog_version,
-    catalog_hash: graph.catalog.hash,
+    memory_version: memory.memory_version,
+    catalog_hash: memory.catalog_hash,
     tiers: ["lt", "st"],
-    learnings_in_scope: graph.learnings.length,
+    learnings_in_scope: learnings,
     remote_store: { asked: false, reason: "no external store is configured for context" },
   };
+}
+
+// A long-lived process (the MCP server) keeps the last index it read: a call then costs
+// two stats of the catalog and registry, not a read of the index.
+let lastIndex: CachedIndex | undefined;
+
+/** The context index of memory as it is now, from the state folder or built and stored there. */
+async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
+  const { key, remember } = contextIndexKey(ctx);
+  let cached = lastIndex?.key === key ? lastIndex : readContextIndex(ctx, key);
+  if (cached === undefined) {
+    const graph = await loadGraph(ctx);
+    cached = {
+      key,
+      memory: { memory_version: graph.catalog.catalog_version, catalog_hash: graph.catalog.hash },
+      index: buildContextIndex(graph.learnings),
+    };
+    // Stored only when memory did not change while it was read: the key must name its content.
+    if (contextIndexKey(ctx).key === key) writeContextIndex(ctx, cached);
+  }
+  remember();
+  lastIndex = cached;
+  return cached;
 }
 
 export async function topicContext(
@@ -44,10 +75,10 @@ export async function topicContext(
   topic: string,
   options: { maxTokens: number; type?: LearningType | undefined },
 ): Promise<TopicContext> {
-  const graph = await loadGraph(ctx);
-  const scope = scopeOf(ctx, graph);
+  const { memory, index } = await contextIndexOf(ctx);
+  const scope = scopeOf(ctx, memory, index.count);
   const scopeLine = `engram memory of ${ctx.repoDir}, version ${scope.memory_version}, tiers lt+st, local only`;
-  const r = contextFor(graph.learnings, {
+  const r = contextFromIndex(new ContextIndexReader(index), {
     topic,
     maxTokens: options.maxTokens,
     type: options.type,
@@ -100,7 +131,11 @@ export async function learningFreshness(
         a.id.localeCompare(b.id),
     );
   return {
-    scope: scopeOf(ctx, graph),
+    scope: scopeOf(
+      ctx,
+      { memory_version: graph.catalog.catalog_version, catalog_hash: graph.catalog.hash },
+      graph.learnings.length,
+    ),
     threshold_days: options.thresholdDays,
     now: new Date(options.now * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
     fresh: learnings.filter((l) => l.fresh).length,
