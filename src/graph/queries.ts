@@ -10,7 +10,6 @@ import {
   readContextIndex,
   writeContextIndex,
 } from "./context-cache.js";
-import { loadGraph } from "./graph.js";
 import { countTokens } from "./tokens.js";
 
 /** What a read searched, so that an empty answer is never mistaken for "nothing is known". */
@@ -56,6 +55,8 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
   const { key, remember } = contextIndexKey(ctx);
   let cached = lastIndex?.key === key ? lastIndex : readContextIndex(ctx, key);
   if (cached === undefined) {
+    // The graph (engrams, registry, git) is loaded only to build the index, not to read it.
+    const { loadGraph } = await import("./graph.js");
     const graph = await loadGraph(ctx);
     cached = {
       key,
@@ -121,6 +122,7 @@ export async function learningFreshness(
   ctx: RepoContext,
   options: { thresholdDays: number; now: number },
 ): Promise<FreshnessReport> {
+  const { loadGraph } = await import("./graph.js");
   const graph = await loadGraph(ctx);
   const learnings = graph.learnings
     .map((l) => freshnessOf(l, graph.confirmedOf(l), graph.activityOf, options))
