@@ -1,7 +1,7 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { type ContextItem, contextFromIndex } from "../core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
-import { type Freshness, freshnessOf } from "../core/graph/freshness.js";
+import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
 import {
   type CachedIndex,
@@ -124,14 +124,17 @@ export async function learningFreshness(
 ): Promise<FreshnessReport> {
   const { loadGraph } = await import("./graph.js");
   const graph = await loadGraph(ctx);
-  const learnings = graph.learnings
-    .map((l) => freshnessOf(l, graph.confirmedOf(l), graph.activityOf, options))
-    .sort(
-      (a, b) =>
-        Number(a.fresh) - Number(b.fresh) ||
-        a.contextual_at.localeCompare(b.contextual_at) ||
-        a.id.localeCompare(b.id),
-    );
+  const learnings = freshnessOfAll(
+    graph.learnings,
+    graph.confirmedOf,
+    graph.activityOf,
+    options,
+  ).sort(
+    (a, b) =>
+      Number(a.fresh) - Number(b.fresh) ||
+      a.contextual_at.localeCompare(b.contextual_at) ||
+      a.id.localeCompare(b.id),
+  );
   return {
     scope: scopeOf(
       ctx,
