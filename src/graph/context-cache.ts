@@ -8,6 +8,7 @@ import { CATALOG_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { REGISTRY_PATH } from "./registry.js";
+import type { MemoryVersion } from "./scope.js";
 
 /**
  * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
@@ -19,13 +20,7 @@ import { REGISTRY_PATH } from "./registry.js";
 
 const FORMAT = "engram-context-index/1";
 
-/** What a read of memory states about where it looked, stored with the index. */
-export interface IndexedMemory {
-  memory_version: number;
-  catalog_hash: string;
-}
-
-interface Header extends IndexedMemory {
+interface Header extends MemoryVersion {
   format: string;
   key: string;
   endian: string;
@@ -38,7 +33,7 @@ interface Header extends IndexedMemory {
 
 export interface CachedIndex {
   key: string;
-  memory: IndexedMemory;
+  memory: MemoryVersion;
   index: ContextIndex;
 }
 

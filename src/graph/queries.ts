@@ -6,26 +6,16 @@ import type { LearningType } from "../core/graph/learnings.js";
 import {
   type CachedIndex,
   contextIndexKey,
-  type IndexedMemory,
   readContextIndex,
   writeContextIndex,
 } from "./context-cache.js";
+import { learningScope, type MemoryScope, versionOf } from "./scope.js";
 import { countTokens } from "./tokens.js";
-
-/** What a read searched, so that an empty answer is never mistaken for "nothing is known". */
-export interface GraphScope {
-  repository: string;
-  memory_version: number;
-  catalog_hash: string;
-  tiers: ("st" | "lt")[];
-  learnings_in_scope: number;
-  remote_store: { asked: boolean; reason: string };
-}
 
 export interface TopicContext {
   status: "found" | "no_match" | "memory_empty";
   message: string;
-  scope: GraphScope;
+  scope: MemoryScope;
   topic: string;
   max_tokens: number;
   tokens: number;
@@ -33,17 +23,6 @@ export interface TopicContext {
   items: ContextItem[];
   omitted: number;
   markdown: string;
-}
-
-function scopeOf(ctx: RepoContext, memory: IndexedMemory, learnings: number): GraphScope {
-  return {
-    repository: ctx.repoDir,
-    memory_version: memory.memory_version,
-    catalog_hash: memory.catalog_hash,
-    tiers: ["lt", "st"],
-    learnings_in_scope: learnings,
-    remote_store: { asked: false, reason: "no external store is configured for context" },
-  };
 }
 
 // A long-lived process (the MCP server) keeps the last index it read: a call then costs
@@ -60,7 +39,7 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
     const graph = await loadGraph(ctx);
     cached = {
       key,
-      memory: { memory_version: graph.catalog.catalog_version, catalog_hash: graph.catalog.hash },
+      memory: versionOf(graph.catalog),
       index: buildContextIndex(graph.learnings),
     };
     // Stored only when memory did not change while it was read: the key must name its content.
@@ -77,7 +56,7 @@ export async function topicContext(
   options: { maxTokens: number; type?: LearningType | undefined },
 ): Promise<TopicContext> {
   const { memory, index } = await contextIndexOf(ctx);
-  const scope = scopeOf(ctx, memory, index.count);
+  const scope = learningScope(ctx, memory, index.count);
   const scopeLine = `engram memory of ${ctx.repoDir}, version ${scope.memory_version}, tiers lt+st, local only`;
   const r = contextFromIndex(new ContextIndexReader(index), {
     topic,
@@ -109,7 +88,7 @@ export async function topicContext(
 }
 
 export interface FreshnessReport {
-  scope: GraphScope;
+  scope: MemoryScope;
   threshold_days: number;
   now: string;
   fresh: number;
@@ -136,11 +115,7 @@ export async function learningFreshness(
       a.id.localeCompare(b.id),
   );
   return {
-    scope: scopeOf(
-      ctx,
-      { memory_version: graph.catalog.catalog_version, catalog_hash: graph.catalog.hash },
-      graph.learnings.length,
-    ),
+    scope: learningScope(ctx, versionOf(graph.catalog), graph.learnings.length),
     threshold_days: options.thresholdDays,
     now: new Date(options.now * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
     fresh: learnings.filter((l) => l.fresh).length,

@@ -7,12 +7,12 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { EngramError, StateError } from "../errors.js";
+import { recallScope } from "../graph/scope.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
 import { recallIn, recordRecall } from "../worker/recall.js";
 import { LoadedMemory } from "./loaded-memory.js";
-import { scopeOf } from "./scope.js";
 
 /**
  * engram's own MCP server: the worker's read and write operations as MCP tools, and the
@@ -24,19 +24,27 @@ import { scopeOf } from "./scope.js";
 const TEXT_MAX = 10_000;
 const QUERY_MAX = 2_000;
 
-const scopeSchema = {
+/** `MemoryScope` (src/graph/scope.ts): one shape for every read. */
+const scopeSchema = z.object({
   repository: z.string(),
   memory_version: z.number().int(),
   catalog_hash: z.string(),
   tiers: z.array(z.enum(["st", "lt"])),
-  engrams_in_scope: z.number().int(),
+  engrams_in_scope: z.number().int().optional(),
+  learnings_in_scope: z.number().int().optional(),
+  activity_sources: z
+    .object({
+      git: z.literal(true),
+      github: z.object({ asked: z.boolean(), reason: z.string() }),
+    })
+    .optional(),
   remote_store: z.object({ asked: z.boolean(), reason: z.string() }),
-};
+});
 
 const recallOutput = {
   status: z.enum(["found", "no_match", "memory_empty"]),
   message: z.string(),
-  scope: z.object(scopeSchema),
+  scope: scopeSchema,
   hits: z.array(
     z.object({
       engram_id: z.string(),
@@ -54,19 +62,10 @@ const recallOutput = {
 
 const LEARNING_TYPES = ["decision", "insight", "pattern", "convention", "self_knowledge"] as const;
 
-const graphScope = z.object({
-  repository: z.string(),
-  memory_version: z.number().int(),
-  catalog_hash: z.string(),
-  tiers: z.array(z.enum(["st", "lt"])),
-  learnings_in_scope: z.number().int(),
-  remote_store: z.object({ asked: z.boolean(), reason: z.string() }),
-});
-
 const contextOutput = {
   status: z.enum(["found", "no_match", "memory_empty"]),
   message: z.string(),
-  scope: graphScope,
+  scope: scopeSchema,
   topic: z.string(),
   max_tokens: z.number().int(),
   tokens: z.number().int(),
@@ -89,7 +88,7 @@ const contextOutput = {
 };
 
 const freshnessOutput = {
-  scope: graphScope,
+  scope: scopeSchema,
   threshold_days: z.number(),
   now: z.string(),
   fresh: z.number().int(),
@@ -121,7 +120,7 @@ const emitOutput = {
 };
 
 const statusOutput = {
-  scope: z.object(scopeSchema),
+  scope: scopeSchema,
   catalog: z.object({ version: z.number(), hash: z.string(), entries: z.number() }),
   tiers: z.object({
     st: z.object({ files: z.number(), bytes: z.number() }),
@@ -203,7 +202,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             .then(() => recordRecall(ctx, input.query, hits, options.worker))
             .catch(() => undefined);
         }
-        const scope = scopeOf(ctx, loaded.catalog, tiers);
+        const scope = recallScope(ctx, loaded.catalog, tiers);
         const status =
           scope.engrams_in_scope === 0
             ? "memory_empty"
@@ -337,7 +336,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         };
         const focusPath = join(ctx.repoDir, FOCUS_PATH);
         return structured({
-          scope: scopeOf(ctx, catalog, ["lt", "st"]),
+          scope: recallScope(ctx, catalog, ["lt", "st"]),
           catalog: {
             version: catalog.catalog_version,
             hash: catalog.hash,
