@@ -57,7 +57,17 @@ function commitHistory(ctx: RepoContext, graph: MemoryGraph): number {
   const git = (args: string[], at: number, who: string) =>
     execFileSync(
       "git",
-      ["-c", `user.name=${who}`, "-c", `user.email=${who}@example.com`, ...args],
+      [
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "maintenance.auto=false",
+        "-c",
+        `user.name=${who}`,
+        "-c",
+        `user.email=${who}@example.com`,
+        ...args,
+      ],
       {
         cwd: ctx.repoDir,
         stdio: "ignore",
