@@ -44,10 +44,14 @@ export interface MemoryGraph {
 /**
  * The entity graph of memory: learnings from the engrams of the catalog, linked to the
  * registry's people, projects and components and to the files, issues, PRs and commits they
- * mention, with each entity's activity from git. Derived and deterministic; only the git
- * activity is cached, in the state folder, keyed by HEAD.
+ * mention, with each entity's activity from git (and pull requests' from GitHub, when the
+ * caller read it). Derived and deterministic; the git activity is cached in the state folder,
+ * keyed by HEAD.
  */
-export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
+export async function loadGraph(
+  ctx: RepoContext,
+  options: { pulls?: ReadonlyMap<number, number> } = {},
+): Promise<MemoryGraph> {
   const registry = loadRegistry(ctx.repoDir);
   const catalog = await readCatalog(ctx.repoDir);
   const matcher = entityMatcher(registry);
@@ -99,7 +103,12 @@ export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
       }
       return best;
     }
-    // Issues and PRs: their updated_at comes from GitHub, which is not read yet.
+    if (kind === "pr" || kind === "issue") {
+      // From GitHub when it is configured; issues and PRs share one numbering, so an `#N`
+      // that is a pull request follows the pull request.
+      const at = options.pulls?.get(Number(key));
+      return at === undefined ? undefined : { at, detail: `pull request #${key} updated` };
+    }
     return undefined;
   };
 

@@ -3,6 +3,7 @@ import { type ContextItem, contextFromIndex } from "../core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
 import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
+import type { Env } from "../github/client.js";
 import {
   type CachedIndex,
   contextIndexKey,
@@ -99,15 +100,25 @@ export interface FreshnessReport {
 
 export async function learningFreshness(
   ctx: RepoContext,
-  options: { thresholdDays: number; now: number },
+  options: {
+    thresholdDays: number;
+    now: number;
+    /** Where GitHub's settings come from (GITHUB_TOKEN...); without it, git alone. */
+    env?: Env | undefined;
+  },
 ): Promise<FreshnessReport> {
-  const { loadGraph } = await import("./graph.js");
-  const graph = await loadGraph(ctx);
+  const [{ loadGraph }, { githubActivity }] = await Promise.all([
+    import("./graph.js"),
+    import("./github-activity.js"),
+  ]);
+  const github = await githubActivity(ctx, options.env ?? {});
+  const graph = await loadGraph(ctx, { pulls: github.updated });
+  const verdict = { thresholdDays: options.thresholdDays, now: options.now };
   const learnings = freshnessOfAll(
     graph.learnings,
     graph.confirmedOf,
     graph.activityOf,
-    options,
+    verdict,
   ).sort(
     (a, b) =>
       Number(a.fresh) - Number(b.fresh) ||
@@ -115,7 +126,10 @@ export async function learningFreshness(
       a.id.localeCompare(b.id),
   );
   return {
-    scope: learningScope(ctx, versionOf(graph.catalog), graph.learnings.length),
+    scope: learningScope(ctx, versionOf(graph.catalog), graph.learnings.length, {
+      git: true,
+      github: github.source,
+    }),
     threshold_days: options.thresholdDays,
     now: new Date(options.now * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
     fresh: learnings.filter((l) => l.fresh).length,

@@ -267,7 +267,11 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       guarded(async () => {
         const { learningFreshness } = await import("../graph/queries.js");
         const now = Math.floor(Date.parse(receiptTime()) / 1000);
-        const r = await learningFreshness(ctx, { thresholdDays: input.threshold_days ?? 30, now });
+        const r = await learningFreshness(ctx, {
+          thresholdDays: input.threshold_days ?? 30,
+          now,
+          env: process.env,
+        });
         const learnings =
           input.stale_only === false ? r.learnings : r.learnings.filter((l) => !l.fresh);
         return structured({ ...r, learnings });
