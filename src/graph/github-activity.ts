@@ -62,6 +62,8 @@ function readCache(ctx: RepoContext, repository: string, apiUrl: string): Cache 
 }
 
 export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHubActivity> {
+  // Without a token there is no GitHub to ask: the client (Octokit) is not even loaded.
+  if (!env.GITHUB_TOKEN?.trim()) return NOT_CONFIGURED;
   const { createGitHub, githubSettings } = await import("../github/client.js");
   const settings = githubSettings(env, ctx.config);
   if (settings === null) return NOT_CONFIGURED;
