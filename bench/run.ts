@@ -15,6 +15,8 @@
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
  *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
  *                   and into a buffer whose hard budget makes it compact as it goes
+ *  13. graphiti     20 markdown memory files to the local Graphiti MCP stand-in, and its
+ *                   health check
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -26,6 +28,7 @@ import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
+import { type GraphitiScenarioResult, runGraphitiScenario } from "./graphiti.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type IngestCliScenarioResult, runIngestCliScenario } from "./ingest-cli.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
@@ -180,6 +183,8 @@ async function main(): Promise<void> {
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   gc();
+  const graphiti = await attempt<GraphitiScenarioResult>("graphiti", () => runGraphitiScenario());
+  gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
   );
@@ -209,6 +214,7 @@ async function main(): Promise<void> {
     transports: { tcp, nats, git: gitRefs },
     github,
     sync: { notion: sync, noop: noopSync },
+    graphiti,
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
@@ -226,6 +232,7 @@ async function main(): Promise<void> {
     github,
     sync,
     noopSync,
+    graphiti,
     fromGit,
     startup,
     ingestCli,

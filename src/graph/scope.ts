@@ -46,8 +46,7 @@ export function recallScope(
     ...versionOf(catalog),
     tiers,
     engrams_in_scope: catalog.entries.filter((e) => tiers.includes(e.scope)).length,
-    // Hybrid reads through an external store come with the sync engine; until then the
-    // answer says plainly that only local memory was searched.
+    // Local memory only; a read that also asked the sync stores (memory_recall) says so here.
     remote_store: { asked: false, reason: "no external store is configured for recall" },
   };
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
@@ -13,26 +13,15 @@ import { writeFileAtomicSync } from "../state/atomic.js";
 import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
+import { readRecordedIds, recordedIdsPath, syncDir } from "./state-paths.js";
 import { SyncLog } from "./sync-log.js";
+import type { TargetName } from "./target-names.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
 
-export const TARGETS = ["notion", "graphiti"] as const;
-export type TargetName = (typeof TARGETS)[number];
-
-export function parseTarget(name: string | undefined): TargetName {
-  const target = name ?? "notion";
-  if (!(TARGETS as readonly string[]).includes(target)) {
-    throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
-  }
-  return target as TargetName;
-}
-
-/** `.engram/sync/`: queues, id maps, recorded database ids, the log. Never on main. */
-export function syncDir(ctx: RepoContext): string {
-  return join(ctx.paths.root, "sync");
-}
+export { parseTarget, TARGETS, type TargetName } from "./target-names.js";
+export { readRecordedIds, syncDir };
 
 /** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
 function pick<T extends object>(ctx: RepoContext, defaults: T): T {
@@ -111,28 +100,28 @@ export function requestedKeys(
   return keys;
 }
 
-function recordedPath(ctx: RepoContext): string {
-  return join(syncDir(ctx), "notion", "databases.json");
-}
-
-export function readRecordedIds(ctx: RepoContext): NotionIds {
-  const path = recordedPath(ctx);
-  if (!existsSync(path)) return {};
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as NotionIds;
-  } catch {
-    return {};
-  }
-}
-
 export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
-  mkdirSync(dirname(recordedPath(ctx)), { recursive: true });
-  writeFileAtomicSync(recordedPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
+  mkdirSync(dirname(recordedIdsPath(ctx)), { recursive: true });
+  writeFileAtomicSync(recordedIdsPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
+}
+
+/** How a run uses its target: `resend` sends again what was delivered (`sync run --all`). */
+export interface OpenOptions {
+  resend?: boolean;
 }
 
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */
-export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
-  if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
+export function openTarget(
+  ctx: RepoContext,
+  name: TargetName,
+  options: OpenOptions = {},
+): SyncTarget {
+  if (name === "graphiti") {
+    return new GraphitiTarget({
+      config: ctx.config.sync.graphiti,
+      resend: options.resend === true,
+    });
+  }
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
   return new NotionTarget({

@@ -4,7 +4,7 @@
  * with a loader hook that records every module they load (test/support/import-trace.mjs).
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, childEnv, DIRECTOR_BIN, ROOT, WORKER_BIN } from "../support/bins.js";
@@ -52,6 +52,24 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
   });
 
+  it("worker recall loads the sync code only for a stated confidence, a store's client only to ask it", () => {
+    const plain = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal"]);
+    expect(plain.filter((m) => /\/sync\/|@notionhq|@modelcontextprotocol/.test(m))).toEqual([]);
+    // No store is set up here: the hybrid path runs, and no client is loaded for nothing.
+    const hybrid = loadedBy(WORKER_BIN, [
+      "recall",
+      "anything",
+      "--confidence",
+      "0.1",
+      "--no-signal",
+    ]);
+    expect(hybrid.some((m) => m.endsWith("/sync/hybrid-recall.js"))).toBe(true);
+    expect(
+      hybrid.filter((m) => /node_modules\/(@notionhq|@modelcontextprotocol)\//.test(m)),
+    ).toEqual([]);
+    expect(hybrid.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
   it("the command tables load only argument parsing: --help loads no schema or library", () => {
     for (const bin of [WORKER_BIN, DIRECTOR_BIN]) {
       const loaded = loadedBy(bin, ["--help"]);
@@ -64,6 +82,19 @@ describe("command start-up loads only what the command uses", () => {
     // worker check reads git history (isomorphic-git): proof the test can fail.
     const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
     expect(loaded.some((m) => /node_modules\/isomorphic-git\//.test(m))).toBe(true);
+  });
+
+  it("director sync run --hook loads no store client (it returns at once)", async () => {
+    repo.writeConfig('[sync.graphiti]\nurl = "http://127.0.0.1:9/mcp/"\nretries = 0\n');
+    const loaded = loadedBy(DIRECTOR_BIN, ["sync", "run", "--target", "graphiti", "--hook"]);
+    expect(loaded.some((m) => m.endsWith("/sync/hook.js"))).toBe(true);
+    expect(
+      loaded.filter((m) => /node_modules\/(@modelcontextprotocol|@notionhq)\//.test(m)),
+    ).toEqual([]);
+    // The detached run it started ends by releasing the hook lock.
+    const lock = join(repo.dir, ".engram", "sync", "graphiti", "hook.lock");
+    for (let i = 0; i < 600 && existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(lock)).toBe(false);
   });
 
   it("director status loads neither GitHub nor NATS", () => {
