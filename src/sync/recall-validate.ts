@@ -5,6 +5,7 @@
  */
 import { receiptTime } from "../clock.js";
 import { openContext } from "../context/repo-context.js";
+import { EXIT } from "../errors.js";
 import { askTargets, recallCache } from "./hybrid-recall.js";
 
 interface Job {
@@ -23,6 +24,6 @@ async function main(): Promise<void> {
 }
 
 main().then(
-  () => process.exit(0),
-  () => process.exit(1),
+  () => process.exit(EXIT.ok),
+  () => process.exit(EXIT.internal),
 );

@@ -22,7 +22,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["context"],
   ["ingest", "graph", "sync"],
   ["bus"],
-  ["worker", "sessions"],
+  ["worker"],
+  ["sessions"],
   ["director", "mcp"],
   ["cli"],
 ];
