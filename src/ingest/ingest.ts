@@ -177,13 +177,25 @@ export class Ingestor {
   }
 
   /**
-   * Like `commit`, for a caller that cannot wait (the TCP hub's group commit):
-   * everything queued is stored at once, and the buffer's budgets hold again after the next
-   * cycle, not before.
+   * Like `commit`, for a caller that waits only when it must (the TCP hub's group commit):
+   * what is queued and fits in the hard budgets is stored at once, and nothing is returned.
+   * When the batch would pass a budget, room must be made first (a compaction, as a cycle):
+   * the returned promise settles once the whole batch is stored, and the caller reads nothing
+   * new until then. Either way the budgets hold when the batch is stored.
    */
-  flush(): void {
+  flush(): Promise<void> | undefined {
     const taken = this.takeBatch();
-    if (taken) this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
+    if (!taken) return undefined;
+    const { buffer, room } = this.target;
+    if (!room || buffer.fitting(taken.events, 0, room.limits) === taken.events.length) {
+      this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
+      return undefined;
+    }
+    const run = this.storing.then(() =>
+      this.store(taken.events, taken.quarantine, taken.quarantineRedactions),
+    );
+    this.storing = run.catch(() => {});
+    return run;
   }
 
   /** Normalizes the queued lines on this thread: no packing, which pays off only between threads. */
