@@ -29,7 +29,9 @@ export function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 
-const GRAPHEMES = new Intl.Segmenter("en", { granularity: "grapheme" });
+// Built on first use: making a segmenter loads ICU's break rules, about 10 ms that a command
+// which never cuts a long text should not pay at start-up.
+let graphemes: Intl.Segmenter | undefined;
 
 /**
  * The longest start of `text` of at most `maxUnits` UTF-16 code units that ends on a
@@ -40,7 +42,8 @@ const GRAPHEMES = new Intl.Segmenter("en", { granularity: "grapheme" });
 export function cutText(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return text;
   let end = 0;
-  for (const { index, segment } of GRAPHEMES.segment(text)) {
+  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
+  for (const { index, segment } of graphemes.segment(text)) {
     if (index + segment.length > maxUnits) break;
     end = index + segment.length;
   }
