@@ -1,4 +1,5 @@
 import type { Catalog, CatalogEntry } from "./engram.js";
+import { isCount, isObject, isUtcTime } from "./formats.js";
 
 /**
  * `memory/catalog.json` checked by hand, without zod: a no-op `director run` on 10,000
@@ -27,14 +28,10 @@ export function checkedCatalog(json: unknown): Catalog | undefined {
 const CATALOG_KEYS = new Set(["catalog_version", "created_at", "hash", "entries"]);
 const ENTRY_KEYS = new Set(["engram_id", "scope", "version", "path", "hash", "topics", "bytes"]);
 
-// The patterns of src/schema/engram.ts and common.ts (EngramId, BatchId, Sha256Ref), and
-// zod's `z.iso.datetime()` (UTC, seconds required, any fraction; real calendar dates).
+// The patterns of src/schema/engram.ts and common.ts (EngramId, BatchId, Sha256Ref).
 const ENGRAM_ID = /^e_[0-9a-f]{32}$/;
 const BATCH_ID = /^\d{8}-\d{6}Z$/;
 const SHA256 = /^sha256:[0-9a-f]{64}$/;
-const DATE =
-  "(?:(?:\\d\\d[2468][048]|\\d\\d[13579][26]|\\d\\d0[48]|[02468][048]00|[13579][26]00)-02-29|\\d{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|(?:02)-(?:0[1-9]|1\\d|2[0-8])))";
-const UTC_TIME = new RegExp(`^${DATE}T(?:(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(?:\\.\\d+)?(?:Z))$`);
 
 function checkedEntry(v: unknown): CatalogEntry | undefined {
   if (!isObject(v)) return undefined;
@@ -73,19 +70,6 @@ function withUnknownKeys(
   return out;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** A non-negative safe integer (zod's `int().nonnegative()`). */
-function isCount(v: unknown): v is number {
-  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
-}
-
 function isSha256(v: unknown): v is string {
   return typeof v === "string" && SHA256.test(v);
-}
-
-function isUtcTime(v: unknown): v is string {
-  return typeof v === "string" && UTC_TIME.test(v);
 }
