@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
-import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import { quarantineExcerpt } from "../core/ingest/event-keys.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { StateError } from "../errors.js";
 import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
@@ -13,6 +13,7 @@ import {
   quarantineKeys,
 } from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
+import { zeroCounts } from "./counts.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
@@ -22,32 +23,7 @@ import {
   unpackEvents,
 } from "./normalize-batch.js";
 
-export interface IngestCounts {
-  accepted: number;
-  duplicates: number;
-  quarantined: number;
-  redacted: number;
-  /** Lone surrogates (invalid UTF-16) replaced by U+FFFD in accepted text; absent when none. */
-  surrogates_replaced?: number;
-}
-
-/** What one drain of a networked bus source brought into the buffer. */
-export interface SourceDrain extends IngestCounts {
-  source: string;
-  /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
-  acknowledged: number;
-  /**
-   * Messages the source dropped before this Director was given them (a NATS stream's
-   * `max_age`): lost, and said so. Absent when none.
-   */
-  dropped?: number;
-  /** Why the source could not be drained (`director run` goes on with its cycle). */
-  error?: string;
-}
-
-export function zeroCounts(): IngestCounts {
-  return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
-}
+export { type IngestCounts, type SourceDrain, zeroCounts } from "./counts.js";
 
 export interface IngestTarget {
   buffer: EventBuffer;
