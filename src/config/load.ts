@@ -4,9 +4,9 @@ import { parse } from "smol-toml";
 import { ConfigError } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import { CONFIG_SHAPE } from "../schema/config-shape.js";
+import { shapedValue } from "../schema/shape.js";
 import { keyLocator } from "./locate.js";
 import { crossFieldProblems } from "./rules.js";
-import { shapedValue } from "./shape.js";
 
 export interface LoadedConfig {
   config: Config;

@@ -9,9 +9,9 @@ import { describe, expect, it } from "vitest";
 import { configShape } from "../../scripts/gen-schema.js";
 import { quickConfig } from "../../src/config/load.js";
 import { renderDefaultConfig } from "../../src/config/render.js";
-import { type ShapeNode, shapedValue } from "../../src/config/shape.js";
 import { Config, defaultConfig } from "../../src/schema/config.js";
 import { CONFIG_SHAPE } from "../../src/schema/config-shape.js";
+import { type ShapeNode, shapedValue } from "../../src/schema/shape.js";
 
 /** Values on the edges of every check, of every type. */
 const ODD: unknown[] = [
