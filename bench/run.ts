@@ -15,6 +15,10 @@
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
  *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
  *                   and into a buffer whose hard budget makes it compact as it goes
+ *  13. graphiti     20 markdown memory files to the local Graphiti MCP stand-in, and its
+ *                   health check
+ *  14. sessions     one director run consolidating 100 ended sessions of 50 items (one version
+ *                   each), and the process wall of worker session start, write and end
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -26,12 +30,14 @@ import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
+import { type GraphitiScenarioResult, runGraphitiScenario } from "./graphiti.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type IngestCliScenarioResult, runIngestCliScenario } from "./ingest-cli.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
 import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
+import { runSessionsScenario, type SessionsScenarioResult } from "./sessions.js";
 import { runStartupScenario, type StartupScenarioResult } from "./startup.js";
 import {
   type NoopSyncResult,
@@ -180,9 +186,14 @@ async function main(): Promise<void> {
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   gc();
+  const graphiti = await attempt<GraphitiScenarioResult>("graphiti", () => runGraphitiScenario());
+  gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
   );
+
+  gc();
+  const sessions = await attempt<SessionsScenarioResult>("sessions", () => runSessionsScenario());
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -209,9 +220,11 @@ async function main(): Promise<void> {
     transports: { tcp, nats, git: gitRefs },
     github,
     sync: { notion: sync, noop: noopSync },
+    graphiti,
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
+    sessions,
   };
   const judged = [
     ingest,
@@ -226,9 +239,11 @@ async function main(): Promise<void> {
     github,
     sync,
     noopSync,
+    graphiti,
     fromGit,
     startup,
     ingestCli,
+    sessions,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

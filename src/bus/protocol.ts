@@ -27,6 +27,7 @@ export const MSG = {
   syncRequired: "sync_required.v1",
   announce: "engram_announce.v1",
   catalogSnapshot: "engram_catalog_snapshot.v1",
+  sessionEnd: "session_end.v1",
 } as const satisfies Record<string, MessageType>;
 
 /**

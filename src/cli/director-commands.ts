@@ -1,5 +1,6 @@
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import type { RepoContext } from "../context/repo-context.js";
+import type { SessionStepReport } from "../director/consolidate.js";
 import type { RunOptions, RunResult } from "../director/run.js";
 import { UsageError } from "../errors.js";
 import {
@@ -186,9 +187,35 @@ function runLines(r: RunResult): string[] {
     `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
     `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
     r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",
+    ...(r.sessions ?? []).map(sessionLine),
     ...r.written.map((p) => `  + ${p}`),
     ...r.evicted.map((p) => `  - ${p}`),
   ];
+}
+
+function sessionLine(s: SessionStepReport): string {
+  const applied = Object.entries(s.applied)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k}`)
+    .join(", ");
+  const rejected = Object.entries(s.rejected)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${n} ${k.replace(/_/g, " ")}`)
+    .join(", ");
+  const held = s.conflicts.filter((c) => c.resolution === "held_for_review").map((c) => c.key);
+  const overwritten = s.conflicts.filter((c) => c.resolution === "overwritten").map((c) => c.key);
+  return [
+    `session ${s.session_id}: version ${s.from_version} -> ${s.to_version}`,
+    `applied ${applied || "nothing"}`,
+    ...(s.merged > 0 ? [`${s.merged} merged into existing knowledge`] : []),
+    ...(rejected ? [`rejected ${rejected}`] : []),
+    ...(overwritten.length > 0
+      ? [`state changed since its parent, overwritten: ${overwritten.join(", ")}`]
+      : []),
+    ...(held.length > 0
+      ? [`core changed since its parent, held for review: ${held.join(", ")}`]
+      : []),
+  ].join("; ");
 }
 
 async function runPr(

@@ -48,7 +48,7 @@ const context: Command = {
 const freshness: Command = {
   name: "freshness",
   summary:
-    "Which learnings are stale: contextual freshness is the newer of when a learning was confirmed and when anything it links to (files, projects, components, people) last moved in git.",
+    "Which learnings are stale: contextual freshness is the newer of when a learning was confirmed and when anything it links to (files, projects, components, people) last moved in git, and its pull requests on GitHub when GitHub is configured.",
   usage: "worker freshness [--threshold DAYS] [--all] [--repo DIR] [--config FILE] [--json]",
   options: {
     threshold: {
@@ -70,7 +70,7 @@ const freshness: Command = {
     const ctx = await openContext(repoOptions(args));
     const { learningFreshness } = await import("../graph/queries.js");
     const now = Math.floor(Date.parse(receiptTime()) / 1000);
-    const r = await learningFreshness(ctx, { thresholdDays: threshold, now });
+    const r = await learningFreshness(ctx, { thresholdDays: threshold, now, env: process.env });
     const shown = args.values.all === true ? r.learnings : r.learnings.filter((l) => !l.fresh);
     const lines = [
       `${r.stale} stale, ${r.fresh} fresh of ${r.learnings.length} learnings (threshold ${threshold} days; temporal check alone: ${r.temporal_stale} stale)`,

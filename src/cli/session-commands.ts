@@ -1,7 +1,8 @@
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
+import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 
-const ACTIONS = ["start", "write", "show", "list", "discard"] as const;
+const ACTIONS = ["start", "write", "show", "list", "end", "discard"] as const;
 type Action = (typeof ACTIONS)[number];
 
 function sessionId(args: ParsedArgs, action: Action): string {
@@ -18,12 +19,12 @@ function noExtraPositional(args: ParsedArgs, action: Action): void {
 
 /**
  * `worker session ACTION`: a sandbox whose writes go to a durable, git-ignored session buffer
- * only. Ending a session (sending its buffer to the Director) is not built yet.
+ * only, until `end` sends the whole buffer to the Director as one delivery.
  */
 export const session: Command = {
   name: "session",
   summary:
-    "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show, list or discard it. Ending a session (consolidation by the Director) is not built yet.",
+    "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show or list them, end one (its whole buffer goes to the Director as one delivery, consolidated by the next `director run` as one new version) or discard it (nothing is sent).",
   usage: [
     "worker session start [--name NAME] [--json]",
     "       worker session write --session ID --kind episode --text T --outcome O --confidence X [--privacy P]",
@@ -31,8 +32,10 @@ export const session: Command = {
     "       worker session write --session ID --kind state --key K --value JSON",
     "       worker session write --session ID --kind core --key K --value JSON --confidence X",
     "       worker session show ID [--json] | worker session list [--json] | worker session discard ID",
+    "       worker session end ID [--bus URL] [--worker ID] [--run-id ID] [--json]",
   ].join("\n"),
   options: {
+    ...SENDER_OPTIONS,
     name: { type: "string", value: "NAME", description: "start: a label for the session" },
     session: { type: "string", value: "ID", description: "write: the session to write to" },
     kind: {
@@ -60,9 +63,7 @@ export const session: Command = {
   async run(args) {
     const action = args.positionals[0] as Action;
     if (!ACTIONS.includes(action)) {
-      throw new UsageError(
-        `expected ${ACTIONS.join(" | ")}, got "${action}"${action === ("end" as Action) ? " (ending a session is not built yet; discard drops it)" : ""}`,
-      );
+      throw new UsageError(`expected ${ACTIONS.join(" | ")}, got "${action}"`);
     }
     // Imported here, not at the top: see the note in worker-commands.ts.
     const { openContext } = await import("../context/repo-context.js");
@@ -106,7 +107,7 @@ export const session: Command = {
           .join(", ");
         return {
           json: v,
-          text: `${v.session_id}${v.name ? ` (${v.name})` : ""}: open, parent version ${v.parent_version}, ${v.items.length} item(s)${counts ? `: ${counts}` : ""}\n`,
+          text: `${v.session_id}${v.name ? ` (${v.name})` : ""}: ${v.status}, parent version ${v.parent_version}, ${v.items.length} item(s)${counts ? `: ${counts}` : ""}\n`,
         };
       }
       case "list": {
@@ -116,13 +117,24 @@ export const session: Command = {
           json: list,
           text:
             list.length === 0
-              ? "no open session\n"
+              ? "no session\n"
               : list
                   .map(
                     (v) =>
-                      `${v.session_id}  parent ${v.parent_version}  ${Object.values(v.counts).reduce((a, b) => a + b, 0)} item(s)${v.name ? `  ${v.name}` : ""}\n`,
+                      `${v.session_id}  ${v.status}  parent ${v.parent_version}  ${Object.values(v.counts).reduce((a, b) => a + b, 0)} item(s)${v.name ? `  ${v.name}` : ""}\n`,
                   )
                   .join(""),
+        };
+      }
+      case "end": {
+        const { endSession } = await import("../sessions/end.js");
+        const r = await endSession(ctx, sessionId(args, action), senderOf(args), busOption(args));
+        const how = r.spooled
+          ? `spooled${r.fallback_reason ? ` (${r.transport} unavailable: ${r.fallback_reason})` : ""}`
+          : `sent (${r.transport})`;
+        return {
+          json: r,
+          text: `${r.session_id}: ended, ${r.items} item(s) in ${r.parts} message(s) ${how}; the next director run consolidates it\n`,
         };
       }
       case "discard": {

@@ -1,13 +1,11 @@
 import { readFileSync } from "node:fs";
-import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
 import { fileSystemError, UsageError } from "../errors.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
-import type { EmitResult, SenderIdentity } from "../worker/emit.js";
+import type { EmitResult } from "../worker/emit.js";
 import {
   type Command,
   listOption,
   numberOption,
-  type OptionSpecs,
   type ParsedArgs,
   repoOptions,
   stringOption,
@@ -16,6 +14,7 @@ import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 import { REMOTE_RECALL_OPTIONS, remoteRecallOptions } from "./recall-options.js";
+import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 import { session } from "./session-commands.js";
 
 /*
@@ -25,29 +24,6 @@ import { session } from "./session-commands.js";
  * it). A new command follows the same pattern: type-only imports at the top, the work
  * imported in `run`.
  */
-
-/** Who is speaking on the bus: every command that sends an envelope takes these. */
-const SENDER_OPTIONS: OptionSpecs = {
-  worker: {
-    type: "string",
-    value: "ID",
-    description: "worker id (default: $ENGRAM_WORKER_ID or worker-<host>)",
-  },
-  "run-id": { type: "string", value: "ID", description: "run id (default: $GITHUB_RUN_ID)" },
-  bus: {
-    type: "string",
-    value: "URL",
-    description: `where to send: ${BUS_URL_FORMS} (default: spool)`,
-  },
-};
-
-function senderOf(args: ParsedArgs): SenderIdentity {
-  return { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") };
-}
-
-function busOption(args: ParsedArgs): BusUrl {
-  return parseBusUrl(stringOption(args, "bus") ?? "spool");
-}
 
 function deliveredText(result: EmitResult): string {
   if (!result.spooled) return `sent ${result.event_id} (${result.transport})\n`;

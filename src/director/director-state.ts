@@ -12,6 +12,9 @@ import {
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
+import { DOCUMENT_DIRS } from "../core/versions/documents.js";
+import type { VersionRecord } from "../core/versions/log.js";
+import type { FileChanges } from "../core/versions/step.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
@@ -28,6 +31,12 @@ export interface CycleIntent {
   writes: { path: string; text: string }[];
   deletes: string[];
   meta: Partial<BufferMeta>;
+  /**
+   * Sessions' consolidations: the versions they make, oldest first, each with the files it
+   * changes (the intent's writes and deletes are their sum). Finishing the intent hands each
+   * to `onVersion` (version snapshots).
+   */
+  versions?: { record: VersionRecord; files: FileChanges }[];
 }
 
 /**
@@ -74,7 +83,14 @@ export async function finishCycle(
 ): Promise<void> {
   const target = intent.tree !== undefined ? join(ctx.paths.root, intent.tree) : ctx.repoDir;
   await applyFileChanges(target, intent.writes, intent.deletes);
-  buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
+  if (intent.versions !== undefined && intent.versions.length > 0) {
+    const { onVersion } = await import("./version-hook.js");
+    for (const v of intent.versions) await onVersion(ctx, v.record, v.files);
+  }
+  // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
+  if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
+    buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
+  }
   unlinkSync(ctx.paths.intent);
   fsyncDirSync(join(ctx.paths.intent, ".."));
 }
@@ -106,6 +122,8 @@ function removeLeftovers(ctx: RepoContext, memoryTrees: boolean): void {
 /** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
 function memoryDirs(tree: string): string[] {
   const dirs = [tree, join(tree, MEMORY_DIR)];
+  // The folders of session documents (memory/state, core, sessions, knowledge).
+  for (const dir of DOCUMENT_DIRS) if (existsSync(join(tree, dir))) dirs.push(join(tree, dir));
   for (const scope of SCOPES) {
     const tier = join(tree, tierDir(scope));
     if (!existsSync(tier)) continue;

@@ -3,9 +3,10 @@ import { FOCUS_PATH } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { buildProposal } from "../core/proposal/proposal.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
-import { renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
+import { type HeldForReview, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
+import type { SessionFile } from "../core/versions/documents.js";
 import { type GitRepo, readFileAt } from "../git/history.js";
-import type { Engram } from "../schema/engram.js";
+import type { Catalog, Engram } from "../schema/engram.js";
 import type { ProposalResult, ProposeOptions } from "./propose-types.js";
 import { catalogAt } from "./staging.js";
 
@@ -46,11 +47,38 @@ export async function openPullRequest(
     memory: ctx.config.memory,
     rejectedSkipped: rejected,
   });
+  const held = heldForReview(mainCatalog, files);
   const text = {
     title: renderPrTitle(review),
-    body: renderPrBody(review, options.fileUrl ? { fileUrl: options.fileUrl } : {}),
+    body: renderPrBody(review, {
+      ...(options.fileUrl ? { fileUrl: options.fileUrl } : {}),
+      ...(held.length > 0 ? { held } : {}),
+    }),
   };
   if (!options.pulls) return { pr: null, would_open: text, review };
   const pr = await options.pulls.upsert({ head: options.branch, base: options.base, ...text });
   return { pr, would_open: null, review };
+}
+
+/** Core changes held for review by the sessions this proposal consolidates (not on main). */
+function heldForReview(main: Catalog, files: MemoryFiles): HeldForReview[] {
+  const onMain = new Set((main.documents ?? []).map((d) => d.path));
+  const held: HeldForReview[] = [];
+  for (const doc of files.catalog.documents ?? []) {
+    if (doc.kind !== "session" || onMain.has(doc.path)) continue;
+    const text = files.files.get(doc.path);
+    if (text === undefined) continue;
+    const session = JSON.parse(text) as SessionFile;
+    for (const c of session.conflicts ?? []) {
+      if (c.resolution !== "held_for_review") continue;
+      held.push({
+        session_id: session.session_id,
+        key: c.key,
+        parent_version: c.parent_version,
+        changed_in_version: c.changed_in_version,
+        proposed: c.proposed,
+      });
+    }
+  }
+  return held;
 }

@@ -83,6 +83,7 @@ export async function restoreEngram(ctx: RepoContext, engramId: string): Promise
         catalog.catalog_version + 1,
         now > catalog.created_at ? now : catalog.created_at,
         [...catalog.entries, entry],
+        catalog.documents,
       );
       // Only the engrams the focus view may show are read; the restored one is in hand.
       const wanted = focusCandidates(next, ctx.config.memory.memory_md_max_items * 4).filter(

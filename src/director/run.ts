@@ -23,6 +23,11 @@ import type { Catalog } from "../schema/engram.js";
 import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
+import {
+  consolidateEndedSessions,
+  loadFocusDocuments,
+  type SessionStepReport,
+} from "./consolidate.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
 
 /**
@@ -36,6 +41,8 @@ export async function compactForRoom(
   incoming: SerializedEvent,
 ): Promise<RunResult> {
   buffer.loadEvents();
+  // Ended sessions first: the slice compacted next may hold their events.
+  await consolidateEndedSessions(ctx, buffer);
   const intake = { drained: { ...zeroCounts(), files: 0 }, sources: [] };
   return cycle(ctx, buffer, intake, {
     room: journalLineBytes(incoming.body, buffer.meta.last_seq + 1),
@@ -87,6 +94,8 @@ export interface RunResult {
   written: string[];
   evicted: string[];
   dry_run: boolean;
+  /** Ended sessions consolidated before the cycle, one version each, in the order they ended. */
+  sessions?: SessionStepReport[];
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -127,7 +136,10 @@ export async function runCycleOn(
 ): Promise<RunResult> {
   const drained = await drainSpool(ctx, buffer);
   const sources = options.drainSources ? await options.drainSources(ctx, buffer) : [];
-  return cycle(ctx, buffer, { drained, sources }, options);
+  const sessions = options.dryRun ? [] : await consolidateEndedSessions(ctx, buffer);
+  const result = await cycle(ctx, buffer, { drained, sources }, options);
+  // A consolidated session is a catalog change even when the cycle after it has nothing to do.
+  return { ...result, changed: result.changed || sessions.length > 0, sessions };
 }
 
 async function cycle(
@@ -181,7 +193,9 @@ async function cycle(
   );
   const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
   const nowSection = nowFor(cadence, buffer, ctx.config.agent_bus.heartbeat_ttl_seconds, asOf);
+  const documents = await loadFocusDocuments(ctx.repoDir, catalog);
   const plan = planCycle({
+    ...(documents !== undefined ? { documents } : {}),
     slice,
     catalog,
     engrams,

@@ -6,6 +6,7 @@ import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, readFileAt, readFilesUnder } from "../git/history.js";
 import { readCatalog } from "../repo/memory-tree.js";
@@ -97,10 +98,12 @@ export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
   if (existsSync(join(dir, CATALOG_PATH))) {
     files.set(CATALOG_PATH, await readFile(join(dir, CATALOG_PATH), "utf8"));
   }
-  await forEachLimited(catalog.entries, 32, async (entry) => {
+  // Engrams and the session documents, both listed by the catalog.
+  const listed = [...catalog.entries, ...(catalog.documents ?? [])];
+  await forEachLimited(listed, 32, async (entry) => {
     files.set(entry.path, await readFile(join(dir, entry.path), "utf8"));
   });
-  for (const path of [FOCUS_PATH, ...TIER_GITKEEPS]) {
+  for (const path of [FOCUS_PATH, VERSION_LOG_PATH, ...TIER_GITKEEPS]) {
     if (existsSync(join(dir, path))) files.set(path, await readFile(join(dir, path), "utf8"));
   }
   return { catalog, files };

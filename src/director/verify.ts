@@ -1,9 +1,12 @@
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { join, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import type { Finding } from "../core/checks/findings.js";
+import { compareFindings, type Finding } from "../core/checks/findings.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { verifyDocuments } from "../core/checks/verify-sessions.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import { listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
@@ -18,10 +21,30 @@ export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {
       files[i] = { path, text: await readFile(join(ctx.repoDir, path), "utf8") };
     },
   );
-  return verifyMemory({
-    catalogText: await readTextIfExists(join(ctx.repoDir, CATALOG_PATH)),
+  const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
+  const findings = verifyMemory({
+    catalogText,
     files,
     memoryMd: await readTextIfExists(join(ctx.repoDir, FOCUS_PATH)),
     memory: ctx.config.memory,
   });
+  const documents = await readDocumentFiles(ctx.repoDir);
+  if (documents.size === 0 && !catalogText?.includes('"documents"')) return findings;
+  const more = verifyDocuments({ catalogText, files: documents, budgets: ctx.config.sessions });
+  return [...findings, ...more].sort(compareFindings);
+}
+
+/** Every file under the session documents' folders (memory/state, core, sessions, knowledge). */
+async function readDocumentFiles(repoDir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const dir of DOCUMENT_DIRS) {
+    const full = join(repoDir, dir);
+    if (!existsSync(full)) continue;
+    for (const name of readdirSync(full, { recursive: true, encoding: "utf8" }).sort()) {
+      const path = join(full, name);
+      if (!statSync(path).isFile()) continue;
+      out.set(`${dir}/${name.split(sep).join("/")}`, await readFile(path, "utf8"));
+    }
+  }
+  return out;
 }

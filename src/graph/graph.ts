@@ -44,16 +44,25 @@ export interface MemoryGraph {
 /**
  * The entity graph of memory: learnings from the engrams of the catalog, linked to the
  * registry's people, projects and components and to the files, issues, PRs and commits they
- * mention, with each entity's activity from git. Derived and deterministic; only the git
- * activity is cached, in the state folder, keyed by HEAD.
+ * mention, with each entity's activity from git (and pull requests' from GitHub, when the
+ * caller read it). Derived and deterministic; the git activity is cached in the state folder,
+ * keyed by HEAD.
  */
-export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
+export async function loadGraph(
+  ctx: RepoContext,
+  options: { pulls?: ReadonlyMap<number, number> } = {},
+): Promise<MemoryGraph> {
   const registry = loadRegistry(ctx.repoDir);
   const catalog = await readCatalog(ctx.repoDir);
   const matcher = entityMatcher(registry);
   const learnings = await linkedLearnings(ctx, catalog, registry, matcher);
   const activity = await activityFor(ctx);
-  const pathOf = new Map(catalog.entries.map((e) => [e.engram_id, e.path]));
+  // When each engram reached the branch, by id: one lookup per engram of a learning.
+  const mergedAt = new Map<string, number>();
+  for (const e of catalog.entries) {
+    const at = activity.added[e.path];
+    if (at !== undefined) mergedAt.set(e.engram_id, at);
+  }
 
   const byEmail = new Map<string, string[]>();
   for (const p of registry.people) {
@@ -72,7 +81,7 @@ export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
     }
   }
 
-  const activityOf: ActivityOf = (entity) => {
+  const activityOfEntity: ActivityOf = (entity) => {
     const colon = entity.indexOf(":");
     const kind = entity.slice(0, colon);
     const key = entity.slice(colon + 1);
@@ -94,18 +103,39 @@ export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
       }
       return best;
     }
-    // Issues and PRs: their updated_at comes from GitHub, which is not read yet.
+    if (kind === "pr" || kind === "issue") {
+      // From GitHub when it is configured; issues and PRs share one numbering, so an `#N`
+      // that is a pull request follows the pull request.
+      const at = options.pulls?.get(Number(key));
+      return at === undefined ? undefined : { at, detail: `pull request #${key} updated` };
+    }
     return undefined;
   };
 
+  // An entity's activity is the same for every learning linked to it: look it up once.
+  const knownActivity = new Map<EntityId, Activity | undefined>();
+  const activityOf: ActivityOf = (entity) => {
+    if (knownActivity.has(entity)) return knownActivity.get(entity);
+    const activity = activityOfEntity(entity);
+    knownActivity.set(entity, activity);
+    return activity;
+  };
+
+  // Engrams of one batch share a creation time: parse each once.
+  const writtenAt = new Map<string, number>();
   const confirmedOf = (learning: LinkedLearning) => {
     let merged: number | undefined;
     for (const id of learning.engrams) {
-      const at = activity.added[pathOf.get(id) ?? ""];
+      const at = mergedAt.get(id);
       if (at !== undefined && (merged === undefined || at < merged)) merged = at;
     }
     if (merged !== undefined) return { at: merged, by: "merge" as const };
-    return { at: Math.floor(Date.parse(learning.written_at) / 1000), by: "local" as const };
+    let at = writtenAt.get(learning.written_at);
+    if (at === undefined) {
+      at = Math.floor(Date.parse(learning.written_at) / 1000);
+      writtenAt.set(learning.written_at, at);
+    }
+    return { at, by: "local" as const };
   };
 
   return { catalog, registry, learnings, activityOf, confirmedOf, head: activity.head };

@@ -1,24 +1,22 @@
 import type { RepoContext } from "../context/repo-context.js";
-import { type ContextItem, contextFor } from "../core/graph/context.js";
-import { type Freshness, freshnessOf } from "../core/graph/freshness.js";
+import { type ContextItem, contextFromIndex } from "../core/graph/context.js";
+import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
+import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
-import { loadGraph, type MemoryGraph } from "./graph.js";
+import type { Env } from "../github/client.js";
+import {
+  type CachedIndex,
+  contextIndexKey,
+  readContextIndex,
+  writeContextIndex,
+} from "./context-cache.js";
+import { learningScope, type MemoryScope, versionOf } from "./scope.js";
 import { countTokens } from "./tokens.js";
-
-/** What a read searched, so that an empty answer is never mistaken for "nothing is known". */
-export interface GraphScope {
-  repository: string;
-  memory_version: number;
-  catalog_hash: string;
-  tiers: ("st" | "lt")[];
-  learnings_in_scope: number;
-  remote_store: { asked: boolean; reason: string };
-}
 
 export interface TopicContext {
   status: "found" | "no_match" | "memory_empty";
   message: string;
-  scope: GraphScope;
+  scope: MemoryScope;
   topic: string;
   max_tokens: number;
   tokens: number;
@@ -28,15 +26,29 @@ export interface TopicContext {
   markdown: string;
 }
 
-function scopeOf(ctx: RepoContext, graph: MemoryGraph): GraphScope {
-  return {
-    repository: ctx.repoDir,
-    memory_version: graph.catalog.catalog_version,
-    catalog_hash: graph.catalog.hash,
-    tiers: ["lt", "st"],
-    learnings_in_scope: graph.learnings.length,
-    remote_store: { asked: false, reason: "no external store is configured for context" },
-  };
+// A long-lived process (the MCP server) keeps the last index it read: a call then costs
+// two stats of the catalog and registry, not a read of the index.
+let lastIndex: CachedIndex | undefined;
+
+/** The context index of memory as it is now, from the state folder or built and stored there. */
+async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
+  const { key, remember } = contextIndexKey(ctx);
+  let cached = lastIndex?.key === key ? lastIndex : readContextIndex(ctx, key);
+  if (cached === undefined) {
+    // The graph (engrams, registry, git) is loaded only to build the index, not to read it.
+    const { loadGraph } = await import("./graph.js");
+    const graph = await loadGraph(ctx);
+    cached = {
+      key,
+      memory: versionOf(graph.catalog),
+      index: buildContextIndex(graph.learnings),
+    };
+    // Stored only when memory did not change while it was read: the key must name its content.
+    if (contextIndexKey(ctx).key === key) writeContextIndex(ctx, cached);
+  }
+  remember();
+  lastIndex = cached;
+  return cached;
 }
 
 export async function topicContext(
@@ -44,10 +56,10 @@ export async function topicContext(
   topic: string,
   options: { maxTokens: number; type?: LearningType | undefined },
 ): Promise<TopicContext> {
-  const graph = await loadGraph(ctx);
-  const scope = scopeOf(ctx, graph);
+  const { memory, index } = await contextIndexOf(ctx);
+  const scope = learningScope(ctx, memory, index.count);
   const scopeLine = `engram memory of ${ctx.repoDir}, version ${scope.memory_version}, tiers lt+st, local only`;
-  const r = contextFor(graph.learnings, {
+  const r = contextFromIndex(new ContextIndexReader(index), {
     topic,
     maxTokens: options.maxTokens,
     type: options.type,
@@ -77,7 +89,7 @@ export async function topicContext(
 }
 
 export interface FreshnessReport {
-  scope: GraphScope;
+  scope: MemoryScope;
   threshold_days: number;
   now: string;
   fresh: number;
@@ -88,19 +100,36 @@ export interface FreshnessReport {
 
 export async function learningFreshness(
   ctx: RepoContext,
-  options: { thresholdDays: number; now: number },
+  options: {
+    thresholdDays: number;
+    now: number;
+    /** Where GitHub's settings come from (GITHUB_TOKEN...); without it, git alone. */
+    env?: Env | undefined;
+  },
 ): Promise<FreshnessReport> {
-  const graph = await loadGraph(ctx);
-  const learnings = graph.learnings
-    .map((l) => freshnessOf(l, graph.confirmedOf(l), graph.activityOf, options))
-    .sort(
-      (a, b) =>
-        Number(a.fresh) - Number(b.fresh) ||
-        a.contextual_at.localeCompare(b.contextual_at) ||
-        a.id.localeCompare(b.id),
-    );
+  const [{ loadGraph }, { githubActivity }] = await Promise.all([
+    import("./graph.js"),
+    import("./github-activity.js"),
+  ]);
+  const github = await githubActivity(ctx, options.env ?? {});
+  const graph = await loadGraph(ctx, { pulls: github.updated });
+  const verdict = { thresholdDays: options.thresholdDays, now: options.now };
+  const learnings = freshnessOfAll(
+    graph.learnings,
+    graph.confirmedOf,
+    graph.activityOf,
+    verdict,
+  ).sort(
+    (a, b) =>
+      Number(a.fresh) - Number(b.fresh) ||
+      a.contextual_at.localeCompare(b.contextual_at) ||
+      a.id.localeCompare(b.id),
+  );
   return {
-    scope: scopeOf(ctx, graph),
+    scope: learningScope(ctx, versionOf(graph.catalog), graph.learnings.length, {
+      git: true,
+      github: github.source,
+    }),
     threshold_days: options.thresholdDays,
     now: new Date(options.now * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
     fresh: learnings.filter((l) => l.fresh).length,

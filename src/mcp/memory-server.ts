@@ -6,12 +6,12 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
+import { recallScope } from "../graph/scope.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
 import { recallIn, recordRecall } from "../worker/recall.js";
 import { LoadedMemory } from "./loaded-memory.js";
-import { scopeOf } from "./scope.js";
 import { registerSyncTool, remoteRecallOutput, remoteRecallPart } from "./sync-tools.js";
 import { guarded, structured } from "./tool-result.js";
 
@@ -25,19 +25,27 @@ import { guarded, structured } from "./tool-result.js";
 const TEXT_MAX = 10_000;
 const QUERY_MAX = 2_000;
 
-const scopeSchema = {
+/** `MemoryScope` (src/graph/scope.ts): one shape for every read. */
+const scopeSchema = z.object({
   repository: z.string(),
   memory_version: z.number().int(),
   catalog_hash: z.string(),
   tiers: z.array(z.enum(["st", "lt"])),
-  engrams_in_scope: z.number().int(),
+  engrams_in_scope: z.number().int().optional(),
+  learnings_in_scope: z.number().int().optional(),
+  activity_sources: z
+    .object({
+      git: z.literal(true),
+      github: z.object({ asked: z.boolean(), reason: z.string() }),
+    })
+    .optional(),
   remote_store: z.object({ asked: z.boolean(), reason: z.string() }),
-};
+});
 
 const recallOutput = {
   status: z.enum(["found", "no_match", "memory_empty"]),
   message: z.string(),
-  scope: z.object(scopeSchema),
+  scope: scopeSchema,
   hits: z.array(
     z.object({
       engram_id: z.string(),
@@ -57,19 +65,10 @@ const recallOutput = {
 
 const LEARNING_TYPES = ["decision", "insight", "pattern", "convention", "self_knowledge"] as const;
 
-const graphScope = z.object({
-  repository: z.string(),
-  memory_version: z.number().int(),
-  catalog_hash: z.string(),
-  tiers: z.array(z.enum(["st", "lt"])),
-  learnings_in_scope: z.number().int(),
-  remote_store: z.object({ asked: z.boolean(), reason: z.string() }),
-});
-
 const contextOutput = {
   status: z.enum(["found", "no_match", "memory_empty"]),
   message: z.string(),
-  scope: graphScope,
+  scope: scopeSchema,
   topic: z.string(),
   max_tokens: z.number().int(),
   tokens: z.number().int(),
@@ -92,7 +91,7 @@ const contextOutput = {
 };
 
 const freshnessOutput = {
-  scope: graphScope,
+  scope: scopeSchema,
   threshold_days: z.number(),
   now: z.string(),
   fresh: z.number().int(),
@@ -124,7 +123,7 @@ const emitOutput = {
 };
 
 const statusOutput = {
-  scope: z.object(scopeSchema),
+  scope: scopeSchema,
   catalog: z.object({ version: z.number(), hash: z.string(), entries: z.number() }),
   tiers: z.object({
     st: z.object({ files: z.number(), bytes: z.number() }),
@@ -212,7 +211,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         }
         const remote = await remoteRecallPart(ctx, input, result.hits.length);
         const scope = {
-          ...scopeOf(ctx, loaded.catalog, tiers),
+          ...recallScope(ctx, loaded.catalog, tiers),
           remote_store: { asked: remote.remote.asked, reason: remote.remote.reason },
         };
         const status =
@@ -280,7 +279,11 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       guarded(async () => {
         const { learningFreshness } = await import("../graph/queries.js");
         const now = Math.floor(Date.parse(receiptTime()) / 1000);
-        const r = await learningFreshness(ctx, { thresholdDays: input.threshold_days ?? 30, now });
+        const r = await learningFreshness(ctx, {
+          thresholdDays: input.threshold_days ?? 30,
+          now,
+          env: process.env,
+        });
         const learnings =
           input.stale_only === false ? r.learnings : r.learnings.filter((l) => !l.fresh);
         return structured({ ...r, learnings });
@@ -349,7 +352,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         };
         const focusPath = join(ctx.repoDir, FOCUS_PATH);
         return structured({
-          scope: scopeOf(ctx, catalog, ["lt", "st"]),
+          scope: recallScope(ctx, catalog, ["lt", "st"]),
           catalog: {
             version: catalog.catalog_version,
             hash: catalog.hash,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GraphitiGroup, SourcesConfig } from "./sources-config.js";
 
 const PositiveInt = z.number().int().positive();
 const Ratio = z.number().gt(0).lt(1);
@@ -286,12 +287,6 @@ export const NotionSyncConfig = z
   .strict();
 export type NotionSyncConfig = z.infer<typeof NotionSyncConfig>;
 
-/** A Graphiti `group_id`: the server rejects anything else. */
-const GraphitiGroup = z
-  .string()
-  .regex(/^[a-zA-Z0-9_-]+$/, "expected letters, digits, _ or - (Graphiti's group_id rule)")
-  .max(100);
-
 /** `[sync.graphiti]`: a Graphiti MCP knowledge-graph server (streamable HTTP). */
 export const GraphitiSyncConfig = z
   .object({
@@ -454,6 +449,12 @@ export const SessionsConfig = z
       .max(1)
       .default(0.9)
       .describe("careful_merge applies core changes at or above this confidence."),
+    episodes_max: PositiveInt.default(50_000).describe(
+      "Most session episodes kept in memory/sessions/; past it the oldest sessions' episode files are evicted first (restorable from history).",
+    ),
+    documents_max_bytes: PositiveInt.default(16 * 1024 * 1024).describe(
+      "Most bytes of the session documents (memory/state, core, sessions, knowledge); past it the oldest episode files are evicted first, and a consolidation that still does not fit is refused.",
+    ),
   })
   .strict();
 export type SessionsConfig = z.infer<typeof SessionsConfig>;
@@ -471,6 +472,7 @@ export const Config = z
     github: GitHubConfig.prefault({}),
     sync: SyncConfig.prefault({}),
     sessions: SessionsConfig.prefault({}),
+    sources: SourcesConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;

@@ -134,12 +134,29 @@ const catalogEntryFields = {
 export const CatalogEntry = z.looseObject(catalogEntryFields);
 export type CatalogEntry = z.infer<z.ZodObject<typeof catalogEntryFields>>;
 
+/**
+ * Ours, additive: a memory document that is not an engram (a state or core document, a
+ * session's episodes, the accepted knowledge of a kind), hashed like an engram: the sha256
+ * of the file's bytes.
+ */
+export const DocumentEntry = z
+  .object({
+    path: z.string(),
+    kind: z.enum(["state", "core", "session", "knowledge"]),
+    hash: Sha256Ref,
+    bytes: z.number().int().positive(),
+  })
+  .strict();
+export type DocumentEntry = z.infer<typeof DocumentEntry>;
+
 /** EngramCatalogDTO: `memory/catalog.json`, the authoritative lookup table. */
 const catalogFields = {
   catalog_version: z.number().int().nonnegative(),
   created_at: UtcTime,
   hash: Sha256Ref,
   entries: z.array(CatalogEntry),
+  /** Ours, additive: the documents of consolidated sessions; absent when there are none. */
+  documents: z.array(DocumentEntry).optional(),
 };
 export const Catalog = z.looseObject(catalogFields);
 export type Catalog = Omit<z.infer<z.ZodObject<typeof catalogFields>>, "entries"> & {

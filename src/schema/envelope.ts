@@ -205,6 +205,50 @@ export const BusAckPayload = z.looseObject({
   through_seq: z.number().int().positive(),
 });
 
+/** Ours, additive: one item of a session buffer, as `worker session end` sends it. */
+export const SessionEndItem = z
+  .object({
+    seq: z.number().int().positive(),
+    kind: z.enum(["episode", "fact", "lesson", "convention", "decision", "state", "core"]),
+    written_at: z.string().max(64),
+    text: Text.optional(),
+    rationale: Text.optional(),
+    sealed: z.array(Sealed).min(1).max(4).optional(),
+    privacy: Privacy.optional(),
+    confidence: Fraction.optional(),
+    outcome: Outcome.optional(),
+    key: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_.-]{0,63}$/)
+      .optional(),
+    value: z.unknown().optional(),
+    redactions: z.number().int().nonnegative(),
+  })
+  .strict();
+export type SessionEndItem = z.infer<typeof SessionEndItem>;
+
+/**
+ * Ours, additive: a session's buffer, ended. One delivery of `parts` envelopes (the buffer cut
+ * to fit `agent_bus.max_message_bytes`); the Director consolidates a session once it holds
+ * every part, and only once whatever the number of deliveries.
+ */
+export const SessionEndPayload = z
+  .looseObject({
+    session_id: z.string().regex(/^s_[0-9a-f]{16}$/, "expected an id like s_0123456789abcdef"),
+    name: z.string().max(512).nullable().optional(),
+    parent_version: z.number().int().nonnegative(),
+    parent_catalog_hash: z.string().max(80),
+    parent_commit: GitSha.nullable().optional(),
+    ended_at: z.string().max(64),
+    part: z.number().int().positive(),
+    parts: z.number().int().positive(),
+    /** Items in the whole session, across its parts. */
+    item_count: z.number().int().nonnegative(),
+    items: z.array(SessionEndItem).max(100_000),
+  })
+  .refine((p) => p.part <= p.parts, { message: "part is past parts", path: ["part"] });
+export type SessionEndPayload = z.infer<typeof SessionEndPayload>;
+
 const Loose = z.looseObject({});
 
 export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unknown>>> = {
@@ -222,4 +266,5 @@ export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unkno
   "protocol_incompatibility.v1": Loose,
   "memory_note.v1": MemoryNotePayload,
   "bus_ack.v1": BusAckPayload,
+  "session_end.v1": SessionEndPayload,
 };

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { IsoTime, Link, Privacy, Sealed } from "./common.js";
-import { MessageType, Outcome, Sender } from "./envelope.js";
+import { MessageType, Outcome, Sender, SessionEndPayload } from "./envelope.js";
 
 /**
  * The normalized, redacted record kept in the Director's buffer. Built from one envelope by
@@ -47,6 +47,11 @@ export const MemoryEvent = z
     sealed: z.array(Sealed).optional(),
     /** How many secrets were redacted from this event. */
     redactions: z.number().int().nonnegative(),
+    /**
+     * `session_end.v1`: one part of an ended session's buffer, redacted. The Director
+     * consolidates it into memory (never compacts it into an engram).
+     */
+    session: SessionEndPayload.optional(),
   })
   .strict();
 export type MemoryEvent = z.infer<typeof MemoryEvent>;

@@ -16,5 +16,6 @@ export const MESSAGE_TYPES = [
   "protocol_incompatibility.v1",
   "memory_note.v1",
   "bus_ack.v1",
+  "session_end.v1",
 ] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];

@@ -21,6 +21,7 @@ import {
   discardSession,
   listSessionIds,
   newSessionId,
+  readEnded,
   readSession,
   type SessionHeader,
   sessionsDir,
@@ -185,7 +186,9 @@ export function countsOf(items: readonly SessionItem[]): Record<SessionItemKind,
 }
 
 export interface SessionView extends SessionStart {
-  status: "open";
+  status: "open" | "ended";
+  /** When `worker session end` sent it (absent while open). */
+  ended_at?: string;
   started_at: string;
   items: SessionItem[];
   counts: Record<SessionItemKind, number>;
@@ -193,9 +196,18 @@ export interface SessionView extends SessionStart {
 }
 
 export function showSession(ctx: RepoContext, sessionId: string): SessionView {
-  const { header, items, bytes } = readSession(sessionsDir(ctx.paths.root), sessionId);
+  const dir = sessionsDir(ctx.paths.root);
+  const { header, items, bytes } = readSession(dir, sessionId);
   const { type: _type, ...rest } = header;
-  return { ...rest, status: "open", items, counts: countsOf(items), bytes };
+  const ended = readEnded(dir, sessionId);
+  return {
+    ...rest,
+    status: ended === undefined ? "open" : "ended",
+    ...(ended !== undefined ? { ended_at: ended.ended_at } : {}),
+    items,
+    counts: countsOf(items),
+    bytes,
+  };
 }
 
 export function listSessions(ctx: RepoContext): Omit<SessionView, "items">[] {

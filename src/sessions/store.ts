@@ -29,7 +29,17 @@ export interface SessionHeader {
   started_at: string;
 }
 
-export type SessionStatus = "open" | "discarded";
+export type SessionStatus = "open" | "ended" | "discarded";
+
+/** `<id>.ended`: written once the whole buffer was delivered (or spooled) by `worker session end`. */
+export interface EndedMarker {
+  session_id: string;
+  ended_at: string;
+  parts: number;
+  items: number;
+  transport: string;
+  spooled: boolean;
+}
 
 export interface SessionBuffer {
   header: SessionHeader;
@@ -56,6 +66,63 @@ function bufferPath(dir: string, id: string): string {
 
 function tombstonePath(dir: string, id: string): string {
   return join(dir, `${id}.discarded`);
+}
+
+function endedPath(dir: string, id: string): string {
+  return join(dir, `${id}.ended`);
+}
+
+/** The marker of an ended session, or undefined while it is open. */
+export function readEnded(dir: string, id: string): EndedMarker | undefined {
+  const path = endedPath(dir, id);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, "utf8")) as EndedMarker;
+}
+
+function refuseEnded(dir: string, id: string): void {
+  const ended = readEnded(dir, id);
+  if (ended !== undefined) {
+    throw new StateError(
+      `session ${id} was ended at ${ended.ended_at}: its buffer was sent to the Director; start a new one`,
+    );
+  }
+}
+
+/**
+ * Runs `task` on an open session under its lock (no write can slip in), and marks it ended
+ * once the task (the delivery) has returned: ending twice is refused.
+ */
+export async function endSessionWith<T>(
+  dir: string,
+  id: string,
+  task: (buffer: SessionBuffer) => Promise<{ result: T; marker: Omit<EndedMarker, "session_id"> }>,
+): Promise<T> {
+  return underLock(dir, id, async () => {
+    const { result, marker } = await task(readSession(dir, id));
+    writeFileAtomicSync(
+      endedPath(dir, id),
+      `${JSON.stringify({ session_id: id, ...marker })}\n`,
+      0o600,
+    );
+    return result;
+  });
+}
+
+/**
+ * Runs `task` under the session's lock, once the session is known to be open (checked before
+ * waiting for the lock, to fail fast, and again under it: an end may have finished meanwhile).
+ */
+async function underLock<T>(dir: string, id: string, task: () => Promise<T> | T): Promise<T> {
+  checkId(id);
+  readSession(dir, id);
+  refuseEnded(dir, id);
+  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
+  try {
+    refuseEnded(dir, id);
+    return await task();
+  } finally {
+    lock.release();
+  }
 }
 
 function checkId(id: string): void {
@@ -123,10 +190,7 @@ export async function appendItem(
   item: Omit<SessionItem, "seq">,
   budget: Budget,
 ): Promise<SessionItem> {
-  checkId(id);
-  readSession(dir, id);
-  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
-  try {
+  return underLock(dir, id, () => {
     const current = readSession(dir, id);
     const line = `${JSON.stringify({ type: "item", ...item })}\n`;
     const lineBytes = Buffer.byteLength(line);
@@ -150,23 +214,18 @@ export async function appendItem(
       closeSync(fd);
     }
     return { ...item, seq: current.items.length + 1 } as SessionItem;
-  } finally {
-    lock.release();
-  }
+  });
 }
 
 /** Deletes the buffer, leaving a tombstone so a later write says "discarded", not "unknown". */
 export async function discardSession(dir: string, id: string, at: string): Promise<number> {
-  const buffer = readSession(dir, id);
-  const lock = await acquireLock(join(dir, `${id}.lock`), { timeoutMs: 10_000 });
-  try {
+  return underLock(dir, id, () => {
+    const buffer = readSession(dir, id);
     writeFileAtomicSync(tombstonePath(dir, id), `${JSON.stringify({ session_id: id, at })}\n`);
     unlinkSync(bufferPath(dir, id));
     fsyncDirSync(dir);
-  } finally {
-    lock.release();
-  }
-  return buffer.items.length;
+    return buffer.items.length;
+  });
 }
 
 /** The ids of the open sessions, sorted. */

@@ -29,6 +29,10 @@ export const FINDING_CODES = [
   "focus-bytes",
   "focus-items",
   "lone-surrogate",
+  "document-path",
+  "document-hash",
+  "document-invalid",
+  "document-budget",
 ] as const;
 
 /** The kind of a finding, one of `FINDING_CODES`. */

@@ -89,7 +89,12 @@ function dirnameOf(path: string): string {
  * events and policy give the same engrams, byte for byte. Extractive: notes become facts and
  * decisions verbatim (already redacted); heartbeats, progress and errors are condensed.
  */
-export function compactSlice(events: readonly MemoryEvent[], policy: CompactionPolicy): Engram[] {
+export function compactSlice(slice: readonly MemoryEvent[], policy: CompactionPolicy): Engram[] {
+  // An ended session is consolidated into memory by its own rules (src/core/versions/), and
+  // its buffer event dropped with the slice: it is never an engram.
+  const events = slice.some((e) => e.type === "session_end.v1")
+    ? slice.filter((e) => e.type !== "session_end.v1")
+    : slice;
   if (events.length === 0) return [];
   const last = events[events.length - 1] as MemoryEvent;
   const version = batchIdFromIso(last.received_at);

@@ -9,7 +9,7 @@ import {
 } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
 import { batchIdFromIso, secondsBetween } from "../model/time.js";
-import { renderFocusFor } from "../rendering/focus.js";
+import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice } from "./compact.js";
 import { planPromotion } from "./promote.js";
@@ -200,6 +200,8 @@ export interface CycleInput {
   asOf: string;
   /** The "Now" lines of MEMORY.md (periodic and hybrid cadence). */
   now?: readonly string[];
+  /** Core and state documents of consolidated sessions, shown first in MEMORY.md. */
+  documents?: FocusDocuments;
 }
 
 export interface FileWrite {
@@ -266,7 +268,7 @@ export function planCycle(input: CycleInput): CyclePlan {
   const entries = candidateEntries.filter((e) => !evictedIds.has(e.engram_id));
   const catalogChanged = newEntries.length > 0 || evicted.length > 0;
   const catalog = catalogChanged
-    ? sealCatalog(input.catalog.catalog_version + 1, input.asOf, entries)
+    ? sealCatalog(input.catalog.catalog_version + 1, input.asOf, entries, input.catalog.documents)
     : input.catalog;
 
   const writes: FileWrite[] = [];
@@ -277,7 +279,7 @@ export function planCycle(input: CycleInput): CyclePlan {
   const deletes = evicted.filter((e) => known.has(e.engram_id)).map((e) => e.path);
   if (catalogChanged) writes.push({ path: CATALOG_PATH, text: serializeCatalog(catalog) });
 
-  const focus = renderFocusFor(catalog, all, memory, input.now);
+  const focus = renderFocusFor(catalog, all, memory, input.now, input.documents);
   writes.push({ path: FOCUS_PATH, text: focus.text });
 
   return {

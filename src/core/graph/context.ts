@@ -1,4 +1,5 @@
 import { tokenize } from "../recall/recall.js";
+import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 
@@ -46,60 +47,29 @@ export function contextFor(
   learnings: readonly LinkedLearning[],
   options: ContextOptions,
 ): ContextResult {
-  const wanted = new Set(tokenize(options.topic));
-  const pool = learnings.filter((l) => !options.type || l.type === options.type);
-  const scored = new Map<string, ContextItem>();
-  for (const l of pool) {
-    const words = new Set(tokenize(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`));
-    let hits = 0;
-    for (const w of wanted) if (words.has(w)) hits++;
-    const entityHit = l.entities.some((e) => wanted.has(e.slice(e.indexOf(":") + 1).toLowerCase()));
-    if (hits === 0 && !entityHit) continue;
-    const score =
-      (hits + (entityHit ? 1 : 0)) / Math.max(1, wanted.size) + Math.log2(1 + l.evidence) / 10;
-    scored.set(l.id, item(l, score, "match", []));
-  }
-  const matchedEntities = new Map<EntityId, number>();
-  for (const l of pool) {
-    const m = scored.get(l.id);
-    if (!m) continue;
-    for (const e of l.entities)
-      matchedEntities.set(e, Math.max(matchedEntities.get(e) ?? 0, m.score));
-  }
-  // An entity that much of memory links to (a hub file, a big project) says little about
-  // relatedness: a neighbour's weight falls with how many learnings share the entity.
-  const degree = new Map<EntityId, number>();
-  for (const l of pool) {
-    for (const e of l.entities) if (matchedEntities.has(e)) degree.set(e, (degree.get(e) ?? 0) + 1);
-  }
-  for (const l of pool) {
-    if (scored.has(l.id)) continue;
-    const shared = l.entities.filter((e) => matchedEntities.has(e) && !e.startsWith("url:"));
-    if (shared.length === 0) continue;
-    let best = 0;
-    for (const e of shared) {
-      const weight = (matchedEntities.get(e) ?? 0) / Math.log2(1 + (degree.get(e) ?? 1));
-      if (weight > best) best = weight;
-    }
-    const score = best * NEIGHBOUR_WEIGHT * Math.min(1, shared.length / 2 + 0.5);
-    scored.set(l.id, item(l, score, "neighbour", shared));
-  }
-  const ranked = [...scored.values()].sort(
-    (a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id),
-  );
+  return contextFromIndex(new ContextIndexReader(buildContextIndex(learnings)), options);
+}
+
+/** As `contextFor`, over a prebuilt index: the postings of the topic's words, not every text. */
+export function contextFromIndex(
+  index: ContextIndexReader,
+  options: ContextOptions,
+): ContextResult {
+  const ranked = rank(index, options);
   const header = `## Memory: ${options.topic}\n\n_${options.scopeLine}_\n\n`;
   const headerTokens = options.countTokens(header);
   if (headerTokens > options.maxTokens)
-    return { items: [], omitted: ranked.length, tokens: 0, markdown: "" };
+    return { items: [], omitted: ranked.order.length, tokens: 0, markdown: "" };
   // Lines are counted one by one (a line ends in a newline, so counts add up almost exactly);
   // the whole text is counted at the end and trimmed until the real count fits.
   const chosen: ContextItem[] = [];
   let estimate = headerTokens;
   let misses = 0;
-  for (const candidate of ranked) {
+  for (const i of ranked.order) {
     // Ranked best first: once the budget is nearly full, or many candidates in a row no
     // longer fit, the rest would not either (and counting them costs more than it saves).
     if (options.maxTokens - estimate < MIN_LINE_TOKENS || misses >= MAX_MISSES) break;
+    const candidate = ranked.item(i);
     const cost = options.countTokens(render(candidate));
     if (estimate + cost > options.maxTokens) {
       misses++;
@@ -125,26 +95,174 @@ export function contextFor(
     markdown = header;
     tokens = headerTokens;
   }
-  return { items: chosen, omitted: ranked.length - chosen.length, tokens, markdown };
+  return { items: chosen, omitted: ranked.order.length - chosen.length, tokens, markdown };
 }
 
-function item(
-  l: LinkedLearning,
-  score: number,
-  via: ContextItem["via"],
-  shared: EntityId[],
-): ContextItem {
-  return {
-    id: l.id,
-    type: l.type,
-    text: l.text,
-    rationale: l.rationale,
-    score: Math.round(score * 1000) / 1000,
-    via,
-    shared,
-    engram_id: l.engrams[0] as string,
-    evidence: l.evidence,
+interface Ranked {
+  /** The related learnings (indices), best first. */
+  order: ArrayLike<number> & Iterable<number>;
+  /** The item of a related learning, its record read only now. */
+  item(i: number): ContextItem;
+}
+
+/**
+ * Every related learning of the pool, best first: matches of the topic's words (or of an
+ * entity it names) score by the share of words they hold and their evidence; neighbours by
+ * the best match they share an entity with, discounted by how common that entity is. State
+ * lives in arrays over all learnings: at 40,000 learnings most of memory can be a neighbour.
+ */
+function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
+  const wanted = new Set(tokenize(options.topic));
+  const n = index.count;
+  const types = index.index.types;
+  const typeCode = options.type === undefined ? -1 : LEARNING_TYPES.indexOf(options.type);
+  const inPool = (i: number) => typeCode < 0 || types[i] === typeCode;
+  const { offsets: entOff, refs: entRefs } = index.index.learningEntities;
+  const { offsets: linkOff, refs: linkRefs } = index.index.entityLearnings;
+  // 0: unrelated, 1: match, 2: neighbour.
+  const state = new Uint8Array(n);
+  const hits = new Uint32Array(n);
+  const entityHit = new Uint8Array(n);
+  const related: number[] = [];
+  const touch = (i: number) => {
+    if (state[i] === 0) {
+      state[i] = 1;
+      related.push(i);
+    }
   };
+  for (const w of wanted) {
+    for (const i of index.withTerm(w)) {
+      if (!inPool(i)) continue;
+      hits[i] = (hits[i] as number) + 1;
+      touch(i);
+    }
+    for (const e of index.entitiesKeyed(w)) {
+      for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
+        const i = linkRefs[k] as number;
+        if (!inPool(i)) continue;
+        entityHit[i] = 1;
+        touch(i);
+      }
+    }
+  }
+  const matches = related.length;
+  // Scores in thousandths, as they are reported: ranking and output use the same figure.
+  const milli = new Float64Array(n);
+  const entities = index.index.entities.length;
+  const entityMatched = new Uint8Array(entities);
+  const entityScore = new Float64Array(entities);
+  const matchedEntities: number[] = [];
+  for (const i of related) {
+    const m = Math.round(
+      (((hits[i] as number) + (entityHit[i] as number)) / Math.max(1, wanted.size) +
+        Math.log2(1 + index.evidence(i)) / 10) *
+        1000,
+    );
+    milli[i] = m;
+    const s = m / 1000;
+    for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
+      const e = entRefs[k] as number;
+      if (entityMatched[e] === 0) {
+        entityMatched[e] = 1;
+        matchedEntities.push(e);
+      }
+      if (s > (entityScore[e] as number)) entityScore[e] = s;
+    }
+  }
+  // An entity that much of memory links to (a hub file, a big project) says little about
+  // relatedness: a neighbour's weight falls with how many learnings share the entity.
+  const weight = new Float64Array(entities);
+  for (const e of matchedEntities) {
+    let degree = 0;
+    for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
+      if (inPool(linkRefs[k] as number)) degree++;
+    }
+    weight[e] = (entityScore[e] as number) / Math.log2(1 + (degree || 1));
+    if (index.isUrl(e)) continue;
+    for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
+      const i = linkRefs[k] as number;
+      if (state[i] === 0 && inPool(i)) {
+        state[i] = 2;
+        related.push(i);
+      }
+    }
+  }
+  const sharedOf = (i: number): number[] => {
+    const shared: number[] = [];
+    for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
+      const e = entRefs[k] as number;
+      if (entityMatched[e] === 1 && !index.isUrl(e)) shared.push(e);
+    }
+    return shared;
+  };
+  for (let r = matches; r < related.length; r++) {
+    const i = related[r] as number;
+    let best = 0;
+    let shared = 0;
+    for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
+      const e = entRefs[k] as number;
+      if (entityMatched[e] === 0 || index.isUrl(e)) continue;
+      shared++;
+      if ((weight[e] as number) > best) best = weight[e] as number;
+    }
+    milli[i] = Math.round(best * NEIGHBOUR_WEIGHT * Math.min(1, shared / 2 + 0.5) * 1000);
+  }
+  return {
+    order: byRank(related, milli, index),
+    item: (i) => {
+      const r = index.record(i);
+      const neighbour = state[i] === 2;
+      return {
+        id: r.id,
+        type: r.type,
+        text: r.text,
+        rationale: r.rationale,
+        score: (milli[i] as number) / 1000,
+        via: neighbour ? "neighbour" : "match",
+        shared: neighbour ? sharedOf(i).map((e) => index.entityName(e)) : [],
+        engram_id: r.engram_id,
+        evidence: r.evidence,
+      };
+    },
+  };
+}
+
+/**
+ * Score (thousandths) descending, then evidence descending, then index (id order)
+ * ascending. Packed into one number per learning when that is exact, so the engine's
+ * native numeric sort does the work; a comparator sort otherwise.
+ */
+function byRank(
+  related: number[],
+  milli: Float64Array,
+  index: ContextIndexReader,
+): ArrayLike<number> & Iterable<number> {
+  let maxScore = 0;
+  let maxEvidence = 0;
+  for (const i of related) {
+    if ((milli[i] as number) > maxScore) maxScore = milli[i] as number;
+    if (index.evidence(i) > maxEvidence) maxEvidence = index.evidence(i);
+  }
+  const span = index.count;
+  if ((maxScore + 1) * (maxEvidence + 1) * span > Number.MAX_SAFE_INTEGER) {
+    return related.sort(
+      (a, b) =>
+        (milli[b] as number) - (milli[a] as number) ||
+        index.evidence(b) - index.evidence(a) ||
+        a - b,
+    );
+  }
+  const keys = new Float64Array(related.length);
+  for (let k = 0; k < related.length; k++) {
+    const i = related[k] as number;
+    const s = maxScore - (milli[i] as number);
+    const e = maxEvidence - index.evidence(i);
+    keys[k] = (s * (maxEvidence + 1) + e) * span + i;
+  }
+  keys.sort();
+  const order = new Uint32Array(keys.length);
+  for (let k = 0; k < keys.length; k++) order[k] = (keys[k] as number) % span;
+  return order;
 }
 
 function render(i: ContextItem): string {

@@ -37,8 +37,71 @@ export interface Freshness {
 
 const DAY = 86_400;
 
-function iso(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+/** `2026-11-17T12:00:00Z`: ISO-8601 UTC, to the second. */
+export function isoSeconds(seconds: number): string {
+  const full = new Date(seconds * 1000).toISOString();
+  // `YYYY-MM-DDTHH:MM:SS.mmmZ`; years beyond 9999 take the longer form and the general path.
+  return full.length === 24 ? `${full.slice(0, 19)}Z` : full.replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * How a freshness verdict is worded. Over a whole memory the same times (batches, merges,
+ * commits) and the same entities come back for thousands of learnings: `memoFormat` words
+ * each once and shares the strings, so a verdict costs little more than its comparison.
+ */
+interface Format {
+  iso(seconds: number): string;
+  /** `confirmed N days ago` / `written N days ago`. */
+  confirmed(at: number, by: "merge" | "local"): string;
+  /** The entity's activity as reported, and `ENTITY last moved N days ago (DETAIL)`. */
+  moved(entity: EntityId, activity: Activity): { view: GraphActivity; words: string };
+}
+
+type GraphActivity = NonNullable<Freshness["graph_activity"]>;
+
+function plainFormat(now: number, iso: (seconds: number) => string = isoSeconds): Format {
+  const days = (s: number) => Math.floor((now - s) / DAY);
+  return {
+    iso,
+    confirmed: (at, by) => `${by === "merge" ? "confirmed" : "written"} ${days(at)} days ago`,
+    moved: (entity, activity) => ({
+      view: { at: iso(activity.at), entity, detail: activity.detail },
+      words: `${entity} last moved ${days(activity.at)} days ago (${activity.detail})`,
+    }),
+  };
+}
+
+function memoFormat(now: number): Format {
+  const times = new Map<number, string>();
+  const iso = (seconds: number) => {
+    let text = times.get(seconds);
+    if (text === undefined) {
+      text = isoSeconds(seconds);
+      times.set(seconds, text);
+    }
+    return text;
+  };
+  const plain = plainFormat(now, iso);
+  const confirmedWords = { merge: new Map<number, string>(), local: new Map<number, string>() };
+  const movedWords = new Map<EntityId, { activity: Activity; out: ReturnType<Format["moved"]> }>();
+  return {
+    iso,
+    confirmed(at, by) {
+      let text = confirmedWords[by].get(at);
+      if (text === undefined) {
+        text = plain.confirmed(at, by);
+        confirmedWords[by].set(at, text);
+      }
+      return text;
+    },
+    moved(entity, activity) {
+      const known = movedWords.get(entity);
+      if (known?.activity === activity) return known.out;
+      const out = plain.moved(entity, activity);
+      movedWords.set(entity, { activity, out });
+      return out;
+    },
+  };
 }
 
 /**
@@ -51,38 +114,45 @@ export function freshnessOf(
   confirmed: { at: number; by: "merge" | "local" },
   activityOf: ActivityOf,
   options: FreshnessOptions,
+  format: Format = plainFormat(options.now),
 ): Freshness {
-  let newest: { entity: EntityId; activity: Activity } | undefined;
+  let newestEntity: EntityId | undefined;
+  let newest: Activity | undefined;
   for (const entity of learning.entities) {
     const activity = activityOf(entity);
-    if (activity && (!newest || activity.at > newest.activity.at)) newest = { entity, activity };
+    if (activity && (!newest || activity.at > newest.at)) {
+      newest = activity;
+      newestEntity = entity;
+    }
   }
-  const contextual = Math.max(confirmed.at, newest?.activity.at ?? 0);
+  const contextual = Math.max(confirmed.at, newest?.at ?? 0);
   const limit = options.thresholdDays * DAY;
-  const fresh = options.now - contextual <= limit;
-  const temporalFresh = options.now - confirmed.at <= limit;
-  const days = (s: number) => Math.floor((options.now - s) / DAY);
-  const confirmedWords = `${confirmed.by === "merge" ? "confirmed" : "written"} ${days(confirmed.at)} days ago`;
-  let why: string;
-  if (!newest) {
-    why = `${confirmedWords}; links to nothing with activity (${learning.entities.length} entities)`;
-  } else {
-    const moved = `${newest.entity} last moved ${days(newest.activity.at)} days ago (${newest.activity.detail})`;
-    why = `${confirmedWords}; ${moved}`;
-  }
+  const moved = newest ? format.moved(newestEntity as EntityId, newest) : undefined;
+  const confirmedWords = format.confirmed(confirmed.at, confirmed.by);
   return {
     id: learning.id,
     type: learning.type,
     text: learning.text,
-    confirmed_at: iso(confirmed.at),
+    confirmed_at: format.iso(confirmed.at),
     confirmed_by: confirmed.by,
-    graph_activity: newest
-      ? { at: iso(newest.activity.at), entity: newest.entity, detail: newest.activity.detail }
-      : null,
-    contextual_at: iso(contextual),
-    age_days: days(contextual),
-    fresh,
-    temporal_fresh: temporalFresh,
-    why,
+    graph_activity: moved ? moved.view : null,
+    contextual_at: format.iso(contextual),
+    age_days: Math.floor((options.now - contextual) / DAY),
+    fresh: options.now - contextual <= limit,
+    temporal_fresh: options.now - confirmed.at <= limit,
+    why: moved
+      ? `${confirmedWords}; ${moved.words}`
+      : `${confirmedWords}; links to nothing with activity (${learning.entities.length} entities)`,
   };
+}
+
+/** The freshness of every learning, each time and each entity's activity worded once. */
+export function freshnessOfAll(
+  learnings: readonly LinkedLearning[],
+  confirmedOf: (learning: LinkedLearning) => { at: number; by: "merge" | "local" },
+  activityOf: ActivityOf,
+  options: FreshnessOptions,
+): Freshness[] {
+  const format = memoFormat(options.now);
+  return learnings.map((l) => freshnessOf(l, confirmedOf(l), activityOf, options, format));
 }

@@ -7,6 +7,7 @@ import { cutText, wellFormed } from "../model/text.js";
 import { dedupKey, redactSenderId } from "./event-keys.js";
 import type { Redactor } from "./redact.js";
 import { sealText } from "./seal.js";
+import { normalizeSessionPart } from "./session-end.js";
 import { telemetryFields } from "./telemetry-fields.js";
 
 /** A MemoryEvent before the buffer gives it its sequence number. */
@@ -157,6 +158,17 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     }
     if (sealed.length === 0) sealed = undefined;
   }
+  let session: PendingEvent["session"];
+  if (env.message_type === "session_end.v1") {
+    const part = normalizeSessionPart(
+      p as unknown as NonNullable<PendingEvent["session"]>,
+      clean,
+      ctx.redactor,
+      ctx.sealKey,
+    );
+    session = part.session;
+    redactions += part.redactions;
+  }
   // Every field, always in this order (absent ones undefined, which JSON leaves out): one
   // object shape for all events keeps creating and serializing them fast.
   const event: PendingEvent = {
@@ -192,6 +204,7 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     catalog_hash_seen: str(t.catalog_hash_seen),
     sealed,
     redactions,
+    session,
   };
   return { ok: true, event, repaired };
 }
@@ -224,6 +237,8 @@ function kindOf(
       return "hello";
     case "project_state_snapshot.v1":
       return "snapshot";
+    case "session_end.v1":
+      return "session_end";
     default:
       return "control";
   }

@@ -1,4 +1,10 @@
-import type { Catalog, CatalogEntry, Engram, EngramBody } from "../../schema/engram.js";
+import type {
+  Catalog,
+  CatalogEntry,
+  DocumentEntry,
+  Engram,
+  EngramBody,
+} from "../../schema/engram.js";
 import { canonicalJson, contentHash } from "./canonical.js";
 
 /** Fields left out of an engram's content hash (invariant 1). */
@@ -96,11 +102,21 @@ export function sealCatalog(
   catalogVersion: number,
   createdAt: string,
   entries: readonly CatalogEntry[],
+  documents?: readonly DocumentEntry[],
 ): Catalog {
   const sorted = [...entries].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  const body = { catalog_version: catalogVersion, created_at: createdAt, entries: sorted };
+  // Documents are listed only when there are some: a catalog without them hashes as before.
+  const docs =
+    documents !== undefined && documents.length > 0
+      ? {
+          documents: [...documents]
+            .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+            .map((d) => ({ path: d.path, kind: d.kind, hash: d.hash, bytes: d.bytes })),
+        }
+      : {};
+  const body = { catalog_version: catalogVersion, created_at: createdAt, entries: sorted, ...docs };
   const hash = contentHash(body, CATALOG_HASH_EXCLUDES);
-  return { catalog_version: catalogVersion, created_at: createdAt, hash, entries: sorted };
+  return { catalog_version: catalogVersion, created_at: createdAt, hash, entries: sorted, ...docs };
 }
 
 const CATALOG_KEY_ORDER = ["catalog_version", "created_at", "hash", "entries"] as const;

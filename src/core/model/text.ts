@@ -29,9 +29,14 @@ export function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 
-// Built on first use: making a segmenter loads ICU's break rules, about 10 ms that a command
-// which never cuts a long text should not pay at start-up.
+// Built on first use: creating a segmenter loads ICU data (tens of ms), and most commands
+// that import this module never cut text.
 let graphemes: Intl.Segmenter | undefined;
+
+function segmenter(): Intl.Segmenter {
+  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
+  return graphemes;
+}
 
 /**
  * The longest start of `text` of at most `maxUnits` UTF-16 code units that ends on a
@@ -42,8 +47,7 @@ let graphemes: Intl.Segmenter | undefined;
 export function cutText(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return text;
   let end = 0;
-  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
-  for (const { index, segment } of graphemes.segment(text)) {
+  for (const { index, segment } of segmenter().segment(text)) {
     if (index + segment.length > maxUnits) break;
     end = index + segment.length;
   }

@@ -53,7 +53,8 @@ export function rebaseCatalog(input: {
     Math.max(base.catalog_version, proposal.catalog_version, onto.catalog_version) + 1;
   const createdAt = [base.created_at, proposal.created_at, onto.created_at].sort().at(-1);
   return {
-    catalog: sealCatalog(version, createdAt as string, entries),
+    // Session documents are the Director's own (consolidated on main): onto's stand.
+    catalog: sealCatalog(version, createdAt as string, entries, onto.documents),
     carried,
     dropped,
     changed,

@@ -24,6 +24,19 @@ export interface FocusInput {
    * under "Now", in what budget the memory items leave.
    */
   now?: readonly string[];
+  /** Core and state documents of consolidated sessions: shown first, core before state. */
+  documents?: FocusDocuments;
+}
+
+/** A document's key and current value, as MEMORY.md shows it. */
+export interface FocusDocument {
+  key: string;
+  value: unknown;
+}
+
+export interface FocusDocuments {
+  core: readonly FocusDocument[];
+  state: readonly FocusDocument[];
 }
 
 /** The rendered MEMORY.md: always within both budgets. */
@@ -54,11 +67,13 @@ export const FOCUS_ITEM_MAX_CHARS = 280;
 const TITLE_MAX_CHARS = 120;
 const ERROR_TYPE_MAX_CHARS = 80;
 
-type SectionKey = "decisions" | "lt" | "recent" | "problems" | "now";
+type SectionKey = "core" | "state" | "decisions" | "lt" | "recent" | "problems" | "now";
 
 const TELEMETRY_SECTIONS: ReadonlySet<SectionKey> = new Set(["problems", "now"]);
 
 const SECTION_HEADINGS: Record<SectionKey, string> = {
+  core: "## Core",
+  state: "## State",
   decisions: "## Decisions",
   lt: "## Long-term",
   recent: "## Recent",
@@ -85,7 +100,7 @@ export function renderFocus(input: FocusInput): FocusView {
   const maxItems = budget(input.maxItems);
   const entries = uniqueEntries(input.catalog.entries);
   const { shown, sealed } = resolveEngrams(entries, input.engrams);
-  const collected = collectItems(shown);
+  const collected = [...documentItems(input.documents), ...collectItems(shown)];
   for (const line of input.now ?? []) {
     const text = clean(line);
     if (text !== "")
@@ -205,6 +220,17 @@ function resolveEngrams(
     shown.push({ engram, path: engramPath(engram.scope, engram.version, engram.engram_id) });
   }
   return { shown, sealed };
+}
+
+/** Core documents first (identity, values, conventions), then state, each by key. */
+function documentItems(documents: FocusDocuments | undefined): Item[] {
+  if (documents === undefined) return [];
+  const line = (d: FocusDocument) =>
+    `- ${truncateChars(clean(`**${d.key}**: ${JSON.stringify(d.value) ?? "null"}`), FOCUS_ITEM_MAX_CHARS)}`;
+  return [
+    ...documents.core.map((d): Item => ({ section: "core", line: line(d) })),
+    ...documents.state.map((d): Item => ({ section: "state", line: line(d) })),
+  ];
 }
 
 function collectItems(shown: readonly Shown[]): Item[] {
@@ -423,6 +449,7 @@ export function renderFocusFor(
   engrams: ReadonlyMap<string, Engram>,
   budgets: { memory_md_max_bytes: number; memory_md_max_items: number },
   now?: readonly string[],
+  documents?: FocusDocuments,
 ): FocusView {
   const chosen = new Map<string, Engram>();
   for (const entry of focusCandidates(catalog, budgets.memory_md_max_items * 4)) {
@@ -435,5 +462,6 @@ export function renderFocusFor(
     maxBytes: budgets.memory_md_max_bytes,
     maxItems: budgets.memory_md_max_items,
     ...(now !== undefined ? { now } : {}),
+    ...(documents !== undefined ? { documents } : {}),
   });
 }

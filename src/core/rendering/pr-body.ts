@@ -39,6 +39,17 @@ export interface PrBodyOptions {
   maxChars?: number;
   /** A link for a repository path on the head branch; without it paths are shown as code. */
   fileUrl?: (path: string) => string;
+  /** Core keys sessions changed since their parent version: held, not applied. */
+  held?: readonly HeldForReview[];
+}
+
+/** A session's core change held for review (a conflict with a version after its parent). */
+export interface HeldForReview {
+  session_id: string;
+  key: string;
+  parent_version: number;
+  changed_in_version: number;
+  proposed: unknown;
 }
 
 /** GitHub refuses a pull-request body longer than this. */
@@ -198,6 +209,16 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
           `| ${tierName(r.scope)} | ${code(r.engram_id, ID_CHARS)} | ${code(r.path, PATH_CHARS)} |`,
       ),
       noun: "evicted engram",
+    },
+    {
+      heading: `### Held for review (${formatCount(options.held?.length ?? 0)})`,
+      header:
+        "| session | core key | changed since parent | proposed value |\n| --- | --- | --- | --- |",
+      rows: (options.held ?? []).map(
+        (h) =>
+          `| ${code(h.session_id, ID_CHARS)} | ${code(h.key, ID_CHARS)} | v${formatCount(h.parent_version)} → v${formatCount(h.changed_in_version)} | ${code(JSON.stringify(h.proposed) ?? "null", REASON_CHARS)} |`,
+      ),
+      noun: "held change",
     },
   ].filter((s) => s.rows.length > 0);
 

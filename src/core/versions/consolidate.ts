@@ -13,7 +13,10 @@ import {
 } from "./items.js";
 import type { CoreChange, CoreDocument, MasterState, StateDocument } from "./master.js";
 
-export type ConsolidationRules = Omit<SessionsConfig, "buffer_max_items" | "buffer_max_bytes">;
+export type ConsolidationRules = Omit<
+  SessionsConfig,
+  "buffer_max_items" | "buffer_max_bytes" | "episodes_max" | "documents_max_bytes"
+>;
 
 export const DEFAULT_RULES: ConsolidationRules = {
   episodes: "append_all",

@@ -1,0 +1,247 @@
+import { tokenize } from "../recall/recall.js";
+import type { EntityId, LinkedLearning } from "./entities.js";
+import type { LearningType } from "./learnings.js";
+
+/** Learning types by code: the index stores one byte per learning. */
+export const LEARNING_TYPES: readonly LearningType[] = [
+  "decision",
+  "insight",
+  "pattern",
+  "convention",
+  "self_knowledge",
+];
+
+/** A list of lists as two flat arrays: list `i` is `refs[offsets[i]..offsets[i+1]]`. */
+export interface Postings {
+  offsets: Uint32Array;
+  refs: Uint32Array;
+}
+
+/**
+ * Postings whose flat array is read by range (`read(start, end)`), so a stored index can leave
+ * a long section on disk until a query asks for one list.
+ */
+export interface RangePostings {
+  offsets: Uint32Array;
+  read(start: number, end: number): Uint32Array;
+}
+
+/**
+ * What a topic query needs of every learning, precomputed once per catalog so that a query
+ * reads postings instead of re-tokenizing every learning. Learning `i` is the `i`-th in id
+ * order; entities and terms are sorted (code units), so every list is in a fixed order and
+ * the index of the same learnings is the same bytes.
+ */
+export interface ContextIndex {
+  count: number;
+  types: Uint8Array;
+  evidence: Uint32Array;
+  /** Entity ids, sorted. */
+  entities: string[];
+  /** Per learning, its entities (indices into `entities`, ascending). */
+  learningEntities: Postings;
+  /** Per entity, the learnings linked to it (ascending). */
+  entityLearnings: Postings;
+  /** Words of texts, rationales and topics as recall tokenizes them, sorted. */
+  terms: string[];
+  /** Per term, the learnings whose words hold it (ascending). */
+  termLearnings: RangePostings;
+  /** Per learning, the UTF-8 JSON of what rendering needs: `[id, text, rationale, engram_id]`. */
+  records: Records;
+}
+
+/**
+ * The records as one byte string with offsets; `read` returns bytes `start..end`, so a
+ * stored index can leave the (largest) record section on disk and read only what is rendered.
+ */
+export interface Records {
+  offsets: Uint32Array;
+  read(start: number, end: number): Uint8Array;
+}
+
+/** What rendering needs of one learning, decoded only for the learnings rendered. */
+export interface LearningRecord {
+  id: string;
+  type: LearningType;
+  text: string;
+  rationale: string | null;
+  engram_id: string;
+  evidence: number;
+}
+
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function postings(lists: readonly (readonly number[])[]): Postings {
+  const offsets = new Uint32Array(lists.length + 1);
+  let total = 0;
+  for (let i = 0; i < lists.length; i++) {
+    total += (lists[i] as number[]).length;
+    offsets[i + 1] = total;
+  }
+  const refs = new Uint32Array(total);
+  for (let i = 0; i < lists.length; i++) refs.set(lists[i] as number[], offsets[i]);
+  return { offsets, refs };
+}
+
+/** The words a topic is matched against: the same text the query used to tokenize. */
+export function learningWords(l: LinkedLearning): string[] {
+  return tokenize(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`);
+}
+
+export function buildContextIndex(learnings: readonly LinkedLearning[]): ContextIndex {
+  const ordered = [...learnings].sort((a, b) => a.id.localeCompare(b.id));
+  const entitySet = new Set<EntityId>();
+  for (const l of ordered) for (const e of l.entities) entitySet.add(e);
+  const entities = [...entitySet].sort(byCodeUnits);
+  const entityNo = new Map(entities.map((e, i) => [e, i]));
+  const perEntity: number[][] = entities.map(() => []);
+  const perLearning: number[][] = [];
+  const perTerm = new Map<string, number[]>();
+  const types = new Uint8Array(ordered.length);
+  const evidence = new Uint32Array(ordered.length);
+  const encoder = new TextEncoder();
+  const recordBytes: Uint8Array[] = [];
+  ordered.forEach((l, i) => {
+    types[i] = LEARNING_TYPES.indexOf(l.type);
+    evidence[i] = l.evidence;
+    const refs = [...new Set(l.entities.map((e) => entityNo.get(e) as number))].sort(
+      (a, b) => a - b,
+    );
+    perLearning.push(refs);
+    for (const r of refs) (perEntity[r] as number[]).push(i);
+    for (const term of new Set(learningWords(l))) {
+      const list = perTerm.get(term);
+      if (list) list.push(i);
+      else perTerm.set(term, [i]);
+    }
+    recordBytes.push(
+      encoder.encode(JSON.stringify([l.id, l.text, l.rationale, l.engrams[0] as string])),
+    );
+  });
+  const terms = [...perTerm.keys()].sort(byCodeUnits);
+  const recordOffsets = new Uint32Array(ordered.length + 1);
+  let size = 0;
+  recordBytes.forEach((b, i) => {
+    size += b.length;
+    recordOffsets[i + 1] = size;
+  });
+  const bytes = new Uint8Array(size);
+  recordBytes.forEach((b, i) => {
+    bytes.set(b, recordOffsets[i]);
+  });
+  return {
+    count: ordered.length,
+    types,
+    evidence,
+    entities,
+    learningEntities: postings(perLearning),
+    entityLearnings: postings(perEntity),
+    terms,
+    termLearnings: ranged(postings(terms.map((t) => perTerm.get(t) as number[]))),
+    records: { offsets: recordOffsets, read: (start, end) => bytes.subarray(start, end) },
+  };
+}
+
+function ranged(p: Postings): RangePostings {
+  return { offsets: p.offsets, read: (start, end) => p.refs.subarray(start, end) };
+}
+
+function slice(p: Postings, i: number): Uint32Array {
+  return p.refs.subarray(p.offsets[i], p.offsets[i + 1]);
+}
+
+function find(sorted: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const at = sorted[mid] as string;
+    if (at === key) return mid;
+    if (at < key) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+}
+
+const EMPTY = new Uint32Array(0);
+
+/** Read access to an index: postings by term and entity, records decoded on demand. */
+export class ContextIndexReader {
+  private readonly decoder = new TextDecoder();
+  private byKey: Map<string, number[]> | undefined;
+  private urls: Uint8Array | undefined;
+
+  constructor(readonly index: ContextIndex) {}
+
+  get count(): number {
+    return this.index.count;
+  }
+
+  type(i: number): LearningType {
+    return LEARNING_TYPES[this.index.types[i] as number] as LearningType;
+  }
+
+  evidence(i: number): number {
+    return this.index.evidence[i] as number;
+  }
+
+  entityName(e: number): EntityId {
+    return this.index.entities[e] as string;
+  }
+
+  /** Whether entity `e` is a URL: a link target, not something learnings are about. */
+  isUrl(e: number): boolean {
+    if (this.urls === undefined) {
+      this.urls = new Uint8Array(this.index.entities.length);
+      this.index.entities.forEach((name, k) => {
+        if (name.startsWith("url:")) (this.urls as Uint8Array)[k] = 1;
+      });
+    }
+    return this.urls[e] === 1;
+  }
+
+  entitiesOf(i: number): Uint32Array {
+    return slice(this.index.learningEntities, i);
+  }
+
+  learningsOf(e: number): Uint32Array {
+    return slice(this.index.entityLearnings, e);
+  }
+
+  withTerm(term: string): Uint32Array {
+    const t = find(this.index.terms, term);
+    const p = this.index.termLearnings;
+    return t < 0 ? EMPTY : p.read(p.offsets[t] as number, p.offsets[t + 1] as number);
+  }
+
+  /** Entities whose key (after `kind:`), lowercased, is `key`: a topic naming the entity. */
+  entitiesKeyed(key: string): readonly number[] {
+    if (this.byKey === undefined) {
+      this.byKey = new Map();
+      this.index.entities.forEach((e, i) => {
+        const k = e.slice(e.indexOf(":") + 1).toLowerCase();
+        const list = this.byKey?.get(k);
+        if (list) list.push(i);
+        else this.byKey?.set(k, [i]);
+      });
+    }
+    return this.byKey.get(key) ?? [];
+  }
+
+  record(i: number): LearningRecord {
+    const { offsets, read } = this.index.records;
+    const [id, text, rationale, engramId] = JSON.parse(
+      this.decoder.decode(read(offsets[i] as number, offsets[i + 1] as number)),
+    ) as [string, string, string | null, string];
+    return {
+      id,
+      type: this.type(i),
+      text,
+      rationale,
+      engram_id: engramId,
+      evidence: this.evidence(i),
+    };
+  }
+}

@@ -1,0 +1,259 @@
+import { createHash } from "node:crypto";
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { endianness } from "node:os";
+import { join } from "node:path";
+import type { RepoContext } from "../context/repo-context.js";
+import type { ContextIndex, Postings } from "../core/graph/context-index.js";
+import { CATALOG_PATH } from "../core/model/paths.js";
+import { StateError } from "../errors.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import { REGISTRY_PATH } from "./registry.js";
+import type { MemoryVersion } from "./scope.js";
+
+/**
+ * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
+ * the graph's other caches: a JSON header (key, scope, entity and term names, section table)
+ * followed by the index's arrays as raw 32-bit words, so that loading it is one read and a few
+ * array views, not a parse of every learning. The key is the digest of the catalog's and the
+ * registry's bytes: the index is derived, and the same memory gives the same file.
+ */
+
+const FORMAT = "engram-context-index/1";
+
+interface Header extends MemoryVersion {
+  format: string;
+  key: string;
+  endian: string;
+  count: number;
+  entities: string[];
+  terms: string[];
+  /** name -> [byte offset, element count, byte length]. */
+  sections: Record<string, [number, number, number]>;
+}
+
+export interface CachedIndex {
+  key: string;
+  memory: MemoryVersion;
+  index: ContextIndex;
+}
+
+function indexPath(ctx: RepoContext): string {
+  return join(ctx.paths.root, "graph", "context.idx");
+}
+
+function stampPath(ctx: RepoContext): string {
+  return join(ctx.paths.root, "graph", "context.stamp");
+}
+
+function fileStamp(path: string): string {
+  try {
+    const s = statSync(path, { bigint: true });
+    return `${s.size}:${s.mtimeNs}:${s.ino}`;
+  } catch {
+    return "missing";
+  }
+}
+
+function digestOf(path: string): string {
+  try {
+    return createHash("sha256").update(readFileSync(path)).digest("hex");
+  } catch {
+    return "missing";
+  }
+}
+
+/**
+ * The key of the index for the memory as it is now. The digest of the catalog (4 MB at
+ * 10,000 engrams) is remembered beside the file's size, modification time and inode, so an
+ * unchanged catalog costs two `stat` calls instead of a read and a hash.
+ */
+export function contextIndexKey(ctx: RepoContext): { key: string; remember: () => void } {
+  const catalog = join(ctx.repoDir, CATALOG_PATH);
+  const registry = join(ctx.repoDir, REGISTRY_PATH);
+  const stamp = `${fileStamp(catalog)} ${fileStamp(registry)}`;
+  try {
+    const known = JSON.parse(readFileSync(stampPath(ctx), "utf8")) as {
+      stamp: string;
+      key: string;
+    };
+    if (known.stamp === stamp && typeof known.key === "string")
+      return { key: known.key, remember: () => {} };
+  } catch {
+    // No stamp yet, or a damaged one: hash the files below.
+  }
+  const key = createHash("sha256")
+    .update(`${FORMAT}\n${digestOf(catalog)}\n${digestOf(registry)}\n`)
+    .digest("hex");
+  return {
+    key,
+    remember: () => {
+      mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+      writeFileAtomicSync(stampPath(ctx), JSON.stringify({ stamp, key }));
+    },
+  };
+}
+
+/** Sections read with the header; the others stay on disk until a query asks for a range. */
+const EAGER = [
+  "types",
+  "evidence",
+  "learningEntities.offsets",
+  "learningEntities.refs",
+  "entityLearnings.offsets",
+  "entityLearnings.refs",
+  "termLearnings.offsets",
+  "records.offsets",
+] as const;
+const LAZY = ["termLearnings.refs", "records.bytes"] as const;
+
+function readAt(path: string, position: number, length: number): Buffer {
+  const out = Buffer.alloc(length);
+  const fd = openSync(path, "r");
+  try {
+    let done = 0;
+    while (done < length) {
+      const n = readSync(fd, out, done, length - done, position + done);
+      if (n === 0) throw new StateError(`${path}: shorter than its header says`);
+      done += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return out;
+}
+
+/** Aligned for 32-bit views: a buffer from Node's pool may start anywhere. */
+function aligned(b: Buffer): Buffer {
+  return b.byteOffset % 4 === 0 ? b : Buffer.from(b);
+}
+
+/**
+ * The index stored under `key`, or undefined when there is none, another, or a damaged one.
+ * The long sections (term postings, learning records) are read by range when a query needs
+ * them; the file is replaced only atomically and the same key always names the same bytes,
+ * so a range read later still matches the header read now.
+ */
+export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | undefined {
+  const path = indexPath(ctx);
+  try {
+    const headerLength = readAt(path, 0, 4).readUInt32LE(0);
+    const header = JSON.parse(readAt(path, 4, headerLength).toString("utf8")) as Header;
+    if (header.format !== FORMAT || header.key !== key || header.endian !== endianness())
+      return undefined;
+    // A file cut short (a damaged disk, a copy in progress) is no index: rebuild it.
+    const end = Math.max(...Object.values(header.sections).map(([o, , b]) => o + b));
+    if (statSync(path).size < end) return undefined;
+    const count = header.count;
+    const at = (name: string) => header.sections[name] as [number, number, number];
+    const start = at(EAGER[0])[0];
+    const last = at("records.offsets");
+    const eager = aligned(readAt(path, start, last[0] + last[2] - start));
+    const words = (name: string) => {
+      const [offset, length] = at(name);
+      return new Uint32Array(eager.buffer, eager.byteOffset + offset - start, length);
+    };
+    const lazyWords = (name: string) => {
+      const [offset] = at(name);
+      return (from: number, to: number) =>
+        to <= from
+          ? new Uint32Array(0)
+          : words32(aligned(readAt(path, offset + from * 4, (to - from) * 4)));
+    };
+    const lazyBytes = (name: string) => {
+      const [offset] = at(name);
+      return (from: number, to: number) => new Uint8Array(readAt(path, offset + from, to - from));
+    };
+    return {
+      key,
+      memory: { memory_version: header.memory_version, catalog_hash: header.catalog_hash },
+      index: {
+        count,
+        types: new Uint8Array(eager.buffer, eager.byteOffset + at("types")[0] - start, count),
+        evidence: words("evidence"),
+        entities: header.entities,
+        terms: header.terms,
+        learningEntities: eagerPostings(words, "learningEntities"),
+        entityLearnings: eagerPostings(words, "entityLearnings"),
+        termLearnings: {
+          offsets: words("termLearnings.offsets"),
+          read: lazyWords("termLearnings.refs"),
+        },
+        records: { offsets: words("records.offsets"), read: lazyBytes("records.bytes") },
+      },
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function words32(b: Buffer): Uint32Array {
+  return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
+}
+
+function eagerPostings(words: (name: string) => Uint32Array, name: string): Postings {
+  return { offsets: words(`${name}.offsets`), refs: words(`${name}.refs`) };
+}
+
+export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
+  const { index } = cached;
+  const arrays: Record<(typeof EAGER)[number] | (typeof LAZY)[number], Uint8Array | Uint32Array> = {
+    types: index.types,
+    evidence: index.evidence,
+    "learningEntities.offsets": index.learningEntities.offsets,
+    "learningEntities.refs": index.learningEntities.refs,
+    "entityLearnings.offsets": index.entityLearnings.offsets,
+    "entityLearnings.refs": index.entityLearnings.refs,
+    "termLearnings.offsets": index.termLearnings.offsets,
+    "records.offsets": index.records.offsets,
+    "termLearnings.refs": index.termLearnings.read(
+      0,
+      index.termLearnings.offsets[index.termLearnings.offsets.length - 1] as number,
+    ),
+    "records.bytes": index.records.read(
+      0,
+      index.records.offsets[index.records.offsets.length - 1] as number,
+    ),
+  };
+  const parts = [...EAGER, ...LAZY].map((name) => [name, arrays[name]] as const);
+  // Offsets depend on the header's length, which holds them: lay out relative to the body.
+  const relative: Record<string, [number, number, number]> = {};
+  let body = 0;
+  for (const [name, array] of parts) {
+    relative[name] = [body, array.length, array.byteLength];
+    body += align(array.byteLength);
+  }
+  const header = (base: number): Header => ({
+    format: FORMAT,
+    key: cached.key,
+    endian: endianness(),
+    ...cached.memory,
+    count: index.count,
+    entities: index.entities,
+    terms: index.terms,
+    sections: Object.fromEntries(
+      Object.entries(relative).map(([n, [o, l, b]]) => [n, [base + o, l, b]]),
+    ),
+  });
+  // The body starts after the header; a longer offset can lengthen the header, so settle it.
+  let base = 0;
+  let text = "";
+  for (;;) {
+    text = JSON.stringify(header(base));
+    const next = align(4 + Buffer.byteLength(text));
+    if (next === base) break;
+    base = next;
+  }
+  const out = Buffer.alloc(base + body);
+  out.writeUInt32LE(Buffer.byteLength(text), 0);
+  out.write(text, 4, "utf8");
+  for (const [name, array] of parts) {
+    const [offset] = relative[name] as [number, number, number];
+    out.set(new Uint8Array(array.buffer, array.byteOffset, array.byteLength), base + offset);
+  }
+  mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+  writeFileAtomicSync(indexPath(ctx), out);
+}
+
+function align(n: number): number {
+  return (n + 3) & ~3;
+}

@@ -1,0 +1,176 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type ContextItem, type ContextOptions, contextFor } from "../../src/core/graph/context.js";
+import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
+import type { LinkedLearning } from "../../src/core/graph/entities.js";
+import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
+import { tokenize } from "../../src/core/recall/recall.js";
+
+/**
+ * The ranking as it was before the index: every learning re-tokenized and scored per query.
+ * The indexed ranking must give the same answer, byte for byte.
+ */
+function referenceContext(
+  learnings: readonly LinkedLearning[],
+  options: Pick<ContextOptions, "topic" | "type">,
+) {
+  const wanted = new Set(tokenize(options.topic));
+  const pool = learnings.filter((l) => !options.type || l.type === options.type);
+  const scored = new Map<string, ContextItem>();
+  const item = (l: LinkedLearning, score: number, via: ContextItem["via"], shared: string[]) => ({
+    id: l.id,
+    type: l.type,
+    text: l.text,
+    rationale: l.rationale,
+    score: Math.round(score * 1000) / 1000,
+    via,
+    shared,
+    engram_id: l.engrams[0] as string,
+    evidence: l.evidence,
+  });
+  for (const l of pool) {
+    const words = new Set(tokenize(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`));
+    let hits = 0;
+    for (const w of wanted) if (words.has(w)) hits++;
+    const entityHit = l.entities.some((e) => wanted.has(e.slice(e.indexOf(":") + 1).toLowerCase()));
+    if (hits === 0 && !entityHit) continue;
+    const score =
+      (hits + (entityHit ? 1 : 0)) / Math.max(1, wanted.size) + Math.log2(1 + l.evidence) / 10;
+    scored.set(l.id, item(l, score, "match", []));
+  }
+  const matched = new Map<string, number>();
+  for (const l of pool) {
+    const m = scored.get(l.id);
+    if (m) for (const e of l.entities) matched.set(e, Math.max(matched.get(e) ?? 0, m.score));
+  }
+  const degree = new Map<string, number>();
+  for (const l of pool)
+    for (const e of l.entities) if (matched.has(e)) degree.set(e, (degree.get(e) ?? 0) + 1);
+  for (const l of pool) {
+    if (scored.has(l.id)) continue;
+    const shared = l.entities.filter((e) => matched.has(e) && !e.startsWith("url:"));
+    if (shared.length === 0) continue;
+    let best = 0;
+    for (const e of shared) {
+      const weight = (matched.get(e) ?? 0) / Math.log2(1 + (degree.get(e) ?? 1));
+      if (weight > best) best = weight;
+    }
+    scored.set(
+      l.id,
+      item(l, best * 0.5 * Math.min(1, shared.length / 2 + 0.5), "neighbour", shared),
+    );
+  }
+  return [...scored.values()].sort(
+    (a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id),
+  );
+}
+
+const WORDS = ["planner", "cache", "retry", "ada", "engine", "payment", "queue", "router", "the"];
+const ENTITIES = [
+  "file:src/a.ts",
+  "file:src/b.ts",
+  "person:ada",
+  "project:engine",
+  "issue:12",
+  "url:https://example.com/a",
+  "commit:1a2b3c4d5e6f",
+];
+const TYPES: LearningType[] = ["decision", "insight", "pattern", "convention", "self_knowledge"];
+
+const learningArb = fc
+  .record({
+    words: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
+    n: fc.nat(),
+    type: fc.constantFrom(...TYPES),
+    rationale: fc.option(fc.constantFrom(...WORDS)),
+    topics: fc.array(fc.constantFrom(...WORDS), { maxLength: 2 }),
+    entities: fc.uniqueArray(fc.constantFrom(...ENTITIES), { maxLength: 3 }),
+    evidence: fc.integer({ min: 1, max: 4 }),
+  })
+  .map(
+    (r): LinkedLearning => ({
+      id: learningId(`${r.words.join(" ")} ${r.n}`),
+      type: r.type,
+      text: `${r.words.join(" ")} ${r.n}`,
+      rationale: r.rationale,
+      engrams: [`e_${r.n}`],
+      scope: "st",
+      evidence: r.evidence,
+      written_at: "2026-01-01T00:00:00Z",
+      topics: r.topics,
+      links: [],
+      senders: [],
+      entities: [...r.entities].sort(),
+      unlinked: [],
+    }),
+  );
+
+const countTokens = (t: string) => t.split(/\s+/).filter(Boolean).length;
+
+/** The index as plain data: every array and every record's bytes. */
+function plain(index: ReturnType<typeof buildContextIndex>) {
+  const end = index.records.offsets[index.count] as number;
+  const terms = index.termLearnings.offsets;
+  return {
+    ...index,
+    termLearnings: [...terms, ...index.termLearnings.read(0, terms[terms.length - 1] as number)],
+    records: [...index.records.offsets, ...index.records.read(0, end)],
+  };
+}
+
+describe("context index", () => {
+  it("ranks exactly as scoring every learning did, for any memory, topic and type", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(learningArb, { maxLength: 40, selector: (l) => l.id }),
+        fc.array(fc.constantFrom(...WORDS, "src/a.ts", "ada", "12"), { maxLength: 3 }),
+        fc.option(fc.constantFrom(...TYPES), { nil: undefined }),
+        fc.integer({ min: 1, max: 400 }),
+        (learnings, topicWords, type, maxTokens) => {
+          const topic = topicWords.join(" ");
+          const expected = referenceContext(learnings, { topic, type });
+          const all = contextFor(learnings, {
+            topic,
+            type,
+            maxTokens: 1_000_000,
+            countTokens,
+            scopeLine: "s",
+          });
+          expect(all.items).toEqual(expected);
+          // Within a budget: the best of the same ranking, in order.
+          const r = contextFor(learnings, { topic, type, maxTokens, countTokens, scopeLine: "s" });
+          expect(r.items.length + r.omitted).toBe(expected.length);
+          const order = expected.map((i) => i.id);
+          const at = r.items.map((i) => order.indexOf(i.id));
+          expect(at).toEqual([...at].sort((a, b) => a - b));
+          expect(at.every((k) => k >= 0)).toBe(true);
+        },
+      ),
+    );
+  });
+
+  it("is the same bytes for the same learnings, in any order", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(learningArb, { maxLength: 20, selector: (l) => l.id }),
+        (learnings) => {
+          const a = buildContextIndex(learnings);
+          expect(plain(buildContextIndex([...learnings].reverse()))).toEqual(plain(a));
+          const reader = new ContextIndexReader(a);
+          for (let i = 0; i < reader.count; i++) {
+            const record = reader.record(i);
+            const l = learnings.find((x) => x.id === record.id) as LinkedLearning;
+            expect(record).toEqual({
+              id: l.id,
+              type: l.type,
+              text: l.text,
+              rationale: l.rationale,
+              engram_id: l.engrams[0],
+              evidence: l.evidence,
+            });
+          }
+        },
+      ),
+    );
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { RepoContext } from "../../src/context/repo-context.js";
+import { contextFromIndex } from "../../src/core/graph/context.js";
+import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
+import type { LinkedLearning } from "../../src/core/graph/entities.js";
+import { learningId } from "../../src/core/graph/learnings.js";
+import {
+  contextIndexKey,
+  readContextIndex,
+  writeContextIndex,
+} from "../../src/graph/context-cache.js";
+import { statePaths } from "../../src/state/paths.js";
+
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function repo(): RepoContext {
+  const repoDir = mkdtempSync(join(tmpdir(), "engram-ctx-index-"));
+  made.push(repoDir);
+  mkdirSync(join(repoDir, "memory"), { recursive: true });
+  writeFileSync(join(repoDir, "memory", "catalog.json"), '{"catalog_version":1}');
+  return {
+    repoDir,
+    config: {} as RepoContext["config"],
+    configPath: join(repoDir, "config", "dev.toml"),
+    paths: statePaths(repoDir, ".engram"),
+  };
+}
+
+const learnings: LinkedLearning[] = Array.from({ length: 300 }, (_, i) => {
+  const text = `${["planner", "cache", "retry", "queue"][i % 4]} fact ${i} touching ünïcode ${i % 7}`;
+  return {
+    id: learningId(text),
+    type: i % 3 === 0 ? "decision" : "insight",
+    text,
+    rationale: i % 5 === 0 ? `because of ${i}` : null,
+    engrams: [`e_${i}`],
+    scope: "lt",
+    evidence: 1 + (i % 3),
+    written_at: "2026-01-01T00:00:00Z",
+    topics: [`topic${i % 9}`],
+    links: [],
+    senders: [],
+    entities: [`file:src/f${i % 11}.ts`, `person:p${i % 5}`].sort(),
+    unlinked: [],
+  };
+});
+
+const memory = { memory_version: 1, catalog_hash: "sha256:00" };
+const countTokens = (t: string) => t.length;
+
+describe("context index on disk", () => {
+  it("reads back what it wrote and answers as the index in memory", () => {
+    const ctx = repo();
+    const { key, remember } = contextIndexKey(ctx);
+    const index = buildContextIndex(learnings);
+    writeContextIndex(ctx, { key, memory, index });
+    remember();
+    const stored = readContextIndex(ctx, key);
+    expect(stored?.memory).toEqual(memory);
+    for (const topic of ["planner", "cache retry", "src/f3.ts", "topic4 ünïcode", "nothing"]) {
+      for (const type of [undefined, "decision" as const]) {
+        const options = { topic, type, maxTokens: 3000, countTokens, scopeLine: "s" };
+        const fromDisk = contextFromIndex(new ContextIndexReader(stored?.index as never), options);
+        expect(fromDisk).toEqual(contextFromIndex(new ContextIndexReader(index), options));
+      }
+    }
+  });
+
+  it("is keyed by the catalog's and the registry's bytes, and rebuilt when either changes", () => {
+    const ctx = repo();
+    const first = contextIndexKey(ctx);
+    writeContextIndex(ctx, { key: first.key, memory, index: buildContextIndex(learnings) });
+    first.remember();
+    expect(contextIndexKey(ctx).key).toBe(first.key);
+    // The same bytes written again (a new file, a new stamp): the same key.
+    const catalog = join(ctx.repoDir, "memory", "catalog.json");
+    writeFileSync(catalog, readFileSync(catalog));
+    expect(contextIndexKey(ctx).key).toBe(first.key);
+    writeFileSync(catalog, '{"catalog_version":2}');
+    const second = contextIndexKey(ctx).key;
+    expect(second).not.toBe(first.key);
+    expect(readContextIndex(ctx, second)).toBeUndefined();
+    mkdirSync(join(ctx.repoDir, "config"), { recursive: true });
+    writeFileSync(join(ctx.repoDir, "config", "registry.toml"), "");
+    expect(contextIndexKey(ctx).key).not.toBe(second);
+  });
+
+  it("writes the same bytes for the same memory, and ignores a damaged file", () => {
+    const a = repo();
+    const b = repo();
+    const key = contextIndexKey(a).key;
+    expect(contextIndexKey(b).key).toBe(key);
+    writeContextIndex(a, { key, memory, index: buildContextIndex(learnings) });
+    writeContextIndex(b, { key, memory, index: buildContextIndex([...learnings].reverse()) });
+    const file = (ctx: RepoContext) => join(ctx.paths.root, "graph", "context.idx");
+    expect(readFileSync(file(a)).equals(readFileSync(file(b)))).toBe(true);
+    truncateSync(file(a), 100);
+    expect(readContextIndex(a, key)).toBeUndefined();
+  });
+});
