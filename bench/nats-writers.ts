@@ -57,14 +57,15 @@ async function run(job: WritersJob): Promise<void> {
   const total = job.writers * job.perWriter;
   const ids: string[] = new Array(total);
   const startedAt = new Float64Array(total);
-  const batches: Envelope[][][] = senders.map((_, w) => {
+  const batches: Envelope[][][] = [];
+  for (const [w] of senders.entries()) {
     const out: Envelope[][] = [];
     for (let start = 0; start < job.perWriter; start += job.batch) {
       const batch: Envelope[] = [];
       for (let i = start; i < Math.min(start + job.batch, job.perWriter); i++) {
         const n = w * job.perWriter + i;
         const topic = TOPICS[n % TOPICS.length] as string;
-        const envelope = buildEnvelope(
+        const envelope = await buildEnvelope(
           "memory_note.v1",
           {
             kind: "fact",
@@ -81,8 +82,8 @@ async function run(job: WritersJob): Promise<void> {
       }
       out.push(batch);
     }
-    return out;
-  });
+    batches.push(out);
+  }
   port.postMessage({ type: "ready" });
   await new Promise<void>((resolve) => port.once("message", () => resolve()));
 

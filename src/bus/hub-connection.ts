@@ -1,7 +1,7 @@
 import type { Socket } from "node:net";
 import { receiptTime } from "../clock.js";
 import type { MessageType } from "../schema/envelope.js";
-import { directorLine, type Frame, type LineSplitter } from "./protocol.js";
+import { directorLine, type Frame, formatHostPort, LineSplitter, MSG } from "./protocol.js";
 
 /**
  * One worker connection of the TCP hub and the hub's limits on it: what the hub knows of
@@ -39,6 +39,26 @@ export interface Connection {
   nextJudgeAt: number;
 }
 
+/** A connection just accepted: it must say hello first. */
+export function openConnection(socket: Socket, maxMessageBytes: number): Connection {
+  const remote = formatHostPort(socket.remoteAddress ?? "unknown", socket.remotePort ?? 0);
+  return {
+    socket,
+    splitter: new LineSplitter(maxMessageBytes),
+    state: "hello",
+    remote,
+    source: `tcp/${remote}`,
+    received: 0,
+    acked: 0,
+    pendingThrough: 0,
+    outSeq: 0,
+    lastHeard: Date.now(),
+    early: [],
+    judgingHeartbeat: false,
+    nextJudgeAt: 0,
+  };
+}
+
 /** Sends the Director's message on a connection; a worker that stops reading is dropped. */
 export function sendTo(conn: Connection, type: MessageType, payload: object): void {
   if (conn.socket.destroyed || !conn.socket.writable) return;
@@ -50,4 +70,62 @@ export function sendTo(conn: Connection, type: MessageType, payload: object): vo
   }
   conn.outSeq++;
   conn.socket.write(directorLine(type, payload, conn.outSeq, receiptTime()));
+}
+
+/** Stops reading every connection: a cycle, or a group commit that makes room, holds the buffer. */
+export function pauseAll(conns: Iterable<Connection>): void {
+  for (const conn of conns) conn.socket.pause();
+}
+
+/** Reads again after `pauseAll`; the pause does not count against a worker's TTL. */
+export function resumeAll(conns: Iterable<Connection>): void {
+  const now = Date.now();
+  for (const conn of conns) {
+    conn.lastHeard = now;
+    // A connection still being welcomed is resumed by its welcome.
+    if (conn.state !== "judging") conn.socket.resume();
+  }
+}
+
+/** Acknowledges each connection through the seq a commit stored; returns how many messages. */
+export function ackThrough(through: ReadonlyMap<Connection, number>): number {
+  let acknowledged = 0;
+  for (const [conn, seq] of through) {
+    if (seq > conn.acked) {
+      sendTo(conn, MSG.ack, { from_seq: conn.acked + 1, through_seq: seq });
+      acknowledged += seq - conn.acked;
+      conn.acked = seq;
+    }
+  }
+  return acknowledged;
+}
+
+/**
+ * Ends every connection, giving workers `CLOSE_GRACE_MS` to read their last acks; what they
+ * sent since is read and dropped (not acknowledged, so resent elsewhere).
+ */
+export async function closeAll(conns: Iterable<Connection>): Promise<void> {
+  const gone = [...conns].map(
+    (conn) =>
+      new Promise<void>((resolve) => {
+        if (conn.socket.destroyed) return resolve();
+        conn.socket.once("close", () => resolve());
+        // Read again (and drop) to see the worker's end.
+        conn.state = "closed";
+        conn.socket.resume();
+        conn.socket.end();
+      }),
+  );
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.all(gone),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_GRACE_MS);
+    }),
+  ]);
+  clearTimeout(timer);
+  for (const conn of conns) {
+    conn.state = "closed";
+    conn.socket.destroy();
+  }
 }

@@ -36,3 +36,9 @@ export function snapshotPayload(catalog: Catalog) {
     })),
   };
 }
+
+/** Paths of the catalog's entries that are new or changed since `before`. */
+export function writtenSince(before: Catalog | undefined, after: Catalog): string[] {
+  const known = new Set(before?.entries.map((e) => `${e.path}\0${e.hash}`));
+  return after.entries.filter((e) => !known.has(`${e.path}\0${e.hash}`)).map((e) => e.path);
+}

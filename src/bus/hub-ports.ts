@@ -22,11 +22,13 @@ export interface HubOptions {
 
 /**
  * Where the hub's lines go: `push` keeps a line in memory, `flush` makes everything pushed
- * durable (one journal fsync, the group commit). Only flushed lines are acknowledged.
+ * durable (one journal fsync, the group commit). Only flushed lines are acknowledged. A
+ * flush that must first make room in the buffer (a compaction) returns a promise: the hub
+ * reads nothing until it settles.
  */
 export interface HubIntake {
   push(line: InputLine): void;
-  flush(): void;
+  flush(): Promise<void> | undefined;
   readonly counts: IngestCounts;
 }
 
@@ -56,4 +58,24 @@ export interface HubSummary extends IngestCounts {
   acknowledged: number;
   commits: number;
   cycles: number;
+}
+
+/** The summary `director serve` prints: the hub's own figures beside its Ingestor's counts. */
+export function hubSummary(
+  listening: string,
+  stoppedBy: string,
+  stats: Omit<HubSummary, keyof IngestCounts | "listening" | "stopped_by">,
+  c: IngestCounts,
+  extra: { quarantined: number; redacted: number },
+): HubSummary {
+  return {
+    listening,
+    stopped_by: stoppedBy,
+    ...stats,
+    accepted: c.accepted,
+    duplicates: c.duplicates,
+    quarantined: c.quarantined + extra.quarantined,
+    redacted: c.redacted + extra.redacted,
+    ...(c.surrogates_replaced !== undefined ? { surrogates_replaced: c.surrogates_replaced } : {}),
+  };
 }

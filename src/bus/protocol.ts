@@ -1,4 +1,4 @@
-import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import { quarantineExcerpt } from "../core/ingest/event-keys.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { ENVELOPE_SCHEMA_VERSION, type MessageType } from "../schema/envelope.js";
 import type { QuarantineRecord } from "../state/quarantine.js";

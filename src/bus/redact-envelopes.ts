@@ -1,4 +1,4 @@
-import { redactSenderId } from "../core/ingest/normalize.js";
+import { redactSenderId } from "../core/ingest/event-keys.js";
 import { type Redactor, redactValue } from "../core/ingest/redact.js";
 import type { Envelope } from "../schema/envelope.js";
 

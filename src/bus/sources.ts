@@ -1,6 +1,6 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { EngramError } from "../errors.js";
-import { type SourceDrain, zeroCounts } from "../ingest/ingest.js";
+import { type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { type BusUrl, formatBusUrl, parseBusUrl } from "./url.js";
 

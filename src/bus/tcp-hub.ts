@@ -2,7 +2,7 @@ import { type AddressInfo, createServer, type Server, type Socket } from "node:n
 import { createServer as createTlsServer } from "node:tls";
 import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
-import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import { quarantineExcerpt } from "../core/ingest/event-keys.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
@@ -10,21 +10,31 @@ import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import {
-  CLOSE_GRACE_MS,
+  ackThrough,
   type Connection,
+  closeAll,
   JUDGE_EVERY_MS,
+  openConnection,
+  pauseAll,
+  resumeAll,
   sendTo,
   WATCHDOG_MAX_MS,
 } from "./hub-connection.js";
 import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
-import { announcePayload, snapshotPayload } from "./hub-messages.js";
-import type { HubCycleRunner, HubIntake, HubOptions, HubParts, HubSummary } from "./hub-ports.js";
+import { announcePayload, snapshotPayload, writtenSince } from "./hub-messages.js";
+import {
+  type HubCycleRunner,
+  type HubIntake,
+  type HubOptions,
+  type HubParts,
+  type HubSummary,
+  hubSummary,
+} from "./hub-ports.js";
 import {
   ACCEPTED_PROTOCOL_VERSIONS,
   type Frame,
   formatHostPort,
   type IncompatibilityPayload,
-  LineSplitter,
   MSG,
   oversizedRecord,
   PROTOCOL_VERSION,
@@ -130,19 +140,7 @@ export class TcpHub {
   }
 
   summary(stoppedBy: string): HubSummary {
-    const c = this.ingestor.counts;
-    return {
-      listening: this.address,
-      stopped_by: stoppedBy,
-      ...this.stats,
-      accepted: c.accepted,
-      duplicates: c.duplicates,
-      quarantined: c.quarantined + this.extra.quarantined,
-      redacted: c.redacted + this.extra.redacted,
-      ...(c.surrogates_replaced !== undefined
-        ? { surrogates_replaced: c.surrogates_replaced }
-        : {}),
-    };
+    return hubSummary(this.address, stoppedBy, this.stats, this.ingestor.counts, this.extra);
   }
 
   /** The error that stopped the hub, if one did. */
@@ -158,31 +156,9 @@ export class TcpHub {
       else resolve();
     });
     await this.cycleRunning;
-    for (const conn of this.conns) conn.socket.pause();
-    if (this.failure === undefined) this.commit();
-    const gone = [...this.conns].map(
-      (conn) =>
-        new Promise<void>((resolve) => {
-          if (conn.socket.destroyed) return resolve();
-          conn.socket.once("close", () => resolve());
-          // Read again (and drop: not acknowledged, so resent elsewhere) to see the worker's end.
-          conn.state = "closed";
-          conn.socket.resume();
-          conn.socket.end();
-        }),
-    );
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(gone),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, CLOSE_GRACE_MS);
-      }),
-    ]);
-    clearTimeout(timer);
-    for (const conn of this.conns) {
-      conn.state = "closed";
-      conn.socket.destroy();
-    }
+    pauseAll(this.conns);
+    if (this.failure === undefined) await this.commit();
+    await closeAll(this.conns);
     await closed;
   }
 
@@ -192,22 +168,7 @@ export class TcpHub {
       return;
     }
     socket.setNoDelay(true);
-    const remote = formatHostPort(socket.remoteAddress ?? "unknown", socket.remotePort ?? 0);
-    const conn: Connection = {
-      socket,
-      splitter: new LineSplitter(this.ctx.config.agent_bus.max_message_bytes),
-      state: "hello",
-      remote,
-      source: `tcp/${remote}`,
-      received: 0,
-      acked: 0,
-      pendingThrough: 0,
-      outSeq: 0,
-      lastHeard: Date.now(),
-      early: [],
-      judgingHeartbeat: false,
-      nextJudgeAt: 0,
-    };
+    const conn = openConnection(socket, this.ctx.config.agent_bus.max_message_bytes);
     this.conns.add(conn);
     this.stats.connections++;
     if (this.cycleRunning) socket.pause();
@@ -407,29 +368,66 @@ export class TcpHub {
     setImmediate(() => this.commit());
   }
 
-  /** The group commit: one fsync of the journal (and quarantine), then the acks. */
-  private commit(): void {
+  /**
+   * The group commit: one fsync of the journal (and quarantine), then the acks. A batch that
+   * would pass the buffer's hard budgets first makes room (a compaction): reading pauses as
+   * for a cycle, and the returned promise settles once the batch is stored and acknowledged.
+   */
+  private commit(): Promise<void> | undefined {
     this.commitScheduled = false;
-    if (this.cycleRunning || this.failure !== undefined) return;
+    if (this.cycleRunning || this.failure !== undefined) return undefined;
     if (this.touched.size > 0) this.stats.commits++;
+    // What this commit stores: lines read while it makes room wait for the next one.
+    const through = new Map([...this.touched].map((conn) => [conn, conn.pendingThrough]));
+    this.touched.clear();
+    let making: Promise<void> | undefined;
     try {
-      this.ingestor.flush();
+      making = this.ingestor.flush();
+    } catch (error) {
+      // Nothing of this batch is acknowledged; workers resend to the next hub.
+      this.fail(error);
+      return undefined;
+    }
+    if (making === undefined) {
+      this.acknowledge(through);
+      return undefined;
+    }
+    pauseAll(this.conns);
+    const run: Promise<void> = making
+      .then(async () => {
+        this.acknowledge(through);
+        await this.announceRoomMade();
+        // A cycle or a shutdown that started this commit goes on with the connections itself.
+        if (this.cycleRunning !== run) return;
+        this.cycleRunning = undefined;
+        if (this.failure !== undefined || this.stopping) return;
+        resumeAll(this.conns);
+        if (this.touched.size > 0) this.scheduleCommit();
+      })
+      .catch((error: unknown) => this.fail(error));
+    this.cycleRunning = run;
+    return run;
+  }
+
+  /** Workers hear of the engrams a compaction for room wrote, as after a cycle. */
+  private async announceRoomMade(): Promise<void> {
+    const before = this.catalog;
+    this.catalog = await readCatalog(this.ctx.repoDir);
+    const written = writtenSince(before, this.catalog);
+    if (written.length > 0) this.broadcast({ written });
+  }
+
+  /** After the journal fsync: the quarantine, then the acks of what was stored. */
+  private acknowledge(through: ReadonlyMap<Connection, number>): void {
+    try {
       if (this.quarantine.length > 0) {
         appendQuarantine(this.ctx.paths.quarantine, this.quarantine.splice(0));
       }
     } catch (error) {
-      // Nothing of this batch is acknowledged; workers resend to the next hub.
       this.fail(error);
       return;
     }
-    for (const conn of this.touched) {
-      if (conn.pendingThrough > conn.acked) {
-        sendTo(conn, MSG.ack, { from_seq: conn.acked + 1, through_seq: conn.pendingThrough });
-        this.stats.acknowledged += conn.pendingThrough - conn.acked;
-        conn.acked = conn.pendingThrough;
-      }
-    }
-    this.touched.clear();
+    this.stats.acknowledged += ackThrough(through);
   }
 
   private dropSilent(ttlMs: number): void {
@@ -458,10 +456,12 @@ export class TcpHub {
    * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
    */
   private async cycle(cycles: HubCycleRunner): Promise<void> {
-    this.commit();
-    for (const conn of this.conns) conn.socket.pause();
+    const making = this.commit();
+    pauseAll(this.conns);
     let result: { written: readonly string[] };
     try {
+      await making;
+      if (this.failure !== undefined) return;
       result = await cycles.run();
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
@@ -472,12 +472,7 @@ export class TcpHub {
     } finally {
       this.cycleRunning = undefined;
     }
-    const now = Date.now();
-    for (const conn of this.conns) {
-      conn.lastHeard = now;
-      // A connection still being welcomed is resumed by its welcome.
-      if (conn.state !== "judging") conn.socket.resume();
-    }
+    resumeAll(this.conns);
     this.broadcast(result);
     this.scheduleCycle();
   }

@@ -1,6 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { loadConfig, parseConfigText } from "../config/load.js";
+import { loadConfig } from "../config/load.js";
+import { parseConfigText } from "../config/parse.js";
 import {
   type CatalogStamp,
   type GuardFinding,

@@ -16,17 +16,12 @@ import { isHistoryEvent } from "../core/history/kinds.js";
 import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
-import {
-  type IngestCounts,
-  ingestorFor,
-  ingestSmallFile,
-  type SourceDrain,
-  zeroCounts,
-} from "../ingest/ingest.js";
+import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
+import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import {
   consolidateEndedSessions,
@@ -109,6 +104,13 @@ export async function drainSpool(
   buffer: EventBuffer,
 ): Promise<IngestCounts & { files: number }> {
   const files = listSpoolFiles(ctx.paths.spool);
+  if (files.length === 0) {
+    // Nothing to read: the ingest machinery and its schemas stay unloaded. The seal key is
+    // still checked (and made on a first run), as an ingest would.
+    loadSealKey(ctx.paths.sealKey, true);
+    return { ...zeroCounts(), files: 0 };
+  }
+  const { ingestorFor, ingestSmallFile } = await import("../ingest/ingest.js");
   const ingestor = ingestorFor(ctx, buffer);
   for (const file of files) await ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
   await ingestor.commit();

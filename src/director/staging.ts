@@ -10,6 +10,7 @@ import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, readFileAt, readFilesUnder } from "../git/history.js";
 import { readCatalog } from "../repo/memory-tree.js";
+import { checkedCatalog } from "../schema/catalog-check.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -76,7 +77,10 @@ export async function catalogAt(repo: GitRepo, commit: string): Promise<Catalog>
 
 function parseCatalogAt(text: string | undefined, commit: string): Catalog {
   if (text === undefined) return emptyCatalog();
-  const parsed = Catalog.safeParse(JSON.parse(text));
+  const json: unknown = JSON.parse(text);
+  const checked = checkedCatalog(json);
+  if (checked !== undefined) return checked;
+  const parsed = Catalog.safeParse(json);
   if (!parsed.success) {
     throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
   }

@@ -2,7 +2,7 @@ import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import { type RepoContext, redactorFor } from "../context/repo-context.js";
-import { quarantineExcerpt } from "../core/ingest/normalize.js";
+import { quarantineExcerpt } from "../core/ingest/event-keys.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import { StateError } from "../errors.js";
 import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
@@ -13,6 +13,7 @@ import {
   quarantineKeys,
 } from "../state/quarantine.js";
 import { loadSealKey } from "../state/seal-key.js";
+import { zeroCounts } from "./counts.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
@@ -22,32 +23,7 @@ import {
   unpackEvents,
 } from "./normalize-batch.js";
 
-export interface IngestCounts {
-  accepted: number;
-  duplicates: number;
-  quarantined: number;
-  redacted: number;
-  /** Lone surrogates (invalid UTF-16) replaced by U+FFFD in accepted text; absent when none. */
-  surrogates_replaced?: number;
-}
-
-/** What one drain of a networked bus source brought into the buffer. */
-export interface SourceDrain extends IngestCounts {
-  source: string;
-  /** Messages acknowledged to the source (or refs pruned) after the journal fsync. */
-  acknowledged: number;
-  /**
-   * Messages the source dropped before this Director was given them (a NATS stream's
-   * `max_age`): lost, and said so. Absent when none.
-   */
-  dropped?: number;
-  /** Why the source could not be drained (`director run` goes on with its cycle). */
-  error?: string;
-}
-
-export function zeroCounts(): IngestCounts {
-  return { accepted: 0, duplicates: 0, quarantined: 0, redacted: 0 };
-}
+export { type IngestCounts, type SourceDrain, zeroCounts } from "./counts.js";
 
 export interface IngestTarget {
   buffer: EventBuffer;
@@ -177,13 +153,25 @@ export class Ingestor {
   }
 
   /**
-   * Like `commit`, for a caller that cannot wait (the TCP hub's group commit):
-   * everything queued is stored at once, and the buffer's budgets hold again after the next
-   * cycle, not before.
+   * Like `commit`, for a caller that waits only when it must (the TCP hub's group commit):
+   * what is queued and fits in the hard budgets is stored at once, and nothing is returned.
+   * When the batch would pass a budget, room must be made first (a compaction, as a cycle):
+   * the returned promise settles once the whole batch is stored, and the caller reads nothing
+   * new until then. Either way the budgets hold when the batch is stored.
    */
-  flush(): void {
+  flush(): Promise<void> | undefined {
     const taken = this.takeBatch();
-    if (taken) this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
+    if (!taken) return undefined;
+    const { buffer, room } = this.target;
+    if (!room || buffer.fitting(taken.events, 0, room.limits) === taken.events.length) {
+      this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
+      return undefined;
+    }
+    const run = this.storing.then(() =>
+      this.store(taken.events, taken.quarantine, taken.quarantineRedactions),
+    );
+    this.storing = run.catch(() => {});
+    return run;
   }
 
   /** Normalizes the queued lines on this thread: no packing, which pays off only between threads. */

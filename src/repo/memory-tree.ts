@@ -4,7 +4,8 @@ import { dirname, join } from "node:path";
 import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
-import { Catalog, type CatalogEntry, Engram } from "../schema/engram.js";
+import { checkedCatalog } from "../schema/catalog-check.js";
+import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
 
 /** fast-glob, loaded on first use: most commands never list the tree, and start faster without it. */
@@ -25,6 +26,10 @@ export async function readCatalog(repoDir: string): Promise<Catalog> {
       `${CATALOG_PATH}: not valid JSON (${(error as Error).message}); run director verify`,
     );
   }
+  const checked = checkedCatalog(json);
+  if (checked !== undefined) return checked;
+  // Something is wrong: the zod schema names the field (and is loaded only now).
+  const { Catalog } = await import("../schema/engram.js");
   const parsed = Catalog.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -51,6 +56,7 @@ export async function readEngram(
     const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "not valid JSON";
     throw new StateError(`${path}: ${why}; run director verify`, { cause: error });
   }
+  const { Engram } = await import("../schema/engram.js");
   const parsed = Engram.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -101,14 +101,16 @@ export async function endSession(
         items: slice as SessionEndPayload["items"],
       }) satisfies SessionEndPayload;
     // The envelope without items, with room for large part numbers: what every part carries.
-    const bare = buildEnvelope(MESSAGE, payloadOf(99_999, 99_999, []), from, sentAt, 99_999);
+    const bare = await buildEnvelope(MESSAGE, payloadOf(99_999, 99_999, []), from, sentAt, 99_999);
     const overhead =
       bytes({ ...bare, event_id: sessionPartEventId(header.session_id, 99_999) }) + 16;
     const slices = splitItems(header, items, maxBytes, overhead);
-    const envelopes: Envelope[] = slices.map((slice, i) => ({
-      ...buildEnvelope(MESSAGE, payloadOf(i + 1, slices.length, slice), from, sentAt, i),
-      event_id: sessionPartEventId(header.session_id, i + 1),
-    }));
+    const envelopes: Envelope[] = await Promise.all(
+      slices.map(async (slice, i) => ({
+        ...(await buildEnvelope(MESSAGE, payloadOf(i + 1, slices.length, slice), from, sentAt, i)),
+        event_id: sessionPartEventId(header.session_id, i + 1),
+      })),
+    );
     const delivery = await deliver(ctx, envelopes, bus);
     const result: EndResult = {
       session_id: header.session_id,

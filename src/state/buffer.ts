@@ -11,7 +11,8 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import { currentKey, type PendingEvent } from "../core/ingest/normalize.js";
+import { currentKey } from "../core/ingest/event-keys.js";
+import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";

@@ -4,7 +4,6 @@ import type { RepoContext } from "../context/repo-context.js";
 import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
-import { fetchOrigin } from "../git/remote.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
 import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
@@ -38,7 +37,10 @@ export async function checkMemory(
   options: { main?: string; offline?: boolean } = {},
 ): Promise<CheckResult> {
   // The remote's main when it is reachable, else the refs already here.
-  const fetched = options.offline ? false : await fetchOrigin(ctx.repoDir);
+  // simple-git is loaded only to fetch: `--offline` starts without it.
+  const fetched = options.offline
+    ? false
+    : await (await import("../git/remote.js")).fetchOrigin(ctx.repoDir);
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
   const catalog = await readCatalog(ctx.repoDir);
   const catalogModified =

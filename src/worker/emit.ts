@@ -59,14 +59,17 @@ export async function emitNotes(
 ): Promise<EmitManyResult> {
   const from = senderFields(sender);
   const sentAt = new Date().toISOString();
-  const envelopes = notes.map((note, i) => {
+  const envelopes: (Envelope & { event_id: string })[] = [];
+  for (const [i, note] of notes.entries()) {
     try {
-      return buildEnvelope("memory_note.v1", notePayload(ctx, note), from, sentAt, i, "field");
+      envelopes.push(
+        await buildEnvelope("memory_note.v1", notePayload(ctx, note), from, sentAt, i, "field"),
+      );
     } catch (error) {
       if (error instanceof UsageError) throw new UsageError(`${describe(i)}: ${error.message}`);
       throw error;
     }
-  });
+  }
   const delivery = await deliver(ctx, envelopes, bus);
   return {
     event_ids: envelopes.map((e) => e.event_id),
@@ -117,7 +120,7 @@ export async function sendEnvelope(
   sender: SenderIdentity,
   bus: BusUrl,
 ): Promise<EmitResult> {
-  const envelope = buildEnvelope(
+  const envelope = await buildEnvelope(
     messageType,
     payload,
     senderFields(sender),

@@ -228,13 +228,15 @@ describe("git-ref transport", () => {
       const ctx = await openContext({ repo: clones[w % 5] as string });
       const sender = gitRefSender(ctx, "origin");
       for (let round = 0; round < 4; round++) {
-        const batch = Array.from({ length: 10 }, (_, i) =>
-          buildEnvelope(
-            "memory_note.v1",
-            { kind: "fact", text: `writer ${w} round ${round} note ${i}`, topics: ["swarm"] },
-            { id: `job-${w}` },
-            new Date().toISOString(),
-            round * 10 + i,
+        const batch = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            buildEnvelope(
+              "memory_note.v1",
+              { kind: "fact", text: `writer ${w} round ${round} note ${i}`, topics: ["swarm"] },
+              { id: `job-${w}` },
+              new Date().toISOString(),
+              round * 10 + i,
+            ),
           ),
         );
         const delivery = await sender.send(batch);
@@ -333,8 +335,8 @@ describe("git-ref transport", () => {
     const writer = s.clone();
     const ctx = await openContext({ repo: writer });
     const sender = gitRefSender(ctx, "origin");
-    const a = note("before the drain");
-    const b = note("during the prune");
+    const a = await note("before the drain");
+    const b = await note("during the prune");
     const first = await sender.send([a]);
     expect(first).toMatchObject({ spooled: false, attempts: 1 });
 
@@ -367,13 +369,13 @@ describe("git-ref transport", () => {
     const other = s.clone();
     const ctx = await openContext({ repo: writer });
     const sender = gitRefSender(ctx, "origin", { baseDelayMs: 10 });
-    const a = note("first");
+    const a = await note("first");
     const first = await sender.send([a]);
     const ref = first.ref as string;
     expect(await drain(s.director)).toMatchObject({ accepted: 1, acknowledged: 1 });
 
     // The Director pruned the ref: the lease on the old tip fails; the retry starts afresh.
-    const b = note("after the prune");
+    const b = await note("after the prune");
     const second = await sender.send([b]);
     expect(second).toMatchObject({ spooled: false, ref, attempts: 2 });
     expect(git(writer, ["rev-list", "--parents", "-n", "1", second.commit as string]).trim()).toBe(
@@ -383,7 +385,7 @@ describe("git-ref transport", () => {
     // Someone else moved the ref: the retry builds on top of what is there.
     git(other, ["push", "-q", "--force", "origin", `main:${ref}`]);
     const moved = eventRefs(s.origin).get(ref) as string;
-    const c = note("after someone moved the ref");
+    const c = await note("after someone moved the ref");
     const third = await sender.send([c]);
     expect(third).toMatchObject({ spooled: false, ref, attempts: 2 });
     expect(git(writer, ["rev-parse", `${third.commit}^`]).trim()).toBe(moved);
@@ -446,9 +448,9 @@ describe("git-ref transport", () => {
   it("hostile refs: bad lines and foreign entries are quarantined, the rest ingested, the ref pruned", async () => {
     const s = await swarm();
     const evil = dirs.repo("engram-evil-");
-    const good = note("a good line among bad ones");
+    const good = await note("a good line among bad ones");
     evil.write("events/000-a.ndjson", `not json\n${JSON.stringify(good)}\n{"schema_version":1}\n`);
-    evil.write("events/sub/b.ndjson", `${JSON.stringify(note("inside a folder"))}\n`);
+    evil.write("events/sub/b.ndjson", `${JSON.stringify(await note("inside a folder"))}\n`);
     git(evil.dir, ["add", "-A"]);
     git(evil.dir, ["commit", "-q", "-m", "evil"]);
     git(evil.dir, ["push", "-q", s.origin, "HEAD:refs/engram/events/evil/x"]);

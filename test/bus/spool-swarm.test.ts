@@ -31,7 +31,7 @@ describe("the spool under fifty writers and a Director killed mid-drain", () => 
 
     const writer = async (w: number) => {
       for (let i = 0; i < PER_WRITER; i++) {
-        const envelope = buildEnvelope(
+        const envelope = await buildEnvelope(
           "memory_note.v1",
           { kind: "fact", text: `writer ${w} note ${i}`, topics: ["swarm"] },
           { id: `w${w}` },

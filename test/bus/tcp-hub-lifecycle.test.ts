@@ -136,6 +136,43 @@ describe("director serve: lifecycle", () => {
   });
 });
 
+describe("director serve: the buffer's hard budgets", () => {
+  it("compacts the oldest slice before a group commit would pass buffer_max_events", async () => {
+    const repo = await makeRepo(
+      "[memory]\nbuffer_max_events = 20\nbuffer_keep_recent_events = 5\n",
+    );
+    // No cycles: only the group commits can keep the buffer within its budget.
+    const hub = await serve(repo.dir, ["--json"]);
+    const client = new TcpBusClient({ host: "127.0.0.1", port: hub.port });
+    const sent: string[] = [];
+    // Sends of 1 to 37 envelopes: some fit, some pass the budget in one commit.
+    for (const size of [7, 1, 37, 12, 3, 25]) {
+      const group = Array.from({ length: size }, (_, i) =>
+        noteWithId(`ev_room_${sent.length + i}`, `the queue needs rule number ${sent.length + i}`),
+      );
+      await client.send(group);
+      sent.push(...group.map((e) => e.event_id as string));
+      // Acknowledged means stored, and never more than the budget in the buffer.
+      expect(journalKeys(repo).length).toBeLessThanOrEqual(20);
+    }
+    await client.close();
+    const r = await stop(hub);
+    expect(r.code, describeResult(r)).toBe(0);
+    const summary = JSON.parse(r.stdout.trim().split("\n")[1] as string);
+    expect(summary).toMatchObject({ accepted: sent.length, acknowledged: sent.length });
+    // Every event once: in the buffer or compacted, none lost, none doubled.
+    const buffered = journalKeys(repo);
+    const compacted = readFileSync(repo.path(".engram", "buffer", "seen.keys"), "utf8")
+      .split("\n")
+      .filter(Boolean);
+    expect(buffered.length).toBeLessThanOrEqual(20);
+    expect(compacted.length).toBeGreaterThan(0);
+    const all = [...compacted, ...buffered];
+    expect(all).toEqual(sent.map(eventIdKey));
+    expect(readdirSync(repo.path("memory", "st")).some((d) => d !== ".gitkeep")).toBe(true);
+  });
+});
+
 describe("director serve: drift", () => {
   it("sends sync_required.v1 to a worker behind main, nothing to one in sync", async () => {
     const origin = await makeRepo("[policy.sync_main]\nmax_commits_behind = 1\n");

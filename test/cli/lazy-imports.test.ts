@@ -12,6 +12,8 @@ import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const TRACE = join(ROOT, "test", "support", "import-trace.mjs");
 const HEAVY = /node_modules\/(@octokit|@nats-io|isomorphic-git|simple-git)\//;
+/** zod: a valid config, catalog and worker envelope are checked without it. */
+const ZOD = /node_modules\/zod\//;
 
 const dirs = new TempDirs();
 let repo: TempRepo;
@@ -39,17 +41,33 @@ function loadedBy(bin: string, args: string[]): string[] {
 }
 
 describe("command start-up loads only what the command uses", () => {
-  it("worker emit (spool) loads no GitHub, NATS or git library", () => {
+  it("worker emit (spool) loads no GitHub, NATS, git library or zod", () => {
     const loaded = loadedBy(WORKER_BIN, ["emit", "--kind", "fact", "--text", "lazy start"]);
     // The trace works: it saw the command's own modules.
     expect(loaded.some((m) => m.endsWith("/worker/emit.js"))).toBe(true);
-    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
-  it("worker recall loads no GitHub, NATS or git library", () => {
-    const loaded = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal"]);
+  it("worker recall, its signal spooled, loads no GitHub, NATS, git library or zod", () => {
+    const loaded = loadedBy(WORKER_BIN, ["recall", "anything"]);
     expect(loaded.some((m) => m.endsWith("/worker/recall.js"))).toBe(true);
-    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+  });
+
+  it("a bad note still loads zod, which names the field", () => {
+    const trace = join(dirs.dir("engram-trace-"), "modules.txt");
+    const r = spawnSync(
+      process.execPath,
+      ["--import", TRACE, WORKER_BIN, "emit", "--kind", "fact", "--text", "x", "--confidence", "2"],
+      { cwd: repo.dir, env: childEnv({ ENGRAM_TEST_IMPORT_TRACE: trace }), encoding: "utf8" },
+    );
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("--confidence");
+    expect(
+      readFileSync(trace, "utf8")
+        .split("\n")
+        .some((m) => ZOD.test(m)),
+    ).toBe(true);
   });
 
   it("worker recall loads the sync code only for a stated confidence, a store's client only to ask it", () => {
@@ -82,6 +100,7 @@ describe("command start-up loads only what the command uses", () => {
     // worker check reads git history (isomorphic-git): proof the test can fail.
     const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
     expect(loaded.some((m) => /node_modules\/isomorphic-git\//.test(m))).toBe(true);
+    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io|zod)\//.test(m))).toEqual([]);
   });
 
   it("director sync run --hook loads no store client (it returns at once)", async () => {
@@ -97,9 +116,9 @@ describe("command start-up loads only what the command uses", () => {
     expect(existsSync(lock)).toBe(false);
   });
 
-  it("director status loads neither GitHub nor NATS", () => {
+  it("director status loads neither GitHub, NATS nor zod", () => {
     const loaded = loadedBy(DIRECTOR_BIN, ["status"]);
     expect(loaded.some((m) => m.endsWith("/director/status.js"))).toBe(true);
-    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io)\//.test(m))).toEqual([]);
+    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io|zod)\//.test(m))).toEqual([]);
   });
 });

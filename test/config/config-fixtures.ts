@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { parseConfigText } from "../../src/config/load.js";
+import { parseConfigText } from "../../src/config/parse.js";
 import { ConfigError, type ConfigProblem } from "../../src/errors.js";
 import { defaultConfig } from "../../src/schema/config.js";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseConfigText } from "../../src/config/load.js";
+import { parseConfigText } from "../../src/config/parse.js";
 import { defaultConfig } from "../../src/schema/config.js";
 import { errorOf, FILE, problemsOf } from "./config-fixtures.js";
 

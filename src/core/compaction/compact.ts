@@ -2,7 +2,7 @@ import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import type { Engram, EngramBody, Episode } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
-import { strictestPrivacy } from "../ingest/normalize.js";
+import { strictestPrivacy } from "../ingest/event-keys.js";
 import { sha256Hex } from "../model/canonical.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
