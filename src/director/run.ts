@@ -16,6 +16,7 @@ import { isHistoryEvent } from "../core/history/kinds.js";
 import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
+import { loadRegistry } from "../graph/registry.js";
 import {
   type IngestCounts,
   ingestorFor,
@@ -26,6 +27,7 @@ import {
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
 import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
@@ -58,6 +60,8 @@ export interface RunOptions {
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
   /** With `dryRun`: given the files the cycle would write and delete (not called when idle). */
   onDryRun?: (plan: CyclePlanFiles) => void;
+  /** The registry engrams link to; read from the repository when absent. */
+  registry?: Registry;
 }
 
 /** What a planned cycle would do to the memory tree. */
@@ -92,6 +96,8 @@ export interface RunResult {
   written: string[];
   evicted: string[];
   dry_run: boolean;
+  /** Mentions in the new engrams that name no one in the registry: logged, not linked. */
+  unlinked_mentions?: string[];
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -187,6 +193,7 @@ async function cycle(
     memory,
     asOf,
     ...(nowSection !== undefined ? { now: nowSection } : {}),
+    registry: options.registry ?? loadRegistry(ctx.repoDir),
   });
   const planned = {
     ...base,
@@ -197,6 +204,7 @@ async function cycle(
     compacted_events: plan.compactedEvents,
     written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
+    ...(plan.unlinked.length > 0 ? { unlinked_mentions: plan.unlinked } : {}),
   };
   if (options.dryRun) {
     options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });

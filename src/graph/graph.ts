@@ -2,20 +2,20 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph/entities.js";
-import type { Activity, ActivityOf } from "../core/graph/freshness.js";
-import { learningsOf } from "../core/graph/learnings.js";
+import type { Activity, ActivityOf, ConfirmedBy } from "../core/graph/freshness.js";
+import { type Learning, learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
 import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import type { Catalog } from "../schema/engram.js";
+import type { Catalog, Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -36,8 +36,11 @@ export interface MemoryGraph {
   registry: Registry;
   learnings: LinkedLearning[];
   activityOf: ActivityOf;
-  /** When each learning was confirmed: its engram merged on the branch, or written locally. */
-  confirmedOf: (learning: LinkedLearning) => { at: number; by: "merge" | "local" };
+  /**
+   * When each learning was confirmed: in the memory it was imported from (its `origins`),
+   * when its engram merged on the branch, or written locally.
+   */
+  confirmedOf: (learning: LinkedLearning) => { at: number; by: ConfirmedBy };
   head: string | null;
 }
 
@@ -99,6 +102,8 @@ export async function loadGraph(ctx: RepoContext): Promise<MemoryGraph> {
   };
 
   const confirmedOf = (learning: LinkedLearning) => {
+    const origin = learning.origin?.confirmed_at;
+    if (origin) return { at: Math.floor(Date.parse(origin) / 1000), by: "origin" as const };
     let merged: number | undefined;
     for (const id of learning.engrams) {
       const at = activity.added[pathOf.get(id) ?? ""];
@@ -133,10 +138,33 @@ async function linkedLearnings(
     // No cache, or a damaged one: derive it below.
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  const learnings = learningsOf([...engrams.values()]).map((l) => matcher.link(l));
+  const learnings = learningsOf([...engrams.values()]).map((l) =>
+    linkLearning(l, engrams, matcher),
+  );
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
   return learnings;
+}
+
+/**
+ * A learning's entities: those its engrams carry (`entities`, written at compaction) when
+ * every engram stating it has them, with its `url` links; derived from its text otherwise
+ * (engrams written before the field existed).
+ */
+export function linkLearning(
+  learning: Learning,
+  engrams: ReadonlyMap<string, Engram>,
+  matcher: ReturnType<typeof entityMatcher>,
+): LinkedLearning {
+  const carried: string[][] = [];
+  for (const id of learning.engrams) {
+    const entities = engrams.get(id)?.entities;
+    if (entities === undefined) return matcher.link(learning);
+    carried.push(entities);
+  }
+  const found = new Set(carried.flat());
+  for (const link of learning.links) if (link.type === "url") found.add(`url:${link.ref}`);
+  return { ...learning, entities: [...found].sort(), unlinked: [] };
 }
 
 async function activityFor(ctx: RepoContext): Promise<ActivityCache> {

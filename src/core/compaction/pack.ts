@@ -1,8 +1,40 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
+import type { EntityMatcher } from "../graph/entities.js";
+import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
 import type { Telemetry } from "./telemetry.js";
+
+/** What an engram says about learnings beyond its items, and how it finds its entities. */
+export interface GroupLinks {
+  /** Claims already in memory restated by the group: learning id to times (first part only). */
+  evidence: Record<string, number>;
+  /** Where imported learnings came from, by learning id: each part keeps those it states. */
+  origins: ReadonlyMap<string, LearningOrigin>;
+  entities?: EntityMatcher;
+}
+
+/** The entity ids of an engram body: its facts, decisions, links and senders. */
+export function engramEntities(body: EngramBody, matcher: EntityMatcher): string[] {
+  return matcher.linkDocument({
+    texts: [...body.facts, ...body.decisions.flatMap((d) => [d.title, d.rationale])],
+    links: body.links,
+    senders: body.provenance.senders,
+  }).entities;
+}
+
+/** Origins of the learnings a body states, by id (undefined when none). */
+export function originsStated(
+  body: Pick<EngramBody, "facts" | "decisions">,
+  origins: ReadonlyMap<string, LearningOrigin>,
+): Record<string, LearningOrigin> | undefined {
+  if (origins.size === 0) return undefined;
+  const ids = [...body.facts, ...body.decisions.map((d) => d.title)].map(learningIdOfFact);
+  const stated = [...new Set(ids)].filter((id) => origins.has(id)).sort();
+  if (stated.length === 0) return undefined;
+  return Object.fromEntries(stated.map((id) => [id, origins.get(id) as LearningOrigin]));
+}
 
 /** The items of one group: what an engram of it says. */
 export interface GroupItems {
@@ -25,6 +57,7 @@ export function packEngrams(
   items: GroupItems,
   sealed: readonly Sealed[],
   maxBytes: number,
+  links: GroupLinks = { evidence: {}, origins: new Map() },
 ): Engram[] {
   type Item = { kind: "fact"; text: string } | { kind: "decision"; value: Decision };
   const queue: Item[] = [
@@ -52,6 +85,14 @@ export function packEngrams(
     };
     const tentativeHere = facts.filter((f) => tentative.has(f));
     if (tentativeHere.length > 0) body.tentative = tentativeHere;
+    // Absent rather than empty, so engrams without them keep their earlier bytes and hashes.
+    if (withExtras && Object.keys(links.evidence).length > 0) body.evidence = links.evidence;
+    const origins = originsStated(body, links.origins);
+    if (origins) body.origins = origins;
+    if (links.entities) {
+      const entities = engramEntities(body, links.entities);
+      if (entities.length > 0) body.entities = entities;
+    }
     return body;
   };
   // Sizes are measured on bodies (placeholder id and hash); only emitted engrams are hashed.
@@ -129,6 +170,10 @@ function trimExtras(body: EngramBody, maxBytes: number): Engram {
     if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
       delete next.telemetry;
   }
+  // Derived entity ids go first: the links they come from are the record.
+  while (!fits(next) && next.entities && next.entities.length > 0)
+    next.entities = next.entities.slice(0, -1);
+  if (next.entities?.length === 0) delete next.entities;
   while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
   while (!fits(next) && next.sealed && next.sealed.length > 0)
     next.sealed = next.sealed.slice(0, -1);

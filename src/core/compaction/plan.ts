@@ -1,6 +1,9 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
+import type { Registry } from "../../schema/registry.js";
+import { knownClaims } from "../graph/claims.js";
+import { type EntityMatcher, entityMatcher } from "../graph/entities.js";
 import {
   catalogEntryFor,
   sealCatalog,
@@ -200,6 +203,8 @@ export interface CycleInput {
   asOf: string;
   /** The "Now" lines of MEMORY.md (periodic and hybrid cadence). */
   now?: readonly string[];
+  /** People, projects and components engrams link to (absent: no `entities` are written). */
+  registry?: Registry | undefined;
 }
 
 export interface FileWrite {
@@ -218,6 +223,8 @@ export interface CyclePlan {
   deletes: string[];
   focus: { bytes: number; items: number; omitted: number };
   tiers: { before: Record<"st" | "lt", TierUsage>; after: Record<"st" | "lt", TierUsage> };
+  /** Mentions in the new engrams that name nothing known (an @handle): logged, not linked. */
+  unlinked: string[];
 }
 
 /**
@@ -226,11 +233,21 @@ export interface CyclePlan {
  */
 export function planCycle(input: CycleInput): CyclePlan {
   const { memory } = input;
+  const entities = input.registry ? entityMatcher(input.registry) : undefined;
+  const last = input.slice[input.slice.length - 1];
+  // Dedup before create: what memory already says is not restated. The slice's own batch is
+  // left out, so a slice compacted again after a crash converges to the same engrams.
+  const claims =
+    last === undefined
+      ? undefined
+      : knownClaims(input.engrams.values(), entities, batchIdFromIso(last.received_at));
   const compacted = compactSlice(input.slice, {
     engram_max_bytes: memory.engram_max_bytes,
     stall_seconds: memory.stall_seconds,
     promote_min_confidence: memory.promote_min_confidence,
     max_groups: MAX_GROUPS_PER_SLICE,
+    entities,
+    known: claims,
   });
   const known = new Set(input.catalog.entries.map((e) => e.engram_id));
   // A re-run after a crash recomputes the same engrams: those already listed are not new.
@@ -247,6 +264,7 @@ export function planCycle(input: CycleInput): CyclePlan {
     version: batchIdFromIso(input.asOf),
     createdAt: input.asOf,
     policy: memory,
+    entities,
   }).filter((e) => !known.has(e.engram_id) && !all.has(e.engram_id));
   for (const engram of promoted) all.set(engram.engram_id, engram);
 
@@ -291,5 +309,15 @@ export function planCycle(input: CycleInput): CyclePlan {
     deletes,
     focus: { bytes: focus.bytes, items: focus.items, omitted: focus.omitted },
     tiers: { before: tierUsage(input.catalog.entries), after: tierUsage(catalog.entries) },
+    unlinked: entities ? unlinkedMentions(fresh, entities) : [],
   };
+}
+
+function unlinkedMentions(engrams: readonly Engram[], matcher: EntityMatcher): string[] {
+  const out = new Set<string>();
+  for (const e of engrams) {
+    const texts = [...e.facts, ...e.decisions.flatMap((d) => [d.title, d.rationale])];
+    for (const m of matcher.linkDocument({ texts, links: [], senders: [] }).unlinked) out.add(m);
+  }
+  return [...out].sort();
 }

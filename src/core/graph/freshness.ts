@@ -11,6 +11,9 @@ export interface Activity {
 /** The repository's activity per entity, read from git (and GitHub when configured). */
 export type ActivityOf = (entity: EntityId) => Activity | undefined;
 
+/** Where `confirmed_at` comes from: the memory a learning was imported from, a merge, or the engram. */
+export type ConfirmedBy = "origin" | "merge" | "local";
+
 export interface FreshnessOptions {
   /** Seconds since 1970: the Director's clock (SOURCE_DATE_EPOCH when set). */
   now: number;
@@ -23,7 +26,7 @@ export interface Freshness {
   text: string;
   /** When the learning was confirmed (its engram merged on main), or written locally. */
   confirmed_at: string;
-  confirmed_by: "merge" | "local";
+  confirmed_by: ConfirmedBy;
   /** The newest activity of anything it links to, and which entity that was. */
   graph_activity: { at: string; entity: EntityId; detail: string } | null;
   /** The newer of the two. */
@@ -48,7 +51,7 @@ function iso(seconds: number): string {
  */
 export function freshnessOf(
   learning: LinkedLearning,
-  confirmed: { at: number; by: "merge" | "local" },
+  confirmed: { at: number; by: ConfirmedBy },
   activityOf: ActivityOf,
   options: FreshnessOptions,
 ): Freshness {
@@ -62,7 +65,7 @@ export function freshnessOf(
   const fresh = options.now - contextual <= limit;
   const temporalFresh = options.now - confirmed.at <= limit;
   const days = (s: number) => Math.floor((options.now - s) / DAY);
-  const confirmedWords = `${confirmed.by === "merge" ? "confirmed" : "written"} ${days(confirmed.at)} days ago`;
+  const confirmedWords = `${confirmed.by === "local" ? "written" : "confirmed"} ${days(confirmed.at)} days ago`;
   let why: string;
   if (!newest) {
     why = `${confirmedWords}; links to nothing with activity (${learning.entities.length} entities)`;
