@@ -10,6 +10,7 @@ import { StateError } from "../errors.js";
 import { branchNameOf, type GitRepo, openRepo } from "../git/history.js";
 import { remoteExists } from "../git/remote.js";
 import { loadRegistry } from "../graph/registry.js";
+import { memoryFilesAt } from "../repo/memory-at.js";
 import { withDirectorState } from "./director-state.js";
 import { branchGrows, buildCommit, publish, readRefs } from "./propose-commit.js";
 import type { ProposalResult, ProposalStatus, ProposeOptions } from "./propose-types.js";
@@ -17,7 +18,6 @@ import { openPullRequest } from "./pull-request.js";
 import { updateRejections } from "./rejections.js";
 import { type CyclePlanFiles, type RunResult, runCycleOn } from "./run.js";
 import {
-  memoryFilesAt,
   prepareStaging,
   readStagingFiles,
   type StagingMeta,

@@ -305,6 +305,45 @@ export async function closedUnmergedPulls(
   }
 }
 
+export interface HeadPull {
+  number: number;
+  url: string;
+  state: "open" | "closed";
+  /** When it merged (null: open, or closed unmerged). */
+  mergedAt: string | null;
+  headSha: string;
+}
+
+/**
+ * Every PR of `head`, open and closed, oldest first: where each proposal stands (proposed,
+ * confirmed by a merge, rejected by a close). Paginated, one call per 100 PRs.
+ */
+export async function pullsOfHead(
+  gh: GitHub,
+  req: { owner: string; repo: string; head: string },
+): Promise<HeadPull[]> {
+  try {
+    const all = await gh.octokit.paginate(gh.octokit.rest.pulls.list, {
+      owner: req.owner,
+      repo: req.repo,
+      state: "all",
+      head: `${req.owner}:${req.head}`,
+      sort: "created",
+      direction: "asc",
+      per_page: 100,
+    });
+    return all.map((p) => ({
+      number: p.number,
+      url: p.html_url,
+      state: p.state === "open" ? ("open" as const) : ("closed" as const),
+      mergedAt: p.merged_at,
+      headSha: p.head.sha,
+    }));
+  } catch (err) {
+    throw wrapGitHubError(err, `pull requests of ${req.head}`);
+  }
+}
+
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }

@@ -1,14 +1,19 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph/entities.js";
+import {
+  type EntityId,
+  entityMatcher,
+  type LinkedLearning,
+  linkLearning,
+} from "../core/graph/entities.js";
 import type { Activity, ActivityOf, ConfirmedBy } from "../core/graph/freshness.js";
-import { type Learning, learningsOf } from "../core/graph/learnings.js";
+import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
 import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import type { Catalog, Engram } from "../schema/engram.js";
+import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { loadRegistry } from "./registry.js";
@@ -144,27 +149,6 @@ async function linkedLearnings(
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
   return learnings;
-}
-
-/**
- * A learning's entities: those its engrams carry (`entities`, written at compaction) when
- * every engram stating it has them, with its `url` links; derived from its text otherwise
- * (engrams written before the field existed).
- */
-export function linkLearning(
-  learning: Learning,
-  engrams: ReadonlyMap<string, Engram>,
-  matcher: ReturnType<typeof entityMatcher>,
-): LinkedLearning {
-  const carried: string[][] = [];
-  for (const id of learning.engrams) {
-    const entities = engrams.get(id)?.entities;
-    if (entities === undefined) return matcher.link(learning);
-    carried.push(entities);
-  }
-  const found = new Set(carried.flat());
-  for (const link of learning.links) if (link.type === "url") found.add(`url:${link.ref}`);
-  return { ...learning, entities: [...found].sort(), unlinked: [] };
 }
 
 async function activityFor(ctx: RepoContext): Promise<ActivityCache> {

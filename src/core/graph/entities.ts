@@ -1,4 +1,4 @@
-import { MAX_ENGRAM_ENTITIES } from "../../schema/engram.js";
+import { type Engram, MAX_ENGRAM_ENTITIES } from "../../schema/engram.js";
 import type { Registry, RegistryArea } from "../../schema/registry.js";
 import { compareText } from "../model/text.js";
 import { type Learning, normalizeClaim } from "./learnings.js";
@@ -184,4 +184,25 @@ export function entityMatcher(registry: Registry): EntityMatcher {
       return key.replace(/\s+/g, " ").trim();
     },
   };
+}
+
+/**
+ * A learning's entities: those its engrams carry (`entities`, written at compaction) when
+ * every engram stating it has them, with its `url` links; derived from its text otherwise
+ * (engrams written before the field existed).
+ */
+export function linkLearning(
+  learning: Learning,
+  engrams: ReadonlyMap<string, Engram>,
+  matcher: EntityMatcher,
+): LinkedLearning {
+  const carried: string[][] = [];
+  for (const id of learning.engrams) {
+    const entities = engrams.get(id)?.entities;
+    if (entities === undefined) return matcher.link(learning);
+    carried.push(entities);
+  }
+  const found = new Set(carried.flat());
+  for (const link of learning.links) if (link.type === "url") found.add(`url:${link.ref}`);
+  return { ...learning, entities: [...found].sort(), unlinked: [] };
 }
