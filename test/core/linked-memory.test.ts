@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { compactSlice } from "../../src/core/compaction/compact.js";
+import { bodyLinker } from "../../src/core/compaction/pack.js";
 import { planCycle } from "../../src/core/compaction/plan.js";
 import { knownClaims } from "../../src/core/graph/claims.js";
-import { entityMatcher, linkLearning } from "../../src/core/graph/entities.js";
+import { capEntities, entityMatcher, linkLearning } from "../../src/core/graph/entities.js";
 import { type Learning, learningId, learningsOf } from "../../src/core/graph/learnings.js";
 import { emptyCatalog, serializeEngram } from "../../src/core/model/engram.js";
 import { defaultConfig, type MemoryConfig } from "../../src/schema/config.js";
@@ -68,7 +69,7 @@ describe("entity ids in engram files", () => {
   ];
 
   it("carries sorted, unique registry and mention ids, no url, and links nothing unknown", () => {
-    const [engram] = compactSlice(events, { ...policy, entities: matcher });
+    const [engram] = compactSlice(events, { ...policy, entities: bodyLinker(matcher) });
     expect(engram?.entities).toEqual([
       "commit:1a2b3c4d5e6f",
       "component:parser",
@@ -90,11 +91,27 @@ describe("entity ids in engram files", () => {
     expect(plan.unlinked).toEqual(["@bob"]);
   });
 
+  it("keeps people, projects and components first when an engram names more than 64", () => {
+    const files = Array.from(
+      { length: 70 },
+      (_, i) => `file:src/f${String(i).padStart(2, "0")}.ts`,
+    );
+    const kept = capEntities([...files, "person:ada", "url:https://x.test", "issue:3"]);
+    expect(kept).toHaveLength(64);
+    expect(kept).toContain("person:ada");
+    expect(kept).toContain("issue:3");
+    expect(kept.some((id) => id.startsWith("url:"))).toBe(false);
+    expect(kept).toEqual([...kept].sort());
+  });
+
   it("is deterministic, and absent without a registry so older engrams keep their bytes", () => {
-    const a = compactSlice(events, { ...policy, entities: matcher }).map(serializeEngram);
-    const b = compactSlice(events, { ...policy, entities: entityMatcher(registry) }).map(
+    const a = compactSlice(events, { ...policy, entities: bodyLinker(matcher) }).map(
       serializeEngram,
     );
+    const b = compactSlice(events, {
+      ...policy,
+      entities: bodyLinker(entityMatcher(registry)),
+    }).map(serializeEngram);
     expect(a).toEqual(b);
     const plain = compactSlice(events, policy);
     expect(plain[0]?.entities).toBeUndefined();
@@ -103,7 +120,7 @@ describe("entity ids in engram files", () => {
   });
 
   it("feeds the graph: learnings read the field instead of re-deriving", () => {
-    const [engram] = compactSlice(events, { ...policy, entities: matcher }) as [Engram];
+    const [engram] = compactSlice(events, { ...policy, entities: bodyLinker(matcher) }) as [Engram];
     const carried = { ...engram, entities: ["person:ada", "pr:7"] };
     const engrams = new Map([[engram.engram_id, carried]]);
     const parser = learningsOf([carried]).find((l) => l.text === "The parser retries twice");

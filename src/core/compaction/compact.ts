@@ -2,7 +2,6 @@ import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import type { Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import type { KnownClaims } from "../graph/claims.js";
-import type { EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
@@ -23,7 +22,7 @@ export interface CompactionPolicy {
   /** At most this many groups per slice; the rest are merged into one `other` group. */
   max_groups: number;
   /** Links each engram to the registry's entities (absent: engrams carry no `entities`). */
-  entities?: EntityMatcher | undefined;
+  entities?: ((body: EngramBody) => string[]) | undefined;
   /** Claims memory already holds: restating one raises its evidence instead of a copy. */
   known?: KnownClaims | undefined;
 }

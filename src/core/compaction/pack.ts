@@ -1,6 +1,6 @@
 import type { Sealed } from "../../schema/common.js";
 import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
-import type { EntityMatcher } from "../graph/entities.js";
+import { capEntities, type EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
@@ -12,16 +12,44 @@ export interface GroupLinks {
   evidence: Record<string, number>;
   /** Where imported learnings came from, by learning id: each part keeps those it states. */
   origins: ReadonlyMap<string, LearningOrigin>;
-  entities?: EntityMatcher;
+  entities?: ((body: EngramBody) => string[]) | undefined;
 }
 
-/** The entity ids of an engram body: its facts, decisions, links and senders. */
-export function engramEntities(body: EngramBody, matcher: EntityMatcher): string[] {
-  return matcher.linkDocument({
-    texts: [...body.facts, ...body.decisions.flatMap((d) => [d.title, d.rationale])],
-    links: body.links,
-    senders: body.provenance.senders,
-  }).entities;
+/**
+ * The entity ids of engram bodies (their facts, decisions, links and senders), as
+ * `capEntities` keeps them. Each item is linked once, however often packing rebuilds a
+ * body around it, so linking stays linear in the text.
+ */
+export function bodyLinker(matcher: EntityMatcher): (body: EngramBody) => string[] {
+  const items = new Map<string, readonly string[]>();
+  const ofItem = (text: string): readonly string[] => {
+    let found = items.get(text);
+    if (found === undefined) {
+      found = matcher.linkDocument({ texts: [text], links: [], senders: [] }).entities;
+      items.set(text, found);
+    }
+    return found;
+  };
+  let sharedKey: string | undefined;
+  let shared: readonly string[] = [];
+  return (body) => {
+    const key = JSON.stringify([body.links, body.provenance.senders]);
+    if (key !== sharedKey) {
+      sharedKey = key;
+      shared = matcher.linkDocument({
+        texts: [],
+        links: body.links,
+        senders: body.provenance.senders,
+      }).entities;
+    }
+    const found = new Set(shared);
+    for (const fact of body.facts) for (const id of ofItem(fact)) found.add(id);
+    for (const d of body.decisions) {
+      for (const id of ofItem(d.title)) found.add(id);
+      if (d.rationale !== "") for (const id of ofItem(d.rationale)) found.add(id);
+    }
+    return capEntities(found);
+  };
 }
 
 /** Origins of the learnings a body states, by id (undefined when none). */
@@ -90,7 +118,7 @@ export function packEngrams(
     const origins = originsStated(body, links.origins);
     if (origins) body.origins = origins;
     if (links.entities) {
-      const entities = engramEntities(body, links.entities);
+      const entities = links.entities(body);
       if (entities.length > 0) body.entities = entities;
     }
     return body;

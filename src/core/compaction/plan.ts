@@ -15,6 +15,7 @@ import { batchIdFromIso, secondsBetween } from "../model/time.js";
 import { renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice } from "./compact.js";
+import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
 
 /** Most engrams one compacted slice produces; smaller groups are merged into `other`. */
@@ -233,14 +234,15 @@ export interface CyclePlan {
  */
 export function planCycle(input: CycleInput): CyclePlan {
   const { memory } = input;
-  const entities = input.registry ? entityMatcher(input.registry) : undefined;
+  const matcher = input.registry ? entityMatcher(input.registry) : undefined;
+  const entities = matcher ? bodyLinker(matcher) : undefined;
   const last = input.slice[input.slice.length - 1];
   // Dedup before create: what memory already says is not restated. The slice's own batch is
   // left out, so a slice compacted again after a crash converges to the same engrams.
   const claims =
     last === undefined
       ? undefined
-      : knownClaims(input.engrams.values(), entities, batchIdFromIso(last.received_at));
+      : knownClaims(input.engrams.values(), matcher, batchIdFromIso(last.received_at));
   const compacted = compactSlice(input.slice, {
     engram_max_bytes: memory.engram_max_bytes,
     stall_seconds: memory.stall_seconds,
@@ -309,14 +311,18 @@ export function planCycle(input: CycleInput): CyclePlan {
     deletes,
     focus: { bytes: focus.bytes, items: focus.items, omitted: focus.omitted },
     tiers: { before: tierUsage(input.catalog.entries), after: tierUsage(catalog.entries) },
-    unlinked: entities ? unlinkedMentions(fresh, entities) : [],
+    unlinked: matcher ? unlinkedMentions(fresh, matcher) : [],
   };
 }
 
 function unlinkedMentions(engrams: readonly Engram[], matcher: EntityMatcher): string[] {
   const out = new Set<string>();
   for (const e of engrams) {
-    const texts = [...e.facts, ...e.decisions.flatMap((d) => [d.title, d.rationale])];
+    // Only text with an `@` can hold an unknown handle: the rest is not scanned again.
+    const texts = [...e.facts, ...e.decisions.flatMap((d) => [d.title, d.rationale])].filter((t) =>
+      t.includes("@"),
+    );
+    if (texts.length === 0) continue;
     for (const m of matcher.linkDocument({ texts, links: [], senders: [] }).unlinked) out.add(m);
   }
   return [...out].sort();

@@ -1,10 +1,9 @@
 import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/engram.js";
-import type { EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
-import { engramEntities, originsStated } from "./pack.js";
+import { originsStated } from "./pack.js";
 
 export interface PromotionPolicy {
   promote_repeat_min: number;
@@ -23,7 +22,7 @@ export interface PromotionInput {
   createdAt: string;
   policy: PromotionPolicy;
   /** Links each LT engram to the registry's entities (absent: no `entities`). */
-  entities?: EntityMatcher | undefined;
+  entities?: ((body: EngramBody) => string[]) | undefined;
 }
 
 interface Candidate {
@@ -202,7 +201,7 @@ function packPromotion(
     const origins = originsStated(body, originsOf(sourceEngrams));
     if (origins) body.origins = origins;
     if (input.entities) {
-      const entities = engramEntities(body, input.entities);
+      const entities = input.entities(body);
       if (entities.length > 0) body.entities = entities;
     }
     return body;

@@ -1,6 +1,6 @@
 import type { Engram } from "../../schema/engram.js";
 import type { EntityMatcher } from "./entities.js";
-import { learningIdOfFact, typedFact } from "./learnings.js";
+import { learningId, normalizeClaim, typedFact } from "./learnings.js";
 
 /** The claims memory already holds, to raise their evidence instead of adding a copy. */
 export interface KnownClaims {
@@ -22,13 +22,19 @@ export function knownClaims(
   matcher: EntityMatcher | undefined,
   exceptVersion?: string,
 ): KnownClaims {
-  const ids = new Set<string>();
+  // Keyed by normalized text, so a lookup hashes nothing; the id is hashed once per claim.
+  const byText = new Map<string, string>();
   const byClaim = new Map<string, string>();
   const add = (text: string) => {
-    const id = learningIdOfFact(text);
-    ids.add(id);
+    const typed = typedFact(text).text;
+    const key = normalizeClaim(typed);
+    let id = byText.get(key);
+    if (id === undefined) {
+      id = learningId(typed);
+      byText.set(key, id);
+    }
     if (matcher) {
-      const claim = matcher.claimKey(typedFact(text).text);
+      const claim = matcher.claimKey(typed);
       if (claim.length > 0 && !byClaim.has(claim)) byClaim.set(claim, id);
     }
   };
@@ -41,12 +47,13 @@ export function knownClaims(
     for (const fact of engram.facts) if (!tentative.has(fact)) add(fact);
     for (const decision of engram.decisions) add(decision.title);
   }
-  if (ids.size === 0) return NO_CLAIMS;
+  if (byText.size === 0) return NO_CLAIMS;
   return {
     find(text) {
-      const id = learningIdOfFact(text);
-      if (ids.has(id)) return id;
-      return matcher ? byClaim.get(matcher.claimKey(typedFact(text).text)) : undefined;
+      const typed = typedFact(text).text;
+      const id = byText.get(normalizeClaim(typed));
+      if (id !== undefined) return id;
+      return matcher && byClaim.size > 0 ? byClaim.get(matcher.claimKey(typed)) : undefined;
     },
   };
 }

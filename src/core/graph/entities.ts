@@ -64,16 +64,32 @@ export interface LinkableText {
   senders: readonly string[];
 }
 
-/** The kinds a memory file carries (`url:` stays in its links). */
-const DOCUMENT_KINDS = new Set(["person", "project", "component", "file", "issue", "pr", "commit"]);
+/** The kinds a memory file carries (`url:` stays in its links), those kept first under the cap first. */
+const DOCUMENT_KINDS = ["person", "project", "component", "issue", "pr", "file", "commit"];
+const KIND_RANK = new Map(DOCUMENT_KINDS.map((kind, i) => [kind, i]));
+
+/**
+ * The entity ids a memory file carries: the document kinds only, at most
+ * `MAX_ENGRAM_ENTITIES` (people, projects and components kept first, then issues and PRs,
+ * files, commits), sorted.
+ */
+export function capEntities(ids: Iterable<EntityId>): EntityId[] {
+  const kept = [...ids].filter((id) => KIND_RANK.has(id.slice(0, id.indexOf(":"))));
+  if (kept.length > MAX_ENGRAM_ENTITIES) {
+    const rank = (id: EntityId) => KIND_RANK.get(id.slice(0, id.indexOf(":"))) as number;
+    kept.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+    kept.length = MAX_ENGRAM_ENTITIES;
+  }
+  return kept.sort();
+}
 
 /** The registry compiled once for many learnings. */
 export interface EntityMatcher {
   link(learning: Learning): LinkedLearning;
   /**
-   * The entity ids a memory file carries (an engram, a state or core document): sorted,
-   * unique, at most `MAX_ENGRAM_ENTITIES`, without `url:`; with the mentions that named
-   * nothing known, to be logged (never invented into entities).
+   * The entity ids a memory file carries (an engram, a state or core document), as
+   * `capEntities` keeps them; with the mentions that named nothing known, to be logged
+   * (never invented into entities).
    */
   linkDocument(doc: LinkableText): { entities: EntityId[]; unlinked: string[] };
   /**
@@ -168,10 +184,7 @@ export function entityMatcher(registry: Registry): EntityMatcher {
     },
     linkDocument(doc) {
       const linked = linkText(doc);
-      const entities = linked.entities
-        .filter((id) => DOCUMENT_KINDS.has(id.slice(0, id.indexOf(":"))))
-        .slice(0, MAX_ENGRAM_ENTITIES);
-      return { entities, unlinked: linked.unlinked };
+      return { entities: capEntities(linked.entities), unlinked: linked.unlinked };
     },
     claimKey(text) {
       const issues = normalizeClaim(text).replace(ISSUE, (m, n: string) => {
