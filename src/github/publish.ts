@@ -273,6 +273,23 @@ export interface ClosedPull {
   title: string;
 }
 
+/** The PRs of `head` in a state, oldest first, every page. */
+function pullsOf(
+  gh: GitHub,
+  req: { owner: string; repo: string; head: string },
+  state: "closed" | "all",
+) {
+  return gh.octokit.paginate(gh.octokit.rest.pulls.list, {
+    owner: req.owner,
+    repo: req.repo,
+    state,
+    head: `${req.owner}:${req.head}`,
+    sort: "created",
+    direction: "asc",
+    per_page: 100,
+  });
+}
+
 /**
  * PRs of `head` that were closed without being merged, oldest first: their engrams were
  * rejected. Paginated, one call per 100 PRs.
@@ -282,15 +299,7 @@ export async function closedUnmergedPulls(
   req: { owner: string; repo: string; head: string },
 ): Promise<ClosedPull[]> {
   try {
-    const all = await gh.octokit.paginate(gh.octokit.rest.pulls.list, {
-      owner: req.owner,
-      repo: req.repo,
-      state: "closed",
-      head: `${req.owner}:${req.head}`,
-      sort: "created",
-      direction: "asc",
-      per_page: 100,
-    });
+    const all = await pullsOf(gh, req, "closed");
     return all
       .filter((p) => p.merged_at === null)
       .map((p) => ({
@@ -323,15 +332,7 @@ export async function pullsOfHead(
   req: { owner: string; repo: string; head: string },
 ): Promise<HeadPull[]> {
   try {
-    const all = await gh.octokit.paginate(gh.octokit.rest.pulls.list, {
-      owner: req.owner,
-      repo: req.repo,
-      state: "all",
-      head: `${req.owner}:${req.head}`,
-      sort: "created",
-      direction: "asc",
-      per_page: 100,
-    });
+    const all = await pullsOf(gh, req, "all");
     return all.map((p) => ({
       number: p.number,
       url: p.html_url,

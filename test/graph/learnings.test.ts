@@ -6,7 +6,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { LearningEntry } from "../../src/core/graph/lifecycle.js";
 import { createGitHub } from "../../src/github/client.js";
 import type { LearningsReport } from "../../src/graph/learning-states.js";
@@ -18,27 +18,14 @@ import {
   jsonOf,
   worker,
 } from "../support/bins.js";
-import { FakeGitHub } from "../support/fake-github.js";
+import { useFakeGitHub } from "../support/fake-github-hooks.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const SEED = join(import.meta.dirname, "..", "fixtures", "pai-seed", "seed.json");
 const TOKEN = "ghs_fakeTokenForTheLocalServer0000000000";
 const dirs = new TempDirs();
-let fake: FakeGitHub;
-let apiUrl: string;
-
-beforeAll(async () => {
-  assertBuilt();
-  fake = new FakeGitHub({ dir: dirs.dir("engram-learnings-github-"), token: TOKEN });
-  apiUrl = await fake.start();
-});
-afterAll(async () => {
-  await fake.stop();
-  dirs.cleanup();
-});
-afterEach(() => {
-  expect(fake.violations).toEqual([]);
-});
+const github = useFakeGitHub(dirs, TOKEN, "engram-learnings-github-");
+beforeAll(() => assertBuilt());
 
 async function remember(repo: TempRepo, text: string, env: Record<string, string> = {}) {
   const r = await worker(["emit", "--kind", "lesson", "--text", text, "--topic", "flow"], {
@@ -122,6 +109,7 @@ describe("worker learnings without GitHub", () => {
 
 describe("worker learnings with GitHub", () => {
   it("follows the engram pull request: open proposes, a merge confirms, a close unmerged rejects", async () => {
+    const { fake, apiUrl } = github;
     const env = {
       GITHUB_TOKEN: TOKEN,
       GITHUB_REPOSITORY: `${fake.owner}/${fake.repo}`,
