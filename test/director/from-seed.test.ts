@@ -45,6 +45,8 @@ describe("director ingest --from-seed", () => {
     await runCycle(ctx, { force: true });
     expect(snapshot(repo.dir, ["memory", "MEMORY.md"])).toEqual(memory);
     expect(readFileSync(SEED).equals(before)).toBe(true);
+    const verified = await director(["verify"], { cwd: repo.dir });
+    expect(verified.code, describeResult(verified)).toBe(0);
 
     const engrams = readEngrams(repo.dir).map((e) => e.engram as Engram);
     const learnings = learningsOf(engrams);
