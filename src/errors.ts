@@ -35,6 +35,10 @@ export const ERROR_CODES = {
     exit: "usage",
     meaning: "the config file does not parse or validate, or an explicit --config file is missing",
   },
+  bad_input: {
+    exit: "usage",
+    meaning: "an input file (a seed.json) does not parse or validate: the path and field say where",
+  },
   not_a_repository: {
     exit: "state",
     meaning:
@@ -118,6 +122,19 @@ export class UsageError extends EngramError {
   constructor(message: string, options?: ErrorOptions & { usage?: string }) {
     super(message, "usage", options);
     this.usage = options?.usage;
+  }
+}
+
+/** An input file given to a command that does not parse or validate, at a JSON pointer. */
+export class InputError extends EngramError {
+  constructor(
+    message: string,
+    readonly file: string,
+    /** RFC 6901 pointer of the field (`""`: the whole file). */
+    readonly pointer: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, "bad_input", options);
   }
 }
 

@@ -50,10 +50,17 @@ const init: Command = {
 const ingest: Command = {
   name: "ingest",
   summary:
-    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), from a bus source with --bus URL, or commits and their trailers with --from-git RANGE, into the durable buffer; bad lines go to the quarantine.",
-  usage: "director ingest FILE|-|--bus URL|--from-git RANGE [--repo DIR] [--config FILE] [--json]",
+    "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), from a bus source with --bus URL, commits and their trailers with --from-git RANGE, or a pai-seed seed.json with --from-seed PATH, into the durable buffer; bad lines go to the quarantine.",
+  usage:
+    "director ingest FILE|-|--bus URL|--from-git RANGE|--from-seed PATH [--repo DIR] [--config FILE] [--json]",
   options: {
     ...ingestFromGitOption(),
+    "from-seed": {
+      type: "string",
+      value: "PATH",
+      description:
+        "import a pai-seed seed.json: its confirmed learnings and pending proposals (never writes it)",
+    },
     bus: {
       type: "string",
       value: "URL",
@@ -64,13 +71,30 @@ const ingest: Command = {
   async run(args) {
     const fromGit = stringOption(args, "from-git") !== undefined;
     const busText = stringOption(args, "bus");
-    const chosen = [fromGit, busText !== undefined, args.positionals.length === 1];
+    const fromSeed = stringOption(args, "from-seed");
+    const chosen = [
+      fromGit,
+      busText !== undefined,
+      fromSeed !== undefined,
+      args.positionals.length === 1,
+    ];
     if (chosen.filter(Boolean).length !== 1) {
-      throw new UsageError("expected exactly one of FILE, -, --bus URL or --from-git RANGE", {
-        usage: `usage: ${ingest.usage}\n`,
-      });
+      throw new UsageError(
+        "expected exactly one of FILE, -, --bus URL, --from-git RANGE or --from-seed PATH",
+        { usage: `usage: ${ingest.usage}\n` },
+      );
     }
     if (fromGit) return runIngestFromGit(args);
+    if (fromSeed !== undefined) {
+      const { ingestSeed } = await import("../director/from-seed.js");
+      const path = inputFile(fromSeed);
+      const ctx = await openCtx(args);
+      const { buffer: _buffer, ...r } = await ingestSeed(ctx, path);
+      return {
+        json: r,
+        text: `seed ${fromSeed}: ${r.learnings} learning(s), ${r.proposals} proposal(s), ${r.skipped} skipped: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}\n`,
+      };
+    }
     if (busText !== undefined) {
       const url = parseBusUrl(busText);
       if (url.kind !== "nats" && url.kind !== "git") {

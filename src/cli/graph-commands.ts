@@ -1,4 +1,5 @@
 import type { LearningType } from "../core/graph/learnings.js";
+import type { LearningStatus } from "../core/graph/lifecycle.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, repoOptions, stringOption } from "./args.js";
 
@@ -83,4 +84,49 @@ const freshness: Command = {
   },
 };
 
-export const GRAPH_COMMANDS: readonly Command[] = [context, freshness];
+const STATUSES: readonly LearningStatus[] = ["proposed", "confirmed", "rejected"];
+
+const learnings: Command = {
+  name: "learnings",
+  summary:
+    "Every learning and where it stands: proposed (on the engram branch or in its open pull request), confirmed (merged on the base branch, with confirmed_at), rejected (its pull request closed unmerged); with type, confidence, source and entities.",
+  usage:
+    "worker learnings [--status proposed|confirmed|rejected] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    status: {
+      type: "string",
+      value: "STATUS",
+      description: `only this status: ${STATUSES.join(", ")}`,
+    },
+  },
+  async run(args) {
+    const status = stringOption(args, "status");
+    if (status !== undefined && !STATUSES.includes(status as LearningStatus)) {
+      throw new UsageError(`--status: expected one of ${STATUSES.join(", ")}, got "${status}"`);
+    }
+    const [{ openContext }, github, port, { listLearnings }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../github/client.js"),
+      import("../director/github-port.js"),
+      import("../graph/learning-states.js"),
+    ]);
+    const ctx = await openContext(repoOptions(args));
+    const settings = github.githubSettings(process.env, ctx.config);
+    const pulls = settings
+      ? port.githubPullHistory(github.createGitHub(settings), settings)
+      : undefined;
+    const r = await listLearnings(ctx, { pulls, status: status as LearningStatus | undefined });
+    const lines = [
+      `${r.counts.confirmed} confirmed, ${r.counts.proposed} proposed, ${r.counts.rejected} rejected (${r.base} and ${r.branch}; ${r.github.asked ? `${r.github.pulls} pull request(s) read from GitHub` : "git only: GitHub is not configured"})`,
+      ...r.learnings.map((l) => {
+        const when = l.confirmed_at ? ` ${l.confirmed_at}` : "";
+        const pr = l.pr === null ? "" : ` #${l.pr}`;
+        const confidence = l.confidence === null ? "" : ` confidence ${l.confidence}`;
+        return `${l.status}${when}${pr}  ${l.type}  ${l.text.slice(0, 100)}\n    ${l.id} from ${l.source}${confidence}, evidence ${l.evidence}${l.entities.length > 0 ? `; ${l.entities.join(" ")}` : ""}`;
+      }),
+    ];
+    return { json: r, text: `${lines.join("\n")}\n` };
+  },
+};
+
+export const GRAPH_COMMANDS: readonly Command[] = [context, freshness, learnings];

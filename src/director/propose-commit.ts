@@ -11,9 +11,9 @@ import {
   pushWithLease,
   remoteHeads,
 } from "../git/remote.js";
+import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import type { Catalog } from "../schema/engram.js";
 import type { ProposeOptions } from "./propose-types.js";
-import { catalogAt, memoryFilesAt } from "./staging.js";
 
 const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
 

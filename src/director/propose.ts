@@ -9,6 +9,8 @@ import type { MemoryFiles } from "../core/proposal/replay.js";
 import { StateError } from "../errors.js";
 import { branchNameOf, type GitRepo, openRepo } from "../git/history.js";
 import { remoteExists } from "../git/remote.js";
+import { loadRegistry } from "../graph/registry.js";
+import { memoryFilesAt } from "../repo/memory-at.js";
 import { withDirectorState } from "./director-state.js";
 import { branchGrows, buildCommit, publish, readRefs } from "./propose-commit.js";
 import type { ProposalResult, ProposalStatus, ProposeOptions } from "./propose-types.js";
@@ -16,7 +18,6 @@ import { openPullRequest } from "./pull-request.js";
 import { updateRejections } from "./rejections.js";
 import { type CyclePlanFiles, type RunResult, runCycleOn } from "./run.js";
 import {
-  memoryFilesAt,
   prepareStaging,
   readStagingFiles,
   type StagingMeta,
@@ -45,6 +46,8 @@ export async function runProposal(
     );
   }
   const remote = (await remoteExists(repo.dir, options.remote)) ? options.remote : null;
+  // The staging tree holds memory files only: the registry is the repository's.
+  const registry = loadRegistry(ctx.repoDir);
   return withDirectorState(ctx, async (buffer) => {
     let previous: string | null = null;
     for (let attempt = 1; ; attempt++) {
@@ -56,6 +59,7 @@ export async function runProposal(
       let planned: CyclePlanFiles | undefined;
       const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
         ...options,
+        registry,
         ...(options.dryRun ? { onDryRun: (p: CyclePlanFiles) => (planned = p) } : {}),
       });
       const base = {

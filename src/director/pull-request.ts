@@ -6,9 +6,9 @@ import type { MemoryFiles } from "../core/proposal/replay.js";
 import { type HeldForReview, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
 import type { SessionFile } from "../core/versions/documents.js";
 import { type GitRepo, readFileAt } from "../git/history.js";
+import { catalogAt } from "../repo/memory-at.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import type { ProposalResult, ProposeOptions } from "./propose-types.js";
-import { catalogAt } from "./staging.js";
 
 /** The pull request of a proposal: its review, its text, and the upsert when GitHub is set up. */
 export async function openPullRequest(

@@ -5,10 +5,10 @@ import { proposedEngramIds } from "../core/proposal/catalog-merge.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import type { GitRepo } from "../git/history.js";
 import { mergeBase } from "../git/history.js";
+import { catalogAt } from "../repo/memory-at.js";
 import type { Catalog } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { ProposeOptions } from "./propose-types.js";
-import { catalogAt } from "./staging.js";
 
 /** Engrams proposed by pull requests closed unmerged, recorded in the state folder. */
 interface Rejections {

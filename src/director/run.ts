@@ -16,10 +16,12 @@ import { isHistoryEvent } from "../core/history/kinds.js";
 import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
+import { loadRegistry } from "../graph/registry.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
 import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
@@ -60,6 +62,8 @@ export interface RunOptions {
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
   /** With `dryRun`: given the files the cycle would write and delete (not called when idle). */
   onDryRun?: (plan: CyclePlanFiles) => void;
+  /** The registry engrams link to; read from the repository when absent. */
+  registry?: Registry;
 }
 
 /** What a planned cycle would do to the memory tree. */
@@ -96,6 +100,8 @@ export interface RunResult {
   dry_run: boolean;
   /** Ended sessions consolidated before the cycle, one version each, in the order they ended. */
   sessions?: SessionStepReport[];
+  /** Mentions in the new engrams that name no one in the registry: logged, not linked. */
+  unlinked_mentions?: string[];
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -203,6 +209,7 @@ async function cycle(
     memory,
     asOf,
     ...(nowSection !== undefined ? { now: nowSection } : {}),
+    registry: options.registry ?? loadRegistry(ctx.repoDir),
   });
   const planned = {
     ...base,
@@ -213,6 +220,7 @@ async function cycle(
     compacted_events: plan.compactedEvents,
     written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
+    ...(plan.unlinked.length > 0 ? { unlinked_mentions: plan.unlinked } : {}),
   };
   if (options.dryRun) {
     options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });

@@ -3,14 +3,14 @@ import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
-import { type GitRepo, mergeBase, readFileAt, readFilesUnder } from "../git/history.js";
+import { type GitRepo, mergeBase } from "../git/history.js";
+import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { readCatalog } from "../repo/memory-tree.js";
-import { checkedCatalog } from "../schema/catalog-check.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -61,32 +61,6 @@ export function writeStagingMeta(paths: StatePaths, meta: StagingMeta): void {
 }
 
 /** The memory files of a commit (catalog, engrams, MEMORY.md), read from git objects. */
-export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<MemoryFiles> {
-  const files = new Map<string, string>();
-  for (const file of await readFilesUnder(repo, commit, MEMORY_DIR))
-    files.set(file.path, file.text);
-  const focus = await readFileAt(repo, commit, FOCUS_PATH);
-  if (focus) files.set(FOCUS_PATH, focus.text);
-  return { catalog: parseCatalogAt(files.get(CATALOG_PATH), commit), files };
-}
-
-/** Only the catalog of a commit: where the engrams themselves are not needed. */
-export async function catalogAt(repo: GitRepo, commit: string): Promise<Catalog> {
-  return parseCatalogAt((await readFileAt(repo, commit, CATALOG_PATH))?.text, commit);
-}
-
-function parseCatalogAt(text: string | undefined, commit: string): Catalog {
-  if (text === undefined) return emptyCatalog();
-  const json: unknown = JSON.parse(text);
-  const checked = checkedCatalog(json);
-  if (checked !== undefined) return checked;
-  const parsed = Catalog.safeParse(json);
-  if (!parsed.success) {
-    throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
-  }
-  return parsed.data as Catalog;
-}
-
 /**
  * The staging tree's files: the catalog, the engrams it lists, MEMORY.md and the tiers'
  * `.gitkeep` files it was given (so that a proposal never deletes them). Only these are

@@ -36,7 +36,11 @@ export async function logWithFiles(repoDir: string, maxCount: number): Promise<L
  * When each file under `prefix` first reached the current branch's first-parent history:
  * for a merged PR that is the merge, for a direct commit the commit itself.
  */
-export async function firstAdded(repoDir: string, prefix: string): Promise<Map<string, number>> {
+export async function firstAdded(
+  repoDir: string,
+  prefix: string,
+  ref = "HEAD",
+): Promise<Map<string, number>> {
   const added = new Map<string, number>();
   if (!(await hasHead(repoDir))) return added;
   const { stdout } = await run(
@@ -48,7 +52,7 @@ export async function firstAdded(repoDir: string, prefix: string): Promise<Map<s
       "--diff-filter=A",
       "--name-only",
       `--format=${FORMAT}`,
-      "HEAD",
+      ref,
       "--",
       prefix,
     ],

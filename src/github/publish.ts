@@ -273,6 +273,23 @@ export interface ClosedPull {
   title: string;
 }
 
+/** The PRs of `head` in a state, oldest first, every page. */
+function pullsOf(
+  gh: GitHub,
+  req: { owner: string; repo: string; head: string },
+  state: "closed" | "all",
+) {
+  return gh.octokit.paginate(gh.octokit.rest.pulls.list, {
+    owner: req.owner,
+    repo: req.repo,
+    state,
+    head: `${req.owner}:${req.head}`,
+    sort: "created",
+    direction: "asc",
+    per_page: 100,
+  });
+}
+
 /**
  * PRs of `head` that were closed without being merged, oldest first: their engrams were
  * rejected. Paginated, one call per 100 PRs.
@@ -282,15 +299,7 @@ export async function closedUnmergedPulls(
   req: { owner: string; repo: string; head: string },
 ): Promise<ClosedPull[]> {
   try {
-    const all = await gh.octokit.paginate(gh.octokit.rest.pulls.list, {
-      owner: req.owner,
-      repo: req.repo,
-      state: "closed",
-      head: `${req.owner}:${req.head}`,
-      sort: "created",
-      direction: "asc",
-      per_page: 100,
-    });
+    const all = await pullsOf(gh, req, "closed");
     return all
       .filter((p) => p.merged_at === null)
       .map((p) => ({
@@ -302,6 +311,37 @@ export async function closedUnmergedPulls(
       }));
   } catch (err) {
     throw wrapGitHubError(err, `closed pull requests of ${req.head}`);
+  }
+}
+
+export interface HeadPull {
+  number: number;
+  url: string;
+  state: "open" | "closed";
+  /** When it merged (null: open, or closed unmerged). */
+  mergedAt: string | null;
+  headSha: string;
+}
+
+/**
+ * Every PR of `head`, open and closed, oldest first: where each proposal stands (proposed,
+ * confirmed by a merge, rejected by a close). Paginated, one call per 100 PRs.
+ */
+export async function pullsOfHead(
+  gh: GitHub,
+  req: { owner: string; repo: string; head: string },
+): Promise<HeadPull[]> {
+  try {
+    const all = await pullsOf(gh, req, "all");
+    return all.map((p) => ({
+      number: p.number,
+      url: p.html_url,
+      state: p.state === "open" ? ("open" as const) : ("closed" as const),
+      mergedAt: p.merged_at,
+      headSha: p.head.sha,
+    }));
+  } catch (err) {
+    throw wrapGitHubError(err, `pull requests of ${req.head}`);
   }
 }
 

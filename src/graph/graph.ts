@@ -1,8 +1,13 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { type EntityId, entityMatcher, type LinkedLearning } from "../core/graph/entities.js";
-import type { Activity, ActivityOf } from "../core/graph/freshness.js";
+import {
+  type EntityId,
+  entityMatcher,
+  type LinkedLearning,
+  linkLearning,
+} from "../core/graph/entities.js";
+import type { Activity, ActivityOf, ConfirmedBy } from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
@@ -15,7 +20,7 @@ import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -36,8 +41,11 @@ export interface MemoryGraph {
   registry: Registry;
   learnings: LinkedLearning[];
   activityOf: ActivityOf;
-  /** When each learning was confirmed: its engram merged on the branch, or written locally. */
-  confirmedOf: (learning: LinkedLearning) => { at: number; by: "merge" | "local" };
+  /**
+   * When each learning was confirmed: in the memory it was imported from (its `origins`),
+   * when its engram merged on the branch, or written locally.
+   */
+  confirmedOf: (learning: LinkedLearning) => { at: number; by: ConfirmedBy };
   head: string | null;
 }
 
@@ -124,6 +132,8 @@ export async function loadGraph(
   // Engrams of one batch share a creation time: parse each once.
   const writtenAt = new Map<string, number>();
   const confirmedOf = (learning: LinkedLearning) => {
+    const origin = learning.origin?.confirmed_at;
+    if (origin) return { at: Math.floor(Date.parse(origin) / 1000), by: "origin" as const };
     let merged: number | undefined;
     for (const id of learning.engrams) {
       const at = mergedAt.get(id);
@@ -163,7 +173,9 @@ async function linkedLearnings(
     // No cache, or a damaged one: derive it below.
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  const learnings = learningsOf([...engrams.values()]).map((l) => matcher.link(l));
+  const learnings = learningsOf([...engrams.values()]).map((l) =>
+    linkLearning(l, engrams, matcher),
+  );
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
   return learnings;

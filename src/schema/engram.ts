@@ -59,6 +59,30 @@ export const ErrorGroup = z
   })
   .strict();
 
+/** Most entity ids one engram carries; the rest are left out (sorted order). */
+export const MAX_ENGRAM_ENTITIES = 64;
+
+/** `kind:key`, e.g. `file:src/x.ts`, `person:ada`, `issue:12`. */
+export const EntityRef = z
+  .string()
+  .regex(
+    /^(?:person|project|component|file|issue|pr|commit):\S.{0,499}$/,
+    "expected kind:key with kind person|project|component|file|issue|pr|commit",
+  );
+
+/** A learning's id: `l_` and 16 hex digits of its normalized text's digest. */
+export const LearningId = z.string().regex(/^l_[0-9a-f]{16}$/, "expected l_ and 16 hex digits");
+
+export const LearningOrigin = z
+  .object({
+    /** Where the learning was extracted, as its source names it (a session id...). */
+    source: z.string().min(1).max(200),
+    /** When it was confirmed there (ISO-8601 UTC); absent for a pending proposal. */
+    confirmed_at: UtcTime.optional(),
+  })
+  .strict();
+export type LearningOrigin = z.infer<typeof LearningOrigin>;
+
 /**
  * Readers ignore fields they do not know (the formats grow additively); the content hash
  * still covers them, so an added field is a detected edit.
@@ -115,6 +139,18 @@ const engramFields = {
     .object({ reasons: z.array(z.string()) })
     .strict()
     .optional(),
+  /**
+   * The entities the engram is linked to (`kind:key`: person, project, component, file,
+   * issue, pr, commit), sorted and unique; absent in engrams written before it existed.
+   */
+  entities: z.array(EntityRef).max(MAX_ENGRAM_ENTITIES).optional(),
+  /**
+   * Learnings already in memory that this engram's events stated again: learning id to how
+   * many times. The claim is not restated; its evidence is raised here instead.
+   */
+  evidence: z.record(LearningId, z.number().int().positive()).optional(),
+  /** Learnings imported from another memory (a pai-seed seed.json): where from, when confirmed. */
+  origins: z.record(LearningId, LearningOrigin).optional(),
 };
 export const Engram = z.looseObject(engramFields);
 /** The fields we know; a parsed engram may carry more, which our code leaves alone. */

@@ -254,6 +254,7 @@ describe.concurrent("budgets", () => {
 
 describe.concurrent("promotion", () => {
   it("a lesson repeated in promote_repeat_min (3) ST engrams is promoted to an LT engram that supersedes them", async () => {
+    // Dedup before create: the first engram states the lesson, the next two raise its evidence.
     const repo = await initRepo(tomlConfig({ memory: { buffer_keep_recent_events: 0 } }));
     const text = "Always run the migrations before seeding the test database";
     for (let cycle = 0; cycle < 3; cycle++) {
@@ -271,8 +272,11 @@ describe.concurrent("promotion", () => {
       expect(engramFiles(repo, "lt"), `cycle ${cycle}`).toHaveLength(cycle < 2 ? 0 : 1);
     }
     const st = readEngrams(repo.dir, "st");
-    const carrying = st.filter((e) => e.engram.facts.some((f) => f.includes(text)));
-    expect(carrying).toHaveLength(3);
+    const stating = st.filter((e) => e.engram.facts.some((f) => f.includes(text)));
+    expect(stating).toHaveLength(1);
+    const restating = st.filter((e) => Object.values(e.engram.evidence ?? {}).includes(1));
+    expect(restating).toHaveLength(2);
+    const carrying = [...stating, ...restating];
     const lt = readEngrams(repo.dir, "lt");
     expect(lt).toHaveLength(1);
     const promoted = lt[0]?.engram;

@@ -4,7 +4,7 @@
  * description) whose bare repository is also the git remote: open, update, merge, reject,
  * the 403 explanation, the Git Data API route and racing Directors.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { parsePrMarker } from "../../src/core/rendering/pr-body.js";
 import { EXIT } from "../../src/errors.js";
 import { createGitHub } from "../../src/github/client.js";
@@ -18,25 +18,18 @@ import {
   worker,
 } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";
-import { FakeGitHub } from "../support/fake-github.js";
+import type { FakeGitHub } from "../support/fake-github.js";
+import { useFakeGitHub } from "../support/fake-github-hooks.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
 const TOKEN = "ghs_fakeTokenForTheLocalServer0000000000";
 const BRANCH = "engram/memory";
+const github = useFakeGitHub(dirs, TOKEN, "engram-fake-github-");
 let fake: FakeGitHub;
 let apiUrl: string;
-
-beforeAll(async () => {
-  fake = new FakeGitHub({ dir: dirs.dir("engram-fake-github-"), token: TOKEN });
-  apiUrl = await fake.start();
-});
-afterAll(async () => {
-  await fake.stop();
-  dirs.cleanup();
-});
-afterEach(() => {
-  expect(fake.violations).toEqual([]);
+beforeAll(() => {
+  ({ fake, apiUrl } = github);
 });
 
 interface RunJson {

@@ -22,7 +22,8 @@ describe("worker recall of a promoted lesson", () => {
     jsonOf(await director(["init", "--json"], { cwd: repo.dir }));
     repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\npromote_repeat_min = 3\n");
     const lesson = "Cache the npm folder between CI jobs";
-    // The same lesson in three cycles: three ST engrams, then one LT engram superseding them.
+    // The same lesson in three cycles: one ST engram states it, the next two raise its evidence
+    // (dedup before create), then one LT engram supersedes them.
     for (let i = 0; i < 3; i++) {
       const args = ["emit", "--kind", "lesson", "--text", lesson, "--topic", "ci"];
       jsonOf(await worker([...args, "--worker", `w${i}`, "--json"], { cwd: repo.dir }));
@@ -33,7 +34,7 @@ describe("worker recall of a promoted lesson", () => {
     expect(once.map((h) => h.scope)).toEqual(["lt"]);
 
     const all = jsonOf<Hit[]>(await worker([...query, "--include-superseded"], { cwd: repo.dir }));
-    expect(all).toHaveLength(4);
+    expect(all).toHaveLength(2);
     const lt = all.find((h) => h.scope === "lt") as Hit;
     expect(lt.engram_id).toBe(once[0]?.engram_id);
     for (const st of all.filter((h) => h.scope === "st")) {

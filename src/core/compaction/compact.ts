@@ -1,8 +1,11 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Engram, EngramBody, Episode } from "../../schema/engram.js";
+import type { Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
+import type { KnownClaims } from "../graph/claims.js";
+import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/event-keys.js";
+import { originOfEvent } from "../ingest/seed-senders.js";
 import { sha256Hex } from "../model/canonical.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
@@ -18,6 +21,10 @@ export interface CompactionPolicy {
   promote_min_confidence: number;
   /** At most this many groups per slice; the rest are merged into one `other` group. */
   max_groups: number;
+  /** Links each engram to the registry's entities (absent: engrams carry no `entities`). */
+  entities?: ((body: EngramBody) => string[]) | undefined;
+  /** Claims memory already holds: restating one raises its evidence instead of a copy. */
+  known?: KnownClaims | undefined;
 }
 
 export const CREATED_BY = "engram-director";
@@ -36,9 +43,12 @@ const NOTE_PREFIX: Record<string, string> = {
   question: "Question: ",
 };
 
-/** Normalized text used to compare facts across engrams (promotion, deduplication). */
+/**
+ * Normalized text used to compare facts across engrams (promotion, deduplication): the one
+ * claim normalizer that learnings and session consolidation use too.
+ */
 export function factKey(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, " ").trim();
+  return normalizeClaim(text);
 }
 
 /** At most this many episodes per engram: the rest still count in `signals.max_surprise`. */
@@ -158,6 +168,18 @@ function buildGroupEngrams(
   summaryFacts: readonly string[],
 ): Engram[] {
   const items: GroupItems = { facts: [], decisions: [], tentative: [] };
+  const evidence = new Map<string, number>();
+  const origins = new Map<string, LearningOrigin>();
+  // A claim memory already holds is not restated: its evidence is raised instead.
+  const restated = (text: string, origin: LearningOrigin | undefined): boolean => {
+    const id = policy.known?.find(text);
+    if (id === undefined) {
+      if (origin) origins.set(learningIdOfFact(text), origin);
+      return false;
+    }
+    evidence.set(id, (evidence.get(id) ?? 0) + 1);
+    return true;
+  };
   const seenFacts = new Set<string>();
   const seenDecisions = new Set<string>();
   const topicCounts = new Map<string, number>();
@@ -189,10 +211,11 @@ function buildGroupEngrams(
       links.push(link);
     }
   };
-  const addFact = (text: string, tentative: boolean) => {
+  const addFact = (text: string, tentative: boolean, origin?: LearningOrigin) => {
     const fact = clipItem(text);
     const key = factKey(fact);
     if (seenFacts.has(key)) return;
+    if (!tentative && restated(fact, origin)) return;
     seenFacts.add(key);
     items.facts.push(fact);
     if (tentative) items.tentative.push(fact);
@@ -237,7 +260,7 @@ function buildGroupEngrams(
         if (event.text !== undefined) {
           const title = clipItem(event.text);
           const key = factKey(title);
-          if (!seenDecisions.has(key)) {
+          if (!seenDecisions.has(key) && !restated(title, originOfEvent(event))) {
             seenDecisions.add(key);
             items.decisions.push({ title, rationale: clipItem(event.rationale ?? "") });
           }
@@ -255,7 +278,11 @@ function buildGroupEngrams(
         // Only what a worker chose to remember (a note) is promotable; other memory events,
         // such as commits read from git history, record activity.
         const activity = event.type !== "memory_note.v1";
-        addFact(prefix + event.text, tentative || activity || event.kind === "question");
+        addFact(
+          prefix + event.text,
+          tentative || activity || event.kind === "question",
+          originOfEvent(event),
+        );
       }
     }
     if (event.kind === "error") {
@@ -314,7 +341,11 @@ function buildGroupEngrams(
     ...(telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {}),
     ...(episodes.length > 0 ? { episodes } : {}),
   };
-  return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes);
+  return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes, {
+    evidence: sortRecord(Object.fromEntries(evidence)),
+    origins,
+    ...(policy.entities ? { entities: policy.entities } : {}),
+  });
 }
 
 function capitalize(text: string): string {

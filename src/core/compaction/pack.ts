@@ -1,8 +1,68 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
+import { capEntities, type EntityMatcher } from "../graph/entities.js";
+import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
 import type { Telemetry } from "./telemetry.js";
+
+/** What an engram says about learnings beyond its items, and how it finds its entities. */
+export interface GroupLinks {
+  /** Claims already in memory restated by the group: learning id to times (first part only). */
+  evidence: Record<string, number>;
+  /** Where imported learnings came from, by learning id: each part keeps those it states. */
+  origins: ReadonlyMap<string, LearningOrigin>;
+  entities?: ((body: EngramBody) => string[]) | undefined;
+}
+
+/**
+ * The entity ids of engram bodies (their facts, decisions, links and senders), as
+ * `capEntities` keeps them. Each item is linked once, however often packing rebuilds a
+ * body around it, so linking stays linear in the text.
+ */
+export function bodyLinker(matcher: EntityMatcher): (body: EngramBody) => string[] {
+  const items = new Map<string, readonly string[]>();
+  const ofItem = (text: string): readonly string[] => {
+    let found = items.get(text);
+    if (found === undefined) {
+      found = matcher.linkDocument({ texts: [text], links: [], senders: [] }).entities;
+      items.set(text, found);
+    }
+    return found;
+  };
+  let sharedKey: string | undefined;
+  let shared: readonly string[] = [];
+  return (body) => {
+    const key = JSON.stringify([body.links, body.provenance.senders]);
+    if (key !== sharedKey) {
+      sharedKey = key;
+      shared = matcher.linkDocument({
+        texts: [],
+        links: body.links,
+        senders: body.provenance.senders,
+      }).entities;
+    }
+    const found = new Set(shared);
+    for (const fact of body.facts) for (const id of ofItem(fact)) found.add(id);
+    for (const d of body.decisions) {
+      for (const id of ofItem(d.title)) found.add(id);
+      if (d.rationale !== "") for (const id of ofItem(d.rationale)) found.add(id);
+    }
+    return capEntities(found);
+  };
+}
+
+/** Origins of the learnings a body states, by id (undefined when none). */
+export function originsStated(
+  body: Pick<EngramBody, "facts" | "decisions">,
+  origins: ReadonlyMap<string, LearningOrigin>,
+): Record<string, LearningOrigin> | undefined {
+  if (origins.size === 0) return undefined;
+  const ids = [...body.facts, ...body.decisions.map((d) => d.title)].map(learningIdOfFact);
+  const stated = [...new Set(ids)].filter((id) => origins.has(id)).sort();
+  if (stated.length === 0) return undefined;
+  return Object.fromEntries(stated.map((id) => [id, origins.get(id) as LearningOrigin]));
+}
 
 /** The items of one group: what an engram of it says. */
 export interface GroupItems {
@@ -25,6 +85,7 @@ export function packEngrams(
   items: GroupItems,
   sealed: readonly Sealed[],
   maxBytes: number,
+  links: GroupLinks = { evidence: {}, origins: new Map() },
 ): Engram[] {
   type Item = { kind: "fact"; text: string } | { kind: "decision"; value: Decision };
   const queue: Item[] = [
@@ -52,6 +113,14 @@ export function packEngrams(
     };
     const tentativeHere = facts.filter((f) => tentative.has(f));
     if (tentativeHere.length > 0) body.tentative = tentativeHere;
+    // Absent rather than empty, so engrams without them keep their earlier bytes and hashes.
+    if (withExtras && Object.keys(links.evidence).length > 0) body.evidence = links.evidence;
+    const origins = originsStated(body, links.origins);
+    if (origins) body.origins = origins;
+    if (links.entities) {
+      const entities = links.entities(body);
+      if (entities.length > 0) body.entities = entities;
+    }
     return body;
   };
   // Sizes are measured on bodies (placeholder id and hash); only emitted engrams are hashed.
@@ -129,6 +198,10 @@ function trimExtras(body: EngramBody, maxBytes: number): Engram {
     if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
       delete next.telemetry;
   }
+  // Derived entity ids go first: the links they come from are the record.
+  while (!fits(next) && next.entities && next.entities.length > 0)
+    next.entities = next.entities.slice(0, -1);
+  if (next.entities?.length === 0) delete next.entities;
   while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
   while (!fits(next) && next.sealed && next.sealed.length > 0)
     next.sealed = next.sealed.slice(0, -1);

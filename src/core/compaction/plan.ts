@@ -1,6 +1,9 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
+import type { Registry } from "../../schema/registry.js";
+import { knownClaims } from "../graph/claims.js";
+import { type EntityMatcher, entityMatcher } from "../graph/entities.js";
 import {
   catalogEntryFor,
   sealCatalog,
@@ -12,6 +15,7 @@ import { batchIdFromIso, secondsBetween } from "../model/time.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice } from "./compact.js";
+import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
 
 /** Most engrams one compacted slice produces; smaller groups are merged into `other`. */
@@ -202,6 +206,8 @@ export interface CycleInput {
   now?: readonly string[];
   /** Core and state documents of consolidated sessions, shown first in MEMORY.md. */
   documents?: FocusDocuments;
+  /** People, projects and components engrams link to (absent: no `entities` are written). */
+  registry?: Registry | undefined;
 }
 
 export interface FileWrite {
@@ -220,6 +226,8 @@ export interface CyclePlan {
   deletes: string[];
   focus: { bytes: number; items: number; omitted: number };
   tiers: { before: Record<"st" | "lt", TierUsage>; after: Record<"st" | "lt", TierUsage> };
+  /** Mentions in the new engrams that name nothing known (an @handle): logged, not linked. */
+  unlinked: string[];
 }
 
 /**
@@ -228,11 +236,22 @@ export interface CyclePlan {
  */
 export function planCycle(input: CycleInput): CyclePlan {
   const { memory } = input;
+  const matcher = input.registry ? entityMatcher(input.registry) : undefined;
+  const entities = matcher ? bodyLinker(matcher) : undefined;
+  const last = input.slice[input.slice.length - 1];
+  // Dedup before create: what memory already says is not restated. The slice's own batch is
+  // left out, so a slice compacted again after a crash converges to the same engrams.
+  const claims =
+    last === undefined
+      ? undefined
+      : knownClaims(input.engrams.values(), matcher, batchIdFromIso(last.received_at));
   const compacted = compactSlice(input.slice, {
     engram_max_bytes: memory.engram_max_bytes,
     stall_seconds: memory.stall_seconds,
     promote_min_confidence: memory.promote_min_confidence,
     max_groups: MAX_GROUPS_PER_SLICE,
+    entities,
+    known: claims,
   });
   const known = new Set(input.catalog.entries.map((e) => e.engram_id));
   // A re-run after a crash recomputes the same engrams: those already listed are not new.
@@ -249,6 +268,7 @@ export function planCycle(input: CycleInput): CyclePlan {
     version: batchIdFromIso(input.asOf),
     createdAt: input.asOf,
     policy: memory,
+    entities,
   }).filter((e) => !known.has(e.engram_id) && !all.has(e.engram_id));
   for (const engram of promoted) all.set(engram.engram_id, engram);
 
@@ -293,5 +313,19 @@ export function planCycle(input: CycleInput): CyclePlan {
     deletes,
     focus: { bytes: focus.bytes, items: focus.items, omitted: focus.omitted },
     tiers: { before: tierUsage(input.catalog.entries), after: tierUsage(catalog.entries) },
+    unlinked: matcher ? unlinkedMentions(fresh, matcher) : [],
   };
+}
+
+function unlinkedMentions(engrams: readonly Engram[], matcher: EntityMatcher): string[] {
+  const out = new Set<string>();
+  for (const e of engrams) {
+    // Only text with an `@` can hold an unknown handle: the rest is not scanned again.
+    const texts = [...e.facts, ...e.decisions.flatMap((d) => [d.title, d.rationale])].filter((t) =>
+      t.includes("@"),
+    );
+    if (texts.length === 0) continue;
+    for (const m of matcher.linkDocument({ texts, links: [], senders: [] }).unlinked) out.add(m);
+  }
+  return [...out].sort();
 }

@@ -1,7 +1,9 @@
-import type { Decision, Engram, EngramBody } from "../../schema/engram.js";
+import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/engram.js";
+import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
+import { originsStated } from "./pack.js";
 
 export interface PromotionPolicy {
   promote_repeat_min: number;
@@ -19,6 +21,8 @@ export interface PromotionInput {
   version: string;
   createdAt: string;
   policy: PromotionPolicy;
+  /** Links each LT engram to the registry's entities (absent: no `entities`). */
+  entities?: ((body: EngramBody) => string[]) | undefined;
 }
 
 interface Candidate {
@@ -55,7 +59,16 @@ export function planPromotion(input: PromotionInput): Engram[] {
     else candidates.set(id, { ...c, sources: new Set([source]) });
   };
 
-  // Repetition: count distinct ST engrams per promotable fact.
+  // Repetition: count distinct ST engrams per promotable fact, and the engrams that restated
+  // it as evidence (dedup before create keeps them from stating it again).
+  const restatedIn = new Map<string, string[]>();
+  for (const engram of st) {
+    for (const [id, count] of Object.entries(engram.evidence ?? {})) {
+      const list = restatedIn.get(id) ?? [];
+      for (let i = 0; i < count; i++) list.push(engram.engram_id);
+      restatedIn.set(id, list);
+    }
+  }
   const occurrences = new Map<string, { fact: string; sources: string[] }>();
   for (const engram of st) {
     const tentative = new Set((engram.tentative ?? []).map(factKey));
@@ -68,9 +81,11 @@ export function planPromotion(input: PromotionInput): Engram[] {
     }
   }
   for (const [key, { fact, sources }] of occurrences) {
-    if (sources.length < policy.promote_repeat_min) continue;
-    for (const source of sources) {
-      add({ kind: "fact", key, fact, reason: `repeated in ${sources.length} engrams` }, source);
+    const restated = restatedIn.get(learningIdOfFact(fact)) ?? [];
+    const times = sources.length + restated.length;
+    if (times < policy.promote_repeat_min) continue;
+    for (const source of new Set([...sources, ...restated])) {
+      add({ kind: "fact", key, fact, reason: `repeated in ${times} engrams` }, source);
     }
   }
 
@@ -141,7 +156,7 @@ function packPromotion(
     ]
       .map((r) => (r.length > 200 ? `${cutText(r, 199)}…` : r))
       .slice(0, 50);
-    return {
+    const body: EngramBody = {
       version: input.version,
       scope: "lt",
       created_at: input.createdAt,
@@ -183,6 +198,13 @@ function packPromotion(
       supersedes: sources,
       promotion: { reasons },
     };
+    const origins = originsStated(body, originsOf(sourceEngrams));
+    if (origins) body.origins = origins;
+    if (input.entities) {
+      const entities = input.entities(body);
+      if (entities.length > 0) body.entities = entities;
+    }
+    return body;
   };
   const max = input.policy.engram_max_bytes;
   const out: Engram[] = [];
@@ -213,6 +235,17 @@ function packPromotion(
     const only = chunk[0] as Candidate;
     while (chunk.length === 1 && !fits(chunk) && shortenCandidate(only)) {}
     if (fits(chunk)) out.push(sealEngram(buildBody(chunk, out.length)));
+  }
+  return out;
+}
+
+/** The origins the engrams record, the first engram's for a learning two of them record. */
+function originsOf(engrams: readonly Engram[]): Map<string, LearningOrigin> {
+  const out = new Map<string, LearningOrigin>();
+  for (const engram of engrams) {
+    for (const [id, origin] of Object.entries(engram.origins ?? {})) {
+      if (!out.has(id)) out.set(id, origin);
+    }
   }
   return out;
 }

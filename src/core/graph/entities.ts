@@ -1,5 +1,7 @@
+import { type Engram, MAX_ENGRAM_ENTITIES } from "../../schema/engram.js";
 import type { Registry, RegistryArea } from "../../schema/registry.js";
-import type { Learning } from "./learnings.js";
+import { compareText } from "../model/text.js";
+import { type Learning, normalizeClaim } from "./learnings.js";
 
 export type EntityKind =
   | "person"
@@ -55,9 +57,46 @@ function mentions(haystack: string, name: string): boolean {
   return haystack.includes(` ${name.toLowerCase()} `);
 }
 
+/** Text to link: a learning, an engram, a state or core document. */
+export interface LinkableText {
+  texts: readonly string[];
+  links: readonly { type: string; ref: string }[];
+  senders: readonly string[];
+}
+
+/** The kinds a memory file carries (`url:` stays in its links), those kept first under the cap first. */
+const DOCUMENT_KINDS = ["person", "project", "component", "issue", "pr", "file", "commit"];
+const KIND_RANK = new Map(DOCUMENT_KINDS.map((kind, i) => [kind, i]));
+
+/**
+ * The entity ids a memory file carries: the document kinds only, at most
+ * `MAX_ENGRAM_ENTITIES` (people, projects and components kept first, then issues and PRs,
+ * files, commits), sorted.
+ */
+export function capEntities(ids: Iterable<EntityId>): EntityId[] {
+  const kept = [...ids].filter((id) => KIND_RANK.has(id.slice(0, id.indexOf(":"))));
+  if (kept.length > MAX_ENGRAM_ENTITIES) {
+    const rank = (id: EntityId) => KIND_RANK.get(id.slice(0, id.indexOf(":"))) as number;
+    kept.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+    kept.length = MAX_ENGRAM_ENTITIES;
+  }
+  return kept.sort();
+}
+
 /** The registry compiled once for many learnings. */
 export interface EntityMatcher {
   link(learning: Learning): LinkedLearning;
+  /**
+   * The entity ids a memory file carries (an engram, a state or core document), as
+   * `capEntities` keeps them; with the mentions that named nothing known, to be logged
+   * (never invented into entities).
+   */
+  linkDocument(doc: LinkableText): { entities: EntityId[]; unlinked: string[] };
+  /**
+   * The claim a text makes with its mentions replaced by the entities they name, so that
+   * "Ada fixed #12" and "Ada Lovelace fixed #12" are one claim.
+   */
+  claimKey(text: string): string;
   /** The projects and components whose paths cover `file`. */
   areasOf(file: string): EntityId[];
 }
@@ -76,53 +115,107 @@ export function entityMatcher(registry: Registry): EntityMatcher {
   const areasOf = (file: string): EntityId[] =>
     areas.filter((a) => a.globs.some((g) => g.test(file))).map((a) => `${a.kind}:${a.area.id}`);
 
+  const linkText = (doc: LinkableText): { entities: EntityId[]; unlinked: string[] } => {
+    const found = new Set<EntityId>();
+    const unlinked = new Set<string>();
+    const text = doc.texts.join("\n");
+    for (const link of doc.links) {
+      if (link.type === "file") found.add(`file:${link.ref}`);
+      else if (link.type === "issue") found.add(`issue:${link.ref.replace(/^#/, "")}`);
+      else if (link.type === "pr") found.add(`pr:${link.ref.replace(/^#/, "")}`);
+      else if (link.type === "commit") found.add(`commit:${link.ref.slice(0, 12)}`);
+      else if (link.type === "url") found.add(`url:${link.ref}`);
+    }
+    for (const m of text.matchAll(PR)) found.add(`pr:${m[1]}`);
+    for (const m of text.matchAll(ISSUE)) {
+      if (!found.has(`pr:${m[1]}`)) found.add(`issue:${m[1]}`);
+    }
+    for (const m of text.matchAll(URL_RE)) found.add(`url:${m[0].replace(/[.,;:]+$/, "")}`);
+    for (const m of text.matchAll(PATH)) {
+      if (!/^https?:/.test(m[1] as string)) found.add(`file:${m[1]}`);
+    }
+    for (const m of text.matchAll(SHA)) {
+      // A sha has digits and letters; a plain number or word is not one.
+      if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) found.add(`commit:${m[0].slice(0, 12)}`);
+    }
+    const hay = words(text);
+    const lower = text.toLowerCase();
+    const senders = doc.senders.map((s) => s.toLowerCase());
+    for (const p of people) {
+      if (
+        p.names.some((n) => mentions(hay, n) || senders.includes(n)) ||
+        p.emails.some((e) => lower.includes(e))
+      ) {
+        found.add(`person:${p.id}`);
+      }
+    }
+    for (const m of text.matchAll(HANDLE)) {
+      const handle = (m[1] as string).toLowerCase();
+      if (!people.some((p) => p.names.includes(handle))) unlinked.add(`@${m[1]}`);
+    }
+    for (const a of areas) {
+      if (areaNames(a.area).some((n) => mentions(hay, n))) found.add(`${a.kind}:${a.area.id}`);
+    }
+    for (const id of [...found]) {
+      if (id.startsWith("file:")) for (const area of areasOf(id.slice(5))) found.add(area);
+    }
+    return { entities: [...found].sort(), unlinked: [...unlinked].sort() };
+  };
+  // Registry names as `words` spells them, longest first so "ada lovelace" wins over "ada";
+  // each maps to its entity id.
+  const namesLongestFirst: [string, EntityId][] = [
+    ...people.flatMap((p) => p.names.map((n): [string, EntityId] => [words(n), `person:${p.id}`])),
+    ...areas.flatMap((a) =>
+      areaNames(a.area).map((n): [string, EntityId] => [words(n), `${a.kind}:${a.area.id}`]),
+    ),
+  ]
+    .filter(([name]) => name.trim().length > 0)
+    .sort((a, b) => b[0].length - a[0].length || compareText(a[0], b[0]));
+
   return {
     areasOf,
     link(learning) {
-      const found = new Set<EntityId>();
-      const unlinked = new Set<string>();
-      const text = `${learning.text}\n${learning.rationale ?? ""}`;
-      for (const link of learning.links) {
-        if (link.type === "file") found.add(`file:${link.ref}`);
-        else if (link.type === "issue") found.add(`issue:${link.ref.replace(/^#/, "")}`);
-        else if (link.type === "pr") found.add(`pr:${link.ref.replace(/^#/, "")}`);
-        else if (link.type === "commit") found.add(`commit:${link.ref.slice(0, 12)}`);
-        else if (link.type === "url") found.add(`url:${link.ref}`);
+      const linked = linkText({
+        texts: [learning.text, learning.rationale ?? ""],
+        links: learning.links,
+        senders: learning.senders,
+      });
+      return { ...learning, ...linked };
+    },
+    linkDocument(doc) {
+      const linked = linkText(doc);
+      return { entities: capEntities(linked.entities), unlinked: linked.unlinked };
+    },
+    claimKey(text) {
+      const issues = normalizeClaim(text).replace(ISSUE, (m, n: string) => {
+        return `${m.slice(0, m.indexOf("#"))} issue ${n}`;
+      });
+      let key = words(issues);
+      for (const [name, id] of namesLongestFirst) {
+        if (key.includes(name)) key = key.split(name).join(` ${id} `);
       }
-      for (const m of text.matchAll(PR)) found.add(`pr:${m[1]}`);
-      for (const m of text.matchAll(ISSUE)) {
-        if (!found.has(`pr:${m[1]}`)) found.add(`issue:${m[1]}`);
-      }
-      for (const m of text.matchAll(URL_RE)) found.add(`url:${m[0].replace(/[.,;:]+$/, "")}`);
-      for (const m of text.matchAll(PATH)) {
-        if (!/^https?:/.test(m[1] as string)) found.add(`file:${m[1]}`);
-      }
-      for (const m of text.matchAll(SHA)) {
-        // A sha has digits and letters; a plain number or word is not one.
-        if (/\d/.test(m[0]) && /[a-f]/.test(m[0])) found.add(`commit:${m[0].slice(0, 12)}`);
-      }
-      const hay = words(text);
-      const lower = text.toLowerCase();
-      const senders = learning.senders.map((s) => s.toLowerCase());
-      for (const p of people) {
-        if (
-          p.names.some((n) => mentions(hay, n) || senders.includes(n)) ||
-          p.emails.some((e) => lower.includes(e))
-        ) {
-          found.add(`person:${p.id}`);
-        }
-      }
-      for (const m of text.matchAll(HANDLE)) {
-        const handle = (m[1] as string).toLowerCase();
-        if (!people.some((p) => p.names.includes(handle))) unlinked.add(`@${m[1]}`);
-      }
-      for (const a of areas) {
-        if (areaNames(a.area).some((n) => mentions(hay, n))) found.add(`${a.kind}:${a.area.id}`);
-      }
-      for (const id of [...found]) {
-        if (id.startsWith("file:")) for (const area of areasOf(id.slice(5))) found.add(area);
-      }
-      return { ...learning, entities: [...found].sort(), unlinked: [...unlinked].sort() };
+      return key.replace(/\s+/g, " ").trim();
     },
   };
+}
+
+/**
+ * A learning's entities: those its engrams carry (`entities`, written at compaction) when
+ * every engram stating it has them, with its `url` links; derived from its text otherwise
+ * (engrams written before the field existed).
+ */
+export function linkLearning(
+  learning: Learning,
+  engrams: ReadonlyMap<string, Engram>,
+  matcher: EntityMatcher,
+): LinkedLearning {
+  const carried: string[][] = [];
+  for (const id of learning.engrams) {
+    const entities = engrams.get(id)?.entities;
+    if (entities === undefined) return matcher.link(learning);
+    carried.push(entities);
+  }
+  const found = new Set(carried.flat());
+  for (const link of learning.links) if (link.type === "url") found.add(`url:${link.ref}`);
+  return { ...learning, entities: [...found].sort(), unlinked: [] };
 }

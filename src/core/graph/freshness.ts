@@ -11,6 +11,9 @@ export interface Activity {
 /** The repository's activity per entity, read from git (and GitHub when configured). */
 export type ActivityOf = (entity: EntityId) => Activity | undefined;
 
+/** Where `confirmed_at` comes from: the memory a learning was imported from, a merge, or the engram. */
+export type ConfirmedBy = "origin" | "merge" | "local";
+
 export interface FreshnessOptions {
   /** Seconds since 1970: the Director's clock (SOURCE_DATE_EPOCH when set). */
   now: number;
@@ -23,7 +26,7 @@ export interface Freshness {
   text: string;
   /** When the learning was confirmed (its engram merged on main), or written locally. */
   confirmed_at: string;
-  confirmed_by: "merge" | "local";
+  confirmed_by: ConfirmedBy;
   /** The newest activity of anything it links to, and which entity that was. */
   graph_activity: { at: string; entity: EntityId; detail: string } | null;
   /** The newer of the two. */
@@ -52,7 +55,7 @@ export function isoSeconds(seconds: number): string {
 interface Format {
   iso(seconds: number): string;
   /** `confirmed N days ago` / `written N days ago`. */
-  confirmed(at: number, by: "merge" | "local"): string;
+  confirmed(at: number, by: ConfirmedBy): string;
   /** The entity's activity as reported, and `ENTITY last moved N days ago (DETAIL)`. */
   moved(entity: EntityId, activity: Activity): { view: GraphActivity; words: string };
 }
@@ -63,7 +66,7 @@ function plainFormat(now: number, iso: (seconds: number) => string = isoSeconds)
   const days = (s: number) => Math.floor((now - s) / DAY);
   return {
     iso,
-    confirmed: (at, by) => `${by === "merge" ? "confirmed" : "written"} ${days(at)} days ago`,
+    confirmed: (at, by) => `${by === "local" ? "written" : "confirmed"} ${days(at)} days ago`,
     moved: (entity, activity) => ({
       view: { at: iso(activity.at), entity, detail: activity.detail },
       words: `${entity} last moved ${days(activity.at)} days ago (${activity.detail})`,
@@ -82,7 +85,11 @@ function memoFormat(now: number): Format {
     return text;
   };
   const plain = plainFormat(now, iso);
-  const confirmedWords = { merge: new Map<number, string>(), local: new Map<number, string>() };
+  const confirmedWords: Record<ConfirmedBy, Map<number, string>> = {
+    origin: new Map(),
+    merge: new Map(),
+    local: new Map(),
+  };
   const movedWords = new Map<EntityId, { activity: Activity; out: ReturnType<Format["moved"]> }>();
   return {
     iso,
@@ -111,7 +118,7 @@ function memoFormat(now: number): Format {
  */
 export function freshnessOf(
   learning: LinkedLearning,
-  confirmed: { at: number; by: "merge" | "local" },
+  confirmed: { at: number; by: ConfirmedBy },
   activityOf: ActivityOf,
   options: FreshnessOptions,
   format: Format = plainFormat(options.now),
@@ -149,7 +156,7 @@ export function freshnessOf(
 /** The freshness of every learning, each time and each entity's activity worded once. */
 export function freshnessOfAll(
   learnings: readonly LinkedLearning[],
-  confirmedOf: (learning: LinkedLearning) => { at: number; by: "merge" | "local" },
+  confirmedOf: (learning: LinkedLearning) => { at: number; by: ConfirmedBy },
   activityOf: ActivityOf,
   options: FreshnessOptions,
 ): Freshness[] {

@@ -14,8 +14,12 @@ export interface Learning {
   /** Engrams that state it, newest batch first; the first is where it is read from. */
   engrams: string[];
   scope: "st" | "lt";
-  /** How many engrams state it. */
+  /** How many engrams state it, plus the times later engrams stated it again (`evidence`). */
   evidence: number;
+  /** The mean confidence of the notes of the engram it is read from (null: none stated). */
+  confidence?: number | null;
+  /** Imported from another memory (`origins`): where from, and when it was confirmed there. */
+  origin?: { source: string; confirmed_at: string | null } | null;
   /** Creation time of the oldest engram stating it (ISO-8601). */
   written_at: string;
   topics: string[];
@@ -25,9 +29,19 @@ export interface Learning {
 
 const PREFIX_TYPE: [string, LearningType][] = [
   ["Lesson: ", "insight"],
+  ["Insight: ", "insight"],
   ["Convention: ", "convention"],
   ["Pattern: ", "pattern"],
+  ["Self-knowledge: ", "self_knowledge"],
 ];
+
+/** The fact prefix that keeps a learning's type in an engram (`typed` reads it back). */
+export const TYPE_PREFIX: Record<Exclude<LearningType, "decision">, string> = {
+  insight: "Insight: ",
+  convention: "Convention: ",
+  pattern: "Pattern: ",
+  self_knowledge: "Self-knowledge: ",
+};
 
 /** Lowercased, whitespace-folded text: two statements that differ only there are one. */
 export function normalizeClaim(text: string): string {
@@ -38,7 +52,13 @@ export function learningId(text: string): string {
   return `l_${sha256Hex(normalizeClaim(text)).slice(0, 16)}`;
 }
 
-function typed(fact: string): { type: LearningType; text: string } {
+/** The id of the learning a fact (with its type prefix) or a decision title states. */
+export function learningIdOfFact(fact: string): string {
+  return learningId(typedFact(fact).text);
+}
+
+/** A fact's learning type, read from its prefix, and its text without the prefix. */
+export function typedFact(fact: string): { type: LearningType; text: string } {
   for (const [prefix, type] of PREFIX_TYPE) {
     if (fact.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase()) {
       return { type, text: fact.slice(prefix.length) };
@@ -69,6 +89,7 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       if (engram.created_at < known.written_at) known.written_at = engram.created_at;
       if (engram.scope === "lt") known.scope = "lt";
       known.rationale ??= rationale;
+      known.origin ??= originOf(engram, id);
       return;
     }
     byId.set(id, {
@@ -79,6 +100,8 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       engrams: [engram.engram_id],
       scope: engram.scope,
       evidence: 1,
+      confidence: engram.signals.mean_confidence,
+      origin: originOf(engram, id),
       written_at: engram.created_at,
       topics: [...engram.topics],
       links: engram.links.map((l) => ({ type: l.type, ref: l.ref })),
@@ -90,9 +113,21 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
     const tentative = new Set(engram.tentative ?? []);
     for (const fact of engram.facts) {
       if (tentative.has(fact)) continue;
-      const t = typed(fact);
+      const t = typedFact(fact);
       add(engram, t.type, t.text, null);
     }
   }
+  // Engrams that stated a known claim again carry its evidence instead of a copy.
+  for (const engram of ordered) {
+    for (const [id, count] of Object.entries(engram.evidence ?? {})) {
+      const known = byId.get(id);
+      if (known) known.evidence += count;
+    }
+  }
   return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+function originOf(engram: Engram, id: string): Learning["origin"] {
+  const origin = engram.origins?.[id];
+  return origin ? { source: origin.source, confirmed_at: origin.confirmed_at ?? null } : null;
 }

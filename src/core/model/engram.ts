@@ -40,6 +40,9 @@ export const ENGRAM_KEY_ORDER = [
   "tentative",
   "supersedes",
   "promotion",
+  "entities",
+  "evidence",
+  "origins",
 ] as const;
 
 /** Known keys first in the given order, then any others (additive fields) sorted. */

@@ -1,5 +1,6 @@
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
+import { normalizeClaim } from "../graph/learnings.js";
 import { engramPath } from "../model/engram.js";
 import { CATALOG_PATH } from "../model/paths.js";
 import { compareText, truncateChars } from "../model/text.js";
@@ -257,7 +258,11 @@ function collectItems(shown: readonly Shown[]): Item[] {
           ? `**${shownTitle}**`
           : `**${shownTitle}**: ${truncateChars(rationale, room)}`;
       // The bare title is a key too: a fact repeating a decision's title adds nothing.
-      add("decisions", [dedupKey(title), dedupKey(`${title}: ${rationale}`)], itemLine(body, s));
+      add(
+        "decisions",
+        [normalizeClaim(title), normalizeClaim(`${title}: ${rationale}`)],
+        itemLine(body, s),
+      );
     }
   }
   for (const firm of [true, false]) for (const s of lt) addFacts("lt", s, firm, add);
@@ -276,7 +281,11 @@ function collectItems(shown: readonly Shown[]): Item[] {
       const fact = describeWorker(w);
       if (fact !== undefined) {
         const text = truncateChars(clean(fact), FOCUS_ITEM_MAX_CHARS);
-        add("problems", [`worker:${dedupKey(w.worker)}`, dedupKey(clean(fact))], itemLine(text, s));
+        add(
+          "problems",
+          [`worker:${normalizeClaim(w.worker)}`, normalizeClaim(clean(fact))],
+          itemLine(text, s),
+        );
       }
     }
   }
@@ -294,7 +303,7 @@ function collectItems(shown: readonly Shown[]): Item[] {
       group.sample === ""
         ? head
         : `${head}: ${truncateChars(group.sample, FOCUS_ITEM_MAX_CHARS - codePoints(head) - 2)}`;
-    add("problems", [`error:${dedupKey(group.type)}`], itemLine(body, group.at));
+    add("problems", [`error:${normalizeClaim(group.type)}`], itemLine(body, group.at));
   }
   return items;
 }
@@ -317,7 +326,7 @@ function addFacts(
     if (!firm && telemetryPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
     const text = clean(fact);
     if (text !== "")
-      add(section, [dedupKey(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
+      add(section, [normalizeClaim(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
   }
 }
 
@@ -344,7 +353,7 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
     for (const g of groups) {
       const type = clean(g.error_type);
       if (type === "") continue;
-      const key = dedupKey(type);
+      const key = normalizeClaim(type);
       const known = byType.get(key);
       if (known) known.count += g.count;
       else
@@ -378,10 +387,6 @@ function clean(text: string): string {
     .replace(/\s+/gu, " ")
     .trim()
     .replace(/<(?=[A-Za-z/!?])/g, "\\<");
-}
-
-function dedupKey(text: string): string {
-  return text.normalize("NFKC").toLowerCase().replace(/\s+/gu, " ").trim();
 }
 
 function codePoints(text: string): number {

@@ -1,0 +1,102 @@
+import type { Engram } from "../../schema/engram.js";
+import { type EntityId, type EntityMatcher, linkLearning } from "./entities.js";
+import { type LearningType, learningsOf } from "./learnings.js";
+
+/** propose -> confirm -> persist: where a learning stands. */
+export type LearningStatus = "proposed" | "confirmed" | "rejected";
+export const LEARNING_STATUSES: readonly LearningStatus[] = ["proposed", "confirmed", "rejected"];
+
+/** Where one engram stands, as git (and GitHub, when configured) says. */
+export interface EngramPlace {
+  status: LearningStatus;
+  /** Where it was found: on the base branch, in a pull request, on the engram branch, ... */
+  where:
+    | "main"
+    | "merged pull request"
+    | "open pull request"
+    | "branch"
+    | "work tree"
+    | "closed pull request";
+  /** Seconds since 1970 it reached the base branch (its merge, or the commit adding it). */
+  confirmedAt?: number;
+  pr?: number;
+}
+
+export interface LearningEntry {
+  id: string;
+  status: LearningStatus;
+  type: LearningType;
+  text: string;
+  confidence: number | null;
+  /** Where it came from: the memory it was imported from, else the senders that stated it. */
+  source: string;
+  entities: EntityId[];
+  evidence: number;
+  /** When it was confirmed (ISO-8601 UTC); null while proposed or rejected. */
+  confirmed_at: string | null;
+  where: EngramPlace["where"];
+  pr: number | null;
+  engrams: string[];
+}
+
+const RANK: Record<LearningStatus, number> = { confirmed: 0, proposed: 1, rejected: 2 };
+
+function iso(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/**
+ * The learnings of every engram that git and GitHub know of, each with the best place of the
+ * engrams stating it: confirmed (on the base branch, or merged) before proposed (on the
+ * engram branch, in an open pull request, or only in the work tree) before rejected (in a
+ * pull request closed unmerged). `confirmed_at` is when the memory it was imported from
+ * confirmed it, else when its first engram reached the base branch.
+ */
+export function learningEntries(
+  engrams: ReadonlyMap<string, Engram>,
+  places: ReadonlyMap<string, EngramPlace>,
+  matcher: EntityMatcher,
+): LearningEntry[] {
+  const out: LearningEntry[] = [];
+  for (const learning of learningsOf([...engrams.values()])) {
+    let best: EngramPlace | undefined;
+    let confirmedAt: number | undefined;
+    for (const id of learning.engrams) {
+      const place = places.get(id);
+      if (!place) continue;
+      if (!best || RANK[place.status] < RANK[best.status]) best = place;
+      if (
+        place.confirmedAt !== undefined &&
+        (confirmedAt === undefined || place.confirmedAt < confirmedAt)
+      )
+        confirmedAt = place.confirmedAt;
+    }
+    if (!best) continue;
+    const linked = linkLearning(learning, engrams, matcher);
+    const origin = learning.origin ?? null;
+    const confirmed =
+      best.status !== "confirmed"
+        ? null
+        : (origin?.confirmed_at ?? (confirmedAt === undefined ? null : iso(confirmedAt)));
+    out.push({
+      id: learning.id,
+      status: best.status,
+      type: learning.type,
+      text: learning.text,
+      confidence: learning.confidence ?? null,
+      source: origin?.source ?? (learning.senders.join(", ") || "engram"),
+      entities: linked.entities,
+      evidence: learning.evidence,
+      confirmed_at: confirmed,
+      where: best.where,
+      pr: best.pr ?? null,
+      engrams: learning.engrams,
+    });
+  }
+  return out.sort(
+    (a, b) =>
+      RANK[a.status] - RANK[b.status] ||
+      (b.confirmed_at ?? "").localeCompare(a.confirmed_at ?? "") ||
+      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
+}

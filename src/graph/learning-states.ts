@@ -1,0 +1,170 @@
+import type { RepoContext } from "../context/repo-context.js";
+import { entityMatcher } from "../core/graph/entities.js";
+import {
+  type EngramPlace,
+  LEARNING_STATUSES,
+  type LearningEntry,
+  type LearningStatus,
+  learningEntries,
+} from "../core/graph/lifecycle.js";
+import { emptyCatalog } from "../core/model/engram.js";
+import { MEMORY_DIR } from "../core/model/paths.js";
+import { proposedEngramIds } from "../core/proposal/catalog-merge.js";
+import type { MemoryFiles } from "../core/proposal/replay.js";
+import { firstAdded } from "../git/activity-log.js";
+import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
+import type { HeadPull } from "../github/publish.js";
+import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import type { Engram } from "../schema/engram.js";
+import { loadRegistry } from "./registry.js";
+
+/** Every pull request of a head branch (GitHub, or the local test server). */
+export type PullHistory = (head: string) => Promise<HeadPull[]>;
+
+export interface LearningsReport {
+  base: string;
+  branch: string;
+  /** Whether GitHub was asked for the engram pull requests (else git alone decided). */
+  github: { asked: boolean; pulls: number; unreadable: number[] };
+  counts: Record<LearningStatus, number>;
+  learnings: LearningEntry[];
+}
+
+async function tryResolve(repo: GitRepo, revs: readonly string[]): Promise<string | null> {
+  for (const rev of revs) {
+    try {
+      return await resolveCommit(repo, rev);
+    } catch {
+      // not here: try the next
+    }
+  }
+  return null;
+}
+
+function engramsOf(files: MemoryFiles): Map<string, Engram> {
+  const out = new Map<string, Engram>();
+  for (const entry of files.catalog.entries) {
+    const text = files.files.get(entry.path);
+    if (text !== undefined) out.set(entry.engram_id, JSON.parse(text) as Engram);
+  }
+  return out;
+}
+
+/**
+ * `worker learnings`: every learning with where it stands. On the base branch it is
+ * confirmed (when its engram reached the branch: the merge of its pull request); in a pull
+ * request closed unmerged, rejected; on the engram branch or in an open pull request, or
+ * only in the work tree, proposed. With GitHub, the pull requests say it (a merge not yet
+ * fetched is confirmed, `confirmed_at` is the merge); without, git alone does.
+ */
+export async function listLearnings(
+  ctx: RepoContext,
+  options: { pulls?: PullHistory | undefined; status?: LearningStatus | undefined } = {},
+): Promise<LearningsReport> {
+  const repo = await openRepo(ctx.repoDir);
+  const base = ctx.config.github.base_branch;
+  const branch = ctx.config.github.head_branch;
+  const engrams = new Map<string, Engram>();
+  const places = new Map<string, EngramPlace>();
+  // Sources are read best first: the first place an engram is found in is where it stands.
+  const place = (found: ReadonlyMap<string, Engram>, at: (id: string) => EngramPlace) => {
+    for (const [id, engram] of found) {
+      if (places.has(id)) continue;
+      engrams.set(id, engram);
+      places.set(id, at(id));
+    }
+  };
+
+  const main = await tryResolve(repo, [`refs/heads/${base}`, `refs/remotes/origin/${base}`]);
+  const pulls = options.pulls ? await options.pulls(branch) : [];
+  const unreadable: number[] = [];
+  // What each pull request proposed: its head's engrams that its merge base did not hold.
+  const proposals = new Map<number, Map<string, Engram>>();
+  const proposedBy = async (pull: HeadPull) => {
+    const known = proposals.get(pull.number);
+    if (known) return known;
+    let found = new Map<string, Engram>();
+    try {
+      const files = await memoryFilesAt(repo, pull.headSha);
+      const from = main ? await mergeBase(repo, pull.headSha, main) : undefined;
+      const fromCatalog = from ? await catalogAt(repo, from) : emptyCatalog();
+      const ids = new Set(proposedEngramIds(fromCatalog, files.catalog));
+      found = new Map([...engramsOf(files)].filter(([id]) => ids.has(id)));
+    } catch {
+      unreadable.push(pull.number); // its commits are not fetched here
+    }
+    proposals.set(pull.number, found);
+    return found;
+  };
+  const merged = new Map<string, { at: number; pr: number }>();
+  const mergedPulls = pulls.filter((p) => p.mergedAt !== null);
+  for (const pull of mergedPulls) {
+    const at = Math.floor(Date.parse(pull.mergedAt as string) / 1000);
+    for (const id of (await proposedBy(pull)).keys()) {
+      if (!merged.has(id)) merged.set(id, { at, pr: pull.number });
+    }
+  }
+
+  if (main) {
+    const added = await firstAdded(ctx.repoDir, MEMORY_DIR, main);
+    const files = await memoryFilesAt(repo, main);
+    const pathOf = new Map(files.catalog.entries.map((e) => [e.engram_id, e.path]));
+    place(engramsOf(files), (id) => {
+      const pr = merged.get(id);
+      const at = pr?.at ?? added.get(pathOf.get(id) ?? "");
+      return {
+        status: "confirmed",
+        where: "main",
+        ...(at !== undefined ? { confirmedAt: at } : {}),
+        ...(pr ? { pr: pr.pr } : {}),
+      };
+    });
+  }
+  for (const pull of mergedPulls) {
+    place(await proposedBy(pull), (id) => ({
+      status: "confirmed",
+      where: "merged pull request",
+      confirmedAt: merged.get(id)?.at as number,
+      pr: pull.number,
+    }));
+  }
+  // Before the branch: a closed pull request's engrams may still sit on the branch it left.
+  for (const pull of pulls.filter((p) => p.state === "closed" && p.mergedAt === null)) {
+    place(await proposedBy(pull), () => ({
+      status: "rejected",
+      where: "closed pull request",
+      pr: pull.number,
+    }));
+  }
+  const open = pulls.find((p) => p.state === "open");
+  const head = await tryResolve(repo, [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]);
+  if (head) {
+    const where = open ? "open pull request" : "branch";
+    place(engramsOf(await memoryFilesAt(repo, head)), () => ({
+      status: "proposed",
+      where,
+      ...(open ? { pr: open.number } : {}),
+    }));
+  }
+  const tree = await readCatalog(ctx.repoDir);
+  const unplaced = tree.entries.filter((e) => !places.has(e.engram_id));
+  place(await loadEngrams(ctx.repoDir, unplaced), () => ({
+    status: "proposed",
+    where: "work tree",
+  }));
+
+  const all = learningEntries(engrams, places, entityMatcher(loadRegistry(ctx.repoDir)));
+  const counts = Object.fromEntries(LEARNING_STATUSES.map((s) => [s, 0])) as Record<
+    LearningStatus,
+    number
+  >;
+  for (const l of all) counts[l.status]++;
+  return {
+    base,
+    branch,
+    github: { asked: options.pulls !== undefined, pulls: pulls.length, unreadable },
+    counts,
+    learnings: options.status ? all.filter((l) => l.status === options.status) : all,
+  };
+}
