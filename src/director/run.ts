@@ -16,7 +16,6 @@ import { isHistoryEvent } from "../core/history/kinds.js";
 import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
-import { loadRegistry } from "../graph/registry.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
@@ -200,6 +199,9 @@ async function cycle(
   const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
   const nowSection = nowFor(cadence, buffer, ctx.config.agent_bus.heartbeat_ttl_seconds, asOf);
   const documents = await loadFocusDocuments(ctx.repoDir, catalog);
+  // Loaded only when a cycle has work: its schema would cost a no-op run its start-up.
+  const registry =
+    options.registry ?? (await import("../graph/registry.js")).loadRegistry(ctx.repoDir);
   const plan = planCycle({
     ...(documents !== undefined ? { documents } : {}),
     slice,
@@ -209,7 +211,7 @@ async function cycle(
     memory,
     asOf,
     ...(nowSection !== undefined ? { now: nowSection } : {}),
-    registry: options.registry ?? loadRegistry(ctx.repoDir),
+    registry,
   });
   const planned = {
     ...base,
