@@ -13,14 +13,14 @@ const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) 
 export const SYNC_COMMAND: Command = {
   name: "sync",
   summary:
-    "Send memory to an external store (Notion): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
+    "Send memory to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
   usage:
-    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti] [--force] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
   options: {
     target: {
       type: "string",
       value: "NAME",
-      description: "the external store: notion (default) or graphiti",
+      description: "the external store: notion (default), graphiti or tana",
     },
     id: {
       type: "string",
@@ -31,6 +31,10 @@ export const SYNC_COMMAND: Command = {
     force: {
       type: "boolean",
       description: "with run: send priority 2 items now instead of waiting for the batch interval",
+    },
+    resync: {
+      type: "boolean",
+      description: "with run --target tana: create again the nodes whose mapping is stale",
     },
   },
   positionals: [0, 1000],
@@ -100,15 +104,27 @@ export const SYNC_COMMAND: Command = {
         return { json: r, text: `${lines.join("\n")}\n` };
       }
       default: {
+        let shown = false;
+        // Large sets take a while at Tana's one call a second: a terminal sees them move.
+        const progress = (done: number, total: number) => {
+          shown = true;
+          process.stderr.write(`\r${target}: ${done}/${total} item(s) sent`);
+        };
         const r = await ops.syncRun(ctx, {
           target,
           ids: requested,
           force: args.values.force === true,
+          resync: args.values.resync === true,
+          ...(process.stderr.isTTY ? { progress } : {}),
         });
+        if (shown) process.stderr.write("\n");
         const lines = [
           `${r.target}: ${r.mode}; queued ${r.queued.added} new, ${r.queued.updated} changed (${r.queued.private} private kept local)`,
           `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, skipped ${r.sent.skipped}`,
           `queue: ${r.depth.pending} pending (${r.depth.awaiting_approval} awaiting approval), ${r.depth.failed} failed, ${r.depth.synced} synced`,
+          ...("tana" in r
+            ? [ops.tanaSummary(r.tana as Parameters<typeof ops.tanaSummary>[0])]
+            : []),
         ];
         return {
           json: r,

@@ -18,6 +18,10 @@ import {
   type TargetName,
   writeRecordedIds,
 } from "./service.js";
+
+export { tanaSummary } from "./tana-service.js";
+
+import { type TanaReport, tanaInit, tanaRun } from "./tana-service.js";
 import { NotionTarget } from "./targets/notion-target.js";
 import type { SchemaReport, TargetHealth } from "./targets/target.js";
 
@@ -27,10 +31,19 @@ export interface RunRequest {
   ids?: readonly string[];
   /** Send priority 2 now, without waiting for the batch interval. */
   force?: boolean;
+  /** Tana: create again the nodes whose mapping is stale (gone from the workspace). */
+  resync?: boolean;
+  /** Items written so far of those due (a terminal shows it). */
+  progress?: (done: number, total: number) => void;
 }
 
 /** `director sync run` and `director sync --id`: one run of the engine, under the sync lock. */
-export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<SyncRunResult> {
+export async function syncRun(
+  ctx: RepoContext,
+  request: RunRequest,
+): Promise<SyncRunResult & { tana?: TanaReport }> {
+  if (request.target === "tana") return tanaRun(ctx, request);
+  if (request.resync === true) throw new UsageError("--resync goes with --target tana");
   const lock = await lockSync(ctx);
   try {
     const store = queueStore(ctx, request.target);
@@ -178,6 +191,7 @@ export async function syncDecide(
 
 /** `director sync init --target notion`: creates or validates the databases, records their ids. */
 export async function syncInit(ctx: RepoContext, target: TargetName): Promise<SchemaReport> {
+  if (target === "tana") return tanaInit(ctx);
   const lock = await lockSync(ctx);
   try {
     const opened = openTarget(ctx, target);

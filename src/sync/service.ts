@@ -14,11 +14,12 @@ import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
 import { SyncLog } from "./sync-log.js";
+import { openTanaTarget } from "./tana-open.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
 
-export const TARGETS = ["notion", "graphiti"] as const;
+export const TARGETS = ["notion", "graphiti", "tana"] as const;
 export type TargetName = (typeof TARGETS)[number];
 
 export function parseTarget(name: string | undefined): TargetName {
@@ -133,6 +134,7 @@ export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */
 export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
   if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
+  if (name === "tana") return openTanaTarget(ctx, queueStore(ctx, "tana").load().mapping);
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
   return new NotionTarget({

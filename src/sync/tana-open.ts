@@ -1,0 +1,25 @@
+import { receiptTime } from "../clock.js";
+import type { RepoContext } from "../context/repo-context.js";
+import type { MappingEntry } from "../core/sync/queue.js";
+import { loadRegistry } from "../graph/registry.js";
+import { schemaFromMapping } from "./targets/tana-schema.js";
+import { TanaTarget } from "./targets/tana-target.js";
+
+/** The Tana target with the schema ids recorded in its queue's mapping. */
+export function openTanaTarget(
+  ctx: RepoContext,
+  mapping: Readonly<Record<string, MappingEntry>>,
+): TanaTarget {
+  const config = ctx.config.sync.tana;
+  return new TanaTarget({
+    config,
+    token: process.env[config.token_env] ?? "",
+    localToken: process.env[config.local_token_env] ?? "",
+    registry: loadRegistry(ctx.repoDir),
+    schema: schemaFromMapping(mapping, {
+      learning: config.learning_tag,
+      proposal: config.proposal_tag,
+    }),
+    clock: receiptTime,
+  });
+}
