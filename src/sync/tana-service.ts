@@ -97,11 +97,12 @@ export async function tanaInit(ctx: RepoContext): Promise<SchemaReport> {
  * `director sync run --target tana`: the supertags first when they are not recorded (a sync
  * runs init when needed), stale mappings found through the Local API and, with `resync`,
  * created again; then the engine's run; then nodes of learnings that left memory trashed or
- * marked archived.
+ * marked archived. `from` replaces memory as the source (tests, other callers).
  */
 export async function tanaRun(
   ctx: RepoContext,
   request: TanaRunRequest,
+  from?: { hash: string; load: () => Promise<SyncCandidate[]> },
 ): Promise<SyncRunResult & { tana: TanaReport }> {
   const lock = await lockSync(ctx);
   try {
@@ -142,7 +143,7 @@ export async function tanaRun(
       store.commit(q, report.stale, queued);
     }
 
-    const source = await tanaSource(ctx);
+    const source = from ?? (await tanaSource(ctx));
     let built = null as SyncCandidate[] | null;
     let only: Set<string> | undefined;
     const ids = request.ids ?? [];
