@@ -15,6 +15,7 @@
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
  *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
  *                   and into a buffer whose hard budget makes it compact as it goes
+ *  13. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -39,6 +40,7 @@ import {
   runSyncScenario,
   type SyncScenarioResult,
 } from "./sync.js";
+import { runTanaScenario, type TanaScenarioResult } from "./tana.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -179,6 +181,7 @@ async function main(): Promise<void> {
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
+  const tana = await attempt<TanaScenarioResult>("tana", () => runTanaScenario());
   gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
@@ -208,7 +211,7 @@ async function main(): Promise<void> {
     graph,
     transports: { tcp, nats, git: gitRefs },
     github,
-    sync: { notion: sync, noop: noopSync },
+    sync: { notion: sync, noop: noopSync, tana },
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
@@ -225,6 +228,7 @@ async function main(): Promise<void> {
     gitRefs,
     github,
     sync,
+    tana,
     noopSync,
     fromGit,
     startup,
