@@ -115,6 +115,9 @@ export const SYNC_COMMAND: Command = {
           ids: requested,
           force: args.values.force === true,
           resync: args.values.resync === true,
+          ...(target === "tana"
+            ? { registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir) }
+            : {}),
           ...(process.stderr.isTTY ? { progress } : {}),
         });
         if (shown) process.stderr.write("\n");

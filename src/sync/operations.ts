@@ -4,6 +4,7 @@ import { type SyncMetrics, syncMetrics } from "../core/sync/metrics.js";
 import { sanitizedPreview } from "../core/sync/privacy.js";
 import { type QueueDepth, queueDepth, setApproval } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
+import type { Registry } from "../schema/registry.js";
 import { type CandidateSource, runSync, type SyncRunResult } from "./engine.js";
 import type { TargetStatus } from "./queue-store.js";
 import {
@@ -35,6 +36,8 @@ export interface RunRequest {
   resync?: boolean;
   /** Items written so far of those due (a terminal shows it). */
   progress?: (done: number, total: number) => void;
+  /** Tana: the people and projects learnings link to (`config/registry.toml`). */
+  registry?: Registry;
 }
 
 /** `director sync run` and `director sync --id`: one run of the engine, under the sync lock. */

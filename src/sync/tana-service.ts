@@ -10,9 +10,9 @@ import { learningCandidates, learningStates } from "../core/sync/learning-items.
 import { LEARNING_SYNC_TYPES } from "../core/sync/policy.js";
 import type { MappingEntry } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
-import { loadRegistry } from "../graph/registry.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
+import { EMPTY_REGISTRY, type Registry } from "../schema/registry.js";
 import { runSync, type SyncRunResult } from "./engine.js";
 import type { QueueStore, StoredQueue } from "./queue-store.js";
 import { lockSync, queueStore, scheduleOf, sealKeyOf, syncLog } from "./service.js";
@@ -28,9 +28,9 @@ import type { SchemaReport } from "./targets/target.js";
  */
 export async function tanaSource(
   ctx: RepoContext,
+  registry: Registry,
 ): Promise<{ hash: string; load: () => Promise<SyncCandidate[]> }> {
   const catalog = await readCatalog(ctx.repoDir);
-  const registry = loadRegistry(ctx.repoDir);
   const s = ctx.config.sync;
   const load = async () => {
     const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
@@ -62,6 +62,8 @@ export interface TanaRunRequest {
   resync?: boolean;
   ids?: readonly string[];
   progress?: (done: number, total: number) => void;
+  /** People and projects to link (`config/registry.toml`, loaded by the caller). */
+  registry?: Registry;
 }
 
 const isItemKey = (key: string) =>
@@ -108,7 +110,8 @@ export async function tanaRun(
   try {
     const store = queueStore(ctx, "tana");
     let q = store.load();
-    const target = openTanaTarget(ctx, q.mapping);
+    const registry = request.registry ?? EMPTY_REGISTRY;
+    const target = openTanaTarget(ctx, q.mapping, registry);
     const report: TanaReport = {
       schema: null,
       stale: [],
@@ -143,7 +146,7 @@ export async function tanaRun(
       store.commit(q, report.stale, queued);
     }
 
-    const source = from ?? (await tanaSource(ctx));
+    const source = from ?? (await tanaSource(ctx, registry));
     let built = null as SyncCandidate[] | null;
     let only: Set<string> | undefined;
     const ids = request.ids ?? [];
