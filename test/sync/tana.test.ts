@@ -1,5 +1,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { entityMatcher } from "../../src/core/graph/entities.js";
+import { learningsOf } from "../../src/core/graph/learnings.js";
+import { learningCandidates } from "../../src/core/sync/learning-items.js";
 import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
@@ -203,5 +206,43 @@ describe("Tana target against the Tana stand-in", () => {
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.join("")).toBe(long);
     for (const call of tana.calls) expect(call.chars).toBeLessThanOrEqual(TANA_LIMITS.maxChars);
+  });
+
+  it("sends proposals as proposal nodes with their status", async () => {
+    const store = new QueueStore(tmp.dir, "tana");
+    const target = openTarget(store);
+    await init(store, target);
+    const engrams = tanaEngrams(3);
+    const [a, b, c] = learningsOf(engrams).map((l) => entityMatcher(TANA_REGISTRY).link(l));
+    if (a === undefined || b === undefined || c === undefined) throw new Error("no learnings");
+    const candidates = learningCandidates(
+      {
+        confirmed: [a],
+        proposals: [
+          { learning: b, status: "pending", decided_at: null, extracted_from: "engram PR #7" },
+          {
+            learning: c,
+            status: "rejected",
+            decided_at: "2026-01-04T09:00:00.000Z",
+            extracted_from: "engram PR #6",
+          },
+        ],
+      },
+      new Map(engrams.map((e) => [e.engram_id, e])),
+      { default_privacy: "private", default_confidence: 0.5, project: "p" },
+    );
+    const r = await runSync(candidates, engine(store, target));
+    expect(r.sent.created_or_updated).toBe(3);
+    const ids = schemaFromMapping(store.load().mapping, NAMES);
+    const tag = tana.store.tagByName("pai_proposal");
+    const proposals = tana.store.tagged(tag?.id ?? "");
+    const status = ids?.fields.proposal.status as string;
+    const from = ids?.fields.proposal.extractedFrom as string;
+    expect(proposals.map((n) => n.fields.get(status)?.[0]).sort()).toEqual(["pending", "rejected"]);
+    expect(proposals.map((n) => n.fields.get(from)?.[0]).sort()).toEqual([
+      "engram PR #6",
+      "engram PR #7",
+    ]);
+    expect(learningNodes()).toHaveLength(1);
   });
 });

@@ -4,7 +4,7 @@ import type { EntityId, LinkedLearning } from "../graph/entities.js";
 import type { LearningType } from "../graph/learnings.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { compareText, truncateChars } from "../model/text.js";
-import type { SyncCandidate, SyncItem } from "./item.js";
+import type { SyncCandidate, SyncItem, SyncValue } from "./item.js";
 
 /** A learning not yet confirmed, with where its review stands (seed.json's proposal states). */
 export interface ProposedLearning {
@@ -83,27 +83,25 @@ function contentOf(learning: LinkedLearning): string {
   return learning.rationale ? `${learning.text}\n\nWhy: ${learning.rationale}` : learning.text;
 }
 
-function learningItem(
+/** An item of the learning graph: the fields both node kinds carry, and the kind's own. */
+function graphItem(
+  type: "learning" | "proposal",
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
   options: LearningItemOptions,
+  own: Record<string, SyncValue>,
 ): SyncItem {
   const { privacy, confidence } = evidenceOf(learning, engrams, options);
   return {
-    type: "learning",
+    type,
     local_id: learning.id,
     title: truncateChars(learning.text, TITLE_CHARS),
     privacy,
     occurred_at: learning.written_at,
     fields: {
       type: seedType(learning.type),
-      kind: learning.type,
       confidence,
-      source: `engram ${learning.engrams[0] ?? "?"} (${learning.scope}, ${learning.evidence} engram(s))`,
-      confirmed_at: learning.written_at,
-      related_people: ofKind(learning.entities, "person"),
-      related_projects: ofKind(learning.entities, "project"),
-      evidence_count: learning.evidence,
+      ...own,
       project: options.project,
       local_id: learning.id,
       privacy,
@@ -112,31 +110,31 @@ function learningItem(
   };
 }
 
+function learningItem(
+  learning: LinkedLearning,
+  engrams: ReadonlyMap<string, Engram>,
+  options: LearningItemOptions,
+): SyncItem {
+  return graphItem("learning", learning, engrams, options, {
+    kind: learning.type,
+    source: `engram ${learning.engrams[0] ?? "?"} (${learning.scope}, ${learning.evidence} engram(s))`,
+    confirmed_at: learning.written_at,
+    related_people: ofKind(learning.entities, "person"),
+    related_projects: ofKind(learning.entities, "project"),
+    evidence_count: learning.evidence,
+  });
+}
+
 function proposalItem(
   proposal: ProposedLearning,
   engrams: ReadonlyMap<string, Engram>,
   options: LearningItemOptions,
 ): SyncItem {
-  const { learning } = proposal;
-  const { privacy, confidence } = evidenceOf(learning, engrams, options);
-  return {
-    type: "proposal",
-    local_id: learning.id,
-    title: truncateChars(learning.text, TITLE_CHARS),
-    privacy,
-    occurred_at: learning.written_at,
-    fields: {
-      type: seedType(learning.type),
-      status: proposal.status,
-      confidence,
-      extracted_from: proposal.extracted_from,
-      decided_at: proposal.decided_at,
-      project: options.project,
-      local_id: learning.id,
-      privacy,
-    },
-    content: contentOf(learning),
-  };
+  return graphItem("proposal", proposal.learning, engrams, options, {
+    status: proposal.status,
+    extracted_from: proposal.extracted_from,
+    decided_at: proposal.decided_at,
+  });
 }
 
 /**
