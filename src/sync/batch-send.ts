@@ -29,6 +29,39 @@ export interface BatchSendOptions {
   sent: { created_or_updated: number; failed: number; retry_later: number; skipped: number };
 }
 
+/**
+ * A failure worth another try: the record backs off on the schedule (or `Retry-After`), or
+ * fails for good after the last delay, which the notices say.
+ */
+export function retryOrFail(
+  queue: StoredQueue,
+  key: string,
+  failure: SyncTargetError,
+  run: Pick<BatchSendOptions, "schedule" | "sent" | "notices"> & { at: string },
+): StoredQueue {
+  const q = markFailed(
+    queue,
+    key,
+    {
+      message: failure.message,
+      retryable: true,
+      ...(failure.retryAfterSeconds !== undefined
+        ? { retry_after_seconds: failure.retryAfterSeconds }
+        : {}),
+    },
+    run.schedule,
+    run.at,
+  );
+  const after = q.records[key] as QueueRecord;
+  if (after.state === "failed") {
+    run.sent.failed++;
+    run.notices.push(`${key}: failed after ${after.attempts} attempts: ${failure.message}`);
+  } else {
+    run.sent.retry_later++;
+  }
+  return q;
+}
+
 /** Consecutive failed calls after which the rest of the run is left for later. */
 const DOWN_AFTER = 3;
 
@@ -139,28 +172,7 @@ export async function sendBatches(
         sent.skipped++;
         notices.push(`${outcome.key}: rejected by ${target.name} (${failure.message}); skipped`);
       } else {
-        q = markFailed(
-          q,
-          outcome.key,
-          {
-            message: failure.message,
-            retryable: true,
-            ...(failure.retryAfterSeconds !== undefined
-              ? { retry_after_seconds: failure.retryAfterSeconds }
-              : {}),
-          },
-          schedule,
-          finished,
-        );
-        const after = q.records[outcome.key] as QueueRecord;
-        if (after.state === "failed") {
-          sent.failed++;
-          notices.push(
-            `${outcome.key}: failed after ${after.attempts} attempts: ${failure.message}`,
-          );
-        } else {
-          sent.retry_later++;
-        }
+        q = retryOrFail(q, outcome.key, failure, { schedule, at: finished, sent, notices });
         if (failure.kind === "rate_limited") stop = true;
       }
     }

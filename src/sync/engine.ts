@@ -20,7 +20,7 @@ import {
   queueDepth,
   type SyncSchedule,
 } from "../core/sync/queue.js";
-import { sendBatches } from "./batch-send.js";
+import { retryOrFail, sendBatches } from "./batch-send.js";
 import type { QueueStore, StoredQueue, TargetStatus } from "./queue-store.js";
 import type { SyncLog, SyncLogEntry } from "./sync-log.js";
 import {
@@ -253,27 +253,8 @@ export async function runSync(
         notices.push(`${key}: rejected by ${target.name} (${failure.message}); skipped`);
         continue;
       }
-      q = markFailed(
-        q,
-        key,
-        {
-          message: failure.message,
-          retryable: true,
-          ...(failure.retryAfterSeconds !== undefined
-            ? { retry_after_seconds: failure.retryAfterSeconds }
-            : {}),
-        },
-        schedule,
-        failedAt,
-      );
+      q = retryOrFail(q, key, failure, { schedule, at: failedAt, sent, notices });
       store.commit(q, [key]);
-      const after = q.records[key] as QueueRecord;
-      if (after.state === "failed") {
-        sent.failed++;
-        notices.push(`${key}: failed after ${after.attempts} attempts: ${failure.message}`);
-      } else {
-        sent.retry_later++;
-      }
       // Rate limited: the store asked us to wait, so the rest waits too.
       if (failure.kind === "rate_limited") break;
       unavailableRun++;
