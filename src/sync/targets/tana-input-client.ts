@@ -5,7 +5,6 @@ import {
   type TanaLimits,
 } from "../../core/sync/tana-nodes.js";
 import { SyncTargetError } from "./target.js";
-import { ThrottledFetch } from "./throttle.js";
 
 /** A node the Input API created, as it answers (`{children: [{nodeId, name, ...}]}`). */
 export interface TanaCreated {
@@ -33,20 +32,31 @@ export class TanaNodeGoneError extends SyncTargetError {
   }
 }
 
-/** 429 answers retried in place (the throttle waits out Retry-After) before giving up. */
+/** 429 answers retried in place (after waiting out Retry-After) before giving up. */
 const RATE_RETRIES = 3;
 
 /**
  * Tana's Input API (`addToNodeV2`): write-only, one call a second per token, at most 100 nodes
- * and 5000 characters a call. Every call goes through one throttle; a call over the limits is
- * refused here, before Tana sees it.
+ * and 5000 characters a call. Calls are spaced from the end of the previous one, not its
+ * start: Tana counts a call when it arrives, which is somewhere before its answer, so a call
+ * sent a full interval after the last answer can never arrive early, however the network
+ * jitters. A call over the limits is refused here, before Tana sees it.
  */
 export class TanaInputClient {
-  readonly throttle: ThrottledFetch;
   calls = 0;
+  private notBefore = 0;
+  private readonly intervalMs: number;
+  private readonly fetch: typeof fetch;
 
   constructor(private readonly options: TanaInputOptions) {
-    this.throttle = new ThrottledFetch(options.callsPerSecond, options.fetch ?? fetch);
+    this.intervalMs = 1000 / options.callsPerSecond;
+    this.fetch = options.fetch ?? fetch;
+  }
+
+  /** Waits until the interval since the last answer (or a Retry-After) has passed. */
+  private async turn(): Promise<void> {
+    const wait = this.notBefore - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
   }
 
   async post(body: TanaCallBody): Promise<TanaCreated[]> {
@@ -62,8 +72,9 @@ export class TanaInputClient {
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {
+        await this.turn();
         this.calls++;
-        response = await this.throttle.fetch(this.options.endpoint, {
+        response = await this.fetch(this.options.endpoint, {
           method: "POST",
           headers: {
             authorization: `Bearer ${this.options.token}`,
@@ -73,6 +84,7 @@ export class TanaInputClient {
           signal: AbortSignal.timeout(this.options.timeoutMs),
         });
       } catch (error) {
+        this.notBefore = performance.now() + this.intervalMs;
         throw new SyncTargetError(
           `Tana Input API unreachable: ${(error as Error).message}`,
           "unavailable",
@@ -81,6 +93,13 @@ export class TanaInputClient {
         );
       }
       const text = await response.text();
+      this.notBefore = performance.now() + this.intervalMs;
+      if (response.status === 429) {
+        const seconds = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
+        if (Number.isFinite(seconds) && seconds > 0) {
+          this.notBefore = Math.max(this.notBefore, performance.now() + seconds * 1000);
+        }
+      }
       if (response.ok) return parseCreated(text);
       const detail = errorDetail(text);
       if (response.status === 429 && attempt < RATE_RETRIES) continue;
