@@ -15,7 +15,9 @@
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
  *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
  *                   and into a buffer whose hard budget makes it compact as it goes
- *  13. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
+ *  13. graphiti     20 markdown memory files to the local Graphiti MCP stand-in, and its
+ *                   health check
+ *  14. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -27,6 +29,7 @@ import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
 import { type GraphScenarioResult, runGraphScenario } from "./graph.js";
+import { type GraphitiScenarioResult, runGraphitiScenario } from "./graphiti.js";
 import { type IngestScenarioResult, runIngestScenario } from "./ingest.js";
 import { type IngestCliScenarioResult, runIngestCliScenario } from "./ingest-cli.js";
 import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
@@ -183,6 +186,8 @@ async function main(): Promise<void> {
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
   const tana = await attempt<TanaScenarioResult>("tana", () => runTanaScenario());
   gc();
+  const graphiti = await attempt<GraphitiScenarioResult>("graphiti", () => runGraphitiScenario());
+  gc();
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
   );
@@ -212,6 +217,7 @@ async function main(): Promise<void> {
     transports: { tcp, nats, git: gitRefs },
     github,
     sync: { notion: sync, noop: noopSync, tana },
+    graphiti,
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
@@ -230,6 +236,7 @@ async function main(): Promise<void> {
     sync,
     tana,
     noopSync,
+    graphiti,
     fromGit,
     startup,
     ingestCli,

@@ -1,6 +1,6 @@
 import { UsageError } from "../errors.js";
 import { type Command, type CommandOutput, listOption, repoOptions, stringOption } from "./args.js";
-import { EXIT } from "./main.js";
+import { runAction } from "./sync-run-command.js";
 
 const ACTIONS = ["run", "status", "pending", "approve", "reject", "init"] as const;
 
@@ -13,9 +13,9 @@ const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) 
 export const SYNC_COMMAND: Command = {
   name: "sync",
   summary:
-    "Send memory to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
+    "Send memory (and, to the knowledge graph, markdown files) to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
   usage:
-    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] [--all] [--dry-run] [--verbose] [--hook] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
   options: {
     target: {
       type: "string",
@@ -35,6 +35,23 @@ export const SYNC_COMMAND: Command = {
     resync: {
       type: "boolean",
       description: "with run --target tana: create again the nodes whose mapping is stale",
+    },
+    all: {
+      type: "boolean",
+      description: "with run: send everything again, changed or not (the store replaces its copy)",
+    },
+    "dry-run": {
+      type: "boolean",
+      description: "with run: list what would be sent; no call to the store, nothing written",
+    },
+    verbose: {
+      type: "boolean",
+      description: "with run: each file and item, the health check and every warning",
+    },
+    hook: {
+      type: "boolean",
+      description:
+        "with run: for a session-start hook; syncs in a detached process and returns at once (one hook at a time)",
     },
   },
   positionals: [0, 1000],
@@ -56,12 +73,26 @@ export const SYNC_COMMAND: Command = {
     if (requested.length > 0 && action !== undefined && action !== "run") {
       throw new UsageError(`--id goes with sync run (or alone), not with sync ${action}`);
     }
-    const ops = await import("../sync/operations.js");
-    const { parseTarget } = await import("../sync/service.js");
+    const runFlags = (["all", "dry-run", "hook"] as const).filter((f) => args.values[f] === true);
+    if (runFlags.length > 0 && action !== "run") {
+      throw new UsageError(
+        `--${runFlags[0]} goes with sync run, not with sync ${action ?? "--id"}`,
+      );
+    }
+    if (args.values.hook === true && (args.values["dry-run"] === true || requested.length > 0)) {
+      throw new UsageError("--hook runs a whole sync; it does not go with --dry-run or --id");
+    }
+    if (args.values["dry-run"] === true && requested.length > 0) {
+      throw new UsageError("--dry-run lists a whole run; it does not go with --id");
+    }
+    const { parseTarget } = await import("../sync/target-names.js");
     const target = parseTarget(stringOption(args, "target"));
     // Imported here, not at the top: see the note in worker-commands.ts.
     const { openContext } = await import("../context/repo-context.js");
     const ctx = await openContext(repoOptions(args));
+    // A hook must return at once: it loads no store client (the detached run does).
+    if (args.values.hook === true) return runAction(ctx, args, target, requested);
+    const ops = await import("../sync/operations.js");
     switch (action) {
       case "status": {
         const s = await ops.syncStatus(ctx, target);
@@ -103,39 +134,8 @@ export const SYNC_COMMAND: Command = {
         ];
         return { json: r, text: `${lines.join("\n")}\n` };
       }
-      default: {
-        let shown = false;
-        // Large sets take a while at Tana's one call a second: a terminal sees them move.
-        const progress = (done: number, total: number) => {
-          shown = true;
-          process.stderr.write(`\r${target}: ${done}/${total} item(s) sent`);
-        };
-        const r = await ops.syncRun(ctx, {
-          target,
-          ids: requested,
-          force: args.values.force === true,
-          resync: args.values.resync === true,
-          ...(target === "tana"
-            ? { registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir) }
-            : {}),
-          ...(process.stderr.isTTY ? { progress } : {}),
-        });
-        if (shown) process.stderr.write("\n");
-        const lines = [
-          `${r.target}: ${r.mode}; queued ${r.queued.added} new, ${r.queued.updated} changed (${r.queued.private} private kept local)`,
-          `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, skipped ${r.sent.skipped}`,
-          `queue: ${r.depth.pending} pending (${r.depth.awaiting_approval} awaiting approval), ${r.depth.failed} failed, ${r.depth.synced} synced`,
-          ...("tana" in r
-            ? [ops.tanaSummary(r.tana as Parameters<typeof ops.tanaSummary>[0])]
-            : []),
-        ];
-        return {
-          json: r,
-          text: `${lines.join("\n")}\n`,
-          warnings: r.notices,
-          exitCode: EXIT.ok,
-        };
-      }
+      default:
+        return runAction(ctx, args, target, requested);
     }
   },
 };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { GraphitiGroup, SourcesConfig } from "./sources-config.js";
 import { TanaSyncConfig } from "./tana-config.js";
 
 export { TanaSyncConfig };
@@ -289,12 +290,6 @@ export const NotionSyncConfig = z
   .strict();
 export type NotionSyncConfig = z.infer<typeof NotionSyncConfig>;
 
-/** A Graphiti `group_id`: the server rejects anything else. */
-const GraphitiGroup = z
-  .string()
-  .regex(/^[a-zA-Z0-9_-]+$/, "expected letters, digits, _ or - (Graphiti's group_id rule)")
-  .max(100);
-
 /** `[sync.graphiti]`: a Graphiti MCP knowledge-graph server (streamable HTTP). */
 export const GraphitiSyncConfig = z
   .object({
@@ -475,6 +470,7 @@ export const Config = z
     github: GitHubConfig.prefault({}),
     sync: SyncConfig.prefault({}),
     sessions: SessionsConfig.prefault({}),
+    sources: SourcesConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;

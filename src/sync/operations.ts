@@ -5,8 +5,10 @@ import { sanitizedPreview } from "../core/sync/privacy.js";
 import { type QueueDepth, queueDepth, setApproval } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
 import type { Registry } from "../schema/registry.js";
+import type { MarkdownReport } from "../sources/markdown.js";
 import { type CandidateSource, runSync, type SyncRunResult } from "./engine.js";
 import type { TargetStatus } from "./queue-store.js";
+import { type RunStats, runSource, runStats } from "./run-sources.js";
 import {
   lockSync,
   memorySource,
@@ -32,6 +34,8 @@ export interface RunRequest {
   ids?: readonly string[];
   /** Send priority 2 now, without waiting for the batch interval. */
   force?: boolean;
+  /** Send everything again, changed or not (`--all`). */
+  all?: boolean;
   /** Tana: create again the nodes whose mapping is stale (gone from the workspace). */
   resync?: boolean;
   /** Items written so far of those due (a terminal shows it). */
@@ -40,12 +44,20 @@ export interface RunRequest {
   registry?: Registry;
 }
 
+/** A run's result with its statistics and, when markdown files were read, what they were. */
+export interface RunReport extends SyncRunResult {
+  stats: RunStats;
+  markdown: MarkdownReport | null;
+  /** Tana only: schema, stale mappings, archiving, links. */
+  tana?: TanaReport;
+}
+
 /** `director sync run` and `director sync --id`: one run of the engine, under the sync lock. */
-export async function syncRun(
-  ctx: RepoContext,
-  request: RunRequest,
-): Promise<SyncRunResult & { tana?: TanaReport }> {
-  if (request.target === "tana") return tanaRun(ctx, request);
+export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<RunReport> {
+  if (request.target === "tana") {
+    const result = await tanaRun(ctx, request);
+    return { ...result, stats: runStats(result, null), markdown: null };
+  }
   if (request.resync === true) throw new UsageError("--resync goes with --target tana");
   const lock = await lockSync(ctx);
   try {
@@ -54,6 +66,8 @@ export async function syncRun(
     let only: Set<string> | undefined;
     let source: CandidateSource;
     let sourceHash: string | undefined;
+    let markdown: () => MarkdownReport | null = () => null;
+    let memoryHash: string | undefined;
     if (ids.length > 0) {
       // Explicit requests: every candidate is built, the named ones pass the policy.
       const all = await memorySource(ctx);
@@ -63,12 +77,14 @@ export async function syncRun(
       source = async (queue) =>
         (await asked.load(queue)).filter((c) => only?.has(`${c.item.type}:${c.item.local_id}`));
     } else {
-      const memory = await memorySource(ctx);
-      source = memory.load;
-      sourceHash = memory.hash;
+      const read = await runSource(ctx, request.target, store, request.all === true);
+      source = read.source;
+      sourceHash = read.sourceHash;
+      markdown = read.report;
+      memoryHash = read.memoryHash;
     }
-    const target = openTarget(ctx, request.target);
-    return await runSync(source, {
+    const target = openTarget(ctx, request.target, { resend: request.all === true });
+    const result = await runSync(source, {
       store,
       target,
       schedule: scheduleOf(ctx),
@@ -79,6 +95,10 @@ export async function syncRun(
       ...(only ? { only } : {}),
       ...(sourceHash !== undefined ? { sourceHash } : {}),
     }).finally(() => closeTarget(target));
+    if (memoryHash !== undefined) store.commit({ ...store.load(), source_hash: memoryHash }, []);
+    const report = markdown();
+    if (report !== null) result.notices.unshift(...report.warnings);
+    return { ...result, stats: runStats(result, report), markdown: report };
   } finally {
     lock.release();
   }

@@ -16,22 +16,13 @@ import { QueueStore } from "./queue-store.js";
 import { readRecordedIds, recordedIdsPath, syncDir } from "./state-paths.js";
 import { SyncLog } from "./sync-log.js";
 import { openTanaTarget } from "./tana-open.js";
+import type { TargetName } from "./target-names.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
 
+export { parseTarget, TARGETS, type TargetName } from "./target-names.js";
 export { readRecordedIds, syncDir };
-
-export const TARGETS = ["notion", "graphiti", "tana"] as const;
-export type TargetName = (typeof TARGETS)[number];
-
-export function parseTarget(name: string | undefined): TargetName {
-  const target = name ?? "notion";
-  if (!(TARGETS as readonly string[]).includes(target)) {
-    throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
-  }
-  return target as TargetName;
-}
 
 /** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
 function pick<T extends object>(ctx: RepoContext, defaults: T): T {
@@ -115,9 +106,23 @@ export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
   writeFileAtomicSync(recordedIdsPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
 }
 
+/** How a run uses its target: `resend` sends again what was delivered (`sync run --all`). */
+export interface OpenOptions {
+  resend?: boolean;
+}
+
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */
-export function openTarget(ctx: RepoContext, name: TargetName): SyncTarget {
-  if (name === "graphiti") return new GraphitiTarget({ config: ctx.config.sync.graphiti });
+export function openTarget(
+  ctx: RepoContext,
+  name: TargetName,
+  options: OpenOptions = {},
+): SyncTarget {
+  if (name === "graphiti") {
+    return new GraphitiTarget({
+      config: ctx.config.sync.graphiti,
+      resend: options.resend === true,
+    });
+  }
   if (name === "tana") return openTanaTarget(ctx, queueStore(ctx, "tana").load().mapping);
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;

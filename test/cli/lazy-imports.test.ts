@@ -4,7 +4,7 @@
  * with a loader hook that records every module they load (test/support/import-trace.mjs).
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, childEnv, DIRECTOR_BIN, ROOT, WORKER_BIN } from "../support/bins.js";
@@ -82,6 +82,19 @@ describe("command start-up loads only what the command uses", () => {
     // worker check reads git history (isomorphic-git): proof the test can fail.
     const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
     expect(loaded.some((m) => /node_modules\/isomorphic-git\//.test(m))).toBe(true);
+  });
+
+  it("director sync run --hook loads no store client (it returns at once)", async () => {
+    repo.writeConfig('[sync.graphiti]\nurl = "http://127.0.0.1:9/mcp/"\nretries = 0\n');
+    const loaded = loadedBy(DIRECTOR_BIN, ["sync", "run", "--target", "graphiti", "--hook"]);
+    expect(loaded.some((m) => m.endsWith("/sync/hook.js"))).toBe(true);
+    expect(
+      loaded.filter((m) => /node_modules\/(@modelcontextprotocol|@notionhq)\//.test(m)),
+    ).toEqual([]);
+    // The detached run it started ends by releasing the hook lock.
+    const lock = join(repo.dir, ".engram", "sync", "graphiti", "hook.lock");
+    for (let i = 0; i < 600 && existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(lock)).toBe(false);
   });
 
   it("director status loads neither GitHub nor NATS", () => {

@@ -18,7 +18,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["schema", "errors.ts"],
   ["core"],
   ["clock.ts", "config", "state", "git", "github"],
-  ["repo"],
+  ["repo", "sources"],
   ["context"],
   ["ingest", "graph", "sync"],
   ["bus"],

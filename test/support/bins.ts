@@ -141,6 +141,12 @@ export function describeResult(r: BinResult): string {
   return `exit ${r.code}${r.signal ? ` (${r.signal})` : ""}\nstdout: ${r.stdout.slice(0, 2000)}\nstderr: ${r.stderr.slice(0, 2000)}`;
 }
 
+/** The result of a command that must succeed; throws with its output otherwise. */
+export function succeeded(r: BinResult): BinResult {
+  if (r.code !== 0) throw new Error(`command failed: ${describeResult(r)}`);
+  return r;
+}
+
 /** The JSON a successful `--json` command printed; throws with the output otherwise. */
 export function jsonOf<T>(r: BinResult): T {
   if (r.code !== 0) throw new Error(`command failed: ${describeResult(r)}`);

@@ -36,8 +36,14 @@ export class FakeGraphiti {
   readonly episodes: FakeEpisode[] = [];
   readonly calls: AddCall[] = [];
   readonly searches: { tool: string; query: string }[] = [];
+  /** Every HTTP request the server received (a dry run must make none). */
+  requests = 0;
+  /** Episodes the processor failed, with the server's reason (as its log would say). */
+  readonly failures: { name: string; error: string }[] = [];
   private readonly queue: AddCall[] = [];
   private drops = 0;
+  private errors: string[] = [];
+  private httpFaults: number[] = [];
   private http: Server | null = null;
   private readonly transports = new Map<string, StreamableHTTPServerTransport>();
   url = "";
@@ -47,6 +53,16 @@ export class FakeGraphiti {
   /** The next queued episode is lost while processing (answered "queued", never stored). */
   dropNext(count = 1): void {
     this.drops += count;
+  }
+
+  /** The next `add_memory` calls answer `{"error": message}` in the tool result, as the server does. */
+  errorNext(message: string, count = 1): void {
+    for (let i = 0; i < count; i++) this.errors.push(message);
+  }
+
+  /** The next POSTs to the MCP endpoint answer this HTTP status (429, 503...) instead. */
+  httpFaultNext(status: number, count = 1): void {
+    for (let i = 0; i < count; i++) this.httpFaults.push(status);
   }
 
   async start(port = 0): Promise<void> {
@@ -76,6 +92,7 @@ export class FakeGraphiti {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    this.requests++;
     const path = new URL(req.url ?? "/", "http://x").pathname;
     if (path === "/health" && req.method === "GET") {
       res.setHeader("content-type", "application/json");
@@ -85,6 +102,12 @@ export class FakeGraphiti {
     if (path !== "/mcp/" && path !== "/mcp") {
       res.statusCode = 404;
       res.end("not found");
+      return;
+    }
+    const fault = req.method === "POST" ? this.httpFaults.shift() : undefined;
+    if (fault !== undefined) {
+      res.writeHead(fault, { "content-type": "text/plain", "retry-after": "0" });
+      res.end(fault === 429 ? "Too Many Requests" : "Service Unavailable");
       return;
     }
     const body = req.method === "POST" ? await readJson(req) : undefined;
@@ -125,6 +148,8 @@ export class FakeGraphiti {
       },
       async (a) => {
         const group = a.group_id ?? "main";
+        const failure = this.errors.shift();
+        if (failure !== undefined) return answer({ error: failure });
         if (!GROUP.test(group)) return answer({ error: `Invalid group_id: ${group}` });
         if (a.name === "") return answer({ error: "Episode name must not be empty" });
         const call: AddCall = {
@@ -212,8 +237,13 @@ export class FakeGraphiti {
       this.drops--;
       return;
     }
+    const at = call.uuid === null ? -1 : this.episodes.findIndex((e) => e.uuid === call.uuid);
+    if (call.uuid !== null && at < 0) {
+      // graphiti_core reads a given uuid as "load this episode": a new one is not found.
+      this.failures.push({ name: call.name, error: `node ${call.uuid} not found` });
+      return;
+    }
     const uuid = call.uuid ?? randomUUID();
-    const at = this.episodes.findIndex((e) => e.uuid === uuid);
     const episode: FakeEpisode = {
       uuid,
       name: call.name,

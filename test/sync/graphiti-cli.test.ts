@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
+import { assertBuilt, director, succeeded, worker } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs } from "../support/repo.js";
 
@@ -16,17 +16,12 @@ afterAll(() => dirs.cleanup());
 
 const env = { SOURCE_DATE_EPOCH: String(EPOCH) };
 
-function ok(r: BinResult): BinResult {
-  expect(r.code, describeResult(r)).toBe(0);
-  return r;
-}
-
 describe("director sync --target graphiti through the bins", () => {
   it("sends memory's episodes to the stand-in, once, and the process exits", async () => {
     server = new FakeGraphiti();
     await server.start();
     const repo = dirs.repo("engram-graphiti-");
-    ok(await director(["init"], { cwd: repo.dir }));
+    succeeded(await director(["init"], { cwd: repo.dir }));
     repo.writeConfig(
       [
         "[memory]",
@@ -34,6 +29,9 @@ describe("director sync --target graphiti through the bins", () => {
         "[sync.graphiti]",
         `url = "${server.url}"`,
         "confirm_wait_seconds = 5",
+        "[[sources.markdown.folders]]",
+        'path = "notes"',
+        'kind = "research"',
         "",
       ].join("\n"),
     );
@@ -55,11 +53,14 @@ describe("director sync --target graphiti through the bins", () => {
         topics: ["t"],
       },
     ];
+    repo.write("notes/one.md", "---\nsource: a paper\n---\n# Caching\n\nCache the lockfile.\n");
     const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
-    ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
-    ok(await director(["run", "--force"], { cwd: repo.dir, env }));
+    succeeded(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
+    succeeded(await director(["run", "--force"], { cwd: repo.dir, env }));
     const sync = async (...args: string[]) =>
-      JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
+      JSON.parse(
+        succeeded(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout,
+      );
     const status = await sync("status", "--target", "graphiti");
     expect(status.health.healthy).toBe(true);
     const first = await sync("run", "--target", "graphiti", "--force");
@@ -67,13 +68,17 @@ describe("director sync --target graphiti through the bins", () => {
     expect(first.sent.failed).toBe(0);
     const sent = server.calls.length;
     expect(server.episodes.map((e) => e.group_id)).toContain("engram");
+    // Memory's items and the markdown file travel in the same run, each to its group.
+    expect(first.markdown.new).toHaveLength(1);
+    expect(server.episodes.find((e) => e.name === "Caching")?.group_id).toBe("research");
     const second = await sync("run", "--target", "graphiti", "--force");
     expect(second.sent.created_or_updated).toBe(0);
+    expect(second.stats).toMatchObject({ processed: 0, skipped: 1 });
     expect(server.calls.length).toBe(sent);
 
     // Hybrid recall asks the graph memory syncs to, with the query as the backend reads it.
     const recall = JSON.parse(
-      ok(
+      succeeded(
         await worker(["recall", "apt-28", "--confidence", "0.2", "--no-signal", "--json"], {
           cwd: repo.dir,
           env,

@@ -136,6 +136,31 @@ describe("Graphiti target against the local MCP stand-in", () => {
     await expect(g.searchNodes("", ["engram"])).rejects.toMatchObject({ kind: "validation" });
   });
 
+  it("an {error} result of add_memory fails the item in the engine; never counted as sent", async () => {
+    server = new FakeGraphiti();
+    await server.start();
+    server.errorNext("Error queuing episode: database is read-only");
+    server.errorNext("Graphiti client not initialized");
+    const store = new QueueStore(dir, "graphiti");
+    const options = {
+      store,
+      target: target(server.url),
+      schedule: DEFAULT_SCHEDULE,
+      clock: () => "2026-01-05T10:00:00.000Z",
+      log: new SyncLog(join(dir, "log"), 8),
+      sealKey: () => undefined,
+    };
+    const result = await runSync([candidate(item("x", "body of x"))], options);
+    expect(result.sent).toMatchObject({ created_or_updated: 0, skipped: 1 });
+    const record = store.load().records["episode:x"];
+    expect(record).toMatchObject({ state: "failed", remote_id: null });
+    expect(record?.last_error).toContain("database is read-only");
+    expect(server.episodes).toHaveLength(0);
+    // A server still starting says so in a result: that one is retried, not given up.
+    const second = await runSync([candidate(item("y", "body of y"))], options);
+    expect(second.sent).toMatchObject({ created_or_updated: 1, skipped: 0 });
+  });
+
   it("keeps a dropped episode pending and delivers it on the next run, once", async () => {
     server = new FakeGraphiti();
     await server.start();
@@ -165,6 +190,23 @@ describe("Graphiti target against the local MCP stand-in", () => {
     const third = await runSync(items.map(candidate), options);
     expect(third.sent.created_or_updated).toBe(0);
     expect(server.calls).toHaveLength(4);
+  });
+
+  it("retries 429 and 5xx with backoff, then succeeds; past the retries it is unavailable", async () => {
+    server = new FakeGraphiti();
+    await server.start();
+    const g = target(server.url, { retries: 3 });
+    server.httpFaultNext(429);
+    server.httpFaultNext(503, 2);
+    const one = item("r1", "body of r1");
+    const id = await g.upsert(outgoingPublic(one, itemHash(one)), null);
+    expect(server.episodes.map((e) => e.uuid)).toEqual([id]);
+    const strict = target(server.url, { retries: 1 });
+    server.httpFaultNext(502, 5);
+    const two = item("r2", "body of r2");
+    await expect(strict.upsert(outgoingPublic(two, itemHash(two)), null)).rejects.toMatchObject({
+      kind: "unavailable",
+    });
   });
 
   it("a dead server is unhealthy, never a thrown error", async () => {

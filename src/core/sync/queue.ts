@@ -325,3 +325,19 @@ export function queueDepth(queue: TargetQueue): QueueDepth {
   }
   return depth;
 }
+
+/**
+ * Forgets what was sent for these keys (`sync run --all`): their next enqueue counts as a
+ * change, while the remote ids stay, so the store replaces its copy instead of adding one.
+ */
+export function forgetSent<Q extends TargetQueue>(queue: Q, keys: Iterable<string>): Q {
+  const records = { ...queue.records };
+  const mapping = { ...queue.mapping };
+  for (const key of keys) {
+    const record = records[key];
+    if (record !== undefined) records[key] = { ...record, content_hash: "" };
+    const mapped = mapping[key];
+    if (mapped !== undefined) mapping[key] = { ...mapped, content_hash: "" };
+  }
+  return { ...queue, records, mapping };
+}

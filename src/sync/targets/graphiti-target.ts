@@ -1,4 +1,5 @@
 import { type EpisodePart, episodeParts, searchQuery } from "../../core/sync/graphiti-episode.js";
+import { isRemovedItem } from "../../core/sync/markdown.js";
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import { SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
 import type { GraphitiSyncConfig } from "../../schema/config.js";
@@ -16,6 +17,11 @@ export interface GraphitiTargetOptions {
   backoffMs?: number;
   /** How often `get_episodes` is asked while waiting for a queued episode. */
   pollMs?: number;
+  /**
+   * `sync run --all`: an item already delivered is sent again, its earlier episodes deleted
+   * first, instead of being confirmed as listed.
+   */
+  resend?: boolean;
 }
 
 interface ListedEpisode {
@@ -23,6 +29,7 @@ interface ListedEpisode {
   name?: string;
   content?: string;
   group_id?: string;
+  source_description?: string;
 }
 
 /** Most episodes asked of `get_episodes` when looking for ours (newest first on the server). */
@@ -38,6 +45,8 @@ export class GraphitiTarget implements SyncTarget {
   readonly name = "graphiti";
   private readonly client: GraphitiClient;
   private readonly pollMs: number;
+  /** Keys the engine looked up: their next upsert checks the server before sending. */
+  private readonly lookups = new Set<string>();
 
   constructor(private readonly options: GraphitiTargetOptions) {
     const c = options.config;
@@ -107,41 +116,61 @@ export class GraphitiTarget implements SyncTarget {
         "validation",
       );
     }
+    if (isRemovedItem(item.fields)) {
+      // A removed markdown file: its episodes are deleted; nothing stands for it any more.
+      if (remoteId !== null) await this.archive(remoteId);
+      return "";
+    }
     const parts = this.partsOf(item);
     const group = (parts[0] as EpisodePart).group_id;
-    let listed = await this.listed(group);
+    if (this.options.resend === true && remoteId !== null) await this.archive(remoteId);
+    // What the server holds matters only when an earlier send may have reached it: an update,
+    // or a record the engine looks up (in flight at a crash, or failed before).
+    const recheck = remoteId !== null || this.lookups.delete(item.key);
+    let listed = recheck ? await this.listed(group) : [];
     for (const part of parts) {
-      if (!isListed(listed, part)) await this.client.call("add_memory", { ...part });
+      // Graphiti reads a given uuid as "load this episode" and fails on a new one: the part's
+      // own id travels in source_description instead, and the server names the episode.
+      const { uuid: _, ...call } = part;
+      if (findListed(listed, part) === undefined) await this.client.call("add_memory", call);
     }
     const deadline = performance.now() + this.options.config.confirm_wait_seconds * 1000;
-    while (!parts.every((p) => isListed(listed, p))) {
+    // A local server lists an episode within tens of ms: ask soon, then back off to pollMs.
+    let wait = Math.min(25, this.pollMs);
+    while (!parts.every((p) => findListed(listed, p) !== undefined)) {
       if (performance.now() >= deadline) {
-        const missing = parts.filter((p) => !isListed(listed, p)).length;
+        const missing = parts.filter((p) => findListed(listed, p) === undefined).length;
         throw new SyncTargetError(
           `${item.key}: ${missing} of ${parts.length} episode part(s) queued but not yet listed by get_episodes; pending`,
           "unavailable",
         );
       }
-      await new Promise((resolve) => setTimeout(resolve, this.pollMs));
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      wait = Math.min(wait * 2, this.pollMs);
       listed = await this.listed(group);
     }
-    const id = parts.map((p) => p.uuid).join(",");
-    if (remoteId !== null && remoteId !== id) await this.removeSuperseded(remoteId, parts);
+    const id = parts.map((p) => findListed(listed, p)?.uuid ?? p.uuid).join(",");
+    if (remoteId !== null && remoteId !== id) await this.removeSuperseded(remoteId, id);
     return id;
   }
 
   /**
-   * Always null: the uuids derive from the content, so `upsert` itself finds what a crashed
-   * run already delivered and sends only the missing parts.
+   * Always null: the part ids derive from the content, so `upsert` itself finds what a crashed
+   * or dropped send already delivered (it lists the group first for such a key) and sends only
+   * the missing parts.
    */
-  async findByKey(_type: SyncType, _key: string): Promise<string | null> {
+  async findByKey(_type: SyncType, key: string): Promise<string | null> {
+    this.lookups.add(key);
     return null;
   }
 
   /** Deletes the episodes of an earlier version of an item (the new version supersedes them). */
   async archive(remoteId: string): Promise<void> {
     for (const uuid of remoteId.split(",").filter(Boolean)) {
-      await this.client.call("delete_episode", { uuid });
+      await this.client.call("delete_episode", { uuid }).catch((error: unknown) => {
+        // Already gone (deleted by hand, or by an earlier run that crashed after it): done.
+        if (!(error instanceof SyncTargetError && /not found/i.test(error.message))) throw error;
+      });
     }
   }
 
@@ -186,7 +215,10 @@ export class GraphitiTarget implements SyncTarget {
         reference_time:
           text("timestamp") ?? text("last_seen") ?? text("discovered") ?? text("first_seen") ?? "",
         content_hash: item.content_hash,
-      }).map((p) => (p.reference_time === "" ? withoutTime(p) : p));
+      }).map((p) => {
+        const tagged = { ...p, source_description: `${p.source_description} | ref: ${p.uuid}` };
+        return p.reference_time === "" ? withoutTime(tagged) : tagged;
+      });
     } catch (error) {
       throw new SyncTargetError(`${item.key}: ${(error as Error).message}`, "validation");
     }
@@ -201,16 +233,24 @@ export class GraphitiTarget implements SyncTarget {
     return value?.episodes ?? [];
   }
 
-  private async removeSuperseded(remoteId: string, parts: readonly EpisodePart[]): Promise<void> {
-    const keep = new Set(parts.map((p) => p.uuid));
+  private async removeSuperseded(remoteId: string, id: string): Promise<void> {
+    const keep = new Set(id.split(","));
     const old = remoteId.split(",").filter((u) => u !== "" && !keep.has(u));
     if (old.length > 0) await this.archive(old.join(","));
   }
 }
 
-function isListed(listed: readonly ListedEpisode[], part: EpisodePart): boolean {
-  return listed.some(
-    (e) => e.uuid === part.uuid || (e.name === part.name && e.content === part.episode_body),
+/** The server's episode for a part: by the ref in its provenance, or by name and body. */
+function findListed(
+  listed: readonly ListedEpisode[],
+  part: EpisodePart,
+): ListedEpisode | undefined {
+  const ref = `ref: ${part.uuid}`;
+  return listed.find(
+    (e) =>
+      e.uuid === part.uuid ||
+      (e.source_description ?? "").endsWith(ref) ||
+      (e.name === part.name && e.content === part.episode_body),
   );
 }
 

@@ -1,0 +1,191 @@
+import { createHash } from "node:crypto";
+import { readFileSync, statSync } from "node:fs";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import fg from "fast-glob";
+import type { Redactor } from "../core/ingest/redact.js";
+import type { SyncCandidate } from "../core/sync/item.js";
+import { itemHash, itemKey } from "../core/sync/item.js";
+import {
+  folderTag,
+  folderTagOf,
+  isEngramOutput,
+  type MarkdownFolder,
+  markdownItem,
+  removedMarkdownItem,
+} from "../core/sync/markdown.js";
+import type { TargetQueue } from "../core/sync/queue.js";
+import type { MarkdownSourceConfig } from "../schema/sources-config.js";
+import { parseFrontmatter } from "./frontmatter.js";
+
+/** What one scan of the markdown folders found, for the run's report and `--verbose`. */
+export interface MarkdownReport {
+  folders: number;
+  /** Files matched by the globs (engram's own output excluded). */
+  files: number;
+  /** Queue keys with the file they stand for, by what happens to them. */
+  new: FileRef[];
+  changed: FileRef[];
+  removed: FileRef[];
+  unchanged: number;
+  /** Unchanged since queued, but not delivered yet (the queue retries them). */
+  waiting: number;
+  /** New or changed files past `max_files_per_run`: queued by a later run. */
+  deferred: number;
+  /** Engram's own output met in a folder (MEMORY.md, generated files): never read in. */
+  excluded: number;
+  redactions: number;
+  warnings: string[];
+}
+
+export interface FileRef {
+  key: string;
+  file: string;
+}
+
+export interface MarkdownScanOptions {
+  repoDir: string;
+  /** The state folder: never read, whatever a glob says. */
+  stateDir: string;
+  config: MarkdownSourceConfig;
+  redactor: Redactor;
+  project: string;
+  /** Offer every file again, changed or not (`sync run --all`). */
+  all?: boolean;
+}
+
+export interface MarkdownScan {
+  candidates: SyncCandidate[];
+  report: MarkdownReport;
+}
+
+/**
+ * Reads the configured folders: every matching file becomes a candidate when it is new or its
+ * item changed (by the file's SHA-256), removed files become archive items, at most
+ * `max_files_per_run` of them per run. The queue tells what was sent before (its records and
+ * id mapping), so no other ledger is kept.
+ */
+export async function scanMarkdown(
+  queue: TargetQueue,
+  options: MarkdownScanOptions,
+): Promise<MarkdownScan> {
+  const { config } = options;
+  const report: MarkdownReport = {
+    folders: config.folders.length,
+    files: 0,
+    new: [],
+    changed: [],
+    removed: [],
+    unchanged: 0,
+    waiting: 0,
+    deferred: 0,
+    excluded: 0,
+    redactions: 0,
+    warnings: [],
+  };
+  const candidates: SyncCandidate[] = [];
+  const previous = (key: string) =>
+    queue.records[key]?.content_hash ?? queue.mapping[key]?.content_hash;
+  const offer = (candidate: SyncCandidate, list: FileRef[], file: string): void => {
+    if (candidates.length >= config.max_files_per_run) {
+      report.deferred++;
+      return;
+    }
+    candidates.push(candidate);
+    list.push({ key: itemKey(candidate.item), file });
+  };
+  const seen = new Set<string>();
+  const scanned = new Set<string>();
+  const repoMemory = join(options.repoDir, "memory");
+  const repoFocus = join(options.repoDir, "MEMORY.md");
+  for (const entry of config.folders) {
+    const dir = isAbsolute(entry.path) ? entry.path : resolve(options.repoDir, entry.path);
+    if (!isDirectory(dir)) {
+      report.warnings.push(`[sources.markdown] ${entry.path}: folder not found; skipped`);
+      continue;
+    }
+    scanned.add(folderTag(entry.path));
+    const folder: MarkdownFolder = {
+      path: entry.path,
+      kind: entry.kind,
+      group: entry.group,
+      privacy: entry.privacy ?? config.privacy,
+    };
+    const files = await fg(entry.globs, {
+      cwd: dir,
+      onlyFiles: true,
+      followSymbolicLinks: false,
+      suppressErrors: true,
+      ignore: ["**/node_modules/**", "**/.git/**"],
+    });
+    files.sort();
+    for (const rel of files) {
+      const path = join(dir, rel);
+      const shown = `${entry.path}/${rel}`;
+      if (path === repoFocus || inside(path, repoMemory) || inside(path, options.stateDir)) {
+        report.excluded++;
+        continue;
+      }
+      let bytes: Buffer;
+      try {
+        if (statSync(path).size > config.max_file_bytes) {
+          report.warnings.push(`${shown}: larger than max_file_bytes; skipped`);
+          continue;
+        }
+        bytes = readFileSync(path);
+      } catch (error) {
+        report.warnings.push(`${shown}: not readable (${(error as Error).message}); skipped`);
+        continue;
+      }
+      const text = bytes.toString("utf8");
+      const frontmatter = parseFrontmatter(text);
+      if (isEngramOutput(text, frontmatter.data)) {
+        report.excluded++;
+        continue;
+      }
+      report.files++;
+      const sha256 = createHash("sha256").update(bytes).digest("hex");
+      const made = markdownItem(
+        { folder, relative: rel.split(sep).join("/"), frontmatter, sha256 },
+        options.redactor,
+        options.project,
+      );
+      report.redactions += made.redactions;
+      if (frontmatter.warning !== null) {
+        report.warnings.push(`${shown}: ${frontmatter.warning}; body synced`);
+      }
+      const key = itemKey(made.candidate.item);
+      seen.add(key);
+      const before = previous(key);
+      if (before === itemHash(made.candidate.item) && options.all !== true) {
+        if (queue.records[key]?.state === "pending") report.waiting++;
+        else report.unchanged++;
+        continue;
+      }
+      offer(made.candidate, before === undefined ? report.new : report.changed, shown);
+    }
+  }
+  // A file the queue sent before, from a folder read now, that no glob matches any more.
+  const known = new Set([...Object.keys(queue.mapping), ...Object.keys(queue.records)]);
+  for (const key of [...known].sort()) {
+    const localId = key.slice(key.indexOf(":") + 1);
+    const tag = folderTagOf(localId);
+    if (tag === null || !scanned.has(tag) || seen.has(key)) continue;
+    const removed = removedMarkdownItem(localId);
+    if (previous(key) === itemHash(removed.item)) continue;
+    offer(removed, report.removed, localId);
+  }
+  return { candidates, report };
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function inside(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+}
