@@ -19,6 +19,7 @@
  *                   health check
  *  14. sessions     one director run consolidating 100 ended sessions of 50 items (one version
  *                   each), and the process wall of worker session start, write and end
+ *  15. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -45,6 +46,7 @@ import {
   runSyncScenario,
   type SyncScenarioResult,
 } from "./sync.js";
+import { runTanaScenario, type TanaScenarioResult } from "./tana.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
@@ -185,6 +187,7 @@ async function main(): Promise<void> {
   gc();
   const github = await attempt<GitHubScenarioResult>("github", () => runGitHubScenario());
   const sync = await attempt<SyncScenarioResult>("sync", () => runSyncScenario());
+  const tana = await attempt<TanaScenarioResult>("tana", () => runTanaScenario());
   gc();
   const graphiti = await attempt<GraphitiScenarioResult>("graphiti", () => runGraphitiScenario());
   gc();
@@ -219,7 +222,7 @@ async function main(): Promise<void> {
     graph,
     transports: { tcp, nats, git: gitRefs },
     github,
-    sync: { notion: sync, noop: noopSync },
+    sync: { notion: sync, noop: noopSync, tana },
     graphiti,
     from_git: fromGit,
     startup,
@@ -238,6 +241,7 @@ async function main(): Promise<void> {
     gitRefs,
     github,
     sync,
+    tana,
     noopSync,
     graphiti,
     fromGit,

@@ -13,14 +13,14 @@ const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) 
 export const SYNC_COMMAND: Command = {
   name: "sync",
   summary:
-    "Send memory (and, to the knowledge graph, markdown files) to an external store: run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
+    "Send memory (and, to the knowledge graph, markdown files) to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
   usage:
-    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti] [--force] [--all] [--dry-run] [--verbose] [--hook] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] [--all] [--dry-run] [--verbose] [--hook] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
   options: {
     target: {
       type: "string",
       value: "NAME",
-      description: "the external store: notion (default) or graphiti",
+      description: "the external store: notion (default), graphiti or tana",
     },
     id: {
       type: "string",
@@ -31,6 +31,10 @@ export const SYNC_COMMAND: Command = {
     force: {
       type: "boolean",
       description: "with run: send priority 2 items now instead of waiting for the batch interval",
+    },
+    resync: {
+      type: "boolean",
+      description: "with run --target tana: create again the nodes whose mapping is stale",
     },
     all: {
       type: "boolean",

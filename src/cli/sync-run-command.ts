@@ -1,5 +1,6 @@
 import { resolve } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { UsageError } from "../errors.js";
 import type { MarkdownReport } from "../sources/markdown.js";
 import type { TargetName } from "../sync/service.js";
 import { type CommandOutput, type ParsedArgs, stringOption } from "./args.js";
@@ -18,6 +19,11 @@ export async function runAction(
 ): Promise<CommandOutput> {
   const all = args.values.all === true;
   const verbose = args.values.verbose === true;
+  if (target === "tana" && (all || args.values["dry-run"] === true)) {
+    throw new UsageError(
+      `sync run --target tana: ${all ? "--all" : "--dry-run"} is not built for Tana (--resync recreates stale nodes)`,
+    );
+  }
   if (args.values["dry-run"] === true) {
     const { syncDryRun } = await import("../sync/dry-run.js");
     const r = await syncDryRun(ctx, target, { all });
@@ -71,6 +77,20 @@ export async function runAction(
       ids: requested,
       force: args.values.force === true,
       all,
+      resync: args.values.resync === true,
+      ...(target === "tana"
+        ? { registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir) }
+        : {}),
+      // Large sets take a while at Tana's one call a second: a terminal sees them move.
+      ...(process.stderr.isTTY
+        ? {
+            progress: (done: number, total: number) => {
+              process.stderr.write(
+                `\r${target}: ${done}/${total} item(s) sent${done === total ? "\n" : ""}`,
+              );
+            },
+          }
+        : {}),
     });
   } finally {
     if (hookLock !== undefined && hookLock !== "") hook.releaseHookLock(hookLock, process.pid);
@@ -81,6 +101,7 @@ export async function runAction(
     `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, skipped ${r.sent.skipped}`,
     `files: processed ${st.processed}, succeeded ${st.succeeded}, failed ${st.failed}, skipped ${st.skipped}`,
     `queue: ${r.depth.pending} pending (${r.depth.awaiting_approval} awaiting approval), ${r.depth.failed} failed, ${r.depth.synced} synced`,
+    ...(r.tana ? [ops.tanaSummary(r.tana)] : []),
     ...(verbose
       ? [
           `health: ${r.health.healthy ? "healthy" : `unhealthy (${r.health.error}: ${r.health.message})`}, ${r.health.latency_ms} ms`,

@@ -1,5 +1,8 @@
 import { z } from "zod";
 import { GraphitiGroup, SourcesConfig } from "./sources-config.js";
+import { TanaSyncConfig } from "./tana-config.js";
+
+export { TanaSyncConfig };
 
 const PositiveInt = z.number().int().positive();
 const Ratio = z.number().gt(0).lt(1);
@@ -397,6 +400,7 @@ export const SyncConfig = z
     ),
     notion: NotionSyncConfig.prefault({}).describe("The Notion target."),
     graphiti: GraphitiSyncConfig.prefault({}).describe("The Graphiti knowledge-graph target."),
+    tana: TanaSyncConfig.prefault({}).describe("The Tana target."),
   })
   .strict();
 export type SyncConfig = z.infer<typeof SyncConfig>;

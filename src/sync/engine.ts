@@ -20,9 +20,15 @@ import {
   queueDepth,
   type SyncSchedule,
 } from "../core/sync/queue.js";
+import { retryOrFail, sendBatches } from "./batch-send.js";
 import type { QueueStore, StoredQueue, TargetStatus } from "./queue-store.js";
 import type { SyncLog, SyncLogEntry } from "./sync-log.js";
-import { type SyncTarget, SyncTargetError, type TargetHealth } from "./targets/target.js";
+import {
+  isBatchTarget,
+  type SyncTarget,
+  SyncTargetError,
+  type TargetHealth,
+} from "./targets/target.js";
 
 export interface EngineOptions {
   store: QueueStore;
@@ -42,6 +48,8 @@ export interface EngineOptions {
    * memory has nothing new and the candidates are not built at all.
    */
   sourceHash?: string;
+  /** Items written so far of those due, for a store that sends many a call (a terminal shows it). */
+  progress?: (done: number, total: number) => void;
 }
 
 /** Candidates, or a way to build them only when needed. */
@@ -156,8 +164,16 @@ export async function runSync(
 
   const plan = planDue(q, schedule, now, options.force === true || options.only !== undefined);
   const due = options.only ? plan.due.filter((k) => options.only?.has(k)) : plan.due;
+  if (isBatchTarget(target)) {
+    q = await sendBatches(q, due, target, {
+      ...options,
+      prepare: (record) => prepare(record, options.sealKey),
+      notices,
+      sent,
+    });
+  }
   let unavailableRun = 0;
-  for (const key of due) {
+  for (const key of isBatchTarget(target) ? [] : due) {
     const record = q.records[key] as QueueRecord;
     const at = clock();
     let outgoing: OutgoingItem;
@@ -237,27 +253,8 @@ export async function runSync(
         notices.push(`${key}: rejected by ${target.name} (${failure.message}); skipped`);
         continue;
       }
-      q = markFailed(
-        q,
-        key,
-        {
-          message: failure.message,
-          retryable: true,
-          ...(failure.retryAfterSeconds !== undefined
-            ? { retry_after_seconds: failure.retryAfterSeconds }
-            : {}),
-        },
-        schedule,
-        failedAt,
-      );
+      q = retryOrFail(q, key, failure, { schedule, at: failedAt, sent, notices });
       store.commit(q, [key]);
-      const after = q.records[key] as QueueRecord;
-      if (after.state === "failed") {
-        sent.failed++;
-        notices.push(`${key}: failed after ${after.attempts} attempts: ${failure.message}`);
-      } else {
-        sent.retry_later++;
-      }
       // Rate limited: the store asked us to wait, so the rest waits too.
       if (failure.kind === "rate_limited") break;
       unavailableRun++;

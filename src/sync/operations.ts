@@ -4,6 +4,7 @@ import { type SyncMetrics, syncMetrics } from "../core/sync/metrics.js";
 import { sanitizedPreview } from "../core/sync/privacy.js";
 import { type QueueDepth, queueDepth, setApproval } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
+import type { Registry } from "../schema/registry.js";
 import type { MarkdownReport } from "../sources/markdown.js";
 import { type CandidateSource, runSync, type SyncRunResult } from "./engine.js";
 import type { TargetStatus } from "./queue-store.js";
@@ -20,6 +21,10 @@ import {
   type TargetName,
   writeRecordedIds,
 } from "./service.js";
+
+export { tanaSummary } from "./tana-service.js";
+
+import { type TanaReport, tanaInit, tanaRun } from "./tana-service.js";
 import { NotionTarget } from "./targets/notion-target.js";
 import type { SchemaReport, TargetHealth } from "./targets/target.js";
 
@@ -31,16 +36,29 @@ export interface RunRequest {
   force?: boolean;
   /** Send everything again, changed or not (`--all`). */
   all?: boolean;
+  /** Tana: create again the nodes whose mapping is stale (gone from the workspace). */
+  resync?: boolean;
+  /** Items written so far of those due (a terminal shows it). */
+  progress?: (done: number, total: number) => void;
+  /** Tana: the people and projects learnings link to (`config/registry.toml`). */
+  registry?: Registry;
 }
 
 /** A run's result with its statistics and, when markdown files were read, what they were. */
 export interface RunReport extends SyncRunResult {
   stats: RunStats;
   markdown: MarkdownReport | null;
+  /** Tana only: schema, stale mappings, archiving, links. */
+  tana?: TanaReport;
 }
 
 /** `director sync run` and `director sync --id`: one run of the engine, under the sync lock. */
 export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<RunReport> {
+  if (request.target === "tana") {
+    const result = await tanaRun(ctx, request);
+    return { ...result, stats: runStats(result, null), markdown: null };
+  }
+  if (request.resync === true) throw new UsageError("--resync goes with --target tana");
   const lock = await lockSync(ctx);
   try {
     const store = queueStore(ctx, request.target);
@@ -206,6 +224,7 @@ export async function syncDecide(
 
 /** `director sync init --target notion`: creates or validates the databases, records their ids. */
 export async function syncInit(ctx: RepoContext, target: TargetName): Promise<SchemaReport> {
+  if (target === "tana") return tanaInit(ctx);
   const lock = await lockSync(ctx);
   try {
     const opened = openTarget(ctx, target);

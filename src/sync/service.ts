@@ -15,6 +15,7 @@ import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
 import { readRecordedIds, recordedIdsPath, syncDir } from "./state-paths.js";
 import { SyncLog } from "./sync-log.js";
+import { openTanaTarget } from "./tana-open.js";
 import type { TargetName } from "./target-names.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
@@ -122,6 +123,7 @@ export function openTarget(
       resend: options.resend === true,
     });
   }
+  if (name === "tana") return openTanaTarget(ctx, queueStore(ctx, "tana").load().mapping);
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
   return new NotionTarget({

@@ -4,7 +4,7 @@ import { UsageError } from "../errors.js";
  * The sync targets by name. Kept apart from `service.ts` (which loads every store's client),
  * so that `sync run --hook` starts its detached run without loading any of them.
  */
-export const TARGETS = ["notion", "graphiti"] as const;
+export const TARGETS = ["notion", "graphiti", "tana"] as const;
 export type TargetName = (typeof TARGETS)[number];
 
 export function parseTarget(name: string | undefined): TargetName {

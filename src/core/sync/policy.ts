@@ -2,7 +2,11 @@ import type { Outcome } from "../../schema/envelope.js";
 
 /** The four kinds of item an external store receives. */
 export const SYNC_TYPES = ["episode", "insight", "pattern", "evolution"] as const;
-export type SyncType = (typeof SYNC_TYPES)[number];
+/** What memory's own collections hold (one Notion database each). */
+export type MemorySyncType = (typeof SYNC_TYPES)[number];
+/** Nodes of a learning graph (Tana): a learning of memory, and a proposal under review. */
+export const LEARNING_SYNC_TYPES = ["learning", "proposal"] as const;
+export type SyncType = MemorySyncType | (typeof LEARNING_SYNC_TYPES)[number];
 
 /** 1: sent as soon as the target is healthy; 2: sent with the next batch. */
 export type SyncPriority = 1 | 2;

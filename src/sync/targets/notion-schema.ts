@@ -1,5 +1,5 @@
 import type { SyncValue } from "../../core/sync/item.js";
-import type { SyncType } from "../../core/sync/policy.js";
+import type { MemorySyncType } from "../../core/sync/policy.js";
 
 /** The Notion property types the four databases use. */
 export type NotionPropertyType =
@@ -32,7 +32,7 @@ const COMMON = {
 
 /** Database titles and properties, one database per item type (the seed's sync operations). */
 export const DATABASES: Record<
-  SyncType,
+  MemorySyncType,
   { title: string; properties: Record<string, NotionPropertyType> }
 > = {
   episode: {

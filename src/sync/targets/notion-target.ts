@@ -2,7 +2,7 @@ import { APIErrorCode, APIResponseError, Client, isNotionClientError } from "@no
 import { sha256Hex } from "../../core/model/canonical.js";
 import type { SyncValue } from "../../core/sync/item.js";
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
-import { SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
+import { type MemorySyncType, SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
 import type { NotionSyncConfig } from "../../schema/config.js";
 import {
   blockBatches,
@@ -250,7 +250,7 @@ export class NotionTarget implements SyncTarget {
   }
 
   private properties(item: OutgoingItem): Record<string, unknown> {
-    const spec = DATABASES[item.type].properties;
+    const spec = DATABASES[memoryType(item.type)].properties;
     const values: Record<string, SyncValue> = {
       ...item.fields,
       [TITLE]: item.title,
@@ -300,7 +300,7 @@ export class NotionTarget implements SyncTarget {
     const ids = this.ids[type];
     if (ids === undefined) {
       throw new SyncTargetError(
-        `no ${DATABASES[type].title} database: run director sync init --target notion`,
+        `no ${DATABASES[memoryType(type)].title} database: run director sync init --target notion`,
         "schema",
       );
     }
@@ -325,7 +325,7 @@ export class NotionTarget implements SyncTarget {
     )) as { properties?: Record<string, { type?: string }> };
     const missing: string[] = [];
     const wrong: string[] = [];
-    for (const [name, kind] of Object.entries(DATABASES[type].properties)) {
+    for (const [name, kind] of Object.entries(DATABASES[memoryType(type)].properties)) {
       const found = ds.properties?.[name];
       if (found === undefined) missing.push(name);
       else if (found.type !== kind) wrong.push(`${name} is ${found.type}, expected ${kind}`);
@@ -344,7 +344,7 @@ export class NotionTarget implements SyncTarget {
 }
 
 /** The databases hybrid recall searches: memory versions hold no knowledge of their own. */
-const SEARCHED: readonly SyncType[] = ["episode", "insight", "pattern"];
+const SEARCHED: readonly MemorySyncType[] = ["episode", "insight", "pattern"];
 /** Words of a query sent as filters (two each): Notion allows 100 filters in a compound. */
 const MAX_SEARCH_WORDS = 16;
 
@@ -390,6 +390,12 @@ function foundPage(type: SyncType, page: NotionPage): NotionFound {
     local_id: orNull(text("local_id")),
     encrypted: p.encrypted?.checkbox === true,
   };
+}
+
+/** Notion holds memory's own collections; learning-graph nodes go to Tana. */
+function memoryType(type: SyncType): MemorySyncType {
+  if ((SYNC_TYPES as readonly string[]).includes(type)) return type as MemorySyncType;
+  throw new SyncTargetError(`Notion has no database for ${type} items`, "validation");
 }
 
 function databaseKey(type: SyncType): keyof NotionSyncConfig["databases"] {

@@ -54,3 +54,32 @@ export interface SyncTarget {
   /** The remote id of the item with this key, if the store holds one (after a crash). */
   findByKey(type: SyncType, key: string): Promise<string | null>;
 }
+
+/** One item of a batch: what to write and the remote id it has (null: create). */
+export interface BatchEntry {
+  item: OutgoingItem;
+  remoteId: string | null;
+  /** Sent before without a recorded outcome: look it up in the store before creating. */
+  lookup: boolean;
+}
+
+export type BatchOutcome =
+  | { key: string; ok: true; remoteId: string }
+  | { key: string; ok: false; error: SyncTargetError };
+
+/**
+ * A store whose calls each carry many items (Tana's Input API: 100 nodes and 5000 characters a
+ * call, one call a second). The engine asks for the plan, then sends one group at a time,
+ * journalling each group's outcomes before the next call.
+ */
+export interface BatchSyncTarget extends SyncTarget {
+  /** The entries grouped into calls within the store's limits, in sending order. */
+  planBatches(entries: readonly BatchEntry[]): Promise<BatchEntry[][]>;
+  /** Writes one group; one outcome per entry. Throws when the whole call failed. */
+  upsertBatch(batch: readonly BatchEntry[]): Promise<BatchOutcome[]>;
+}
+
+export function isBatchTarget(target: SyncTarget): target is BatchSyncTarget {
+  const t = target as Partial<BatchSyncTarget>;
+  return typeof t.planBatches === "function" && typeof t.upsertBatch === "function";
+}

@@ -1,0 +1,193 @@
+import type { OutgoingItem } from "../core/sync/outgoing.js";
+import {
+  deferRecord,
+  markFailed,
+  markInflight,
+  markSynced,
+  type QueueRecord,
+  type SyncSchedule,
+} from "../core/sync/queue.js";
+import type { QueueStore, StoredQueue, TargetStatus } from "./queue-store.js";
+import type { SyncLog } from "./sync-log.js";
+import {
+  type BatchEntry,
+  type BatchOutcome,
+  type BatchSyncTarget,
+  SyncTargetError,
+} from "./targets/target.js";
+
+export interface BatchSendOptions {
+  store: QueueStore;
+  schedule: SyncSchedule;
+  clock: () => string;
+  log: SyncLog;
+  /** What the store may receive for a record (privacy, sealing); throws when nothing may. */
+  prepare: (record: QueueRecord) => OutgoingItem;
+  /** Items written so far of all due, after each call (a terminal shows it). */
+  progress?: (done: number, total: number) => void;
+  notices: string[];
+  sent: { created_or_updated: number; failed: number; retry_later: number; skipped: number };
+}
+
+/**
+ * A failure worth another try: the record backs off on the schedule (or `Retry-After`), or
+ * fails for good after the last delay, which the notices say.
+ */
+export function retryOrFail(
+  queue: StoredQueue,
+  key: string,
+  failure: SyncTargetError,
+  run: Pick<BatchSendOptions, "schedule" | "sent" | "notices"> & { at: string },
+): StoredQueue {
+  const q = markFailed(
+    queue,
+    key,
+    {
+      message: failure.message,
+      retryable: true,
+      ...(failure.retryAfterSeconds !== undefined
+        ? { retry_after_seconds: failure.retryAfterSeconds }
+        : {}),
+    },
+    run.schedule,
+    run.at,
+  );
+  const after = q.records[key] as QueueRecord;
+  if (after.state === "failed") {
+    run.sent.failed++;
+    run.notices.push(`${key}: failed after ${after.attempts} attempts: ${failure.message}`);
+  } else {
+    run.sent.retry_later++;
+  }
+  return q;
+}
+
+/** Consecutive failed calls after which the rest of the run is left for later. */
+const DOWN_AFTER = 3;
+
+/**
+ * The engine's send step for a store that takes many items a call: every due record is
+ * prepared, the target groups them into calls, and each group is marked in flight, sent, and
+ * its outcomes journalled before the next call, so a crash repeats at most one call (and the
+ * records it carried are looked up before they are created again).
+ */
+export async function sendBatches(
+  queue: StoredQueue,
+  due: readonly string[],
+  target: BatchSyncTarget,
+  options: BatchSendOptions,
+): Promise<StoredQueue> {
+  const { store, schedule, clock, log, notices, sent } = options;
+  let q = queue;
+  const entries: BatchEntry[] = [];
+  for (const key of due) {
+    const record = q.records[key] as QueueRecord;
+    try {
+      entries.push({
+        item: options.prepare(record),
+        remoteId: record.remote_id,
+        lookup: record.inflight_at !== null || (record.remote_id === null && record.attempts > 0),
+      });
+    } catch (error) {
+      const at = clock();
+      const message = (error as Error).message;
+      q = markFailed(q, key, { message, retryable: false }, schedule, at);
+      store.commit(q, [key]);
+      sent.failed++;
+      notices.push(`${key}: not sent: ${message}`);
+      log.append({ at, target: target.name, op: "send", key, ok: false, error: message });
+    }
+  }
+  if (entries.length === 0) return q;
+  const groups = await target.planBatches(entries);
+  let done = 0;
+  let failedRun = 0;
+  for (const group of groups) {
+    const keys = group.map((e) => e.item.key);
+    const at = clock();
+    for (const key of keys) q = markInflight(q, key, at);
+    store.commit(q, keys);
+    let outcomes: BatchOutcome[];
+    try {
+      outcomes = await target.upsertBatch(group);
+    } catch (error) {
+      const failure =
+        error instanceof SyncTargetError
+          ? error
+          : new SyncTargetError((error as Error).message, "unavailable", undefined, {
+              cause: error,
+            });
+      outcomes = keys.map((key) => ({ key, ok: false, error: failure }));
+    }
+    const finished = clock();
+    let stop = false;
+    for (const outcome of outcomes) {
+      const record = q.records[outcome.key] as QueueRecord;
+      if (outcome.ok) {
+        q = markSynced(q, outcome.key, outcome.remoteId, finished);
+        sent.created_or_updated++;
+        log.append({
+          at: finished,
+          target: target.name,
+          op: "send",
+          key: outcome.key,
+          ok: true,
+          latency_ms: Math.max(0, Date.parse(finished) - Date.parse(record.queued_at)),
+        });
+        continue;
+      }
+      const failure = outcome.error;
+      log.append({
+        at: finished,
+        target: target.name,
+        op: "send",
+        key: outcome.key,
+        ok: false,
+        error: failure.message,
+      });
+      if (failure.kind === "auth" || failure.kind === "schema") {
+        q = deferRecord(q, outcome.key, finished, failure.message);
+        stop = true;
+        const state: TargetStatus["state"] = failure.kind === "auth" ? "disabled" : "paused";
+        if (q.status?.state !== state) {
+          q = {
+            ...q,
+            status: {
+              ...(q.status as TargetStatus),
+              state,
+              reason: failure.message,
+              since: finished,
+            },
+          };
+          notices.push(`${target.name}: ${state} (${failure.message}); other targets go on`);
+        }
+      } else if (failure.kind === "validation") {
+        q = markFailed(
+          q,
+          outcome.key,
+          { message: failure.message, retryable: false },
+          schedule,
+          finished,
+        );
+        sent.skipped++;
+        notices.push(`${outcome.key}: rejected by ${target.name} (${failure.message}); skipped`);
+      } else {
+        q = retryOrFail(q, outcome.key, failure, { schedule, at: finished, sent, notices });
+        if (failure.kind === "rate_limited") stop = true;
+      }
+    }
+    store.commit(q, keys);
+    done += group.length;
+    options.progress?.(done, entries.length);
+    const allFailed = outcomes.every((o) => !o.ok);
+    failedRun = allFailed ? failedRun + 1 : 0;
+    if (stop) break;
+    if (failedRun >= DOWN_AFTER) {
+      notices.push(
+        `${target.name}: ${failedRun} failed calls in a row; the rest waits for the next run`,
+      );
+      break;
+    }
+  }
+  return q;
+}

@@ -1,0 +1,234 @@
+import { basename } from "node:path";
+import { receiptTime } from "../clock.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { entityMatcher } from "../core/graph/entities.js";
+import { learningsOf } from "../core/graph/learnings.js";
+import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
+import type { SyncCandidate } from "../core/sync/item.js";
+import { itemKey } from "../core/sync/item.js";
+import { learningCandidates, learningStates } from "../core/sync/learning-items.js";
+import { LEARNING_SYNC_TYPES } from "../core/sync/policy.js";
+import type { MappingEntry } from "../core/sync/queue.js";
+import { UsageError } from "../errors.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import type { Engram } from "../schema/engram.js";
+import { EMPTY_REGISTRY, type Registry } from "../schema/registry.js";
+import { runSync, type SyncRunResult } from "./engine.js";
+import type { QueueStore, StoredQueue } from "./queue-store.js";
+import { lockSync, queueStore, scheduleOf, sealKeyOf, syncLog } from "./service.js";
+import { openTanaTarget } from "./tana-open.js";
+import { SCHEMA_PREFIX, schemaMapping } from "./targets/tana-schema.js";
+import type { TanaTarget } from "./targets/tana-target.js";
+import type { SchemaReport } from "./targets/target.js";
+
+/**
+ * The learning graph's candidates from memory on main: learnings of the catalog's engrams,
+ * linked to the registry's people and projects, in the states `learningStates` gives.
+ * `hash` covers the catalog, the registry and the config: the same again builds nothing.
+ */
+export async function tanaSource(
+  ctx: RepoContext,
+  registry: Registry,
+): Promise<{ hash: string; load: () => Promise<SyncCandidate[]> }> {
+  const catalog = await readCatalog(ctx.repoDir);
+  const s = ctx.config.sync;
+  const load = async () => {
+    const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+    const byId = new Map<string, Engram>([...engrams.values()].map((e) => [e.engram_id, e]));
+    const matcher = entityMatcher(registry);
+    const learnings = learningsOf([...byId.values()]).map((l) => matcher.link(l));
+    return learningCandidates(learningStates(learnings), byId, {
+      default_privacy: s.default_privacy,
+      default_confidence: s.default_confidence,
+      project: s.project ?? basename(ctx.repoDir),
+    });
+  };
+  const hash = sha256Hex(canonicalJson({ catalog: catalog.hash, registry, tana: s.tana }));
+  return { hash: `tana|${hash}`, load };
+}
+
+export interface TanaReport {
+  schema: SchemaReport | null;
+  /** Mapped keys whose node is gone from Tana (Local API listing). */
+  stale: string[];
+  /** Keys whose node was created again (`--resync`, or found gone on update). */
+  recreated: string[];
+  archived: { trashed: number; marked: number; gone: number };
+  links: { linked: number; unknown: number; failed: number };
+}
+
+export interface TanaRunRequest {
+  force?: boolean;
+  resync?: boolean;
+  ids?: readonly string[];
+  progress?: (done: number, total: number) => void;
+  /** People and projects to link (`config/registry.toml`, loaded by the caller). */
+  registry?: Registry;
+}
+
+const isItemKey = (key: string) =>
+  (LEARNING_SYNC_TYPES as readonly string[]).includes(key.slice(0, key.indexOf(":")));
+const isArchived = (entry: MappingEntry) => entry.content_hash.startsWith("archived:");
+
+function recordSchema(store: QueueStore, q: StoredQueue, target: TanaTarget): StoredQueue {
+  const ids = target.schemaIds;
+  if (ids === null) return q;
+  const entries = schemaMapping(ids, target.tagNames, receiptTime());
+  const next = { ...q, mapping: { ...q.mapping, ...entries } };
+  store.commit(next, Object.keys(entries));
+  return next;
+}
+
+/** `director sync init --target tana`: the supertags and fields, their ids in the mapping. */
+export async function tanaInit(ctx: RepoContext): Promise<SchemaReport> {
+  const lock = await lockSync(ctx);
+  try {
+    const store = queueStore(ctx, "tana");
+    const q = store.load();
+    const target = openTanaTarget(ctx, q.mapping);
+    await target.health();
+    const report = await target.ensureSchema();
+    recordSchema(store, q, target);
+    return report;
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * `director sync run --target tana`: the supertags first when they are not recorded (a sync
+ * runs init when needed), stale mappings found through the Local API and, with `resync`,
+ * created again; then the engine's run; then nodes of learnings that left memory trashed or
+ * marked archived. `from` replaces memory as the source (tests, other callers).
+ */
+export async function tanaRun(
+  ctx: RepoContext,
+  request: TanaRunRequest,
+  from?: { hash: string; load: () => Promise<SyncCandidate[]> },
+): Promise<SyncRunResult & { tana: TanaReport }> {
+  const lock = await lockSync(ctx);
+  try {
+    const store = queueStore(ctx, "tana");
+    let q = store.load();
+    const registry = request.registry ?? EMPTY_REGISTRY;
+    const target = openTanaTarget(ctx, q.mapping, registry);
+    const report: TanaReport = {
+      schema: null,
+      stale: [],
+      recreated: [],
+      archived: { trashed: 0, marked: 0, gone: 0 },
+      links: target.links,
+    };
+    const health = await target.health();
+    if (health.healthy && target.schemaIds === null) {
+      report.schema = await target.ensureSchema();
+      q = recordSchema(store, q, target);
+    }
+    const live = health.healthy ? await target.liveNodes() : null;
+    if (live !== null) {
+      const liveIds = new Set(live.keys());
+      report.stale = Object.entries(q.mapping)
+        .filter(([key, m]) => isItemKey(key) && !isArchived(m) && !liveIds.has(m.remote_id))
+        .map(([key]) => key)
+        .sort();
+    }
+    if (request.resync === true && report.stale.length > 0) {
+      // A changed hash re-queues the item as an update; the update finds the node gone and
+      // creates it again, and the new id replaces the stale one.
+      const mapping = { ...q.mapping };
+      for (const key of report.stale) {
+        mapping[key] = { ...(mapping[key] as MappingEntry), content_hash: "stale" };
+      }
+      const records = { ...q.records };
+      const queued = report.stale.filter((k) => records[k] !== undefined);
+      for (const key of queued) delete records[key];
+      q = { ...q, mapping, records, source_hash: null };
+      store.commit(q, report.stale, queued);
+    }
+
+    const source = from ?? (await tanaSource(ctx, registry));
+    let built = null as SyncCandidate[] | null;
+    let only: Set<string> | undefined;
+    const ids = request.ids ?? [];
+    const load = async () => {
+      built = await source.load();
+      return built;
+    };
+    if (ids.length > 0) {
+      const all = await load();
+      only = new Set();
+      for (const id of ids) {
+        const hit = all.find((c) => c.item.local_id === id || itemKey(c.item) === id);
+        if (hit === undefined)
+          throw new UsageError(`--id ${id}: no learning or proposal has this id`);
+        only.add(itemKey(hit.item));
+      }
+    }
+    const result = await runSync(load, {
+      store,
+      target,
+      schedule: scheduleOf(ctx),
+      clock: receiptTime,
+      log: syncLog(ctx),
+      sealKey: sealKeyOf(ctx),
+      force: request.force === true,
+      ...(only ? { only } : {}),
+      ...(request.resync === true || ids.length > 0 ? {} : { sourceHash: source.hash }),
+      ...(request.progress ? { progress: request.progress } : {}),
+    });
+    const notices = [...result.notices];
+    if (built !== null && result.mode === "online" && ids.length === 0) {
+      const failed = await archiveRemoved(store, target, built, report);
+      if (failed !== null) notices.push(failed);
+    }
+    report.recreated = [...target.recreated];
+    notices.push(...target.notes);
+    if (report.stale.length > 0 && request.resync !== true) {
+      notices.push(
+        `tana: ${report.stale.length} mapping(s) point at nodes gone from Tana (workspace reset or deleted); director sync run --target tana --resync creates them again`,
+      );
+    }
+    return { ...result, notices, tana: report };
+  } finally {
+    lock.release();
+  }
+}
+
+/** Nodes of learnings memory no longer has: trashed (Local API) or marked archived. */
+async function archiveRemoved(
+  store: QueueStore,
+  target: TanaTarget,
+  built: readonly SyncCandidate[],
+  report: TanaReport,
+): Promise<string | null> {
+  let q = store.load();
+  const current = new Set(built.map((c) => itemKey(c.item)));
+  const removed = Object.entries(q.mapping).filter(
+    ([key, m]) =>
+      isItemKey(key) && !key.startsWith(SCHEMA_PREFIX) && !isArchived(m) && !current.has(key),
+  );
+  for (const [key, entry] of removed) {
+    let how: "trashed" | "marked" | "gone";
+    try {
+      how = await target.archive(entry.remote_id);
+    } catch (error) {
+      // The next run reads memory again (no source hash) and archives what is left.
+      q = { ...q, source_hash: null };
+      store.commit(q, []);
+      return `tana: archiving ${key} failed (${(error as Error).message}); the next run tries again`;
+    }
+    report.archived[how]++;
+    q = {
+      ...q,
+      mapping: { ...q.mapping, [key]: { ...entry, content_hash: `archived:${receiptTime()}` } },
+    };
+    store.commit(q, [key]);
+  }
+  return null;
+}
+
+/** One line for the terminal: what the Tana run did beyond sending. */
+export function tanaSummary(r: TanaReport): string {
+  const schema = r.schema ? `; supertags created ${r.schema.created.join(", ") || "none"}` : "";
+  return `links ${r.links.linked} (unknown ${r.links.unknown}, lookups failed ${r.links.failed}); stale ${r.stale.length}, recreated ${r.recreated.length}; archived ${r.archived.trashed} trashed, ${r.archived.marked} marked${schema}`;
+}

@@ -1,0 +1,136 @@
+import type { MappingEntry } from "../../core/sync/queue.js";
+import {
+  fieldDefinitions,
+  TAG_FIELDS,
+  TANA_FIELDS,
+  type TanaFieldName,
+  type TanaSchemaIds,
+  type TanaTagKind,
+  tagDefinitions,
+} from "../../core/sync/tana-nodes.js";
+import type { TanaInputClient } from "./tana-input-client.js";
+import type { TanaLocalClient } from "./tana-local-client.js";
+import { SyncTargetError } from "./target.js";
+
+/** Mapping keys of the schema ids, beside the items' keys in the queue's id mapping. */
+export const SCHEMA_PREFIX = "tana-schema:";
+const tagKey = (kind: TanaTagKind) => `${SCHEMA_PREFIX}tag:${kind}`;
+const fieldKey = (kind: TanaTagKind, name: TanaFieldName) =>
+  `${SCHEMA_PREFIX}field:${kind}:${name}`;
+
+const KINDS: readonly TanaTagKind[] = ["learning", "proposal"];
+
+/**
+ * The schema ids recorded in the mapping for these tag names, or null when any is missing or
+ * was recorded for another name (the config changed: the tags are created again).
+ */
+export function schemaFromMapping(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  names: Record<TanaTagKind, string>,
+): TanaSchemaIds | null {
+  const ids: TanaSchemaIds = {
+    tags: { learning: "", proposal: "" },
+    fields: { learning: {}, proposal: {} },
+  };
+  for (const kind of KINDS) {
+    const tag = mapping[tagKey(kind)];
+    if (tag === undefined || tag.content_hash !== `name:${names[kind]}`) return null;
+    ids.tags[kind] = tag.remote_id;
+    for (const name of TAG_FIELDS[kind]) {
+      const field = mapping[fieldKey(kind, name)];
+      if (field !== undefined) ids.fields[kind][name] = field.remote_id;
+    }
+  }
+  return ids;
+}
+
+/** The mapping entries that record the schema ids. */
+export function schemaMapping(
+  ids: TanaSchemaIds,
+  names: Record<TanaTagKind, string>,
+  at: string,
+): Record<string, MappingEntry> {
+  const out: Record<string, MappingEntry> = {};
+  for (const kind of KINDS) {
+    out[tagKey(kind)] = {
+      remote_id: ids.tags[kind],
+      content_hash: `name:${names[kind]}`,
+      synced_at: at,
+    };
+    for (const [name, id] of Object.entries(ids.fields[kind])) {
+      out[fieldKey(kind, name as TanaFieldName)] = {
+        remote_id: id,
+        content_hash: `field:${name}`,
+        synced_at: at,
+      };
+    }
+  }
+  return out;
+}
+
+export interface SchemaOutcome {
+  ids: TanaSchemaIds;
+  created: TanaTagKind[];
+  /** Tags that already existed under the name (found through the Local API) and were adopted. */
+  adopted: TanaTagKind[];
+}
+
+/**
+ * Creates what is missing: with the Local API, a tag already named so is adopted and given the
+ * seed's fields; otherwise the fields are created under SCHEMA (one call), then both tags with
+ * those fields (another call).
+ */
+export async function createSchema(
+  input: TanaInputClient,
+  local: { client: TanaLocalClient; workspace: string } | null,
+  names: Record<TanaTagKind, string>,
+): Promise<SchemaOutcome> {
+  const existing: Partial<Record<TanaTagKind, string>> = {};
+  if (local !== null) {
+    const tags = await local.client.listTags(local.workspace);
+    for (const kind of KINDS) {
+      const found = tags.find((t) => t.name === names[kind]);
+      if (found !== undefined) existing[kind] = found.id;
+    }
+  }
+  const ids: TanaSchemaIds = {
+    tags: { learning: "", proposal: "" },
+    fields: { learning: {}, proposal: {} },
+  };
+  const created: TanaTagKind[] = [];
+  const adopted: TanaTagKind[] = [];
+  const missing = KINDS.filter((k) => existing[k] === undefined);
+  if (missing.length > 0) {
+    const fields = await input.post(fieldDefinitions());
+    const names_ = Object.keys(TANA_FIELDS) as TanaFieldName[];
+    if (fields.length !== names_.length) {
+      throw new SyncTargetError(
+        `Tana created ${fields.length} of ${names_.length} fields`,
+        "schema",
+      );
+    }
+    const fieldIds = Object.fromEntries(names_.map((n, i) => [n, fields[i]?.nodeId])) as Record<
+      TanaFieldName,
+      string
+    >;
+    const tags = await input.post(tagDefinitions(names, fieldIds, missing));
+    for (const [i, kind] of missing.entries()) {
+      const id = tags[i]?.nodeId;
+      if (id === undefined)
+        throw new SyncTargetError(`Tana did not create tag ${names[kind]}`, "schema");
+      ids.tags[kind] = id;
+      for (const name of TAG_FIELDS[kind]) ids.fields[kind][name] = fieldIds[name];
+      created.push(kind);
+    }
+  }
+  for (const kind of KINDS) {
+    const id = existing[kind];
+    if (id === undefined || local === null) continue;
+    ids.tags[kind] = id;
+    for (const name of TAG_FIELDS[kind]) {
+      ids.fields[kind][name] = await local.client.addField(id, name, TANA_FIELDS[name].kind);
+    }
+    adopted.push(kind);
+  }
+  return { ids, created, adopted };
+}

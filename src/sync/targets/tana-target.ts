@@ -1,0 +1,424 @@
+import type { SyncValue } from "../../core/sync/item.js";
+import type { OutgoingItem } from "../../core/sync/outgoing.js";
+import type { SyncType } from "../../core/sync/policy.js";
+import {
+  annotationNode,
+  archiveNode,
+  fitNode,
+  nodeDescription,
+  overflowNode,
+  type PlannedNode,
+  parseDescription,
+  planCalls,
+  renderNode,
+  type TanaLimits,
+  type TanaSchemaIds,
+  type TanaTagKind,
+  tagKind,
+} from "../../core/sync/tana-nodes.js";
+import type { TanaSyncConfig } from "../../schema/config.js";
+import type { Registry } from "../../schema/registry.js";
+import { EntityResolver } from "./tana-entities.js";
+import { TanaInputClient, TanaNodeGoneError } from "./tana-input-client.js";
+import { TanaLocalClient } from "./tana-local-client.js";
+import { createSchema } from "./tana-schema.js";
+import {
+  type BatchEntry,
+  type BatchOutcome,
+  type BatchSyncTarget,
+  type SchemaReport,
+  SyncTargetError,
+  type TargetHealth,
+} from "./target.js";
+
+export interface TanaTargetOptions {
+  config: TanaSyncConfig;
+  token: string;
+  localToken: string;
+  registry: Registry;
+  /** Schema ids recorded in the mapping, or null before `sync init`. */
+  schema: TanaSchemaIds | null;
+  /** The Director's clock (archive dates). */
+  clock: () => string;
+  fetch?: typeof fetch;
+}
+
+/** A node engram wrote, as the Local API lists it. */
+export interface LiveNode {
+  key: string;
+  hash: string;
+}
+
+const HEALTH_MS = 5000;
+
+/**
+ * Tana as a sync target: learning and proposal nodes created through the Input API in calls of
+ * up to 100 nodes and 5000 characters, one a second; updated, trashed, searched and checked
+ * through the Local API while the desktop app runs, or annotated and marked archived through the
+ * Input API when it does not.
+ */
+export class TanaTarget implements BatchSyncTarget {
+  readonly name = "tana";
+  readonly input: TanaInputClient;
+  readonly local: TanaLocalClient | null;
+  /** What the run should tell the user: entities not linked, nodes found gone. */
+  readonly notes: string[] = [];
+  /** Keys whose mapped node was gone and was created again. */
+  readonly recreated: string[] = [];
+  readonly links = { linked: 0, unknown: 0, failed: 0 };
+  private schema: TanaSchemaIds | null;
+  private localUp = false;
+  private workspace: string | null = null;
+  private listing: Map<string, string> | null = null;
+  /** Ids of the nodes engram wrote that the listing found alive (not trashed). */
+  private liveIds: Set<string> | null = null;
+  private readonly planned = new Map<string, PlannedNode>();
+  private readonly invalid = new Map<string, string>();
+  private readonly resolver: EntityResolver;
+  private readonly limits: TanaLimits;
+
+  constructor(private readonly options: TanaTargetOptions) {
+    const c = options.config;
+    this.limits = { max_nodes: c.max_nodes_per_call, max_chars: c.max_chars_per_call };
+    this.input = new TanaInputClient({
+      endpoint: c.endpoint,
+      token: options.token,
+      callsPerSecond: c.calls_per_second,
+      limits: this.limits,
+      timeoutMs: c.timeout_seconds * 1000,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+    this.local =
+      c.local_api_url === undefined
+        ? null
+        : new TanaLocalClient({
+            baseUrl: c.local_api_url,
+            token: options.localToken,
+            timeoutMs: c.timeout_seconds * 1000,
+          });
+    this.schema = options.schema;
+    this.resolver = new EntityResolver(
+      {
+        registry: options.registry,
+        map: c.entities,
+        tags: { person: c.person_tag, project: c.project_tag },
+      },
+      this.local,
+    );
+  }
+
+  get schemaIds(): TanaSchemaIds | null {
+    return this.schema;
+  }
+
+  get tagNames(): Record<TanaTagKind, string> {
+    return {
+      learning: this.options.config.learning_tag,
+      proposal: this.options.config.proposal_tag,
+    };
+  }
+
+  /**
+   * Healthy when the token is there and Tana answers: the Local API's `/health` when one is
+   * configured (the desktop app must run: updates, trash and entity search need it), else the
+   * Input API endpoint (a GET, which creates nothing).
+   */
+  async health(): Promise<TargetHealth> {
+    const started = performance.now();
+    const schema: TargetHealth["schema"] = {
+      learning: this.schema ? "ok" : "missing",
+      proposal: this.schema ? "ok" : "missing",
+    };
+    const answer = (error: TargetHealth["error"], message: string | null): TargetHealth => ({
+      healthy: error === null,
+      error,
+      message,
+      latency_ms: Math.round(performance.now() - started),
+      rate_limit: null,
+      schema,
+    });
+    if (this.options.token === "") {
+      return answer("auth", `no Input API token in $${this.options.config.token_env}`);
+    }
+    if (this.local !== null) {
+      const down = await this.local.health(HEALTH_MS);
+      this.localUp = down === null;
+      if (down !== null) return answer("unavailable", down);
+      return answer(null, null);
+    }
+    const down = await this.input.reachable(HEALTH_MS);
+    return answer(down === null ? null : "unavailable", down);
+  }
+
+  /** Creates the supertags and their fields when the recorded ones are missing or gone. */
+  async ensureSchema(): Promise<SchemaReport> {
+    if (this.local !== null && !this.localUp) await this.health();
+    const localUse =
+      this.localUp && this.local !== null
+        ? { client: this.local, workspace: await this.workspaceId() }
+        : null;
+    if (this.schema !== null) {
+      const gone = localUse === null ? [] : await this.goneTags(localUse.workspace);
+      if (gone.length === 0) {
+        return { created: [], validated: ["learning", "proposal"], ids: this.reportIds() };
+      }
+      this.notes.push(
+        `tana: supertag(s) ${gone.join(", ")} recorded but gone from the workspace; created again`,
+      );
+    }
+    const outcome = await createSchema(this.input, localUse, this.tagNames);
+    this.schema = outcome.ids;
+    return {
+      created: outcome.created,
+      validated: outcome.adopted,
+      ids: this.reportIds(),
+    };
+  }
+
+  private reportIds(): SchemaReport["ids"] {
+    return this.schema
+      ? { learning: this.schema.tags.learning, proposal: this.schema.tags.proposal }
+      : {};
+  }
+
+  private async goneTags(workspace: string): Promise<string[]> {
+    const tags = new Set(
+      (await (this.local as TanaLocalClient).listTags(workspace)).map((t) => t.id),
+    );
+    const ids = this.schema as TanaSchemaIds;
+    return (["learning", "proposal"] as const)
+      .filter((k) => !tags.has(ids.tags[k]))
+      .map((k) => this.tagNames[k]);
+  }
+
+  private async workspaceId(): Promise<string> {
+    if (this.workspace === null) {
+      const configured = this.options.config.workspace_id;
+      const first = configured ?? (await (this.local as TanaLocalClient).workspaces())[0]?.id;
+      if (first === undefined) {
+        throw new SyncTargetError("Tana Local API lists no workspace", "schema");
+      }
+      this.workspace = first;
+    }
+    return this.workspace;
+  }
+
+  /**
+   * Every node engram wrote that Tana still holds (not in the trash), by node id, through the
+   * Local API, page by page; null when the Local API does not run.
+   */
+  async liveNodes(): Promise<Map<string, LiveNode> | null> {
+    if (this.local === null || !this.localUp || this.schema === null) return null;
+    const out = new Map<string, LiveNode>();
+    for (const tag of [this.schema.tags.learning, this.schema.tags.proposal]) {
+      for (const node of await this.local.searchAll({ hasType: tag })) {
+        const parsed = parseDescription(node.description);
+        if (!node.inTrash && parsed !== null) out.set(node.id, parsed);
+      }
+    }
+    this.listing = new Map([...out].map(([id, n]) => [n.key, id]));
+    this.liveIds = new Set(out.keys());
+    return out;
+  }
+
+  async findByKey(_type: SyncType, key: string): Promise<string | null> {
+    if (this.listing === null && (await this.liveNodes()) === null) return null;
+    return this.listing?.get(key) ?? null;
+  }
+
+  async planBatches(entries: readonly BatchEntry[]): Promise<BatchEntry[][]> {
+    const schema = this.requireSchema();
+    if (this.localUp && this.listing === null) await this.liveNodes();
+    const creates: { entry: BatchEntry; planned: PlannedNode }[] = [];
+    const updates: BatchEntry[][] = [];
+    for (const original of entries) {
+      let entry = original;
+      // An equivalent node already in Tana (the same learning key): updated, not created again.
+      const existing = entry.remoteId === null ? (this.listing?.get(entry.item.key) ?? null) : null;
+      if (existing !== null) entry = { ...entry, remoteId: existing };
+      const links = await this.linksOf(entry.item);
+      const node = renderNode(entry.item, schema, links);
+      const content = schema.fields[tagKind(entry.item)].content ?? "";
+      let planned: PlannedNode;
+      try {
+        planned = fitNode(entry.item.key, node, content, this.parent(), this.limits);
+      } catch (error) {
+        // Too big even alone: its own group, answered as rejected without a call.
+        this.invalid.set(entry.item.key, (error as Error).message);
+        updates.push([entry]);
+        continue;
+      }
+      this.planned.set(entry.item.key, planned);
+      if (entry.remoteId === null) creates.push({ entry, planned });
+      else updates.push([entry]);
+    }
+    const calls = planCalls(
+      creates.map((c) => c.planned),
+      this.parent(),
+      this.limits,
+    );
+    const byKey = new Map(creates.map((c) => [c.entry.item.key, c.entry]));
+    return [...calls.map((call) => call.map((p) => byKey.get(p.key) as BatchEntry)), ...updates];
+  }
+
+  async upsertBatch(batch: readonly BatchEntry[]): Promise<BatchOutcome[]> {
+    const first = batch[0];
+    const invalid = first === undefined ? undefined : this.invalid.get(first.item.key);
+    if (first !== undefined && invalid !== undefined) {
+      return [
+        { key: first.item.key, ok: false, error: new SyncTargetError(invalid, "validation") },
+      ];
+    }
+    if (batch.length === 1 && first !== undefined && first.remoteId !== null) {
+      return [await this.update(first.item, first.remoteId)];
+    }
+    return this.create(batch.map((e) => e.item));
+  }
+
+  async upsert(item: OutgoingItem, remoteId: string | null): Promise<string> {
+    const [entry] = await this.planBatches([{ item, remoteId, lookup: remoteId === null }]);
+    const [outcome] = await this.upsertBatch(entry ?? []);
+    if (outcome === undefined)
+      throw new SyncTargetError(`${item.key}: nothing sent`, "unavailable");
+    if (!outcome.ok) throw outcome.error;
+    return outcome.remoteId;
+  }
+
+  /** Trashes the node (Local API) or marks it archived with a child (Input API). */
+  async archive(remoteId: string): Promise<"trashed" | "marked" | "gone"> {
+    if (this.local !== null && this.localUp) {
+      if (await this.gone(remoteId)) return "gone";
+      await this.local.trash(remoteId);
+      this.liveIds?.delete(remoteId);
+      return "trashed";
+    }
+    const archivedAt = this.schema?.fields.learning.archivedAt;
+    try {
+      await this.input.post({
+        targetNodeId: remoteId,
+        nodes: [archiveNode(archivedAt, this.options.clock())],
+      });
+      return "marked";
+    } catch (error) {
+      if (error instanceof TanaNodeGoneError) return "gone";
+      throw error;
+    }
+  }
+
+  /** Gone: not in the listing (trashed or deleted), or not there at all. */
+  private async gone(remoteId: string): Promise<boolean> {
+    if (this.liveIds !== null && !this.liveIds.has(remoteId)) return true;
+    return (await (this.local as TanaLocalClient).readNode(remoteId)) === null;
+  }
+
+  private requireSchema(): TanaSchemaIds {
+    if (this.schema === null) {
+      throw new SyncTargetError(
+        "no Tana supertags recorded: run director sync init --target tana",
+        "schema",
+      );
+    }
+    return this.schema;
+  }
+
+  private parent(): string {
+    return this.options.config.target_node_id;
+  }
+
+  private async linksOf(item: OutgoingItem) {
+    const list = (v: SyncValue | undefined) => (Array.isArray(v) ? (v as string[]) : []);
+    const people = list(item.fields.related_people);
+    const projects = list(item.fields.related_projects);
+    if (people.length === 0 && projects.length === 0) return { people: [], projects: [] };
+    const resolved = await this.resolver.resolve(people, projects);
+    if (resolved.failed !== null) {
+      this.links.failed++;
+      this.notes.push(
+        `${item.key}: entity lookup failed (${resolved.failed}); synced without links`,
+      );
+    }
+    for (const entity of resolved.unknown) {
+      this.links.unknown++;
+      this.notes.push(`${item.key}: ${entity} has no Tana node; not linked`);
+    }
+    this.links.linked += resolved.links.people.length + resolved.links.projects.length;
+    return resolved.links;
+  }
+
+  /** One Input API call for the group, then the overflowing content of any node, in parts. */
+  private async create(items: readonly OutgoingItem[]): Promise<BatchOutcome[]> {
+    const plans = items.map((i) => this.planned.get(i.key) as PlannedNode);
+    const created = await this.input.post({
+      targetNodeId: this.parent(),
+      nodes: plans.map((p) => p.node),
+    });
+    const outcomes: BatchOutcome[] = [];
+    for (const [i, plan] of plans.entries()) {
+      const nodeId = created[i]?.nodeId;
+      if (nodeId === undefined) {
+        outcomes.push({
+          key: plan.key,
+          ok: false,
+          error: new SyncTargetError(
+            `Tana answered ${created.length} nodes for ${plans.length}`,
+            "unavailable",
+          ),
+        });
+        continue;
+      }
+      for (const [n, part] of plan.overflow.entries()) {
+        await this.input.post({
+          targetNodeId: nodeId,
+          nodes: [overflowNode(part, n + 2, plan.overflow.length + 1)],
+        });
+      }
+      this.liveIds?.add(nodeId);
+      outcomes.push({ key: plan.key, ok: true, remoteId: nodeId });
+    }
+    return outcomes;
+  }
+
+  /** Updates a node in place (Local API) or annotates it (Input API); a node gone is created again. */
+  private async update(item: OutgoingItem, remoteId: string): Promise<BatchOutcome> {
+    const plan = this.planned.get(item.key) as PlannedNode;
+    try {
+      if (this.local !== null && this.localUp) {
+        if (await this.gone(remoteId)) throw new TanaNodeGoneError("node gone", remoteId);
+        await this.local.updateNode(remoteId, {
+          name: plan.node.name,
+          description: nodeDescription(item.key, item.content_hash),
+        });
+        const contentAttr = this.requireSchema().fields[tagKind(item)].content;
+        for (const field of plan.node.children ?? []) {
+          if (!("attributeId" in field)) continue;
+          // The Local API has no 5000-character limit: the content goes whole. References in
+          // Tana Paste form; options by name.
+          const content =
+            field.attributeId === contentAttr
+              ? item.content
+              : field.children
+                  .map((v) => ("id" in v ? `[[^${v.id}]]` : "name" in v ? v.name : String(v.value)))
+                  .join(", ");
+          await this.local.setFieldContent(remoteId, field.attributeId, content);
+        }
+      } else {
+        await this.input.post({ targetNodeId: remoteId, nodes: [annotationNode(item, plan.node)] });
+      }
+      return { key: item.key, ok: true, remoteId };
+    } catch (error) {
+      if (!(error instanceof TanaNodeGoneError)) {
+        return { key: item.key, ok: false, error: asTargetError(error) };
+      }
+      this.recreated.push(item.key);
+      this.notes.push(`${item.key}: its Tana node ${remoteId} is gone; created again`);
+      const [outcome] = await this.create([item]);
+      return outcome as BatchOutcome;
+    }
+  }
+}
+
+function asTargetError(error: unknown): SyncTargetError {
+  return error instanceof SyncTargetError
+    ? error
+    : new SyncTargetError((error as Error).message, "unavailable", undefined, { cause: error });
+}

@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { entityMatcher } from "../../src/core/graph/entities.js";
+import { learningsOf } from "../../src/core/graph/learnings.js";
+import { sealEngram } from "../../src/core/model/engram.js";
+import type { SyncCandidate } from "../../src/core/sync/item.js";
+import { learningCandidates, learningStates } from "../../src/core/sync/learning-items.js";
+import { defaultConfig, type TanaSyncConfig } from "../../src/schema/config.js";
+import type { Engram } from "../../src/schema/engram.js";
+import type { Registry } from "../../src/schema/registry.js";
+import { engramBody } from "../core/engine-fixtures.js";
+import type { FakeTana } from "./fake-tana.js";
+
+/** People and projects: Ada, Grace and Atlas exist in Tana; Bob and Zephyr do not. */
+export const TANA_REGISTRY: Registry = {
+  people: [
+    { id: "ada", name: "Ada Lovelace", aliases: ["Ada"], emails: [] },
+    { id: "grace", name: "Grace Hopper", aliases: ["Grace"], emails: [] },
+    { id: "bob", name: "Bob Nobody", aliases: ["Bob"], emails: [] },
+  ],
+  projects: [
+    { id: "atlas", name: "Atlas", aliases: [], paths: [] },
+    { id: "zephyr", name: "Zephyr", aliases: [], paths: [] },
+  ],
+  components: [],
+};
+
+const MENTIONS = ["Ada", "Grace", "Bob", "Atlas", "Zephyr", "", "Ada and Atlas", ""];
+
+/** The entities Tana holds before any sync: name -> node id. */
+export function seedTanaEntities(tana: FakeTana): Record<string, string> {
+  return {
+    "Ada Lovelace": tana.store.addEntity("Ada Lovelace", "person"),
+    "Grace Hopper": tana.store.addEntity("Grace Hopper", "person"),
+    Atlas: tana.store.addEntity("Atlas", "project"),
+  };
+}
+
+/**
+ * `n` public learnings (lessons of ten per engram), some mentioning people and projects,
+ * `variant` changing the text of the first `changed` of them.
+ */
+export function tanaEngrams(n: number, changed = 0): Engram[] {
+  const engrams: Engram[] = [];
+  for (let e = 0; e * 10 < n; e++) {
+    const facts: string[] = [];
+    for (let i = e * 10; i < Math.min(n, e * 10 + 10); i++) {
+      const who = MENTIONS[i % MENTIONS.length];
+      const edit = i < changed ? " (revised)" : "";
+      facts.push(
+        `Lesson: retry step ${i} of the pipeline twice${who ? ` as ${who} found` : ""}${edit}`,
+      );
+    }
+    const version = `20260105-${String(100000 + e).slice(1)}Z`;
+    engrams.push(
+      sealEngram(
+        engramBody({
+          version,
+          scope: "lt",
+          facts,
+          privacy: "public",
+          signals: { ...engramBody().signals, mean_confidence: 0.9, lessons: facts.length },
+        }),
+      ),
+    );
+  }
+  return engrams;
+}
+
+/** The learning candidates of those engrams, as the Tana source builds them. */
+export function tanaCandidates(
+  engrams: readonly Engram[],
+  registry = TANA_REGISTRY,
+): SyncCandidate[] {
+  const byId = new Map(engrams.map((e) => [e.engram_id, e]));
+  const matcher = entityMatcher(registry);
+  const learnings = learningsOf(engrams).map((l) => matcher.link(l));
+  return learningCandidates(learningStates(learnings), byId, {
+    default_privacy: "private",
+    default_confidence: 0.5,
+    project: "bench",
+  });
+}
+
+export function tanaConfig(tana: FakeTana, extra: Partial<TanaSyncConfig> = {}): TanaSyncConfig {
+  return {
+    ...defaultConfig().sync.tana,
+    endpoint: tana.inputUrl,
+    local_api_url: tana.localUrl,
+    ...extra,
+  };
+}
+
+export function tempSyncDir(): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "engram-tana-"));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,79 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
+import { FakeTana } from "../support/fake-tana.js";
+import { TempDirs } from "../support/repo.js";
+
+const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
+const dirs = new TempDirs();
+let tana: FakeTana | undefined;
+
+beforeAll(() => assertBuilt());
+afterEach(async () => {
+  await tana?.stop();
+  tana = undefined;
+});
+afterAll(() => dirs.cleanup());
+
+function ok(r: BinResult): BinResult {
+  expect(r.code, describeResult(r)).toBe(0);
+  return r;
+}
+
+describe("director sync --target tana through the bins", () => {
+  it("creates the supertags, sends memory's learnings linked to registry people, once", async () => {
+    tana = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
+    await tana.start();
+    const ada = tana.store.addEntity("Ada Lovelace", "person");
+    const repo = dirs.repo("engram-tana-cli-");
+    const env = {
+      SOURCE_DATE_EPOCH: String(EPOCH),
+      TANA_TOKEN: "in-tok",
+      TANA_LOCAL_TOKEN: "loc-tok",
+    };
+    ok(await director(["init"], { cwd: repo.dir }));
+    repo.writeConfig(
+      [
+        "[memory]",
+        "buffer_keep_recent_events = 0",
+        "[sync.tana]",
+        `endpoint = "${tana.inputUrl}"`,
+        `local_api_url = "${tana.localUrl}"`,
+        "",
+      ].join("\n"),
+    );
+    repo.write(
+      "config/registry.toml",
+      '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n',
+    );
+    const notes = ["Ada found the cache must be warmed first", "retry the flaky fetch twice"].map(
+      (text) => ({ kind: "lesson", text, confidence: 0.95, privacy: "public", topics: ["t"] }),
+    );
+    const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
+    ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
+    ok(await director(["run", "--force"], { cwd: repo.dir, env }));
+    const sync = async (...args: string[]) =>
+      JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
+
+    const init = await sync("init", "--target", "tana");
+    expect(init.created).toEqual(["learning", "proposal"]);
+    const first = await sync("run", "--target", "tana");
+    expect(first.sent.created_or_updated).toBe(2);
+    expect(first.tana.links.linked).toBe(1);
+    const tag = tana.store.tagByName("pai_learning");
+    const nodes = tana.store.tagged(tag?.id ?? "");
+    expect(nodes).toHaveLength(2);
+    const refs = nodes
+      .flatMap((n) => [...n.fields.values()].flat())
+      .filter((v) => v.startsWith("ref:"));
+    expect(refs).toEqual([`ref:${ada}`]);
+
+    const calls = tana.calls.length;
+    const second = await sync("run", "--target", "tana", "--resync");
+    expect(second.sent.created_or_updated).toBe(0);
+    expect(second.tana.stale).toEqual([]);
+    expect(tana.calls.length).toBe(calls);
+    const status = await sync("status", "--target", "tana");
+    expect(status.health.healthy).toBe(true);
+    expect(status.health.schema).toEqual({ learning: "ok", proposal: "ok" });
+  });
+});
