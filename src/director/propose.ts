@@ -56,6 +56,7 @@ export async function runProposal(
       let planned: CyclePlanFiles | undefined;
       const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
         ...options,
+        gitDir: ctx.repoDir,
         ...(options.dryRun ? { onDryRun: (p: CyclePlanFiles) => (planned = p) } : {}),
       });
       const base = {

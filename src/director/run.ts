@@ -24,11 +24,13 @@ import {
   zeroCounts,
 } from "../ingest/ingest.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
+import { nextVersion, snapshotNext } from "./versions.js";
 
 /**
  * Makes room in the buffer for `incoming` before an ingest would take it past its hard
@@ -58,6 +60,8 @@ export interface RunOptions {
   drainSources?: (ctx: RepoContext, buffer: EventBuffer) => Promise<SourceDrain[]>;
   /** With `dryRun`: given the files the cycle would write and delete (not called when idle). */
   onDryRun?: (plan: CyclePlanFiles) => void;
+  /** The repository version snapshots go to (default: the memory tree's own). */
+  gitDir?: string;
 }
 
 /** What a planned cycle would do to the memory tree. */
@@ -92,6 +96,8 @@ export interface RunResult {
   written: string[];
   evicted: string[];
   dry_run: boolean;
+  /** The snapshot of the version this cycle made (absent when it made none or outside git). */
+  snapshot?: Snapshot;
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -198,10 +204,21 @@ async function cycle(
     written: plan.written.map((e) => engramPath(e.scope, e.version, e.engram_id)),
     evicted: plan.evicted.map((e) => e.path),
   };
+  // A new catalog version gets its line in the version log, written with the catalog.
+  const version = plan.catalogChanged
+    ? await nextVersion(ctx.repoDir, plan.catalog, { kind: "cycle" })
+    : undefined;
+  const writes = version ? [...plan.writes, version.write] : plan.writes;
   if (options.dryRun) {
-    options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });
+    options.onDryRun?.({ writes, deletes: plan.deletes, catalog: plan.catalog });
     return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
   }
+  const snapshot = version
+    ? await snapshotNext(options.gitDir ?? ctx.repoDir, ctx.repoDir, version.record, {
+        writes,
+        deletes: plan.deletes,
+      })
+    : null;
 
   const live = new Set(plan.catalog.entries.map((e) => e.engram_id));
   const persisted = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
@@ -211,7 +228,7 @@ async function cycle(
   }
   const intent: CycleIntent = {
     through_seq: slice.length > 0 ? (slice[slice.length - 1]?.seq as number) : 0,
-    writes: plan.writes,
+    writes,
     deletes: plan.deletes,
     meta: {
       ...(slice.length > 0 ? { last_compaction_at: now } : {}),
@@ -223,7 +240,7 @@ async function cycle(
     },
   };
   await commitCycle(ctx, buffer, intent);
-  return summarize(plan.catalog, buffer, planned, plan.focus);
+  return summarize(plan.catalog, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
 }
 
 /**

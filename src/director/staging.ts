@@ -1,14 +1,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
+import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, readFileAt, readFilesUnder } from "../git/history.js";
-import { readCatalog } from "../repo/memory-tree.js";
+import { readMemoryFiles } from "../repo/memory-files.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -82,24 +81,9 @@ function parseCatalogAt(text: string | undefined, commit: string): Catalog {
   return parsed.data as Catalog;
 }
 
-/**
- * The staging tree's files: the catalog, the engrams it lists, MEMORY.md and the tiers'
- * `.gitkeep` files it was given (so that a proposal never deletes them). Only these are
- * read, so a temp file left by a killed writer is never committed.
- */
+/** The staging tree's files (see `readMemoryFiles`): what a proposal commits. */
 export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
-  const catalog = await readCatalog(dir);
-  const files = new Map<string, string>();
-  if (existsSync(join(dir, CATALOG_PATH))) {
-    files.set(CATALOG_PATH, await readFile(join(dir, CATALOG_PATH), "utf8"));
-  }
-  await forEachLimited(catalog.entries, 32, async (entry) => {
-    files.set(entry.path, await readFile(join(dir, entry.path), "utf8"));
-  });
-  for (const path of [FOCUS_PATH, ...TIER_GITKEEPS]) {
-    if (existsSync(join(dir, path))) files.set(path, await readFile(join(dir, path), "utf8"));
-  }
-  return { catalog, files };
+  return readMemoryFiles(dir);
 }
 
 /**

@@ -1,9 +1,11 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import type { Finding } from "../core/checks/findings.js";
+import { compareFindings, type Finding } from "../core/checks/findings.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
@@ -18,10 +20,13 @@ export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {
       files[i] = { path, text: await readFile(join(ctx.repoDir, path), "utf8") };
     },
   );
-  return verifyMemory({
-    catalogText: await readTextIfExists(join(ctx.repoDir, CATALOG_PATH)),
+  const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
+  const findings = verifyMemory({
+    catalogText,
     files,
     memoryMd: await readTextIfExists(join(ctx.repoDir, FOCUS_PATH)),
     memory: ctx.config.memory,
   });
+  const log = await readTextIfExists(join(ctx.repoDir, VERSION_LOG_PATH));
+  return [...findings, ...verifyVersionLog(log, catalogText)].sort(compareFindings);
 }

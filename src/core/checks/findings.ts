@@ -29,6 +29,8 @@ export const FINDING_CODES = [
   "focus-bytes",
   "focus-items",
   "lone-surrogate",
+  "version-log-invalid",
+  "version-log-mismatch",
 ] as const;
 
 /** The kind of a finding, one of `FINDING_CODES`. */

@@ -1,0 +1,158 @@
+/**
+ * Version snapshots: for every version of durable memory, a commit whose tree is memory/ and
+ * MEMORY.md at that version, parented on the previous version's snapshot, under the
+ * lightweight tag `refs/tags/engram/vN`. The commit is a pure function of the version's files
+ * and record (fixed author, dates from the version's `created_at`), so every clone that
+ * writes the snapshot of the same version gets the same commit.
+ */
+import fs from "node:fs";
+import git from "isomorphic-git";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
+import {
+  parseVersionLog,
+  VERSION_LOG_PATH,
+  type VersionMaker,
+  type VersionRecord,
+  versionTag,
+} from "../core/versions/log.js";
+import { StateError } from "../errors.js";
+import { type GitRepo, openRepo, readFileAt, readFilesUnder } from "../git/history.js";
+import { writeCommit, writeTextTree } from "../git/objects.js";
+import { Catalog } from "../schema/engram.js";
+
+const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
+
+/** A version's files: repository-relative paths (memory/..., MEMORY.md) to text. */
+export type VersionFiles = ReadonlyMap<string, string>;
+
+export interface Snapshot {
+  version: number;
+  tag: string;
+  commit: string;
+}
+
+/** Snapshot trees hold memory/ and MEMORY.md at their root, wherever the engram repo sits. */
+function rootOf(repo: GitRepo): GitRepo {
+  return { ...repo, prefix: "" };
+}
+
+function snapshotPaths(files: VersionFiles): { path: string; text: string }[] {
+  return [...files]
+    .filter(([path]) => path === FOCUS_PATH || path.startsWith(`${MEMORY_DIR}/`))
+    .map(([path, text]) => ({ path, text }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+export function makerText(made: VersionMaker): string {
+  if (made.kind === "session") return `session ${made.session_id}`;
+  if (made.kind === "rollback") return `rollback to v${made.target}`;
+  return made.kind;
+}
+
+/** The snapshot commit a tag names, or undefined when the tag does not exist. */
+export async function snapshotCommit(repo: GitRepo, version: number): Promise<string | undefined> {
+  try {
+    return await git.resolveRef({ fs, gitdir: repo.gitdir, ref: versionTag(version) });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The version logged before `version` in the version's own log, if any. */
+function previousVersion(files: VersionFiles, version: number): number | undefined {
+  const text = files.get(VERSION_LOG_PATH);
+  if (text === undefined) return undefined;
+  return parseVersionLog(text)
+    .filter((r) => r.version < version)
+    .at(-1)?.version;
+}
+
+/**
+ * Writes the snapshot of one version and points its tag at it. Writing the same version with
+ * the same files again changes nothing. A tag naming other content is moved: that version was
+ * proposed and replaced before it reached main (main's history is never rewritten).
+ */
+export async function writeSnapshot(
+  repo: GitRepo,
+  record: VersionRecord,
+  files: VersionFiles,
+): Promise<Snapshot> {
+  const tree = await writeTextTree(repo, snapshotPaths(files));
+  const before = previousVersion(files, record.version);
+  const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
+  const commit = await writeCommit(repo, {
+    tree,
+    parents: parent === undefined ? [] : [parent],
+    message: [
+      `engram memory v${record.version}`,
+      "",
+      `Engram-Version: ${record.version}`,
+      `Engram-Catalog: ${record.catalog_hash}`,
+      `Engram-Made-By: ${makerText(record.made_by)}`,
+    ].join("\n"),
+    author: { ...AUTHOR, timestamp: Math.floor(Date.parse(record.created_at) / 1000) },
+  });
+  const tag = versionTag(record.version);
+  if ((await snapshotCommit(repo, record.version)) !== commit) {
+    await git.writeRef({ fs, gitdir: repo.gitdir, ref: tag, value: commit, force: true });
+  }
+  return { version: record.version, tag, commit };
+}
+
+/**
+ * The one call that records a version in git, for every writer of versions (a cycle, a
+ * restore, a rollback, a session's consolidation): the snapshot of `files` under the tag of
+ * `record.version`. Null when `repoDir` is in no git repository: versions are then only logged.
+ */
+export async function recordVersion(
+  repo: GitRepo | string,
+  record: VersionRecord,
+  files: VersionFiles,
+): Promise<Snapshot | null> {
+  let opened: GitRepo;
+  if (typeof repo === "string") {
+    try {
+      opened = await openRepo(repo);
+    } catch (error) {
+      if (error instanceof StateError) return null;
+      throw error;
+    }
+  } else {
+    opened = repo;
+  }
+  return writeSnapshot(opened, record, files);
+}
+
+/** The catalog of a commit's snapshot-shaped tree (memory/ at its root). */
+export async function catalogOfSnapshot(repo: GitRepo, commit: string): Promise<Catalog> {
+  const text = (await readFileAt(rootOf(repo), commit, CATALOG_PATH))?.text;
+  if (text === undefined) throw new StateError(`${commit.slice(0, 12)}: no ${CATALOG_PATH}`);
+  const parsed = Catalog.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
+  }
+  return parsed.data as Catalog;
+}
+
+/**
+ * The files of a version read back from its snapshot; undefined when there is no tag, or when
+ * the tag names other memory than `catalogHash` (a version replaced before it merged).
+ */
+export async function readSnapshot(
+  repo: GitRepo,
+  version: number,
+  catalogHash?: string,
+): Promise<{ commit: string; files: Map<string, string> } | undefined> {
+  const commit = await snapshotCommit(repo, version);
+  if (commit === undefined) return undefined;
+  const root = rootOf(repo);
+  if (catalogHash !== undefined && (await catalogOfSnapshot(repo, commit)).hash !== catalogHash) {
+    return undefined;
+  }
+  const files = new Map<string, string>();
+  for (const file of await readFilesUnder(root, commit, MEMORY_DIR))
+    files.set(file.path, file.text);
+  const focus = await readFileAt(root, commit, FOCUS_PATH);
+  if (focus) files.set(FOCUS_PATH, focus.text);
+  return { commit, files };
+}
