@@ -53,6 +53,11 @@ export async function runProposal(
       const rejected = await updateRejections(ctx, repo, refs, options);
       const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
       const dir = stagingDir(ctx.paths, staging.meta);
+      let stepped = false;
+      if (attempt === 1 && options.beforeCycle !== undefined && options.dryRun !== true) {
+        await options.beforeCycle({ ...ctx, repoDir: dir }, buffer);
+        stepped = true;
+      }
       let planned: CyclePlanFiles | undefined;
       const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
         ...options,
@@ -78,7 +83,7 @@ export async function runProposal(
         api: options.apiCommit !== undefined,
         preferApi: options.preferApi === true,
       };
-      const cycleChanged = run.changed || run.focus !== null;
+      const cycleChanged = run.changed || run.focus !== null || stepped;
       if (options.dryRun) {
         const plan = await dryRunPlan(repo, refs, remote, options, {
           dir,

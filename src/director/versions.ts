@@ -66,11 +66,13 @@ export async function commitVersion(
     writes: readonly { path: string; text: string }[];
     deletes: readonly string[];
     documents?: readonly string[];
+    /** The repository the snapshot goes to (default: the memory tree's own). */
+    gitDir?: string;
   },
 ): Promise<{ record: VersionRecord; snapshot: Snapshot | null }> {
   const version = await nextVersion(ctx.repoDir, step.catalog, step.madeBy, step.documents);
   const writes = [...step.writes, version.write];
-  const snapshot = await snapshotNext(ctx.repoDir, ctx.repoDir, version.record, {
+  const snapshot = await snapshotNext(step.gitDir ?? ctx.repoDir, ctx.repoDir, version.record, {
     writes,
     deletes: step.deletes,
   });

@@ -11,10 +11,10 @@ import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import {
   parseVersionLog,
   VERSION_LOG_PATH,
-  type VersionMaker,
   type VersionRecord,
   versionTag,
 } from "../core/versions/log.js";
+import { makerText } from "../core/versions/record.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, openRepo, readFileAt, readFilesUnder } from "../git/history.js";
 import { writeCommit, writeTextTree } from "../git/objects.js";
@@ -41,12 +41,6 @@ function snapshotPaths(files: VersionFiles): { path: string; text: string }[] {
     .filter(([path]) => path === FOCUS_PATH || path.startsWith(`${MEMORY_DIR}/`))
     .map(([path, text]) => ({ path, text }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-}
-
-export function makerText(made: VersionMaker): string {
-  if (made.kind === "session") return `session ${made.session_id}`;
-  if (made.kind === "rollback") return `rollback to v${made.target}`;
-  return made.kind;
 }
 
 /** The snapshot commit a tag names, or undefined when the tag does not exist. */

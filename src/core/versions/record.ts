@@ -78,3 +78,10 @@ export function logWith(text: string | undefined, record: VersionRecord): string
 export function lastRecord(text: string | undefined): VersionRecord | undefined {
   return parseVersionLog(text ?? "", VERSION_LOG_PATH).at(-1);
 }
+
+/** What made a version, in words: `cycle`, `session s_...`, `rollback to v3`, `restore`. */
+export function makerText(made: VersionMaker): string {
+  if (made.kind === "session") return `session ${made.session_id}`;
+  if (made.kind === "rollback") return `rollback to v${made.target}`;
+  return made.kind;
+}
