@@ -173,7 +173,7 @@ const recall: Command = {
   summary:
     "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
   usage:
-    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--worker ID] [--repo DIR] [--config FILE] [--json]",
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--worker ID] [--session ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
@@ -183,6 +183,12 @@ const recall: Command = {
       description: "also return ST engrams an LT engram superseded (left out by default)",
     },
     worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
+    session: {
+      type: "string",
+      value: "ID",
+      description:
+        "read the memory the session started on (its parent version), even after main moved on",
+    },
   },
   positionals: [1, 1],
   async run(args) {
@@ -198,13 +204,24 @@ const recall: Command = {
       import("../worker/recall.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
-    const result = await recallMemory(ctx, args.positionals[0] as string, {
+    const recallOptions = {
       limit,
       scope,
       signal: args.values["no-signal"] !== true,
       worker: stringOption(args, "worker"),
       includeSuperseded: args.values["include-superseded"] === true,
-    });
+    } as const;
+    const sessionId = stringOption(args, "session");
+    // Only a session's recall reads git objects: loaded when asked for.
+    const result =
+      sessionId === undefined
+        ? await recallMemory(ctx, args.positionals[0] as string, recallOptions)
+        : await (await import("../worker/session-recall.js")).recallInSession(
+            ctx,
+            sessionId,
+            args.positionals[0] as string,
+            recallOptions,
+          );
     const text =
       result.hits.length === 0
         ? "no match\n"
