@@ -49,7 +49,10 @@ export async function runProposal(
     let previous: string | null = null;
     for (let attempt = 1; ; attempt++) {
       const refs = await readRefs(repo, remote, options);
-      if (attempt === 1) previous = refs.branch;
+      if (attempt === 1) {
+        previous = refs.branch;
+        if (options.dryRun !== true) await tagMerged(repo, remote, refs.main);
+      }
       const rejected = await updateRejections(ctx, repo, refs, options);
       const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
       const dir = stagingDir(ctx.paths, staging.meta);
@@ -173,6 +176,16 @@ export async function runProposal(
       return { run, proposal };
     }
   });
+}
+
+/**
+ * Snapshot tags for the versions main holds (made here, or rebuilt after a merge made
+ * elsewhere), and with a remote, those tags pushed: they describe merged memory only.
+ */
+async function tagMerged(repo: GitRepo, remote: string | null, main: string): Promise<void> {
+  const { tagMergedVersions, pushMergedTags } = await import("./version-tags.js");
+  const { merged } = await tagMergedVersions(repo, main);
+  if (remote !== null) await pushMergedTags(repo.dir, remote, merged);
 }
 
 /**

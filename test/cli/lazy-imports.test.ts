@@ -52,6 +52,18 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
   });
 
+  it("worker recall --session reads git objects through git itself, loading no git library", () => {
+    const start = spawnSync(process.execPath, [WORKER_BIN, "session", "start", "--json"], {
+      cwd: repo.dir,
+      env: childEnv(),
+      encoding: "utf8",
+    });
+    const id = (JSON.parse(start.stdout) as { session_id: string }).session_id;
+    const loaded = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal", "--session", id]);
+    expect(loaded.some((m) => m.endsWith("/worker/session-recall.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
   it("the command tables load only argument parsing: --help loads no schema or library", () => {
     for (const bin of [WORKER_BIN, DIRECTOR_BIN]) {
       const loaded = loadedBy(bin, ["--help"]);

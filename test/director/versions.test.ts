@@ -207,3 +207,43 @@ describe("reads inside a session", () => {
     expect(unknown.stderr).toMatch(/session s_0000000000000000 is unknown/);
   });
 });
+
+describe("version tags with a remote (director run --pr)", () => {
+  it("are rebuilt after a merge on a fresh clone, identical, and pushed", async () => {
+    const remote = temps.dir("engram-remote-");
+    git(remote, ["init", "-q", "--bare", "-b", "main"]);
+    const a = await initialized();
+    git(a.dir, ["add", "-A"]);
+    git(a.dir, ["commit", "-qm", "init"]);
+    git(a.dir, ["remote", "add", "origin", remote]);
+    git(a.dir, ["push", "-q", "origin", "main"]);
+    await ok(
+      worker(["emit", "--kind", "fact", "--text", "tags travel after merge"], { cwd: a.dir }),
+    );
+    const run = await ok(
+      director(["run", "--pr", "--flush", "--json"], { cwd: a.dir, env: epoch(1) }),
+    );
+    expect(JSON.parse(run.stdout).proposal.status).toBe("created");
+    const proposed = git(a.dir, ["rev-parse", "refs/tags/engram/v1"]).trim();
+    // Not merged yet: the tag stays local.
+    expect(git(remote, ["tag", "-l"]).trim()).toBe("");
+
+    // A reviewer merges the pull request elsewhere.
+    const reviewer = temps.dir("engram-reviewer-");
+    git(reviewer, ["clone", "-q", remote, "."]);
+    git(reviewer, ["merge", "-q", "--no-ff", "-m", "merge memory", "origin/engram/memory"]);
+    git(reviewer, ["push", "-q", "origin", "main"]);
+
+    // A fresh runner has no tags: its next run rebuilds v1 from main and pushes it.
+    const runner = temps.dir("engram-runner-");
+    git(runner, ["clone", "-q", remote, "."]);
+    await ok(director(["run", "--pr", "--json"], { cwd: runner }));
+    expect(git(runner, ["rev-parse", "refs/tags/engram/v1"]).trim()).toBe(proposed);
+    expect(git(remote, ["rev-parse", "refs/tags/engram/v1"]).trim()).toBe(proposed);
+    const h = jsonOf<{ versions: Entry[] }>(
+      await director(["history", "--json", "--main", "origin/main"], { cwd: runner }),
+    ).versions;
+    expect(h[0]).toMatchObject({ version: 1, tag: "engram/v1", snapshot: proposed });
+    expect(h[0]?.commit).toBe(git(runner, ["rev-parse", "origin/main"]).trim());
+  });
+});
