@@ -17,7 +17,8 @@ import {
 import { makerText } from "../core/versions/record.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, openRepo, readFileAt, readFilesUnder } from "../git/history.js";
-import { writeCommit, writeTextTree } from "../git/objects.js";
+import { writeTextTreeFast } from "../git/object-ids.js";
+import { writeCommit } from "../git/objects.js";
 import { Catalog } from "../schema/engram.js";
 
 const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
@@ -71,7 +72,7 @@ export async function writeSnapshot(
   record: VersionRecord,
   files: VersionFiles,
 ): Promise<Snapshot> {
-  const tree = await writeTextTree(repo, snapshotPaths(files));
+  const tree = writeTextTreeFast(repo, snapshotPaths(files));
   const before = previousVersion(files, record.version);
   const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
   const commit = await writeCommit(repo, {
