@@ -43,6 +43,7 @@ import { type GitTransportScenarioResult, runGitTransportScenario } from "./tran
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
 import { gc, log, mb, removeDir, round, tempDir } from "./util.js";
+import { runVersionSnapshotScenario, type VersionSnapshotResult } from "./versions.js";
 
 export const PEAK_MEMORY_TARGET_MB = 300;
 const EVENTS = 100_000;
@@ -183,6 +184,10 @@ async function main(): Promise<void> {
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
   );
+  gc();
+  const snapshots = await attempt<VersionSnapshotResult>("version_snapshot", () =>
+    runVersionSnapshotScenario(),
+  );
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -212,6 +217,7 @@ async function main(): Promise<void> {
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
+    version_snapshot: snapshots,
   };
   const judged = [
     ingest,
@@ -229,6 +235,7 @@ async function main(): Promise<void> {
     fromGit,
     startup,
     ingestCli,
+    snapshots,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
