@@ -214,10 +214,13 @@ async function cycle(
     return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
   }
   const snapshot = version
-    ? await snapshotNext(options.gitDir ?? ctx.repoDir, ctx.repoDir, version.record, {
-        writes,
-        deletes: plan.deletes,
-      })
+    ? await snapshotNext(
+        options.gitDir ?? ctx.repoDir,
+        ctx.repoDir,
+        version.record,
+        { writes, deletes: plan.deletes },
+        catalog.hash,
+      )
     : null;
 
   const live = new Set(plan.catalog.entries.map((e) => e.engram_id));

@@ -32,6 +32,11 @@ function store(repo: GitRepo, type: "blob" | "tree", body: Buffer): string {
   return oid;
 }
 
+/** Stores one text blob (unless stored already) and returns its id. */
+export function writeTextBlobFast(repo: GitRepo, text: string): string {
+  return store(repo, "blob", Buffer.from(text, "utf8"));
+}
+
 interface Folder {
   files: Map<string, Buffer>;
   folders: Map<string, Folder>;

@@ -6,6 +6,8 @@
  * writes the snapshot of the same version gets the same commit.
  */
 import fs from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import git from "isomorphic-git";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import {
@@ -14,12 +16,20 @@ import {
   type VersionRecord,
   versionTag,
 } from "../core/versions/log.js";
-import { makerText } from "../core/versions/record.js";
+import {
+  CORE_DIR,
+  documentKind,
+  lastRecord,
+  makerText,
+  STATE_DIR,
+} from "../core/versions/record.js";
 import { StateError } from "../errors.js";
-import { type GitRepo, openRepo, readFileAt, readFilesUnder } from "../git/history.js";
-import { writeTextTreeFast } from "../git/object-ids.js";
-import { writeCommit } from "../git/objects.js";
+import { type GitRepo, openRepo, readCommit, readFileAt, readFilesUnder } from "../git/history.js";
+import { writeTextBlobFast, writeTextTreeFast } from "../git/object-ids.js";
+import { type Graft, graftTree, writeCommit } from "../git/objects.js";
 import { Catalog } from "../schema/engram.js";
+import { documentPaths } from "./memory-files.js";
+import { readCatalog, readTextIfExists } from "./memory-tree.js";
 
 const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
 
@@ -75,6 +85,16 @@ export async function writeSnapshot(
   const tree = writeTextTreeFast(repo, snapshotPaths(files));
   const before = previousVersion(files, record.version);
   const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
+  return commitSnapshot(repo, record, tree, parent);
+}
+
+/** The snapshot commit of `tree`, and the version's tag moved to it when it names another. */
+async function commitSnapshot(
+  repo: GitRepo,
+  record: VersionRecord,
+  tree: string,
+  parent: string | undefined,
+): Promise<Snapshot> {
   const commit = await writeCommit(repo, {
     tree,
     parents: parent === undefined ? [] : [parent],
@@ -150,4 +170,53 @@ export async function readSnapshot(
   const focus = await readFileAt(root, commit, FOCUS_PATH);
   if (focus) files.set(FOCUS_PATH, focus.text);
   return { commit, files };
+}
+
+/**
+ * The snapshot of the version a step is about to write, from the previous version's snapshot
+ * with only the step's changes grafted on: the cost follows the change, not the size of
+ * memory. Only when the tree in `dir` still holds the previous logged version and its tag holds
+ * that version; otherwise undefined (the caller writes the snapshot from all the files). The
+ * state and core folders are taken whole from the tree, as they will be after the step.
+ */
+export async function snapshotFromPrevious(
+  repo: GitRepo,
+  dir: string,
+  record: VersionRecord,
+  change: { writes: readonly { path: string; text: string }[]; deletes: readonly string[] },
+  /** The hash of the catalog the tree holds now, when the caller has read it already. */
+  treeCatalogHash?: string,
+): Promise<Snapshot | undefined> {
+  const previous = lastRecord(await readTextIfExists(join(dir, VERSION_LOG_PATH)));
+  if (previous === undefined || previous.version >= record.version) return undefined;
+  const holds = treeCatalogHash ?? (await readCatalog(dir)).hash;
+  if (holds !== previous.catalog_hash) return undefined;
+  const parent = await snapshotCommit(repo, previous.version);
+  if (parent === undefined) return undefined;
+  const { commit } = await readCommit(repo, parent);
+  if (!commit.message.includes(`\nEngram-Catalog: ${previous.catalog_hash}\n`)) return undefined;
+  const grafts = new Map<string, Graft>();
+  const documents = new Map<string, string>();
+  for (const path of documentPaths(dir)) {
+    documents.set(path, await readFile(join(dir, path), "utf8"));
+  }
+  for (const path of change.deletes) {
+    if (documentKind(path) !== undefined) documents.delete(path);
+    else grafts.set(path, null);
+  }
+  for (const { path, text } of change.writes) {
+    if (documentKind(path) !== undefined) documents.set(path, text);
+    else grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text) });
+  }
+  for (const folder of [STATE_DIR, CORE_DIR]) {
+    const inside = [...documents]
+      .filter(([path]) => path.startsWith(`${folder}/`))
+      .map(([path, text]) => ({ path: path.slice(folder.length + 1), text }));
+    grafts.set(
+      folder,
+      inside.length === 0 ? null : { type: "tree", oid: writeTextTreeFast(repo, inside) },
+    );
+  }
+  const tree = await graftTree(repo, commit.tree, grafts);
+  return commitSnapshot(repo, record, tree, parent);
 }

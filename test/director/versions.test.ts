@@ -8,6 +8,7 @@ import {
   jsonOf,
   worker,
 } from "../support/bins.js";
+import { listFiles } from "../support/memory.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const temps = new TempDirs();
@@ -74,6 +75,15 @@ describe("versions of durable memory (embedded default, no remote)", () => {
     expect(listed).toContain("memory/versions.ndjson");
     const catalog = JSON.parse(git(repo.dir, ["show", `${v2}:memory/catalog.json`]));
     expect(catalog.hash).toBe(h[0]?.catalog_hash);
+
+    // Made from v1's snapshot plus the cycle's changes, it holds exactly the work tree's memory.
+    const onDisk = listFiles(repo.path("memory"), repo.dir).concat("MEMORY.md").sort();
+    expect(listed.filter(Boolean).sort()).toEqual(onDisk);
+    for (const path of onDisk) {
+      expect(git(repo.dir, ["show", `${v2}:${path}`]), path).toBe(
+        readFileSync(repo.path(path), "utf8"),
+      );
+    }
 
     // Survives a restart: another process reads the same history.
     expect(await history(repo)).toEqual(h);
