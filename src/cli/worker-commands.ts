@@ -15,6 +15,7 @@ import {
 import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
+import { REMOTE_RECALL_OPTIONS, remoteRecallOptions } from "./recall-options.js";
 import { session } from "./session-commands.js";
 
 /*
@@ -171,9 +172,9 @@ async function emitFrom(args: ParsedArgs, from: string) {
 const recall: Command = {
   name: "recall",
   summary:
-    "Search memory by text, topic, recency and tier; the recall is recorded as a promotion signal.",
+    "Search memory by text, topic, recency and tier; with --confidence, also the external stores memory syncs to (Notion, Graphiti), by how sure you are. The recall is recorded as a promotion signal.",
   usage:
-    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--no-signal] [--worker ID] [--session ID] [--repo DIR] [--config FILE] [--json]",
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--confidence 0..1] [--refresh] [--no-signal] [--worker ID] [--session ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
@@ -183,6 +184,7 @@ const recall: Command = {
       description: "also return ST engrams an LT engram superseded (left out by default)",
     },
     worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
+    ...REMOTE_RECALL_OPTIONS,
     session: {
       type: "string",
       value: "ID",
@@ -199,11 +201,13 @@ const recall: Command = {
     if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
       throw new UsageError("--limit: expected a positive integer");
     }
+    const remote = remoteRecallOptions(args);
     const [{ openContext }, { recallMemory }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../worker/recall.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
+    const query = args.positionals[0] as string;
     const recallOptions = {
       limit,
       scope,
@@ -215,18 +219,22 @@ const recall: Command = {
     // Only a session's recall reads git objects: loaded when asked for.
     const result =
       sessionId === undefined
-        ? await recallMemory(ctx, args.positionals[0] as string, recallOptions)
+        ? await recallMemory(ctx, query, recallOptions)
         : await (await import("../worker/session-recall.js")).recallInSession(
             ctx,
             sessionId,
-            args.positionals[0] as string,
+            query,
             recallOptions,
           );
+    const hits = result.hits.map((h) => ({ ...h, source: "local" as const }));
     const text =
-      result.hits.length === 0
+      hits.length === 0
         ? "no match\n"
-        : `${result.hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}`).join("\n")}\n`;
-    return { json: result.hits, text };
+        : `${hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}`).join("\n")}\n`;
+    if (remote === undefined) return { json: hits, text };
+    // Only a stated confidence loads the sync code (and, if a store is asked, its client).
+    const { hybridRecallOutput } = await import("./recall-output.js");
+    return hybridRecallOutput(ctx, query, hits, { ...remote, limit: limit ?? 10 }, text);
   },
 };
 

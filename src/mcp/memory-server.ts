@@ -1,18 +1,19 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
-import { EngramError, StateError } from "../errors.js";
+import { StateError } from "../errors.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/envelope.js";
 import { emitNote } from "../worker/emit.js";
 import { recallIn, recordRecall } from "../worker/recall.js";
 import { LoadedMemory } from "./loaded-memory.js";
 import { scopeOf } from "./scope.js";
+import { registerSyncTool, remoteRecallOutput, remoteRecallPart } from "./sync-tools.js";
+import { guarded, structured } from "./tool-result.js";
 
 /**
  * engram's own MCP server: the worker's read and write operations as MCP tools, and the
@@ -47,9 +48,11 @@ const recallOutput = {
       topics: z.array(z.string()),
       matched: z.array(z.string()),
       snippet: z.string(),
+      source: z.literal("local"),
     }),
   ),
   signal: z.boolean(),
+  ...remoteRecallOutput,
 };
 
 const LEARNING_TYPES = ["decision", "insight", "pattern", "convention", "self_knowledge"] as const;
@@ -172,8 +175,12 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           .max(1)
           .optional()
           .describe(
-            "how sure the caller already is (0..1); decides whether a remote store is asked",
+            "how sure the caller already is (0..1): below 0.5 the sync stores are asked at once, 0.5-0.7 only when local memory finds nothing, 0.7+ validated in the background for the next recall; absent: local memory only",
           ),
+        refresh: z
+          .boolean()
+          .optional()
+          .describe("with confidence: ignore cached store answers (default false)"),
         include_superseded: z
           .boolean()
           .optional()
@@ -203,25 +210,30 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             .then(() => recordRecall(ctx, input.query, hits, options.worker))
             .catch(() => undefined);
         }
-        const scope = scopeOf(ctx, loaded.catalog, tiers);
+        const remote = await remoteRecallPart(ctx, input, result.hits.length);
+        const scope = {
+          ...scopeOf(ctx, loaded.catalog, tiers),
+          remote_store: { asked: remote.remote.asked, reason: remote.remote.reason },
+        };
         const status =
-          scope.engrams_in_scope === 0
-            ? "memory_empty"
-            : result.hits.length === 0
-              ? "no_match"
-              : "found";
+          result.hits.length + remote.remote_hits.length > 0
+            ? "found"
+            : scope.engrams_in_scope === 0
+              ? "memory_empty"
+              : "no_match";
         const message =
           status === "memory_empty"
             ? `no engram in tiers ${tiers.join(", ")} of ${scope.repository} at memory version ${scope.memory_version}: memory is empty there, not the query`
             : status === "no_match"
               ? `no engram of ${scope.engrams_in_scope} in scope matched "${input.query}"`
-              : `${result.hits.length} hit(s) of ${scope.engrams_in_scope} engram(s) in scope`;
+              : `${result.hits.length} hit(s) of ${scope.engrams_in_scope} engram(s) in scope${remote.remote_hits.length > 0 ? `, ${remote.remote_hits.length} from the sync stores` : ""}`;
         return structured({
           status,
           message,
           scope,
-          hits: result.hits,
+          hits: result.hits.map((h) => ({ ...h, source: "local" as const })),
           signal: result.hits.length > 0,
+          ...remote,
         });
       }),
   );
@@ -349,6 +361,8 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       }),
   );
 
+  registerSyncTool(server, ctx);
+
   server.registerResource(
     "focus",
     `engram://${FOCUS_PATH}`,
@@ -425,27 +439,6 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
   );
 
   return server;
-}
-
-/** A tool's answer with its structured content, and the same JSON as text for older clients. */
-function structured<T extends Record<string, unknown>>(value: T): CallToolResult {
-  return {
-    content: [{ type: "text", text: JSON.stringify(value) }],
-    structuredContent: value,
-  };
-}
-
-/** Runs a tool body; any failure becomes a tool result with `isError`, so the server goes on. */
-async function guarded(body: () => Promise<CallToolResult>): Promise<CallToolResult> {
-  try {
-    return await body();
-  } catch (error) {
-    const message =
-      error instanceof EngramError
-        ? error.message
-        : `internal error: ${error instanceof Error ? error.message : String(error)}`;
-    return { isError: true, content: [{ type: "text", text: message }] };
-  }
 }
 
 function readText(path: string): string {

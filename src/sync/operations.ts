@@ -79,12 +79,22 @@ export interface StatusReport {
 
 /** `director sync status`: a live health check, the queue by state, and the seed's metrics. */
 export async function syncStatus(ctx: RepoContext, target: TargetName): Promise<StatusReport> {
-  const queue = queueStore(ctx, target).load();
+  const queued = queueStatus(ctx, target);
   const opened = openTarget(ctx, target);
   const health = await opened.health().finally(() => closeTarget(opened));
+  return { target, health, ...queued };
+}
+
+/**
+ * The queue by state and the metrics, as the state folder holds them: no call to the store
+ * and no lock (nothing is written), so it answers at once even while a run goes on.
+ */
+export function queueStatus(
+  ctx: RepoContext,
+  target: TargetName,
+): Omit<StatusReport, "target" | "health"> {
+  const queue = queueStore(ctx, target).peek();
   return {
-    target,
-    health,
     last: queue.status,
     depth: queueDepth(queue),
     metrics: syncMetrics(syncLog(ctx).read(), target, queue.status),

@@ -69,6 +69,21 @@ export class QueueStore {
   load(): StoredQueue {
     mkdirSync(this.dir, { recursive: true });
     removeStaleTemps([this.dir]);
+    const { queue, torn } = this.read();
+    // Fold at once, so the next append does not follow the torn line.
+    if (torn) this.compact(queue);
+    return queue;
+  }
+
+  /**
+   * The queue as it stands, for a reader that does not hold the sync lock (hybrid recall):
+   * nothing is written, a torn last line is skipped and left for the next run to fold.
+   */
+  peek(): StoredQueue {
+    return this.read().queue;
+  }
+
+  private read(): { queue: StoredQueue; torn: boolean } {
     let queue: StoredQueue = { ...emptyQueue(), status: null, source_hash: null };
     if (existsSync(this.snapshotPath)) {
       const json = parseJson(readFileSync(this.snapshotPath, "utf8"), this.snapshotPath);
@@ -85,7 +100,7 @@ export class QueueStore {
       };
     }
     this.lines = 0;
-    if (!existsSync(this.journalPath)) return queue;
+    if (!existsSync(this.journalPath)) return { queue, torn: false };
     const text = readFileSync(this.journalPath, "utf8");
     const rows = text.split("\n");
     let torn = false;
@@ -105,9 +120,7 @@ export class QueueStore {
       queue = replay(queue, line);
       this.lines++;
     }
-    // Fold at once, so the next append does not follow the torn line.
-    if (torn) this.compact(queue);
-    return queue;
+    return { queue, torn };
   }
 
   /** Appends the change from `before` to `after` for the keys named, and fsyncs it. */

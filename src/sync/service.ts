@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
@@ -13,10 +13,13 @@ import { writeFileAtomicSync } from "../state/atomic.js";
 import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
+import { readRecordedIds, recordedIdsPath, syncDir } from "./state-paths.js";
 import { SyncLog } from "./sync-log.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 import { type NotionIds, NotionTarget } from "./targets/notion-target.js";
 import type { SyncTarget } from "./targets/target.js";
+
+export { readRecordedIds, syncDir };
 
 export const TARGETS = ["notion", "graphiti"] as const;
 export type TargetName = (typeof TARGETS)[number];
@@ -27,11 +30,6 @@ export function parseTarget(name: string | undefined): TargetName {
     throw new UsageError(`--target: expected one of ${TARGETS.join(", ")}, got "${target}"`);
   }
   return target as TargetName;
-}
-
-/** `.engram/sync/`: queues, id maps, recorded database ids, the log. Never on main. */
-export function syncDir(ctx: RepoContext): string {
-  return join(ctx.paths.root, "sync");
 }
 
 /** The `[sync]` keys named like the fields of `defaults`, so each setting is listed once. */
@@ -111,23 +109,9 @@ export function requestedKeys(
   return keys;
 }
 
-function recordedPath(ctx: RepoContext): string {
-  return join(syncDir(ctx), "notion", "databases.json");
-}
-
-export function readRecordedIds(ctx: RepoContext): NotionIds {
-  const path = recordedPath(ctx);
-  if (!existsSync(path)) return {};
-  try {
-    return JSON.parse(readFileSync(path, "utf8")) as NotionIds;
-  } catch {
-    return {};
-  }
-}
-
 export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
-  mkdirSync(dirname(recordedPath(ctx)), { recursive: true });
-  writeFileAtomicSync(recordedPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
+  mkdirSync(dirname(recordedIdsPath(ctx)), { recursive: true });
+  writeFileAtomicSync(recordedIdsPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
 }
 
 /** The target by name; each new store (Graphiti, Tana) adds its case here. */

@@ -5,7 +5,8 @@ import { join } from "node:path";
 export interface SyncLogEntry {
   at: string;
   target: string;
-  op: "enqueue" | "health" | "send" | "retention" | "approve" | "reject" | "notice";
+  /** `recall`: one remote ask of hybrid recall (`ok`: it found something). */
+  op: "enqueue" | "health" | "send" | "retention" | "approve" | "reject" | "notice" | "recall";
   key?: string;
   ok?: boolean;
   error?: string;

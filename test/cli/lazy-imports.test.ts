@@ -64,6 +64,24 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
   });
 
+  it("worker recall loads the sync code only for a stated confidence, a store's client only to ask it", () => {
+    const plain = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal"]);
+    expect(plain.filter((m) => /\/sync\/|@notionhq|@modelcontextprotocol/.test(m))).toEqual([]);
+    // No store is set up here: the hybrid path runs, and no client is loaded for nothing.
+    const hybrid = loadedBy(WORKER_BIN, [
+      "recall",
+      "anything",
+      "--confidence",
+      "0.1",
+      "--no-signal",
+    ]);
+    expect(hybrid.some((m) => m.endsWith("/sync/hybrid-recall.js"))).toBe(true);
+    expect(
+      hybrid.filter((m) => /node_modules\/(@notionhq|@modelcontextprotocol)\//.test(m)),
+    ).toEqual([]);
+    expect(hybrid.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
   it("the command tables load only argument parsing: --help loads no schema or library", () => {
     for (const bin of [WORKER_BIN, DIRECTOR_BIN]) {
       const loaded = loadedBy(bin, ["--help"]);

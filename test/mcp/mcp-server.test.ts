@@ -2,12 +2,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
-  childEnv,
   director,
   ROOT,
   runBin,
@@ -16,6 +14,7 @@ import {
   WORKER_BIN,
   worker,
 } from "../support/bins.js";
+import { stdioMcpClient } from "../support/mcp-client.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -49,18 +48,7 @@ beforeAll(async () => {
 
 afterAll(() => dirs.cleanup());
 
-async function stdioClient(dir = repo.dir): Promise<Client> {
-  const client = new Client({ name: "engram-test", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [WORKER_BIN, "mcp", "--repo", dir],
-      env: childEnv(ENV) as Record<string, string>,
-      stderr: "pipe",
-    }),
-  );
-  return client;
-}
+const stdioClient = (dir = repo.dir): Promise<Client> => stdioMcpClient(dir, ENV);
 
 /** Starts `worker mcp --http 127.0.0.1:0` and reads its first line. */
 async function httpServer(): Promise<{ child: Spawned; address: string }> {
@@ -92,6 +80,7 @@ async function exercise(client: Client): Promise<void> {
     "memory_freshness",
     "memory_recall",
     "memory_status",
+    "memory_sync",
   ]);
   for (const tool of tools.tools) {
     expect(tool.inputSchema.type).toBe("object");
@@ -112,6 +101,7 @@ async function exercise(client: Client): Promise<void> {
   expect(sc.scope.memory_version).toBeGreaterThanOrEqual(1);
   expect(sc.scope.tiers).toEqual(["lt", "st"]);
   expect(sc.scope.remote_store.asked).toBe(false);
+  expect((found.structuredContent as { remote: { mode: string } }).remote.mode).toBe("off");
   expect(sc.hits[0]?.snippet).toContain("zod");
 
   const none = await client.callTool({
@@ -149,6 +139,15 @@ async function exercise(client: Client): Promise<void> {
   });
   expect(emitted.isError).toBeFalsy();
   expect((emitted.structuredContent as { spooled: boolean }).spooled).toBe(true);
+
+  const queue = await client.callTool({ name: "memory_sync", arguments: {} });
+  expect(queue.isError, JSON.stringify(queue.content)).toBeFalsy();
+  expect(queue.structuredContent).toMatchObject({
+    action: "status",
+    target: "notion",
+    depth: { pending: 0, failed: 0, synced: 0 },
+    run: null,
+  });
 
   // Hostile or wrong input: a clear error, and the server keeps serving.
   const badType = await client.callTool({ name: "memory_recall", arguments: { query: 42 } });

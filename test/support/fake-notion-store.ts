@@ -246,21 +246,17 @@ export class FakeNotionStore {
     return out;
   }
 
-  /** Supports the one filter the target uses: a rich-text property equal to a value. */
+  /**
+   * Supports the filters the target uses: `equals` and `contains` on text properties,
+   * `contains` on a multi-select, and `or` / `and` compounds (text matches case-insensitive,
+   * as Notion's).
+   */
   query(dataSourceId: string, body: Record<string, unknown>): unknown[] {
     this.dataSource(dataSourceId);
-    const filter = body.filter as
-      | { property?: string; rich_text?: { equals?: string } }
-      | undefined;
+    const filter = body.filter as Filter | undefined;
     return [...this.pages.values()]
       .filter((p) => p.data_source_id === dataSourceId)
-      .filter((p) => {
-        if (!filter?.property) return true;
-        const value = plainText(
-          (p.properties[filter.property] as { rich_text?: unknown })?.rich_text,
-        );
-        return value === filter.rich_text?.equals;
-      })
+      .filter((p) => filter === undefined || matches(p.properties, filter))
       .map((p) => this.pageObject(p.id));
   }
 
@@ -283,4 +279,33 @@ export class FakeNotionStore {
           .join("\n\n"),
       }));
   }
+}
+
+interface Filter {
+  or?: Filter[];
+  and?: Filter[];
+  property?: string;
+  title?: { equals?: string; contains?: string };
+  rich_text?: { equals?: string; contains?: string };
+  multi_select?: { contains?: string };
+}
+
+function matches(properties: Record<string, unknown>, filter: Filter): boolean {
+  if (filter.or) return filter.or.some((f) => matches(properties, f));
+  if (filter.and) return filter.and.every((f) => matches(properties, f));
+  if (!filter.property) return true;
+  const value = properties[filter.property] as
+    | { title?: unknown; rich_text?: unknown; multi_select?: { name: string }[] }
+    | undefined;
+  if (filter.multi_select) {
+    const wanted = filter.multi_select.contains ?? "";
+    return (value?.multi_select ?? []).some((o) => o.name === wanted);
+  }
+  const condition = filter.title ?? filter.rich_text;
+  const text = plainText(value?.title ?? value?.rich_text);
+  if (condition?.equals !== undefined) return text === condition.equals;
+  if (condition?.contains !== undefined) {
+    return text.toLowerCase().includes(condition.contains.toLowerCase());
+  }
+  return true;
 }

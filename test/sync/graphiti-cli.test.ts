@@ -70,5 +70,24 @@ describe("director sync --target graphiti through the bins", () => {
     const second = await sync("run", "--target", "graphiti", "--force");
     expect(second.sent.created_or_updated).toBe(0);
     expect(server.calls.length).toBe(sent);
+
+    // Hybrid recall asks the graph memory syncs to, with the query as the backend reads it.
+    const recall = JSON.parse(
+      ok(
+        await worker(["recall", "apt-28", "--confidence", "0.2", "--no-signal", "--json"], {
+          cwd: repo.dir,
+          env,
+        }),
+      ).stdout,
+    );
+    expect(recall.remote.targets).toEqual([
+      expect.objectContaining({ target: "graphiti", state: "queried" }),
+    ]);
+    expect(recall.remote_hits[0]).toMatchObject({ source: "graphiti", cached: false });
+    expect(recall.remote_hits[0].title).toContain("apt-28");
+    expect(server.searches.map((s) => s.tool).sort()).toEqual([
+      "search_memory_facts",
+      "search_nodes",
+    ]);
   });
 });

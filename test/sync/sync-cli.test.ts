@@ -4,21 +4,19 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { openSealed } from "../../src/core/ingest/seal.js";
 import { deriveSyncKey } from "../../src/core/sync/outgoing.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
-import {
-  assertBuilt,
-  type BinResult,
-  DIRECTOR_BIN,
-  describeResult,
-  director,
-  spawnBin,
-  worker,
-} from "../support/bins.js";
+import { assertBuilt, DIRECTOR_BIN, director, spawnBin } from "../support/bins.js";
 import { killWhen } from "../support/crash.js";
 import { FakeNotion } from "../support/fake-notion.js";
-import { TempDirs, type TempRepo } from "../support/repo.js";
+import { TempDirs } from "../support/repo.js";
+import {
+  episodeNote,
+  json,
+  notionSyncRepo,
+  ok,
+  SYNC_TOKEN,
+  syncEnv,
+} from "../support/sync-repo.js";
 
-const TOKEN = "secret_cli_token";
-const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
 const dirs = new TempDirs();
 let server: FakeNotion | undefined;
 
@@ -29,54 +27,11 @@ afterEach(async () => {
 });
 afterAll(() => dirs.cleanup());
 
-function env(seconds = 0): Record<string, string> {
-  return { NOTION_TOKEN: TOKEN, SOURCE_DATE_EPOCH: String(EPOCH + seconds) };
-}
-
-function ok(r: BinResult): BinResult {
-  expect(r.code, describeResult(r)).toBe(0);
-  return r;
-}
-
-const json = <T>(r: BinResult): T => JSON.parse(ok(r).stdout) as T;
-
-/** A repository whose memory holds the given notes, compacted into engrams. */
-async function repoWith(
-  notes: readonly Record<string, unknown>[],
-  url: string,
-  perSecond = 50,
-): Promise<TempRepo> {
-  const repo = dirs.repo("engram-sync-");
-  ok(await director(["init"], { cwd: repo.dir }));
-  repo.writeConfig(
-    [
-      "[memory]",
-      "buffer_keep_recent_events = 0",
-      "[sync]",
-      'project = "demo"',
-      "[sync.notion]",
-      `base_url = "${url}"`,
-      'parent_page_id = "parent-page"',
-      `requests_per_second = ${perSecond}`,
-      "timeout_seconds = 2",
-      "",
-    ].join("\n"),
-  );
-  const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
-  ok(await worker(["emit", "--from", file], { cwd: repo.dir, env: env() }));
-  ok(await director(["run", "--force"], { cwd: repo.dir, env: env() }));
-  ok(await director(["sync", "init", "--target", "notion"], { cwd: repo.dir, env: env() }));
-  return repo;
-}
-
-const note = (text: string, confidence: number, outcome: string, privacy = "public") => ({
-  kind: "lesson",
-  text,
-  confidence,
-  outcome,
-  privacy,
-  topics: ["sync-test"],
-});
+const env = syncEnv;
+const repoWith = (notes: readonly Record<string, unknown>[], url: string, perSecond = 50) =>
+  notionSyncRepo(dirs, notes, url, perSecond);
+const note = episodeNote;
+const TOKEN = SYNC_TOKEN;
 
 describe("director sync through the bins", () => {
   it("sends the policy's episodes, keeps private ones, waits for approval, then sends ciphertext", async () => {

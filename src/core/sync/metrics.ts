@@ -3,6 +3,8 @@ export interface MetricEntry {
   op: string;
   target: string;
   ok?: boolean;
+  /** Set when the operation failed (a remote recall that got no answer at all). */
+  error?: string;
   latency_ms?: number;
   surprise?: boolean;
 }
@@ -13,7 +15,10 @@ export interface SyncMetrics {
   success_rate: number | null;
   /** Share of synced episodes that were surprises (the seed's target: above 60%). */
   surprise_sync_rate: number | null;
-  /** Share of remote recalls that found something; null until hybrid recall exists. */
+  /**
+   * Share of remote recalls that found something; null before the first. A recall the store
+   * did not answer (down) is an outage, not a miss: it is left out.
+   */
   extension_hit_rate: number | null;
   /** Mean time from trigger (queued) to completion, on the Director's clock. */
   average_latency_ms: number | null;
@@ -38,7 +43,7 @@ export function syncMetrics(
   let hits = 0;
   for (const e of entries) {
     if (e.target !== target) continue;
-    if (e.op === "recall") {
+    if (e.op === "recall" && e.error === undefined) {
       recalls++;
       if (e.ok) hits++;
     }

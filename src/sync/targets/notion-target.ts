@@ -32,6 +32,8 @@ export interface NotionTargetOptions {
   /** Ids recorded by `sync init`; the config's database ids win. */
   recorded: NotionIds;
   fetch?: typeof fetch;
+  /** Retries of a 429 by the client (default 2); hybrid recall, which someone waits on, asks none. */
+  retries?: number;
 }
 
 /** Notion API 2025-09-03 through the official client: one database per item type. */
@@ -48,7 +50,11 @@ export class NotionTarget implements SyncTarget {
       baseUrl: options.config.base_url,
       notionVersion: NOTION_VERSION,
       timeoutMs: Math.round(options.config.timeout_seconds * 1000),
-      retry: { maxRetries: 2, initialRetryDelayMs: 500, maxRetryDelayMs: 60_000 },
+      retry: {
+        maxRetries: options.retries ?? 2,
+        initialRetryDelayMs: 500,
+        maxRetryDelayMs: 60_000,
+      },
       fetch: this.throttle.fetch as never,
     });
     this.ids = { ...options.recorded };
@@ -211,6 +217,38 @@ export class NotionTarget implements SyncTarget {
     return result.results[0]?.id ?? null;
   }
 
+  /**
+   * Hybrid recall: the pages of the knowledge databases whose title (or a tag) holds a word
+   * of the query, one filtered query per database. Notion's text filters are
+   * case-insensitive substring matches; the caller ranks them by whole words.
+   */
+  async search(words: readonly string[], limit: number): Promise<NotionFound[]> {
+    if (words.length === 0) return [];
+    const found: NotionFound[] = [];
+    for (const type of SEARCHED) {
+      if (this.ids[type] === undefined) continue;
+      const dataSource = await this.dataSource(type);
+      const spec = DATABASES[type].properties;
+      const filters = words
+        .slice(0, MAX_SEARCH_WORDS)
+        .flatMap((word) => [
+          { property: TITLE, title: { contains: word } },
+          ...(spec.tags === "multi_select"
+            ? [{ property: "tags", multi_select: { contains: word } }]
+            : []),
+        ]);
+      const result = (await this.call(() =>
+        this.client.dataSources.query({
+          data_source_id: dataSource,
+          filter: { or: filters } as never,
+          page_size: Math.min(limit, 100),
+        }),
+      )) as { results: NotionPage[] };
+      for (const page of result.results) found.push(foundPage(type, page));
+    }
+    return found;
+  }
+
   private properties(item: OutgoingItem): Record<string, unknown> {
     const spec = DATABASES[item.type].properties;
     const values: Record<string, SyncValue> = {
@@ -303,6 +341,55 @@ export class NotionTarget implements SyncTarget {
       throw wrap(error);
     }
   }
+}
+
+/** The databases hybrid recall searches: memory versions hold no knowledge of their own. */
+const SEARCHED: readonly SyncType[] = ["episode", "insight", "pattern"];
+/** Words of a query sent as filters (two each): Notion allows 100 filters in a compound. */
+const MAX_SEARCH_WORDS = 16;
+
+interface NotionPage {
+  id: string;
+  url?: string;
+  properties?: Record<
+    string,
+    {
+      type?: string;
+      title?: { plain_text?: string }[];
+      rich_text?: { plain_text?: string }[];
+      multi_select?: { name: string }[];
+      checkbox?: boolean;
+    }
+  >;
+}
+
+/** A page found by `search`, with what recall shows of it. */
+export interface NotionFound {
+  type: SyncType;
+  page_id: string;
+  url: string | null;
+  title: string;
+  tags: string[];
+  sync_key: string | null;
+  local_id: string | null;
+  encrypted: boolean;
+}
+
+function foundPage(type: SyncType, page: NotionPage): NotionFound {
+  const p = page.properties ?? {};
+  const text = (name: string) =>
+    (p[name]?.title ?? p[name]?.rich_text ?? []).map((t) => t.plain_text ?? "").join("");
+  const orNull = (value: string) => (value === "" ? null : value);
+  return {
+    type,
+    page_id: page.id,
+    url: page.url ?? null,
+    title: text(TITLE),
+    tags: (p.tags?.multi_select ?? []).map((t) => t.name),
+    sync_key: orNull(text("sync_key")),
+    local_id: orNull(text("local_id")),
+    encrypted: p.encrypted?.checkbox === true,
+  };
 }
 
 function databaseKey(type: SyncType): keyof NotionSyncConfig["databases"] {
