@@ -3,7 +3,6 @@ import type { RepoContext } from "../context/repo-context.js";
 import type { VersionMaker, VersionRecord } from "../core/versions/log.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { countsOf, lastRecord, logWith, recordFor } from "../core/versions/record.js";
-import { StateError } from "../errors.js";
 import { documentPaths, readMemoryFiles } from "../repo/memory-files.js";
 import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
@@ -48,15 +47,11 @@ export async function snapshotNext(
   /** The hash of the catalog the tree holds before the step, when already read. */
   treeCatalogHash?: string,
 ): Promise<Snapshot | null> {
-  const { recordVersion, snapshotFromPrevious } = await import("../repo/version-snapshots.js");
-  const { openRepo } = await import("../git/history.js");
-  let repo: Awaited<ReturnType<typeof openRepo>>;
-  try {
-    repo = await openRepo(gitDir);
-  } catch (error) {
-    if (error instanceof StateError) return null; // not in git: versions are only logged
-    throw error;
-  }
+  const { gitRepoOf, recordVersion, snapshotFromPrevious } = await import(
+    "../repo/version-snapshots.js"
+  );
+  const repo = await gitRepoOf(gitDir);
+  if (repo === null) return null;
   const quick = await snapshotFromPrevious(repo, dir, record, change, treeCatalogHash);
   if (quick !== undefined) return quick;
   const { files } = await readMemoryFiles(dir);

@@ -124,18 +124,18 @@ export async function recordVersion(
   record: VersionRecord,
   files: VersionFiles,
 ): Promise<Snapshot | null> {
-  let opened: GitRepo;
-  if (typeof repo === "string") {
-    try {
-      opened = await openRepo(repo);
-    } catch (error) {
-      if (error instanceof StateError) return null;
-      throw error;
-    }
-  } else {
-    opened = repo;
+  const opened = typeof repo === "string" ? await gitRepoOf(repo) : repo;
+  return opened === null ? null : writeSnapshot(opened, record, files);
+}
+
+/** The git repository holding `dir`, or null when there is none (versions are then only logged). */
+export async function gitRepoOf(dir: string): Promise<GitRepo | null> {
+  try {
+    return await openRepo(dir);
+  } catch (error) {
+    if (error instanceof StateError) return null;
+    throw error;
   }
-  return writeSnapshot(opened, record, files);
 }
 
 /** The catalog of a commit's snapshot-shaped tree (memory/ at its root). */
