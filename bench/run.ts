@@ -51,6 +51,7 @@ import { type GitTransportScenarioResult, runGitTransportScenario } from "./tran
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
 import { gc, log, mb, removeDir, round, tempDir } from "./util.js";
+import { runVersionSnapshotScenario, type VersionSnapshotResult } from "./versions.js";
 
 export const PEAK_MEMORY_TARGET_MB = 300;
 const EVENTS = 100_000;
@@ -194,6 +195,10 @@ async function main(): Promise<void> {
   const fromGit = await attempt<FromGitScenarioResult>("from_git", () =>
     runFromGitScenario(10_000),
   );
+  gc();
+  const snapshots = await attempt<VersionSnapshotResult>("version_snapshot", () =>
+    runVersionSnapshotScenario(),
+  );
 
   gc();
   const sessions = await attempt<SessionsScenarioResult>("sessions", () => runSessionsScenario());
@@ -228,6 +233,7 @@ async function main(): Promise<void> {
     startup,
     ingest_cli: ingestCli,
     sessions,
+    version_snapshot: snapshots,
   };
   const judged = [
     ingest,
@@ -248,6 +254,7 @@ async function main(): Promise<void> {
     startup,
     ingestCli,
     sessions,
+    snapshots,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

@@ -1,6 +1,7 @@
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import type { RepoContext } from "../context/repo-context.js";
 import type { SessionStepReport } from "../director/consolidate.js";
+import type { ProposeOptions } from "../director/propose-types.js";
 import type { RunOptions, RunResult } from "../director/run.js";
 import { UsageError } from "../errors.js";
 import {
@@ -15,6 +16,7 @@ import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
 import { SYNC_COMMAND } from "./sync-commands.js";
+import { rollbackCommand, VERSION_COMMANDS } from "./version-commands.js";
 
 /*
  * A thin table: only argument parsing and types are imported here. Each command's `run`
@@ -245,7 +247,7 @@ function sessionLine(s: SessionStepReport): string {
 async function runPr(
   ctx: RepoContext,
   args: ParsedArgs,
-  cycle: RunOptions,
+  cycle: RunOptions & Pick<ProposeOptions, "beforeCycle">,
 ): Promise<CommandOutput> {
   const [github, port, { runProposal }, { droppedWarnings }, { proposalPlanLines }] =
     await Promise.all([
@@ -382,6 +384,8 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   run,
   verify,
   status,
+  ...VERSION_COMMANDS,
+  rollbackCommand(runPr),
   ...GIT_COMMANDS,
   ...BUS_COMMANDS,
   SYNC_COMMAND,

@@ -150,7 +150,7 @@ const recall: Command = {
   summary:
     "Search memory by text, topic, recency and tier; with --confidence, also the external stores memory syncs to (Notion, Graphiti), by how sure you are. The recall is recorded as a promotion signal.",
   usage:
-    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--confidence 0..1] [--refresh] [--no-signal] [--worker ID] [--repo DIR] [--config FILE] [--json]",
+    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--confidence 0..1] [--refresh] [--no-signal] [--worker ID] [--session ID] [--repo DIR] [--config FILE] [--json]",
   options: {
     limit: { type: "string", value: "N", description: "most hits (default 10)" },
     scope: { type: "string", value: "st|lt", description: "only this tier" },
@@ -161,6 +161,12 @@ const recall: Command = {
     },
     worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
     ...REMOTE_RECALL_OPTIONS,
+    session: {
+      type: "string",
+      value: "ID",
+      description:
+        "read the memory the session started on (its parent version), even after main moved on",
+    },
   },
   positionals: [1, 1],
   async run(args) {
@@ -178,13 +184,24 @@ const recall: Command = {
     ]);
     const ctx = await openContext(repoOptions(args));
     const query = args.positionals[0] as string;
-    const result = await recallMemory(ctx, query, {
+    const recallOptions = {
       limit,
       scope,
       signal: args.values["no-signal"] !== true,
       worker: stringOption(args, "worker"),
       includeSuperseded: args.values["include-superseded"] === true,
-    });
+    } as const;
+    const sessionId = stringOption(args, "session");
+    // Only a session's recall reads git objects: loaded when asked for.
+    const result =
+      sessionId === undefined
+        ? await recallMemory(ctx, query, recallOptions)
+        : await (await import("../worker/session-recall.js")).recallInSession(
+            ctx,
+            sessionId,
+            query,
+            recallOptions,
+          );
     const hits = result.hits.map((h) => ({ ...h, source: "local" as const }));
     const text =
       hits.length === 0

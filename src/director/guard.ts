@@ -11,7 +11,9 @@ import {
   isDirectorBranch,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
   branchNameOf,
   changedPaths,
@@ -69,20 +71,25 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
   const director = isDirectorBranch(named.name);
   const config = await configAt(repo, head, options);
 
+  const catalogText = (await readFileAt(repo, head, CATALOG_PATH))?.text;
+  const logText = (await readFileAt(repo, head, VERSION_LOG_PATH))?.text;
   const findings = guardFindings({
     headBranch: named.name,
     changedPaths: changed,
     baseCatalog: await catalogStamp(repo, base),
     mergeBaseCatalog: fork === undefined ? undefined : await catalogStamp(repo, fork),
-    verifyFindings: verifyMemory({
-      catalogText: (await readFileAt(repo, head, CATALOG_PATH))?.text,
-      files: [
-        ...(await readFilesUnder(repo, head, tierDir("st"))),
-        ...(await readFilesUnder(repo, head, tierDir("lt"))),
-      ],
-      memoryMd: (await readFileAt(repo, head, FOCUS_PATH))?.text,
-      memory: config.memory,
-    }),
+    verifyFindings: [
+      ...verifyMemory({
+        catalogText,
+        files: [
+          ...(await readFilesUnder(repo, head, tierDir("st"))),
+          ...(await readFilesUnder(repo, head, tierDir("lt"))),
+        ],
+        memoryMd: (await readFileAt(repo, head, FOCUS_PATH))?.text,
+        memory: config.memory,
+      }),
+      ...verifyVersionLog(logText, catalogText),
+    ],
   });
   return {
     ok: findings.length === 0,

@@ -1,5 +1,7 @@
+import type { RepoContext } from "../context/repo-context.js";
 import type { ProposalPlan } from "../core/proposal/plan.js";
 import type { Proposal } from "../core/rendering/pr-body.js";
+import type { EventBuffer } from "../state/buffer.js";
 import type { RunOptions } from "./run.js";
 
 /** The pull-request side of a proposal (GitHub, or the local test server). */
@@ -39,6 +41,11 @@ export interface ProposeOptions extends RunOptions {
    */
   apiCommit?: ApiCommitter;
   preferApi?: boolean;
+  /**
+   * A version step made in the staging tree before the cycle (a rollback): proposed with
+   * the cycle's result like any other change. Called once, under the Director lock.
+   */
+  beforeCycle?: (staging: RepoContext, buffer: EventBuffer) => Promise<void>;
 }
 
 export type ProposalStatus =

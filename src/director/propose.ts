@@ -52,14 +52,23 @@ export async function runProposal(
     let previous: string | null = null;
     for (let attempt = 1; ; attempt++) {
       const refs = await readRefs(repo, remote, options);
-      if (attempt === 1) previous = refs.branch;
+      if (attempt === 1) {
+        previous = refs.branch;
+        if (options.dryRun !== true) await tagMerged(repo, remote, refs.main);
+      }
       const rejected = await updateRejections(ctx, repo, refs, options);
       const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
       const dir = stagingDir(ctx.paths, staging.meta);
+      let stepped = false;
+      if (attempt === 1 && options.beforeCycle !== undefined && options.dryRun !== true) {
+        await options.beforeCycle({ ...ctx, repoDir: dir }, buffer);
+        stepped = true;
+      }
       let planned: CyclePlanFiles | undefined;
       const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
         ...options,
         registry,
+        gitDir: ctx.repoDir,
         ...(options.dryRun ? { onDryRun: (p: CyclePlanFiles) => (planned = p) } : {}),
       });
       const base = {
@@ -81,7 +90,7 @@ export async function runProposal(
         api: options.apiCommit !== undefined,
         preferApi: options.preferApi === true,
       };
-      const cycleChanged = run.changed || run.focus !== null;
+      const cycleChanged = run.changed || run.focus !== null || stepped;
       if (options.dryRun) {
         const plan = await dryRunPlan(repo, refs, remote, options, {
           dir,
@@ -171,6 +180,16 @@ export async function runProposal(
       return { run, proposal };
     }
   });
+}
+
+/**
+ * Snapshot tags for the versions main holds (made here, or rebuilt after a merge made
+ * elsewhere), and with a remote, those tags pushed: they describe merged memory only.
+ */
+async function tagMerged(repo: GitRepo, remote: string | null, main: string): Promise<void> {
+  const { tagMergedVersions, pushMergedTags } = await import("./version-tags.js");
+  const { merged } = await tagMergedVersions(repo, main);
+  if (remote !== null) await pushMergedTags(repo.dir, remote, merged);
 }
 
 /**

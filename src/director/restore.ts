@@ -14,9 +14,10 @@ import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo, resolveCommit } from "../git/history.js";
 import { findMemoryFileInHistory } from "../repo/history-search.js";
-import { applyFileChanges, loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import { type Catalog, Engram } from "../schema/engram.js";
 import { withDirectorState } from "./director-state.js";
+import { commitVersion } from "./versions.js";
 
 /** A tier over its budget after a restore: the next `director run` evicts from it again. */
 export interface OverBudget {
@@ -70,49 +71,46 @@ export async function restoreEngram(ctx: RepoContext, engramId: string): Promise
   }
   const engram = found;
 
-  return withDirectorState(
-    ctx,
-    async () => {
-      // Read again under the lock: a Director cycle may have changed it meanwhile.
-      const catalog = await readCatalog(ctx.repoDir);
-      const raced = alreadyListed(ctx, engramId, catalog);
-      if (raced) return raced;
-      const entry = catalogEntryFor(engram, Buffer.byteLength(hit.text, "utf8"));
-      const now = receiptTime();
-      const next = sealCatalog(
-        catalog.catalog_version + 1,
-        now > catalog.created_at ? now : catalog.created_at,
-        [...catalog.entries, entry],
-        catalog.documents,
-      );
-      // Only the engrams the focus view may show are read; the restored one is in hand.
-      const wanted = focusCandidates(next, ctx.config.memory.memory_md_max_items * 4).filter(
-        (e) => e.engram_id !== engramId,
-      );
-      const engrams = await loadEngrams(ctx.repoDir, wanted);
-      engrams.set(engramId, engram);
-      const focus = renderFocusFor(next, engrams, ctx.config.memory);
-      await applyFileChanges(
-        ctx.repoDir,
-        [
-          { path: hit.path, text: hit.text },
-          { path: CATALOG_PATH, text: serializeCatalog(next) },
-          { path: FOCUS_PATH, text: focus.text },
-        ],
-        [],
-      );
-      return {
-        engram_id: engramId,
-        restored: true,
-        path: hit.path,
-        commit: hit.commit,
-        catalog_version: next.catalog_version,
-        catalog_hash: next.hash,
-        over_budget: overBudget(ctx, next.entries),
-      };
-    },
-    { retainEvents: false },
-  );
+  return withDirectorState(ctx, async (buffer) => {
+    // Read again under the lock: a Director cycle may have changed it meanwhile.
+    const catalog = await readCatalog(ctx.repoDir);
+    const raced = alreadyListed(ctx, engramId, catalog);
+    if (raced) return raced;
+    const entry = catalogEntryFor(engram, Buffer.byteLength(hit.text, "utf8"));
+    const now = receiptTime();
+    const next = sealCatalog(
+      catalog.catalog_version + 1,
+      now > catalog.created_at ? now : catalog.created_at,
+      [...catalog.entries, entry],
+      catalog.documents,
+    );
+    // Only the engrams the focus view may show are read; the restored one is in hand.
+    const wanted = focusCandidates(next, ctx.config.memory.memory_md_max_items * 4).filter(
+      (e) => e.engram_id !== engramId,
+    );
+    const engrams = await loadEngrams(ctx.repoDir, wanted);
+    engrams.set(engramId, engram);
+    const focus = renderFocusFor(next, engrams, ctx.config.memory);
+    await commitVersion(ctx, buffer, {
+      catalog: next,
+      madeBy: { kind: "restore" },
+      writes: [
+        { path: hit.path, text: hit.text },
+        { path: CATALOG_PATH, text: serializeCatalog(next) },
+        { path: FOCUS_PATH, text: focus.text },
+      ],
+      deletes: [],
+    });
+    return {
+      engram_id: engramId,
+      restored: true,
+      path: hit.path,
+      commit: hit.commit,
+      catalog_version: next.catalog_version,
+      catalog_hash: next.hash,
+      over_budget: overBudget(ctx, next.entries),
+    };
+  });
 }
 
 function alreadyListed(

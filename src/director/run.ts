@@ -18,6 +18,7 @@ import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
@@ -30,6 +31,7 @@ import {
   type SessionStepReport,
 } from "./consolidate.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
+import { nextVersion, snapshotNext } from "./versions.js";
 
 /**
  * Makes room in the buffer for `incoming` before an ingest would take it past its hard
@@ -63,6 +65,8 @@ export interface RunOptions {
   onDryRun?: (plan: CyclePlanFiles) => void;
   /** The registry engrams link to; read from the repository when absent. */
   registry?: Registry;
+  /** The repository version snapshots go to (default: the memory tree's own). */
+  gitDir?: string;
 }
 
 /** What a planned cycle would do to the memory tree. */
@@ -101,6 +105,8 @@ export interface RunResult {
   sessions?: SessionStepReport[];
   /** Mentions in the new engrams that name no one in the registry: logged, not linked. */
   unlinked_mentions?: string[];
+  /** The snapshot of the version this cycle made (absent when it made none or outside git). */
+  snapshot?: Snapshot;
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -224,10 +230,24 @@ async function cycle(
     evicted: plan.evicted.map((e) => e.path),
     ...(plan.unlinked.length > 0 ? { unlinked_mentions: plan.unlinked } : {}),
   };
+  // A new catalog version gets its line in the version log, written with the catalog.
+  const version = plan.catalogChanged
+    ? await nextVersion(ctx.repoDir, plan.catalog, { kind: "cycle" })
+    : undefined;
+  const writes = version ? [...plan.writes, version.write] : plan.writes;
   if (options.dryRun) {
-    options.onDryRun?.({ writes: plan.writes, deletes: plan.deletes, catalog: plan.catalog });
+    options.onDryRun?.({ writes, deletes: plan.deletes, catalog: plan.catalog });
     return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
   }
+  const snapshot = version
+    ? await snapshotNext(
+        options.gitDir ?? ctx.repoDir,
+        ctx.repoDir,
+        version.record,
+        { writes, deletes: plan.deletes },
+        catalog.hash,
+      )
+    : null;
 
   const live = new Set(plan.catalog.entries.map((e) => e.engram_id));
   const persisted = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
@@ -237,7 +257,7 @@ async function cycle(
   }
   const intent: CycleIntent = {
     through_seq: slice.length > 0 ? (slice[slice.length - 1]?.seq as number) : 0,
-    writes: plan.writes,
+    writes,
     deletes: plan.deletes,
     meta: {
       ...(slice.length > 0 ? { last_compaction_at: now } : {}),
@@ -249,7 +269,7 @@ async function cycle(
     },
   };
   await commitCycle(ctx, buffer, intent);
-  return summarize(plan.catalog, buffer, planned, plan.focus);
+  return summarize(plan.catalog, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
 }
 
 /**

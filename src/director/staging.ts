@@ -1,16 +1,13 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { emptyCatalog, TIER_GITKEEPS } from "../core/model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { emptyCatalog } from "../core/model/engram.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
-import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase } from "../git/history.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
-import { readCatalog } from "../repo/memory-tree.js";
+import { readMemoryFiles } from "../repo/memory-files.js";
 import { Catalog } from "../schema/engram.js";
 import { forEachLimited, writeFileAtomic, writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
@@ -61,26 +58,9 @@ export function writeStagingMeta(paths: StatePaths, meta: StagingMeta): void {
 }
 
 /** The memory files of a commit (catalog, engrams, MEMORY.md), read from git objects. */
-/**
- * The staging tree's files: the catalog, the engrams it lists, MEMORY.md and the tiers'
- * `.gitkeep` files it was given (so that a proposal never deletes them). Only these are
- * read, so a temp file left by a killed writer is never committed.
- */
+/** The staging tree's files (see `readMemoryFiles`): what a proposal commits. */
 export async function readStagingFiles(dir: string): Promise<MemoryFiles> {
-  const catalog = await readCatalog(dir);
-  const files = new Map<string, string>();
-  if (existsSync(join(dir, CATALOG_PATH))) {
-    files.set(CATALOG_PATH, await readFile(join(dir, CATALOG_PATH), "utf8"));
-  }
-  // Engrams and the session documents, both listed by the catalog.
-  const listed = [...catalog.entries, ...(catalog.documents ?? [])];
-  await forEachLimited(listed, 32, async (entry) => {
-    files.set(entry.path, await readFile(join(dir, entry.path), "utf8"));
-  });
-  for (const path of [FOCUS_PATH, VERSION_LOG_PATH, ...TIER_GITKEEPS]) {
-    if (existsSync(join(dir, path))) files.set(path, await readFile(join(dir, path), "utf8"));
-  }
-  return { catalog, files };
+  return readMemoryFiles(dir);
 }
 
 /**

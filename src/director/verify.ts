@@ -5,8 +5,10 @@ import type { RepoContext } from "../context/repo-context.js";
 import { compareFindings, type Finding } from "../core/checks/findings.js";
 import { verifyMemory } from "../core/checks/verify.js";
 import { verifyDocuments } from "../core/checks/verify-sessions.js";
+import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { listTierFiles, readTextIfExists } from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
@@ -28,10 +30,14 @@ export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {
     memoryMd: await readTextIfExists(join(ctx.repoDir, FOCUS_PATH)),
     memory: ctx.config.memory,
   });
+  const log = await readTextIfExists(join(ctx.repoDir, VERSION_LOG_PATH));
+  const logged = [...findings, ...verifyVersionLog(log, catalogText)];
   const documents = await readDocumentFiles(ctx.repoDir);
-  if (documents.size === 0 && !catalogText?.includes('"documents"')) return findings;
+  if (documents.size === 0 && !catalogText?.includes('"documents"')) {
+    return logged.sort(compareFindings);
+  }
   const more = verifyDocuments({ catalogText, files: documents, budgets: ctx.config.sessions });
-  return [...findings, ...more].sort(compareFindings);
+  return [...logged, ...more].sort(compareFindings);
 }
 
 /** Every file under the session documents' folders (memory/state, core, sessions, knowledge). */

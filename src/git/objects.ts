@@ -5,6 +5,7 @@
  */
 import git from "isomorphic-git";
 import { base, type GitRepo, readTreeAt } from "./history.js";
+import { writeTextTreeFast } from "./object-ids.js";
 
 type TreeEntry = { mode: string; path: string; oid: string; type: "blob" | "tree" | "commit" };
 
@@ -15,38 +16,15 @@ export async function writeTextBlob(repo: GitRepo, text: string): Promise<string
   return git.writeBlob({ ...base(repo), blob: Buffer.from(text, "utf8") });
 }
 
-/** Writes text files as nested trees; `files` paths are relative to the tree's root. */
+/**
+ * Writes text files as nested trees; `files` paths are relative to the tree's root. Objects
+ * are hashed in process and only the ones not yet stored are written (object-ids.ts).
+ */
 export async function writeTextTree(
   repo: GitRepo,
   files: readonly { path: string; text: string }[],
 ): Promise<string> {
-  type Folder = { files: Map<string, string>; folders: Map<string, Folder> };
-  const root: Folder = { files: new Map(), folders: new Map() };
-  for (const file of files) {
-    const parts = file.path.split("/");
-    let folder = root;
-    for (const name of parts.slice(0, -1)) {
-      let next = folder.folders.get(name);
-      if (!next) {
-        next = { files: new Map(), folders: new Map() };
-        folder.folders.set(name, next);
-      }
-      folder = next;
-    }
-    folder.files.set(parts.at(-1) as string, file.text);
-  }
-  const write = async (folder: Folder): Promise<string> => {
-    const entries: TreeEntry[] = [];
-    for (const [name, text] of folder.files) {
-      const oid = await writeTextBlob(repo, text);
-      entries.push({ mode: "100644", path: name, oid, type: "blob" });
-    }
-    for (const [name, sub] of folder.folders) {
-      entries.push({ mode: "040000", path: name, oid: await write(sub), type: "tree" });
-    }
-    return git.writeTree({ ...base(repo), tree: entries });
-  };
-  return write(root);
+  return writeTextTreeFast(repo, files);
 }
 
 /**

@@ -174,3 +174,46 @@ function firstLine(text: string): string {
       .find((l) => l.length > 0 && !l.startsWith("To ")) ?? text
   );
 }
+
+/**
+ * Pushes tags as they are, never forced: a tag the remote already has with other content is
+ * left there (the push of that tag fails, the others go). Best effort: false on any failure.
+ */
+export async function pushTags(
+  dir: string,
+  remote: string,
+  tags: readonly string[],
+): Promise<boolean> {
+  if (tags.length === 0) return true;
+  try {
+    await gitAt(dir).raw([
+      "push",
+      "--quiet",
+      "--porcelain",
+      remote,
+      ...tags.map((t) => `${t}:${t}`),
+    ]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The tag names under `prefix` the remote has (empty when it cannot be asked). */
+export async function remoteTagNames(
+  dir: string,
+  remote: string,
+  prefix: string,
+): Promise<Set<string>> {
+  try {
+    const out = await gitAt(dir, 15_000).raw(["ls-remote", "--tags", remote, `${prefix}*`]);
+    return new Set(
+      out
+        .split("\n")
+        .map((line) => line.split("\t")[1]?.trim() ?? "")
+        .filter((ref) => ref.startsWith(prefix) && !ref.endsWith("^{}")),
+    );
+  } catch {
+    return new Set();
+  }
+}

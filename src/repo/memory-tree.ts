@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { checkedCatalog } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
@@ -114,7 +115,8 @@ export async function applyFileChanges(
   writes: readonly { path: string; text: string }[],
   deletes: readonly string[],
 ): Promise<void> {
-  const last = new Set([CATALOG_PATH, FOCUS_PATH]);
+  // The version log goes with the catalog: written last, after every file it describes.
+  const last = new Set([CATALOG_PATH, VERSION_LOG_PATH, FOCUS_PATH]);
   const first = writes.filter((w) => !last.has(w.path));
   const dirs = new Set<string>();
   for (const w of first) {

@@ -13,7 +13,7 @@ import {
   supersededBy,
 } from "../core/recall/recall.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import type { Catalog } from "../schema/engram.js";
+import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { sendEnvelope } from "./emit.js";
 
@@ -27,8 +27,17 @@ interface CachedIndex {
  * loads one file instead of reading and tokenizing every engram, and the cache is rebuilt
  * whenever memory changes (or when it cannot be read).
  */
-export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promise<RecallIndex> {
-  const cachePath = join(ctx.paths.root, "recall-index.json");
+export async function recallIndexFor(
+  ctx: RepoContext,
+  catalog: Catalog,
+  source: {
+    /** Where the index is cached (default: the work tree's cache). */
+    cacheName?: string;
+    /** The engrams, when not the work tree's (a session reads its parent version's). */
+    load?: () => Promise<Map<string, Engram>>;
+  } = {},
+): Promise<RecallIndex> {
+  const cachePath = join(ctx.paths.root, source.cacheName ?? "recall-index.json");
   if (existsSync(cachePath)) {
     try {
       const cached = JSON.parse(readFileSync(cachePath, "utf8")) as CachedIndex;
@@ -39,7 +48,9 @@ export async function recallIndexFor(ctx: RepoContext, catalog: Catalog): Promis
       // a damaged cache is rebuilt below
     }
   }
-  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  const engrams = source.load
+    ? await source.load()
+    : await loadEngrams(ctx.repoDir, catalog.entries);
   const listed = catalog.entries
     .map((entry) => engrams.get(entry.engram_id))
     .filter((e) => e !== undefined);

@@ -70,6 +70,18 @@ describe("command start-up loads only what the command uses", () => {
     ).toBe(true);
   });
 
+  it("worker recall --session reads git objects through git itself, loading no git library", () => {
+    const start = spawnSync(process.execPath, [WORKER_BIN, "session", "start", "--json"], {
+      cwd: repo.dir,
+      env: childEnv(),
+      encoding: "utf8",
+    });
+    const id = (JSON.parse(start.stdout) as { session_id: string }).session_id;
+    const loaded = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal", "--session", id]);
+    expect(loaded.some((m) => m.endsWith("/worker/session-recall.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
+  });
+
   it("worker recall loads the sync code only for a stated confidence, a store's client only to ask it", () => {
     const plain = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal"]);
     expect(plain.filter((m) => /\/sync\/|@notionhq|@modelcontextprotocol/.test(m))).toEqual([]);

@@ -94,6 +94,15 @@ describe("director restore", () => {
     expect(after.entries.map((e) => e.engram_id)).toContain(evictedId);
     expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain(after.hash);
     expect(await verifyRepository(await openContext({ repo: repo.dir }))).toEqual([]);
+    // The restore is a version of its own, logged and tagged with the catalog.
+    const log = readFileSync(repo.path("memory/versions.ndjson"), "utf8").trim().split("\n");
+    expect(JSON.parse(log.at(-1) as string)).toMatchObject({
+      version: after.catalog_version,
+      catalog_hash: after.hash,
+      made_by: { kind: "restore" },
+    });
+    const tagged = git(repo.dir, ["show", `engram/v${after.catalog_version}:memory/catalog.json`]);
+    expect(JSON.parse(tagged).hash).toBe(after.hash);
 
     const again = await restoreEngram(await openContext({ repo: repo.dir }), evictedId);
     expect(again).toMatchObject({ restored: false, commit: null, path: evictedPath });

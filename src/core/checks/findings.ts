@@ -33,6 +33,8 @@ export const FINDING_CODES = [
   "document-hash",
   "document-invalid",
   "document-budget",
+  "version-log-invalid",
+  "version-log-mismatch",
 ] as const;
 
 /** The kind of a finding, one of `FINDING_CODES`. */

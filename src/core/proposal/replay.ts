@@ -1,6 +1,8 @@
 import type { Catalog } from "../../schema/engram.js";
 import { serializeCatalog } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, isGitkeepPath } from "../model/paths.js";
+import { VERSION_LOG_PATH } from "../versions/log.js";
+import { countsOf, documentKind, lastRecord, logWith, recordFor } from "../versions/record.js";
 import { rebaseCatalog } from "./catalog-merge.js";
 
 /** A memory tree as files: repository-relative path to text. */
@@ -32,7 +34,12 @@ export function replay(
   const files = new Map<string, string>();
   const keep = new Set(rebased.catalog.entries.map((e) => e.path));
   for (const [path, text] of onto.files) {
-    const kept = path === CATALOG_PATH || path === FOCUS_PATH || isGitkeepPath(path);
+    const kept =
+      path === CATALOG_PATH ||
+      path === FOCUS_PATH ||
+      path === VERSION_LOG_PATH ||
+      isGitkeepPath(path) ||
+      documentKind(path) !== undefined;
     if (kept || keep.has(path)) files.set(path, text);
   }
   for (const entry of rebased.carried) {
@@ -41,7 +48,28 @@ export function replay(
     files.set(entry.path, text);
   }
   files.set(CATALOG_PATH, serializeCatalog(rebased.catalog));
+  const log = replayedLog(rebased.catalog, proposal, onto, files.keys());
+  if (log !== undefined) files.set(VERSION_LOG_PATH, log);
   return { files: { catalog: rebased.catalog, files }, carried: rebased.carried.length };
+}
+
+/**
+ * The version log of a replayed proposal: the proposal's own when its catalog stands as it
+ * was; otherwise `onto`'s log with one line for the rebuilt version (the versions the proposal
+ * had made never reached main). No log on `onto` and none proposed: none.
+ */
+function replayedLog(
+  catalog: Catalog,
+  proposal: MemoryFiles,
+  onto: MemoryFiles,
+  paths: Iterable<string>,
+): string | undefined {
+  const proposed = proposal.files.get(VERSION_LOG_PATH);
+  if (catalog === proposal.catalog && proposed !== undefined) return proposed;
+  const base = onto.files.get(VERSION_LOG_PATH);
+  if (base === undefined && proposed === undefined) return undefined;
+  const previous = lastRecord(base ?? "")?.counts ?? lastRecord(proposed)?.counts;
+  return logWith(base, recordFor(catalog, { kind: "cycle" }, countsOf(catalog, paths, previous)));
 }
 
 /** One file of a memory tree that differs between two trees: its new text, or null when gone. */

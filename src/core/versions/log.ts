@@ -95,7 +95,11 @@ function parseRecord(raw: unknown, path: string, line: number): VersionRecord {
   };
 }
 
-/** Reads the log; every line must follow the one before it by exactly one version. */
+/**
+ * Reads the log; every line must name a higher version than the one before it. Versions
+ * follow one another by one, except where a proposal was rebuilt on a newer main before it
+ * merged: the versions it had proposed never reached main, so the rebuilt one leaves a gap.
+ */
 export function parseVersionLog(text: string, path = VERSION_LOG_PATH): VersionRecord[] {
   const records: VersionRecord[] = [];
   const lines = text.split("\n");
@@ -110,13 +114,8 @@ export function parseVersionLog(text: string, path = VERSION_LOG_PATH): VersionR
     }
     const record = parseRecord(raw, path, i + 1);
     const previous = records.at(-1);
-    if (previous !== undefined && record.version !== previous.version + 1) {
-      throw bad(
-        path,
-        i + 1,
-        "version",
-        `expected ${previous.version + 1} after ${previous.version}`,
-      );
+    if (previous !== undefined && record.version <= previous.version) {
+      throw bad(path, i + 1, "version", `expected more than ${previous.version}`);
     }
     records.push(record);
   }
@@ -130,15 +129,15 @@ export function renderVersionLog(records: readonly VersionRecord[]): string {
 
 /**
  * The log with one more version. The version is the catalog's new `catalog_version`, which
- * must follow the last logged one; a log may begin at any version (memory older than the log
- * has no lines).
+ * must be above the last logged one; a log may begin at any version (memory older than the
+ * log has no lines).
  */
 export function appendVersion(
   records: readonly VersionRecord[],
   next: VersionRecord,
 ): VersionRecord[] {
   const last = records.at(-1);
-  if (last !== undefined && next.version !== last.version + 1) {
+  if (last !== undefined && next.version <= last.version) {
     throw new StateError(
       `${VERSION_LOG_PATH}: version ${next.version} cannot follow ${last.version}`,
     );

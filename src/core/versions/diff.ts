@@ -1,0 +1,133 @@
+import { CATALOG_PATH, ENGRAM_PATH_PATTERN, FOCUS_PATH } from "../model/paths.js";
+import { compareText } from "../model/text.js";
+import { VERSION_LOG_PATH } from "./log.js";
+import { documentKind } from "./record.js";
+
+/** One engram a version added or removed. */
+export interface EngramChange {
+  engram_id: string;
+  path: string;
+  topics: string[];
+}
+
+/** A state or core key that differs: `old` absent when added, `new` absent when removed. */
+export interface KeyChange {
+  key: string;
+  change: "added" | "removed" | "changed";
+  old?: unknown;
+  new?: unknown;
+}
+
+export interface VersionDiff {
+  engrams: { added: EngramChange[]; removed: EngramChange[] };
+  /** The facts of the engrams on each side, as text. */
+  facts: { added: string[]; removed: string[] };
+  state: KeyChange[];
+  core: KeyChange[];
+  /** Other memory files (episodes, knowledge records...) by path. */
+  files: { added: string[]; removed: string[]; changed: string[] };
+}
+
+type Files = ReadonlyMap<string, string>;
+
+function json(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function entriesOf(files: Files): Map<string, EngramChange> {
+  const raw = json(files.get(CATALOG_PATH)) as { entries?: unknown } | undefined;
+  const out = new Map<string, EngramChange>();
+  for (const e of Array.isArray(raw?.entries) ? raw.entries : []) {
+    const entry = e as { engram_id?: unknown; path?: unknown; topics?: unknown };
+    if (typeof entry.engram_id !== "string" || typeof entry.path !== "string") continue;
+    const topics = Array.isArray(entry.topics) ? entry.topics.map(String) : [];
+    out.set(entry.engram_id, { engram_id: entry.engram_id, path: entry.path, topics });
+  }
+  return out;
+}
+
+function factsOf(files: Files, entries: Map<string, EngramChange>): Set<string> {
+  const facts = new Set<string>();
+  for (const entry of entries.values()) {
+    const engram = json(files.get(entry.path)) as { facts?: unknown } | undefined;
+    for (const fact of Array.isArray(engram?.facts) ? engram.facts : []) {
+      if (typeof fact === "string") facts.add(fact);
+    }
+  }
+  return facts;
+}
+
+/**
+ * A state or core document read as `{key, value, ...}`: its `key` (else the file name) and its
+ * `value` (else the whole document), so any JSON document under those folders can be compared.
+ */
+function documentsOf(files: Files, kind: "state" | "core"): Map<string, unknown> {
+  const docs = new Map<string, unknown>();
+  for (const [path, text] of files) {
+    if (documentKind(path) !== kind) continue;
+    const doc = json(text);
+    const name = (path.split("/").at(-1) as string).replace(/\.json$/, "");
+    if (typeof doc === "object" && doc !== null && !Array.isArray(doc)) {
+      const d = doc as { key?: unknown; value?: unknown };
+      docs.set(typeof d.key === "string" ? d.key : name, "value" in d ? d.value : doc);
+    } else {
+      docs.set(name, doc);
+    }
+  }
+  return docs;
+}
+
+function keyChanges(a: Map<string, unknown>, b: Map<string, unknown>): KeyChange[] {
+  const out: KeyChange[] = [];
+  for (const key of [...new Set([...a.keys(), ...b.keys()])].sort(compareText)) {
+    const has = [a.has(key), b.has(key)];
+    if (has[0] && !has[1]) out.push({ key, change: "removed", old: a.get(key) });
+    else if (!has[0] && has[1]) out.push({ key, change: "added", new: b.get(key) });
+    else if (JSON.stringify(a.get(key)) !== JSON.stringify(b.get(key))) {
+      out.push({ key, change: "changed", old: a.get(key), new: b.get(key) });
+    }
+  }
+  return out;
+}
+
+function isOther(path: string): boolean {
+  return (
+    path !== CATALOG_PATH &&
+    path !== VERSION_LOG_PATH &&
+    path !== FOCUS_PATH &&
+    !ENGRAM_PATH_PATTERN.test(path) &&
+    documentKind(path) === undefined &&
+    !path.endsWith("/.gitkeep")
+  );
+}
+
+/** What changed from the files of one version to those of another. */
+export function diffVersions(from: Files, to: Files): VersionDiff {
+  const [ea, eb] = [entriesOf(from), entriesOf(to)];
+  const byPath = (x: EngramChange, y: EngramChange) => compareText(x.path, y.path);
+  const [fa, fb] = [factsOf(from, ea), factsOf(to, eb)];
+  const others = (files: Files) => [...files.keys()].filter(isOther);
+  const [oa, ob] = [new Set(others(from)), new Set(others(to))];
+  return {
+    engrams: {
+      added: [...eb.values()].filter((e) => !ea.has(e.engram_id)).sort(byPath),
+      removed: [...ea.values()].filter((e) => !eb.has(e.engram_id)).sort(byPath),
+    },
+    facts: {
+      added: [...fb].filter((f) => !fa.has(f)).sort(compareText),
+      removed: [...fa].filter((f) => !fb.has(f)).sort(compareText),
+    },
+    state: keyChanges(documentsOf(from, "state"), documentsOf(to, "state")),
+    core: keyChanges(documentsOf(from, "core"), documentsOf(to, "core")),
+    files: {
+      added: [...ob].filter((p) => !oa.has(p)).sort(compareText),
+      removed: [...oa].filter((p) => !ob.has(p)).sort(compareText),
+      changed: [...ob].filter((p) => oa.has(p) && from.get(p) !== to.get(p)).sort(compareText),
+    },
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * Version snapshots: for every version of durable memory, a commit whose tree is memory/ and
+ * MEMORY.md at that version, parented on the previous version's snapshot, under the
+ * lightweight tag `refs/tags/engram/vN`. The commit is a pure function of the version's files
+ * and record (fixed author, dates from the version's `created_at`), so every clone that
+ * writes the snapshot of the same version gets the same commit.
+ */
+import fs from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import git from "isomorphic-git";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
+import {
+  parseVersionLog,
+  VERSION_LOG_PATH,
+  type VersionRecord,
+  versionTag,
+} from "../core/versions/log.js";
+import {
+  CORE_DIR,
+  documentKind,
+  lastRecord,
+  makerText,
+  STATE_DIR,
+} from "../core/versions/record.js";
+import { StateError } from "../errors.js";
+import { type GitRepo, openRepo, readCommit, readFileAt, readFilesUnder } from "../git/history.js";
+import { writeTextBlobFast, writeTextTreeFast } from "../git/object-ids.js";
+import { type Graft, graftTree, writeCommit } from "../git/objects.js";
+import { Catalog } from "../schema/engram.js";
+import { documentPaths } from "./memory-files.js";
+import { readCatalog, readTextIfExists } from "./memory-tree.js";
+
+const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
+
+/** A version's files: repository-relative paths (memory/..., MEMORY.md) to text. */
+export type VersionFiles = ReadonlyMap<string, string>;
+
+export interface Snapshot {
+  version: number;
+  tag: string;
+  commit: string;
+}
+
+/** Snapshot trees hold memory/ and MEMORY.md at their root, wherever the engram repo sits. */
+function rootOf(repo: GitRepo): GitRepo {
+  return { ...repo, prefix: "" };
+}
+
+function snapshotPaths(files: VersionFiles): { path: string; text: string }[] {
+  return [...files]
+    .filter(([path]) => path === FOCUS_PATH || path.startsWith(`${MEMORY_DIR}/`))
+    .map(([path, text]) => ({ path, text }))
+    .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The snapshot commit a tag names, or undefined when the tag does not exist. */
+export async function snapshotCommit(repo: GitRepo, version: number): Promise<string | undefined> {
+  try {
+    return await git.resolveRef({ fs, gitdir: repo.gitdir, ref: versionTag(version) });
+  } catch {
+    return undefined;
+  }
+}
+
+/** The version logged before `version` in the version's own log, if any. */
+function previousVersion(files: VersionFiles, version: number): number | undefined {
+  const text = files.get(VERSION_LOG_PATH);
+  if (text === undefined) return undefined;
+  return parseVersionLog(text)
+    .filter((r) => r.version < version)
+    .at(-1)?.version;
+}
+
+/**
+ * Writes the snapshot of one version and points its tag at it. Writing the same version with
+ * the same files again changes nothing. A tag naming other content is moved: that version was
+ * proposed and replaced before it reached main (main's history is never rewritten).
+ */
+export async function writeSnapshot(
+  repo: GitRepo,
+  record: VersionRecord,
+  files: VersionFiles,
+): Promise<Snapshot> {
+  const tree = writeTextTreeFast(repo, snapshotPaths(files));
+  const before = previousVersion(files, record.version);
+  const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
+  return commitSnapshot(repo, record, tree, parent);
+}
+
+/** The snapshot commit of `tree`, and the version's tag moved to it when it names another. */
+async function commitSnapshot(
+  repo: GitRepo,
+  record: VersionRecord,
+  tree: string,
+  parent: string | undefined,
+): Promise<Snapshot> {
+  const commit = await writeCommit(repo, {
+    tree,
+    parents: parent === undefined ? [] : [parent],
+    message: [
+      `engram memory v${record.version}`,
+      "",
+      `Engram-Version: ${record.version}`,
+      `Engram-Catalog: ${record.catalog_hash}`,
+      `Engram-Made-By: ${makerText(record.made_by)}`,
+    ].join("\n"),
+    author: { ...AUTHOR, timestamp: Math.floor(Date.parse(record.created_at) / 1000) },
+  });
+  const tag = versionTag(record.version);
+  if ((await snapshotCommit(repo, record.version)) !== commit) {
+    await git.writeRef({ fs, gitdir: repo.gitdir, ref: tag, value: commit, force: true });
+  }
+  return { version: record.version, tag, commit };
+}
+
+/**
+ * The one call that records a version in git, for every writer of versions (a cycle, a
+ * restore, a rollback, a session's consolidation): the snapshot of `files` under the tag of
+ * `record.version`. Null when `repoDir` is in no git repository: versions are then only logged.
+ */
+export async function recordVersion(
+  repo: GitRepo | string,
+  record: VersionRecord,
+  files: VersionFiles,
+): Promise<Snapshot | null> {
+  const opened = typeof repo === "string" ? await gitRepoOf(repo) : repo;
+  return opened === null ? null : writeSnapshot(opened, record, files);
+}
+
+/** The git repository holding `dir`, or null when there is none (versions are then only logged). */
+export async function gitRepoOf(dir: string): Promise<GitRepo | null> {
+  try {
+    return await openRepo(dir);
+  } catch (error) {
+    if (error instanceof StateError) return null;
+    throw error;
+  }
+}
+
+/** The catalog of a commit's snapshot-shaped tree (memory/ at its root). */
+export async function catalogOfSnapshot(repo: GitRepo, commit: string): Promise<Catalog> {
+  const text = (await readFileAt(rootOf(repo), commit, CATALOG_PATH))?.text;
+  if (text === undefined) throw new StateError(`${commit.slice(0, 12)}: no ${CATALOG_PATH}`);
+  const parsed = Catalog.safeParse(JSON.parse(text));
+  if (!parsed.success) {
+    throw new StateError(`${CATALOG_PATH} at ${commit.slice(0, 12)}: not a valid catalog`);
+  }
+  return parsed.data as Catalog;
+}
+
+/**
+ * The files of a version read back from its snapshot; undefined when there is no tag, or when
+ * the tag names other memory than `catalogHash` (a version replaced before it merged).
+ */
+export async function readSnapshot(
+  repo: GitRepo,
+  version: number,
+  catalogHash?: string,
+): Promise<{ commit: string; files: Map<string, string> } | undefined> {
+  const commit = await snapshotCommit(repo, version);
+  if (commit === undefined) return undefined;
+  const root = rootOf(repo);
+  if (catalogHash !== undefined && (await catalogOfSnapshot(repo, commit)).hash !== catalogHash) {
+    return undefined;
+  }
+  const files = new Map<string, string>();
+  for (const file of await readFilesUnder(root, commit, MEMORY_DIR))
+    files.set(file.path, file.text);
+  const focus = await readFileAt(root, commit, FOCUS_PATH);
+  if (focus) files.set(FOCUS_PATH, focus.text);
+  return { commit, files };
+}
+
+/**
+ * The snapshot of the version a step is about to write, from the previous version's snapshot
+ * with only the step's changes grafted on: the cost follows the change, not the size of
+ * memory. Only when the tree in `dir` still holds the previous logged version and its tag holds
+ * that version; otherwise undefined (the caller writes the snapshot from all the files). The
+ * state and core folders are taken whole from the tree, as they will be after the step.
+ */
+export async function snapshotFromPrevious(
+  repo: GitRepo,
+  dir: string,
+  record: VersionRecord,
+  change: { writes: readonly { path: string; text: string }[]; deletes: readonly string[] },
+  /** The hash of the catalog the tree holds now, when the caller has read it already. */
+  treeCatalogHash?: string,
+): Promise<Snapshot | undefined> {
+  const previous = lastRecord(await readTextIfExists(join(dir, VERSION_LOG_PATH)));
+  if (previous === undefined || previous.version >= record.version) return undefined;
+  const holds = treeCatalogHash ?? (await readCatalog(dir)).hash;
+  if (holds !== previous.catalog_hash) return undefined;
+  const parent = await snapshotCommit(repo, previous.version);
+  if (parent === undefined) return undefined;
+  const { commit } = await readCommit(repo, parent);
+  if (!commit.message.includes(`\nEngram-Catalog: ${previous.catalog_hash}\n`)) return undefined;
+  const grafts = new Map<string, Graft>();
+  const documents = new Map<string, string>();
+  for (const path of documentPaths(dir)) {
+    documents.set(path, await readFile(join(dir, path), "utf8"));
+  }
+  for (const path of change.deletes) {
+    if (documentKind(path) !== undefined) documents.delete(path);
+    else grafts.set(path, null);
+  }
+  for (const { path, text } of change.writes) {
+    if (documentKind(path) !== undefined) documents.set(path, text);
+    else grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text) });
+  }
+  for (const folder of [STATE_DIR, CORE_DIR]) {
+    const inside = [...documents]
+      .filter(([path]) => path.startsWith(`${folder}/`))
+      .map(([path, text]) => ({ path: path.slice(folder.length + 1), text }));
+    grafts.set(
+      folder,
+      inside.length === 0 ? null : { type: "tree", oid: writeTextTreeFast(repo, inside) },
+    );
+  }
+  const tree = await graftTree(repo, commit.tree, grafts);
+  return commitSnapshot(repo, record, tree, parent);
+}
