@@ -196,7 +196,7 @@ const recall: Command = {
     const result =
       sessionId === undefined
         ? await recallMemory(ctx, query, recallOptions)
-        : await (await import("../worker/session-recall.js")).recallInSession(
+        : await (await import("../sessions/recall.js")).recallInSession(
             ctx,
             sessionId,
             query,

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { TIER_GITKEEPS } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
-import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { CORE_DIR, STATE_DIR } from "../core/versions/documents.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { forEachLimited } from "../state/atomic.js";
 import { readCatalog } from "./memory-tree.js";
 

@@ -78,7 +78,7 @@ describe("command start-up loads only what the command uses", () => {
     });
     const id = (JSON.parse(start.stdout) as { session_id: string }).session_id;
     const loaded = loadedBy(WORKER_BIN, ["recall", "anything", "--no-signal", "--session", id]);
-    expect(loaded.some((m) => m.endsWith("/worker/session-recall.js"))).toBe(true);
+    expect(loaded.some((m) => m.endsWith("/sessions/recall.js"))).toBe(true);
     expect(loaded.filter((m) => HEAVY.test(m))).toEqual([]);
   });
 

@@ -117,7 +117,7 @@ describe("layers", () => {
   it("finds an upward import when there is one, and not in a comment", () => {
     const hub = join(SRC, "bus", "tcp-hub.ts");
     expect(upwardImports(hub, 'import { runCycleOn } from "../director/run.js";\n')).toEqual([
-      "src/bus/tcp-hub.ts (bus, layer 6) imports director (layer 8)",
+      "src/bus/tcp-hub.ts (bus, layer 6) imports director (layer 9)",
     ]);
     expect(upwardImports(hub, 'const m = await import("../worker/emit.js");\n')).toHaveLength(1);
     expect(upwardImports(hub, '// import { x } from "../cli/main.js";\n')).toEqual([]);

@@ -6,7 +6,12 @@ import { memoryFilesOf, snapshotOf } from "../git/version-objects.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { Catalog, Engram } from "../schema/engram.js";
 import { readSession, sessionsDir } from "../sessions/store.js";
-import { type RecallMemoryOptions, type RecallResult, recallIn, recallIndexFor } from "./recall.js";
+import {
+  type RecallMemoryOptions,
+  type RecallResult,
+  recallIn,
+  recallIndexFor,
+} from "../worker/recall.js";
 
 /** Where a session's reads came from: its parent's snapshot tag, its parent commit, or the work tree. */
 export type SessionSource = "snapshot" | "parent commit" | "work tree" | "empty";
