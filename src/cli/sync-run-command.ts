@@ -78,9 +78,7 @@ export async function runAction(
       force: args.values.force === true,
       all,
       resync: args.values.resync === true,
-      ...(target === "tana"
-        ? { registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir) }
-        : {}),
+      ...(target === "tana" ? await tanaInputs(ctx) : {}),
       // Large sets take a while at Tana's one call a second: a terminal sees them move.
       ...(process.stderr.isTTY
         ? {
@@ -110,6 +108,17 @@ export async function runAction(
       : []),
   ];
   return { json: r, text: `${lines.join("\n")}\n`, warnings: r.notices, exitCode: EXIT.ok };
+}
+
+/** Tana's people and projects to link, and the learning states (`worker learnings`). */
+async function tanaInputs(ctx: RepoContext) {
+  const [{ loadRegistry }, { learningGraph }, { pullHistoryOf }] = await Promise.all([
+    import("../graph/registry.js"),
+    import("../graph/learning-states.js"),
+    import("./graph-commands.js"),
+  ]);
+  const graph = await learningGraph(ctx, await pullHistoryOf(ctx));
+  return { registry: loadRegistry(ctx.repoDir), learnings: graph };
 }
 
 function markdownLines(m: MarkdownReport): string[] {

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { FakeTana } from "../support/fake-tana.js";
-import { TempDirs } from "../support/repo.js";
+import { git, TempDirs } from "../support/repo.js";
 
 const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
 const dirs = new TempDirs();
@@ -51,6 +51,9 @@ describe("director sync --target tana through the bins", () => {
     const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
     ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
     ok(await director(["run", "--force"], { cwd: repo.dir, env }));
+    // On main they are confirmed learnings (only in the work tree they would be proposals).
+    git(repo.dir, ["add", "-A"]);
+    git(repo.dir, ["commit", "-q", "-m", "memory"]);
     const sync = async (...args: string[]) =>
       JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
 
