@@ -19,14 +19,12 @@ export async function runAction(
 ): Promise<CommandOutput> {
   const all = args.values.all === true;
   const verbose = args.values.verbose === true;
-  if (target === "tana" && (all || args.values["dry-run"] === true)) {
-    throw new UsageError(
-      `sync run --target tana: ${all ? "--all" : "--dry-run"} is not built for Tana (--resync recreates stale nodes)`,
-    );
-  }
   if (args.values["dry-run"] === true) {
     const { syncDryRun } = await import("../sync/dry-run.js");
-    const r = await syncDryRun(ctx, target, { all });
+    const r = await syncDryRun(ctx, target, {
+      all,
+      ...(target === "tana" ? { tana: await tanaInputs(ctx) } : {}),
+    });
     const lines = [
       `${target}: dry run; would send ${r.would_send.length} item(s), no call made`,
       ...r.would_send.map(

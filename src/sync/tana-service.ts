@@ -9,7 +9,7 @@ import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
 import { learningCandidates, learningStates, placedStates } from "../core/sync/learning-items.js";
 import { LEARNING_SYNC_TYPES } from "../core/sync/policy.js";
-import type { MappingEntry } from "../core/sync/queue.js";
+import { forgetSent, type MappingEntry } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
@@ -98,15 +98,56 @@ export interface TanaReport {
   links: { linked: number; unknown: number; failed: number };
 }
 
-export interface TanaRunRequest {
-  force?: boolean;
-  resync?: boolean;
-  ids?: readonly string[];
-  progress?: (done: number, total: number) => void;
+/** What a Tana run reads beside memory: the registry and the learning states. */
+export interface TanaInputs {
   /** People and projects to link (`config/registry.toml`, loaded by the caller). */
   registry?: Registry;
   /** Learning states (`worker learnings`); without, every learning on main is confirmed. */
   learnings?: PlacedLearnings;
+}
+
+/** The candidates a Tana run would build now, read from the queue's mapping (dry runs). */
+export async function tanaCandidates(
+  ctx: RepoContext,
+  q: StoredQueue,
+  inputs: TanaInputs,
+): Promise<{ candidates: SyncCandidate[]; markdown: null }> {
+  const registry = inputs.registry ?? EMPTY_REGISTRY;
+  const source = await tanaSource(ctx, registry, inputs.learnings, proposalNodes(q.mapping));
+  return { candidates: await source.load(), markdown: null };
+}
+
+/** Mapped nodes whose learning left memory: a run trashes or marks them archived. */
+export function tanaRemovals(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  current: ReadonlySet<string>,
+): { key: string; title: string; action: "remove"; file: null; parts: null }[] {
+  return removedKeys(mapping, current).map(([key, m]) => ({
+    key,
+    title: `node ${m.remote_id}`,
+    action: "remove",
+    file: null,
+    parts: null,
+  }));
+}
+
+function removedKeys(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  current: ReadonlySet<string>,
+): [string, MappingEntry][] {
+  return Object.entries(mapping).filter(
+    ([key, m]) =>
+      isItemKey(key) && !key.startsWith(SCHEMA_PREFIX) && !isArchived(m) && !current.has(key),
+  );
+}
+
+export interface TanaRunRequest extends TanaInputs {
+  force?: boolean;
+  /** Send every learning and proposal again, updating their nodes in place (`--all`). */
+  all?: boolean;
+  resync?: boolean;
+  ids?: readonly string[];
+  progress?: (done: number, total: number) => void;
 }
 
 const isItemKey = (key: string) =>
@@ -208,6 +249,12 @@ export async function tanaRun(
         only.add(itemKey(hit.item));
       }
     }
+    const resend = request.all === true && ids.length === 0;
+    if (resend) {
+      // Forgotten hashes, kept node ids: every item is due again as an update in place.
+      const keys = (await load()).map((c) => itemKey(c.item));
+      store.commit(forgetSent(store.load(), keys), keys);
+    }
     const result = await runSync(load, {
       store,
       target,
@@ -217,7 +264,7 @@ export async function tanaRun(
       sealKey: sealKeyOf(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
-      ...(request.resync === true || ids.length > 0 ? {} : { sourceHash: source.hash }),
+      ...(request.resync === true || ids.length > 0 || resend ? {} : { sourceHash: source.hash }),
       ...(request.progress ? { progress: request.progress } : {}),
     });
     const notices = [...result.notices];
@@ -246,11 +293,7 @@ async function archiveRemoved(
   report: TanaReport,
 ): Promise<string | null> {
   let q = store.load();
-  const current = new Set(built.map((c) => itemKey(c.item)));
-  const removed = Object.entries(q.mapping).filter(
-    ([key, m]) =>
-      isItemKey(key) && !key.startsWith(SCHEMA_PREFIX) && !isArchived(m) && !current.has(key),
-  );
+  const removed = removedKeys(q.mapping, new Set(built.map((c) => itemKey(c.item))));
   for (const [key, entry] of removed) {
     let how: "trashed" | "marked" | "gone";
     try {
