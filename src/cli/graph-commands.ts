@@ -1,8 +1,6 @@
-import type { RepoContext } from "../context/repo-context.js";
 import type { LearningType } from "../core/graph/learnings.js";
 import type { LearningStatus } from "../core/graph/lifecycle.js";
 import { UsageError } from "../errors.js";
-import type { PullHistory } from "../graph/learning-states.js";
 import { type Command, numberOption, repoOptions, stringOption } from "./args.js";
 
 const TYPES: readonly LearningType[] = [
@@ -106,12 +104,12 @@ const learnings: Command = {
     if (status !== undefined && !STATUSES.includes(status as LearningStatus)) {
       throw new UsageError(`--status: expected one of ${STATUSES.join(", ")}, got "${status}"`);
     }
-    const [{ openContext }, { listLearnings }] = await Promise.all([
+    const [{ openContext }, { listLearnings, pullHistoryOf }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../graph/learning-states.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
-    const pulls = await pullHistoryOf(ctx);
+    const pulls = await pullHistoryOf(ctx, process.env);
     const r = await listLearnings(ctx, { pulls, status: status as LearningStatus | undefined });
     const lines = [
       `${r.counts.confirmed} confirmed, ${r.counts.proposed} proposed, ${r.counts.rejected} rejected (${r.base} and ${r.branch}; ${r.github.asked ? `${r.github.pulls} pull request(s) read from GitHub` : "git only: GitHub is not configured"})`,
@@ -125,15 +123,5 @@ const learnings: Command = {
     return { json: r, text: `${lines.join("\n")}\n` };
   },
 };
-
-/** The engram pull requests' history when GitHub is configured (else git alone decides). */
-export async function pullHistoryOf(ctx: RepoContext): Promise<PullHistory | undefined> {
-  const [github, port] = await Promise.all([
-    import("../github/client.js"),
-    import("../director/github-port.js"),
-  ]);
-  const settings = github.githubSettings(process.env, ctx.config);
-  return settings ? port.githubPullHistory(github.createGitHub(settings), settings) : undefined;
-}
 
 export const GRAPH_COMMANDS: readonly Command[] = [context, freshness, learnings];

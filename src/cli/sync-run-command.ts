@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
 import type { MarkdownReport } from "../sources/markdown.js";
 import type { TargetName } from "../sync/service.js";
 import { type CommandOutput, type ParsedArgs, stringOption } from "./args.js";
@@ -110,13 +109,7 @@ export async function runAction(
 
 /** Tana's people and projects to link, and the learning states (`worker learnings`). */
 async function tanaInputs(ctx: RepoContext) {
-  const [{ loadRegistry }, { learningGraph }, { pullHistoryOf }] = await Promise.all([
-    import("../graph/registry.js"),
-    import("../graph/learning-states.js"),
-    import("./graph-commands.js"),
-  ]);
-  const graph = await learningGraph(ctx, await pullHistoryOf(ctx));
-  return { registry: loadRegistry(ctx.repoDir), learnings: graph };
+  return (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env);
 }
 
 function markdownLines(m: MarkdownReport): string[] {

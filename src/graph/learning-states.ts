@@ -18,10 +18,34 @@ import type { HeadPull } from "../github/publish.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
 import { loadRegistry } from "./registry.js";
 
 /** Every pull request of a head branch (GitHub, or the local test server). */
 export type PullHistory = (head: string) => Promise<HeadPull[]>;
+
+/** The engram branch's pull requests when GitHub is configured (else git alone decides). */
+export async function pullHistoryOf(
+  ctx: RepoContext,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<PullHistory | undefined> {
+  // Loaded on demand: without GitHub, no client library is read.
+  const { createGitHub, githubSettings } = await import("../github/client.js");
+  const settings = githubSettings(env, ctx.config);
+  if (settings === null) return undefined;
+  const { pullsOfHead } = await import("../github/publish.js");
+  const gh = createGitHub(settings);
+  return (head) => pullsOfHead(gh, { owner: settings.owner, repo: settings.repo, head });
+}
+
+/** What a Tana run reads beside memory: the registry's people and projects, the states. */
+export async function tanaInputs(
+  ctx: RepoContext,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ registry: Registry; learnings: LearningGraph }> {
+  const learnings = await learningGraph(ctx, await pullHistoryOf(ctx, env));
+  return { registry: loadRegistry(ctx.repoDir), learnings };
+}
 
 export interface LearningsReport {
   base: string;
