@@ -8,6 +8,7 @@ import { assertBuilt, type BinResult, describeResult, director, worker } from ".
 import { FakeTana } from "../support/fake-tana.js";
 import { stdioMcpClient } from "../support/mcp-client.js";
 import { git, TempDirs } from "../support/repo.js";
+import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
 const dirs = new TempDirs();
 const tana = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
@@ -25,16 +26,7 @@ beforeAll(async () => {
   await tana.start();
   const repo = dirs.repo("engram-mcp-tana-");
   ok(await director(["init"], { cwd: repo.dir }));
-  repo.writeConfig(
-    [
-      "[memory]",
-      "buffer_keep_recent_events = 0",
-      "[sync.tana]",
-      `endpoint = "${tana.inputUrl}"`,
-      `local_api_url = "${tana.localUrl}"`,
-      "",
-    ].join("\n"),
-  );
+  repo.writeConfig(tanaRepoConfig(tana));
   const text = "warm the cache before the first request";
   ok(
     await worker(["emit", "--kind", "lesson", "--text", text, "--privacy", "public"], {

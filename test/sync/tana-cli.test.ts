@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { FakeTana } from "../support/fake-tana.js";
 import { git, TempDirs } from "../support/repo.js";
+import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
 const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
 const dirs = new TempDirs();
@@ -32,16 +33,7 @@ async function setup() {
     TANA_LOCAL_TOKEN: "loc-tok",
   };
   ok(await director(["init"], { cwd: repo.dir }));
-  repo.writeConfig(
-    [
-      "[memory]",
-      "buffer_keep_recent_events = 0",
-      "[sync.tana]",
-      `endpoint = "${fake.inputUrl}"`,
-      `local_api_url = "${fake.localUrl}"`,
-      "",
-    ].join("\n"),
-  );
+  repo.writeConfig(tanaRepoConfig(fake));
   repo.write(
     "config/registry.toml",
     '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n',

@@ -11,6 +11,7 @@ import { useFakeGitHub } from "../support/fake-github-hooks.js";
 import { FakeTana } from "../support/fake-tana.js";
 import type { FakeNode } from "../support/fake-tana-store.js";
 import { git, TempDirs } from "../support/repo.js";
+import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
 const TOKEN = "ghs_fakeTokenForTheLocalServer0000000000";
 const dirs = new TempDirs();
@@ -44,16 +45,7 @@ describe("director sync run --target tana with learning states", () => {
     };
     const repo = dirs.repo("engram-tana-states-");
     git(repo.dir, ["remote", "add", "origin", fake.git.dir]);
-    repo.writeConfig(
-      [
-        "[memory]",
-        "buffer_keep_recent_events = 0",
-        "[sync.tana]",
-        `endpoint = "${tana.inputUrl}"`,
-        `local_api_url = "${tana.localUrl}"`,
-        "",
-      ].join("\n"),
-    );
+    repo.writeConfig(tanaRepoConfig(tana));
     ok(await director(["init"], { cwd: repo.dir }));
     git(repo.dir, ["add", "-A"]);
     git(repo.dir, ["commit", "-q", "-m", "init"]);
