@@ -20,10 +20,8 @@ export async function runAction(
   const verbose = args.values.verbose === true;
   if (args.values["dry-run"] === true) {
     const { syncDryRun } = await import("../sync/dry-run.js");
-    const r = await syncDryRun(ctx, target, {
-      all,
-      ...(target === "tana" ? { tana: await tanaInputs(ctx) } : {}),
-    });
+    const tana = target === "tana" ? await tanaInputs(ctx) : null;
+    const r = await syncDryRun(ctx, target, { all, ...(tana ? { tana } : {}) });
     const lines = [
       `${target}: dry run; would send ${r.would_send.length} item(s), no call made`,
       ...r.would_send.map(
@@ -35,7 +33,8 @@ export async function runAction(
         : []),
       ...(r.markdown !== null && verbose ? markdownLines(r.markdown) : []),
     ];
-    return { json: r, text: `${lines.join("\n")}\n`, warnings: r.markdown?.warnings ?? [] };
+    const warnings = [...(tana?.warnings ?? []), ...(r.markdown?.warnings ?? [])];
+    return { json: r, text: `${lines.join("\n")}\n`, warnings };
   }
   if (args.values.hook === true) {
     const hook = await import("../sync/hook.js");
@@ -68,6 +67,7 @@ export async function runAction(
   // The detached half of --hook: it holds the hook lock until its run ends.
   const hookLock = process.env[hook.HOOK_CHILD_ENV];
   let r: Awaited<ReturnType<typeof ops.syncRun>>;
+  const tana = target === "tana" ? await tanaInputs(ctx) : null;
   try {
     r = await ops.syncRun(ctx, {
       target,
@@ -75,7 +75,7 @@ export async function runAction(
       force: args.values.force === true,
       all,
       resync: args.values.resync === true,
-      ...(target === "tana" ? await tanaInputs(ctx) : {}),
+      ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
       // Large sets take a while at Tana's one call a second: a terminal sees them move.
       ...(process.stderr.isTTY
         ? {
@@ -104,7 +104,12 @@ export async function runAction(
         ]
       : []),
   ];
-  return { json: r, text: `${lines.join("\n")}\n`, warnings: r.notices, exitCode: EXIT.ok };
+  return {
+    json: r,
+    text: `${lines.join("\n")}\n`,
+    warnings: [...(tana?.warnings ?? []), ...r.notices],
+    exitCode: EXIT.ok,
+  };
 }
 
 /** Tana's people and projects to link, and the learning states (`worker learnings`). */

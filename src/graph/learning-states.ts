@@ -42,9 +42,18 @@ export async function pullHistoryOf(
 export async function tanaInputs(
   ctx: RepoContext,
   env: Readonly<Record<string, string | undefined>>,
-): Promise<{ registry: Registry; learnings: LearningGraph }> {
-  const learnings = await learningGraph(ctx, await pullHistoryOf(ctx, env));
-  return { registry: loadRegistry(ctx.repoDir), learnings };
+): Promise<{ registry: Registry; learnings: LearningGraph; warnings: string[] }> {
+  const registry = loadRegistry(ctx.repoDir);
+  const pulls = await pullHistoryOf(ctx, env);
+  try {
+    return { registry, learnings: await learningGraph(ctx, pulls), warnings: [] };
+  } catch (error) {
+    if (pulls === undefined) throw error;
+    // GitHub unreachable must not stop a sync: git alone decides (nothing is rejected then).
+    const learnings = await learningGraph(ctx);
+    const why = (error as Error).message;
+    return { registry, learnings, warnings: [`learning states from git only: ${why}`] };
+  }
 }
 
 export interface LearningsReport {

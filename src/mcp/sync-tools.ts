@@ -167,12 +167,18 @@ export function registerSyncTool(server: McpServer, ctx: RepoContext): void {
         const tana =
           target === "tana" && id !== undefined
             ? await (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env)
-            : {};
+            : null;
         const run =
-          id === undefined ? null : await ops.syncRun(ctx, { target, ids: [id], ...tana });
+          id === undefined
+            ? null
+            : await ops.syncRun(ctx, {
+                target,
+                ids: [id],
+                ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
+              });
         const q = ops.queueStatus(ctx, target);
         const item = id === undefined ? null : await queuedItem(ctx, target, id);
-        const notices = run?.notices ?? [];
+        const notices = [...(tana?.warnings ?? []), ...(run?.notices ?? [])];
         if (id !== undefined && item === null) {
           notices.push(`${id}: not queued: a private item never leaves this machine`);
         }

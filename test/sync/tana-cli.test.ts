@@ -50,7 +50,7 @@ async function setup() {
   const sync = async (...args: string[]) =>
     JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
 
-  return { fake, ada, sync };
+  return { fake, ada, sync, repo, env };
 }
 
 describe("director sync --target tana through the bins", () => {
@@ -81,7 +81,7 @@ describe("director sync --target tana through the bins", () => {
   });
 
   it("--dry-run lists what would be sent with no call; --all sends everything again in place", async () => {
-    const { fake, sync } = await setup();
+    const { fake, sync, repo, env } = await setup();
     const silent = () => ({ input: fake.calls.length, local: fake.localRequests });
     const before = silent();
     const dry = await sync("run", "--target", "tana", "--dry-run");
@@ -102,5 +102,19 @@ describe("director sync --target tana through the bins", () => {
     expect(fake.localRequests).toBeGreaterThan(synced.local);
     const tag = fake.store.tagByName("pai_learning");
     expect(fake.store.tagged(tag?.id ?? "")).toHaveLength(2);
+
+    // GitHub configured but unreachable: git alone decides the states, the run goes on.
+    const offline = ok(
+      await director(["sync", "run", "--target", "tana", "--dry-run"], {
+        cwd: repo.dir,
+        env: {
+          ...env,
+          GITHUB_TOKEN: "ghs_unreachable000000000000000000000000",
+          GITHUB_REPOSITORY: "o/r",
+          GITHUB_API_URL: "http://127.0.0.1:1",
+        },
+      }),
+    );
+    expect(offline.stderr).toMatch(/learning states from git only/);
   });
 });
