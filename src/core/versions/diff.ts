@@ -1,8 +1,9 @@
 import { CATALOG_PATH, ENGRAM_PATH_PATTERN, FOCUS_PATH } from "../model/paths.js";
 import { compareText } from "../model/text.js";
-import { KNOWLEDGE_DIR, SESSIONS_DIR } from "./documents.js";
+import { KNOWLEDGE_DIR } from "./documents.js";
 import { VERSION_LOG_PATH } from "./log.js";
 import { documentKind } from "./record.js";
+import { episodeCount, knowledgeRecords } from "./tally.js";
 
 /** One engram a version added or removed. */
 export interface EngramChange {
@@ -67,26 +68,9 @@ function factsOf(files: Files, entries: Map<string, EngramChange>): Set<string> 
 
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
 
-/** The texts of the knowledge records (`memory/knowledge/<kind>.json`); sealed ones have none. */
+/** The texts of the knowledge records; sealed ones have none. */
 function knowledgeFacts(files: Files, facts: Set<string>): void {
-  for (const [path, text] of files) {
-    if (!inFolder(path, KNOWLEDGE_DIR)) continue;
-    const doc = json(text) as { records?: unknown } | undefined;
-    for (const r of Array.isArray(doc?.records) ? doc.records : []) {
-      const record = r as { text?: unknown };
-      if (typeof record.text === "string") facts.add(record.text);
-    }
-  }
-}
-
-function episodeCount(files: Files): number {
-  let n = 0;
-  for (const [path, text] of files) {
-    if (!inFolder(path, SESSIONS_DIR)) continue;
-    const doc = json(text) as { episodes?: unknown } | undefined;
-    if (Array.isArray(doc?.episodes)) n += doc.episodes.length;
-  }
-  return n;
+  for (const r of knowledgeRecords(files)) if (typeof r.text === "string") facts.add(r.text);
 }
 
 /**
