@@ -5,21 +5,11 @@ import { replay } from "../../../src/core/proposal/replay.js";
 import { documentEntry, documentText } from "../../../src/core/versions/documents.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../../../src/core/versions/log.js";
 import { countsOf, logWith, recordFor } from "../../../src/core/versions/record.js";
-import type { Catalog, CatalogEntry, DocumentEntry } from "../../../src/schema/engram.js";
+import type { Catalog, DocumentEntry } from "../../../src/schema/engram.js";
+import { catalogEntry } from "../../support/catalog-entries.js";
 
 const T = "2026-01-01T00:00:00.000Z";
-const entry = (n: number): CatalogEntry => {
-  const hex = String(n).padStart(32, "0");
-  return {
-    engram_id: `e_${hex}`,
-    scope: "st",
-    version: "20260101-000000Z",
-    path: `memory/st/20260101-000000Z/engram_e_${hex}.json`,
-    hash: `sha256:${hex}${hex}`,
-    topics: ["t"],
-    bytes: 10,
-  } as CatalogEntry;
-};
+const entry = catalogEntry;
 
 const KIND: Record<string, DocumentEntry["kind"]> = {
   sessions: "session",
