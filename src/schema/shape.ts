@@ -11,7 +11,9 @@
 export interface ShapeNode {
   type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
   properties?: Record<string, ShapeNode>;
-  additionalProperties?: boolean;
+  /** `false` for a table of fixed keys; a schema for a record (`z.record`). */
+  additionalProperties?: boolean | ShapeNode;
+  anyOf?: ShapeNode[];
   default?: unknown;
   enum?: unknown[];
   items?: ShapeNode;
@@ -31,6 +33,7 @@ const KNOWN = new Set([
   "type",
   "properties",
   "additionalProperties",
+  "anyOf",
   "default",
   "enum",
   "items",
@@ -75,6 +78,14 @@ function check(node: ShapeNode, value: unknown): unknown {
     return check(node, structuredClone(node.default));
   }
   if (node.enum !== undefined) return node.enum.includes(value) ? value : DOUBT;
+  if (node.anyOf !== undefined) {
+    // zod's union takes the first option that accepts the value, as this does.
+    for (const option of node.anyOf) {
+      const v = check(option, value);
+      if (v !== DOUBT && v !== ABSENT) return v;
+    }
+    return DOUBT;
+  }
   switch (node.type) {
     case "object":
       return checkTable(node, value);
@@ -95,7 +106,12 @@ function check(node: ShapeNode, value: unknown): unknown {
 
 function checkTable(node: ShapeNode, value: unknown): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return DOUBT;
-  if (value instanceof Date || node.additionalProperties !== false) return DOUBT;
+  if (value instanceof Date) return DOUBT;
+  if (typeof node.additionalProperties === "object") {
+    // A record: its key rules are not in the JSON Schema, so only an empty one is sure.
+    return node.properties === undefined && Object.keys(value).length === 0 ? {} : DOUBT;
+  }
+  if (node.additionalProperties !== false) return DOUBT;
   const props = node.properties ?? {};
   const given = value as Record<string, unknown>;
   for (const key of Object.keys(given)) if (!Object.hasOwn(props, key)) return DOUBT;
