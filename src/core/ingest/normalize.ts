@@ -3,7 +3,7 @@ import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
 import { envelopeSurelyValid } from "../../schema/envelope-fast.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
-import { classifyLink, normalizeIssue } from "../model/links.js";
+import { classifyLink, isLinkInput, normalizeIssue } from "../model/links.js";
 import { cutText, wellFormed } from "../model/text.js";
 import { dedupKey, redactSenderId } from "./event-keys.js";
 import type { Redactor } from "./redact.js";
@@ -141,7 +141,9 @@ function normalizeValid(
 
   const topics: string[] = [];
   if (Array.isArray(p.topics)) {
-    for (const raw of p.topics as string[]) {
+    for (const raw of p.topics as unknown[]) {
+      // A payload whose schema has no topics passes them unchecked: only strings are read.
+      if (typeof raw !== "string") continue;
       // Redacted before it is lower-cased: a lower-cased token no longer looks like one.
       const topic = lowerKeepingMarkers(clean(raw.trim()));
       if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
@@ -149,7 +151,8 @@ function normalizeValid(
   }
   const links: Link[] = [];
   if (Array.isArray(p.links)) {
-    for (const raw of p.links as (string | Link)[]) {
+    for (const raw of p.links as unknown[]) {
+      if (!isLinkInput(raw)) continue;
       const link = classifyLink(raw);
       links.push({ type: link.type, ref: clean(link.ref) });
     }
