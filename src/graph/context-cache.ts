@@ -4,10 +4,9 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
-import { CATALOG_PATH } from "../core/model/paths.js";
+import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
-import { REGISTRY_PATH } from "./registry.js";
 import type { MemoryVersion } from "./scope.js";
 
 /**

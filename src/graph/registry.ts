@@ -1,11 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse, TomlError } from "smol-toml";
+import { REGISTRY_PATH } from "../core/model/paths.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { EMPTY_REGISTRY, Registry } from "../schema/registry.js";
-
-/** Where the registry of people, projects and components lives in the repository. */
-export const REGISTRY_PATH = "config/registry.toml";
 
 /** The registry, or an empty one when the file does not exist; errors name file, line and field. */
 export function loadRegistry(repoDir: string): Registry {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { Link, Privacy, SafeId, Sealed, Sha256Ref, UtcTime } from "./common.js";
 import { Outcome } from "./envelope.js";
+import { MAX_ENGRAM_ENTITIES } from "./formats.js";
 
 export const Scope = z.enum(["st", "lt"]);
 export type Scope = z.infer<typeof Scope>;
@@ -58,9 +59,6 @@ export const ErrorGroup = z
     workers: z.array(z.string()),
   })
   .strict();
-
-/** Most entity ids one engram carries; the rest are left out (sorted order). */
-export const MAX_ENGRAM_ENTITIES = 64;
 
 /** `kind:key`, e.g. `file:src/x.ts`, `person:ada`, `issue:12`. */
 export const EntityRef = z

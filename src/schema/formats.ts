@@ -21,3 +21,6 @@ export function isCount(v: unknown): v is number {
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
+
+/** Most entity ids one engram carries; the rest are left out (sorted order). Kept here, free of zod, for the core. */
+export const MAX_ENGRAM_ENTITIES = 64;

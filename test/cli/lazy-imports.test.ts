@@ -54,6 +54,13 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
+  it("worker context, its index cached, loads no GitHub, NATS, git library or zod", () => {
+    loadedBy(WORKER_BIN, ["context", "lazy start"]); // builds the context index
+    const loaded = loadedBy(WORKER_BIN, ["context", "lazy start"]);
+    expect(loaded.some((m) => m.endsWith("/graph/context-cache.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+  });
+
   it("a bad note still loads zod, which names the field", () => {
     const trace = join(dirs.dir("engram-trace-"), "modules.txt");
     const r = spawnSync(

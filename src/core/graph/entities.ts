@@ -1,4 +1,5 @@
-import { type Engram, MAX_ENGRAM_ENTITIES } from "../../schema/engram.js";
+import type { Engram } from "../../schema/engram.js";
+import { MAX_ENGRAM_ENTITIES } from "../../schema/formats.js";
 import type { Registry, RegistryArea } from "../../schema/registry.js";
 import { compareText } from "../model/text.js";
 import { type Learning, normalizeClaim } from "./learnings.js";

@@ -43,3 +43,6 @@ export const TIER_GITKEEPS: readonly string[] = SCOPES.map((scope) => `${tierDir
 export function isGitkeepPath(path: string): boolean {
   return /^memory\/(st|lt)\/(.+\/)?\.gitkeep$/.test(path);
 }
+
+/** The registry of people, projects and components that memory links to. */
+export const REGISTRY_PATH = "config/registry.toml";
