@@ -4,10 +4,10 @@ import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
 
 /**
  * Whether an envelope a worker built is certainly one the zod schemas accept (envelope and
- * payload), checked by hand: `worker emit` and `worker recall` then never load zod. Only the
- * two payloads workers send from the command line are known here (`memory_note.v1` and
- * `memory_event.v1`); anything else, or anything unusual (a sealed note, a time with an
- * offset), is "not sure", and the zod schemas decide. Never true for an envelope zod refuses:
+ * payload), checked by hand: `worker emit`, `worker recall` and `worker session end` then
+ * never load zod. Only the payloads workers send from the command line are known here
+ * (`memory_note.v1`, `memory_event.v1`, `session_end.v1`); anything else, or anything unusual
+ * (a sealed note or item, a time with an offset), is "not sure", and the zod schemas decide. Never true for an envelope zod refuses:
  * `test/worker/envelope-check.test.ts` holds the two to agreement.
  */
 export function surelyValid(envelope: Record<string, unknown>): boolean {
@@ -20,6 +20,7 @@ export function surelyValid(envelope: Record<string, unknown>): boolean {
   if (event_id !== undefined && !isText(event_id, 200)) return false;
   if (message_type === "memory_note.v1") return noteOk(payload);
   if (message_type === "memory_event.v1") return eventOk(payload);
+  if (message_type === "session_end.v1") return sessionEndOk(payload);
   return false;
 }
 
@@ -54,6 +55,60 @@ function eventOk(p: Record<string, unknown>): boolean {
   }
   if (p.hits === undefined) return true;
   return Array.isArray(p.hits) && p.hits.length <= 100 && p.hits.every(isSafeId);
+}
+
+const SESSION_ID = /^s_[0-9a-f]{16}$/;
+const GIT_SHA = /^[0-9a-f]{7,64}$/;
+const ITEM_KEY = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+const ITEM_KINDS = new Set([
+  "episode",
+  "fact",
+  "lesson",
+  "convention",
+  "decision",
+  "state",
+  "core",
+]);
+const ITEM_FIELDS = new Set([
+  ...["seq", "kind", "written_at", "text", "rationale", "sealed", "privacy", "confidence"],
+  ...["outcome", "key", "value", "redactions"],
+]);
+
+/** `session_end.v1` (SessionEndPayload): what `worker session end` sends. */
+function sessionEndOk(p: Record<string, unknown>): boolean {
+  if (typeof p.session_id !== "string" || !SESSION_ID.test(p.session_id)) return false;
+  if (p.name !== undefined && p.name !== null && !isShort(p.name, 512)) return false;
+  if (!isCount(p.parent_version) || !isShort(p.parent_catalog_hash, 80)) return false;
+  if (p.parent_commit !== undefined && p.parent_commit !== null) {
+    if (typeof p.parent_commit !== "string" || !GIT_SHA.test(p.parent_commit)) return false;
+  }
+  if (!isShort(p.ended_at, 64) || !isCount(p.item_count)) return false;
+  if (!isPositive(p.part) || !isPositive(p.parts) || (p.part as number) > (p.parts as number)) {
+    return false;
+  }
+  return Array.isArray(p.items) && p.items.length <= 100_000 && p.items.every(itemOk);
+}
+
+/** One SessionEndItem (a strict object); a sealed item is left to zod. */
+function itemOk(v: unknown): boolean {
+  if (!isObject(v) || !Object.keys(v).every((k) => ITEM_FIELDS.has(k))) return false;
+  if (!isPositive(v.seq) || !ITEM_KINDS.has(v.kind as string)) return false;
+  if (!isShort(v.written_at, 64) || !isCount(v.redactions) || v.sealed !== undefined) return false;
+  if (v.text !== undefined && !isText(v.text, 8000)) return false;
+  if (v.rationale !== undefined && !isText(v.rationale, 8000)) return false;
+  if (v.privacy !== undefined && !PRIVACY.has(v.privacy as string)) return false;
+  if (v.confidence !== undefined && !isFraction(v.confidence)) return false;
+  if (v.outcome !== undefined && !OUTCOMES.includes(v.outcome as never)) return false;
+  return v.key === undefined || (typeof v.key === "string" && ITEM_KEY.test(v.key));
+}
+
+/** A string of at most `max` UTF-16 units, empty allowed (zod's `string().max(max)`). */
+function isShort(v: unknown, max: number): boolean {
+  return typeof v === "string" && v.length <= max;
+}
+
+function isPositive(v: unknown): boolean {
+  return isCount(v) && v > 0;
 }
 
 function topicsOk(v: unknown): boolean {
