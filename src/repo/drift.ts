@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
-import { commitTimes, mergeBaseOf } from "../git/rev-reads.js";
-import { findMain, judgeAgainstMain } from "./main-drift.js";
+import { mergeBaseOf } from "../git/rev-reads.js";
+import { findMainAndHead, judgeAgainstMain } from "./main-drift.js";
 import { readCatalog } from "./memory-tree.js";
 
 export interface DriftReport extends DriftVerdict {
@@ -22,12 +22,14 @@ export async function readDrift(
   mainRef?: string,
 ): Promise<DriftReport | undefined> {
   if (!existsSync(repoDir)) return undefined;
-  const main = await findMain(repoDir, mainRef);
+  const { main, head } = await findMainAndHead(repoDir, mainRef);
   if (!main) return undefined;
-  const head = (await commitTimes(repoDir, ["HEAD"]))?.[0];
   if (head === undefined) throw new StateError(`HEAD: no commits yet in ${repoDir}`);
-  const ancestor = (await mergeBaseOf(repoDir, head.sha, main.sha)) ?? null;
-  const local = await readCatalog(repoDir);
+  const [base, local] = await Promise.all([
+    mergeBaseOf(repoDir, head, main.sha),
+    readCatalog(repoDir),
+  ]);
+  const ancestor = base ?? null;
   const verdict = await judgeAgainstMain(
     repoDir,
     main,

@@ -26,9 +26,21 @@ export interface MainView {
  * repository `repoDir`; undefined when there is none (or no git repository).
  */
 export async function findMain(repoDir: string, explicit?: string): Promise<MainView | undefined> {
+  return (await findMainAndHead(repoDir, explicit, false)).main;
+}
+
+/**
+ * `findMain`, and HEAD's commit read in the same git call when `head` is asked (undefined for
+ * a branch without commits yet).
+ */
+export async function findMainAndHead(
+  repoDir: string,
+  explicit: string | undefined,
+  head = true,
+): Promise<{ main: MainView | undefined; head: string | undefined }> {
   const refs = explicit !== undefined ? [explicit] : MAIN_CANDIDATES;
-  const found = await commitTimes(repoDir, refs);
-  if (found === undefined) return undefined;
+  const found = await commitTimes(repoDir, head ? [...refs, "HEAD"] : refs);
+  if (found === undefined) return { main: undefined, head: undefined };
   if (explicit !== undefined && found[0] === undefined) {
     throw new StateError(`${explicit}: no branch, tag or commit of that name`);
   }
@@ -37,8 +49,12 @@ export async function findMain(repoDir: string, explicit?: string): Promise<Main
     const commit = found[i];
     if (commit && (!best || commit.time > best.time)) best = { ref, ...commit };
   });
-  if (!best) return undefined;
-  return { ...best, catalogHash: await catalogHashAt(repoDir, best.sha) };
+  const headSha = head ? found[refs.length]?.sha : undefined;
+  if (!best) return { main: undefined, head: headSha };
+  return {
+    main: { ...best, catalogHash: await catalogHashAt(repoDir, best.sha) },
+    head: headSha,
+  };
 }
 
 async function catalogHashAt(repoDir: string, sha: string): Promise<string | undefined> {
