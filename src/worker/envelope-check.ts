@@ -1,3 +1,4 @@
+import { DOCUMENT_KEY_RE, SESSION_ITEM_KINDS } from "../core/versions/items.js";
 import { isCount, isObject, isUtcTime } from "../schema/formats.js";
 import { MESSAGE_TYPES } from "../schema/message-types.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
@@ -59,16 +60,7 @@ function eventOk(p: Record<string, unknown>): boolean {
 
 const SESSION_ID = /^s_[0-9a-f]{16}$/;
 const GIT_SHA = /^[0-9a-f]{7,64}$/;
-const ITEM_KEY = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
-const ITEM_KINDS = new Set([
-  "episode",
-  "fact",
-  "lesson",
-  "convention",
-  "decision",
-  "state",
-  "core",
-]);
+const ITEM_KINDS = new Set<string>(SESSION_ITEM_KINDS);
 const ITEM_FIELDS = new Set([
   ...["seq", "kind", "written_at", "text", "rationale", "sealed", "privacy", "confidence"],
   ...["outcome", "key", "value", "redactions"],
@@ -99,7 +91,7 @@ function itemOk(v: unknown): boolean {
   if (v.privacy !== undefined && !PRIVACY.has(v.privacy as string)) return false;
   if (v.confidence !== undefined && !isFraction(v.confidence)) return false;
   if (v.outcome !== undefined && !OUTCOMES.includes(v.outcome as never)) return false;
-  return v.key === undefined || (typeof v.key === "string" && ITEM_KEY.test(v.key));
+  return v.key === undefined || (typeof v.key === "string" && DOCUMENT_KEY_RE.test(v.key));
 }
 
 /** A string of at most `max` UTF-16 units, empty allowed (zod's `string().max(max)`). */
