@@ -11,7 +11,7 @@
 export interface ShapeNode {
   type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
   properties?: Record<string, ShapeNode>;
-  /** `false`: a table of known keys; a node: a record (its key rules are not in draft 4). */
+  /** `false` for a table of fixed keys; a schema for a record (`z.record`). */
   additionalProperties?: boolean | ShapeNode;
   anyOf?: ShapeNode[];
   default?: unknown;
@@ -78,10 +78,10 @@ function check(node: ShapeNode, value: unknown): unknown {
     return check(node, structuredClone(node.default));
   }
   if (node.enum !== undefined) return node.enum.includes(value) ? value : DOUBT;
-  // A union: the first branch that takes the value, as zod tries them in order.
   if (node.anyOf !== undefined) {
-    for (const branch of node.anyOf) {
-      const v = check(branch, value);
+    // zod's union takes the first option that accepts the value, as this does.
+    for (const option of node.anyOf) {
+      const v = check(option, value);
       if (v !== DOUBT && v !== ABSENT) return v;
     }
     return DOUBT;
@@ -107,13 +107,13 @@ function check(node: ShapeNode, value: unknown): unknown {
 function checkTable(node: ShapeNode, value: unknown): unknown {
   if (typeof value !== "object" || value === null || Array.isArray(value)) return DOUBT;
   if (value instanceof Date) return DOUBT;
-  const given = value as Record<string, unknown>;
-  // A record's key rules are lost in the draft-4 schema: only an empty one is sure.
   if (typeof node.additionalProperties === "object") {
-    return node.properties === undefined && Object.keys(given).length === 0 ? {} : DOUBT;
+    // A record: its key rules are not in the JSON Schema, so only an empty one is sure.
+    return node.properties === undefined && Object.keys(value).length === 0 ? {} : DOUBT;
   }
   if (node.additionalProperties !== false) return DOUBT;
   const props = node.properties ?? {};
+  const given = value as Record<string, unknown>;
   for (const key of Object.keys(given)) if (!Object.hasOwn(props, key)) return DOUBT;
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(props)) {

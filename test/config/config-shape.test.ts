@@ -154,4 +154,17 @@ describe("the config without zod", () => {
     expect(quickConfig("[memory\n")).toBeUndefined();
     expect(quickConfig('[memory]\nbuffer_max_events = "many"\n')).toBeUndefined();
   });
+
+  it("reads a union by its first accepting option, and leaves a filled record to zod", () => {
+    const tana = (body: string) => quickConfig(`[sync.tana]\n${body}\n`)?.sync.tana;
+    expect(tana('target_node_id = "LIBRARY"')?.target_node_id).toBe("LIBRARY");
+    expect(tana('target_node_id = "Ab3_x-9Q"')?.target_node_id).toBe("Ab3_x-9Q");
+    expect(tana('target_node_id = "no"')).toBeUndefined();
+    expect(tana("")?.entities).toEqual({});
+    // Its key rules are not in the JSON Schema: zod reads it, whatever the keys.
+    expect(tana('entities = { "person:ada" = "Ab3_x-9Q" }')).toBeUndefined();
+    expect(Config.safeParse({ sync: { tana: { entities: { "": "Ab3_x-9Q" } } } }).success).toBe(
+      false,
+    );
+  });
 });

@@ -58,7 +58,9 @@ describe("director run --pr --dry-run", () => {
     expect(done.proposal.plan).toBeNull();
     const onBranch = git(origin, ["ls-tree", "-r", "--name-only", BRANCH])
       .split("\n")
-      .filter((p) => p.startsWith("memory/") && p.endsWith(".json") && p !== "memory/catalog.json");
+      .filter(
+        (p) => p.startsWith("memory/") && /\.(nd)?json$/.test(p) && p !== "memory/catalog.json",
+      );
     expect(onBranch.sort()).toEqual([...added].sort());
 
     const again = await proposeRun(clone, ["--dry-run"]);

@@ -10,7 +10,7 @@ import { sha256Hex } from "../model/canonical.js";
 import { linkKey } from "../model/links.js";
 import { clipItem, compareText, round3 } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
-import { surpriseScore } from "../sync/policy.js";
+import { episodeVerdict, surpriseScore } from "../sync/policy.js";
 import { compactHistory } from "./history.js";
 import { type GroupItems, packEngrams } from "./pack.js";
 import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
@@ -53,6 +53,22 @@ export function factKey(text: string): string {
 
 /** At most this many episodes per engram: the rest still count in `signals.max_surprise`. */
 const MAX_EPISODES = 32;
+
+/**
+ * The episodes an engram keeps when a group has more than it can hold: the ones the sync
+ * policy (at its default thresholds) would send first, then the most surprising, so a cap
+ * never drops a surprise in favour of a routine success. Kept in the order they happened.
+ */
+function keptEpisodes(all: readonly Episode[]): Episode[] {
+  if (all.length <= MAX_EPISODES) return [...all];
+  const rank = (e: Episode) => episodeVerdict(e).priority ?? 3;
+  const order = all.map((e, i) => ({ e, i }));
+  order.sort((a, b) => rank(a.e) - rank(b.e) || b.e.surprise - a.e.surprise || a.i - b.i);
+  return order
+    .slice(0, MAX_EPISODES)
+    .sort((a, b) => a.i - b.i)
+    .map((x) => x.e);
+}
 
 /** A note with an outcome and a confidence, as the engram keeps it for the sync policy. */
 function episodeOf(event: MemoryEvent, confidence: number, outcome: Episode["outcome"]): Episode {
@@ -241,7 +257,7 @@ function buildGroupEngrams(
       if (event.outcome !== undefined) {
         const s = surpriseScore(event.confidence, event.outcome);
         maxSurprise = maxSurprise === null ? s : Math.max(maxSurprise, s);
-        if (event.type === "memory_note.v1" && episodes.length < MAX_EPISODES) {
+        if (event.type === "memory_note.v1") {
           episodes.push(episodeOf(event, event.confidence, event.outcome));
         }
       }
@@ -339,7 +355,7 @@ function buildGroupEngrams(
   // Absent rather than empty, so engrams without episodes keep their earlier bytes and hashes.
   const withTelemetry = {
     ...(telemetry.workers.length > 0 || telemetry.errors.length > 0 ? { telemetry } : {}),
-    ...(episodes.length > 0 ? { episodes } : {}),
+    ...(episodes.length > 0 ? { episodes: keptEpisodes(episodes) } : {}),
   };
   return packEngrams(base, withTelemetry, items, sealed, policy.engram_max_bytes, {
     evidence: sortRecord(Object.fromEntries(evidence)),
