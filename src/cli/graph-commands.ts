@@ -104,17 +104,12 @@ const learnings: Command = {
     if (status !== undefined && !STATUSES.includes(status as LearningStatus)) {
       throw new UsageError(`--status: expected one of ${STATUSES.join(", ")}, got "${status}"`);
     }
-    const [{ openContext }, github, port, { listLearnings }] = await Promise.all([
+    const [{ openContext }, { listLearnings, pullHistoryOf }] = await Promise.all([
       import("../context/repo-context.js"),
-      import("../github/client.js"),
-      import("../director/github-port.js"),
       import("../graph/learning-states.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
-    const settings = github.githubSettings(process.env, ctx.config);
-    const pulls = settings
-      ? port.githubPullHistory(github.createGitHub(settings), settings)
-      : undefined;
+    const pulls = await pullHistoryOf(ctx, process.env);
     const r = await listLearnings(ctx, { pulls, status: status as LearningStatus | undefined });
     const lines = [
       `${r.counts.confirmed} confirmed, ${r.counts.proposed} proposed, ${r.counts.rejected} rejected (${r.base} and ${r.branch}; ${r.github.asked ? `${r.github.pulls} pull request(s) read from GitHub` : "git only: GitHub is not configured"})`,

@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { UsageError } from "../errors.js";
 import type { MarkdownReport } from "../sources/markdown.js";
 import type { TargetName } from "../sync/service.js";
 import { type CommandOutput, type ParsedArgs, stringOption } from "./args.js";
@@ -19,14 +18,10 @@ export async function runAction(
 ): Promise<CommandOutput> {
   const all = args.values.all === true;
   const verbose = args.values.verbose === true;
-  if (target === "tana" && (all || args.values["dry-run"] === true)) {
-    throw new UsageError(
-      `sync run --target tana: ${all ? "--all" : "--dry-run"} is not built for Tana (--resync recreates stale nodes)`,
-    );
-  }
   if (args.values["dry-run"] === true) {
     const { syncDryRun } = await import("../sync/dry-run.js");
-    const r = await syncDryRun(ctx, target, { all });
+    const tana = target === "tana" ? await tanaInputs(ctx) : null;
+    const r = await syncDryRun(ctx, target, { all, ...(tana ? { tana } : {}) });
     const lines = [
       `${target}: dry run; would send ${r.would_send.length} item(s), no call made`,
       ...r.would_send.map(
@@ -38,7 +33,8 @@ export async function runAction(
         : []),
       ...(r.markdown !== null && verbose ? markdownLines(r.markdown) : []),
     ];
-    return { json: r, text: `${lines.join("\n")}\n`, warnings: r.markdown?.warnings ?? [] };
+    const warnings = [...(tana?.warnings ?? []), ...(r.markdown?.warnings ?? [])];
+    return { json: r, text: `${lines.join("\n")}\n`, warnings };
   }
   if (args.values.hook === true) {
     const hook = await import("../sync/hook.js");
@@ -71,6 +67,7 @@ export async function runAction(
   // The detached half of --hook: it holds the hook lock until its run ends.
   const hookLock = process.env[hook.HOOK_CHILD_ENV];
   let r: Awaited<ReturnType<typeof ops.syncRun>>;
+  const tana = target === "tana" ? await tanaInputs(ctx) : null;
   try {
     r = await ops.syncRun(ctx, {
       target,
@@ -78,9 +75,7 @@ export async function runAction(
       force: args.values.force === true,
       all,
       resync: args.values.resync === true,
-      ...(target === "tana"
-        ? { registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir) }
-        : {}),
+      ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
       // Large sets take a while at Tana's one call a second: a terminal sees them move.
       ...(process.stderr.isTTY
         ? {
@@ -109,7 +104,17 @@ export async function runAction(
         ]
       : []),
   ];
-  return { json: r, text: `${lines.join("\n")}\n`, warnings: r.notices, exitCode: EXIT.ok };
+  return {
+    json: r,
+    text: `${lines.join("\n")}\n`,
+    warnings: [...(tana?.warnings ?? []), ...r.notices],
+    exitCode: EXIT.ok,
+  };
+}
+
+/** Tana's people and projects to link, and the learning states (`worker learnings`). */
+async function tanaInputs(ctx: RepoContext) {
+  return (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env);
 }
 
 function markdownLines(m: MarkdownReport): string[] {

@@ -96,6 +96,9 @@ function diffLines(d: VersionDiff): string[] {
     ...d.engrams.removed.map((e) => `  - engram ${e.path}`),
     ...d.facts.added.map((f) => `  + fact ${f}`),
     ...d.facts.removed.map((f) => `  - fact ${f}`),
+    ...(d.episodes.from !== d.episodes.to
+      ? [`  ~ episodes ${d.episodes.from} -> ${d.episodes.to}`]
+      : []),
     ...keyLines("state", d.state),
     ...keyLines("core", d.core),
     ...d.files.added.map((p) => `  + file ${p}`),

@@ -6,9 +6,9 @@ import type { SessionReport } from "../core/versions/consolidate.js";
 import { loadMaster } from "../core/versions/documents.js";
 import type { SessionItem } from "../core/versions/items.js";
 import { parseVersionLog, VERSION_LOG_PATH, type VersionRecord } from "../core/versions/log.js";
-import type { StateDocument } from "../core/versions/master.js";
 import {
   type EndedSession,
+  focusDocumentsOf,
   planSessionStep,
   type StepSettings,
   type StepState,
@@ -113,14 +113,8 @@ export async function loadFocusDocuments(
   catalog: Catalog,
 ): Promise<FocusDocuments | undefined> {
   const wanted = new Set(["state", "core"]);
-  const listed = (catalog.documents ?? []).filter((d) => wanted.has(d.kind));
-  if (listed.length === 0) return undefined;
-  const texts = await readDocuments(repoDir, catalog, wanted);
-  const { master } = loadMaster(catalog.catalog_version, listed, texts);
-  return {
-    core: Object.values(master.core).map((d) => ({ key: d.key, value: d.value })),
-    state: Object.values(master.state).map((d: StateDocument) => ({ key: d.key, value: d.value })),
-  };
+  if (!(catalog.documents ?? []).some((d) => wanted.has(d.kind))) return undefined;
+  return focusDocumentsOf(catalog, await readDocuments(repoDir, catalog, wanted));
 }
 
 /**

@@ -34,7 +34,7 @@ export interface CycleIntent {
   /**
    * Sessions' consolidations: the versions they make, oldest first, each with the files it
    * changes (the intent's writes and deletes are their sum). Finishing the intent hands each
-   * to `onVersion` (version snapshots).
+   * to `onVersion` (version snapshots) before it writes the files.
    */
   versions?: { record: VersionRecord; files: FileChanges }[];
 }
@@ -82,11 +82,13 @@ export async function finishCycle(
   intent: CycleIntent,
 ): Promise<void> {
   const target = intent.tree !== undefined ? join(ctx.paths.root, intent.tree) : ctx.repoDir;
-  await applyFileChanges(target, intent.writes, intent.deletes);
+  // Sessions' versions get their snapshots before the tree changes: the first one may need
+  // the tree as it was before the step, and the intent makes a crash here harmless.
   if (intent.versions !== undefined && intent.versions.length > 0) {
     const { onVersion } = await import("./version-hook.js");
-    for (const v of intent.versions) await onVersion(ctx, v.record, v.files);
+    for (const v of intent.versions) await onVersion(ctx, v.record, v.files, target);
   }
+  await applyFileChanges(target, intent.writes, intent.deletes);
   // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
   if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
     buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);

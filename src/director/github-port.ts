@@ -1,12 +1,6 @@
 import type { GitHub, GitHubSettings } from "../github/client.js";
 import { BranchMovedError } from "../github/errors.js";
-import {
-  closedUnmergedPulls,
-  commitThroughApi,
-  type HeadPull,
-  pullsOfHead,
-  upsertPullRequest,
-} from "../github/publish.js";
+import { closedUnmergedPulls, commitThroughApi, upsertPullRequest } from "../github/publish.js";
 import type { ApiCommitter, PullRequestPort } from "./propose-types.js";
 
 /** The pull requests of a proposal on GitHub (or any server speaking its REST API). */
@@ -64,12 +58,4 @@ export function githubFileUrl(settings: GitHubSettings, branch: string): (path: 
       : settings.apiUrl.replace(/\/api\/v3$/, "");
   return (path) =>
     `${web}/${settings.owner}/${settings.repo}/blob/${branch.split("/").map(encodeURIComponent).join("/")}/${path}`;
-}
-
-/** Every pull request of the engram branch, for where each learning stands. */
-export function githubPullHistory(
-  gh: GitHub,
-  settings: GitHubSettings,
-): (head: string) => Promise<HeadPull[]> {
-  return (head) => pullsOfHead(gh, { owner: settings.owner, repo: settings.repo, head });
 }

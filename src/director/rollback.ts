@@ -4,6 +4,7 @@ import { FOCUS_PATH } from "../core/model/paths.js";
 import { renderFocusFor } from "../core/rendering/focus.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import { planRollback } from "../core/versions/rollback.js";
+import { focusDocumentsOf } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
@@ -54,13 +55,20 @@ export async function rollbackOn(
     }
     engrams.set(entry.engram_id, JSON.parse(text) as Engram);
   }
-  const focus = renderFocusFor(plan.catalog, engrams, ctx.config.memory);
+  const focus = renderFocusFor(
+    plan.catalog,
+    engrams,
+    ctx.config.memory,
+    undefined,
+    focusDocumentsOf(plan.catalog, content.files),
+  );
   const { record, snapshot } = await commitVersion(ctx, buffer, {
     catalog: plan.catalog,
     madeBy: { kind: "rollback", target: content.record.version },
     writes: [...plan.writes, { path: FOCUS_PATH, text: focus.text }],
     deletes: plan.deletes,
     documents: plan.documents,
+    carried: content.record.counts,
     gitDir,
   });
   const before = new Set(current.catalog.entries.map((e) => e.engram_id));

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import type { VersionMaker, VersionRecord } from "../core/versions/log.js";
+import type { VersionCounts, VersionMaker, VersionRecord } from "../core/versions/log.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { countsOf, lastRecord, logWith, recordFor } from "../core/versions/record.js";
 import { documentPaths, readMemoryFiles } from "../repo/memory-files.js";
@@ -27,9 +27,12 @@ export async function nextVersion(
   catalog: Catalog,
   madeBy: VersionMaker,
   documents: readonly string[] = documentPaths(dir),
+  /** Whose episodes and facts the version holds (default: the last logged version's). */
+  carried?: VersionCounts,
 ): Promise<NextVersion> {
   const text = await readTextIfExists(join(dir, VERSION_LOG_PATH));
-  const record = recordFor(catalog, madeBy, countsOf(catalog, documents, lastRecord(text)?.counts));
+  const counts = countsOf(catalog, documents, carried ?? lastRecord(text)?.counts);
+  const record = recordFor(catalog, madeBy, counts);
   return { record, write: { path: VERSION_LOG_PATH, text: logWith(text, record) } };
 }
 
@@ -74,11 +77,19 @@ export async function commitVersion(
     writes: readonly { path: string; text: string }[];
     deletes: readonly string[];
     documents?: readonly string[];
+    /** A rollback holds its target's episodes and facts, not the last version's. */
+    carried?: VersionCounts;
     /** The repository the snapshot goes to (default: the memory tree's own). */
     gitDir?: string;
   },
 ): Promise<{ record: VersionRecord; snapshot: Snapshot | null }> {
-  const version = await nextVersion(ctx.repoDir, step.catalog, step.madeBy, step.documents);
+  const version = await nextVersion(
+    ctx.repoDir,
+    step.catalog,
+    step.madeBy,
+    step.documents,
+    step.carried,
+  );
   const writes = [...step.writes, version.write];
   const snapshot = await snapshotNext(step.gitDir ?? ctx.repoDir, ctx.repoDir, version.record, {
     writes,

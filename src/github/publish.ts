@@ -320,6 +320,8 @@ export interface HeadPull {
   state: "open" | "closed";
   /** When it merged (null: open, or closed unmerged). */
   mergedAt: string | null;
+  /** When it was closed, merged or not (null: open). */
+  closedAt: string | null;
   headSha: string;
 }
 
@@ -338,6 +340,7 @@ export async function pullsOfHead(
       url: p.html_url,
       state: p.state === "open" ? ("open" as const) : ("closed" as const),
       mergedAt: p.merged_at,
+      closedAt: p.closed_at,
       headSha: p.head.sha,
     }));
   } catch (err) {

@@ -5,7 +5,8 @@ import {
   LEARNING_STATUSES,
   type LearningEntry,
   type LearningStatus,
-  learningEntries,
+  type PlacedLearning,
+  placedLearnings,
 } from "../core/graph/lifecycle.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
@@ -17,10 +18,43 @@ import type { HeadPull } from "../github/publish.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
 import { loadRegistry } from "./registry.js";
 
 /** Every pull request of a head branch (GitHub, or the local test server). */
 export type PullHistory = (head: string) => Promise<HeadPull[]>;
+
+/** The engram branch's pull requests when GitHub is configured (else git alone decides). */
+export async function pullHistoryOf(
+  ctx: RepoContext,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<PullHistory | undefined> {
+  // Loaded on demand: without GitHub, no client library is read.
+  const { createGitHub, githubSettings } = await import("../github/client.js");
+  const settings = githubSettings(env, ctx.config);
+  if (settings === null) return undefined;
+  const { pullsOfHead } = await import("../github/publish.js");
+  const gh = createGitHub(settings);
+  return (head) => pullsOfHead(gh, { owner: settings.owner, repo: settings.repo, head });
+}
+
+/** What a Tana run reads beside memory: the registry's people and projects, the states. */
+export async function tanaInputs(
+  ctx: RepoContext,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<{ registry: Registry; learnings: LearningGraph; warnings: string[] }> {
+  const registry = loadRegistry(ctx.repoDir);
+  const pulls = await pullHistoryOf(ctx, env);
+  try {
+    return { registry, learnings: await learningGraph(ctx, pulls), warnings: [] };
+  } catch (error) {
+    if (pulls === undefined) throw error;
+    // GitHub unreachable must not stop a sync: git alone decides (nothing is rejected then).
+    const learnings = await learningGraph(ctx);
+    const why = (error as Error).message;
+    return { registry, learnings, warnings: [`learning states from git only: ${why}`] };
+  }
+}
 
 export interface LearningsReport {
   base: string;
@@ -29,6 +63,13 @@ export interface LearningsReport {
   github: { asked: boolean; pulls: number; unreadable: number[] };
   counts: Record<LearningStatus, number>;
   learnings: LearningEntry[];
+}
+
+/** Every learning git and GitHub know of, with its links, and the engrams stating them. */
+export interface LearningGraph {
+  placed: PlacedLearning[];
+  engrams: Map<string, Engram>;
+  github: LearningsReport["github"];
 }
 
 async function tryResolve(repo: GitRepo, revs: readonly string[]): Promise<string | null> {
@@ -62,6 +103,27 @@ export async function listLearnings(
   ctx: RepoContext,
   options: { pulls?: PullHistory | undefined; status?: LearningStatus | undefined } = {},
 ): Promise<LearningsReport> {
+  const graph = await learningGraph(ctx, options.pulls);
+  const all = graph.placed.map((p) => p.entry);
+  const counts = Object.fromEntries(LEARNING_STATUSES.map((s) => [s, 0])) as Record<
+    LearningStatus,
+    number
+  >;
+  for (const l of all) counts[l.status]++;
+  return {
+    base: ctx.config.github.base_branch,
+    branch: ctx.config.github.head_branch,
+    github: graph.github,
+    counts,
+    learnings: options.status ? all.filter((l) => l.status === options.status) : all,
+  };
+}
+
+/** The placing behind `listLearnings`, kept whole for the sync targets (Tana's node kinds). */
+export async function learningGraph(
+  ctx: RepoContext,
+  pullHistory?: PullHistory,
+): Promise<LearningGraph> {
   const repo = await openRepo(ctx.repoDir);
   const base = ctx.config.github.base_branch;
   const branch = ctx.config.github.head_branch;
@@ -77,7 +139,7 @@ export async function listLearnings(
   };
 
   const main = await tryResolve(repo, [`refs/heads/${base}`, `refs/remotes/origin/${base}`]);
-  const pulls = options.pulls ? await options.pulls(branch) : [];
+  const pulls = pullHistory ? await pullHistory(branch) : [];
   const unreadable: number[] = [];
   // What each pull request proposed: its head's engrams that its merge base did not hold.
   const proposals = new Map<number, Map<string, Engram>>();
@@ -131,9 +193,11 @@ export async function listLearnings(
   }
   // Before the branch: a closed pull request's engrams may still sit on the branch it left.
   for (const pull of pulls.filter((p) => p.state === "closed" && p.mergedAt === null)) {
+    const closed = pull.closedAt === null ? Number.NaN : Date.parse(pull.closedAt);
     place(await proposedBy(pull), () => ({
       status: "rejected",
       where: "closed pull request",
+      ...(Number.isNaN(closed) ? {} : { decidedAt: Math.floor(closed / 1000) }),
       pr: pull.number,
     }));
   }
@@ -154,17 +218,9 @@ export async function listLearnings(
     where: "work tree",
   }));
 
-  const all = learningEntries(engrams, places, entityMatcher(loadRegistry(ctx.repoDir)));
-  const counts = Object.fromEntries(LEARNING_STATUSES.map((s) => [s, 0])) as Record<
-    LearningStatus,
-    number
-  >;
-  for (const l of all) counts[l.status]++;
   return {
-    base,
-    branch,
-    github: { asked: options.pulls !== undefined, pulls: pulls.length, unreadable },
-    counts,
-    learnings: options.status ? all.filter((l) => l.status === options.status) : all,
+    placed: placedLearnings(engrams, places, entityMatcher(loadRegistry(ctx.repoDir))),
+    engrams,
+    github: { asked: pullHistory !== undefined, pulls: pulls.length, unreadable },
   };
 }

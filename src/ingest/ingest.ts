@@ -378,7 +378,10 @@ export async function ingestReadable(
 }
 
 export async function ingestFile(ingestor: Ingestor, path: string, source = path): Promise<void> {
-  await ingestReadable(ingestor, createReadStream(path, { encoding: "utf8" }), source);
+  // Reads of a whole chunk: the default 64 KB meant 16 trips to the thread pool per chunk,
+  // each a wait on a busy machine.
+  const input = createReadStream(path, { encoding: "utf8", highWaterMark: CHUNK_CHARS });
+  await ingestReadable(ingestor, input, source);
 }
 
 /** Small files (spool entries) are read whole: faster than a stream per file. */

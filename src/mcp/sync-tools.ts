@@ -90,7 +90,7 @@ const rate = z.number().nullable();
 
 const syncOutput = {
   action: z.enum(["status", "sync"]),
-  target: z.enum(["notion", "graphiti"]),
+  target: z.enum(["notion", "graphiti", "tana"]),
   depth: z.object({
     pending: z.number().int(),
     awaiting_approval: z.number().int(),
@@ -142,9 +142,12 @@ export function registerSyncTool(server: McpServer, ctx: RepoContext): void {
     {
       title: "Sync to an external store",
       description:
-        "Without id: the sync queue of a target (pending, awaiting approval, failed, synced) and its metrics, from the state folder. With id (an episode, insight, pattern or memory version id, e.g. ep_...): sync that item now whatever the policy says, as `director sync --id`; private items never leave and sensitive ones wait for approval.",
+        "Without id: the sync queue of a target (pending, awaiting approval, failed, synced) and its metrics, from the state folder. With id (an episode, insight, pattern or memory version id, e.g. ep_...; for tana a learning id, l_...): sync that item now whatever the policy says, as `director sync --id`; private items never leave and sensitive ones wait for approval.",
       inputSchema: {
-        target: z.enum(["notion", "graphiti"]).optional().describe("the store (default notion)"),
+        target: z
+          .enum(["notion", "graphiti", "tana"])
+          .optional()
+          .describe("the store (default notion)"),
         id: z
           .string()
           .min(1)
@@ -160,10 +163,22 @@ export function registerSyncTool(server: McpServer, ctx: RepoContext): void {
         const ops = await import("../sync/operations.js");
         const target = input.target ?? "notion";
         const id = input.id;
-        const run = id === undefined ? null : await ops.syncRun(ctx, { target, ids: [id] });
+        // Tana's nodes follow the learning states (`worker learnings`) and link the registry.
+        const tana =
+          target === "tana" && id !== undefined
+            ? await (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env)
+            : null;
+        const run =
+          id === undefined
+            ? null
+            : await ops.syncRun(ctx, {
+                target,
+                ids: [id],
+                ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
+              });
         const q = ops.queueStatus(ctx, target);
         const item = id === undefined ? null : await queuedItem(ctx, target, id);
-        const notices = run?.notices ?? [];
+        const notices = [...(tana?.warnings ?? []), ...(run?.notices ?? [])];
         if (id !== undefined && item === null) {
           notices.push(`${id}: not queued: a private item never leaves this machine`);
         }
@@ -192,7 +207,7 @@ export function registerSyncTool(server: McpServer, ctx: RepoContext): void {
   );
 }
 
-async function queuedItem(ctx: RepoContext, target: "notion" | "graphiti", id: string) {
+async function queuedItem(ctx: RepoContext, target: "notion" | "graphiti" | "tana", id: string) {
   const { queueStore } = await import("../sync/service.js");
   const queue = queueStore(ctx, target).peek();
   const r = Object.values(queue.records).find((x) => x.local_id === id || x.key === id);

@@ -220,3 +220,47 @@ export async function snapshotFromPrevious(
   const tree = await graftTree(repo, commit.tree, grafts);
   return commitSnapshot(repo, record, tree, parent);
 }
+
+/** Whether the snapshot commit `commit` holds memory whose catalog hash is `catalogHash`. */
+async function holdsCatalog(repo: GitRepo, commit: string, catalogHash: string): Promise<boolean> {
+  const { commit: object } = await readCommit(repo, commit);
+  return object.message.includes(`\nEngram-Catalog: ${catalogHash}\n`);
+}
+
+/**
+ * The snapshot of a version one step makes from the version before (a session's
+ * consolidation): the step's changes grafted on the previous version's snapshot, or, when that
+ * has none, the whole of `base()` (memory before the step) with the changes laid over. A tag
+ * that already holds this version's catalog is kept: the step is being finished again.
+ */
+export async function snapshotStep(
+  repo: GitRepo,
+  record: VersionRecord,
+  change: { writes: readonly { path: string; text: string }[]; deletes: readonly string[] },
+  base: () => Promise<Map<string, string>>,
+): Promise<Snapshot> {
+  const tag = versionTag(record.version);
+  const existing = await snapshotCommit(repo, record.version);
+  if (existing !== undefined && (await holdsCatalog(repo, existing, record.catalog_hash))) {
+    return { version: record.version, tag, commit: existing };
+  }
+  const log = change.writes.find((w) => w.path === VERSION_LOG_PATH)?.text;
+  const previous = parseVersionLog(log ?? "")
+    .filter((r) => r.version < record.version)
+    .at(-1);
+  const parent = previous === undefined ? undefined : await snapshotCommit(repo, previous.version);
+  if (parent !== undefined && (await holdsCatalog(repo, parent, previous?.catalog_hash ?? ""))) {
+    const inSnapshot = (path: string) => path === FOCUS_PATH || path.startsWith(`${MEMORY_DIR}/`);
+    const grafts = new Map<string, Graft>();
+    for (const path of change.deletes) if (inSnapshot(path)) grafts.set(path, null);
+    for (const { path, text } of change.writes) {
+      if (inSnapshot(path)) grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text) });
+    }
+    const { commit } = await readCommit(repo, parent);
+    return commitSnapshot(repo, record, await graftTree(repo, commit.tree, grafts), parent);
+  }
+  const files = await base();
+  for (const path of change.deletes) files.delete(path);
+  for (const { path, text } of change.writes) files.set(path, text);
+  return writeSnapshot(repo, record, files);
+}

@@ -6,6 +6,8 @@ import { enqueue, forgetSent, planDue, type QueueRecord } from "../core/sync/que
 import type { MarkdownReport } from "../sources/markdown.js";
 import { gatherCandidates } from "./run-sources.js";
 import { openTarget, queueStore, scheduleOf, type TargetName } from "./service.js";
+import type { TanaInputs } from "./tana-service.js";
+import { tanaCandidates, tanaRemovals } from "./tana-service.js";
 import { GraphitiTarget } from "./targets/graphiti-target.js";
 
 export interface PlannedSend {
@@ -34,11 +36,14 @@ export interface DryRunReport {
 export async function syncDryRun(
   ctx: RepoContext,
   target: TargetName,
-  options: { all?: boolean } = {},
+  options: { all?: boolean; tana?: TanaInputs } = {},
 ): Promise<DryRunReport> {
   const now = receiptTime();
   const loaded = queueStore(ctx, target).load();
-  const gathered = await gatherCandidates(ctx, target, loaded, options.all === true);
+  const gathered =
+    target === "tana"
+      ? await tanaCandidates(ctx, loaded, options.tana ?? {})
+      : await gatherCandidates(ctx, target, loaded, options.all === true);
   const keys = gathered.candidates.map((c) => `${c.item.type}:${c.item.local_id}`);
   const queue = options.all === true ? forgetSent(loaded, keys) : loaded;
   const queued = enqueue(queue, gathered.candidates, now).queue;
@@ -60,6 +65,7 @@ export async function syncDryRun(
           : null,
     } satisfies PlannedSend;
   });
+  if (target === "tana") would_send.push(...tanaRemovals(loaded.mapping, new Set(keys)));
   return {
     target,
     dry_run: true,

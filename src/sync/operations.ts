@@ -24,7 +24,7 @@ import {
 
 export { tanaSummary } from "./tana-service.js";
 
-import { type TanaReport, tanaInit, tanaRun } from "./tana-service.js";
+import { type PlacedLearnings, type TanaReport, tanaInit, tanaRun } from "./tana-service.js";
 import { NotionTarget } from "./targets/notion-target.js";
 import type { SchemaReport, TargetHealth } from "./targets/target.js";
 
@@ -42,6 +42,8 @@ export interface RunRequest {
   progress?: (done: number, total: number) => void;
   /** Tana: the people and projects learnings link to (`config/registry.toml`). */
   registry?: Registry;
+  /** Tana: learning states (`worker learnings`); without, every learning on main is confirmed. */
+  learnings?: PlacedLearnings;
 }
 
 /** A run's result with its statistics and, when markdown files were read, what they were. */

@@ -3,12 +3,13 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { entityMatcher } from "../core/graph/entities.js";
 import { learningsOf } from "../core/graph/learnings.js";
+import type { PlacedLearning } from "../core/graph/lifecycle.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
-import { learningCandidates, learningStates } from "../core/sync/learning-items.js";
+import { learningCandidates, learningStates, placedStates } from "../core/sync/learning-items.js";
 import { LEARNING_SYNC_TYPES } from "../core/sync/policy.js";
-import type { MappingEntry } from "../core/sync/queue.js";
+import { forgetSent, type MappingEntry } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
@@ -21,30 +22,70 @@ import { SCHEMA_PREFIX, schemaMapping } from "./targets/tana-schema.js";
 import type { TanaTarget } from "./targets/tana-target.js";
 import type { SchemaReport } from "./targets/target.js";
 
+/** Learning states as git and GitHub decide them (`worker learnings`), passed in by the caller. */
+export interface PlacedLearnings {
+  placed: readonly PlacedLearning[];
+  /** The engrams stating them, by id (the branch's and pull requests' too). */
+  engrams: ReadonlyMap<string, Engram>;
+}
+
 /**
- * The learning graph's candidates from memory on main: learnings of the catalog's engrams,
- * linked to the registry's people and projects, in the states `learningStates` gives.
- * `hash` covers the catalog, the registry and the config: the same again builds nothing.
+ * The learning graph's candidates. With `learnings` (the states `worker learnings` lists):
+ * confirmed learnings as learning nodes, proposed and rejected ones as proposal nodes (see
+ * `placedStates`; `proposed` names the learnings whose proposal node exists). Without: from
+ * memory on main, every learning confirmed. `hash` covers what was read, the registry and
+ * the config: the same again builds nothing.
  */
 export async function tanaSource(
   ctx: RepoContext,
   registry: Registry,
+  learnings?: PlacedLearnings,
+  proposed: ReadonlySet<string> = new Set(),
 ): Promise<{ hash: string; load: () => Promise<SyncCandidate[]> }> {
-  const catalog = await readCatalog(ctx.repoDir);
   const s = ctx.config.sync;
+  const options = {
+    default_privacy: s.default_privacy,
+    default_confidence: s.default_confidence,
+    project: s.project ?? basename(ctx.repoDir),
+  };
+  if (learnings !== undefined) {
+    // Each learning's own words name its people and projects (an engram's entities are those
+    // of all its notes): the links Tana gets are the learning's, as without states.
+    const matcher = entityMatcher(registry);
+    const placed = learnings.placed.map((p) => ({ ...p, learning: matcher.link(p.learning) }));
+    const states = placedStates(placed, proposed);
+    const hash = sha256Hex(
+      canonicalJson({
+        entries: learnings.placed.map((p) => p.entry),
+        proposed: [...proposed].sort(),
+        registry,
+        tana: s.tana,
+      }),
+    );
+    return {
+      hash: `tana-states|${hash}`,
+      load: async () => learningCandidates(states, learnings.engrams, options),
+    };
+  }
+  const catalog = await readCatalog(ctx.repoDir);
   const load = async () => {
     const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
     const byId = new Map<string, Engram>([...engrams.values()].map((e) => [e.engram_id, e]));
     const matcher = entityMatcher(registry);
-    const learnings = learningsOf([...byId.values()]).map((l) => matcher.link(l));
-    return learningCandidates(learningStates(learnings), byId, {
-      default_privacy: s.default_privacy,
-      default_confidence: s.default_confidence,
-      project: s.project ?? basename(ctx.repoDir),
-    });
+    const linked = learningsOf([...byId.values()]).map((l) => matcher.link(l));
+    return learningCandidates(learningStates(linked), byId, options);
   };
   const hash = sha256Hex(canonicalJson({ catalog: catalog.hash, registry, tana: s.tana }));
   return { hash: `tana|${hash}`, load };
+}
+
+/** Learnings whose proposal node is mapped (and not archived): kept, `accepted` once confirmed. */
+export function proposalNodes(mapping: Readonly<Record<string, MappingEntry>>): Set<string> {
+  const out = new Set<string>();
+  for (const [key, entry] of Object.entries(mapping)) {
+    if (key.startsWith("proposal:") && !isArchived(entry)) out.add(key.slice("proposal:".length));
+  }
+  return out;
 }
 
 export interface TanaReport {
@@ -57,13 +98,56 @@ export interface TanaReport {
   links: { linked: number; unknown: number; failed: number };
 }
 
-export interface TanaRunRequest {
+/** What a Tana run reads beside memory: the registry and the learning states. */
+export interface TanaInputs {
+  /** People and projects to link (`config/registry.toml`, loaded by the caller). */
+  registry?: Registry;
+  /** Learning states (`worker learnings`); without, every learning on main is confirmed. */
+  learnings?: PlacedLearnings;
+}
+
+/** The candidates a Tana run would build now, read from the queue's mapping (dry runs). */
+export async function tanaCandidates(
+  ctx: RepoContext,
+  q: StoredQueue,
+  inputs: TanaInputs,
+): Promise<{ candidates: SyncCandidate[]; markdown: null }> {
+  const registry = inputs.registry ?? EMPTY_REGISTRY;
+  const source = await tanaSource(ctx, registry, inputs.learnings, proposalNodes(q.mapping));
+  return { candidates: await source.load(), markdown: null };
+}
+
+/** Mapped nodes whose learning left memory: a run trashes or marks them archived. */
+export function tanaRemovals(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  current: ReadonlySet<string>,
+): { key: string; title: string; action: "remove"; file: null; parts: null }[] {
+  return removedKeys(mapping, current).map(([key, m]) => ({
+    key,
+    title: `node ${m.remote_id}`,
+    action: "remove",
+    file: null,
+    parts: null,
+  }));
+}
+
+function removedKeys(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  current: ReadonlySet<string>,
+): [string, MappingEntry][] {
+  return Object.entries(mapping).filter(
+    ([key, m]) =>
+      isItemKey(key) && !key.startsWith(SCHEMA_PREFIX) && !isArchived(m) && !current.has(key),
+  );
+}
+
+export interface TanaRunRequest extends TanaInputs {
   force?: boolean;
+  /** Send every learning and proposal again, updating their nodes in place (`--all`). */
+  all?: boolean;
   resync?: boolean;
   ids?: readonly string[];
   progress?: (done: number, total: number) => void;
-  /** People and projects to link (`config/registry.toml`, loaded by the caller). */
-  registry?: Registry;
 }
 
 const isItemKey = (key: string) =>
@@ -146,7 +230,8 @@ export async function tanaRun(
       store.commit(q, report.stale, queued);
     }
 
-    const source = from ?? (await tanaSource(ctx, registry));
+    const source =
+      from ?? (await tanaSource(ctx, registry, request.learnings, proposalNodes(q.mapping)));
     let built = null as SyncCandidate[] | null;
     let only: Set<string> | undefined;
     const ids = request.ids ?? [];
@@ -164,6 +249,12 @@ export async function tanaRun(
         only.add(itemKey(hit.item));
       }
     }
+    const resend = request.all === true && ids.length === 0;
+    if (resend) {
+      // Forgotten hashes, kept node ids: every item is due again as an update in place.
+      const keys = (await load()).map((c) => itemKey(c.item));
+      store.commit(forgetSent(store.load(), keys), keys);
+    }
     const result = await runSync(load, {
       store,
       target,
@@ -173,7 +264,7 @@ export async function tanaRun(
       sealKey: sealKeyOf(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
-      ...(request.resync === true || ids.length > 0 ? {} : { sourceHash: source.hash }),
+      ...(request.resync === true || ids.length > 0 || resend ? {} : { sourceHash: source.hash }),
       ...(request.progress ? { progress: request.progress } : {}),
     });
     const notices = [...result.notices];
@@ -202,11 +293,7 @@ async function archiveRemoved(
   report: TanaReport,
 ): Promise<string | null> {
   let q = store.load();
-  const current = new Set(built.map((c) => itemKey(c.item)));
-  const removed = Object.entries(q.mapping).filter(
-    ([key, m]) =>
-      isItemKey(key) && !key.startsWith(SCHEMA_PREFIX) && !isArchived(m) && !current.has(key),
-  );
+  const removed = removedKeys(q.mapping, new Set(built.map((c) => itemKey(c.item))));
   for (const [key, entry] of removed) {
     let how: "trashed" | "marked" | "gone";
     try {

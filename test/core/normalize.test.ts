@@ -171,6 +171,27 @@ describe("normalizeLine: telemetry in the upstream shapes", () => {
   const read = (type: string, payload: Record<string, unknown>) =>
     normalizeLine(JSON.stringify(envelope(type, payload)), ctx);
 
+  it("reads only well-formed topics and links from a payload whose schema has none", () => {
+    const beat = read("heartbeat.v1", {
+      stage: "build",
+      topics: [1, null, { a: 1 }, "CI"],
+      links: [
+        7,
+        { type: "weird", ref: "x" },
+        { type: "issue" },
+        "#12",
+        { type: "url", ref: "https://a.example" },
+      ],
+    });
+    expect(beat.ok).toBe(true);
+    if (!beat.ok) return;
+    expect(beat.event.topics).toEqual(["ci"]);
+    expect(beat.event.links).toEqual([
+      { type: "issue", ref: "#12" },
+      { type: "url", ref: "https://a.example" },
+    ]);
+  });
+
   it("reads a heartbeat's nested state, a progress's percent and a worker error's error", () => {
     const beat = read("heartbeat.v1", {
       state: {

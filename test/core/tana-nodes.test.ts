@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
+import type { LearningEntry } from "../../src/core/graph/lifecycle.js";
 import { itemHash } from "../../src/core/sync/item.js";
-import { learningStates } from "../../src/core/sync/learning-items.js";
+import { learningStates, placedStates } from "../../src/core/sync/learning-items.js";
 import { outgoingPublic } from "../../src/core/sync/outgoing.js";
 import {
   bodyChars,
@@ -136,5 +137,44 @@ describe("Tana nodes (pure)", () => {
     );
     expect(states.confirmed.map((x) => x.id)).toEqual(["l_1"]);
     expect(states.proposals.map((x) => x.learning.id)).toEqual(["l_2"]);
+  });
+
+  it("places states as the seed's node kinds: pending, rejected, and accepted once confirmed", () => {
+    const entry = (id: string, status: LearningEntry["status"], at: Partial<LearningEntry>) => ({
+      learning: { id } as LinkedLearning,
+      entry: {
+        id,
+        status,
+        confirmed_at: null,
+        decided_at: null,
+        where: "work tree",
+        pr: null,
+        ...at,
+      } as LearningEntry,
+    });
+    const placed = [
+      entry("l_1", "confirmed", { confirmed_at: "2026-04-01T12:00:00Z", where: "main", pr: 3 }),
+      entry("l_2", "confirmed", { confirmed_at: "2026-04-02T12:00:00Z", where: "main" }),
+      entry("l_3", "proposed", { where: "open pull request", pr: 5 }),
+      entry("l_4", "rejected", {
+        decided_at: "2026-04-03T12:00:00Z",
+        where: "closed pull request",
+        pr: 4,
+      }),
+    ];
+    const states = placedStates(placed, new Set(["l_1"]));
+    expect(states.confirmed.map((l) => l.id)).toEqual(["l_1", "l_2"]);
+    expect(states.confirmed_at).toEqual({
+      l_1: "2026-04-01T12:00:00Z",
+      l_2: "2026-04-02T12:00:00Z",
+    });
+    expect(
+      states.proposals.map((p) => [p.learning.id, p.status, p.decided_at, p.extracted_from]),
+    ).toEqual([
+      // Its proposal node exists: it is kept and says the proposal was accepted.
+      ["l_1", "accepted", "2026-04-01T12:00:00Z", "pull request #3"],
+      ["l_3", "pending", null, "open pull request #5"],
+      ["l_4", "rejected", "2026-04-03T12:00:00Z", "closed pull request #4"],
+    ]);
   });
 });

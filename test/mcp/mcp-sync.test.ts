@@ -82,7 +82,7 @@ describe("memory_sync and hybrid memory_recall over stdio", () => {
     expect(JSON.stringify(unknown.content)).toMatch(/ep_nope/);
     const wrongTarget = await client.callTool({
       name: "memory_sync",
-      arguments: { target: "tana" },
+      arguments: { target: "jira" },
     });
     expect(wrongTarget.isError).toBe(true);
   }, 60_000);

@@ -2,7 +2,8 @@
  * kill -9 of the Director at seeded random points of a consolidation of several ended
  * sessions: each session is applied whole or not at all (the catalog on disk is always one
  * of the versions an uninterrupted run makes), and after the next run memory is byte for
- * byte what an uninterrupted run makes, one version line per session, and verified.
+ * byte what an uninterrupted run makes, one version line and one snapshot per session, and
+ * verified.
  * ENGRAM_CRASH_SEED reproduces a run; ENGRAM_CRASH_ITERATIONS runs more or fewer kills.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -20,7 +21,7 @@ import {
 } from "../support/bins.js";
 import { killAfter, killWhen } from "../support/crash.js";
 import { Rng } from "../support/random.js";
-import { TempDirs, type TempRepo } from "../support/repo.js";
+import { git, TempDirs, type TempRepo } from "../support/repo.js";
 import { fillBuffer, memoryTree } from "../support/sessions.js";
 
 const SEED = Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_123);
@@ -37,6 +38,10 @@ async function ok(result: Promise<BinResult>): Promise<BinResult> {
   expect(r.code, describeResult(r)).toBe(0);
   return r;
 }
+
+/** The snapshot tags and their commits: the same content gives the same commits. */
+const snapshots = (repo: TempRepo) =>
+  git(repo.dir, ["for-each-ref", "--format=%(refname) %(objectname)", "refs/tags/engram"]);
 
 const intent = (repo: TempRepo) => join(repo.dir, ".engram", "buffer", "cycle-intent.json");
 
@@ -91,6 +96,8 @@ describe("kill -9 of the Director during a consolidation", () => {
     const expected = memoryTree(reference);
     const log = (expected.get("memory/versions.ndjson") as string).trim().split("\n");
     expect(log).toHaveLength(SESSIONS);
+    const tags = snapshots(reference);
+    expect(tags.trim().split("\n")).toHaveLength(SESSIONS);
     const hashes = new Set(
       log.map((l) => (JSON.parse(l) as { catalog_hash: string }).catalog_hash),
     );
@@ -119,6 +126,8 @@ describe("kill -9 of the Director during a consolidation", () => {
       await ok(director(["run"], { cwd: repo.dir, env: ENV }));
       await ok(director(["verify"], { cwd: repo.dir, env: ENV }));
       expect(memoryTree(repo), `round ${round}`).toEqual(expected);
+      // One snapshot per version, each what an uninterrupted run writes.
+      expect(snapshots(repo), `round ${round}`).toBe(tags);
     }
     // The kills land before, during and after the consolidation, not all in one place.
     expect(killedMidway).toBeGreaterThan(0);

@@ -10,7 +10,7 @@ import {
   jsonOf,
   worker,
 } from "../support/bins.js";
-import { TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { git, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
 import { fillBuffer, memoryTree } from "../support/sessions.js";
 
 const temps = new TempDirs();
@@ -45,6 +45,11 @@ interface Report {
 interface Run {
   catalog_version: number;
   sessions: Report[];
+}
+interface History extends LogLine {
+  catalog_hash: string;
+  tag: string | null;
+  snapshot: string | null;
 }
 interface LogLine {
   version: number;
@@ -268,10 +273,53 @@ describe("director run consolidates ended sessions", () => {
     expect(episodes.episodes.map((e) => e.surprise)).toEqual([0.4, 0.4]);
     await verify(repo);
 
+    // Every session version is in history with its snapshot tag, and the snapshot is memory
+    // at that version, read by git itself.
+    const h = jsonOf<{ versions: History[] }>(
+      await ok(director(["history", "--json"], { cwd: repo.dir, env: ENV })),
+    ).versions;
+    expect(h.map((v) => [v.version, v.counts.episodes, v.made_by, v.tag])).toEqual([
+      [3, 105, { kind: "session", session_id: b.session_id }, "engram/v3"],
+      [2, 103, { kind: "session", session_id: a.session_id }, "engram/v2"],
+      [1, 100, { kind: "session", session_id: seed.session_id }, "engram/v1"],
+    ]);
+    for (const v of h) {
+      const shown = JSON.parse(git(repo.dir, ["show", `engram/v${v.version}:memory/catalog.json`]));
+      expect(shown).toMatchObject({ catalog_version: v.version, hash: v.catalog_hash });
+      expect(v.snapshot).toBe(git(repo.dir, ["rev-parse", `engram/v${v.version}`]).trim());
+    }
+    expect(git(repo.dir, ["rev-parse", "engram/v3^"]).trim()).toBe(h[1]?.snapshot);
+    const sessionsAt2 = git(repo.dir, ["ls-tree", "--name-only", "engram/v2:memory/sessions"]);
+    expect(sessionsAt2.split("\n").filter(Boolean).sort()).toEqual(
+      [`${seed.session_id}.json`, `${a.session_id}.json`].sort(),
+    );
+    const d = jsonOf<{ episodes: { from: number; to: number } }>(
+      await ok(director(["diff", "1", "3", "--json"], { cwd: repo.dir, env: ENV })),
+    );
+    expect(d.episodes).toEqual({ from: 100, to: 105 });
+
     // Nothing new: a second run makes no version.
     const idle = await run(repo);
     expect(idle.sessions).toEqual([]);
     expect(idle.catalog_version).toBe(3);
+    // A later run writes the same snapshots again (a crash's recovery): nothing moves.
+    expect(git(repo.dir, ["rev-parse", "engram/v3"]).trim()).toBe(h[0]?.snapshot);
+
+    // Rolling back to version 2 brings back its documents, listed, and its counts.
+    await ok(director(["rollback", "2", "--json"], { cwd: repo.dir, env: ENV }));
+    expect(versionLog(repo).at(-1)).toMatchObject({
+      version: 4,
+      made_by: { kind: "rollback", target: 2 },
+      counts: { episodes: 103 },
+    });
+    const listed = readJson<{ documents: { path: string }[] }>(repo, "memory/catalog.json");
+    expect(listed.documents.map((d) => d.path).sort()).toEqual(
+      [`memory/sessions/${seed.session_id}.json`, `memory/sessions/${a.session_id}.json`].sort(),
+    );
+    expect(existsSync(join(repo.dir, `memory/sessions/${b.session_id}.json`))).toBe(false);
+    await verify(repo);
+    // Session B stays consolidated once: a run after the rollback does not apply it again.
+    expect((await run(repo)).sessions).toEqual([]);
   });
 
   it("two sessions from one parent: later state wins, core held, a shared fact merged", async () => {

@@ -96,3 +96,15 @@ export function tempSyncDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "engram-tana-"));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
+
+/** The config of a repository syncing to the Tana stand-in (buffer flushed at every run). */
+export function tanaRepoConfig(fake: FakeTana): string {
+  return [
+    "[memory]",
+    "buffer_keep_recent_events = 0",
+    "[sync.tana]",
+    `endpoint = "${fake.inputUrl}"`,
+    `local_api_url = "${fake.localUrl}"`,
+    "",
+  ].join("\n");
+}

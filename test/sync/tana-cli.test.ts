@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { FakeTana } from "../support/fake-tana.js";
-import { TempDirs } from "../support/repo.js";
+import { git, TempDirs } from "../support/repo.js";
+import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
 const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
 const dirs = new TempDirs();
@@ -19,41 +20,43 @@ function ok(r: BinResult): BinResult {
   return r;
 }
 
+/** A repository whose two learnings are on main, a Tana stand-in with Ada, and `sync`. */
+async function setup() {
+  const fake = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
+  tana = fake;
+  await fake.start();
+  const ada = fake.store.addEntity("Ada Lovelace", "person");
+  const repo = dirs.repo("engram-tana-cli-");
+  const env = {
+    SOURCE_DATE_EPOCH: String(EPOCH),
+    TANA_TOKEN: "in-tok",
+    TANA_LOCAL_TOKEN: "loc-tok",
+  };
+  ok(await director(["init"], { cwd: repo.dir }));
+  repo.writeConfig(tanaRepoConfig(fake));
+  repo.write(
+    "config/registry.toml",
+    '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n',
+  );
+  const notes = ["Ada found the cache must be warmed first", "retry the flaky fetch twice"].map(
+    (text) => ({ kind: "lesson", text, confidence: 0.95, privacy: "public", topics: ["t"] }),
+  );
+  const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
+  ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
+  ok(await director(["run", "--force"], { cwd: repo.dir, env }));
+  // On main they are confirmed learnings (only in the work tree they would be proposals).
+  git(repo.dir, ["add", "-A"]);
+  git(repo.dir, ["commit", "-q", "-m", "memory"]);
+  const sync = async (...args: string[]) =>
+    JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
+
+  return { fake, ada, sync, repo, env };
+}
+
 describe("director sync --target tana through the bins", () => {
   it("creates the supertags, sends memory's learnings linked to registry people, once", async () => {
-    tana = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
-    await tana.start();
-    const ada = tana.store.addEntity("Ada Lovelace", "person");
-    const repo = dirs.repo("engram-tana-cli-");
-    const env = {
-      SOURCE_DATE_EPOCH: String(EPOCH),
-      TANA_TOKEN: "in-tok",
-      TANA_LOCAL_TOKEN: "loc-tok",
-    };
-    ok(await director(["init"], { cwd: repo.dir }));
-    repo.writeConfig(
-      [
-        "[memory]",
-        "buffer_keep_recent_events = 0",
-        "[sync.tana]",
-        `endpoint = "${tana.inputUrl}"`,
-        `local_api_url = "${tana.localUrl}"`,
-        "",
-      ].join("\n"),
-    );
-    repo.write(
-      "config/registry.toml",
-      '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n',
-    );
-    const notes = ["Ada found the cache must be warmed first", "retry the flaky fetch twice"].map(
-      (text) => ({ kind: "lesson", text, confidence: 0.95, privacy: "public", topics: ["t"] }),
-    );
-    const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
-    ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
-    ok(await director(["run", "--force"], { cwd: repo.dir, env }));
-    const sync = async (...args: string[]) =>
-      JSON.parse(ok(await director(["sync", ...args, "--json"], { cwd: repo.dir, env })).stdout);
-
+    const { fake, ada, sync } = await setup();
+    tana = fake;
     const init = await sync("init", "--target", "tana");
     expect(init.created).toEqual(["learning", "proposal"]);
     const first = await sync("run", "--target", "tana");
@@ -75,5 +78,43 @@ describe("director sync --target tana through the bins", () => {
     const status = await sync("status", "--target", "tana");
     expect(status.health.healthy).toBe(true);
     expect(status.health.schema).toEqual({ learning: "ok", proposal: "ok" });
+  });
+
+  it("--dry-run lists what would be sent with no call; --all sends everything again in place", async () => {
+    const { fake, sync, repo, env } = await setup();
+    const silent = () => ({ input: fake.calls.length, local: fake.localRequests });
+    const before = silent();
+    const dry = await sync("run", "--target", "tana", "--dry-run");
+    expect(dry.dry_run).toBe(true);
+    expect(dry.would_send.map((s: { action: string }) => s.action)).toEqual(["create", "create"]);
+    expect(silent()).toEqual(before);
+    expect(fake.store.tagByName("pai_learning")).toBeUndefined();
+
+    expect((await sync("run", "--target", "tana")).sent.created_or_updated).toBe(2);
+    const synced = silent();
+    expect((await sync("run", "--target", "tana", "--dry-run")).would_send).toEqual([]);
+    const again = await sync("run", "--target", "tana", "--dry-run", "--all");
+    expect(again.would_send.map((s: { action: string }) => s.action)).toEqual(["update", "update"]);
+    expect(silent()).toEqual(synced);
+
+    const all = await sync("run", "--target", "tana", "--all");
+    expect(all.sent.created_or_updated).toBe(2);
+    expect(fake.localRequests).toBeGreaterThan(synced.local);
+    const tag = fake.store.tagByName("pai_learning");
+    expect(fake.store.tagged(tag?.id ?? "")).toHaveLength(2);
+
+    // GitHub configured but unreachable: git alone decides the states, the run goes on.
+    const offline = ok(
+      await director(["sync", "run", "--target", "tana", "--dry-run"], {
+        cwd: repo.dir,
+        env: {
+          ...env,
+          GITHUB_TOKEN: "ghs_unreachable000000000000000000000000",
+          GITHUB_REPOSITORY: "o/r",
+          GITHUB_API_URL: "http://127.0.0.1:1",
+        },
+      }),
+    );
+    expect(offline.stderr).toMatch(/learning states from git only/);
   });
 });

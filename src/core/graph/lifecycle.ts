@@ -1,5 +1,10 @@
 import type { Engram } from "../../schema/engram.js";
-import { type EntityId, type EntityMatcher, linkLearning } from "./entities.js";
+import {
+  type EntityId,
+  type EntityMatcher,
+  type LinkedLearning,
+  linkLearning,
+} from "./entities.js";
 import { type LearningType, learningsOf } from "./learnings.js";
 
 /** propose -> confirm -> persist: where a learning stands. */
@@ -19,6 +24,8 @@ export interface EngramPlace {
     | "closed pull request";
   /** Seconds since 1970 it reached the base branch (its merge, or the commit adding it). */
   confirmedAt?: number;
+  /** Seconds since 1970 its pull request was closed unmerged (rejected only). */
+  decidedAt?: number;
   pr?: number;
 }
 
@@ -34,6 +41,8 @@ export interface LearningEntry {
   evidence: number;
   /** When it was confirmed (ISO-8601 UTC); null while proposed or rejected. */
   confirmed_at: string | null;
+  /** When it was rejected (its pull request closed unmerged, ISO-8601 UTC); else null. */
+  decided_at: string | null;
   where: EngramPlace["where"];
   pr: number | null;
   engrams: string[];
@@ -43,6 +52,12 @@ const RANK: Record<LearningStatus, number> = { confirmed: 0, proposed: 1, reject
 
 function iso(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** A learning with its links and where it stands: what the sync targets send. */
+export interface PlacedLearning {
+  learning: LinkedLearning;
+  entry: LearningEntry;
 }
 
 /**
@@ -57,7 +72,16 @@ export function learningEntries(
   places: ReadonlyMap<string, EngramPlace>,
   matcher: EntityMatcher,
 ): LearningEntry[] {
-  const out: LearningEntry[] = [];
+  return placedLearnings(engrams, places, matcher).map((p) => p.entry);
+}
+
+/** `learningEntries` with each learning's links kept beside its entry, in the same order. */
+export function placedLearnings(
+  engrams: ReadonlyMap<string, Engram>,
+  places: ReadonlyMap<string, EngramPlace>,
+  matcher: EntityMatcher,
+): PlacedLearning[] {
+  const out: PlacedLearning[] = [];
   for (const learning of learningsOf([...engrams.values()])) {
     let best: EngramPlace | undefined;
     let confirmedAt: number | undefined;
@@ -79,22 +103,27 @@ export function learningEntries(
         ? null
         : (origin?.confirmed_at ?? (confirmedAt === undefined ? null : iso(confirmedAt)));
     out.push({
-      id: learning.id,
-      status: best.status,
-      type: learning.type,
-      text: learning.text,
-      confidence: learning.confidence ?? null,
-      source: origin?.source ?? (learning.senders.join(", ") || "engram"),
-      entities: linked.entities,
-      evidence: learning.evidence,
-      confirmed_at: confirmed,
-      where: best.where,
-      pr: best.pr ?? null,
-      engrams: learning.engrams,
+      learning: linked,
+      entry: {
+        id: learning.id,
+        status: best.status,
+        type: learning.type,
+        text: learning.text,
+        confidence: learning.confidence ?? null,
+        source: origin?.source ?? (learning.senders.join(", ") || "engram"),
+        entities: linked.entities,
+        evidence: learning.evidence,
+        confirmed_at: confirmed,
+        decided_at:
+          best.status === "rejected" && best.decidedAt !== undefined ? iso(best.decidedAt) : null,
+        where: best.where,
+        pr: best.pr ?? null,
+        engrams: learning.engrams,
+      },
     });
   }
   return out.sort(
-    (a, b) =>
+    ({ entry: a }, { entry: b }) =>
       RANK[a.status] - RANK[b.status] ||
       (b.confirmed_at ?? "").localeCompare(a.confirmed_at ?? "") ||
       (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),

@@ -1,8 +1,9 @@
 import type { z } from "zod";
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
+import { envelopeSurelyValid } from "../../schema/envelope-fast.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
-import { classifyLink, normalizeIssue } from "../model/links.js";
+import { classifyLink, isLinkInput, normalizeIssue } from "../model/links.js";
 import { cutText, wellFormed } from "../model/text.js";
 import { dedupKey, redactSenderId } from "./event-keys.js";
 import type { Redactor } from "./redact.js";
@@ -31,6 +32,8 @@ export interface NormalizeContext {
   redactor: Redactor;
   /** 32-byte key for `sensitive` text; without it sensitive text is dropped, never stored in clear. */
   sealKey: Uint8Array | undefined;
+  /** Every envelope through the zod schemas (the reference the fast check is tested against). */
+  zodOnly?: boolean;
 }
 
 // The keys and excerpts live apart, without the zod schemas, for the commands that only
@@ -87,6 +90,11 @@ export function normalizeLine(line: string, ctx: NormalizeContext): NormalizeRes
 }
 
 export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): NormalizeResult {
+  // The common envelopes are checked by hand (zod's object walk was most of ingest's cost);
+  // anything it is not sure of goes to zod, which decides and words the quarantine detail.
+  if (ctx.zodOnly !== true && envelopeSurelyValid(raw)) {
+    return normalizeValid(raw as unknown as Envelope, raw.payload, raw, ctx);
+  }
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) {
     const redacted = ctx.redactor.redact(describeIssues(envelope.error, ""));
@@ -108,6 +116,16 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
       redactions: redacted.count,
     };
   }
+  return normalizeValid(env, payloadResult.data as Record<string, unknown>, raw, ctx);
+}
+
+/** A valid envelope and payload (zod's output, or the raw ones the fast check passed). */
+function normalizeValid(
+  env: Envelope,
+  p: Record<string, unknown>,
+  raw: unknown,
+  ctx: NormalizeContext,
+): NormalizeResult {
   const key = dedupKey(raw as Record<string, unknown>);
   let redactions = 0;
   let repaired = 0;
@@ -118,13 +136,14 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
     redactions += result.count;
     return result.text;
   };
-  const p = payloadResult.data as Record<string, unknown>;
   const str = (value: unknown): string | undefined =>
     typeof value === "string" ? clean(value) : undefined;
 
   const topics: string[] = [];
   if (Array.isArray(p.topics)) {
-    for (const raw of p.topics as string[]) {
+    for (const raw of p.topics as unknown[]) {
+      // A payload whose schema has no topics passes them unchecked: only strings are read.
+      if (typeof raw !== "string") continue;
       // Redacted before it is lower-cased: a lower-cased token no longer looks like one.
       const topic = lowerKeepingMarkers(clean(raw.trim()));
       if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
@@ -132,7 +151,8 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   }
   const links: Link[] = [];
   if (Array.isArray(p.links)) {
-    for (const raw of p.links as (string | Link)[]) {
+    for (const raw of p.links as unknown[]) {
+      if (!isLinkInput(raw)) continue;
       const link = classifyLink(raw);
       links.push({ type: link.type, ref: clean(link.ref) });
     }

@@ -105,8 +105,10 @@ function lowerCode(c: number): number {
  * a table of the keywords' first two characters, much cheaper than a regex alternation of
  * a few hundred literals.
  */
-function wantedRules(text: string, set: RuleSet): Map<number, number> {
-  const wanted = new Map<number, number>();
+function wantedRules(text: string, set: RuleSet): Map<number, number> | undefined {
+  // Made at the first keyword: most texts have none, and a map for each of them was a good
+  // share of ingest's garbage.
+  let wanted: Map<number, number> | undefined;
   const { slots, lists, starts } = set;
   const n = text.length - 1;
   for (let i = 0; i < n; i++) {
@@ -121,6 +123,7 @@ function wantedRules(text: string, set: RuleSet): Map<number, number> {
       let k = 2;
       while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
       if (k < word.length) continue;
+      wanted ??= new Map<number, number>();
       for (const r of rules) if (!wanted.has(r)) wanted.set(r, i);
     }
   }
@@ -136,7 +139,7 @@ interface Span {
 /** Where the rules of `set` find secrets in `text`, merged, in order. */
 function findSpans(text: string, set: RuleSet): Span[] {
   const wanted = wantedRules(text, set);
-  if (wanted.size === 0) return [];
+  if (wanted === undefined) return [];
   const spans: Span[] = [];
   for (const rank of [...wanted.keys()].sort((x, y) => x - y)) {
     const rule = set.rules[rank] as CompiledRule;

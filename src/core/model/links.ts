@@ -1,5 +1,25 @@
 import type { Link } from "../../schema/common.js";
 
+const LINK_TYPES: ReadonlySet<string> = new Set<Link["type"]>([
+  "issue",
+  "pr",
+  "file",
+  "spec",
+  "commit",
+  "url",
+]);
+
+/**
+ * A link as a payload may give it: a string, or `{type, ref}` of a known type. Payloads whose
+ * schema has no links pass them unchecked, so anything else is left out, never trusted.
+ */
+export function isLinkInput(raw: unknown): raw is string | Link {
+  if (typeof raw === "string") return true;
+  if (typeof raw !== "object" || raw === null) return false;
+  const { type, ref } = raw as { type?: unknown; ref?: unknown };
+  return typeof type === "string" && LINK_TYPES.has(type) && typeof ref === "string";
+}
+
 /**
  * Classifies a bare link string from a worker: `12`, `#12` and `issue 12` are issues, `PR#7`/`pr:7`
  * pull requests, 7-40 hex digits a commit, `spec:...` a spec, a URL a url, anything else a file.

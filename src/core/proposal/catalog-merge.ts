@@ -1,4 +1,4 @@
-import type { Catalog, CatalogEntry } from "../../schema/engram.js";
+import type { Catalog, CatalogEntry, DocumentEntry } from "../../schema/engram.js";
 import { sealCatalog } from "../model/engram.js";
 
 export interface CatalogRebase {
@@ -27,6 +27,8 @@ export function rebaseCatalog(input: {
   proposal: Catalog;
   onto: Catalog;
   rejected?: ReadonlySet<string>;
+  /** The sessions' documents of the result (see `mergeDocuments`); default: `onto`'s. */
+  documents?: readonly DocumentEntry[];
 }): CatalogRebase {
   const { base, proposal, onto } = input;
   const rejected = input.rejected ?? new Set<string>();
@@ -41,11 +43,15 @@ export function rebaseCatalog(input: {
   const dropped = added.filter((e) => rejected.has(e.engram_id));
   const carried = added.filter((e) => !rejected.has(e.engram_id) && !ontoIds.has(e.engram_id));
   const kept = onto.entries.filter((e) => !removed.has(e.engram_id));
-  const changed = carried.length > 0 || kept.length !== onto.entries.length;
+  const documents = input.documents ?? onto.documents ?? [];
+  const changed =
+    carried.length > 0 ||
+    kept.length !== onto.entries.length ||
+    !sameDocuments(documents, onto.documents);
   if (!changed) return { catalog: onto, carried, dropped, changed };
   // Nothing moved on either side since the proposal was made: it stands as it is.
   const entries = [...kept, ...carried];
-  if (sameEntries(entries, proposal.entries)) {
+  if (sameEntries(entries, proposal.entries) && sameDocuments(documents, proposal.documents)) {
     return { catalog: proposal, carried, dropped, changed };
   }
 
@@ -53,8 +59,7 @@ export function rebaseCatalog(input: {
     Math.max(base.catalog_version, proposal.catalog_version, onto.catalog_version) + 1;
   const createdAt = [base.created_at, proposal.created_at, onto.created_at].sort().at(-1);
   return {
-    // Session documents are the Director's own (consolidated on main): onto's stand.
-    catalog: sealCatalog(version, createdAt as string, entries, onto.documents),
+    catalog: sealCatalog(version, createdAt as string, entries, documents),
     carried,
     dropped,
     changed,
@@ -77,4 +82,12 @@ function sameEntries(a: readonly CatalogEntry[], b: readonly CatalogEntry[]): bo
     const other = byId.get(e.engram_id);
     return other !== undefined && other.path === e.path && other.hash === e.hash;
   });
+}
+
+function sameDocuments(
+  a: readonly DocumentEntry[],
+  b: readonly DocumentEntry[] | undefined,
+): boolean {
+  const other = new Map((b ?? []).map((d) => [d.path, d.hash]));
+  return a.length === other.size && a.every((d) => other.get(d.path) === d.hash);
 }

@@ -2,8 +2,10 @@ import type { Catalog } from "../../schema/engram.js";
 import { serializeCatalog } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, isGitkeepPath } from "../model/paths.js";
 import { VERSION_LOG_PATH } from "../versions/log.js";
-import { countsOf, documentKind, lastRecord, logWith, recordFor } from "../versions/record.js";
+import { countsOf, logWith, recordFor } from "../versions/record.js";
+import { episodeCount, knowledgeRecords } from "../versions/tally.js";
 import { rebaseCatalog } from "./catalog-merge.js";
+import { mergeDocuments } from "./documents-merge.js";
 
 /** A memory tree as files: repository-relative path to text. */
 export interface MemoryFiles {
@@ -29,7 +31,14 @@ export function replay(
   onto: MemoryFiles,
   rejected: ReadonlySet<string>,
 ): { files: MemoryFiles; carried: number } {
-  const rebased = rebaseCatalog({ base, proposal: proposal.catalog, onto: onto.catalog, rejected });
+  const documents = mergeDocuments(base, proposal, onto);
+  const rebased = rebaseCatalog({
+    base,
+    proposal: proposal.catalog,
+    onto: onto.catalog,
+    rejected,
+    documents: documents.entries,
+  });
   if (!rebased.changed) return { files: onto, carried: 0 };
   const files = new Map<string, string>();
   const keep = new Set(rebased.catalog.entries.map((e) => e.path));
@@ -38,17 +47,17 @@ export function replay(
       path === CATALOG_PATH ||
       path === FOCUS_PATH ||
       path === VERSION_LOG_PATH ||
-      isGitkeepPath(path) ||
-      documentKind(path) !== undefined;
+      isGitkeepPath(path);
     if (kept || keep.has(path)) files.set(path, text);
   }
+  for (const [path, text] of documents.files) files.set(path, text);
   for (const entry of rebased.carried) {
     const text = proposal.files.get(entry.path);
     if (text === undefined) throw new MissingProposalFile(entry.path);
     files.set(entry.path, text);
   }
   files.set(CATALOG_PATH, serializeCatalog(rebased.catalog));
-  const log = replayedLog(rebased.catalog, proposal, onto, files.keys());
+  const log = replayedLog(rebased.catalog, proposal, onto, files);
   if (log !== undefined) files.set(VERSION_LOG_PATH, log);
   return { files: { catalog: rebased.catalog, files }, carried: rebased.carried.length };
 }
@@ -62,14 +71,19 @@ function replayedLog(
   catalog: Catalog,
   proposal: MemoryFiles,
   onto: MemoryFiles,
-  paths: Iterable<string>,
+  files: ReadonlyMap<string, string>,
 ): string | undefined {
   const proposed = proposal.files.get(VERSION_LOG_PATH);
   if (catalog === proposal.catalog && proposed !== undefined) return proposed;
   const base = onto.files.get(VERSION_LOG_PATH);
   if (base === undefined && proposed === undefined) return undefined;
-  const previous = lastRecord(base ?? "")?.counts ?? lastRecord(proposed)?.counts;
-  return logWith(base, recordFor(catalog, { kind: "cycle" }, countsOf(catalog, paths, previous)));
+  // Episodes and facts are what the merged sessions' documents hold.
+  const counts = {
+    ...countsOf(catalog, files.keys(), undefined),
+    episodes: episodeCount(files),
+    facts: knowledgeRecords(files).length,
+  };
+  return logWith(base, recordFor(catalog, { kind: "cycle" }, counts));
 }
 
 /** One file of a memory tree that differs between two trees: its new text, or null when gone. */

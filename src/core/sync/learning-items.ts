@@ -2,6 +2,7 @@ import type { Privacy } from "../../schema/common.js";
 import type { Engram } from "../../schema/engram.js";
 import type { EntityId, LinkedLearning } from "../graph/entities.js";
 import type { LearningType } from "../graph/learnings.js";
+import type { PlacedLearning } from "../graph/lifecycle.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { compareText, truncateChars } from "../model/text.js";
 import type { SyncCandidate, SyncItem, SyncValue } from "./item.js";
@@ -20,13 +21,14 @@ export interface ProposedLearning {
 export interface LearningStates {
   confirmed: LinkedLearning[];
   proposals: ProposedLearning[];
+  /** When each confirmed learning was confirmed (ISO-8601), by id; absent: when written. */
+  confirmed_at?: Readonly<Record<string, string>>;
 }
 
 /**
- * The one place that decides what "confirmed" means for the learning graph. Today every
- * learning present in memory on main is confirmed (it reached main through a merged engram
- * pull request) and proposals are what the caller passes (none yet): when learning states
- * (proposed / confirmed / rejected from engram pull requests) exist, they are read here.
+ * The states when only memory on main is known (no learning states from git and GitHub, see
+ * `placedStates`): every learning present is confirmed (it reached main through a merged
+ * engram pull request) and proposals are what the caller passes.
  */
 export function learningStates(
   onMain: readonly LinkedLearning[],
@@ -38,6 +40,50 @@ export function learningStates(
     // A claim already on main is confirmed, whatever a pull request still says about it.
     proposals: proposed.filter((p) => !confirmed.has(p.learning.id)),
   };
+}
+
+/**
+ * The states `worker learnings` decides (propose -> confirm -> persist through the engram pull
+ * request) in the seed's terms: confirmed learnings are learning nodes with their
+ * `confirmed_at`; proposed ones proposals `pending`; rejected ones proposals `rejected`,
+ * decided when their pull request closed. A confirmed learning whose proposal node exists
+ * (`proposed`: ids with a proposal node already) keeps it, `accepted` when confirmed.
+ */
+export function placedStates(
+  placed: readonly PlacedLearning[],
+  proposed: ReadonlySet<string> = new Set(),
+): LearningStates {
+  const confirmed: LinkedLearning[] = [];
+  const proposals: ProposedLearning[] = [];
+  const confirmedAt: Record<string, string> = {};
+  for (const { learning, entry } of placed) {
+    // A merged pull request's learning is found on main: the pull request proposed it.
+    const extracted_from =
+      entry.pr === null
+        ? entry.where
+        : `${entry.status === "confirmed" ? "pull request" : entry.where} #${entry.pr}`;
+    if (entry.status === "confirmed") {
+      confirmed.push(learning);
+      if (entry.confirmed_at !== null) confirmedAt[learning.id] = entry.confirmed_at;
+      if (proposed.has(learning.id)) {
+        proposals.push({
+          learning,
+          status: "accepted",
+          decided_at: entry.confirmed_at,
+          extracted_from,
+        });
+      }
+    } else {
+      const rejected = entry.status === "rejected";
+      proposals.push({
+        learning,
+        status: rejected ? "rejected" : "pending",
+        decided_at: rejected ? entry.decided_at : null,
+        extracted_from,
+      });
+    }
+  }
+  return { confirmed, proposals, confirmed_at: confirmedAt };
 }
 
 /** seed.json's learning types: pattern, insight, self_knowledge. */
@@ -114,11 +160,12 @@ function learningItem(
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
   options: LearningItemOptions,
+  confirmedAt: string,
 ): SyncItem {
   return graphItem("learning", learning, engrams, options, {
     kind: learning.type,
     source: `engram ${learning.engrams[0] ?? "?"} (${learning.scope}, ${learning.evidence} engram(s))`,
-    confirmed_at: learning.written_at,
+    confirmed_at: confirmedAt,
     related_people: ofKind(learning.entities, "person"),
     related_projects: ofKind(learning.entities, "project"),
     evidence_count: learning.evidence,
@@ -149,7 +196,7 @@ export function learningCandidates(
 ): SyncCandidate[] {
   const out: SyncCandidate[] = [
     ...states.confirmed.map((l) => ({
-      item: learningItem(l, engrams, options),
+      item: learningItem(l, engrams, options, states.confirmed_at?.[l.id] ?? l.written_at),
       verdict: { sync: true, priority: 1 as const, reasons: ["confirmed learning"] },
     })),
     ...states.proposals.map((p) => ({

@@ -1,7 +1,9 @@
 import { CATALOG_PATH, ENGRAM_PATH_PATTERN, FOCUS_PATH } from "../model/paths.js";
 import { compareText } from "../model/text.js";
+import { KNOWLEDGE_DIR } from "./documents.js";
 import { VERSION_LOG_PATH } from "./log.js";
 import { documentKind } from "./record.js";
+import { episodeCount, knowledgeRecords } from "./tally.js";
 
 /** One engram a version added or removed. */
 export interface EngramChange {
@@ -20,11 +22,13 @@ export interface KeyChange {
 
 export interface VersionDiff {
   engrams: { added: EngramChange[]; removed: EngramChange[] };
-  /** The facts of the engrams on each side, as text. */
+  /** The facts of the engrams and the knowledge records sessions gave, on each side, as text. */
   facts: { added: string[]; removed: string[] };
+  /** The episodes the sessions' documents hold on each side. */
+  episodes: { from: number; to: number };
   state: KeyChange[];
   core: KeyChange[];
-  /** Other memory files (episodes, knowledge records...) by path. */
+  /** Other memory files (the sessions' episode files...) by path. */
   files: { added: string[]; removed: string[]; changed: string[] };
 }
 
@@ -60,6 +64,13 @@ function factsOf(files: Files, entries: Map<string, EngramChange>): Set<string> 
     }
   }
   return facts;
+}
+
+const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
+
+/** The texts of the knowledge records; sealed ones have none. */
+function knowledgeFacts(files: Files, facts: Set<string>): void {
+  for (const r of knowledgeRecords(files)) if (typeof r.text === "string") facts.add(r.text);
 }
 
 /**
@@ -102,6 +113,7 @@ function isOther(path: string): boolean {
     path !== FOCUS_PATH &&
     !ENGRAM_PATH_PATTERN.test(path) &&
     documentKind(path) === undefined &&
+    !inFolder(path, KNOWLEDGE_DIR) &&
     !path.endsWith("/.gitkeep")
   );
 }
@@ -111,6 +123,8 @@ export function diffVersions(from: Files, to: Files): VersionDiff {
   const [ea, eb] = [entriesOf(from), entriesOf(to)];
   const byPath = (x: EngramChange, y: EngramChange) => compareText(x.path, y.path);
   const [fa, fb] = [factsOf(from, ea), factsOf(to, eb)];
+  knowledgeFacts(from, fa);
+  knowledgeFacts(to, fb);
   const others = (files: Files) => [...files.keys()].filter(isOther);
   const [oa, ob] = [new Set(others(from)), new Set(others(to))];
   return {
@@ -122,6 +136,7 @@ export function diffVersions(from: Files, to: Files): VersionDiff {
       added: [...fb].filter((f) => !fa.has(f)).sort(compareText),
       removed: [...fa].filter((f) => !fb.has(f)).sort(compareText),
     },
+    episodes: { from: episodeCount(from), to: episodeCount(to) },
     state: keyChanges(documentsOf(from, "state"), documentsOf(to, "state")),
     core: keyChanges(documentsOf(from, "core"), documentsOf(to, "core")),
     files: {

@@ -28,10 +28,12 @@ export function planRollback(
   target: { catalog: Catalog; files: ReadonlyMap<string, string> },
   createdAt: string,
 ): RollbackPlan {
+  // The target's documents (state, core, sessions' episodes, knowledge) come back with it.
   const catalog = sealCatalog(
     current.catalog.catalog_version + 1,
     createdAt,
     target.catalog.entries,
+    target.catalog.documents,
   );
   const writes: { path: string; text: string }[] = [];
   for (const [path, text] of [...target.files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {

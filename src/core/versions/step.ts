@@ -17,6 +17,7 @@ import {
   knowledgeFile,
   knowledgePath,
   type LoadedMaster,
+  loadMaster,
   type SessionFile,
   sessionPath,
   stateFile,
@@ -72,6 +73,16 @@ export function focusDocuments(master: MasterState): FocusDocuments {
     core: Object.values(master.core).map((d) => ({ key: d.key, value: d.value })),
     state: Object.values(master.state).map((d) => ({ key: d.key, value: d.value })),
   };
+}
+
+/** The core and state documents MEMORY.md shows, from their texts; undefined when none. */
+export function focusDocumentsOf(
+  catalog: Catalog,
+  texts: ReadonlyMap<string, string>,
+): FocusDocuments | undefined {
+  const listed = (catalog.documents ?? []).filter((d) => d.kind === "state" || d.kind === "core");
+  if (listed.length === 0) return undefined;
+  return focusDocuments(loadMaster(catalog.catalog_version, listed, texts).master);
 }
 
 /**

@@ -6,21 +6,10 @@ import { diffVersions } from "../../../src/core/versions/diff.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../../../src/core/versions/log.js";
 import { countsOf, logWith, recordFor } from "../../../src/core/versions/record.js";
 import { planRollback } from "../../../src/core/versions/rollback.js";
-import type { CatalogEntry } from "../../../src/schema/engram.js";
+import { catalogEntry } from "../../support/catalog-entries.js";
 
 const T = "2026-01-01T00:00:00.000Z";
-const entry = (n: number): CatalogEntry => {
-  const hex = String(n).padStart(32, "0");
-  return {
-    engram_id: `e_${hex}`,
-    scope: "st",
-    version: "20260101-000000Z",
-    path: `memory/st/20260101-000000Z/engram_e_${hex}.json`,
-    hash: `sha256:${hex}${hex}`,
-    topics: ["t"],
-    bytes: 10,
-  } as CatalogEntry;
-};
+const entry = catalogEntry;
 const catalog = (version: number, ids: number[]) => sealCatalog(version, T, ids.map(entry));
 
 describe("version records", () => {
