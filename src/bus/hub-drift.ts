@@ -1,7 +1,5 @@
 import { telemetryFields } from "../core/ingest/telemetry-fields.js";
 import type { SyncAction, SyncPolicy } from "../core/swarm/drift.js";
-import { EngramError } from "../errors.js";
-import { type GitRepo, openRepo } from "../git/history.js";
 import { findMain, judgeAgainstMain, type MainView } from "../repo/main-drift.js";
 
 /** What a worker's hello or heartbeat says about its view of main. */
@@ -39,7 +37,6 @@ const TIP_FRESH_MS = 1000;
  * whose main ancestor the Director does not know is judged on its catalog only.
  */
 export class MainJudge {
-  private repo: GitRepo | null | undefined;
   private tip: MainView | undefined;
   private tipReadAt = 0;
 
@@ -51,9 +48,9 @@ export class MainJudge {
   /** The sync the worker must do, or undefined when it is within the policy (or not judged). */
   async judge(view: WorkerView): Promise<SyncRequiredPayload | undefined> {
     const tip = await this.mainTip();
-    if (!tip || !this.repo) return undefined;
+    if (!tip) return undefined;
     const verdict = await judgeAgainstMain(
-      this.repo,
+      this.repoDir,
       tip,
       {
         ancestor: view.main_ancestor_sha ?? null,
@@ -87,19 +84,10 @@ export class MainJudge {
 
   /** Main's tip, read again at most once a second: every hello and heartbeat asks. */
   private async mainTip(): Promise<MainView | undefined> {
-    if (this.repo === undefined) {
-      try {
-        this.repo = await openRepo(this.repoDir);
-      } catch (error) {
-        if (!(error instanceof EngramError)) throw error;
-        this.repo = null;
-      }
-    }
-    if (!this.repo) return undefined;
     const now = Date.now();
     if (this.tip && now - this.tipReadAt < TIP_FRESH_MS) return this.tip;
     this.tipReadAt = now;
-    this.tip = await findMain(this.repo);
+    this.tip = await findMain(this.repoDir);
     return this.tip;
   }
 }

@@ -6,7 +6,6 @@ import { FOCUS_PATH } from "../core/model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { DriftVerdict } from "../core/swarm/drift.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
-import { type GitRepo, openRepo } from "../git/history.js";
 import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
 import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Envelope } from "../schema/envelope.js";
@@ -114,19 +113,13 @@ async function withDrift(
   ctx: RepoContext,
   swarm: SwarmView,
 ): Promise<Pick<StatusReport, "swarm" | "main">> {
-  let repo: GitRepo | undefined;
-  try {
-    repo = await openRepo(ctx.repoDir);
-  } catch {
-    repo = undefined;
-  }
-  const main = repo ? await findMain(repo) : undefined;
+  const main = await findMain(ctx.repoDir);
   const workers: StatusReport["swarm"]["workers"] = [];
   for (const w of swarm.workers) {
     let drift: WorkerDrift | null = null;
-    if (repo && main && (w.main_ancestor_sha !== null || w.catalog_hash_seen !== null)) {
+    if (main && (w.main_ancestor_sha !== null || w.catalog_hash_seen !== null)) {
       const v = await judgeAgainstMain(
-        repo,
+        ctx.repoDir,
         main,
         {
           ancestor: w.main_ancestor_sha,

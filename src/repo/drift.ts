@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
 import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
-import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
-import { findMain, judgeAgainstMain } from "./main-drift.js";
+import { mergeBaseOf } from "../git/rev-reads.js";
+import { findMainAndHead, judgeAgainstMain } from "./main-drift.js";
 import { readCatalog } from "./memory-tree.js";
 
 export interface DriftReport extends DriftVerdict {
@@ -13,8 +13,8 @@ export interface DriftReport extends DriftVerdict {
 
 /**
  * The worker's drift from main, read from local refs (a fetched `origin/main` counts; no
- * network call is made). Undefined when the repository is not a git repository or has no
- * main to compare with.
+ * network call is made) through git itself. Undefined when the repository is not a git
+ * repository or has no main to compare with.
  */
 export async function readDrift(
   repoDir: string,
@@ -22,18 +22,19 @@ export async function readDrift(
   mainRef?: string,
 ): Promise<DriftReport | undefined> {
   if (!existsSync(repoDir)) return undefined;
-  let repo: GitRepo;
-  try {
-    repo = await openRepo(repoDir);
-  } catch (error) {
-    if (error instanceof StateError) return undefined;
-    throw error;
-  }
-  const main = await findMain(repo, mainRef);
+  const { main, head } = await findMainAndHead(repoDir, mainRef);
   if (!main) return undefined;
-  const head = await resolveCommit(repo, "HEAD");
-  const ancestor = (await mergeBase(repo, head, main.sha)) ?? null;
-  const local = await readCatalog(repoDir);
-  const verdict = await judgeAgainstMain(repo, main, { ancestor, catalogHash: local.hash }, policy);
+  if (head === undefined) throw new StateError(`HEAD: no commits yet in ${repoDir}`);
+  const [base, local] = await Promise.all([
+    mergeBaseOf(repoDir, head, main.sha),
+    readCatalog(repoDir),
+  ]);
+  const ancestor = base ?? null;
+  const verdict = await judgeAgainstMain(
+    repoDir,
+    main,
+    { ancestor, catalogHash: local.hash },
+    policy,
+  );
   return { ...verdict, main_ref: main.ref, main_ancestor_sha: ancestor };
 }

@@ -6,13 +6,8 @@
 import { catalogHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
-import {
-  commitsInRange,
-  type GitRepo,
-  readCommit,
-  readFileAt,
-  resolveCommit,
-} from "../git/history.js";
+import { StateError } from "../errors.js";
+import { commitTimes, countBetween, textAt } from "../git/rev-reads.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */
 const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
@@ -26,29 +21,47 @@ export interface MainView {
   catalogHash: string | undefined;
 }
 
-/** The given main ref, or the newest of the usual candidates; undefined when there is none. */
-export async function findMain(repo: GitRepo, explicit?: string): Promise<MainView | undefined> {
-  let best: { ref: string; sha: string; time: number } | undefined;
-  for (const ref of explicit !== undefined ? [explicit] : MAIN_CANDIDATES) {
-    let sha: string;
-    try {
-      sha = await resolveCommit(repo, ref);
-    } catch (error) {
-      if (explicit !== undefined) throw error;
-      continue;
-    }
-    const time = (await readCommit(repo, sha)).commit.committer.timestamp;
-    if (!best || time > best.time) best = { ref, sha, time };
-  }
-  if (!best) return undefined;
-  return { ...best, catalogHash: await catalogHashAt(repo, best.sha) };
+/**
+ * The given main ref, or the newest of the usual candidates, read through git in the engram
+ * repository `repoDir`; undefined when there is none (or no git repository).
+ */
+export async function findMain(repoDir: string, explicit?: string): Promise<MainView | undefined> {
+  return (await findMainAndHead(repoDir, explicit, false)).main;
 }
 
-async function catalogHashAt(repo: GitRepo, sha: string): Promise<string | undefined> {
-  const file = await readFileAt(repo, sha, CATALOG_PATH);
-  if (!file) return undefined;
+/**
+ * `findMain`, and HEAD's commit read in the same git call when `head` is asked (undefined for
+ * a branch without commits yet).
+ */
+export async function findMainAndHead(
+  repoDir: string,
+  explicit: string | undefined,
+  head = true,
+): Promise<{ main: MainView | undefined; head: string | undefined }> {
+  const refs = explicit !== undefined ? [explicit] : MAIN_CANDIDATES;
+  const found = await commitTimes(repoDir, head ? [...refs, "HEAD"] : refs);
+  if (found === undefined) return { main: undefined, head: undefined };
+  if (explicit !== undefined && found[0] === undefined) {
+    throw new StateError(`${explicit}: no branch, tag or commit of that name`);
+  }
+  let best: { ref: string; sha: string; time: number } | undefined;
+  refs.forEach((ref, i) => {
+    const commit = found[i];
+    if (commit && (!best || commit.time > best.time)) best = { ref, ...commit };
+  });
+  const headSha = head ? found[refs.length]?.sha : undefined;
+  if (!best) return { main: undefined, head: headSha };
+  return {
+    main: { ...best, catalogHash: await catalogHashAt(repoDir, best.sha) },
+    head: headSha,
+  };
+}
+
+async function catalogHashAt(repoDir: string, sha: string): Promise<string | undefined> {
+  const text = await textAt(repoDir, sha, CATALOG_PATH);
+  if (text === undefined) return undefined;
   try {
-    return catalogHashOf(JSON.parse(file.text) as Record<string, unknown>);
+    return catalogHashOf(JSON.parse(text) as Record<string, unknown>);
   } catch {
     return "unreadable";
   }
@@ -58,7 +71,7 @@ async function catalogHashAt(repo: GitRepo, sha: string): Promise<string | undef
  * The verdict for a branch that left main at `ancestor` and sees `catalogHash`.
  */
 export async function judgeAgainstMain(
-  repo: GitRepo,
+  repoDir: string,
   main: MainView,
   seen: { ancestor: string | null; catalogHash: string },
   policy: SyncPolicy,
@@ -67,14 +80,15 @@ export async function judgeAgainstMain(
   let mergeBaseTime = main.time;
   let behind = 0;
   if (seen.ancestor !== null && seen.ancestor !== main.sha) {
-    try {
-      mergeBaseTime = (await readCommit(repo, seen.ancestor)).commit.committer.timestamp;
-      behind = (await commitsInRange(repo, `${seen.ancestor}..${main.sha}`)).length;
-    } catch {
-      // Not a commit this repository knows (not fetched yet, or another history): no verdict
-      // on how far behind is better than a wrong one; the catalog is still judged.
-      mergeBaseTime = main.time;
-      behind = 0;
+    const [[ancestor], count] = await Promise.all([
+      commitTimes(repoDir, [seen.ancestor]).then((c) => c ?? []),
+      countBetween(repoDir, seen.ancestor, main.sha),
+    ]);
+    // Not a commit this repository knows (not fetched yet, or another history): no verdict
+    // on how far behind is better than a wrong one; the catalog is still judged.
+    if (ancestor !== undefined && count !== undefined) {
+      mergeBaseTime = ancestor.time;
+      behind = count;
     }
   }
   return judgeDrift({

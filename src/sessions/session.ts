@@ -37,14 +37,18 @@ export interface SessionStart {
 
 /** Opens a session on the memory this work tree holds (its catalog) and HEAD's commit. */
 export async function startSession(ctx: RepoContext, name?: string): Promise<SessionStart> {
-  const catalog = await readCatalog(ctx.repoDir);
+  // The git process runs while the catalog is read.
+  const [catalog, parentCommit] = await Promise.all([
+    readCatalog(ctx.repoDir),
+    headSha(ctx.repoDir),
+  ]);
   const header: SessionHeader = {
     type: "session",
     session_id: newSessionId(),
     name: name ?? null,
     parent_version: catalog.catalog_version,
     parent_catalog_hash: catalog.hash,
-    parent_commit: await headSha(ctx.repoDir),
+    parent_commit: parentCommit,
     started_at: receiptTime(),
   };
   createSession(sessionsDir(ctx.paths.root), header);

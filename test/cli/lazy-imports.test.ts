@@ -1,6 +1,7 @@
 /**
- * Start-up is most of what an agent waits for on `worker emit` and `worker recall`: they must
- * not load the GitHub, NATS or git libraries, which only other commands use. The bins run
+ * Start-up is most of what an agent waits for on `worker emit`, `recall`, `check`, `session`
+ * and `director status`: they must not load the GitHub, NATS or git libraries (nor zod, for
+ * valid input), which only other commands use. The bins run
  * with a loader hook that records every module they load (test/support/import-trace.mjs).
  */
 import { spawnSync } from "node:child_process";
@@ -116,10 +117,37 @@ describe("command start-up loads only what the command uses", () => {
   });
 
   it("the trace sees a heavy library when a command does load one", () => {
-    // worker check reads git history (isomorphic-git): proof the test can fail.
-    const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
+    // worker sync reads git history in process (isomorphic-git): proof the test can fail.
+    const loaded = loadedBy(WORKER_BIN, ["sync"]);
     expect(loaded.some((m) => /node_modules\/isomorphic-git\//.test(m))).toBe(true);
-    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io|zod)\//.test(m))).toEqual([]);
+  });
+
+  it("worker check reads drift through git itself: no git library, GitHub, NATS or zod", () => {
+    const loaded = loadedBy(WORKER_BIN, ["check", "--offline"]);
+    expect(loaded.some((m) => m.endsWith("/worker/check.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+  });
+
+  it("worker session start, write and end load no git library, GitHub, NATS or zod", () => {
+    const start = loadedBy(WORKER_BIN, ["session", "start", "--json"]);
+    expect(start.some((m) => m.endsWith("/sessions/session.js"))).toBe(true);
+    expect(start.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    const started = spawnSync(process.execPath, [WORKER_BIN, "session", "start", "--json"], {
+      cwd: repo.dir,
+      env: childEnv(),
+      encoding: "utf8",
+    });
+    const id = (JSON.parse(started.stdout) as { session_id: string }).session_id;
+    const write = loadedBy(WORKER_BIN, [
+      ...["session", "write", "--session", id, "--kind", "fact", "--text", "lazy"],
+      ...["--confidence", "0.9"],
+    ]);
+    expect(write.some((m) => m.endsWith("/sessions/session.js"))).toBe(true);
+    expect(write.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    // Spooled (no bus given): only the spool's own code is loaded.
+    const end = loadedBy(WORKER_BIN, ["session", "end", id, "--json"]);
+    expect(end.some((m) => m.endsWith("/sessions/end.js"))).toBe(true);
+    expect(end.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
   it("director sync run --hook loads no store client (it returns at once)", async () => {
@@ -135,9 +163,9 @@ describe("command start-up loads only what the command uses", () => {
     expect(existsSync(lock)).toBe(false);
   });
 
-  it("director status loads neither GitHub, NATS nor zod", () => {
+  it("director status loads no git library, GitHub, NATS or zod", () => {
     const loaded = loadedBy(DIRECTOR_BIN, ["status"]);
     expect(loaded.some((m) => m.endsWith("/director/status.js"))).toBe(true);
-    expect(loaded.filter((m) => /node_modules\/(@octokit|@nats-io|zod)\//.test(m))).toEqual([]);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 });

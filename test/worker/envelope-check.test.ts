@@ -34,6 +34,33 @@ const signal = {
   payload: { kind: "recall", query: "cache", hits: ["e_0123456789abcdef0123456789abcdef"] },
 };
 
+const sessionEnd = {
+  ...note,
+  message_type: "session_end.v1",
+  payload: {
+    session_id: "s_0123456789abcdef",
+    name: "task",
+    parent_version: 3,
+    parent_catalog_hash: "sha256:00",
+    parent_commit: "0123456789abcdef0123456789abcdef01234567",
+    ended_at: "2026-01-02T03:04:05.678Z",
+    part: 1,
+    parts: 1,
+    item_count: 2,
+    items: [
+      {
+        seq: 1,
+        kind: "episode",
+        written_at: "t",
+        text: "ran it",
+        outcome: "success",
+        redactions: 0,
+      },
+      { seq: 2, kind: "state", written_at: "t", key: "build", value: { ok: 1 }, redactions: 1 },
+    ],
+  },
+};
+
 const ODD: unknown[] = [
   undefined,
   null,
@@ -89,6 +116,20 @@ const NOTE_KEYS = [
   ...["kind", "text", "topics", "links", "rationale", "confidence", "outcome", "privacy"],
   ...["issue", "sealed", "query", "hits"],
 ];
+const SESSION_KEYS = [
+  ...["session_id", "name", "parent_version", "parent_catalog_hash", "parent_commit"],
+  ...["ended_at", "part", "parts", "item_count", "items"],
+];
+const ITEM_KEYS = [
+  ...["seq", "kind", "written_at", "text", "rationale", "sealed", "privacy", "confidence"],
+  ...["outcome", "key", "value", "redactions", "extra"],
+];
+/** Values of a session's fields and items on the edges of their checks. */
+const SESSION_ODD: unknown[] = [
+  ...[1, 2, 0, -1, 1.5, null, "", "t".repeat(65), "t".repeat(81), "s_0123", "0123456"],
+  ...["0123456789abcdef", "episode", "core", "memo", "build", "Bad Key", ".x", "failure"],
+  ...[0.7, 2, [], [{ seq: 1, kind: "fact", written_at: "", redactions: 0 }], undefined],
+];
 
 function zodAccepts(envelope: Record<string, unknown>): boolean {
   const checked = Envelope.safeParse(envelope);
@@ -98,7 +139,7 @@ function zodAccepts(envelope: Record<string, unknown>): boolean {
 
 const mutated = fc
   .tuple(
-    fc.constantFrom(note, signal),
+    fc.constantFrom(note, signal, sessionEnd),
     fc.array(
       fc.tuple(
         fc.constantFrom(
@@ -123,23 +164,59 @@ const mutated = fc
     return envelope;
   });
 
+/** A session end with a few payload fields or item fields set to edge values (or removed). */
+const mutatedEnd = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom(
+        ...SESSION_KEYS.map((k) => ["payload", k]),
+        ...ITEM_KEYS.map((k) => ["item", k]),
+      ),
+      fc.constantFrom(...SESSION_ODD, ...ODD),
+      fc.nat(1),
+    ),
+    { minLength: 1, maxLength: 2 },
+  )
+  .map((changes) => {
+    const envelope = structuredClone(sessionEnd) as Record<string, unknown>;
+    const payload = envelope.payload as Record<string, unknown>;
+    for (const [[where, key], value, n] of changes) {
+      const items = payload.items;
+      const table = where === "payload" ? payload : Array.isArray(items) ? items[n] : undefined;
+      if (typeof table !== "object" || table === null) continue;
+      if (value === undefined) delete (table as Record<string, unknown>)[key as string];
+      else (table as Record<string, unknown>)[key as string] = structuredClone(value);
+    }
+    return envelope;
+  });
+
 describe("surelyValid", () => {
   it("passes the notes and signals workers send", () => {
     expect(surelyValid(note)).toBe(true);
     expect(surelyValid(signal)).toBe(true);
+    expect(surelyValid(sessionEnd)).toBe(true);
     expect(surelyValid({ ...note, payload: { kind: "lesson", text: "t" } })).toBe(true);
   });
 
   it("never passes what the zod schemas refuse", () => {
-    let passed = 0;
-    fc.assert(
-      fc.property(mutated, (envelope) => {
-        if (!surelyValid(envelope)) return;
-        passed++;
-        expect(zodAccepts(envelope), JSON.stringify(envelope)).toBe(true);
-      }),
-      { numRuns: 3000 },
-    );
-    expect(passed).toBeGreaterThan(300);
+    neverPassesRefused(mutated);
+  });
+
+  it("never passes a session end the zod schemas refuse", () => {
+    neverPassesRefused(mutatedEnd);
   });
 });
+
+/** Whatever `surelyValid` passes among the arbitrary's envelopes, zod accepts; many pass. */
+function neverPassesRefused(envelopes: fc.Arbitrary<Record<string, unknown>>): void {
+  let passed = 0;
+  fc.assert(
+    fc.property(envelopes, (envelope) => {
+      if (!surelyValid(envelope)) return;
+      passed++;
+      expect(zodAccepts(envelope), JSON.stringify(envelope)).toBe(true);
+    }),
+    { numRuns: 3000 },
+  );
+  expect(passed).toBeGreaterThan(300);
+}
