@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { listObject, NotionHttpError, userObject, validation } from "./fake-notion-shapes.js";
 import { checkRichText, FAKE_LIMITS, FakeNotionStore } from "./fake-notion-store.js";
+import { LocalHttp } from "./local-http.js";
 
 const JITTER_MS = 25;
 
@@ -39,37 +39,24 @@ export class FakeNotion {
   /** Requests beyond the rate limit, and requests before a Retry-After had passed. */
   rateViolations = 0;
   earlyRequests = 0;
-  down = false;
   private faults: NotionFault[] = [];
   private notBefore = 0;
   private readonly arrivals: number[] = [];
-  private readonly sockets = new Set<Socket>();
-  private server: Server | undefined;
+  private readonly http = new LocalHttp();
   private requestId = 0;
-  url = "";
 
   constructor(private readonly options: FakeNotionOptions) {}
 
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => void this.handle(req, res));
-    this.server.on("connection", (socket) => {
-      if (this.down) {
-        socket.destroy();
-        return;
-      }
-      this.sockets.add(socket);
-      socket.on("close", () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
-    const address = this.server.address();
-    if (address === null || typeof address === "string") throw new Error("no address");
-    this.url = `http://127.0.0.1:${address.port}`;
-    return this.url;
+  start(): Promise<string> {
+    return this.http.start((req, res) => void this.handle(req, res));
   }
 
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  get url(): string {
+    return this.http.url;
+  }
+
+  stop(): Promise<void> {
+    return this.http.stop();
   }
 
   /** Queues faults; each is used by one request. */
@@ -78,8 +65,7 @@ export class FakeNotion {
   }
 
   setDown(down: boolean): void {
-    this.down = down;
-    if (down) for (const socket of this.sockets) socket.destroy();
+    this.http.setDown(down);
   }
 
   /** A person edits a database: the property disappears. */

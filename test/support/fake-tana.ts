@@ -1,6 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { Socket } from "node:net";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { FakeTanaStore, InputError } from "./fake-tana-store.js";
+import { LocalHttp } from "./local-http.js";
 
 /** Tana's Input API limits (tana-input-api-samples README). */
 export const TANA_LIMITS = { perSecond: 1, maxNodes: 100, maxChars: 5000 };
@@ -33,10 +33,7 @@ function countNodes(nodes: unknown): number {
 }
 
 class Listener {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  down = false;
-  url = "";
+  private readonly http = new LocalHttp();
 
   constructor(
     private readonly handle: (
@@ -45,31 +42,20 @@ class Listener {
     ) => { status: number; body: unknown; headers?: Record<string, string> },
   ) {}
 
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => this.serve(req, res));
-    this.server.on("connection", (socket) => {
-      if (this.down) {
-        socket.destroy();
-        return;
-      }
-      this.sockets.add(socket);
-      socket.on("close", () => this.sockets.delete(socket));
-    });
-    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
-    const address = this.server.address();
-    if (address === null || typeof address === "string") throw new Error("no address");
-    this.url = `http://127.0.0.1:${address.port}`;
-    return this.url;
+  get url(): string {
+    return this.http.url;
+  }
+
+  start(): Promise<string> {
+    return this.http.start((req, res) => this.serve(req, res));
   }
 
   setDown(down: boolean): void {
-    this.down = down;
-    if (down) for (const socket of this.sockets) socket.destroy();
+    this.http.setDown(down);
   }
 
-  async stop(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  stop(): Promise<void> {
+    return this.http.stop();
   }
 
   private serve(req: IncomingMessage, res: ServerResponse): void {
