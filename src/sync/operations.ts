@@ -10,13 +10,12 @@ import { type CandidateSource, runSync, type SyncRunResult } from "./engine.js";
 import type { TargetStatus } from "./queue-store.js";
 import { type RunStats, runSource, runStats } from "./run-sources.js";
 import {
+  engineSettings,
   lockSync,
   memorySource,
   openTarget,
   queueStore,
   requestedKeys,
-  scheduleOf,
-  sealKeyOf,
   syncLog,
   type TargetName,
   writeRecordedIds,
@@ -89,10 +88,7 @@ export async function syncRun(ctx: RepoContext, request: RunRequest): Promise<Ru
     const result = await runSync(source, {
       store,
       target,
-      schedule: scheduleOf(ctx),
-      clock: receiptTime,
-      log: syncLog(ctx),
-      sealKey: sealKeyOf(ctx),
+      ...engineSettings(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
       ...(sourceHash !== undefined ? { sourceHash } : {}),

@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
@@ -131,6 +132,16 @@ export function openTarget(
     token: process.env[config.token_env] ?? "",
     recorded: readRecordedIds(ctx),
   });
+}
+
+/** What every run of the engine takes from the repository: schedule, clock, log, seal key. */
+export function engineSettings(ctx: RepoContext) {
+  return {
+    schedule: scheduleOf(ctx),
+    clock: receiptTime,
+    log: syncLog(ctx),
+    sealKey: sealKeyOf(ctx),
+  };
 }
 
 /** The local seal key, created on first use (the same key `worker emit` seals notes with). */

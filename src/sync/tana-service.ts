@@ -16,7 +16,7 @@ import type { Engram } from "../schema/engram.js";
 import { EMPTY_REGISTRY, type Registry } from "../schema/registry.js";
 import { runSync, type SyncRunResult } from "./engine.js";
 import type { QueueStore, StoredQueue } from "./queue-store.js";
-import { lockSync, queueStore, scheduleOf, sealKeyOf, syncLog } from "./service.js";
+import { engineSettings, lockSync, queueStore } from "./service.js";
 import { openTanaTarget } from "./tana-open.js";
 import { SCHEMA_PREFIX, schemaMapping } from "./targets/tana-schema.js";
 import type { TanaTarget } from "./targets/tana-target.js";
@@ -258,10 +258,7 @@ export async function tanaRun(
     const result = await runSync(load, {
       store,
       target,
-      schedule: scheduleOf(ctx),
-      clock: receiptTime,
-      log: syncLog(ctx),
-      sealKey: sealKeyOf(ctx),
+      ...engineSettings(ctx),
       force: request.force === true,
       ...(only ? { only } : {}),
       ...(request.resync === true || ids.length > 0 || resend ? {} : { sourceHash: source.hash }),
