@@ -11,6 +11,7 @@ import {
   serializeEngram,
 } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
+import { compareText } from "../model/text.js";
 import { batchIdFromIso, secondsBetween } from "../model/time.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
@@ -244,7 +245,7 @@ export interface CyclePlan {
   tiers: { before: Record<"st" | "lt", TierUsage>; after: Record<"st" | "lt", TierUsage> };
   /** Mentions in the new engrams that name nothing known (an @handle): logged, not linked. */
   unlinked: string[];
-  /** The record for the next cycle (absent when the slice made no engram: keep the last). */
+  /** The record for the next cycle (absent for an empty slice: the last one stands). */
   batch?: BatchRecord;
 }
 
@@ -352,7 +353,7 @@ function ownEngrams(input: CycleInput, version: string): Set<string> {
 
 function batchRecord(catalog: Catalog, version: string): BatchRecord {
   const engrams = catalog.entries.filter((e) => e.version === version).map((e) => e.engram_id);
-  return { version, engrams: engrams.sort() };
+  return { version, engrams: engrams.sort(compareText) };
 }
 
 function unlinkedMentions(engrams: readonly Engram[], matcher: EntityMatcher): string[] {
