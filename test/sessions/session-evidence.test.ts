@@ -7,12 +7,13 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { learningId } from "../../src/core/graph/learnings.js";
+import type { SessionStepReport } from "../../src/director/consolidate.js";
 import {
   assertBuilt,
   type BinResult,
-  describeResult,
   director,
   jsonOf,
+  succeeded,
   worker,
 } from "../support/bins.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
@@ -24,21 +25,11 @@ beforeAll(() => assertBuilt());
 const ENV = { SOURCE_DATE_EPOCH: "1763856000" };
 const CLAIM = "Deploys go out on Tuesdays";
 
-interface Report {
-  session_id: string;
-  from_version: number;
-  to_version: number;
-  applied: Record<string, number>;
-  merged: number;
-  merged_items: { seq: number; kind: string; into: string; evidence: number }[];
-  rejected: Record<string, number>;
-}
+/** What `director run --json` says of one session. */
+type Report = SessionStepReport;
 
-async function ok(result: Promise<BinResult>): Promise<BinResult> {
-  const r = await result;
-  expect(r.code, describeResult(r)).toBe(0);
-  return r;
-}
+/** A command that must succeed: its output on failure. */
+const ok = async (r: Promise<BinResult>) => succeeded(await r);
 
 const bin = (run: typeof worker, repo: TempRepo, args: string[]) =>
   ok(run(args, { cwd: repo.dir, env: ENV }));

@@ -10,9 +10,9 @@ import { createGitHub } from "../../src/github/client.js";
 import {
   assertBuilt,
   type BinResult,
-  describeResult,
   director,
   jsonOf,
+  succeeded,
   worker,
 } from "../support/bins.js";
 import { useFakeGitHub } from "../support/fake-github-hooks.js";
@@ -45,11 +45,8 @@ const env = (n: number) => ({
   SOURCE_DATE_EPOCH: String(1_800_000_000 + n * 100),
 });
 
-async function ok(r: Promise<BinResult>): Promise<BinResult> {
-  const done = await r;
-  expect(done.code, describeResult(done)).toBe(0);
-  return done;
-}
+/** A command that must succeed: its output on failure. */
+const ok = async (r: Promise<BinResult>) => succeeded(await r);
 
 /** A session with `episodes` episodes and one fact, ended: returns its id. */
 async function session(repo: TempRepo, tag: string, episodes: number): Promise<string> {

@@ -13,6 +13,7 @@ import type {
   MasterState,
   StateDocument,
 } from "./master.js";
+import { emptyMaster } from "./master.js";
 
 /*
  * The master state as files under memory/, next to the engrams: one document per state key
@@ -161,15 +162,7 @@ export function loadMaster(
   documents: readonly DocumentEntry[],
   texts: ReadonlyMap<string, string>,
 ): LoadedMaster {
-  const master: MasterState = {
-    version,
-    episodes: [],
-    knowledge: [],
-    evidence: [],
-    state: {},
-    core: {},
-    core_log: [],
-  };
+  const master = emptyMaster(version);
   const coreChanges = new Map<string, CoreChange[]>();
   const sessions: SessionFile[] = [];
   const knowledge = new Map<KnowledgeKind, KnowledgeRecord[]>();
