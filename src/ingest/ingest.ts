@@ -17,6 +17,7 @@ import { zeroCounts } from "./counts.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
+  loadEnvelopeSchemas,
   normalizeBatch,
   type PackedOutcomes,
   splitLines,
@@ -83,6 +84,13 @@ export const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
 const CHUNKS_BEFORE_POOL = 2;
 
 export type { InputLine };
+
+interface TakenBatch {
+  events: SerializedEvent[];
+  quarantine: QuarantineRecord[];
+  quarantineRedactions: number;
+}
+const NEEDS_SCHEMAS = Symbol("needs-schemas");
 
 /**
  * Normalizes and stores lines in batches. "Accepted" means durable: a large input read on
@@ -158,7 +166,7 @@ export class Ingestor {
   commit(durable = true): Promise<void> {
     // One at a time: a commit that compacts must not have another append under it.
     const run = this.storing.then(async () => {
-      const taken = this.takeBatch();
+      const taken = await this.takeBatchLoading();
       if (taken) {
         await this.store(taken.events, taken.quarantine, taken.quarantineRedactions, durable);
       }
@@ -178,6 +186,7 @@ export class Ingestor {
   flush(): Promise<void> | undefined {
     const taken = this.takeBatch();
     if (!taken) return undefined;
+    if (taken === NEEDS_SCHEMAS) return this.commit();
     const { buffer, room } = this.target;
     if (!room || buffer.fitting(taken.events, 0, room.limits) === taken.events.length) {
       this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
@@ -191,10 +200,12 @@ export class Ingestor {
   }
 
   /** Normalizes the queued lines on this thread: no packing, which pays off only between threads. */
-  private takeBatch() {
+  private takeBatch(): TakenBatch | typeof NEEDS_SCHEMAS | undefined {
     if (this.batch.length === 0) return undefined;
     const receivedAt = receiptTime();
     const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
+    // The batch stays queued until the schemas are loaded.
+    if (outcomes === undefined) return NEEDS_SCHEMAS;
     this.batch = [];
     const events: SerializedEvent[] = [];
     const quarantine: QuarantineRecord[] = [];
@@ -210,6 +221,14 @@ export class Ingestor {
       }
     }
     return { events, quarantine, quarantineRedactions };
+  }
+
+  /** `takeBatch`, loading the zod schemas first when a line needs them. */
+  private async takeBatchLoading(): Promise<TakenBatch | undefined> {
+    const taken = this.takeBatch();
+    if (taken !== NEEDS_SCHEMAS) return taken;
+    await loadEnvelopeSchemas();
+    return this.takeBatch() as TakenBatch | undefined;
   }
 
   /** Like `commit`, and waits for the chunks still in worker threads. */

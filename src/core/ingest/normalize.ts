@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
+import type { Envelope, EnvelopeSchemas } from "../../schema/envelope.js";
 import { envelopeSurelyValid } from "../../schema/envelope-fast.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { classifyLink, isLinkInput, normalizeIssue } from "../model/links.js";
@@ -23,7 +23,8 @@ export type QuarantineReason =
 export type NormalizeResult =
   /** `repaired`: lone surrogates replaced by U+FFFD in the event's text. */
   | { ok: true; event: PendingEvent; repaired: number }
-  | { ok: false; reason: QuarantineReason; detail: string; redactions: number };
+  /** `needs-schemas`: the quick check was not sure and no `schemas` were given: load them, ask again. */
+  | { ok: false; reason: QuarantineReason | "needs-schemas"; detail: string; redactions: number };
 
 export interface NormalizeContext {
   /** Director receipt time, ISO-8601 UTC. */
@@ -32,6 +33,11 @@ export interface NormalizeContext {
   redactor: Redactor;
   /** 32-byte key for `sensitive` text; without it sensitive text is dropped, never stored in clear. */
   sealKey: Uint8Array | undefined;
+  /**
+   * The zod schemas, for an envelope the quick check is not sure of (they decide, and word
+   * the quarantine detail). Loading them costs a start-up: the caller passes them once needed.
+   */
+  schemas: EnvelopeSchemas | undefined;
   /** Every envelope through the zod schemas (the reference the fast check is tested against). */
   zodOnly?: boolean;
 }
@@ -95,6 +101,8 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   if (ctx.zodOnly !== true && envelopeSurelyValid(raw)) {
     return normalizeValid(raw as unknown as Envelope, raw.payload, raw, ctx);
   }
+  if (ctx.schemas === undefined) return NEEDS_SCHEMAS;
+  const { Envelope, PAYLOAD_SCHEMAS } = ctx.schemas;
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) {
     const redacted = ctx.redactor.redact(describeIssues(envelope.error, ""));
@@ -244,6 +252,13 @@ function lowerKeepingMarkers(text: string): string {
   const lower = text.toLowerCase();
   return lower.includes("[redacted:") ? lower.replace(/\[redacted:/g, "[REDACTED:") : lower;
 }
+
+const NEEDS_SCHEMAS: NormalizeResult = {
+  ok: false,
+  reason: "needs-schemas",
+  detail: "the zod schemas are needed for this envelope",
+  redactions: 0,
+};
 
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
