@@ -17,6 +17,7 @@ import {
   type StepState,
 } from "../../../src/core/versions/step.js";
 import type { Catalog } from "../../../src/schema/engram.js";
+import { ENVELOPE_SCHEMAS } from "../../../src/schema/envelope.js";
 
 const AT = "2026-01-01T00:00:00.000Z";
 
@@ -241,6 +242,7 @@ describe("session_end.v1 on ingest", () => {
     const result = normalizeLine(line, {
       receivedAt: AT,
       maxMessageBytes: 65_536,
+      schemas: ENVELOPE_SCHEMAS,
       redactor: createRedactor(),
       sealKey: undefined,
     });
