@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { documentItem } from "../core/graph/document-links.js";
 import {
   type EntityId,
   entityMatcher,
@@ -16,11 +17,12 @@ import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
+import { readGraphDocuments } from "./documents.js";
 import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 2;
+const CACHE_VERSION = 3;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -70,6 +72,13 @@ export async function loadGraph(
   for (const e of catalog.entries) {
     const at = activity.added[e.path];
     if (at !== undefined) mergedAt.set(e.engram_id, at);
+  }
+  // A state or core document changes in place: its value reached the branch with the newest
+  // commit touching its file (its item's `engrams` holds the path).
+  for (const d of catalog.documents ?? []) {
+    const hit = activity.files[d.path];
+    if (hit !== undefined && (d.kind === "state" || d.kind === "core"))
+      mergedAt.set(d.path, hit[0]);
   }
 
   const byEmail = new Map<string, string[]>();
@@ -152,8 +161,9 @@ export async function loadGraph(
 }
 
 /**
- * The linked learnings of a catalog, cached in the state folder by catalog hash and
- * registry: a read of the graph then parses one file instead of every engram.
+ * The linked learnings of a catalog, and its state and core documents as items beside them
+ * (`documentItem`), cached in the state folder by catalog hash (which covers the documents'
+ * hashes) and registry: a read of the graph then parses one file instead of every engram.
  */
 async function linkedLearnings(
   ctx: RepoContext,
@@ -176,6 +186,10 @@ async function linkedLearnings(
   const learnings = learningsOf([...engrams.values()]).map((l) =>
     linkLearning(l, engrams, matcher),
   );
+  for (const doc of await readGraphDocuments(ctx.repoDir, catalog)) {
+    learnings.push(documentItem(doc, matcher));
+  }
+  learnings.sort((a, b) => a.id.localeCompare(b.id));
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
   return learnings;
