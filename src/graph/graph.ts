@@ -8,7 +8,12 @@ import {
   type LinkedLearning,
   linkLearning,
 } from "../core/graph/entities.js";
-import type { Activity, ActivityOf, ConfirmedBy } from "../core/graph/freshness.js";
+import {
+  type Activity,
+  type ActivityOf,
+  type ConfirmedBy,
+  isoSeconds,
+} from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
@@ -18,6 +23,7 @@ import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { readGraphDocuments } from "./documents.js";
+import type { GitHubUpdate } from "./github-activity.js";
 import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
@@ -52,15 +58,18 @@ export interface MemoryGraph {
 }
 
 /**
- * The entity graph of memory: learnings from the engrams of the catalog, linked to the
- * registry's people, projects and components and to the files, issues, PRs and commits they
- * mention, with each entity's activity from git (and pull requests' from GitHub, when the
- * caller read it). Derived and deterministic; the git activity is cached in the state folder,
+ * The entity graph of memory: learnings from the engrams of the catalog, and its state and
+ * core documents, linked to the registry's people, projects and components and to the files,
+ * issues, PRs and commits they mention, with each entity's activity from git (and issues'
+ * and pull requests' from GitHub, when the caller read them). Derived and deterministic; the git activity is cached in the state folder,
  * keyed by HEAD.
  */
 export async function loadGraph(
   ctx: RepoContext,
-  options: { pulls?: ReadonlyMap<number, number> } = {},
+  options: {
+    /** GitHub's issues and pull requests by number, when the caller read them. */
+    pulls?: ReadonlyMap<number, GitHubUpdate>;
+  } = {},
 ): Promise<MemoryGraph> {
   const registry = loadRegistry(ctx.repoDir);
   const catalog = await readCatalog(ctx.repoDir);
@@ -122,9 +131,12 @@ export async function loadGraph(
     }
     if (kind === "pr" || kind === "issue") {
       // From GitHub when it is configured; issues and PRs share one numbering, so an `#N`
-      // that is a pull request follows the pull request.
-      const at = options.pulls?.get(Number(key));
-      return at === undefined ? undefined : { at, detail: `pull request #${key} updated` };
+      // that is a pull request follows the pull request, and a `PR #N` that is an issue
+      // the issue.
+      const hit = options.pulls?.get(Number(key));
+      if (hit === undefined) return undefined;
+      const what = hit.kind === "pr" ? "pull request" : "issue";
+      return { at: hit.at, detail: `${what} #${key} updated at ${isoSeconds(hit.at)}` };
     }
     return undefined;
   };
