@@ -9,6 +9,7 @@ import {
   jsonOf,
   worker,
 } from "../support/bins.js";
+import { ADA_ENGINE_REGISTRY } from "../support/graph-fixtures.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -62,21 +63,7 @@ async function freshnessOf(text: string): Promise<Item | undefined> {
 beforeAll(async () => {
   assertBuilt();
   repo = dirs.repo();
-  repo.write(
-    "config/registry.toml",
-    [
-      "[[people]]",
-      'id = "ada"',
-      'name = "Ada Lovelace"',
-      'aliases = ["ada"]',
-      "",
-      "[[projects]]",
-      'id = "engine"',
-      'name = "Engine"',
-      'paths = ["src/engine/**"]',
-      "",
-    ].join("\n"),
-  );
+  repo.write("config/registry.toml", ADA_ENGINE_REGISTRY);
   await ok(director(["init"], { cwd: repo.dir }));
   repo.write("src/engine/plan.ts", "export const plan = 1;\n");
   repo.write("src/other.ts", "export const other = 1;\n");

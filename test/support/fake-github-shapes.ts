@@ -53,19 +53,11 @@ export interface IssueState {
 }
 
 /** What the issues listing shows of an issue or of a pull request (as the issue it is). */
-export interface IssueView {
-  number: number;
-  id: number;
-  title: string;
-  body: string | null;
-  state: "open" | "closed";
-  closedAt: string | null;
-  createdAt: string;
-  updatedAt: string;
+export type IssueView = Omit<IssueState, "labels"> & {
   labels: LabelState[];
   /** Set for a pull request: `pull_request` in the JSON. */
   pull?: { mergedAt: string | null };
-}
+};
 
 export interface LabelState {
   id: number;

@@ -3,19 +3,19 @@ import { describe, expect, it } from "vitest";
 import { verifyDocuments } from "../../../src/core/checks/verify-sessions.js";
 import { documentItem, linkDocumentValue } from "../../../src/core/graph/document-links.js";
 import { entityMatcher } from "../../../src/core/graph/entities.js";
-import { emptyCatalog } from "../../../src/core/model/engram.js";
-import { DEFAULT_RULES } from "../../../src/core/versions/consolidate.js";
 import { loadMaster } from "../../../src/core/versions/documents.js";
 import type { SessionItem } from "../../../src/core/versions/items.js";
-import {
-  type EndedSession,
-  planSessionStep,
-  type StepSettings,
-} from "../../../src/core/versions/step.js";
+import { planSessionStep } from "../../../src/core/versions/step.js";
 import type { Catalog } from "../../../src/schema/engram.js";
 import type { Registry } from "../../../src/schema/registry.js";
+import {
+  documentsInput,
+  endedSession,
+  initialStep,
+  SESSION_AT,
+  STEP_SETTINGS,
+} from "../../support/version-steps.js";
 
-const AT = "2026-01-01T00:00:00.000Z";
 const A = "s_aaaaaaaaaaaaaaaa";
 
 const REGISTRY: Registry = {
@@ -24,34 +24,6 @@ const REGISTRY: Registry = {
   components: [],
 };
 
-const SETTINGS: StepSettings = {
-  rules: DEFAULT_RULES,
-  episodesMax: 1000,
-  documentsMaxBytes: 1 << 20,
-  engrams: new Map(),
-  focus: { memory_md_max_bytes: 16_384, memory_md_max_items: 30 },
-  registry: REGISTRY,
-};
-
-function session(list: Partial<SessionItem>[]): EndedSession {
-  return {
-    session_id: A,
-    name: null,
-    parent_version: 0,
-    parent_catalog_hash: "sha256:x",
-    parent_commit: null,
-    ended_at: AT,
-    received_at: AT,
-    items: list.map((item, i) => ({
-      kind: "fact",
-      seq: i + 1,
-      written_at: AT,
-      redactions: 0,
-      ...item,
-    })) as SessionItem[],
-  };
-}
-
 const ITEMS: Partial<SessionItem>[] = [
   { kind: "state", key: "build", value: { broken: "src/engine/plan.ts since #12", by: "@nobody" } },
   { kind: "core", key: "team", value: { lead: "Ada Lovelace" }, confidence: 0.95 },
@@ -59,9 +31,10 @@ const ITEMS: Partial<SessionItem>[] = [
 ];
 
 function step() {
-  const catalog = emptyCatalog();
-  const state = { catalog, loaded: loadMaster(0, [], new Map()), log: [] };
-  return planSessionStep(state, session(ITEMS), SETTINGS);
+  return planSessionStep(initialStep(), endedSession(A, 0, ITEMS), {
+    ...STEP_SETTINGS,
+    registry: REGISTRY,
+  });
 }
 
 function written(s: ReturnType<typeof step>, path: string): Record<string, unknown> {
@@ -97,14 +70,8 @@ describe("entities of state and core documents", () => {
     const back = loadMaster(catalog.catalog_version, catalog.documents ?? [], files);
     expect(back.master).toEqual(one.state.loaded.master);
 
-    const docs = new Map(
-      [...files].filter(([p]) => /^memory\/(state|core|sessions|knowledge)\//.test(p)),
-    );
-    const input = {
-      catalogText: files.get("memory/catalog.json"),
-      files: docs,
-      budgets: { documents_max_bytes: 1 << 20, episodes_max: 1000 },
-    };
+    const input = documentsInput(files);
+    const docs = input.files;
     expect(verifyDocuments(input)).toEqual([]);
 
     // A document whose hash is listed right but whose entities are not sorted, or not ids.
@@ -141,7 +108,7 @@ describe("entities of state and core documents", () => {
       kind: "core" as const,
       key: "team",
       value: { lead: "Ada Lovelace", owns: ["src/engine/plan.ts"] },
-      written_at: AT,
+      written_at: SESSION_AT,
     };
     const derived = documentItem(doc, matcher);
     expect(derived.entities).toEqual(linkDocumentValue(matcher, doc.key, doc.value).entities);
