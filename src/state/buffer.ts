@@ -11,6 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
@@ -56,6 +57,11 @@ export interface BufferMeta {
   focus_heartbeat_seq?: number;
   /** The "Now" lines MEMORY.md was last rendered with (periodic cadence keeps them). */
   focus_now?: string[];
+  /**
+   * The batch the last compaction wrote into and the engrams it held then: a slice of the
+   * same second takes them for earlier memory, not for its own.
+   */
+  compacted_batch?: BatchRecord;
 }
 
 function emptyMeta(): BufferMeta {
