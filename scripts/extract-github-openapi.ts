@@ -32,6 +32,8 @@ export const OPERATIONS = [
   "pulls/merge",
   "pulls/request-reviewers",
   "issues/add-labels",
+  "issues/list-for-repo",
+  "issues/create",
 ] as const;
 
 const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];

@@ -28,6 +28,8 @@ export type SessionStepReport = SessionReport & {
   catalog_hash: string;
   /** Sessions whose episode files the budgets evicted in this step. */
   evicted_sessions: string[];
+  /** Mentions in the state and core documents written that name nothing known. */
+  unlinked_mentions?: string[];
 };
 
 interface Parts {
@@ -165,6 +167,8 @@ export async function consolidateEndedSessions(
     documentsMaxBytes: sessions.documents_max_bytes,
     engrams: await loadEngrams(ctx.repoDir, candidates),
     focus: memory,
+    // Loaded only when a session is consolidated, as a cycle with work loads it.
+    registry: (await import("../graph/registry.js")).loadRegistry(ctx.repoDir),
     ...(memory.memory_md_update_cadence !== "on_merge" && buffer.meta.focus_now !== undefined
       ? { now: buffer.meta.focus_now }
       : {}),

@@ -17,7 +17,8 @@ import type { MemoryVersion } from "./scope.js";
  * registry's bytes: the index is derived, and the same memory gives the same file.
  */
 
-const FORMAT = "engram-context-index/1";
+// 2: state and core documents are items of the index beside the learnings.
+const FORMAT = "engram-context-index/2";
 
 interface Header extends MemoryVersion {
   format: string;

@@ -6,30 +6,41 @@ import { writeFileAtomicSync } from "../state/atomic.js";
 import type { ActivitySources } from "./scope.js";
 
 /**
- * When each pull request of the repository was last updated on GitHub, for freshness: a
- * learning linked to a PR (or to an `#N` that is one: issues and PRs share their numbers)
- * stays fresh while the PR moves. Read through the project's GitHub client, newest first
- * and only what changed since the last read, and cached in the state folder; when GitHub
- * is not configured, freshness follows git alone and says so.
+ * When each issue and pull request of the repository was last updated on GitHub, for
+ * freshness: a learning linked to an issue or a PR (`#N`, `PR #N`: the two share one
+ * numbering) stays fresh while it moves. Read through the project's GitHub client from the
+ * repository's issues listing, which holds pull requests too (as issues with a
+ * `pull_request` key): newest-updated first, only what changed since the last read
+ * (`since`), and cached in the state folder; when GitHub is not configured, freshness
+ * follows git alone and says so.
  */
 
-const CACHE_VERSION = 1;
-/** Pages of 100 read per call: a first read of a large repository fills in over a few runs. */
+const CACHE_VERSION = 2;
+/**
+ * Pages of 100 read per call. A first read of a very large repository takes the 2,000
+ * most recently updated; older issues have not moved since and count as no activity.
+ */
 const MAX_PAGES = 20;
+
+/** What moved on GitHub: an issue or a pull request, and when (seconds). */
+export interface GitHubUpdate {
+  at: number;
+  kind: "issue" | "pr";
+}
 
 interface Cache {
   version: number;
   repository: string;
   api_url: string;
-  /** The newest `updated_at` seen: the next read stops there. */
+  /** The newest `updated_at` seen: the next read asks from there (`since`). */
   newest: string | null;
-  /** PR number -> seconds of its `updated_at`. */
-  pulls: Record<string, number>;
+  /** Number -> [seconds of its `updated_at`, 1 for a pull request, 0 for an issue]. */
+  items: Record<string, [number, 0 | 1]>;
 }
 
 export interface GitHubActivity {
-  /** PR number -> seconds of its last update. */
-  updated: Map<number, number>;
+  /** Issue or PR number -> its last update. */
+  updated: Map<number, GitHubUpdate>;
   source: ActivitySources["github"];
 }
 
@@ -58,7 +69,13 @@ function readCache(ctx: RepoContext, repository: string, apiUrl: string): Cache 
   } catch {
     // No cache, or a damaged one: read from the start.
   }
-  return { version: CACHE_VERSION, repository, api_url: apiUrl, newest: null, pulls: {} };
+  return { version: CACHE_VERSION, repository, api_url: apiUrl, newest: null, items: {} };
+}
+
+function counted(updated: ReadonlyMap<number, GitHubUpdate>): string {
+  let pulls = 0;
+  for (const u of updated.values()) if (u.kind === "pr") pulls++;
+  return `${updated.size - pulls} issues and ${pulls} pull requests`;
 }
 
 export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHubActivity> {
@@ -69,7 +86,6 @@ export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHub
   if (settings === null) return NOT_CONFIGURED;
   const repository = `${settings.owner}/${settings.repo}`;
   const cache = readCache(ctx, repository, settings.apiUrl);
-  const known = Object.keys(cache.pulls).length;
   let failure: string | undefined;
   let read = 0;
   try {
@@ -77,19 +93,24 @@ export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHub
     const gh = createGitHub(settings, { serverErrorRetries: 1, log: () => {} });
     let newest = cache.newest;
     let pages = 0;
-    reading: for await (const page of gh.octokit.paginate.iterator(gh.octokit.rest.pulls.list, {
-      owner: settings.owner,
-      repo: settings.repo,
-      state: "all",
-      sort: "updated",
-      direction: "desc",
-      per_page: 100,
-    })) {
-      for (const pr of page.data) {
+    reading: for await (const page of gh.octokit.paginate.iterator(
+      gh.octokit.rest.issues.listForRepo,
+      {
+        owner: settings.owner,
+        repo: settings.repo,
+        state: "all",
+        sort: "updated",
+        direction: "desc",
+        per_page: 100,
+        ...(cache.newest !== null ? { since: cache.newest } : {}),
+      },
+    )) {
+      for (const item of page.data) {
         // Newest first: from here on everything was read before.
-        if (cache.newest !== null && pr.updated_at < cache.newest) break reading;
-        cache.pulls[String(pr.number)] = Math.floor(Date.parse(pr.updated_at) / 1000);
-        if (newest === null || pr.updated_at > newest) newest = pr.updated_at;
+        if (cache.newest !== null && item.updated_at < cache.newest) break reading;
+        const at = Math.floor(Date.parse(item.updated_at) / 1000);
+        cache.items[String(item.number)] = [at, item.pull_request ? 1 : 0];
+        if (newest === null || item.updated_at > newest) newest = item.updated_at;
         read++;
       }
       if (++pages >= MAX_PAGES) break;
@@ -100,10 +121,15 @@ export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHub
   } catch (error) {
     failure = error instanceof Error ? error.message : String(error);
   }
-  const updated = new Map(Object.entries(cache.pulls).map(([n, at]) => [Number(n), at]));
+  const updated = new Map<number, GitHubUpdate>(
+    Object.entries(cache.items).map(([n, [at, pr]]) => [
+      Number(n),
+      { at, kind: pr === 1 ? "pr" : "issue" },
+    ]),
+  );
   const reason =
     failure === undefined
-      ? `pull requests of ${repository}: ${read} read now, ${updated.size} known; issues are not read yet`
-      : `GitHub did not answer (${failure}): ${known} pull requests of ${repository} as cached`;
+      ? `issues and pull requests of ${repository}: ${read} read now, ${counted(updated)} known`
+      : `GitHub did not answer (${failure}): ${counted(updated)} of ${repository} as cached`;
   return { updated, source: { asked: true, reason } };
 }

@@ -1,13 +1,19 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { documentItem } from "../core/graph/document-links.js";
 import {
   type EntityId,
   entityMatcher,
   type LinkedLearning,
   linkLearning,
 } from "../core/graph/entities.js";
-import type { Activity, ActivityOf, ConfirmedBy } from "../core/graph/freshness.js";
+import {
+  type Activity,
+  type ActivityOf,
+  type ConfirmedBy,
+  isoSeconds,
+} from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
@@ -16,11 +22,13 @@ import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
+import { readGraphDocuments } from "./documents.js";
+import type { GitHubUpdate } from "./github-activity.js";
 import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 2;
+const CACHE_VERSION = 3;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -50,15 +58,18 @@ export interface MemoryGraph {
 }
 
 /**
- * The entity graph of memory: learnings from the engrams of the catalog, linked to the
- * registry's people, projects and components and to the files, issues, PRs and commits they
- * mention, with each entity's activity from git (and pull requests' from GitHub, when the
- * caller read it). Derived and deterministic; the git activity is cached in the state folder,
+ * The entity graph of memory: learnings from the engrams of the catalog, and its state and
+ * core documents, linked to the registry's people, projects and components and to the files,
+ * issues, PRs and commits they mention, with each entity's activity from git (and issues'
+ * and pull requests' from GitHub, when the caller read them). Derived and deterministic; the git activity is cached in the state folder,
  * keyed by HEAD.
  */
 export async function loadGraph(
   ctx: RepoContext,
-  options: { pulls?: ReadonlyMap<number, number> } = {},
+  options: {
+    /** GitHub's issues and pull requests by number, when the caller read them. */
+    pulls?: ReadonlyMap<number, GitHubUpdate>;
+  } = {},
 ): Promise<MemoryGraph> {
   const registry = loadRegistry(ctx.repoDir);
   const catalog = await readCatalog(ctx.repoDir);
@@ -70,6 +81,13 @@ export async function loadGraph(
   for (const e of catalog.entries) {
     const at = activity.added[e.path];
     if (at !== undefined) mergedAt.set(e.engram_id, at);
+  }
+  // A state or core document changes in place: its value reached the branch with the newest
+  // commit touching its file (its item's `engrams` holds the path).
+  for (const d of catalog.documents ?? []) {
+    const hit = activity.files[d.path];
+    if (hit !== undefined && (d.kind === "state" || d.kind === "core"))
+      mergedAt.set(d.path, hit[0]);
   }
 
   const byEmail = new Map<string, string[]>();
@@ -113,9 +131,12 @@ export async function loadGraph(
     }
     if (kind === "pr" || kind === "issue") {
       // From GitHub when it is configured; issues and PRs share one numbering, so an `#N`
-      // that is a pull request follows the pull request.
-      const at = options.pulls?.get(Number(key));
-      return at === undefined ? undefined : { at, detail: `pull request #${key} updated` };
+      // that is a pull request follows the pull request, and a `PR #N` that is an issue
+      // the issue.
+      const hit = options.pulls?.get(Number(key));
+      if (hit === undefined) return undefined;
+      const what = hit.kind === "pr" ? "pull request" : "issue";
+      return { at: hit.at, detail: `${what} #${key} updated at ${isoSeconds(hit.at)}` };
     }
     return undefined;
   };
@@ -152,8 +173,9 @@ export async function loadGraph(
 }
 
 /**
- * The linked learnings of a catalog, cached in the state folder by catalog hash and
- * registry: a read of the graph then parses one file instead of every engram.
+ * The linked learnings of a catalog, and its state and core documents as items beside them
+ * (`documentItem`), cached in the state folder by catalog hash (which covers the documents'
+ * hashes) and registry: a read of the graph then parses one file instead of every engram.
  */
 async function linkedLearnings(
   ctx: RepoContext,
@@ -176,6 +198,10 @@ async function linkedLearnings(
   const learnings = learningsOf([...engrams.values()]).map((l) =>
     linkLearning(l, engrams, matcher),
   );
+  for (const doc of await readGraphDocuments(ctx.repoDir, catalog)) {
+    learnings.push(documentItem(doc, matcher));
+  }
+  learnings.sort((a, b) => a.id.localeCompare(b.id));
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(cachePath, JSON.stringify({ key, learnings }));
   return learnings;

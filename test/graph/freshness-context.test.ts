@@ -1,6 +1,7 @@
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, director, jsonOf, worker } from "../support/bins.js";
+import { ADA_ENGINE_REGISTRY } from "../support/graph-fixtures.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -42,22 +43,7 @@ beforeAll(async () => {
   assertBuilt();
   repo = dirs.repo();
   repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
-  repo.write(
-    "config/registry.toml",
-    [
-      "[[people]]",
-      'id = "ada"',
-      'name = "Ada Lovelace"',
-      'aliases = ["ada"]',
-      'emails = ["ada@example.com"]',
-      "",
-      "[[projects]]",
-      'id = "engine"',
-      'name = "Engine"',
-      'paths = ["src/engine/**"]',
-      "",
-    ].join("\n"),
-  );
+  repo.write("config/registry.toml", ADA_ENGINE_REGISTRY);
   expect((await director(["init", "--repo", repo.dir], { cwd: repo.dir })).code).toBe(0);
   repo.write("src/engine/plan.ts", "export const plan = 1;\n");
   repo.write("src/legacy/old.ts", "export const old = 1;\n");

@@ -96,3 +96,29 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
   }
   return Buffer.concat(chunks);
 }
+
+/**
+ * One page of a listing as GitHub answers it: `per_page` (1-100, 30 by default) and `page`
+ * from the query, and a `Link` header with `next` and `last` while more pages follow.
+ */
+export function pageOf<T>(
+  c: Context,
+  list: readonly T[],
+  urlOf: (query: URLSearchParams) => string,
+): { slice: T[]; headers: Record<string, string> } {
+  const perPage = Math.min(Math.max(Number(c.query.get("per_page") ?? 30), 1), 100);
+  const page = Math.max(Number(c.query.get("page") ?? 1), 1);
+  const pages = Math.max(Math.ceil(list.length / perPage), 1);
+  const slice = list.slice((page - 1) * perPage, page * perPage);
+  const headers: Record<string, string> = {};
+  if (page < pages) {
+    const link = (n: number) => {
+      const q = new URLSearchParams(c.query);
+      q.set("page", String(n));
+      q.set("per_page", String(perPage));
+      return `<${urlOf(q)}>`;
+    };
+    headers.link = `${link(page + 1)}; rel="next", ${link(pages)}; rel="last"`;
+  }
+  return { slice, headers };
+}

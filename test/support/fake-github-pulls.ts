@@ -5,6 +5,7 @@ import {
   type Handler,
   HttpError,
   type Json,
+  pageOf,
   type Reply,
   stripOwner,
 } from "./fake-github-http.js";
@@ -35,20 +36,7 @@ export function pullHandlers(s: GitHubStore): Record<string, Handler> {
         ? `${p.updatedAt}#${String(p.number).padStart(9, "0")}`
         : String(p.number).padStart(9, "0");
     list = [...list].sort((a, b) => key(a).localeCompare(key(b)) * (direction === "asc" ? 1 : -1));
-    const perPage = Math.min(Math.max(Number(c.query.get("per_page") ?? 30), 1), 100);
-    const page = Math.max(Number(c.query.get("page") ?? 1), 1);
-    const pages = Math.max(Math.ceil(list.length / perPage), 1);
-    const slice = list.slice((page - 1) * perPage, page * perPage);
-    const headers: Record<string, string> = {};
-    if (page < pages) {
-      const link = (n: number) => {
-        const q = new URLSearchParams(c.query);
-        q.set("page", String(n));
-        q.set("per_page", String(perPage));
-        return `<${s.shapes.apiUrl(`pulls?${q}`)}>`;
-      };
-      headers.link = `${link(page + 1)}; rel="next", ${link(pages)}; rel="last"`;
-    }
+    const { slice, headers } = pageOf(c, list, (q) => s.shapes.apiUrl(`pulls?${q}`));
     return { status: 200, body: slice.map((p) => s.pullJson(p, false)), headers };
   }
 

@@ -39,6 +39,26 @@ export interface PullState {
   maintainerCanModify: boolean;
 }
 
+/** An issue that is not a pull request (the two share one numbering). */
+export interface IssueState {
+  number: number;
+  id: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  closedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  labels: string[];
+}
+
+/** What the issues listing shows of an issue or of a pull request (as the issue it is). */
+export type IssueView = Omit<IssueState, "labels"> & {
+  labels: LabelState[];
+  /** Set for a pull request: `pull_request` in the JSON. */
+  pull?: { mergedAt: string | null };
+};
+
 export interface LabelState {
   id: number;
   name: string;
@@ -271,6 +291,50 @@ export class Shapes {
       has_discussions: false,
       network_count: 0,
       subscribers_count: 0,
+    };
+  }
+
+  /** An issue as issues/list-for-repo and issues/create answer it; a PR carries `pull_request`. */
+  issueJson(issue: IssueView): Json {
+    const n = issue.number;
+    const url = this.apiUrl(`issues/${n}`);
+    const html = this.htmlUrl(`/${issue.pull ? "pull" : "issues"}/${n}`);
+    return {
+      id: issue.id,
+      node_id: nodeId(issue.pull ? "PR" : "I", String(issue.id)),
+      url,
+      repository_url: `${this.site.base}/repos/${this.site.owner}/${this.site.repo}`,
+      labels_url: `${url}/labels{/name}`,
+      comments_url: `${url}/comments`,
+      events_url: `${url}/events`,
+      html_url: html,
+      number: n,
+      state: issue.state,
+      title: issue.title,
+      body: issue.body,
+      user: this.userJson(this.site.login),
+      labels: issue.labels.map((l) => this.labelJson(l)),
+      assignee: null,
+      assignees: [],
+      milestone: null,
+      locked: false,
+      active_lock_reason: null,
+      comments: 0,
+      ...(issue.pull
+        ? {
+            pull_request: {
+              url: this.apiUrl(`pulls/${n}`),
+              html_url: html,
+              diff_url: `${html}.diff`,
+              patch_url: `${html}.patch`,
+              merged_at: issue.pull.mergedAt,
+            },
+          }
+        : {}),
+      closed_at: issue.closedAt,
+      created_at: issue.createdAt,
+      updated_at: issue.updatedAt,
+      author_association: "MEMBER",
     };
   }
 

@@ -1,6 +1,12 @@
 import { BareRepo, isoNow, type TreeEntry, ZERO_SHA } from "./bare-repo.js";
 import { type Context, HttpError } from "./fake-github-http.js";
-import { type LabelState, type PullState, Shapes } from "./fake-github-shapes.js";
+import {
+  type IssueState,
+  type IssueView,
+  type LabelState,
+  type PullState,
+  Shapes,
+} from "./fake-github-shapes.js";
 
 /**
  * What the fake GitHub holds: a real bare repository, and the pull requests and labels kept
@@ -14,6 +20,8 @@ export class GitHubStore {
   readonly defaultBranch: string;
   readonly shapes: Shapes;
   readonly pulls: PullState[] = [];
+  /** Issues that are not pull requests; both take their numbers from `nextNumber`. */
+  readonly issues: IssueState[] = [];
   readonly labels = new Map<string, LabelState>();
   nextNumber = 1;
   nextId = 1000;
@@ -64,6 +72,47 @@ export class GitHubStore {
       clean: pr.state === "open" && known && this.git.mergeTree(baseSha, pr.headSha) !== null,
       rebaseable: known && this.git.isAncestor(baseSha, pr.headSha),
     });
+  }
+
+  /** Every issue and pull request, as the issues endpoints show them. */
+  issueViews(): IssueView[] {
+    for (const pr of this.pulls) this.refresh(pr);
+    const issues: IssueView[] = this.issues.map((i) => ({
+      ...i,
+      labels: i.labels.map((name) => this.labels.get(name.toLowerCase())!),
+    }));
+    const pulls: IssueView[] = this.pulls.map((pr) => ({
+      number: pr.number,
+      id: pr.id,
+      title: pr.title,
+      body: pr.body,
+      state: pr.state,
+      closedAt: pr.closedAt,
+      createdAt: pr.createdAt,
+      updatedAt: pr.updatedAt,
+      labels: this.labelsOf(pr),
+      pull: { mergedAt: pr.mergedAt },
+    }));
+    return [...issues, ...pulls].sort((a, b) => a.number - b.number);
+  }
+
+  openIssue(init: { title: string; body: string | null; labels: string[] }): IssueState {
+    const now = isoNow();
+    for (const name of init.labels) {
+      const key = name.toLowerCase();
+      if (!this.labels.has(key)) this.labels.set(key, { id: this.nextId++, name, color: "ededed" });
+    }
+    const issue: IssueState = {
+      ...init,
+      number: this.nextNumber++,
+      id: this.nextId++,
+      state: "open",
+      closedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    this.issues.push(issue);
+    return issue;
   }
 
   /** Applies path edits to a flattened tree: inline content, an entry, or null to delete. */

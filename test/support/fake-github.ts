@@ -15,6 +15,7 @@ import {
   readBody,
   send,
 } from "./fake-github-http.js";
+import { issueHandlers } from "./fake-github-issues.js";
 import { pullHandlers } from "./fake-github-pulls.js";
 import type { PullState } from "./fake-github-shapes.js";
 import { GitHubStore } from "./fake-github-store.js";
@@ -22,7 +23,7 @@ import { GitHubOpenApi, type Operation } from "./openapi.js";
 
 /**
  * A GitHub-compatible HTTP server for tests: the REST operations engram uses, backed by a
- * real bare git repository (objects, trees, commits, refs, merges) with pull requests,
+ * real bare git repository (objects, trees, commits, refs, merges) with pull requests, issues,
  * labels and reviewers kept in memory. Every request and response is validated against
  * GitHub's OpenAPI description (test/fixtures/github-openapi.json); a mismatch is recorded
  * in `violations` and answered 422 (request) or 500 (response), so tests fail loudly.
@@ -43,6 +44,8 @@ export interface RequestRecord {
   operationId: string;
   method: string;
   path: string;
+  /** The query string without its `?` (empty when none). */
+  query: string;
   status: number;
 }
 
@@ -70,7 +73,8 @@ let openApi: GitHubOpenApi | undefined;
 
 /**
  * The server: routes each request through the OpenAPI checks, the injected faults and the
- * handlers of the Git Data API (fake-github-git.ts) and of pull requests (fake-github-pulls.ts).
+ * handlers of the Git Data API (fake-github-git.ts), of pull requests (fake-github-pulls.ts)
+ * and of issues (fake-github-issues.ts).
  */
 export class FakeGitHub {
   readonly owner: string;
@@ -102,6 +106,7 @@ export class FakeGitHub {
       "repos/get": () => ({ status: 200, body: store.shapes.fullRepository(store.openPulls()) }),
       ...gitDataHandlers(store),
       ...pullHandlers(store),
+      ...issueHandlers(store),
     };
   }
 
@@ -247,6 +252,7 @@ export class FakeGitHub {
       operationId: op.operationId,
       method,
       path: url.pathname,
+      query: url.search.slice(1),
       status: reply.status,
     });
     const headers = { ...rateHeaders(), ...reply.headers };

@@ -1,4 +1,5 @@
-import { Catalog } from "../../schema/engram.js";
+import { Catalog, EntityRef } from "../../schema/engram.js";
+import { MAX_ENGRAM_ENTITIES } from "../../schema/formats.js";
 import { sha256Hex } from "../model/canonical.js";
 import { CORE_DIR, KNOWLEDGE_DIR, SESSIONS_DIR, STATE_DIR } from "../versions/documents.js";
 import { KNOWLEDGE_KINDS } from "../versions/items.js";
@@ -64,6 +65,10 @@ export function verifyDocuments(input: DocumentsInput): Finding[] {
       );
       continue;
     }
+    if (doc.kind === "state" || doc.kind === "core") {
+      const problem = entitiesProblem(text);
+      if (problem !== undefined) add(doc.path, "document-invalid", problem);
+    }
     if (doc.kind === "session") {
       try {
         const value = JSON.parse(text) as { episodes?: unknown };
@@ -93,4 +98,34 @@ export function verifyDocuments(input: DocumentsInput): Finding[] {
     );
   }
   return findings.sort(compareFindings);
+}
+
+/**
+ * What is wrong with a state or core document's `entities`, if anything: absent is fine
+ * (documents written before the field), else the ids as written: sorted, unique, valid
+ * `kind:key`, at most `MAX_ENGRAM_ENTITIES`.
+ */
+function entitiesProblem(text: string): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return "not valid JSON";
+  }
+  const entities = (value as { entities?: unknown } | null)?.entities;
+  if (entities === undefined) return undefined;
+  if (!Array.isArray(entities)) return "entities: expected an array of entity ids";
+  if (entities.length > MAX_ENGRAM_ENTITIES) {
+    return `entities: ${entities.length} ids, at most ${MAX_ENGRAM_ENTITIES}`;
+  }
+  for (let i = 0; i < entities.length; i++) {
+    const id = entities[i];
+    if (!EntityRef.safeParse(id).success) {
+      return `entities.${i}: expected kind:key with kind person|project|component|file|issue|pr|commit, found ${JSON.stringify(id)}`;
+    }
+    if (i > 0 && !((entities[i - 1] as string) < (id as string))) {
+      return `entities.${i}: expected sorted, unique ids, found ${JSON.stringify(id)} after ${JSON.stringify(entities[i - 1])}`;
+    }
+  }
+  return undefined;
 }

@@ -38,8 +38,16 @@ export const knowledgePath = (kind: KnowledgeKind) => `${KNOWLEDGE_DIR}/${kind}.
 /** Sessions' evidence for learnings engrams hold; listed as a `knowledge` document. */
 export const EVIDENCE_PATH = `${KNOWLEDGE_DIR}/evidence.json`;
 
+/** `memory/state/<key>.json`: the document and the entity ids its value is linked to. */
+export interface StateFile extends StateDocument {
+  /** Absent in documents written before the field existed. */
+  entities?: string[];
+}
+
 /** `memory/core/<key>.json`: the document and the latest changes that made it. */
 export interface CoreFile extends CoreDocument {
+  /** The entity ids the value is linked to; absent in documents written before the field. */
+  entities?: string[];
   changes: Omit<CoreChange, "key">[];
 }
 
@@ -97,21 +105,30 @@ export function documentEntry(path: string, kind: DocumentEntry["kind"], text: s
   } satisfies DocumentEntry;
 }
 
-/** Fixed key order, so the same document is the same bytes. */
-export function stateFile(doc: StateDocument): StateDocument {
+/**
+ * Fixed key order, so the same document is the same bytes; `entities`, the ids of what the
+ * value is linked to (see `linkDocumentValue`), after the value it describes.
+ */
+export function stateFile(doc: StateDocument, entities?: readonly string[]): StateFile {
   return {
     key: doc.key,
     value: doc.value,
+    ...(entities !== undefined ? { entities: [...entities] } : {}),
     version: doc.version,
     session_id: doc.session_id,
     history: doc.history,
   };
 }
 
-export function coreFile(doc: CoreDocument, changes: readonly CoreChange[]): CoreFile {
+export function coreFile(
+  doc: CoreDocument,
+  changes: readonly CoreChange[],
+  entities?: readonly string[],
+): CoreFile {
   return {
     key: doc.key,
     value: doc.value,
+    ...(entities !== undefined ? { entities: [...entities] } : {}),
     version: doc.version,
     session_id: doc.session_id,
     changes: changes.slice(-CORE_CHANGES_MAX).map((c) => ({
@@ -176,14 +193,16 @@ export function loadMaster(
         need(p, typeof doc.key === "string", "key", "the document key");
         need(p, Number.isInteger(doc.version), "version", "a version");
         need(p, Array.isArray(doc.history), "history", "an array");
-        master.state[doc.key as string] = doc as unknown as StateDocument;
+        // `entities` is the file's, derived from the value when written: not master state.
+        const { entities: _entities, ...state } = doc as unknown as StateFile;
+        master.state[state.key] = state;
         break;
       }
       case "core": {
         need(p, typeof doc.key === "string", "key", "the document key");
         need(p, Number.isInteger(doc.version), "version", "a version");
         need(p, Array.isArray(doc.changes), "changes", "an array");
-        const { changes, ...core } = doc as unknown as CoreFile;
+        const { changes, entities: _entities, ...core } = doc as unknown as CoreFile;
         master.core[core.key] = core;
         coreChanges.set(
           core.key,

@@ -1,5 +1,8 @@
 import { StateError } from "../../errors.js";
 import type { Catalog, DocumentEntry, Engram } from "../../schema/engram.js";
+import { EMPTY_REGISTRY, type Registry } from "../../schema/registry.js";
+import { linkDocumentValue } from "../graph/document-links.js";
+import { type EntityMatcher, entityMatcher } from "../graph/entities.js";
 import { sealCatalog, serializeCatalog } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
@@ -56,6 +59,11 @@ export interface StepSettings {
   now?: readonly string[];
   /** The learnings engrams hold (`knowledgeFromLearnings`): duplicates raise their evidence. */
   learnings?: readonly KnowledgeRecord[];
+  /**
+   * The registry state and core documents are linked to (`config/registry.toml`); absent,
+   * they link to files, issues, PRs and commits only.
+   */
+  registry?: Registry;
 }
 
 export interface FileChanges {
@@ -66,9 +74,24 @@ export interface FileChanges {
 export interface VersionStep {
   state: StepState;
   record: VersionRecord;
-  report: SessionReport & { evicted_sessions: string[] };
+  report: SessionReport & {
+    evicted_sessions: string[];
+    /** Mentions in the documents written that name nothing known: logged, not linked. */
+    unlinked_mentions?: string[];
+  };
   /** Every file this version changes: the callback for version snapshots gets them. */
   files: FileChanges;
+}
+
+// Several steps of one run share one registry: it is compiled once.
+const matchers = new WeakMap<Registry, EntityMatcher>();
+function matcherOf(registry: Registry): EntityMatcher {
+  let matcher = matchers.get(registry);
+  if (matcher === undefined) {
+    matcher = entityMatcher(registry);
+    matchers.set(registry, matcher);
+  }
+  return matcher;
 }
 
 /** The documents MEMORY.md shows, from the master state. */
@@ -133,8 +156,18 @@ export function planSessionStep(
   };
   put(sessionPath(session.session_id), "session", sessionDoc);
 
+  // Each document written carries the entities its value is linked to.
+  const matcher = matcherOf(settings.registry ?? EMPTY_REGISTRY);
+  const unlinked = new Set<string>();
+  const link = (key: string, value: unknown) => {
+    const linked = linkDocumentValue(matcher, key, value);
+    for (const m of linked.unlinked) unlinked.add(m);
+    return linked.entities;
+  };
   for (const doc of Object.values(master.state)) {
-    if (doc.version === to) put(statePath(doc.key), "state", stateFile(doc));
+    if (doc.version === to) {
+      put(statePath(doc.key), "state", stateFile(doc, link(doc.key, doc.value)));
+    }
   }
   const coreChanges = new Map(loaded.coreChanges);
   for (const change of step.report.core_changes) {
@@ -142,7 +175,7 @@ export function planSessionStep(
   }
   for (const doc of Object.values(master.core)) {
     if (doc.version === to) {
-      const file = coreFile(doc, coreChanges.get(doc.key) ?? []);
+      const file = coreFile(doc, coreChanges.get(doc.key) ?? [], link(doc.key, doc.value));
       coreChanges.set(
         doc.key,
         file.changes.map((c) => ({ key: doc.key, ...c })),
@@ -237,7 +270,11 @@ export function planSessionStep(
       log,
     },
     record,
-    report: { ...step.report, evicted_sessions: evicted },
+    report: {
+      ...step.report,
+      evicted_sessions: evicted,
+      ...(unlinked.size > 0 ? { unlinked_mentions: [...unlinked].sort() } : {}),
+    },
     files: { writes, deletes },
   };
 }

@@ -5,53 +5,20 @@ import { normalizeLine } from "../../../src/core/ingest/normalize.js";
 import { createRedactor } from "../../../src/core/ingest/redact.js";
 import { emptyCatalog, serializeCatalog } from "../../../src/core/model/engram.js";
 import { renderPrBody } from "../../../src/core/rendering/pr-body.js";
-import { DEFAULT_RULES } from "../../../src/core/versions/consolidate.js";
 import { EVIDENCE_PATH, loadMaster } from "../../../src/core/versions/documents.js";
 import type { SessionItem } from "../../../src/core/versions/items.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../../../src/core/versions/log.js";
 import { knowledgeFromLearnings } from "../../../src/core/versions/master.js";
-import {
-  type EndedSession,
-  planSessionStep,
-  type StepSettings,
-  type StepState,
-} from "../../../src/core/versions/step.js";
+import { planSessionStep, type StepState } from "../../../src/core/versions/step.js";
 import type { Catalog } from "../../../src/schema/engram.js";
 import { ENVELOPE_SCHEMAS } from "../../../src/schema/envelope.js";
-
-const AT = "2026-01-01T00:00:00.000Z";
-
-function session(id: string, parent: number, list: Partial<SessionItem>[]): EndedSession {
-  return {
-    session_id: id,
-    name: null,
-    parent_version: parent,
-    parent_catalog_hash: "sha256:x",
-    parent_commit: null,
-    ended_at: AT,
-    received_at: AT,
-    items: list.map((item, i) => ({
-      kind: "fact",
-      seq: i + 1,
-      written_at: AT,
-      redactions: 0,
-      ...item,
-    })) as SessionItem[],
-  };
-}
-
-const SETTINGS: StepSettings = {
-  rules: DEFAULT_RULES,
-  episodesMax: 1000,
-  documentsMaxBytes: 1 << 20,
-  engrams: new Map(),
-  focus: { memory_md_max_bytes: 16_384, memory_md_max_items: 30 },
-};
-
-function initial(): StepState {
-  const catalog = emptyCatalog();
-  return { catalog, loaded: loadMaster(0, [], new Map()), log: [] };
-}
+import {
+  documentsInput,
+  endedSession,
+  initialStep,
+  SESSION_AT,
+  STEP_SETTINGS,
+} from "../../support/version-steps.js";
 
 const A = "s_aaaaaaaaaaaaaaaa";
 const B = "s_bbbbbbbbbbbbbbbb";
@@ -83,14 +50,14 @@ function apply(files: Map<string, string>, step: ReturnType<typeof planSessionSt
 
 describe("planSessionStep", () => {
   it("is deterministic, and what it writes reads back into the same master state", () => {
-    const s = session(A, 0, [
+    const s = endedSession(A, 0, [
       ...episodes(2, "a"),
       { kind: "fact", text: "CI caches deps", confidence: 0.9 },
       { kind: "state", key: "build", value: { ok: true } },
       { kind: "core", key: "team", value: { lang: "ts" }, confidence: 0.95 },
     ]);
-    const one = planSessionStep(initial(), s, SETTINGS);
-    const two = planSessionStep(initial(), s, SETTINGS);
+    const one = planSessionStep(initialStep(), s, STEP_SETTINGS);
+    const two = planSessionStep(initialStep(), s, STEP_SETTINGS);
     expect(two.files).toEqual(one.files);
     expect(one.record).toMatchObject({
       version: 1,
@@ -103,14 +70,8 @@ describe("planSessionStep", () => {
     expect(back.loaded.master).toEqual(one.state.loaded.master);
     expect(back.catalog.hash).toBe(one.record.catalog_hash);
     // Listed documents verify; a changed byte does not.
-    const docs = new Map(
-      [...files].filter(([p]) => /^memory\/(state|core|sessions|knowledge)\//.test(p)),
-    );
-    const input = {
-      catalogText: files.get("memory/catalog.json"),
-      files: docs,
-      budgets: { documents_max_bytes: 1 << 20, episodes_max: 1000 },
-    };
+    const input = documentsInput(files);
+    const docs = input.files;
     expect(verifyDocuments(input)).toEqual([]);
     docs.set(
       "memory/state/build.json",
@@ -134,7 +95,7 @@ describe("planSessionStep", () => {
           engrams: ["e_1"],
           scope: "st",
           evidence: 1,
-          written_at: AT,
+          written_at: SESSION_AT,
           topics: [],
           links: [],
           senders: [],
@@ -142,9 +103,9 @@ describe("planSessionStep", () => {
       ],
       0,
     );
-    const settings = { ...SETTINGS, learnings };
+    const settings = { ...STEP_SETTINGS, learnings };
     const fact = { kind: "fact" as const, text: "deploys go out on tuesdays", confidence: 0.9 };
-    const one = planSessionStep(initial(), session(A, 0, [fact]), settings);
+    const one = planSessionStep(initialStep(), endedSession(A, 0, [fact]), settings);
     const files = new Map<string, string>();
     apply(files, one);
     expect(one.report.merged).toBe(1);
@@ -152,7 +113,7 @@ describe("planSessionStep", () => {
     expect([...files.keys()].filter((p) => p.startsWith("memory/knowledge/"))).toEqual([
       EVIDENCE_PATH,
     ]);
-    const two = planSessionStep(reload(files), session(B, 1, [fact]), settings);
+    const two = planSessionStep(reload(files), endedSession(B, 1, [fact]), settings);
     apply(files, two);
     expect(JSON.parse(files.get(EVIDENCE_PATH) as string)).toEqual({
       kind: "evidence",
@@ -169,7 +130,7 @@ describe("planSessionStep", () => {
 
   it("evicts the oldest sessions' episode files first, and refuses what cannot fit", () => {
     const files = new Map<string, string>();
-    let state = initial();
+    let state = initialStep();
     for (const [id, tag] of [
       [A, "a"],
       [B, "b"],
@@ -177,9 +138,9 @@ describe("planSessionStep", () => {
     ] as const) {
       const step = planSessionStep(
         state,
-        session(id, state.catalog.catalog_version, episodes(4, tag)),
+        endedSession(id, state.catalog.catalog_version, episodes(4, tag)),
         {
-          ...SETTINGS,
+          ...STEP_SETTINGS,
           episodesMax: 9,
         },
       );
@@ -193,8 +154,8 @@ describe("planSessionStep", () => {
     }
     expect(files.has(`memory/sessions/${A}.json`)).toBe(false);
     expect(() =>
-      planSessionStep(state, session("s_dddddddddddddddd", 3, episodes(12, "d")), {
-        ...SETTINGS,
+      planSessionStep(state, endedSession("s_dddddddddddddddd", 3, episodes(12, "d")), {
+        ...STEP_SETTINGS,
         episodesMax: 9,
       }),
     ).toThrow(/episodes_max = 9/);
@@ -207,7 +168,7 @@ describe("session_end.v1 on ingest", () => {
     const line = JSON.stringify({
       schema_version: "agentbus-envelope/v1",
       message_type: "session_end.v1",
-      sent_at: AT,
+      sent_at: SESSION_AT,
       sender: { role: "worker", id: "w1" },
       seq: 0,
       event_id: `session_end-${A}-1`,
@@ -215,7 +176,7 @@ describe("session_end.v1 on ingest", () => {
         session_id: A,
         parent_version: 0,
         parent_catalog_hash: "sha256:x",
-        ended_at: AT,
+        ended_at: SESSION_AT,
         part: 1,
         parts: 1,
         item_count: 2,
@@ -223,7 +184,7 @@ describe("session_end.v1 on ingest", () => {
           {
             seq: 1,
             kind: "fact",
-            written_at: AT,
+            written_at: SESSION_AT,
             text: `token ${token}`,
             confidence: 0.9,
             redactions: 0,
@@ -231,7 +192,7 @@ describe("session_end.v1 on ingest", () => {
           {
             seq: 2,
             kind: "state",
-            written_at: AT,
+            written_at: SESSION_AT,
             key: "deploy",
             value: { auth: `Bearer ${token}` },
             redactions: 0,
@@ -240,7 +201,7 @@ describe("session_end.v1 on ingest", () => {
       },
     });
     const result = normalizeLine(line, {
-      receivedAt: AT,
+      receivedAt: SESSION_AT,
       maxMessageBytes: 65_536,
       schemas: ENVELOPE_SCHEMAS,
       redactor: createRedactor(),

@@ -1,0 +1,54 @@
+import { join } from "node:path";
+import type { GraphDocument, LinkedDocumentKind } from "../core/graph/document-links.js";
+import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
+import { readTextIfExists } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
+
+/**
+ * The state and core documents the catalog lists, as the graph reads them: key, value, the
+ * entity ids they carry, and when the version that last changed each was made (the version
+ * log's `created_at`, the catalog's when the log does not name it). A document that is
+ * missing or unreadable is left out here: `director verify` is what reports it.
+ */
+export async function readGraphDocuments(
+  repoDir: string,
+  catalog: Catalog,
+): Promise<GraphDocument[]> {
+  const listed = (catalog.documents ?? []).filter((d) => d.kind === "state" || d.kind === "core");
+  if (listed.length === 0) return [];
+  const madeAt = new Map<number, string>();
+  const log = await readTextIfExists(join(repoDir, VERSION_LOG_PATH));
+  try {
+    for (const r of log === undefined ? [] : parseVersionLog(log))
+      madeAt.set(r.version, r.created_at);
+  } catch {
+    // A damaged log is verify's to report; times then come from the catalog.
+  }
+  const out: GraphDocument[] = [];
+  for (const entry of listed) {
+    const text = await readTextIfExists(join(repoDir, entry.path));
+    if (text === undefined) continue;
+    let doc: { key?: unknown; value?: unknown; version?: unknown; entities?: unknown };
+    try {
+      doc = JSON.parse(text) as typeof doc;
+    } catch {
+      continue;
+    }
+    if (typeof doc !== "object" || doc === null || typeof doc.key !== "string") continue;
+    const entities =
+      Array.isArray(doc.entities) && doc.entities.every((e) => typeof e === "string")
+        ? (doc.entities as string[])
+        : undefined;
+    out.push({
+      path: entry.path,
+      kind: entry.kind as LinkedDocumentKind,
+      key: doc.key,
+      value: doc.value,
+      entities,
+      written_at:
+        (typeof doc.version === "number" ? madeAt.get(doc.version) : undefined) ??
+        catalog.created_at,
+    });
+  }
+  return out;
+}
