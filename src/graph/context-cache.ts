@@ -4,6 +4,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
+import type { TokenMemo } from "../core/graph/context-tokens.js";
 import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
@@ -17,7 +18,7 @@ import type { MemoryVersion } from "./scope.js";
  * registry's bytes: the index is derived, and the same memory gives the same file.
  */
 
-const FORMAT = "engram-context-index/1";
+const FORMAT = "engram-context-index/2";
 
 interface Header extends MemoryVersion {
   format: string;
@@ -26,6 +27,7 @@ interface Header extends MemoryVersion {
   count: number;
   entities: string[];
   terms: string[];
+  tokens: TokenMemo;
   /** name -> [byte offset, element count, byte length]. */
   sections: Record<string, [number, number, number]>;
 }
@@ -34,6 +36,8 @@ export interface CachedIndex {
   key: string;
   memory: MemoryVersion;
   index: ContextIndex;
+  /** The tokenizer's counts of the pieces answers are made of. */
+  tokens: TokenMemo;
 }
 
 function indexPath(ctx: RepoContext): string {
@@ -139,6 +143,9 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
     const header = JSON.parse(readAt(path, 4, headerLength).toString("utf8")) as Header;
     if (header.format !== FORMAT || header.key !== key || header.endian !== endianness())
       return undefined;
+    const { chunks, counts } = header.tokens;
+    if (!Array.isArray(chunks) || !Array.isArray(counts) || chunks.length !== counts.length)
+      return undefined;
     // A file cut short (a damaged disk, a copy in progress) is no index: rebuild it.
     const end = Math.max(...Object.values(header.sections).map(([o, , b]) => o + b));
     if (statSync(path).size < end) return undefined;
@@ -165,6 +172,7 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
     return {
       key,
       memory: { memory_version: header.memory_version, catalog_hash: header.catalog_hash },
+      tokens: header.tokens,
       index: {
         count,
         types: new Uint8Array(eager.buffer, eager.byteOffset + at("types")[0] - start, count),
@@ -229,6 +237,7 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     count: index.count,
     entities: index.entities,
     terms: index.terms,
+    tokens: cached.tokens,
     sections: Object.fromEntries(
       Object.entries(relative).map(([n, [o, l, b]]) => [n, [base + o, l, b]]),
     ),

@@ -35,6 +35,7 @@ export interface ContextResult {
 }
 
 const NEIGHBOUR_WEIGHT = 0.5;
+const NOTHING = "_Nothing related to this topic in memory._\n";
 const MIN_LINE_TOKENS = 6;
 const MAX_MISSES = 32;
 
@@ -56,7 +57,7 @@ export function contextFromIndex(
   options: ContextOptions,
 ): ContextResult {
   const ranked = rank(index, options);
-  const header = `## Memory: ${options.topic}\n\n_${options.scopeLine}_\n\n`;
+  const header = headerOf(options.topic, options.scopeLine);
   const headerTokens = options.countTokens(header);
   if (headerTokens > options.maxTokens)
     return { items: [], omitted: ranked.order.length, tokens: 0, markdown: "" };
@@ -79,11 +80,7 @@ export function contextFromIndex(
     estimate += cost;
     chosen.push(candidate);
   }
-  const compose = () =>
-    header +
-    (chosen.length === 0
-      ? "_Nothing related to this topic in memory._\n"
-      : chosen.map(render).join(""));
+  const compose = () => header + (chosen.length === 0 ? NOTHING : chosen.map(render).join(""));
   let markdown = compose();
   let tokens = options.countTokens(markdown);
   while (tokens > options.maxTokens && chosen.length > 0) {
@@ -265,8 +262,37 @@ function byRank(
   return order;
 }
 
+function headerOf(topic: string, scopeLine: string): string {
+  return `## Memory: ${topic}\n\n_${scopeLine}_\n\n`;
+}
+
+function related(shared: readonly string[]): string {
+  return ` [related through ${shared.slice(0, 3).join(", ")}]`;
+}
+
 function render(i: ContextItem): string {
   const why = i.rationale ? ` (because ${i.rationale})` : "";
-  const via = i.via === "neighbour" ? ` [related through ${i.shared.slice(0, 3).join(", ")}]` : "";
+  const via = i.via === "neighbour" ? related(i.shared) : "";
   return `- **${i.type}**: ${i.text}${why}${via}\n`;
+}
+
+/**
+ * The texts an answer over `index` is made of, but for its topic: the frame, every
+ * learning's line, every entity as "related through" names it (twice, so that the pieces
+ * where two names meet are there too). Their pieces' token counts are what the index
+ * remembers (`context-tokens.ts`).
+ */
+export function* answerTexts(index: ContextIndexReader, scopeLine: string): Iterable<string> {
+  // A topic's own words come from the learnings; a word stands in for it here.
+  yield headerOf("topic", scopeLine);
+  yield NOTHING;
+  for (let i = 0; i < index.count; i++) {
+    const r = index.record(i);
+    yield render({ ...r, score: 0, via: "match", shared: [] });
+  }
+  for (let e = 0; e < index.index.entities.length; e++) {
+    if (index.isUrl(e)) continue;
+    const name = index.entityName(e);
+    yield `${related([name, name])}\n`;
+  }
 }
