@@ -193,13 +193,19 @@ export class ContextIndexReader {
 
   /** Whether entity `e` is a URL: a link target, not something learnings are about. */
   isUrl(e: number): boolean {
+    return this.urlFlags()[e] === 1;
+  }
+
+  /** Per entity, 1 when it is a URL (as `isUrl`), for loops over many entities. */
+  urlFlags(): Uint8Array {
     if (this.urls === undefined) {
-      this.urls = new Uint8Array(this.index.entities.length);
+      const urls = new Uint8Array(this.index.entities.length);
       this.index.entities.forEach((name, k) => {
-        if (name.startsWith("url:")) (this.urls as Uint8Array)[k] = 1;
+        if (name.startsWith("url:")) urls[k] = 1;
       });
+      this.urls = urls;
     }
-    return this.urls[e] === 1;
+    return this.urls;
   }
 
   entitiesOf(i: number): Uint32Array {
