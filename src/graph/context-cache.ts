@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
@@ -9,6 +9,7 @@ import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { MemoryVersion } from "./scope.js";
+import { SPLIT_PATTERN } from "./tokens.js";
 
 /**
  * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
@@ -28,6 +29,8 @@ interface Header extends MemoryVersion {
   entities: string[];
   terms: string[];
   tokens: TokenMemo;
+  /** The pattern the memo's pieces were split with: another tokenizer, another memo. */
+  split: string;
   /** name -> [byte offset, element count, byte length]. */
   sections: Record<string, [number, number, number]>;
 }
@@ -57,9 +60,20 @@ function fileStamp(path: string): string {
   }
 }
 
+/**
+ * sha256, loaded only when a key must be computed: an unchanged catalog is known by its
+ * stamp, and a warm answer should not pay for loading the crypto module.
+ */
+function sha256(): import("node:crypto").Hash {
+  const { createHash } = createRequire(import.meta.url)(
+    "node:crypto",
+  ) as typeof import("node:crypto");
+  return createHash("sha256");
+}
+
 function digestOf(path: string): string {
   try {
-    return createHash("sha256").update(readFileSync(path)).digest("hex");
+    return sha256().update(readFileSync(path)).digest("hex");
   } catch {
     return "missing";
   }
@@ -84,7 +98,7 @@ export function contextIndexKey(ctx: RepoContext): { key: string; remember: () =
   } catch {
     // No stamp yet, or a damaged one: hash the files below.
   }
-  const key = createHash("sha256")
+  const key = sha256()
     .update(`${FORMAT}\n${digestOf(catalog)}\n${digestOf(registry)}\n`)
     .digest("hex");
   return {
@@ -144,8 +158,9 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
     if (header.format !== FORMAT || header.key !== key || header.endian !== endianness())
       return undefined;
     const { chunks, counts } = header.tokens;
-    if (!Array.isArray(chunks) || !Array.isArray(counts) || chunks.length !== counts.length)
+    if (header.split !== SPLIT_PATTERN || !Array.isArray(chunks) || !Array.isArray(counts))
       return undefined;
+    if (chunks.length !== counts.length) return undefined;
     // A file cut short (a damaged disk, a copy in progress) is no index: rebuild it.
     const end = Math.max(...Object.values(header.sections).map(([o, , b]) => o + b));
     if (statSync(path).size < end) return undefined;
@@ -238,6 +253,7 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     entities: index.entities,
     terms: index.terms,
     tokens: cached.tokens,
+    split: SPLIT_PATTERN,
     sections: Object.fromEntries(
       Object.entries(relative).map(([n, [o, l, b]]) => [n, [base + o, l, b]]),
     ),

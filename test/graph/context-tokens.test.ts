@@ -6,6 +6,7 @@
  */
 import fc from "fast-check";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
+import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { describe, expect, it } from "vitest";
 import { answerTexts, contextFromIndex } from "../../src/core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
@@ -16,7 +17,7 @@ import {
 } from "../../src/core/graph/context-tokens.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
-import { countTokens, splitTokens } from "../../src/graph/tokens.js";
+import { countTokens, SPLIT_PATTERN, splitTokens } from "../../src/graph/tokens.js";
 
 const FRAGMENTS = [
   "planner",
@@ -104,6 +105,11 @@ function memoOf(learnings: LinkedLearning[]): { reader: ContextIndexReader; memo
 }
 
 describe("token counts remembered with the context index", () => {
+  it("split texts with the tokenizer's own pattern", () => {
+    expect(new RegExp(SPLIT_PATTERN, "gu").source).toBe(CL100K_TOKEN_SPLIT_REGEX.source);
+    expect(CL100K_TOKEN_SPLIT_REGEX.flags).toBe("gu");
+  });
+
   it("count every text an answer is made of as the tokenizer does, and every answer too", () => {
     fc.assert(
       fc.property(

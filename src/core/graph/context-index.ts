@@ -1,4 +1,4 @@
-import { tokenize } from "../recall/recall.js";
+import { tokenize } from "../recall/tokenize.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 

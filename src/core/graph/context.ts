@@ -1,4 +1,4 @@
-import { tokenize } from "../recall/recall.js";
+import { tokenize } from "../recall/tokenize.js";
 import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
