@@ -1,7 +1,7 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { answerTexts, type ContextItem, contextFromIndex } from "../core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
-import { buildTokenMemo, memoCounter } from "../core/graph/context-tokens.js";
+import { buildTokenMemo, memoCounter, type TokenMemo } from "../core/graph/context-tokens.js";
 import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
 import type { Env } from "../github/client.js";
@@ -51,6 +51,19 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
   return cached;
 }
 
+// The tokenizer's counts, remembered with the index; the tokenizer itself only for a text
+// holding a piece memory never held (a topic word found nowhere in it). One counter per
+// memo, so a long-lived process builds its lookup table once.
+const counters = new WeakMap<TokenMemo, (text: string) => number>();
+function counterOf(tokens: TokenMemo): (text: string) => number {
+  let counter = counters.get(tokens);
+  if (counter === undefined) {
+    counter = memoCounter(tokens, splitTokens, countTokens);
+    counters.set(tokens, counter);
+  }
+  return counter;
+}
+
 function scopeLineOf(ctx: RepoContext, memory: MemoryVersion): string {
   return `engram memory of ${ctx.repoDir}, version ${memory.memory_version}, tiers lt+st, local only`;
 }
@@ -66,9 +79,7 @@ export async function topicContext(
     topic,
     maxTokens: options.maxTokens,
     type: options.type,
-    // The tokenizer's counts, remembered with the index; the tokenizer itself only for a
-    // text holding a piece memory never held (a topic word found nowhere in it).
-    countTokens: memoCounter(tokens, splitTokens, countTokens),
+    countTokens: counterOf(tokens),
     scopeLine: scopeLineOf(ctx, memory),
   });
   const status =
