@@ -281,3 +281,28 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
 function align(n: number): number {
   return (n + 3) & ~3;
 }
+
+/**
+ * The tokenizer's one-token words (`singleTokenWords`), kept beside the index: read only when
+ * a topic holds a piece the index's memo lacks. Its first line names the pattern the words
+ * were checked with; another pattern, another table.
+ */
+function wordsPath(ctx: RepoContext): string {
+  return join(ctx.paths.root, "graph", "words.txt");
+}
+
+const WORDS_FORMAT = `engram-token-words/1 ${SPLIT_PATTERN}`;
+
+export function readTokenWords(ctx: RepoContext): string[] | undefined {
+  try {
+    const lines = readFileSync(wordsPath(ctx), "utf8").split("\n");
+    return lines[0] === WORDS_FORMAT ? lines.slice(1) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeTokenWords(ctx: RepoContext, words: readonly string[]): void {
+  mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+  writeFileAtomicSync(wordsPath(ctx), [WORDS_FORMAT, ...words].join("\n"));
+}

@@ -1,6 +1,10 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { answerTexts, type ContextItem, contextFromIndex } from "../core/graph/context.js";
-import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
+import {
+  buildContextIndex,
+  ContextIndexReader,
+  indexInSorted,
+} from "../core/graph/context-index.js";
 import { buildTokenMemo, memoCounter, type TokenMemo } from "../core/graph/context-tokens.js";
 import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
@@ -9,10 +13,12 @@ import {
   type CachedIndex,
   contextIndexKey,
   readContextIndex,
+  readTokenWords,
   writeContextIndex,
+  writeTokenWords,
 } from "./context-cache.js";
 import { learningScope, type MemoryScope, type MemoryVersion, versionOf } from "./scope.js";
-import { countTokens, splitTokens, TOKENIZER } from "./tokens.js";
+import { countTokens, singleTokenWords, splitTokens, TOKENIZER } from "./tokens.js";
 
 export interface TopicContext {
   status: "found" | "no_match" | "memory_empty";
@@ -43,6 +49,7 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
     const index = buildContextIndex(graph.learnings);
     const texts = answerTexts(new ContextIndexReader(index), scopeLineOf(ctx, memory));
     cached = { key, memory, index, tokens: buildTokenMemo(texts, splitTokens, countTokens) };
+    if (readTokenWords(ctx) === undefined) writeTokenWords(ctx, singleTokenWords());
     // Stored only when memory did not change while it was read: the key must name its content.
     if (contextIndexKey(ctx).key === key) writeContextIndex(ctx, cached);
   }
@@ -51,14 +58,19 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
   return cached;
 }
 
-// The tokenizer's counts, remembered with the index; the tokenizer itself only for a text
-// holding a piece memory never held (a topic word found nowhere in it). One counter per
-// memo, so a long-lived process builds its lookup table once.
+// The tokenizer's counts, remembered with the index, then its one-token words; the tokenizer
+// itself only for a text holding a piece neither knows (a rare topic word found nowhere in
+// memory). One counter per memo, so a long-lived process builds its lookup table once.
 const counters = new WeakMap<TokenMemo, (text: string) => number>();
-function counterOf(tokens: TokenMemo): (text: string) => number {
+function counterOf(ctx: RepoContext, tokens: TokenMemo): (text: string) => number {
   let counter = counters.get(tokens);
   if (counter === undefined) {
-    counter = memoCounter(tokens, splitTokens, countTokens);
+    let words: readonly string[] | undefined;
+    const single = (piece: string) => {
+      words ??= readTokenWords(ctx) ?? [];
+      return indexInSorted(words, piece) >= 0;
+    };
+    counter = memoCounter(tokens, splitTokens, countTokens, single);
     counters.set(tokens, counter);
   }
   return counter;
@@ -79,7 +91,7 @@ export async function topicContext(
     topic,
     maxTokens: options.maxTokens,
     type: options.type,
-    countTokens: counterOf(tokens),
+    countTokens: counterOf(ctx, tokens),
     scopeLine: scopeLineOf(ctx, memory),
   });
   const status =

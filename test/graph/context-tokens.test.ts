@@ -17,7 +17,12 @@ import {
 } from "../../src/core/graph/context-tokens.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
-import { countTokens, SPLIT_PATTERN, splitTokens } from "../../src/graph/tokens.js";
+import {
+  countTokens,
+  SPLIT_PATTERN,
+  singleTokenWords,
+  splitTokens,
+} from "../../src/graph/tokens.js";
 
 const FRAGMENTS = [
   "planner",
@@ -176,5 +181,26 @@ describe("token counts remembered with the context index", () => {
     expect(counted(unseen)).toBe(encode(unseen).length);
     expect(counted("a <|endoftext")).toBe(encode("a <|endoftext").length);
     expect(asked).toEqual([unseen, "a <|endoftext"]);
+  });
+
+  it("counts a topic word memory never held from the tokenizer's one-token words", () => {
+    const words = singleTokenWords();
+    expect(words.length).toBeGreaterThan(10_000);
+    for (const w of words.filter((_, k) => k % 97 === 0)) expect(encode(w).length).toBe(1);
+    const { memo } = memoOf(fc.sample(learningArb, { numRuns: 10, seed: 3 }));
+    const known = new Set(words);
+    const asked: string[] = [];
+    const counted = memoCounter(
+      memo,
+      splitTokens,
+      (t) => {
+        asked.push(t);
+        return countTokens(t);
+      },
+      (piece) => known.has(piece),
+    );
+    const header = "## Memory: why quantum\n";
+    expect(counted(header)).toBe(encode(header).length);
+    expect(asked).toEqual([]);
   });
 });

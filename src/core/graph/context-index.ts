@@ -152,7 +152,8 @@ function slice(p: Postings, i: number): Uint32Array {
   return p.refs.subarray(p.offsets[i], p.offsets[i + 1]);
 }
 
-function find(sorted: readonly string[], key: string): number {
+/** Where `key` is in `sorted` (code-unit order), or -1. */
+export function indexInSorted(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length - 1;
   while (lo <= hi) {
@@ -217,7 +218,7 @@ export class ContextIndexReader {
   }
 
   withTerm(term: string): Uint32Array {
-    const t = find(this.index.terms, term);
+    const t = indexInSorted(this.index.terms, term);
     const p = this.index.termLearnings;
     return t < 0 ? EMPTY : p.read(p.offsets[t] as number, p.offsets[t + 1] as number);
   }

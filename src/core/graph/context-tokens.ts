@@ -50,12 +50,15 @@ export function buildTokenMemo(
 
 /**
  * A counter that adds the memo's counts and asks `live` (the tokenizer, loaded only then)
- * for a text holding a piece the memo lacks or a special token's opening.
+ * for a text holding a piece the memo lacks or a special token's opening. `single`, when
+ * given, tells a piece the memo lacks that the tokenizer encodes as one token (a word of its
+ * vocabulary, which it counts as 1 without encoding).
  */
 export function memoCounter(
   memo: TokenMemo,
   split: SplitTokens,
   live: (text: string) => number,
+  single: (piece: string) => boolean = () => false,
 ): (text: string) => number {
   let known: Map<string, number> | undefined;
   return (text) => {
@@ -67,7 +70,7 @@ export function memoCounter(
     }
     let total = 0;
     for (const piece of split(text)) {
-      const n = known.get(piece);
+      const n = known.get(piece) ?? (single(piece) ? 1 : undefined);
       if (n === undefined) return live(text);
       total += n;
     }
