@@ -9,8 +9,8 @@ import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import { GroupCommit, type HubPause } from "./hub-commit.js";
 import {
-  ackThrough,
   type Connection,
   closeAll,
   JUDGE_EVERY_MS,
@@ -45,8 +45,8 @@ import {
  * The Director side of the TCP agent bus. One process holds the Director state and is the
  * only writer of the buffer; every line from every connection goes through the same Ingestor
  * as `director ingest` (redaction, dedup by event_id, quarantine). Lines read in one turn of
- * the event loop, from all connections, are one group commit: one journal fsync, then each
- * connection is acknowledged for exactly the messages that batch made durable.
+ * the event loop, from all connections, are one group commit (`GroupCommit`): one journal
+ * fsync, then each connection is acknowledged for exactly the messages that batch made durable.
  */
 export class TcpHub {
   private server: Server | undefined;
@@ -54,10 +54,9 @@ export class TcpHub {
   private readonly ingestor: HubIntake;
   private readonly redactor: Redactor;
   private readonly judge: MainJudge;
-  private readonly quarantine: QuarantineRecord[] = [];
-  private readonly touched = new Set<Connection>();
-  private commitScheduled = false;
-  private cycleRunning: Promise<void> | undefined;
+  private readonly commits: GroupCommit;
+  /** Set while a cycle, or a commit making room, holds the buffer: reading is paused. */
+  private readonly pause: HubPause = { running: undefined };
   private cycleTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private catalog: Catalog | undefined;
@@ -87,6 +86,17 @@ export class TcpHub {
     this.ingestor = parts.intake;
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
+    this.commits = new GroupCommit({
+      conns: this.conns,
+      intake: this.ingestor,
+      quarantinePath: ctx.paths.quarantine,
+      pause: this.pause,
+      stats: this.stats,
+      failed: () => this.failure !== undefined,
+      stopping: () => this.stopping !== undefined,
+      fail: (error) => this.fail(error),
+      announceRoomMade: () => this.announceRoomMade(),
+    });
     this.failed = new Promise((resolve) => {
       this.fail = (error) => {
         if (this.failure === undefined) this.failure = error ?? new Error("hub failed");
@@ -155,9 +165,9 @@ export class TcpHub {
       if (this.server?.listening) this.server.close(() => resolve());
       else resolve();
     });
-    await this.cycleRunning;
+    await this.pause.running;
     pauseAll(this.conns);
-    if (this.failure === undefined) await this.commit();
+    if (this.failure === undefined) await this.commits.commit();
     await closeAll(this.conns);
     await closed;
   }
@@ -171,7 +181,7 @@ export class TcpHub {
     const conn = openConnection(socket, this.ctx.config.agent_bus.max_message_bytes);
     this.conns.add(conn);
     this.stats.connections++;
-    if (this.cycleRunning) socket.pause();
+    if (this.pause.running) socket.pause();
     const frames: Frame[] = [];
     socket.on("data", (chunk: Buffer) => {
       conn.lastHeard = Date.now();
@@ -258,7 +268,7 @@ export class TcpHub {
     const verdict = await this.judgeQuietly(view);
     const expected = await this.judge.expected().catch(() => undefined);
     // Messages behind the hello must not reach the buffer while a cycle holds it.
-    while (this.cycleRunning) await this.cycleRunning;
+    while (this.pause.running) await this.pause.running;
     if (conn.state === "closed" || this.stopping) return;
     const catalog = this.catalog as Catalog;
     const catalogExpected = expected?.catalogHash ?? catalog.hash;
@@ -314,7 +324,7 @@ export class TcpHub {
         },
         this.redactor,
       );
-      this.quarantine.push(record);
+      this.commits.quarantined(record);
       this.extra.quarantined++;
       this.extra.redacted += redactions;
     } else {
@@ -323,8 +333,7 @@ export class TcpHub {
       if (frame.text.includes(`"${MSG.heartbeat}"`)) this.onHeartbeat(conn, frame.text);
     }
     conn.pendingThrough = seq;
-    this.touched.add(conn);
-    this.scheduleCommit();
+    this.commits.took(conn);
   }
 
   private onHeartbeat(conn: Connection, text: string): void {
@@ -361,54 +370,6 @@ export class TcpHub {
     }
   }
 
-  private scheduleCommit(): void {
-    if (this.commitScheduled || this.cycleRunning) return;
-    this.commitScheduled = true;
-    // After the I/O phase: everything read from every connection in this turn is one batch.
-    setImmediate(() => this.commit());
-  }
-
-  /**
-   * The group commit: one fsync of the journal (and quarantine), then the acks. A batch that
-   * would pass the buffer's hard budgets first makes room (a compaction): reading pauses as
-   * for a cycle, and the returned promise settles once the batch is stored and acknowledged.
-   */
-  private commit(): Promise<void> | undefined {
-    this.commitScheduled = false;
-    if (this.cycleRunning || this.failure !== undefined) return undefined;
-    if (this.touched.size > 0) this.stats.commits++;
-    // What this commit stores: lines read while it makes room wait for the next one.
-    const through = new Map([...this.touched].map((conn) => [conn, conn.pendingThrough]));
-    this.touched.clear();
-    let making: Promise<void> | undefined;
-    try {
-      making = this.ingestor.flush();
-    } catch (error) {
-      // Nothing of this batch is acknowledged; workers resend to the next hub.
-      this.fail(error);
-      return undefined;
-    }
-    if (making === undefined) {
-      this.acknowledge(through);
-      return undefined;
-    }
-    pauseAll(this.conns);
-    const run: Promise<void> = making
-      .then(async () => {
-        this.acknowledge(through);
-        await this.announceRoomMade();
-        // A cycle or a shutdown that started this commit goes on with the connections itself.
-        if (this.cycleRunning !== run) return;
-        this.cycleRunning = undefined;
-        if (this.failure !== undefined || this.stopping) return;
-        resumeAll(this.conns);
-        if (this.touched.size > 0) this.scheduleCommit();
-      })
-      .catch((error: unknown) => this.fail(error));
-    this.cycleRunning = run;
-    return run;
-  }
-
   /** Workers hear of the engrams a compaction for room wrote, as after a cycle. */
   private async announceRoomMade(): Promise<void> {
     const before = this.catalog;
@@ -417,21 +378,8 @@ export class TcpHub {
     if (written.length > 0) this.broadcast({ written });
   }
 
-  /** After the journal fsync: the quarantine, then the acks of what was stored. */
-  private acknowledge(through: ReadonlyMap<Connection, number>): void {
-    try {
-      if (this.quarantine.length > 0) {
-        appendQuarantine(this.ctx.paths.quarantine, this.quarantine.splice(0));
-      }
-    } catch (error) {
-      this.fail(error);
-      return;
-    }
-    this.stats.acknowledged += ackThrough(through);
-  }
-
   private dropSilent(ttlMs: number): void {
-    if (this.cycleRunning) return;
+    if (this.pause.running) return;
     const now = Date.now();
     for (const conn of this.conns) {
       if (now - conn.lastHeard > ttlMs) {
@@ -447,7 +395,7 @@ export class TcpHub {
     const cycles = this.parts.cycles;
     if (seconds <= 0 || !cycles || this.stopping) return;
     this.cycleTimer = setTimeout(() => {
-      this.cycleRunning = this.cycle(cycles);
+      this.pause.running = this.cycle(cycles);
     }, seconds * 1000);
   }
 
@@ -456,7 +404,7 @@ export class TcpHub {
    * committed, the cycle runs on the buffer this hub holds, then workers hear what changed.
    */
   private async cycle(cycles: HubCycleRunner): Promise<void> {
-    const making = this.commit();
+    const making = this.commits.commit();
     pauseAll(this.conns);
     let result: { written: readonly string[] };
     try {
@@ -470,7 +418,7 @@ export class TcpHub {
       this.fail(error);
       return;
     } finally {
-      this.cycleRunning = undefined;
+      this.pause.running = undefined;
     }
     resumeAll(this.conns);
     this.broadcast(result);

@@ -1,4 +1,5 @@
 import { UsageError } from "../errors.js";
+import { WRITE_FLAGS, type WriteFlag, writeUsageLines } from "../sessions/write-flags.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 
@@ -27,10 +28,7 @@ export const session: Command = {
     "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show or list them, end one (its whole buffer goes to the Director as one delivery, consolidated by the next `director run` as one new version) or discard it (nothing is sent).",
   usage: [
     "worker session start [--name NAME] [--json]",
-    "       worker session write --session ID --kind episode --text T --outcome O --confidence X [--privacy P]",
-    "       worker session write --session ID --kind fact|lesson|convention|decision --text T --confidence X [--rationale R] [--privacy P]",
-    "       worker session write --session ID --kind state --key K --value JSON",
-    "       worker session write --session ID --kind core --key K --value JSON --confidence X",
+    ...writeUsageLines("       worker session write --session ID"),
     "       worker session show ID [--json] | worker session list [--json] | worker session discard ID",
     "       worker session end ID [--bus URL] [--worker ID] [--run-id ID] [--json]",
   ].join("\n"),
@@ -43,21 +41,9 @@ export const session: Command = {
       value: "KIND",
       description: "write: episode | fact | lesson | convention | decision | state | core",
     },
-    text: { type: "string", value: "TEXT", description: "write: what happened or was learned" },
-    rationale: { type: "string", value: "TEXT", description: "write: why (knowledge kinds)" },
-    confidence: { type: "string", value: "0..1", description: "write: how sure the agent is" },
-    outcome: {
-      type: "string",
-      value: "O",
-      description: "write (episode): success | partial | failure | abandoned",
-    },
-    key: { type: "string", value: "K", description: "write (state, core): the document key" },
-    value: { type: "string", value: "JSON", description: "write (state, core): its new value" },
-    privacy: {
-      type: "string",
-      value: "P",
-      description: "write: public | private (default) | sensitive (sealed before it is stored)",
-    },
+    ...Object.fromEntries(
+      Object.entries(WRITE_FLAGS).map(([flag, f]) => [flag, { type: "string", ...f }]),
+    ),
   },
   positionals: [1, 2],
   async run(args) {
@@ -84,15 +70,11 @@ export const session: Command = {
         if (id === undefined) throw new UsageError("--session is required");
         const kind = stringOption(args, "kind");
         if (kind === undefined) throw new UsageError("--kind is required");
+        const flags = Object.keys(WRITE_FLAGS) as WriteFlag[];
         const item = await s.writeToSession(ctx, id, {
           kind,
-          text: stringOption(args, "text"),
-          rationale: stringOption(args, "rationale"),
+          ...Object.fromEntries(flags.map((f) => [f, stringOption(args, f)])),
           confidence: numberOption(args, "confidence"),
-          outcome: stringOption(args, "outcome"),
-          key: stringOption(args, "key"),
-          value: stringOption(args, "value"),
-          privacy: stringOption(args, "privacy"),
         });
         return {
           json: { session_id: id, ...item },

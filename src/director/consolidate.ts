@@ -1,11 +1,13 @@
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { learningsOf } from "../core/graph/learnings.js";
 import type { FocusDocuments } from "../core/rendering/focus.js";
 import { focusCandidates } from "../core/rendering/focus.js";
 import type { SessionReport } from "../core/versions/consolidate.js";
 import { loadMaster } from "../core/versions/documents.js";
-import type { SessionItem } from "../core/versions/items.js";
+import { KNOWLEDGE_KINDS, type SessionItem } from "../core/versions/items.js";
 import { parseVersionLog, VERSION_LOG_PATH, type VersionRecord } from "../core/versions/log.js";
+import { type KnowledgeRecord, knowledgeFromLearnings } from "../core/versions/master.js";
 import {
   type EndedSession,
   focusDocumentsOf,
@@ -107,6 +109,26 @@ async function readDocuments(repoDir: string, catalog: Catalog, kinds?: Readonly
   return texts;
 }
 
+/**
+ * The learnings every engram of the catalog holds, when a session may restate one (a
+ * knowledge item with a text): the claims a duplicate raises the evidence of.
+ */
+async function engramLearnings(
+  ctx: RepoContext,
+  catalog: Catalog,
+  sessions: readonly EndedSession[],
+): Promise<KnowledgeRecord[]> {
+  const kinds = new Set<string>(KNOWLEDGE_KINDS);
+  const restates = sessions.some((s) =>
+    s.items.some((i) => kinds.has(i.kind) && i.text !== undefined),
+  );
+  if (!restates || ctx.config.sessions.knowledge === "off" || catalog.entries.length === 0) {
+    return [];
+  }
+  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  return knowledgeFromLearnings(learningsOf([...engrams.values()]), catalog.catalog_version);
+}
+
 /** The core and state documents MEMORY.md shows; undefined when the catalog lists none. */
 export async function loadFocusDocuments(
   repoDir: string,
@@ -146,6 +168,8 @@ export async function consolidateEndedSessions(
     ...(memory.memory_md_update_cadence !== "on_merge" && buffer.meta.focus_now !== undefined
       ? { now: buffer.meta.focus_now }
       : {}),
+    // Sessions write no engrams: the learnings are the same for every step of the run.
+    learnings: await engramLearnings(ctx, catalog, whole),
   };
   let state: StepState = {
     catalog,

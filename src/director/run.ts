@@ -218,6 +218,7 @@ async function cycle(
     asOf,
     ...(nowSection !== undefined ? { now: nowSection } : {}),
     registry,
+    lastBatch: buffer.meta.compacted_batch,
   });
   const planned = {
     ...base,
@@ -261,6 +262,8 @@ async function cycle(
     deletes: plan.deletes,
     meta: {
       ...(slice.length > 0 ? { last_compaction_at: now } : {}),
+      // With the files, in one intent: a run whose end is lost leaves the record as it was.
+      ...(plan.batch !== undefined ? { compacted_batch: plan.batch } : {}),
       recall_counts: recallCounts,
       compacted_events: buffer.meta.compacted_events + slice.length,
       recall_checked_seq: buffer.meta.last_seq,

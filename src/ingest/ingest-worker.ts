@@ -1,6 +1,12 @@
 import { parentPort, workerData } from "node:worker_threads";
 import { createRedactor } from "../core/ingest/redact.js";
-import { normalizeBatch, packOutcomes, splitLines } from "./normalize-batch.js";
+import {
+  type LineOutcome,
+  loadEnvelopeSchemas,
+  normalizeBatch,
+  packOutcomes,
+  splitLines,
+} from "./normalize-batch.js";
 
 /** A worker thread of the ingest pool: chunks of NDJSON in, packed outcomes out. */
 interface Settings {
@@ -21,13 +27,18 @@ const redactor = createRedactor(settings.patterns);
 const sealKey =
   settings.sealKeyHex === undefined ? undefined : Buffer.from(settings.sealKeyHex, "hex");
 
-parentPort?.on("message", (job: Job) => {
+parentPort?.on("message", async (job: Job) => {
   const lines = splitLines(job.text, job.firstLine, job.source);
-  const outcomes = normalizeBatch(lines, {
+  const batch = {
     receivedAt: job.receivedAt,
     maxMessageBytes: settings.maxMessageBytes,
     redactor,
     sealKey,
-  });
+  };
+  let outcomes = normalizeBatch(lines, batch);
+  if (outcomes === undefined) {
+    await loadEnvelopeSchemas();
+    outcomes = normalizeBatch(lines, batch) as LineOutcome[];
+  }
   parentPort?.postMessage({ id: job.id, packed: packOutcomes(outcomes, job.receivedAt) });
 });

@@ -17,6 +17,7 @@ import { zeroCounts } from "./counts.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
+  loadEnvelopeSchemas,
   normalizeBatch,
   type PackedOutcomes,
   splitLines,
@@ -70,6 +71,11 @@ export function ingestorFor(
 
 /** Lines per group commit: one journal write and one fsync for each batch. */
 const BATCH_LINES = 4096;
+/**
+ * Lines per journal write while reading a large input on this thread: few events alive at
+ * once keeps the garbage collector's copying small. Their fsync still comes per BATCH_LINES.
+ */
+const WRITE_LINES = 1024;
 /** Characters per chunk of a large input: one worker job, one group commit. */
 const CHUNK_CHARS = 1024 * 1024;
 /** A file this large starts the worker threads at once. */
@@ -79,9 +85,17 @@ const CHUNKS_BEFORE_POOL = 2;
 
 export type { InputLine };
 
+interface TakenBatch {
+  events: SerializedEvent[];
+  quarantine: QuarantineRecord[];
+  quarantineRedactions: number;
+}
+const NEEDS_SCHEMAS = Symbol("needs-schemas");
+
 /**
- * Normalizes and stores lines in batches. Counts come back only for batches whose journal
- * write was fsynced: "accepted" means durable. Bad lines go to the quarantine with their
+ * Normalizes and stores lines in batches. "Accepted" means durable: a large input read on
+ * this thread is written in small batches and fsynced per group of them, and `drain()`
+ * fsyncs the rest before it returns, so counts are read after it. Bad lines go to the quarantine with their
  * source, line number and reason; nothing stops the batch. Given a pool factory, a large
  * input is normalized by worker threads; results are still applied in input order.
  */
@@ -96,6 +110,10 @@ export class Ingestor {
   private pool: IngestPool | undefined;
   private chunks = 0;
   private storing: Promise<void> = Promise.resolve();
+  /** Lines stored by `commit(false)` since the journal's last fsync. */
+  private unsyncedLines = 0;
+  /** Quarantine records of those lines: written with the fsync, in one append. */
+  private heldQuarantine: QuarantineRecord[] = [];
 
   constructor(
     private readonly target: IngestTarget,
@@ -127,8 +145,10 @@ export class Ingestor {
     this.chunks++;
     if (this.chunks > CHUNKS_BEFORE_POOL) await this.startPool();
     if (!this.pool) {
-      for (const line of splitLines(text, firstLine, source)) this.push(line);
-      if (this.batch.length >= BATCH_LINES) await this.commit();
+      for (const line of splitLines(text, firstLine, source)) {
+        this.push(line);
+        if (this.batch.length >= WRITE_LINES) await this.commit(false);
+      }
       return;
     }
     this.inFlight.push(this.pool.run(text, firstLine, source, receiptTime()));
@@ -140,13 +160,17 @@ export class Ingestor {
   /**
    * Stores everything queued, within the buffer's hard budgets: an event that would pass
    * them first compacts the oldest slice, as a cycle does. When this returns, every accepted
-   * event is durable.
+   * event is durable, unless `durable` is false (a large input's small batches): then the
+   * fsync waits until BATCH_LINES lines are written, or for the next durable commit.
    */
-  commit(): Promise<void> {
+  commit(durable = true): Promise<void> {
     // One at a time: a commit that compacts must not have another append under it.
     const run = this.storing.then(async () => {
-      const taken = this.takeBatch();
-      if (taken) await this.store(taken.events, taken.quarantine, taken.quarantineRedactions);
+      const taken = await this.takeBatchLoading();
+      if (taken) {
+        await this.store(taken.events, taken.quarantine, taken.quarantineRedactions, durable);
+      }
+      if (durable || this.unsyncedLines >= BATCH_LINES) this.syncBuffer();
     });
     this.storing = run.catch(() => {});
     return run;
@@ -162,6 +186,7 @@ export class Ingestor {
   flush(): Promise<void> | undefined {
     const taken = this.takeBatch();
     if (!taken) return undefined;
+    if (taken === NEEDS_SCHEMAS) return this.commit();
     const { buffer, room } = this.target;
     if (!room || buffer.fitting(taken.events, 0, room.limits) === taken.events.length) {
       this.storeAll(taken.events, taken.quarantine, taken.quarantineRedactions);
@@ -175,10 +200,12 @@ export class Ingestor {
   }
 
   /** Normalizes the queued lines on this thread: no packing, which pays off only between threads. */
-  private takeBatch() {
+  private takeBatch(): TakenBatch | typeof NEEDS_SCHEMAS | undefined {
     if (this.batch.length === 0) return undefined;
     const receivedAt = receiptTime();
     const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
+    // The batch stays queued until the schemas are loaded.
+    if (outcomes === undefined) return NEEDS_SCHEMAS;
     this.batch = [];
     const events: SerializedEvent[] = [];
     const quarantine: QuarantineRecord[] = [];
@@ -194,6 +221,14 @@ export class Ingestor {
       }
     }
     return { events, quarantine, quarantineRedactions };
+  }
+
+  /** `takeBatch`, loading the zod schemas first when a line needs them. */
+  private async takeBatchLoading(): Promise<TakenBatch | undefined> {
+    const taken = this.takeBatch();
+    if (taken !== NEEDS_SCHEMAS) return taken;
+    await loadEnvelopeSchemas();
+    return this.takeBatch() as TakenBatch | undefined;
   }
 
   /** Like `commit`, and waits for the chunks still in worker threads. */
@@ -241,9 +276,12 @@ export class Ingestor {
 
   /** Records rejected lines, each line of a source once however often it is read. */
   private quarantine(records: readonly QuarantineRecord[]): void {
-    if (records.length === 0) return;
+    // Those held by small batches go first: the file keeps the input's order.
+    const all = this.heldQuarantine.length > 0 ? [...this.heldQuarantine, ...records] : records;
+    this.heldQuarantine = [];
+    if (all.length === 0) return;
     this.quarantined ??= quarantineKeys(this.target.quarantinePath);
-    appendQuarantine(this.target.quarantinePath, records, this.quarantined);
+    appendQuarantine(this.target.quarantinePath, all, this.quarantined);
   }
 
   private apply(packed: PackedOutcomes): Promise<void> {
@@ -261,10 +299,12 @@ export class Ingestor {
     events: readonly SerializedEvent[],
     quarantine: readonly QuarantineRecord[],
     quarantineRedactions: number,
+    durable = true,
   ): Promise<void> {
     const { buffer, room } = this.target;
+    if (!durable) this.unsyncedLines += events.length;
     if (!room) {
-      this.storeAll(events, quarantine, quarantineRedactions);
+      this.storeAll(events, quarantine, quarantineRedactions, durable);
       return;
     }
     const added: SerializedEvent[] = [];
@@ -272,10 +312,12 @@ export class Ingestor {
     while (start < events.length) {
       const end = buffer.fitting(events, start, room.limits);
       if (end > start) {
-        for (const event of buffer.append(events.slice(start, end))) added.push(event);
+        for (const event of buffer.append(events.slice(start, end), durable)) added.push(event);
       }
       if (end >= events.length) break;
       const next = events[end] as SerializedEvent;
+      // A compaction works on durable events only.
+      this.syncBuffer();
       await room.make(next);
       if (buffer.fitting(events, end, room.limits) === end) {
         throw new StateError(
@@ -284,15 +326,24 @@ export class Ingestor {
       }
       start = end;
     }
-    this.count(events.length, added, quarantine, quarantineRedactions);
+    this.count(events.length, added, quarantine, quarantineRedactions, durable);
   }
 
   private storeAll(
     events: readonly SerializedEvent[],
     quarantine: readonly QuarantineRecord[],
     quarantineRedactions: number,
+    durable = true,
   ): void {
-    this.count(events.length, this.target.buffer.append(events), quarantine, quarantineRedactions);
+    const added = this.target.buffer.append(events, durable);
+    this.count(events.length, added, quarantine, quarantineRedactions, durable);
+  }
+
+  /** Fsyncs the journal, and writes the quarantine records held since the last fsync. */
+  private syncBuffer(): void {
+    this.target.buffer.sync();
+    this.unsyncedLines = 0;
+    this.quarantine([]);
   }
 
   private count(
@@ -300,8 +351,10 @@ export class Ingestor {
     added: readonly SerializedEvent[],
     quarantine: readonly QuarantineRecord[],
     quarantineRedactions: number,
+    durable = true,
   ): void {
-    this.quarantine(quarantine);
+    if (durable) this.quarantine(quarantine);
+    else for (const record of quarantine) this.heldQuarantine.push(record);
     let redacted = quarantineRedactions;
     for (const event of added) redacted += event.redactions;
     this.counts.accepted += added.length;

@@ -1,5 +1,6 @@
 import { normalizeLine, quarantineExcerpt } from "../core/ingest/normalize.js";
 import type { Redactor } from "../core/ingest/redact.js";
+import type { EnvelopeSchemas } from "../schema/envelope.js";
 import { type SerializedEvent, serializeEvent } from "../state/buffer.js";
 import { type QuarantineRecord, quarantineKey } from "../state/quarantine.js";
 
@@ -45,22 +46,35 @@ export function looksLikeWorkerNote(text: string): boolean {
   );
 }
 
+let schemas: EnvelopeSchemas | undefined;
+
+/**
+ * Loads the zod schemas of the envelopes (once per thread). A stream the quick check is sure
+ * of never needs them, and they were a good share of `director ingest`'s start-up.
+ */
+export async function loadEnvelopeSchemas(): Promise<void> {
+  schemas ??= (await import("../schema/envelope.js")).ENVELOPE_SCHEMAS;
+}
+
 /**
  * Normalizes a batch of input lines into serialized events or quarantine records, in input
- * order.
+ * order. Undefined when a line needs the zod schemas and they are not loaded yet: call
+ * `loadEnvelopeSchemas()`, then this again (normalizing has no side effects).
  */
 export function normalizeBatch(
   lines: readonly InputLine[],
   settings: BatchSettings,
-): LineOutcome[] {
+): LineOutcome[] | undefined {
   const { receivedAt, redactor } = settings;
+  const context = { ...settings, schemas };
   const out: LineOutcome[] = [];
   for (const input of lines) {
-    const result = normalizeLine(input.text, settings);
+    const result = normalizeLine(input.text, context);
     if (result.ok) {
       out.push({ ok: true, event: serializeEvent(result.event), repaired: result.repaired });
       continue;
     }
+    if (result.reason === "needs-schemas") return undefined;
     const excerpt = quarantineExcerpt(input.text, redactor);
     const note = result.reason === "invalid-envelope" && looksLikeWorkerNote(input.text);
     out.push({

@@ -268,3 +268,10 @@ export const PAYLOAD_SCHEMAS: Record<MessageType, z.ZodType<Record<string, unkno
   "bus_ack.v1": BusAckPayload,
   "session_end.v1": SessionEndPayload,
 };
+
+/**
+ * The zod schemas ingest needs for an envelope its quick check is not sure of, as one value:
+ * ingest loads this module only then, so a clean stream never pays for zod.
+ */
+export const ENVELOPE_SCHEMAS = { Envelope, PAYLOAD_SCHEMAS };
+export type EnvelopeSchemas = typeof ENVELOPE_SCHEMAS;

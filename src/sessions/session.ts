@@ -6,7 +6,6 @@ import {
   DOCUMENT_KEY_RE,
   EPISODE_OUTCOMES,
   type EpisodeOutcome,
-  KNOWLEDGE_KINDS,
   SESSION_ITEM_KINDS,
   type SessionItem,
   type SessionItemKind,
@@ -26,6 +25,7 @@ import {
   type SessionHeader,
   sessionsDir,
 } from "./store.js";
+import { FLAGS_BY_KIND, type WriteFlag } from "./write-flags.js";
 
 export interface SessionStart {
   session_id: string;
@@ -57,31 +57,9 @@ export async function startSession(ctx: RepoContext, name?: string): Promise<Ses
 }
 
 /** One write as the flags give it, before validation. */
-export interface SessionWriteInput {
-  kind: string;
-  text?: string | undefined;
-  rationale?: string | undefined;
-  confidence?: number | undefined;
-  outcome?: string | undefined;
-  key?: string | undefined;
-  value?: string | undefined;
-  privacy?: string | undefined;
-}
-
-const FLAGS_BY_KIND: Record<SessionItemKind, readonly string[]> = {
-  episode: ["text", "outcome", "confidence", "privacy"],
-  fact: ["text", "confidence", "rationale", "privacy"],
-  lesson: ["text", "confidence", "rationale", "privacy"],
-  convention: ["text", "confidence", "rationale", "privacy"],
-  decision: ["text", "confidence", "rationale", "privacy"],
-  state: ["key", "value"],
-  core: ["key", "value", "confidence"],
+export type SessionWriteInput = { kind: string; confidence?: number | undefined } & {
+  [F in Exclude<WriteFlag, "confidence">]?: string | undefined;
 };
-
-function required<T>(value: T | undefined, flag: string, kind: string): T {
-  if (value === undefined) throw new UsageError(`--${flag} is required with --kind ${kind}`);
-  return value;
-}
 
 /** Checks the flags of one write against its kind and builds the item, unsealed and unredacted. */
 export function itemFromInput(input: SessionWriteInput): Omit<SessionItem, "seq" | "written_at"> {
@@ -89,11 +67,16 @@ export function itemFromInput(input: SessionWriteInput): Omit<SessionItem, "seq"
   if (!SESSION_ITEM_KINDS.includes(kind)) {
     throw new UsageError(`--kind: expected ${SESSION_ITEM_KINDS.join(" | ")}, got "${input.kind}"`);
   }
-  const allowed = FLAGS_BY_KIND[kind];
+  const { required, optional } = FLAGS_BY_KIND[kind];
   for (const [flag, value] of Object.entries(input)) {
-    if (flag !== "kind" && value !== undefined && !allowed.includes(flag)) {
+    const taken = required.includes(flag as WriteFlag) || optional.includes(flag as WriteFlag);
+    if (flag !== "kind" && value !== undefined && !taken) {
       throw new UsageError(`--${flag} does not go with --kind ${kind}`);
     }
+  }
+  for (const flag of required) {
+    if (input[flag] === undefined)
+      throw new UsageError(`--${flag} is required with --kind ${kind}`);
   }
   if (input.confidence !== undefined && !(input.confidence >= 0 && input.confidence <= 1)) {
     throw new UsageError(`--confidence: expected a number from 0 to 1, got ${input.confidence}`);
@@ -101,44 +84,40 @@ export function itemFromInput(input: SessionWriteInput): Omit<SessionItem, "seq"
   if (input.privacy !== undefined && !["public", "private", "sensitive"].includes(input.privacy)) {
     throw new UsageError(`--privacy: expected public | private | sensitive`);
   }
+  // The table made every required flag present: the casts below only say so.
   const base = { kind, redactions: 0 };
   if (kind === "state" || kind === "core") {
-    const key = required(input.key, "key", kind);
+    const key = input.key as string;
     if (!DOCUMENT_KEY_RE.test(key)) {
       throw new UsageError(
         `--key: expected lower-case letters, digits, _ . - (at most 64, starting with a letter or digit), got "${key}"`,
       );
     }
-    const raw = required(input.value, "value", kind);
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      value = JSON.parse(input.value as string);
     } catch (error) {
       throw new UsageError(`--value: not valid JSON (${(error as Error).message})`);
     }
     if (kind === "state") return { ...base, key, value };
-    return { ...base, key, value, confidence: required(input.confidence, "confidence", kind) };
+    return { ...base, key, value, confidence: input.confidence as number };
   }
-  const text = required(input.text, "text", kind);
+  const text = input.text as string;
   if (text.trim() === "") throw new UsageError("--text: expected non-empty text");
-  const confidence = required(input.confidence, "confidence", kind);
   const common = {
     ...base,
     text,
-    confidence,
+    confidence: input.confidence as number,
     ...(input.privacy !== undefined ? { privacy: input.privacy } : {}),
   };
   if (kind === "episode") {
-    const outcome = required(input.outcome, "outcome", kind);
+    const outcome = input.outcome as string;
     if (!(EPISODE_OUTCOMES as readonly string[]).includes(outcome)) {
       throw new UsageError(`--outcome: expected ${EPISODE_OUTCOMES.join(" | ")}, got "${outcome}"`);
     }
     return { ...common, outcome: outcome as EpisodeOutcome };
   }
-  if ((KNOWLEDGE_KINDS as readonly string[]).includes(kind) && input.rationale !== undefined) {
-    return { ...common, rationale: input.rationale };
-  }
-  return common;
+  return input.rationale !== undefined ? { ...common, rationale: input.rationale } : common;
 }
 
 /**

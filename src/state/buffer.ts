@@ -11,6 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
@@ -56,6 +57,11 @@ export interface BufferMeta {
   focus_heartbeat_seq?: number;
   /** The "Now" lines MEMORY.md was last rendered with (periodic cadence keeps them). */
   focus_now?: string[];
+  /**
+   * The batch the last compaction wrote into and the engrams it held then: a slice of the
+   * same second takes them for earlier memory, not for its own.
+   */
+  compacted_batch?: BatchRecord;
 }
 
 function emptyMeta(): BufferMeta {
@@ -93,6 +99,8 @@ export class EventBuffer {
   private readonly keys = new Set<string>();
   private readonly compactedKeys: string[] = [];
   private fd: number | undefined;
+  /** Lines written and not yet fsynced. */
+  private unsynced = false;
 
   private constructor(
     private readonly paths: StatePaths,
@@ -272,8 +280,12 @@ export class EventBuffer {
    * returns, the events are durable and may be acknowledged. Events arrive serialized (the
    * normalizing may have happened in a worker thread); a key already held is skipped.
    * Returns the events added.
+   *
+   * With `sync` false the lines are written but not yet fsynced: nothing may be acknowledged
+   * until `sync()` (or a later synced append) returns. A reader of a large file writes in
+   * small batches, so that few events are alive at once, and fsyncs per group of them.
    */
-  append(items: readonly SerializedEvent[]): SerializedEvent[] {
+  append(items: readonly SerializedEvent[], sync = true): SerializedEvent[] {
     const added: SerializedEvent[] = [];
     const lines: string[] = [];
     for (const item of items) {
@@ -300,7 +312,10 @@ export class EventBuffer {
       }
       added.push(item);
     }
-    if (lines.length === 0) return added;
+    if (lines.length === 0) {
+      if (sync) this.sync();
+      return added;
+    }
     if (this.fd === undefined) {
       const existed = existsSync(this.paths.journal);
       this.fd = openSync(this.paths.journal, "a");
@@ -309,8 +324,15 @@ export class EventBuffer {
     const data = Buffer.from(lines.join(""), "utf8");
     this.totalBytes += data.length;
     writeSync(this.fd, data);
-    fsyncSync(this.fd);
+    if (sync) fsyncSync(this.fd);
+    this.unsynced = !sync;
     return added;
+  }
+
+  /** Fsyncs what `append(items, false)` wrote: from here on it may be acknowledged. */
+  sync(): void {
+    if (this.fd !== undefined && this.unsynced) fsyncSync(this.fd);
+    this.unsynced = false;
   }
 
   /**
@@ -353,6 +375,7 @@ export class EventBuffer {
   }
 
   closeJournal(): void {
+    this.sync();
     if (this.fd !== undefined) {
       closeSync(this.fd);
       this.fd = undefined;

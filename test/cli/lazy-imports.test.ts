@@ -5,7 +5,7 @@
  * with a loader hook that records every module they load (test/support/import-trace.mjs).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, childEnv, DIRECTOR_BIN, ROOT, WORKER_BIN } from "../support/bins.js";
@@ -187,6 +187,41 @@ describe("command start-up loads only what the command uses", () => {
     const lock = join(repo.dir, ".engram", "sync", "graphiti", "hook.lock");
     for (let i = 0; i < 600 && existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it("director ingest of envelopes the quick check is sure of loads no zod; a doubtful one does", () => {
+    const envelope = (n: number, payload: object) =>
+      JSON.stringify({
+        schema_version: "agentbus-envelope/v1",
+        message_type: "memory_note.v1",
+        sent_at: "2026-11-02T09:00:00.000Z",
+        sender: { role: "worker", id: "worker-1" },
+        seq: n,
+        payload,
+        event_id: `ev_lazy_${n}`,
+      });
+    const inbox = dirs.dir("engram-lazy-ingest-");
+    const clean = join(inbox, "clean.ndjson");
+    writeFileSync(clean, `${envelope(1, { kind: "fact", text: "zod stays unloaded" })}\n`);
+    const loaded = loadedBy(DIRECTOR_BIN, ["ingest", clean, "--json"]);
+    expect(loaded.some((m) => m.endsWith("/ingest/normalize-batch.js"))).toBe(true);
+    expect(loaded.filter((m) => ZOD.test(m))).toEqual([]);
+    // A confidence of the wrong type: the quick check is not sure, zod decides and names it.
+    const doubtful = join(inbox, "doubtful.ndjson");
+    writeFileSync(
+      doubtful,
+      `${envelope(2, { kind: "fact", text: "fine" })}\n${envelope(3, { kind: "fact", text: "x", confidence: "high" })}\n`,
+    );
+    const withZod = loadedBy(DIRECTOR_BIN, ["ingest", doubtful, "--json"]);
+    expect(withZod.some((m) => ZOD.test(m))).toBe(true);
+    const quarantine = readFileSync(join(repo.dir, ".engram", "quarantine.ndjson"), "utf8");
+    const records = quarantine
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { line: number; detail: string });
+    expect(records.filter((r) => r.line === 2).map((r) => r.detail.split(":")[0])).toEqual([
+      "payload.confidence",
+    ]);
   });
 
   it("director status loads no git library, GitHub, NATS or zod", () => {

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { compactSlice } from "../../src/core/compaction/compact.js";
 import { bodyLinker } from "../../src/core/compaction/pack.js";
-import { planCycle } from "../../src/core/compaction/plan.js";
+import { type BatchRecord, planCycle } from "../../src/core/compaction/plan.js";
 import { knownClaims } from "../../src/core/graph/claims.js";
 import { capEntities, entityMatcher, linkLearning } from "../../src/core/graph/entities.js";
 import { type Learning, learningId, learningsOf } from "../../src/core/graph/learnings.js";
 import { emptyCatalog, serializeEngram } from "../../src/core/model/engram.js";
 import { defaultConfig, type MemoryConfig } from "../../src/schema/config.js";
-import { Engram } from "../../src/schema/engram.js";
+import { type Catalog, Engram } from "../../src/schema/engram.js";
 import type { MemoryEvent } from "../../src/schema/memory-event.js";
 import { Registry } from "../../src/schema/registry.js";
 import { memoryEvent } from "./engine-fixtures.js";
@@ -35,11 +35,15 @@ function slice(from: number, texts: string[], fields: Partial<MemoryEvent> = {})
   );
 }
 
-/** Cycles over slices as the Director runs them: each plan sees the engrams before it. */
-function cycles(slices: MemoryEvent[][], over: Partial<MemoryConfig> = {}) {
-  let catalog = emptyCatalog();
-  const engrams = new Map<string, Engram>();
+/**
+ * Cycles over slices as the Director runs them: each plan sees the engrams before it, and
+ * the batch record the last one left (as the buffer's meta carries it).
+ */
+function cycles(slices: MemoryEvent[][], over: Partial<MemoryConfig> = {}, from = start()) {
+  let { catalog, lastBatch } = from;
+  const engrams = new Map(from.engrams);
   const plans = [];
+  const states = [];
   for (const events of slices) {
     const plan = planCycle({
       slice: events,
@@ -49,12 +53,25 @@ function cycles(slices: MemoryEvent[][], over: Partial<MemoryConfig> = {}) {
       memory: memory(over),
       asOf: events[events.length - 1]?.received_at as string,
       registry,
+      lastBatch,
     });
     for (const e of plan.written) engrams.set(e.engram_id, e);
     catalog = plan.catalog;
+    lastBatch = plan.batch ?? lastBatch;
     plans.push(plan);
+    states.push({ catalog, engrams: new Map(engrams), lastBatch });
   }
-  return { plans, engrams };
+  return { plans, engrams, states };
+}
+
+interface CycleState {
+  catalog: Catalog;
+  engrams: ReadonlyMap<string, Engram>;
+  lastBatch: BatchRecord | undefined;
+}
+
+function start(): CycleState {
+  return { catalog: emptyCatalog(), engrams: new Map(), lastBatch: undefined };
 }
 
 describe("entity ids in engram files", () => {
@@ -177,15 +194,50 @@ describe("dedup before create", () => {
     expect(lt.promotion?.reasons[0]).toMatch(/^repeated in 3 engrams/);
   });
 
+  it("raises the evidence of a claim written by a cycle of the same second", () => {
+    // One fixed second for both cycles, as under one SOURCE_DATE_EPOCH: one batch.
+    const at = { received_at: "2026-11-22T10:00:01.000Z" };
+    const { plans } = cycles([
+      slice(1, ["Pin the Node version in CI"], at),
+      slice(2, ["pin the node version in CI"], at),
+    ]);
+    const [first, second] = plans.map((p) => p.written[0] as Engram);
+    expect(second?.version).toBe(first?.version);
+    expect(second?.facts).toEqual([]);
+    expect(second?.evidence).toEqual({ [learningId("Pin the Node version in CI")]: 1 });
+    expect(plans[1]?.batch).toEqual({
+      version: first?.version,
+      engrams: [first?.engram_id, second?.engram_id].sort(),
+    });
+  });
+
+  it("compacts a slice whose run's end was lost to the same engrams, in a shared second too", () => {
+    const at = { received_at: "2026-11-22T10:00:01.000Z" };
+    const earlier = slice(1, ["Pin the Node version in CI"], at);
+    const lost = slice(2, ["pin the node version in CI", "Cache the npm folder"], at);
+    const { plans, states } = cycles([earlier, lost]);
+    // The memory files of the lost run survived (a pushed branch), its state did not: the
+    // slice is compacted again with the record the earlier cycle left.
+    const before = states[0] as CycleState;
+    const after = states[1] as CycleState;
+    const { plans: again } = cycles([lost], {}, { ...after, lastBatch: before.lastBatch });
+    expect(again[0]?.written).toEqual([]);
+    expect(again[0]?.catalogChanged).toBe(false);
+    expect(again[0]?.catalog.hash).toBe(plans[1]?.catalog.hash);
+    // Without the record, the earlier cycle's engram would be left out too: a restated claim.
+    const { plans: blind } = cycles([lost], {}, { ...before, lastBatch: undefined });
+    expect(blind[0]?.written[0]?.facts).toContain("Lesson: pin the node version in CI");
+  });
+
   it("compacts a slice again to the same engrams, not to evidence of itself", () => {
     const events = slice(1, ["Pin the Node version in CI"]);
     const first = compactSlice(events, policy);
     const again = compactSlice(events, {
       ...policy,
-      known: knownClaims(first, matcher, first[0]?.version),
+      known: knownClaims(first, matcher, new Set(first.map((e) => e.engram_id))),
     });
     expect(again.map(serializeEngram)).toEqual(first.map(serializeEngram));
-    // Without leaving its own batch out, the slice would be taken for evidence of itself.
+    // Without leaving its own engrams out, the slice would be taken for evidence of itself.
     const self = compactSlice(events, { ...policy, known: knownClaims(first, matcher) });
     expect(self[0]?.facts).toEqual([]);
   });

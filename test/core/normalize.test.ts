@@ -7,11 +7,13 @@ import {
 } from "../../src/core/ingest/normalize.js";
 import { createRedactor } from "../../src/core/ingest/redact.js";
 import { openSealed } from "../../src/core/ingest/seal.js";
+import { ENVELOPE_SCHEMAS } from "../../src/schema/envelope.js";
 
 const KEY = new Uint8Array(32).fill(7);
 const ctx = {
   receivedAt: "2026-11-22T10:00:00.000Z",
   maxMessageBytes: 4096,
+  schemas: ENVELOPE_SCHEMAS,
   redactor: createRedactor(),
   sealKey: KEY,
 };

@@ -13,6 +13,7 @@ import { createRedactor } from "../../src/core/ingest/redact.js";
 import { emptyCatalog } from "../../src/core/model/engram.js";
 import { countLoneSurrogates, cutText } from "../../src/core/model/text.js";
 import { defaultConfig } from "../../src/schema/config.js";
+import { ENVELOPE_SCHEMAS } from "../../src/schema/envelope.js";
 import type { MemoryEvent } from "../../src/schema/memory-event.js";
 
 // The package is CommonJS (`module.exports = serialize`); its typings declare a default export.
@@ -76,6 +77,7 @@ describe("what a cycle writes is valid Unicode and hashes the RFC 8785 way", () 
           const r = normalizeLine(line, {
             receivedAt: "2026-11-22T10:00:00.000Z",
             maxMessageBytes: 65536,
+            schemas: ENVELOPE_SCHEMAS,
             redactor,
             sealKey: undefined,
           });

@@ -5,6 +5,7 @@ import { normalizeLine, quarantineExcerpt } from "../../src/core/ingest/normaliz
 import { createRedactor } from "../../src/core/ingest/redact.js";
 import { emptyCatalog } from "../../src/core/model/engram.js";
 import { defaultConfig } from "../../src/schema/config.js";
+import { ENVELOPE_SCHEMAS } from "../../src/schema/envelope.js";
 import type { MemoryEvent } from "../../src/schema/memory-event.js";
 
 // Tokens are assembled at run time so this file holds no literal a scanner would flag.
@@ -84,6 +85,7 @@ describe("nothing secret is written", () => {
             const r = normalizeLine(line, {
               receivedAt: "2026-11-22T10:00:00.000Z",
               maxMessageBytes: 65536,
+              schemas: ENVELOPE_SCHEMAS,
               redactor,
               sealKey: undefined,
             });

@@ -8,13 +8,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { normalizeEnvelope } from "../../src/core/ingest/normalize.js";
 import { createRedactor } from "../../src/core/ingest/redact.js";
-import { Envelope, PAYLOAD_SCHEMAS } from "../../src/schema/envelope.js";
+import { ENVELOPE_SCHEMAS, Envelope, PAYLOAD_SCHEMAS } from "../../src/schema/envelope.js";
 import { envelopeSurelyValid } from "../../src/schema/envelope-fast.js";
 import { serializeEvent } from "../../src/state/buffer.js";
 
 const ctx = {
   receivedAt: "2026-11-22T10:00:00.000Z",
   maxMessageBytes: 1 << 20,
+  schemas: ENVELOPE_SCHEMAS,
   redactor: createRedactor(),
   sealKey: new Uint8Array(32).fill(7),
 };

@@ -145,38 +145,20 @@ describe("worker session", () => {
     expect(unknown.code, describeResult(unknown)).toBe(3);
     expect(unknown.stderr).toContain("s_0123456789abcdef is unknown");
 
-    const noOutcome = await write(repo, s.session_id, [
-      "--kind",
-      "episode",
-      "--text",
-      "x",
-      "--confidence",
-      "0.5",
-    ]);
-    expect(noOutcome.code).toBe(2);
-    expect(noOutcome.stderr).toContain("--outcome is required");
-    const badJson = await write(repo, s.session_id, [
-      "--kind",
-      "state",
-      "--key",
-      "k",
-      "--value",
-      "{",
-    ]);
-    expect(badJson.code).toBe(2);
-    expect(badJson.stderr).toContain("--value: not valid JSON");
-    const wrongFlag = await write(repo, s.session_id, [
-      "--kind",
-      "state",
-      "--key",
-      "k",
-      "--value",
-      "1",
-      "--text",
-      "t",
-    ]);
-    expect(wrongFlag.code).toBe(2);
-    expect(wrongFlag.stderr).toContain("--text does not go with --kind state");
+    // Flags the kind's table entry does not allow, or a value that does not parse: exit 2.
+    const usage: [string[], string][] = [
+      [["--kind", "episode", "--text", "x", "--confidence", "0.5"], "--outcome is required"],
+      [["--kind", "state", "--key", "k", "--value", "{"], "--value: not valid JSON"],
+      [
+        ["--kind", "state", "--key", "k", "--value", "1", "--text", "t"],
+        "--text does not go with --kind state",
+      ],
+    ];
+    for (const [args, message] of usage) {
+      const r = await write(repo, s.session_id, args);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toContain(message);
+    }
 
     await write(repo, s.session_id, ["--kind", "state", "--key", "k", "--value", "1"]);
     const d = jsonOf<{ items_dropped: number }>(

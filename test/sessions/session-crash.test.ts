@@ -28,6 +28,8 @@ const SEED = Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_123);
 const ITERATIONS = Number(process.env.ENGRAM_CRASH_ITERATIONS ?? 24);
 const ENV = { SOURCE_DATE_EPOCH: "1763856000" };
 const SESSIONS = 8;
+/** Claims an engram holds before the sessions: the sessions' `fact 0` to `fact 2` restate them. */
+const HELD = ["fact 0", "fact 1", "fact 2"];
 
 const temps = new TempDirs();
 beforeAll(() => assertBuilt());
@@ -45,10 +47,18 @@ const snapshots = (repo: TempRepo) =>
 
 const intent = (repo: TempRepo) => join(repo.dir, ".engram", "buffer", "cycle-intent.json");
 
-/** Sessions from two parents writing every kind, some of them the same keys and facts. */
+/**
+ * Sessions from two parents writing every kind, some of them the same keys and facts, some
+ * facts restating what an engram holds (their evidence is raised, in the evidence file).
+ */
 async function template(): Promise<TempRepo> {
   const repo = temps.repo();
+  repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
   await ok(director(["init"], { cwd: repo.dir, env: ENV }));
+  for (const text of HELD) {
+    await ok(worker(["emit", "--kind", "lesson", "--text", text], { cwd: repo.dir, env: ENV }));
+  }
+  await ok(director(["run", "--force"], { cwd: repo.dir, env: ENV }));
   const rng = new Rng(SEED);
   for (let s = 0; s < SESSIONS; s++) {
     const start = jsonOf<{ session_id: string }>(
@@ -95,9 +105,12 @@ describe("kill -9 of the Director during a consolidation", () => {
     expect(ran.sessions).toHaveLength(SESSIONS / 2);
     const expected = memoryTree(reference);
     const log = (expected.get("memory/versions.ndjson") as string).trim().split("\n");
-    expect(log).toHaveLength(SESSIONS);
+    // The cycle that wrote the engram, then one version per session.
+    expect(log).toHaveLength(SESSIONS + 1);
     const tags = snapshots(reference);
-    expect(tags.trim().split("\n")).toHaveLength(SESSIONS);
+    expect(tags.trim().split("\n")).toHaveLength(SESSIONS + 1);
+    const evidence = JSON.parse(expected.get("memory/knowledge/evidence.json") as string);
+    expect(evidence.records.length).toBeGreaterThan(0);
     const hashes = new Set(
       log.map((l) => (JSON.parse(l) as { catalog_hash: string }).catalog_hash),
     );

@@ -17,7 +17,9 @@ const PATHS: Record<string, RegExp> = {
   state: new RegExp(`^${STATE_DIR}/${KEY}\\.json$`),
   core: new RegExp(`^${CORE_DIR}/${KEY}\\.json$`),
   session: new RegExp(`^${SESSIONS_DIR}/s_[0-9a-f]{16}\\.json$`),
-  knowledge: new RegExp(`^${KNOWLEDGE_DIR}/(${KNOWLEDGE_KINDS.join("|")})\\.json$`),
+  knowledge: new RegExp(
+    `^${KNOWLEDGE_DIR}/(${[...KNOWLEDGE_KINDS, "evidence"].join("|")})\\.json$`,
+  ),
 };
 
 /**

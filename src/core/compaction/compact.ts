@@ -111,16 +111,33 @@ function dirnameOf(path: string): string {
 }
 
 /**
+ * The events of a slice that engrams are made of. An ended session is consolidated into
+ * memory by its own rules (src/core/versions/), and its buffer event dropped with the slice:
+ * it is never an engram.
+ */
+function engramEvents(slice: readonly MemoryEvent[]): readonly MemoryEvent[] {
+  return slice.some((e) => e.type === "session_end.v1")
+    ? slice.filter((e) => e.type !== "session_end.v1")
+    : slice;
+}
+
+/**
+ * The batch (`version`) the engrams of a slice go to: the second its last event was received
+ * in, an ended session's event aside. Undefined when the slice makes no engram.
+ */
+export function sliceVersion(slice: readonly MemoryEvent[]): string | undefined {
+  const events = engramEvents(slice);
+  const last = events[events.length - 1];
+  return last === undefined ? undefined : batchIdFromIso(last.received_at);
+}
+
+/**
  * Compacts the oldest slice of the buffer into ST engrams. Pure and deterministic: the same
  * events and policy give the same engrams, byte for byte. Extractive: notes become facts and
  * decisions verbatim (already redacted); heartbeats, progress and errors are condensed.
  */
 export function compactSlice(slice: readonly MemoryEvent[], policy: CompactionPolicy): Engram[] {
-  // An ended session is consolidated into memory by its own rules (src/core/versions/), and
-  // its buffer event dropped with the slice: it is never an engram.
-  const events = slice.some((e) => e.type === "session_end.v1")
-    ? slice.filter((e) => e.type !== "session_end.v1")
-    : slice;
+  const events = engramEvents(slice);
   if (events.length === 0) return [];
   const last = events[events.length - 1] as MemoryEvent;
   const version = batchIdFromIso(last.received_at);

@@ -11,10 +11,11 @@ import {
   serializeEngram,
 } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
+import { compareText } from "../model/text.js";
 import { batchIdFromIso, secondsBetween } from "../model/time.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
-import { compactSlice } from "./compact.js";
+import { compactSlice, sliceVersion } from "./compact.js";
 import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
 
@@ -208,6 +209,22 @@ export interface CycleInput {
   documents?: FocusDocuments;
   /** People, projects and components engrams link to (absent: no `entities` are written). */
   registry?: Registry | undefined;
+  /** What the batch of this Director's last compaction held once it was done (see `BatchRecord`). */
+  lastBatch?: BatchRecord | undefined;
+}
+
+/**
+ * The batch (a second) a cycle compacted into, and the engrams of that batch memory held
+ * when the cycle was done. A slice ending in the same second compares itself with those as
+ * with any earlier memory; any other engram of its batch can only be its own, written by a
+ * run of this slice whose end was lost (a crash after the memory branch was pushed and
+ * before the state was saved), and is left out, so that the slice gives the same engrams
+ * again instead of evidence of itself.
+ */
+export interface BatchRecord {
+  version: string;
+  /** Engram ids, sorted. */
+  engrams: string[];
 }
 
 export interface FileWrite {
@@ -228,6 +245,8 @@ export interface CyclePlan {
   tiers: { before: Record<"st" | "lt", TierUsage>; after: Record<"st" | "lt", TierUsage> };
   /** Mentions in the new engrams that name nothing known (an @handle): logged, not linked. */
   unlinked: string[];
+  /** The record for the next cycle (absent for an empty slice: the last one stands). */
+  batch?: BatchRecord;
 }
 
 /**
@@ -238,13 +257,13 @@ export function planCycle(input: CycleInput): CyclePlan {
   const { memory } = input;
   const matcher = input.registry ? entityMatcher(input.registry) : undefined;
   const entities = matcher ? bodyLinker(matcher) : undefined;
-  const last = input.slice[input.slice.length - 1];
-  // Dedup before create: what memory already says is not restated. The slice's own batch is
-  // left out, so a slice compacted again after a crash converges to the same engrams.
+  const version = sliceVersion(input.slice);
+  // Dedup before create: what memory already says is not restated. The slice's own engrams
+  // are left out, so a slice compacted again after a lost end converges to the same engrams.
   const claims =
-    last === undefined
+    version === undefined
       ? undefined
-      : knownClaims(input.engrams.values(), matcher, batchIdFromIso(last.received_at));
+      : knownClaims(input.engrams.values(), matcher, ownEngrams(input, version));
   const compacted = compactSlice(input.slice, {
     engram_max_bytes: memory.engram_max_bytes,
     stall_seconds: memory.stall_seconds,
@@ -314,7 +333,27 @@ export function planCycle(input: CycleInput): CyclePlan {
     focus: { bytes: focus.bytes, items: focus.items, omitted: focus.omitted },
     tiers: { before: tierUsage(input.catalog.entries), after: tierUsage(catalog.entries) },
     unlinked: matcher ? unlinkedMentions(fresh, matcher) : [],
+    ...(version !== undefined ? { batch: batchRecord(catalog, version) } : {}),
   };
+}
+
+/**
+ * The engrams of the slice's batch that no earlier cycle of this Director left there: only a
+ * lost run of this same slice can have written them (see `BatchRecord`).
+ */
+function ownEngrams(input: CycleInput, version: string): Set<string> {
+  const earlier = input.lastBatch?.version === version ? input.lastBatch.engrams : [];
+  const own = new Set<string>();
+  for (const entry of input.catalog.entries) {
+    if (entry.version === version) own.add(entry.engram_id);
+  }
+  for (const id of earlier) own.delete(id);
+  return own;
+}
+
+function batchRecord(catalog: Catalog, version: string): BatchRecord {
+  const engrams = catalog.entries.filter((e) => e.version === version).map((e) => e.engram_id);
+  return { version, engrams: engrams.sort(compareText) };
 }
 
 function unlinkedMentions(engrams: readonly Engram[], matcher: EntityMatcher): string[] {

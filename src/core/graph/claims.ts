@@ -13,14 +13,14 @@ export const NO_CLAIMS: KnownClaims = { find: () => undefined };
 /**
  * The learnings of `engrams` by what makes two claims one: the same normalized text (their
  * learning id), or, with a registry, the same entity-linked claim (mentions replaced by the
- * entities they name). Tentative facts are not claims. Engrams of `exceptVersion` are left
+ * entities they name). Tentative facts are not claims. The engrams `except` names are left
  * out: a slice compacted again after a crash must give the same engrams, not evidence of
  * itself.
  */
 export function knownClaims(
   engrams: Iterable<Engram>,
   matcher: EntityMatcher | undefined,
-  exceptVersion?: string,
+  except?: ReadonlySet<string>,
 ): KnownClaims {
   // Keyed by normalized text, so a lookup hashes nothing; the id is hashed once per claim.
   const byText = new Map<string, string>();
@@ -40,7 +40,7 @@ export function knownClaims(
   };
   // Sorted, so that the id a claim key maps to does not depend on the engrams' order.
   const sorted = [...engrams]
-    .filter((e) => e.version !== exceptVersion)
+    .filter((e) => except === undefined || !except.has(e.engram_id))
     .sort((a, b) => (a.engram_id < b.engram_id ? -1 : a.engram_id > b.engram_id ? 1 : 0));
   for (const engram of sorted) {
     const tentative = new Set(engram.tentative ?? []);

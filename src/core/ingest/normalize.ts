@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import { Envelope, PAYLOAD_SCHEMAS } from "../../schema/envelope.js";
+import type { Envelope, EnvelopeSchemas } from "../../schema/envelope.js";
 import { envelopeSurelyValid } from "../../schema/envelope-fast.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { classifyLink, isLinkInput, normalizeIssue } from "../model/links.js";
@@ -23,7 +23,8 @@ export type QuarantineReason =
 export type NormalizeResult =
   /** `repaired`: lone surrogates replaced by U+FFFD in the event's text. */
   | { ok: true; event: PendingEvent; repaired: number }
-  | { ok: false; reason: QuarantineReason; detail: string; redactions: number };
+  /** `needs-schemas`: the quick check was not sure and no `schemas` were given: load them, ask again. */
+  | { ok: false; reason: QuarantineReason | "needs-schemas"; detail: string; redactions: number };
 
 export interface NormalizeContext {
   /** Director receipt time, ISO-8601 UTC. */
@@ -32,6 +33,11 @@ export interface NormalizeContext {
   redactor: Redactor;
   /** 32-byte key for `sensitive` text; without it sensitive text is dropped, never stored in clear. */
   sealKey: Uint8Array | undefined;
+  /**
+   * The zod schemas, for an envelope the quick check is not sure of (they decide, and word
+   * the quarantine detail). Loading them costs a start-up: the caller passes them once needed.
+   */
+  schemas: EnvelopeSchemas | undefined;
   /** Every envelope through the zod schemas (the reference the fast check is tested against). */
   zodOnly?: boolean;
 }
@@ -95,6 +101,8 @@ export function normalizeEnvelope(raw: unknown, ctx: NormalizeContext): Normaliz
   if (ctx.zodOnly !== true && envelopeSurelyValid(raw)) {
     return normalizeValid(raw as unknown as Envelope, raw.payload, raw, ctx);
   }
+  if (ctx.schemas === undefined) return NEEDS_SCHEMAS;
+  const { Envelope, PAYLOAD_SCHEMAS } = ctx.schemas;
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) {
     const redacted = ctx.redactor.redact(describeIssues(envelope.error, ""));
@@ -164,8 +172,6 @@ function normalizeValid(
   // Telemetry in the upstream nested shapes or our flat aliases, read into one set of fields.
   const t = telemetryFields(env.message_type, p);
   const issue = normalizeIssue(t.issue);
-  const num = (value: unknown): number | undefined =>
-    typeof value === "number" ? value : undefined;
   // The free text of the message: a note's text, an error's message, a progress message.
   const text = str(p.text) ?? str(t.message) ?? str(p.query);
   const rationale = str(p.rationale);
@@ -189,43 +195,56 @@ function normalizeValid(
     session = part.session;
     redactions += part.redactions;
   }
-  // Every field, always in this order (absent ones undefined, which JSON leaves out): one
-  // object shape for all events keeps creating and serializing them fast.
-  const event: PendingEvent = {
+  // Every value first (each `clean` counts its redactions), then the event with only the
+  // fields present, always in this order: the journal line is its JSON, and JSON.stringify
+  // walks every own property, so a field left out costs nothing there.
+  const kind = kindOf(env.message_type, p, clean);
+  const cleanIssue = issue === undefined ? undefined : clean(issue);
+  const stage = str(t.stage);
+  const status = str(t.status);
+  const errorType = str(t.error_type);
+  const errorId = str(t.error_id);
+  const catalogHashSeen = str(t.catalog_hash_seen);
+  const runId = sender.run_id === undefined ? undefined : clean(sender.run_id);
+  const e: Record<string, unknown> = {
     key,
     received_at: ctx.receivedAt,
     type: env.message_type,
     sender:
-      sender.run_id === undefined
+      runId === undefined
         ? { role: sender.role, id: senderId.text }
-        : { role: sender.role, id: senderId.text, run_id: clean(sender.run_id) },
+        : { role: sender.role, id: senderId.text, run_id: runId },
     // Already canonical UTC in the common case: skip the Date round trip.
     sent_at: CANONICAL_UTC.test(env.sent_at) ? env.sent_at : new Date(env.sent_at).toISOString(),
-    kind: kindOf(env.message_type, p, clean),
-    text: privacy === "sensitive" ? undefined : text,
-    rationale: privacy === "sensitive" ? undefined : rationale,
-    topics,
-    links,
-    issue: issue === undefined ? undefined : clean(issue),
-    stage: str(t.stage),
-    status: str(t.status),
-    confidence: num(p.confidence),
-    outcome: typeof p.outcome === "string" ? (p.outcome as PendingEvent["outcome"]) : undefined,
-    privacy,
-    error_type: str(t.error_type),
-    error_id: str(t.error_id),
-    retryable: t.retryable,
-    progress: t.progress,
-    duration_ms: num(p.duration_ms),
-    attempt: t.attempt,
-    hits: Array.isArray(p.hits) ? [...(p.hits as string[])] : undefined,
-    // Validated hex: nothing to redact.
-    main_ancestor_sha: t.main_ancestor_sha,
-    catalog_hash_seen: str(t.catalog_hash_seen),
-    sealed,
-    redactions,
-    session,
+    kind,
   };
+  // Text stays out of a sensitive event (it is sealed above).
+  if (privacy !== "sensitive") {
+    if (text !== undefined) e.text = text;
+    if (rationale !== undefined) e.rationale = rationale;
+  }
+  e.topics = topics;
+  e.links = links;
+  if (cleanIssue !== undefined) e.issue = cleanIssue;
+  if (stage !== undefined) e.stage = stage;
+  if (status !== undefined) e.status = status;
+  if (typeof p.confidence === "number") e.confidence = p.confidence;
+  if (typeof p.outcome === "string") e.outcome = p.outcome;
+  e.privacy = privacy;
+  if (errorType !== undefined) e.error_type = errorType;
+  if (errorId !== undefined) e.error_id = errorId;
+  if (t.retryable !== undefined) e.retryable = t.retryable;
+  if (t.progress !== undefined) e.progress = t.progress;
+  if (typeof p.duration_ms === "number") e.duration_ms = p.duration_ms;
+  if (t.attempt !== undefined) e.attempt = t.attempt;
+  if (Array.isArray(p.hits)) e.hits = [...(p.hits as string[])];
+  // Validated hex: nothing to redact.
+  if (t.main_ancestor_sha !== undefined) e.main_ancestor_sha = t.main_ancestor_sha;
+  if (catalogHashSeen !== undefined) e.catalog_hash_seen = catalogHashSeen;
+  if (sealed !== undefined) e.sealed = sealed;
+  e.redactions = redactions;
+  if (session !== undefined) e.session = session;
+  const event = e as unknown as PendingEvent;
   return { ok: true, event, repaired };
 }
 
@@ -233,6 +252,13 @@ function lowerKeepingMarkers(text: string): string {
   const lower = text.toLowerCase();
   return lower.includes("[redacted:") ? lower.replace(/\[redacted:/g, "[REDACTED:") : lower;
 }
+
+const NEEDS_SCHEMAS: NormalizeResult = {
+  ok: false,
+  reason: "needs-schemas",
+  detail: "the zod schemas are needed for this envelope",
+  redactions: 0,
+};
 
 const CANONICAL_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 

@@ -231,6 +231,10 @@ function redactBuiltIn(text: string): RedactionResult {
   return { text: out, count };
 }
 
+/** Texts up to this long are remembered with their redaction, at most this many of them. */
+const MEMO_MAX_CHARS = 128;
+const MEMO_MAX_ENTRIES = 8192;
+
 const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;
 const WHOLE_TOKEN_RE = /^\[REDACTED:[a-z0-9-]+\]$/;
 
@@ -245,7 +249,20 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
     ...custom.map((_c, index) => `custom-${index}`),
   ]);
 
+  // Short texts repeat in a stream (sender and run ids, stages, statuses, hashes seen): each
+  // is scanned once. Bounded, and a pure function of the text, so the output is unchanged.
+  const memo = new Map<string, RedactionResult>();
   const redact = (text: string): RedactionResult => {
+    if (text.length > MEMO_MAX_CHARS) return redactUncached(text);
+    let result = memo.get(text);
+    if (result === undefined) {
+      if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
+      result = Object.freeze(redactUncached(text));
+      memo.set(text, result);
+    }
+    return result;
+  };
+  const redactUncached = (text: string): RedactionResult => {
     const builtIn = redactBuiltIn(text);
     if (custom.length === 0) return builtIn;
     let out = builtIn.text;

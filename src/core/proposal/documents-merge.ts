@@ -48,7 +48,10 @@ function joinKnowledge(ours: string, theirs: string): string {
     byId.set(r.id, {
       ...other,
       evidence: higher(other.evidence, r.evidence),
-      confidence: higher(other.confidence, r.confidence),
+      // The evidence file's records have no confidence: none is made up for them.
+      ...((other.confidence ?? r.confidence) !== undefined
+        ? { confidence: higher(other.confidence, r.confidence) }
+        : {}),
       version: higher(other.version, r.version),
     });
   }

@@ -4,7 +4,12 @@ import { normalizeClaim } from "../graph/learnings.js";
 import { engramPath } from "../model/engram.js";
 import { CATALOG_PATH } from "../model/paths.js";
 import { compareText, truncateChars } from "../model/text.js";
+import { documentItems, type FocusDocuments } from "./focus-documents.js";
 import { FOCUS_TITLE, focusMarker } from "./focus-header.js";
+import { clean, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
+
+export type { FocusDocument, FocusDocuments } from "./focus-documents.js";
+export { FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
 /** What the MEMORY.md focus view is rendered from. */
 export interface FocusInput {
@@ -27,17 +32,6 @@ export interface FocusInput {
   now?: readonly string[];
   /** Core and state documents of consolidated sessions: shown first, core before state. */
   documents?: FocusDocuments;
-}
-
-/** A document's key and current value, as MEMORY.md shows it. */
-export interface FocusDocument {
-  key: string;
-  value: unknown;
-}
-
-export interface FocusDocuments {
-  core: readonly FocusDocument[];
-  state: readonly FocusDocument[];
 }
 
 /** The rendered MEMORY.md: always within both budgets. */
@@ -63,8 +57,6 @@ export function telemetryItemBudget(maxItems: number): number {
   return Math.max(1, Math.floor(maxItems * FOCUS_TELEMETRY_SHARE));
 }
 
-/** Longest text of one item, in code points, before it is cut with `…`. */
-export const FOCUS_ITEM_MAX_CHARS = 280;
 const TITLE_MAX_CHARS = 120;
 const ERROR_TYPE_MAX_CHARS = 80;
 
@@ -223,17 +215,6 @@ function resolveEngrams(
   return { shown, sealed };
 }
 
-/** Core documents first (identity, values, conventions), then state, each by key. */
-function documentItems(documents: FocusDocuments | undefined): Item[] {
-  if (documents === undefined) return [];
-  const line = (d: FocusDocument) =>
-    `- ${truncateChars(clean(`**${d.key}**: ${JSON.stringify(d.value) ?? "null"}`), FOCUS_ITEM_MAX_CHARS)}`;
-  return [
-    ...documents.core.map((d): Item => ({ section: "core", line: line(d) })),
-    ...documents.state.map((d): Item => ({ section: "state", line: line(d) })),
-  ];
-}
-
 function collectItems(shown: readonly Shown[]): Item[] {
   const items: Item[] = [];
   const seen = new Set<string>();
@@ -374,19 +355,6 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
 
 function itemLine(body: string, s: Shown): string {
   return `- ${body} ([${s.engram.engram_id.slice(0, 10)}](${s.path}))`;
-}
-
-/**
- * One line of plain text: control characters and line breaks would break the bullet-per-item
- * shape; `<` before a tag-like character is escaped so a fact cannot open an HTML comment or
- * block that hides the rest of the rendered file.
- */
-function clean(text: string): string {
-  return text
-    .replace(/\p{Cc}/gu, " ")
-    .replace(/\s+/gu, " ")
-    .trim()
-    .replace(/<(?=[A-Za-z/!?])/g, "\\<");
 }
 
 function codePoints(text: string): number {

@@ -1,6 +1,6 @@
 import type { Sealed } from "../../schema/common.js";
 import type { SessionsConfig } from "../../schema/config.js";
-import { normalizeClaim } from "../graph/learnings.js";
+import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { canonicalJson, sha256Hex } from "../model/canonical.js";
 import {
   DOCUMENT_KEY_RE,
@@ -11,7 +11,14 @@ import {
   type SessionItemKind,
   surpriseOf,
 } from "./items.js";
-import type { CoreChange, CoreDocument, MasterState, StateDocument } from "./master.js";
+import type {
+  CoreChange,
+  CoreDocument,
+  EvidenceRecord,
+  KnowledgeRecord,
+  MasterState,
+  StateDocument,
+} from "./master.js";
 
 export type ConsolidationRules = Omit<
   SessionsConfig,
@@ -62,6 +69,8 @@ export interface SessionReport {
   applied: Record<SessionItemKind, number>;
   /** Knowledge that already existed: its evidence was raised instead of adding a copy. */
   merged: number;
+  /** Each merged item, the record or learning (`l_`) it merged into, and its evidence now. */
+  merged_items: { seq: number; kind: SessionItemKind; into: string; evidence: number }[];
   rejected: Record<RejectReason, number>;
   rejected_items: { seq: number; kind: SessionItemKind; reason: RejectReason }[];
   conflicts: Conflict[];
@@ -109,6 +118,15 @@ function sortedRecord<T>(map: Map<string, T>): Record<string, T> {
   return out;
 }
 
+/** One more session's evidence for a learning; returns the sessions' count now. */
+function raise(evidence: Map<string, EvidenceRecord>, id: string, version: number): number {
+  const record = evidence.get(id) ?? { id, evidence: 0, version };
+  record.evidence++;
+  record.version = version;
+  evidence.set(id, record);
+  return record.evidence;
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
 }
@@ -134,13 +152,17 @@ function containsNull(v: unknown): boolean {
 }
 
 /**
- * Consolidates one session into `master`, giving version `master.version + 1`. Pure: the same
- * master and session always give the same result, and `master` is not modified.
+ * Consolidates one session into `master`, giving version `master.version + 1`. `learnings` are
+ * the claims engrams hold (see `knowledgeFromLearnings`): a session item restating one (the
+ * same normalized text, a type prefix such as `Lesson: ` left out, as the compaction's dedup
+ * matches) raises its evidence in `master.evidence` instead of adding a copy. Pure: the same
+ * master, session and learnings always give the same result, and `master` is not modified.
  */
 export function consolidateSession(
   master: MasterState,
   session: SessionInput,
   rules: ConsolidationRules = DEFAULT_RULES,
+  learnings: readonly KnowledgeRecord[] = [],
 ): { master: MasterState; report: SessionReport } {
   const to = master.version + 1;
   const report: SessionReport = {
@@ -150,6 +172,7 @@ export function consolidateSession(
     to_version: to,
     applied: zeroCounts(SESSION_ITEM_KINDS),
     merged: 0,
+    merged_items: [],
     rejected: zeroCounts(REASONS),
     rejected_items: [],
     conflicts: [],
@@ -169,11 +192,17 @@ export function consolidateSession(
     report.rejected[reason]++;
     report.rejected_items.push({ seq: item.seq, kind: item.kind, reason });
   };
+  const merged = (item: SessionItem, into: string, count: number) => {
+    report.merged++;
+    report.merged_items.push({ seq: item.seq, kind: item.kind, into, evidence: count });
+  };
 
   const episodes = [...master.episodes];
   const episodeIds = new Set(episodes.map((e) => e.id));
   const knowledge = master.knowledge.map((k) => ({ ...k }));
   const byKey = new Map(knowledge.map((k) => [knowledgeKey(k.text, k.sealed), k]));
+  const learningById = new Map(learnings.map((l) => [l.id, l]));
+  const evidence = new Map(master.evidence.map((e) => [e.id, { ...e }]));
   const seenThisSession = new Set<string>();
   // Latest value per key wins inside the session; applied after every item is read.
   const stateWrites = new Map<string, SessionItem>();
@@ -219,7 +248,16 @@ export function consolidateSession(
         if (existing) {
           existing.evidence++;
           existing.confidence = Math.max(existing.confidence, item.confidence ?? 0);
-          report.merged++;
+          merged(item, existing.id, existing.evidence);
+          continue;
+        }
+        const learning =
+          item.text !== undefined && learningById.size > 0
+            ? learningById.get(learningIdOfFact(item.text))
+            : undefined;
+        if (learning) {
+          const raised = raise(evidence, learning.id, to);
+          merged(item, learning.id, learning.evidence + raised);
           continue;
         }
         const record = {
@@ -329,6 +367,7 @@ export function consolidateSession(
       version: to,
       episodes,
       knowledge,
+      evidence: Object.values(sortedRecord(evidence)),
       state: sortedRecord(state),
       core: sortedRecord(core),
       core_log: coreLog,
@@ -342,11 +381,12 @@ export function consolidateSessions(
   master: MasterState,
   sessions: readonly SessionInput[],
   rules: ConsolidationRules = DEFAULT_RULES,
+  learnings: readonly KnowledgeRecord[] = [],
 ): { master: MasterState; reports: SessionReport[] } {
   let current = master;
   const reports: SessionReport[] = [];
   for (const session of sessions) {
-    const step = consolidateSession(current, session, rules);
+    const step = consolidateSession(current, session, rules, learnings);
     current = step.master;
     reports.push(step.report);
   }

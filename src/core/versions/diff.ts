@@ -1,6 +1,6 @@
 import { CATALOG_PATH, ENGRAM_PATH_PATTERN, FOCUS_PATH } from "../model/paths.js";
 import { compareText } from "../model/text.js";
-import { KNOWLEDGE_DIR } from "./documents.js";
+import { EVIDENCE_PATH, KNOWLEDGE_DIR } from "./documents.js";
 import { VERSION_LOG_PATH } from "./log.js";
 import { documentKind } from "./record.js";
 import { episodeCount, knowledgeRecords } from "./tally.js";
@@ -113,7 +113,8 @@ function isOther(path: string): boolean {
     path !== FOCUS_PATH &&
     !ENGRAM_PATH_PATTERN.test(path) &&
     documentKind(path) === undefined &&
-    !inFolder(path, KNOWLEDGE_DIR) &&
+    // The evidence file holds no facts of its own: its changes show as a changed file.
+    !(inFolder(path, KNOWLEDGE_DIR) && path !== EVIDENCE_PATH) &&
     !path.endsWith("/.gitkeep")
   );
 }

@@ -8,15 +8,18 @@ import type {
   CoreChange,
   CoreDocument,
   EpisodeRecord,
+  EvidenceRecord,
   KnowledgeRecord,
   MasterState,
   StateDocument,
 } from "./master.js";
+import { emptyMaster } from "./master.js";
 
 /*
  * The master state as files under memory/, next to the engrams: one document per state key
  * and per core key, one immutable episode file per consolidated session, one knowledge file
- * per kind. Each is listed in the catalog's `documents` section with the sha256 of its bytes.
+ * per kind, and one file of the evidence sessions gave the learnings engrams hold. Each is
+ * listed in the catalog's `documents` section with the sha256 of its bytes.
  */
 
 export const STATE_DIR = `${MEMORY_DIR}/state`;
@@ -32,6 +35,8 @@ export const statePath = (key: string) => `${STATE_DIR}/${key}.json`;
 export const corePath = (key: string) => `${CORE_DIR}/${key}.json`;
 export const sessionPath = (id: string) => `${SESSIONS_DIR}/${id}.json`;
 export const knowledgePath = (kind: KnowledgeKind) => `${KNOWLEDGE_DIR}/${kind}.json`;
+/** Sessions' evidence for learnings engrams hold; listed as a `knowledge` document. */
+export const EVIDENCE_PATH = `${KNOWLEDGE_DIR}/evidence.json`;
 
 /** `memory/core/<key>.json`: the document and the latest changes that made it. */
 export interface CoreFile extends CoreDocument {
@@ -60,6 +65,23 @@ export interface SessionFile {
 export interface KnowledgeFile {
   kind: KnowledgeKind;
   records: Omit<KnowledgeRecord, "kind">[];
+}
+
+/**
+ * `memory/knowledge/evidence.json`: records shaped like knowledge records (id, evidence,
+ * version) without a text, so nothing engrams say is copied, and a proposal rebuilt on a newer
+ * main joins them by id like any knowledge file.
+ */
+export interface EvidenceFile {
+  kind: "evidence";
+  records: EvidenceRecord[];
+}
+
+export function evidenceFile(records: readonly EvidenceRecord[]): EvidenceFile {
+  return {
+    kind: "evidence",
+    records: records.map((r) => ({ id: r.id, evidence: r.evidence, version: r.version })),
+  };
 }
 
 export function documentText(value: unknown): string {
@@ -140,14 +162,7 @@ export function loadMaster(
   documents: readonly DocumentEntry[],
   texts: ReadonlyMap<string, string>,
 ): LoadedMaster {
-  const master: MasterState = {
-    version,
-    episodes: [],
-    knowledge: [],
-    state: {},
-    core: {},
-    core_log: [],
-  };
+  const master = emptyMaster(version);
   const coreChanges = new Map<string, CoreChange[]>();
   const sessions: SessionFile[] = [];
   const knowledge = new Map<KnowledgeKind, KnowledgeRecord[]>();
@@ -183,8 +198,23 @@ export function loadMaster(
         break;
       }
       case "knowledge": {
+        if (doc.kind === "evidence") {
+          need(p, Array.isArray(doc.records), "records", "an array");
+          const records = doc.records as EvidenceRecord[];
+          records.forEach((r, i) => {
+            need(p, typeof r?.id === "string", `records[${i}].id`, "a learning id");
+            need(p, Number.isInteger(r.evidence), `records[${i}].evidence`, "a count");
+          });
+          master.evidence = evidenceFile(records).records.sort((a, b) => cmp(a.id, b.id));
+          break;
+        }
         const kind = doc.kind as KnowledgeKind;
-        need(p, KNOWLEDGE_KINDS.includes(kind), "kind", KNOWLEDGE_KINDS.join(" | "));
+        need(
+          p,
+          KNOWLEDGE_KINDS.includes(kind),
+          "kind",
+          `${KNOWLEDGE_KINDS.join(" | ")} | evidence`,
+        );
         need(p, Array.isArray(doc.records), "records", "an array");
         knowledge.set(
           kind,

@@ -62,18 +62,41 @@ export interface CoreChange {
   new: unknown;
 }
 
+/**
+ * Evidence sessions gave a learning engrams already hold (`l_` id): the claim is not copied
+ * into the knowledge documents, the times sessions restated it are counted here. Engrams are
+ * content-addressed, so their own `evidence` cannot change after they are written.
+ */
+export interface EvidenceRecord {
+  id: string;
+  /** How many sessions restated it (the engrams' own evidence is not included). */
+  evidence: number;
+  /** The version that last raised it. */
+  version: number;
+}
+
 /** The master state at one version: what consolidation reads and returns. */
 export interface MasterState {
   version: number;
   episodes: EpisodeRecord[];
   knowledge: KnowledgeRecord[];
+  /** Sessions' evidence for learnings engrams hold, sorted by id. */
+  evidence: EvidenceRecord[];
   state: Record<string, StateDocument>;
   core: Record<string, CoreDocument>;
   core_log: CoreChange[];
 }
 
 export function emptyMaster(version = 0): MasterState {
-  return { version, episodes: [], knowledge: [], state: {}, core: {}, core_log: [] };
+  return {
+    version,
+    episodes: [],
+    knowledge: [],
+    evidence: [],
+    state: {},
+    core: {},
+    core_log: [],
+  };
 }
 
 const KIND_OF: Record<LearningType, KnowledgeKind> = {
@@ -85,9 +108,10 @@ const KIND_OF: Record<LearningType, KnowledgeKind> = {
 };
 
 /**
- * The knowledge engrams already hold (their learnings: decisions and firm facts), as the
- * master state's records, so a session's duplicate of an engram's claim raises its evidence.
- * Engrams state no confidence: what they hold is taken as established (1).
+ * The knowledge engrams already hold (their learnings: decisions and firm facts), as records
+ * a session's duplicate merges into: its evidence is raised (an `EvidenceRecord`) instead of
+ * a copy being added. `evidence` is the engrams' own count. Engrams state no confidence: what
+ * they hold is taken as established (1).
  */
 export function knowledgeFromLearnings(
   learnings: readonly Learning[],

@@ -14,6 +14,8 @@ import {
   corePath,
   documentEntry,
   documentText,
+  EVIDENCE_PATH,
+  evidenceFile,
   knowledgeFile,
   knowledgePath,
   type LoadedMaster,
@@ -25,7 +27,7 @@ import {
 } from "./documents.js";
 import { KNOWLEDGE_KINDS, type KnowledgeKind } from "./items.js";
 import { appendVersion, renderVersionLog, VERSION_LOG_PATH, type VersionRecord } from "./log.js";
-import type { MasterState } from "./master.js";
+import type { KnowledgeRecord, MasterState } from "./master.js";
 
 /** An ended session as the Director received it: every part, in order. */
 export interface EndedSession extends SessionInput {
@@ -52,6 +54,8 @@ export interface StepSettings {
   engrams: ReadonlyMap<string, Engram>;
   focus: { memory_md_max_bytes: number; memory_md_max_items: number };
   now?: readonly string[];
+  /** The learnings engrams hold (`knowledgeFromLearnings`): duplicates raise their evidence. */
+  learnings?: readonly KnowledgeRecord[];
 }
 
 export interface FileChanges {
@@ -101,7 +105,7 @@ export function planSessionStep(
       `master state at version ${loaded.master.version}, catalog at ${catalog.catalog_version}`,
     );
   }
-  const step = consolidateSession(loaded.master, session, settings.rules);
+  const step = consolidateSession(loaded.master, session, settings.rules, settings.learnings);
   const master = step.master;
   const to = master.version;
   const docs = new Map<string, DocumentEntry>((catalog.documents ?? []).map((d) => [d.path, d]));
@@ -157,6 +161,9 @@ export function planSessionStep(
   for (const kind of KNOWLEDGE_KINDS) {
     if (touched.has(kind))
       put(knowledgePath(kind), "knowledge", knowledgeFile(kind, master.knowledge));
+  }
+  if (master.evidence.some((e) => e.version === to)) {
+    put(EVIDENCE_PATH, "knowledge", evidenceFile(master.evidence));
   }
 
   // Budgets: the oldest sessions' episode files go first (restorable from history); never

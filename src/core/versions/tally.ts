@@ -1,4 +1,4 @@
-import { KNOWLEDGE_DIR, SESSIONS_DIR } from "./documents.js";
+import { EVIDENCE_PATH, KNOWLEDGE_DIR, SESSIONS_DIR } from "./documents.js";
 
 /*
  * What the sessions' documents of a memory tree hold, read from their files: the episodes of
@@ -18,11 +18,14 @@ function json(text: string): unknown {
   }
 }
 
-/** The records of the knowledge files (`memory/knowledge/<kind>.json`), as they are stored. */
+/**
+ * The records of the knowledge files (`memory/knowledge/<kind>.json`), as they are stored;
+ * not the evidence file, whose records count learnings engrams hold, not facts of their own.
+ */
 export function knowledgeRecords(files: Files): { id?: unknown; text?: unknown }[] {
   const out: { id?: unknown; text?: unknown }[] = [];
   for (const [path, text] of files) {
-    if (!inFolder(path, KNOWLEDGE_DIR)) continue;
+    if (!inFolder(path, KNOWLEDGE_DIR) || path === EVIDENCE_PATH) continue;
     const doc = json(text) as { records?: unknown } | undefined;
     if (Array.isArray(doc?.records)) out.push(...(doc.records as { text?: unknown }[]));
   }

@@ -129,4 +129,19 @@ describe("a proposal with consolidated sessions replayed on a newer main", () =>
       [entry(1), entry(3)].map((e) => e.engram_id),
     );
   });
+
+  it("joins the evidence sessions gave engrams' learnings by id, counting no facts", () => {
+    const evidence = (...records: [string, number][]) => ({
+      kind: "evidence",
+      records: records.map(([id, n]) => ({ id, evidence: n, version: 1 })),
+    });
+    const path = "memory/knowledge/evidence.json";
+    const b = tree(1, [1], { [path]: evidence(["l_a", 1]) });
+    const p = tree(2, [1], { [path]: evidence(["l_a", 2], ["l_b", 1]) }, b.log);
+    const o = tree(2, [1, 3], { [path]: evidence(["l_a", 2]) }, b.log);
+    const out = replay(b.catalog, p, o, new Set()).files;
+    expect(JSON.parse(out.files.get(path) as string)).toEqual(evidence(["l_a", 2], ["l_b", 1]));
+    const log = parseVersionLog(out.files.get(VERSION_LOG_PATH) as string);
+    expect(log.at(-1)?.counts.facts).toBe(0);
+  });
 });

@@ -299,30 +299,108 @@ describe("consolidateSessions (the seed's flows)", () => {
   });
 });
 
+function learningOf(text: string, evidence: number, type: Learning["type"] = "pattern"): Learning {
+  return {
+    id: learningId(text),
+    type,
+    text,
+    rationale: null,
+    engrams: ["e_1", "e_2"],
+    scope: "lt",
+    evidence,
+    written_at: AT,
+    topics: [],
+    links: [],
+    senders: [],
+  };
+}
+
 describe("knowledgeFromLearnings", () => {
-  it("makes an engram's claim the one a session's duplicate merges into", () => {
-    const learning: Learning = {
-      id: learningId("Run tests in forks"),
-      type: "pattern",
-      text: "Run tests in forks",
-      rationale: null,
-      engrams: ["e_1", "e_2"],
-      scope: "lt",
-      evidence: 2,
-      written_at: AT,
-      topics: [],
-      links: [],
-      senders: [],
-    };
-    const master = { ...emptyMaster(7), knowledge: knowledgeFromLearnings([learning], 7) };
-    expect(master.knowledge[0]).toMatchObject({ kind: "lesson", confidence: 1, evidence: 2 });
-    const { master: next, report } = consolidateSession(master, {
-      session_id: "s_0000000000000003",
+  it("makes an engram's claim the one a session's duplicate raises, without a copy", () => {
+    const learnings = knowledgeFromLearnings([learningOf("Run tests in forks", 2)], 7);
+    expect(learnings[0]).toMatchObject({ kind: "lesson", confidence: 1, evidence: 2 });
+    const id = learningId("Run tests in forks");
+    const session = (n: number, text: string): SessionInput => ({
+      session_id: `s_000000000000000${n}`,
       parent_version: 7,
-      items: items([{ kind: "lesson", text: "run  TESTS in forks", confidence: 0.8 }]),
+      items: items([{ kind: "fact", text, confidence: 0.9 }]),
     });
-    expect(report.merged).toBe(1);
-    expect(next.knowledge).toHaveLength(1);
-    expect(next.knowledge[0]?.evidence).toBe(3);
+    const one = consolidateSession(
+      emptyMaster(7),
+      session(3, "run  TESTS in forks"),
+      undefined,
+      learnings,
+    );
+    expect(one.report.merged).toBe(1);
+    expect(one.report.merged_items).toEqual([{ seq: 1, kind: "fact", into: id, evidence: 3 }]);
+    expect(one.report.applied.fact).toBe(0);
+    expect(one.master.knowledge).toEqual([]);
+    expect(one.master.evidence).toEqual([{ id, evidence: 1, version: 8 }]);
+    // A type prefix is left out, as the compaction's dedup matches: the same claim again.
+    const two = consolidateSession(
+      one.master,
+      session(4, "Pattern: run tests in forks"),
+      undefined,
+      learnings,
+    );
+    expect(two.report.merged_items).toEqual([{ seq: 1, kind: "fact", into: id, evidence: 4 }]);
+    expect(two.master.evidence).toEqual([{ id, evidence: 2, version: 9 }]);
+    expect(two.master.knowledge).toEqual([]);
+  });
+
+  it("prefers a session's own record, and adds what engrams do not hold", () => {
+    const learnings = knowledgeFromLearnings([learningOf("Use pnpm", 1, "insight")], 1);
+    const m = consolidateSession(
+      emptyMaster(1),
+      {
+        session_id: "s_0000000000000005",
+        parent_version: 1,
+        items: items([
+          { kind: "fact", text: "use PNPM", confidence: 0.9 },
+          { kind: "fact", text: "CI is slow", confidence: 0.9 },
+          { kind: "fact", text: "use pnpm", confidence: 0.95 },
+        ]),
+      },
+      undefined,
+      learnings,
+    );
+    expect(m.report.applied.fact).toBe(1);
+    expect(m.report.merged).toBe(1);
+    expect(m.report.rejected.duplicate).toBe(1);
+    expect(m.master.knowledge.map((k) => k.text)).toEqual(["CI is slow"]);
+    expect(m.master.evidence.map((e) => e.evidence)).toEqual([1]);
+  });
+});
+
+describe("validate_and_merge against the learnings engrams hold (property)", () => {
+  it("never copies a learning; every accepted item is one evidence more somewhere", () => {
+    const held = fc.subarray(["Use pnpm", "CI is slow", "Ship on Fridays"]);
+    fc.assert(
+      fc.property(master, session("s_00000000000000aa"), held, (m, s, texts) => {
+        const learnings = knowledgeFromLearnings(
+          texts.map((t) => learningOf(t, 1, "insight")),
+          m.version,
+        );
+        const { master: next, report } = consolidateSession(m, s, DEFAULT_RULES, learnings);
+        const heldKeys = new Set(texts.map((t) => normalizeClaim(t)));
+        const before = new Set(m.knowledge.map((k) => normalizeClaim(k.text ?? "")));
+        for (const k of next.knowledge.slice(m.knowledge.length)) {
+          expect(heldKeys.has(normalizeClaim(k.text ?? ""))).toBe(false);
+        }
+        const total = (st: MasterState) =>
+          st.knowledge.reduce((n, k) => n + k.evidence, 0) +
+          st.evidence.reduce((n, e) => n + e.evidence, 0);
+        const accepted = new Set(
+          s.items
+            .filter((i) => ["fact", "lesson", "convention", "decision"].includes(i.kind))
+            .filter((i) => (i.confidence ?? 0) > DEFAULT_RULES.knowledge_min_confidence)
+            .map((i) => normalizeClaim(i.text ?? "")),
+        );
+        expect(total(next) - total(m)).toBe(accepted.size);
+        const raised = [...accepted].filter((t) => heldKeys.has(t) && !before.has(t));
+        expect(next.evidence.reduce((n, e) => n + e.evidence, 0)).toBe(raised.length);
+        expect(report.merged_items).toHaveLength(report.merged);
+      }),
+    );
   });
 });

@@ -1,13 +1,15 @@
 import { describe, expect, it } from "vitest";
 import { verifyDocuments } from "../../../src/core/checks/verify-sessions.js";
+import { learningId } from "../../../src/core/graph/learnings.js";
 import { normalizeLine } from "../../../src/core/ingest/normalize.js";
 import { createRedactor } from "../../../src/core/ingest/redact.js";
 import { emptyCatalog, serializeCatalog } from "../../../src/core/model/engram.js";
 import { renderPrBody } from "../../../src/core/rendering/pr-body.js";
 import { DEFAULT_RULES } from "../../../src/core/versions/consolidate.js";
-import { loadMaster } from "../../../src/core/versions/documents.js";
+import { EVIDENCE_PATH, loadMaster } from "../../../src/core/versions/documents.js";
 import type { SessionItem } from "../../../src/core/versions/items.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../../../src/core/versions/log.js";
+import { knowledgeFromLearnings } from "../../../src/core/versions/master.js";
 import {
   type EndedSession,
   planSessionStep,
@@ -15,6 +17,7 @@ import {
   type StepState,
 } from "../../../src/core/versions/step.js";
 import type { Catalog } from "../../../src/schema/engram.js";
+import { ENVELOPE_SCHEMAS } from "../../../src/schema/envelope.js";
 
 const AT = "2026-01-01T00:00:00.000Z";
 
@@ -120,6 +123,50 @@ describe("planSessionStep", () => {
     ]);
   });
 
+  it("raises the evidence of a learning engrams hold in the evidence file, no copy", () => {
+    const learnings = knowledgeFromLearnings(
+      [
+        {
+          id: learningId("Deploys go out on Tuesdays"),
+          type: "insight",
+          text: "Deploys go out on Tuesdays",
+          rationale: null,
+          engrams: ["e_1"],
+          scope: "st",
+          evidence: 1,
+          written_at: AT,
+          topics: [],
+          links: [],
+          senders: [],
+        },
+      ],
+      0,
+    );
+    const settings = { ...SETTINGS, learnings };
+    const fact = { kind: "fact" as const, text: "deploys go out on tuesdays", confidence: 0.9 };
+    const one = planSessionStep(initial(), session(A, 0, [fact]), settings);
+    const files = new Map<string, string>();
+    apply(files, one);
+    expect(one.report.merged).toBe(1);
+    expect(one.record.counts.facts).toBe(0);
+    expect([...files.keys()].filter((p) => p.startsWith("memory/knowledge/"))).toEqual([
+      EVIDENCE_PATH,
+    ]);
+    const two = planSessionStep(reload(files), session(B, 1, [fact]), settings);
+    apply(files, two);
+    expect(JSON.parse(files.get(EVIDENCE_PATH) as string)).toEqual({
+      kind: "evidence",
+      records: [{ id: learningId("Deploys go out on Tuesdays"), evidence: 2, version: 2 }],
+    });
+    expect(two.report.merged_items[0]?.evidence).toBe(3);
+    expect(reload(files).loaded.master).toEqual(two.state.loaded.master);
+    const docs = new Map([...files].filter(([p]) => /^memory\/(sessions|knowledge)\//.test(p)));
+    const budgets = { documents_max_bytes: 1 << 20, episodes_max: 1000 };
+    expect(
+      verifyDocuments({ catalogText: files.get("memory/catalog.json"), files: docs, budgets }),
+    ).toEqual([]);
+  });
+
   it("evicts the oldest sessions' episode files first, and refuses what cannot fit", () => {
     const files = new Map<string, string>();
     let state = initial();
@@ -195,6 +242,7 @@ describe("session_end.v1 on ingest", () => {
     const result = normalizeLine(line, {
       receivedAt: AT,
       maxMessageBytes: 65_536,
+      schemas: ENVELOPE_SCHEMAS,
       redactor: createRedactor(),
       sealKey: undefined,
     });
