@@ -1,13 +1,15 @@
-import { createHash } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
 import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
+import type { TokenMemo } from "../core/graph/context-tokens.js";
 import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { MemoryVersion } from "./scope.js";
+import { SPLIT_PATTERN } from "./tokens.js";
 
 /**
  * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
@@ -17,8 +19,9 @@ import type { MemoryVersion } from "./scope.js";
  * registry's bytes: the index is derived, and the same memory gives the same file.
  */
 
-// 2: state and core documents are items of the index beside the learnings.
-const FORMAT = "engram-context-index/2";
+// 3: state and core documents are items of the index beside the learnings, and the header
+// carries the tokenizer's counts of every piece an answer can hold.
+const FORMAT = "engram-context-index/3";
 
 interface Header extends MemoryVersion {
   format: string;
@@ -27,6 +30,9 @@ interface Header extends MemoryVersion {
   count: number;
   entities: string[];
   terms: string[];
+  tokens: TokenMemo;
+  /** The pattern the memo's pieces were split with: another tokenizer, another memo. */
+  split: string;
   /** name -> [byte offset, element count, byte length]. */
   sections: Record<string, [number, number, number]>;
 }
@@ -35,6 +41,8 @@ export interface CachedIndex {
   key: string;
   memory: MemoryVersion;
   index: ContextIndex;
+  /** The tokenizer's counts of the pieces answers are made of. */
+  tokens: TokenMemo;
 }
 
 function indexPath(ctx: RepoContext): string {
@@ -54,9 +62,20 @@ function fileStamp(path: string): string {
   }
 }
 
+/**
+ * sha256, loaded only when a key must be computed: an unchanged catalog is known by its
+ * stamp, and a warm answer should not pay for loading the crypto module.
+ */
+function sha256(): import("node:crypto").Hash {
+  const { createHash } = createRequire(import.meta.url)(
+    "node:crypto",
+  ) as typeof import("node:crypto");
+  return createHash("sha256");
+}
+
 function digestOf(path: string): string {
   try {
-    return createHash("sha256").update(readFileSync(path)).digest("hex");
+    return sha256().update(readFileSync(path)).digest("hex");
   } catch {
     return "missing";
   }
@@ -81,7 +100,7 @@ export function contextIndexKey(ctx: RepoContext): { key: string; remember: () =
   } catch {
     // No stamp yet, or a damaged one: hash the files below.
   }
-  const key = createHash("sha256")
+  const key = sha256()
     .update(`${FORMAT}\n${digestOf(catalog)}\n${digestOf(registry)}\n`)
     .digest("hex");
   return {
@@ -140,6 +159,10 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
     const header = JSON.parse(readAt(path, 4, headerLength).toString("utf8")) as Header;
     if (header.format !== FORMAT || header.key !== key || header.endian !== endianness())
       return undefined;
+    const { chunks, counts } = header.tokens;
+    if (header.split !== SPLIT_PATTERN || !Array.isArray(chunks) || !Array.isArray(counts))
+      return undefined;
+    if (chunks.length !== counts.length) return undefined;
     // A file cut short (a damaged disk, a copy in progress) is no index: rebuild it.
     const end = Math.max(...Object.values(header.sections).map(([o, , b]) => o + b));
     if (statSync(path).size < end) return undefined;
@@ -166,6 +189,7 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
     return {
       key,
       memory: { memory_version: header.memory_version, catalog_hash: header.catalog_hash },
+      tokens: header.tokens,
       index: {
         count,
         types: new Uint8Array(eager.buffer, eager.byteOffset + at("types")[0] - start, count),
@@ -230,6 +254,8 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     count: index.count,
     entities: index.entities,
     terms: index.terms,
+    tokens: cached.tokens,
+    split: SPLIT_PATTERN,
     sections: Object.fromEntries(
       Object.entries(relative).map(([n, [o, l, b]]) => [n, [base + o, l, b]]),
     ),
@@ -256,4 +282,29 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
 
 function align(n: number): number {
   return (n + 3) & ~3;
+}
+
+/**
+ * The tokenizer's one-token words (`singleTokenWords`), kept beside the index: read only when
+ * a topic holds a piece the index's memo lacks. Its first line names the pattern the words
+ * were checked with; another pattern, another table.
+ */
+function wordsPath(ctx: RepoContext): string {
+  return join(ctx.paths.root, "graph", "words.txt");
+}
+
+const WORDS_FORMAT = `engram-token-words/1 ${SPLIT_PATTERN}`;
+
+export function readTokenWords(ctx: RepoContext): string[] | undefined {
+  try {
+    const lines = readFileSync(wordsPath(ctx), "utf8").split("\n");
+    return lines[0] === WORDS_FORMAT ? lines.slice(1) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function writeTokenWords(ctx: RepoContext, words: readonly string[]): void {
+  mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
+  writeFileAtomicSync(wordsPath(ctx), [WORDS_FORMAT, ...words].join("\n"));
 }

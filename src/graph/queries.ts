@@ -1,6 +1,11 @@
 import type { RepoContext } from "../context/repo-context.js";
-import { type ContextItem, contextFromIndex } from "../core/graph/context.js";
-import { buildContextIndex, ContextIndexReader } from "../core/graph/context-index.js";
+import { answerTexts, type ContextItem, contextFromIndex } from "../core/graph/context.js";
+import {
+  buildContextIndex,
+  ContextIndexReader,
+  indexInSorted,
+} from "../core/graph/context-index.js";
+import { buildTokenMemo, memoCounter, type TokenMemo } from "../core/graph/context-tokens.js";
 import { type Freshness, freshnessOfAll } from "../core/graph/freshness.js";
 import type { LearningType } from "../core/graph/learnings.js";
 import type { Env } from "../github/client.js";
@@ -8,10 +13,12 @@ import {
   type CachedIndex,
   contextIndexKey,
   readContextIndex,
+  readTokenWords,
   writeContextIndex,
+  writeTokenWords,
 } from "./context-cache.js";
-import { learningScope, type MemoryScope, versionOf } from "./scope.js";
-import { countTokens } from "./tokens.js";
+import { learningScope, type MemoryScope, type MemoryVersion, versionOf } from "./scope.js";
+import { countTokens, singleTokenWords, splitTokens, TOKENIZER } from "./tokens.js";
 
 export interface TopicContext {
   status: "found" | "no_match" | "memory_empty";
@@ -38,11 +45,11 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
     // The graph (engrams, registry, git) is loaded only to build the index, not to read it.
     const { loadGraph } = await import("./graph.js");
     const graph = await loadGraph(ctx);
-    cached = {
-      key,
-      memory: versionOf(graph.catalog),
-      index: buildContextIndex(graph.learnings),
-    };
+    const memory = versionOf(graph.catalog);
+    const index = buildContextIndex(graph.learnings);
+    const texts = answerTexts(new ContextIndexReader(index), scopeLineOf(ctx, memory));
+    cached = { key, memory, index, tokens: buildTokenMemo(texts, splitTokens, countTokens) };
+    if (readTokenWords(ctx) === undefined) writeTokenWords(ctx, singleTokenWords());
     // Stored only when memory did not change while it was read: the key must name its content.
     if (contextIndexKey(ctx).key === key) writeContextIndex(ctx, cached);
   }
@@ -51,20 +58,41 @@ async function contextIndexOf(ctx: RepoContext): Promise<CachedIndex> {
   return cached;
 }
 
+// The tokenizer's counts, remembered with the index, then its one-token words; the tokenizer
+// itself only for a text holding a piece neither knows (a rare topic word found nowhere in
+// memory). One counter per memo, so a long-lived process builds its lookup table once.
+const counters = new WeakMap<TokenMemo, (text: string) => number>();
+function counterOf(ctx: RepoContext, tokens: TokenMemo): (text: string) => number {
+  let counter = counters.get(tokens);
+  if (counter === undefined) {
+    let words: readonly string[] | undefined;
+    const single = (piece: string) => {
+      words ??= readTokenWords(ctx) ?? [];
+      return indexInSorted(words, piece) >= 0;
+    };
+    counter = memoCounter(tokens, splitTokens, countTokens, single);
+    counters.set(tokens, counter);
+  }
+  return counter;
+}
+
+function scopeLineOf(ctx: RepoContext, memory: MemoryVersion): string {
+  return `engram memory of ${ctx.repoDir}, version ${memory.memory_version}, tiers lt+st, local only`;
+}
+
 export async function topicContext(
   ctx: RepoContext,
   topic: string,
   options: { maxTokens: number; type?: LearningType | undefined },
 ): Promise<TopicContext> {
-  const { memory, index } = await contextIndexOf(ctx);
+  const { memory, index, tokens } = await contextIndexOf(ctx);
   const scope = learningScope(ctx, memory, index.count);
-  const scopeLine = `engram memory of ${ctx.repoDir}, version ${scope.memory_version}, tiers lt+st, local only`;
   const r = contextFromIndex(new ContextIndexReader(index), {
     topic,
     maxTokens: options.maxTokens,
     type: options.type,
-    countTokens,
-    scopeLine,
+    countTokens: counterOf(ctx, tokens),
+    scopeLine: scopeLineOf(ctx, memory),
   });
   const status =
     scope.learnings_in_scope === 0 ? "memory_empty" : r.items.length === 0 ? "no_match" : "found";
@@ -81,7 +109,7 @@ export async function topicContext(
     topic,
     max_tokens: options.maxTokens,
     tokens: r.tokens,
-    tokenizer: "cl100k_base",
+    tokenizer: TOKENIZER,
     items: r.items,
     omitted: r.omitted,
     markdown: r.markdown,

@@ -62,6 +62,32 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
+  it("worker context counts from the index's stored token counts: no tokenizer tables, no recall engine", () => {
+    const own = dirs.repo();
+    own.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
+    const run = (bin: string, args: string[]) =>
+      spawnSync(process.execPath, [bin, ...args, "--repo", own.dir], {
+        cwd: own.dir,
+        env: childEnv(),
+        encoding: "utf8",
+      });
+    expect(run(DIRECTOR_BIN, ["init"]).status).toBe(0);
+    const note = ["emit", "--kind", "decision", "--text", "tokenizer tables load lazily"];
+    expect(run(WORKER_BIN, note).status).toBe(0);
+    expect(run(DIRECTOR_BIN, ["run", "--force"]).status).toBe(0);
+    const context = (topic: string) => ["context", topic, "--repo", own.dir];
+    expect(loadedBy(WORKER_BIN, context("tokenizer tables")).length).toBeGreaterThan(0); // builds the index
+    const TOKENIZER = /node_modules\/gpt-tokenizer\//;
+    const warm = loadedBy(WORKER_BIN, context("tokenizer tables"));
+    expect(warm.some((m) => m.endsWith("/graph/context-cache.js"))).toBe(true);
+    expect(warm.filter((m) => TOKENIZER.test(m) || m.endsWith("/core/recall/recall.js"))).toEqual(
+      [],
+    );
+    // A topic word memory never held is counted by the tokenizer itself: proof the trace sees it.
+    const unseen = loadedBy(WORKER_BIN, context("tokenizer zeppelins"));
+    expect(unseen.some((m) => /gpt-tokenizer\/.*bpeRanks\/cl100k_base/.test(m))).toBe(true);
+  });
+
   it("a bad note still loads zod, which names the field", () => {
     const trace = join(dirs.dir("engram-trace-"), "modules.txt");
     const r = spawnSync(

@@ -3,8 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { RepoContext } from "../../src/context/repo-context.js";
-import { contextFromIndex } from "../../src/core/graph/context.js";
-import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
+import { answerTexts, contextFromIndex } from "../../src/core/graph/context.js";
+import {
+  buildContextIndex,
+  type ContextIndex,
+  ContextIndexReader,
+} from "../../src/core/graph/context-index.js";
+import { buildTokenMemo } from "../../src/core/graph/context-tokens.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { learningId } from "../../src/core/graph/learnings.js";
 import {
@@ -12,6 +17,7 @@ import {
   readContextIndex,
   writeContextIndex,
 } from "../../src/graph/context-cache.js";
+import { countTokens as realCount, splitTokens } from "../../src/graph/tokens.js";
 import { statePaths } from "../../src/state/paths.js";
 
 const made: string[] = [];
@@ -53,16 +59,20 @@ const learnings: LinkedLearning[] = Array.from({ length: 300 }, (_, i) => {
 
 const memory = { memory_version: 1, catalog_hash: "sha256:00" };
 const countTokens = (t: string) => t.length;
+const tokensOf = (index: ContextIndex) =>
+  buildTokenMemo(answerTexts(new ContextIndexReader(index), "s"), splitTokens, realCount);
 
 describe("context index on disk", () => {
   it("reads back what it wrote and answers as the index in memory", () => {
     const ctx = repo();
     const { key, remember } = contextIndexKey(ctx);
     const index = buildContextIndex(learnings);
-    writeContextIndex(ctx, { key, memory, index });
+    const tokens = tokensOf(index);
+    writeContextIndex(ctx, { key, memory, index, tokens });
     remember();
     const stored = readContextIndex(ctx, key);
     expect(stored?.memory).toEqual(memory);
+    expect(stored?.tokens).toEqual(tokens);
     for (const topic of ["planner", "cache retry", "src/f3.ts", "topic4 ünïcode", "nothing"]) {
       for (const type of [undefined, "decision" as const]) {
         const options = { topic, type, maxTokens: 3000, countTokens, scopeLine: "s" };
@@ -75,7 +85,8 @@ describe("context index on disk", () => {
   it("is keyed by the catalog's and the registry's bytes, and rebuilt when either changes", () => {
     const ctx = repo();
     const first = contextIndexKey(ctx);
-    writeContextIndex(ctx, { key: first.key, memory, index: buildContextIndex(learnings) });
+    const index = buildContextIndex(learnings);
+    writeContextIndex(ctx, { key: first.key, memory, index, tokens: tokensOf(index) });
     first.remember();
     expect(contextIndexKey(ctx).key).toBe(first.key);
     // The same bytes written again (a new file, a new stamp): the same key.
@@ -96,8 +107,10 @@ describe("context index on disk", () => {
     const b = repo();
     const key = contextIndexKey(a).key;
     expect(contextIndexKey(b).key).toBe(key);
-    writeContextIndex(a, { key, memory, index: buildContextIndex(learnings) });
-    writeContextIndex(b, { key, memory, index: buildContextIndex([...learnings].reverse()) });
+    const index = buildContextIndex(learnings);
+    const reversed = buildContextIndex([...learnings].reverse());
+    writeContextIndex(a, { key, memory, index, tokens: tokensOf(index) });
+    writeContextIndex(b, { key, memory, index: reversed, tokens: tokensOf(reversed) });
     const file = (ctx: RepoContext) => join(ctx.paths.root, "graph", "context.idx");
     expect(readFileSync(file(a)).equals(readFileSync(file(b)))).toBe(true);
     truncateSync(file(a), 100);

@@ -1,4 +1,4 @@
-import { tokenize } from "../recall/recall.js";
+import { tokenize } from "../recall/tokenize.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 
@@ -152,7 +152,8 @@ function slice(p: Postings, i: number): Uint32Array {
   return p.refs.subarray(p.offsets[i], p.offsets[i + 1]);
 }
 
-function find(sorted: readonly string[], key: string): number {
+/** Where `key` is in `sorted` (code-unit order), or -1. */
+export function indexInSorted(sorted: readonly string[], key: string): number {
   let lo = 0;
   let hi = sorted.length - 1;
   while (lo <= hi) {
@@ -193,13 +194,19 @@ export class ContextIndexReader {
 
   /** Whether entity `e` is a URL: a link target, not something learnings are about. */
   isUrl(e: number): boolean {
+    return this.urlFlags()[e] === 1;
+  }
+
+  /** Per entity, 1 when it is a URL (as `isUrl`), for loops over many entities. */
+  urlFlags(): Uint8Array {
     if (this.urls === undefined) {
-      this.urls = new Uint8Array(this.index.entities.length);
+      const urls = new Uint8Array(this.index.entities.length);
       this.index.entities.forEach((name, k) => {
-        if (name.startsWith("url:")) (this.urls as Uint8Array)[k] = 1;
+        if (name.startsWith("url:")) urls[k] = 1;
       });
+      this.urls = urls;
     }
-    return this.urls[e] === 1;
+    return this.urls;
   }
 
   entitiesOf(i: number): Uint32Array {
@@ -211,7 +218,7 @@ export class ContextIndexReader {
   }
 
   withTerm(term: string): Uint32Array {
-    const t = find(this.index.terms, term);
+    const t = indexInSorted(this.index.terms, term);
     const p = this.index.termLearnings;
     return t < 0 ? EMPTY : p.read(p.offsets[t] as number, p.offsets[t + 1] as number);
   }

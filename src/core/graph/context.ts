@@ -1,4 +1,4 @@
-import { tokenize } from "../recall/recall.js";
+import { tokenize } from "../recall/tokenize.js";
 import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
@@ -35,6 +35,7 @@ export interface ContextResult {
 }
 
 const NEIGHBOUR_WEIGHT = 0.5;
+const NOTHING = "_Nothing related to this topic in memory._\n";
 const MIN_LINE_TOKENS = 6;
 const MAX_MISSES = 32;
 
@@ -56,7 +57,7 @@ export function contextFromIndex(
   options: ContextOptions,
 ): ContextResult {
   const ranked = rank(index, options);
-  const header = `## Memory: ${options.topic}\n\n_${options.scopeLine}_\n\n`;
+  const header = headerOf(options.topic, options.scopeLine);
   const headerTokens = options.countTokens(header);
   if (headerTokens > options.maxTokens)
     return { items: [], omitted: ranked.order.length, tokens: 0, markdown: "" };
@@ -79,11 +80,7 @@ export function contextFromIndex(
     estimate += cost;
     chosen.push(candidate);
   }
-  const compose = () =>
-    header +
-    (chosen.length === 0
-      ? "_Nothing related to this topic in memory._\n"
-      : chosen.map(render).join(""));
+  const compose = () => header + (chosen.length === 0 ? NOTHING : chosen.map(render).join(""));
   let markdown = compose();
   let tokens = options.countTokens(markdown);
   while (tokens > options.maxTokens && chosen.length > 0) {
@@ -116,46 +113,54 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   const n = index.count;
   const types = index.index.types;
   const typeCode = options.type === undefined ? -1 : LEARNING_TYPES.indexOf(options.type);
-  const inPool = (i: number) => typeCode < 0 || types[i] === typeCode;
   const { offsets: entOff, refs: entRefs } = index.index.learningEntities;
   const { offsets: linkOff, refs: linkRefs } = index.index.entityLearnings;
+  // Plain typed arrays in the loops below: at 40,000 learnings they run before the engine
+  // has optimized anything, so every call and closure in them costs.
+  const evidence = index.index.evidence;
+  const urls = index.urlFlags();
   // 0: unrelated, 1: match, 2: neighbour.
   const state = new Uint8Array(n);
   const hits = new Uint32Array(n);
   const entityHit = new Uint8Array(n);
-  const related: number[] = [];
-  const touch = (i: number) => {
-    if (state[i] === 0) {
-      state[i] = 1;
-      related.push(i);
-    }
-  };
+  const related = new Uint32Array(n);
+  let count = 0;
   for (const w of wanted) {
-    for (const i of index.withTerm(w)) {
-      if (!inPool(i)) continue;
+    const withTerm = index.withTerm(w);
+    for (let k = 0; k < withTerm.length; k++) {
+      const i = withTerm[k] as number;
+      if (typeCode >= 0 && types[i] !== typeCode) continue;
       hits[i] = (hits[i] as number) + 1;
-      touch(i);
+      if (state[i] === 0) {
+        state[i] = 1;
+        related[count++] = i;
+      }
     }
     for (const e of index.entitiesKeyed(w)) {
       for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
         const i = linkRefs[k] as number;
-        if (!inPool(i)) continue;
+        if (typeCode >= 0 && types[i] !== typeCode) continue;
         entityHit[i] = 1;
-        touch(i);
+        if (state[i] === 0) {
+          state[i] = 1;
+          related[count++] = i;
+        }
       }
     }
   }
-  const matches = related.length;
+  const matches = count;
   // Scores in thousandths, as they are reported: ranking and output use the same figure.
   const milli = new Float64Array(n);
   const entities = index.index.entities.length;
   const entityMatched = new Uint8Array(entities);
   const entityScore = new Float64Array(entities);
   const matchedEntities: number[] = [];
-  for (const i of related) {
+  const words = Math.max(1, wanted.size);
+  for (let r = 0; r < matches; r++) {
+    const i = related[r] as number;
     const m = Math.round(
-      (((hits[i] as number) + (entityHit[i] as number)) / Math.max(1, wanted.size) +
-        Math.log2(1 + index.evidence(i)) / 10) *
+      (((hits[i] as number) + (entityHit[i] as number)) / words +
+        Math.log2(1 + (evidence[i] as number)) / 10) *
         1000,
     );
     milli[i] = m;
@@ -173,17 +178,20 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   // relatedness: a neighbour's weight falls with how many learnings share the entity.
   const weight = new Float64Array(entities);
   for (const e of matchedEntities) {
-    let degree = 0;
-    for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
-      if (inPool(linkRefs[k] as number)) degree++;
+    const from = linkOff[e] as number;
+    const to = linkOff[e + 1] as number;
+    let degree = to - from;
+    if (typeCode >= 0) {
+      degree = 0;
+      for (let k = from; k < to; k++) if (types[linkRefs[k] as number] === typeCode) degree++;
     }
     weight[e] = (entityScore[e] as number) / Math.log2(1 + (degree || 1));
-    if (index.isUrl(e)) continue;
-    for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
+    if (urls[e] === 1) continue;
+    for (let k = from; k < to; k++) {
       const i = linkRefs[k] as number;
-      if (state[i] === 0 && inPool(i)) {
+      if (state[i] === 0 && (typeCode < 0 || types[i] === typeCode)) {
         state[i] = 2;
-        related.push(i);
+        related[count++] = i;
       }
     }
   }
@@ -191,24 +199,24 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
     const shared: number[] = [];
     for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
       const e = entRefs[k] as number;
-      if (entityMatched[e] === 1 && !index.isUrl(e)) shared.push(e);
+      if (entityMatched[e] === 1 && urls[e] === 0) shared.push(e);
     }
     return shared;
   };
-  for (let r = matches; r < related.length; r++) {
+  for (let r = matches; r < count; r++) {
     const i = related[r] as number;
     let best = 0;
     let shared = 0;
     for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
       const e = entRefs[k] as number;
-      if (entityMatched[e] === 0 || index.isUrl(e)) continue;
+      if (entityMatched[e] === 0 || urls[e] === 1) continue;
       shared++;
       if ((weight[e] as number) > best) best = weight[e] as number;
     }
     milli[i] = Math.round(best * NEIGHBOUR_WEIGHT * Math.min(1, shared / 2 + 0.5) * 1000);
   }
   return {
-    order: byRank(related, milli, index),
+    order: byRank(related.subarray(0, count), milli, evidence),
     item: (i) => {
       const r = index.record(i);
       const neighbour = state[i] === 2;
@@ -232,23 +240,20 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
  * ascending. Packed into one number per learning when that is exact, so the engine's
  * native numeric sort does the work; a comparator sort otherwise.
  */
-function byRank(
-  related: number[],
-  milli: Float64Array,
-  index: ContextIndexReader,
-): ArrayLike<number> & Iterable<number> {
+function byRank(related: Uint32Array, milli: Float64Array, evidence: Uint32Array): Uint32Array {
   let maxScore = 0;
   let maxEvidence = 0;
-  for (const i of related) {
+  for (let k = 0; k < related.length; k++) {
+    const i = related[k] as number;
     if ((milli[i] as number) > maxScore) maxScore = milli[i] as number;
-    if (index.evidence(i) > maxEvidence) maxEvidence = index.evidence(i);
+    if ((evidence[i] as number) > maxEvidence) maxEvidence = evidence[i] as number;
   }
-  const span = index.count;
+  const span = milli.length;
   if ((maxScore + 1) * (maxEvidence + 1) * span > Number.MAX_SAFE_INTEGER) {
     return related.sort(
       (a, b) =>
         (milli[b] as number) - (milli[a] as number) ||
-        index.evidence(b) - index.evidence(a) ||
+        (evidence[b] as number) - (evidence[a] as number) ||
         a - b,
     );
   }
@@ -256,7 +261,7 @@ function byRank(
   for (let k = 0; k < related.length; k++) {
     const i = related[k] as number;
     const s = maxScore - (milli[i] as number);
-    const e = maxEvidence - index.evidence(i);
+    const e = maxEvidence - (evidence[i] as number);
     keys[k] = (s * (maxEvidence + 1) + e) * span + i;
   }
   keys.sort();
@@ -265,8 +270,37 @@ function byRank(
   return order;
 }
 
+function headerOf(topic: string, scopeLine: string): string {
+  return `## Memory: ${topic}\n\n_${scopeLine}_\n\n`;
+}
+
+function related(shared: readonly string[]): string {
+  return ` [related through ${shared.slice(0, 3).join(", ")}]`;
+}
+
 function render(i: ContextItem): string {
   const why = i.rationale ? ` (because ${i.rationale})` : "";
-  const via = i.via === "neighbour" ? ` [related through ${i.shared.slice(0, 3).join(", ")}]` : "";
+  const via = i.via === "neighbour" ? related(i.shared) : "";
   return `- **${i.type}**: ${i.text}${why}${via}\n`;
+}
+
+/**
+ * The texts an answer over `index` is made of, but for its topic: the frame, every
+ * learning's line, every entity as "related through" names it (twice, so that the pieces
+ * where two names meet are there too). Their pieces' token counts are what the index
+ * remembers (`context-tokens.ts`).
+ */
+export function* answerTexts(index: ContextIndexReader, scopeLine: string): Iterable<string> {
+  // A topic's own words come from the learnings; a word stands in for it here.
+  yield headerOf("topic", scopeLine);
+  yield NOTHING;
+  for (let i = 0; i < index.count; i++) {
+    const r = index.record(i);
+    yield render({ ...r, score: 0, via: "match", shared: [] });
+  }
+  for (let e = 0; e < index.index.entities.length; e++) {
+    if (index.isUrl(e)) continue;
+    const name = index.entityName(e);
+    yield `${related([name, name])}\n`;
+  }
 }

@@ -1,6 +1,9 @@
 import type { Engram } from "../../schema/engram.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
+import { tokenize } from "./tokenize.js";
+
+export { tokenize };
 
 /** The searchable part of one engram. */
 export interface RecallDoc {
@@ -62,61 +65,6 @@ const MAX_QUERY_TERMS = 32; // one bit each in a Uint32 mask
 const MAX_PHRASE_TERMS = 8;
 const SNIPPET_MAX_CHARS = 200;
 const DEFAULT_LIMIT = 10;
-
-const STOP_WORDS = new Set([
-  "an",
-  "and",
-  "are",
-  "as",
-  "at",
-  "be",
-  "been",
-  "but",
-  "by",
-  "do",
-  "does",
-  "for",
-  "from",
-  "has",
-  "have",
-  "if",
-  "in",
-  "into",
-  "is",
-  "it",
-  "its",
-  "of",
-  "on",
-  "or",
-  "so",
-  "than",
-  "that",
-  "the",
-  "then",
-  "this",
-  "to",
-  "was",
-  "we",
-  "were",
-  "with",
-]);
-
-const SPLIT = /[^\p{L}\p{N}\p{M}]+/u;
-const ASCII = /^[\x20-\x7e]*$/;
-
-/**
- * Lowercased word tokens of `text`: split on anything but letters, digits and combining marks,
- * stop words and one-character tokens dropped. `auth-service` gives `auth`, `service`.
- */
-export function tokenize(text: string): string[] {
-  const out: string[] = [];
-  // NFKC is a costly no-op on ASCII text, the common case.
-  const normalized = ASCII.test(text) ? text : text.normalize("NFKC");
-  for (const token of normalized.toLowerCase().split(SPLIT)) {
-    if (token.length >= 2 && !STOP_WORDS.has(token)) out.push(token);
-  }
-  return out;
-}
 
 interface Postings {
   idf: number;
