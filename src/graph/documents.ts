@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { GraphDocument, LinkedDocumentKind } from "../core/graph/document-links.js";
+import { EVIDENCE_PATH } from "../core/versions/documents.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
 import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -49,6 +50,29 @@ export async function readGraphDocuments(
         (typeof doc.version === "number" ? madeAt.get(doc.version) : undefined) ??
         catalog.created_at,
     });
+  }
+  return out;
+}
+
+/**
+ * The evidence sessions gave learnings engrams hold (`memory/knowledge/evidence.json`), by
+ * learning id: a restated claim counts there, not in a copy. Empty when the catalog does not
+ * list the file or it is unreadable (verify reports that).
+ */
+export async function readSessionEvidence(
+  repoDir: string,
+  catalog: Catalog,
+): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (!(catalog.documents ?? []).some((d) => d.path === EVIDENCE_PATH)) return out;
+  const text = await readTextIfExists(join(repoDir, EVIDENCE_PATH));
+  try {
+    const file = JSON.parse(text ?? "") as { records?: { id?: unknown; evidence?: unknown }[] };
+    for (const r of file.records ?? []) {
+      if (typeof r.id === "string" && typeof r.evidence === "number") out.set(r.id, r.evidence);
+    }
+  } catch {
+    // Damaged: verify's to report; the engrams' own evidence stands.
   }
   return out;
 }

@@ -22,13 +22,13 @@ import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
-import { readGraphDocuments } from "./documents.js";
+import { readGraphDocuments, readSessionEvidence } from "./documents.js";
 import type { GitHubUpdate } from "./github-activity.js";
 import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 3;
+const CACHE_VERSION = 4;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -195,8 +195,9 @@ async function linkedLearnings(
     // No cache, or a damaged one: derive it below.
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
+  const sessions = await readSessionEvidence(ctx.repoDir, catalog);
   const learnings = learningsOf([...engrams.values()]).map((l) =>
-    linkLearning(l, engrams, matcher),
+    linkLearning({ ...l, evidence: l.evidence + (sessions.get(l.id) ?? 0) }, engrams, matcher),
   );
   for (const doc of await readGraphDocuments(ctx.repoDir, catalog)) {
     learnings.push(documentItem(doc, matcher));

@@ -19,6 +19,7 @@ import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
+import { readSessionEvidence } from "./documents.js";
 import { loadRegistry } from "./registry.js";
 
 /** Every pull request of a head branch (GitHub, or the local test server). */
@@ -219,7 +220,12 @@ export async function learningGraph(
   }));
 
   return {
-    placed: placedLearnings(engrams, places, entityMatcher(loadRegistry(ctx.repoDir))),
+    placed: placedLearnings(
+      engrams,
+      places,
+      entityMatcher(loadRegistry(ctx.repoDir)),
+      await readSessionEvidence(ctx.repoDir, tree),
+    ),
     engrams,
     github: { asked: pullHistory !== undefined, pulls: pulls.length, unreadable },
   };

@@ -4,6 +4,7 @@ import { McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mc
 import { z } from "zod";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { CONFIRMED_BY } from "../core/graph/freshness.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
 import { recallScope } from "../graph/scope.js";
@@ -103,7 +104,8 @@ const freshnessOutput = {
       type: z.string(),
       text: z.string(),
       confirmed_at: z.string(),
-      confirmed_by: z.enum(["merge", "local"]),
+      // Every way freshness finds it, seed.json imports ("origin") included.
+      confirmed_by: z.enum(CONFIRMED_BY),
       graph_activity: z
         .object({ at: z.string(), entity: z.string(), detail: z.string() })
         .nullable(),

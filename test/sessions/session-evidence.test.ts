@@ -110,5 +110,11 @@ describe("a session restating what an engram holds", () => {
     );
     expect(diff.facts.added).toEqual([]);
     expect(diff.files.changed).toEqual(["memory/knowledge/evidence.json"]);
+
+    // The learning lists its whole evidence: its engram's and the two sessions'.
+    const learnings = jsonOf<{ learnings: { id: string; evidence: number }[] }>(
+      await bin(worker, repo, ["learnings", "--json"]),
+    );
+    expect(learnings.learnings.filter((l) => l.id === id).map((l) => l.evidence)).toEqual([3]);
   });
 });

@@ -12,7 +12,9 @@ export interface Activity {
 export type ActivityOf = (entity: EntityId) => Activity | undefined;
 
 /** Where `confirmed_at` comes from: the memory a learning was imported from, a merge, or the engram. */
-export type ConfirmedBy = "origin" | "merge" | "local";
+/** How a learning's `confirmed_at` was found: seed.json's confirmedAt, its PR's merge, or local. */
+export const CONFIRMED_BY = ["origin", "merge", "local"] as const;
+export type ConfirmedBy = (typeof CONFIRMED_BY)[number];
 
 export interface FreshnessOptions {
   /** Seconds since 1970: the Director's clock (SOURCE_DATE_EPOCH when set). */

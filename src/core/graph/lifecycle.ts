@@ -80,9 +80,13 @@ export function placedLearnings(
   engrams: ReadonlyMap<string, Engram>,
   places: ReadonlyMap<string, EngramPlace>,
   matcher: EntityMatcher,
+  /** Evidence sessions gave learnings (`memory/knowledge/evidence.json`), by learning id. */
+  sessionEvidence: ReadonlyMap<string, number> = new Map(),
 ): PlacedLearning[] {
   const out: PlacedLearning[] = [];
-  for (const learning of learningsOf([...engrams.values()])) {
+  for (const stated of learningsOf([...engrams.values()])) {
+    const extra = sessionEvidence.get(stated.id) ?? 0;
+    const learning = extra === 0 ? stated : { ...stated, evidence: stated.evidence + extra };
     let best: EngramPlace | undefined;
     let confirmedAt: number | undefined;
     for (const id of learning.engrams) {
