@@ -9,6 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { eventIdKey } from "../src/core/ingest/event-keys.js";
 import { DIRECTOR_CLI, log, removeDir, round, runNode, tempDir, WORKER_CLI } from "./util.js";
 
 export interface GitTransportScenarioResult {
@@ -113,7 +114,8 @@ export async function runGitTransportScenario(): Promise<GitTransportScenarioRes
           .map((l) => String((JSON.parse(l) as { key: string }).key))
       : [];
     const present = new Set(keys);
-    const lost = ids.filter((id) => !present.has(`id:${id}`)).length;
+    // Keys are the digests of the writers' event ids (`ih:...`).
+    const lost = ids.filter((id) => !present.has(eventIdKey(id))).length;
     const duplicated = keys.length - present.size;
     const remaining = git(origin, ["for-each-ref", "refs/engram/events/"]).trim();
     const pass =

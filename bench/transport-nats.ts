@@ -19,6 +19,7 @@ import { drainNats } from "../src/bus/nats-source.js";
 import type { NatsUrl } from "../src/bus/nats-stream.js";
 import { parseBusUrl } from "../src/bus/url.js";
 import { openContext } from "../src/context/repo-context.js";
+import { eventIdKey } from "../src/core/ingest/event-keys.js";
 import { withDirectorState } from "../src/director/director-state.js";
 import { findNatsServer, startNatsServer } from "./nats-server.js";
 import type { WritersJob, WritersReport } from "./nats-writers.js";
@@ -130,11 +131,12 @@ async function runOnce(
       (buffer) => {
         // Each journal append returns after its fsync: the moment its events became durable.
         const append = buffer.append.bind(buffer);
-        buffer.append = (items) => {
-          const added = append(items);
+        buffer.append = (items, sync) => {
+          const added = append(items, sync);
           commits++;
           const at = now();
-          for (const item of added) committedAt.set(item.key.slice("id:".length), at);
+          // Keys are the digests of the writers' event ids (`ih:...`).
+          for (const item of added) committedAt.set(item.key, at);
           return added;
         };
         return drainNats(ctx, buffer, url, { until: stop.signal });
@@ -162,7 +164,7 @@ async function runOnce(
     const latencies: number[] = [];
     const allLatencies: number[] = [];
     report.ids.forEach((id, i) => {
-      const at = committedAt.get(id);
+      const at = committedAt.get(eventIdKey(id));
       if (at === undefined) return;
       seen++;
       last = Math.max(last, at);
