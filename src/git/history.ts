@@ -253,11 +253,16 @@ export async function readTreeAt(
   const cached = repo.trees.get(oid);
   if (cached) return { oid, entries: cached };
   const { oid: treeOid, tree } = await git.readTree({ ...base(repo), oid });
+  rememberTree(repo, treeOid, tree);
+  return { oid: treeOid, entries: tree };
+}
+
+/** Puts a tree in the repository's cache (trees are immutable: an id names one content). */
+export function rememberTree(repo: GitRepo, oid: string, entries: TreeEntry[]): void {
   if (repo.trees.size >= MAX_CACHED_TREES) {
     repo.trees.delete(repo.trees.keys().next().value as string);
   }
-  repo.trees.set(treeOid, tree);
-  return { oid: treeOid, entries: tree };
+  repo.trees.set(oid, entries);
 }
 
 /** The tree at `filepath` under a commit or tree, one cached level at a time. */

@@ -9,7 +9,9 @@ import { dirname, join } from "node:path";
 import { deflateSync } from "node:zlib";
 import type { GitRepo } from "./history.js";
 
-function objectId(type: "blob" | "tree", body: Buffer): string {
+type ObjectType = "blob" | "tree" | "commit";
+
+function objectId(type: ObjectType, body: Buffer): string {
   return createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 
@@ -21,7 +23,7 @@ function loosePath(repo: GitRepo, oid: string): string {
  * Stores an object loose, as git does (zlib of header and body, temp file then rename), unless
  * it is already stored loose (a packed copy is written again: harmless, only slower).
  */
-function store(repo: GitRepo, type: "blob" | "tree", body: Buffer): string {
+function store(repo: GitRepo, type: ObjectType, body: Buffer): string {
   const oid = objectId(type, body);
   const path = loosePath(repo, oid);
   if (existsSync(path)) return oid;
@@ -79,16 +81,65 @@ export function writeTextTreeFast(
     for (const [name, sub] of folder.folders) {
       entries.push({ name, mode: "40000", oid: write(sub), folder: true });
     }
-    entries.sort((a, b) => {
-      const [x, y] = [sortKey(a.name, a.folder), sortKey(b.name, b.folder)];
-      return x < y ? -1 : x > y ? 1 : 0;
-    });
-    const body = Buffer.concat(
-      entries.map((e) =>
-        Buffer.concat([Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]),
-      ),
-    );
-    return store(repo, "tree", body);
+    return store(repo, "tree", treeBody(entries));
   };
   return write(root);
+}
+
+/** A tree object's body: its entries in git's order, each `mode name\0` and the binary id. */
+function treeBody(entries: { name: string; mode: string; oid: string; folder: boolean }[]): Buffer {
+  entries.sort((a, b) => {
+    const [x, y] = [sortKey(a.name, a.folder), sortKey(b.name, b.folder)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return Buffer.concat(
+    entries.map((e) =>
+      Buffer.concat([Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex")]),
+    ),
+  );
+}
+
+/**
+ * Stores a tree of the given entries (as isomorphic-git reads them: `040000` for a folder)
+ * unless stored already, and returns its id: the same object `git.writeTree` writes, without
+ * its round trips through the file system.
+ */
+export function writeTreeFast(
+  repo: GitRepo,
+  entries: readonly { mode: string; path: string; oid: string; type: string }[],
+): string {
+  const body = treeBody(
+    entries.map((e) => ({
+      name: e.path,
+      // Git writes a folder's mode without its leading zero.
+      mode: e.mode.replace(/^0+/, ""),
+      oid: e.oid,
+      folder: e.type === "tree",
+    })),
+  );
+  return store(repo, "tree", body);
+}
+
+/**
+ * Stores a commit (author and committer the same, UTC) unless stored already, and returns its
+ * id: byte for byte the object `git.writeCommit` writes for the same fields.
+ */
+export function writeCommitFast(
+  repo: GitRepo,
+  commit: {
+    tree: string;
+    parents: readonly string[];
+    message: string;
+    author: { name: string; email: string; timestamp: number };
+  },
+): string {
+  const who = `${commit.author.name} <${commit.author.email}> ${commit.author.timestamp} +0000`;
+  const head = [
+    `tree ${commit.tree}`,
+    ...commit.parents.map((p) => `parent ${p}`),
+    `author ${who}`,
+    `committer ${who}`,
+  ].join("\n");
+  const message = commit.message.endsWith("\n") ? commit.message : `${commit.message}\n`;
+  return store(repo, "commit", Buffer.from(`${head}\n\n${message}`, "utf8"));
 }

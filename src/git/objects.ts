@@ -4,8 +4,8 @@
  * index. (Network operations and ref updates go through the user's own git: remote.ts.)
  */
 import git from "isomorphic-git";
-import { base, type GitRepo, readTreeAt } from "./history.js";
-import { writeTextTreeFast } from "./object-ids.js";
+import { base, type GitRepo, readTreeAt, rememberTree } from "./history.js";
+import { writeTextTreeFast, writeTreeFast } from "./object-ids.js";
 
 type TreeEntry = { mode: string; path: string; oid: string; type: "blob" | "tree" | "commit" };
 
@@ -69,7 +69,14 @@ export async function graftTree(
     const oid = await graftTree(repo, current?.type === "tree" ? current.oid : undefined, rest);
     byName.set(name, { mode: "040000", path: name, oid, type: "tree" });
   }
-  return git.writeTree({ ...base(repo), tree: [...byName.values()] });
+  // Listed as isomorphic-git lists a tree it reads (by name): cached or read, the same order.
+  const tree = [...byName.values()].sort((a, b) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+  );
+  const oid = writeTreeFast(repo, tree);
+  // The next graft (the next version's snapshot) reads it from here, not from disk.
+  rememberTree(repo, oid, tree);
+  return oid;
 }
 
 /** The root tree id of a commit. */

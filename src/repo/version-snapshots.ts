@@ -25,8 +25,8 @@ import {
 } from "../core/versions/record.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, openRepo, readCommit, readFileAt, readFilesUnder } from "../git/history.js";
-import { writeTextBlobFast, writeTextTreeFast } from "../git/object-ids.js";
-import { type Graft, graftTree, writeCommit } from "../git/objects.js";
+import { writeCommitFast, writeTextBlobFast, writeTextTreeFast } from "../git/object-ids.js";
+import { type Graft, graftTree } from "../git/objects.js";
 import { Catalog } from "../schema/engram.js";
 import { documentPaths } from "./memory-files.js";
 import { readCatalog, readTextIfExists } from "./memory-tree.js";
@@ -95,7 +95,7 @@ async function commitSnapshot(
   tree: string,
   parent: string | undefined,
 ): Promise<Snapshot> {
-  const commit = await writeCommit(repo, {
+  const commit = writeCommitFast(repo, {
     tree,
     parents: parent === undefined ? [] : [parent],
     message: [

@@ -1,0 +1,89 @@
+/**
+ * Trees written in process (object-ids.ts) are the very objects isomorphic-git and git write:
+ * same ids, and `git fsck` finds nothing wrong with them.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import git from "isomorphic-git";
+import { afterAll, describe, expect, it } from "vitest";
+import { openRepo } from "../../src/git/history.js";
+import { writeCommitFast, writeTextBlobFast, writeTreeFast } from "../../src/git/object-ids.js";
+import { graftTree } from "../../src/git/objects.js";
+import { TempDirs } from "../support/repo.js";
+
+const dirs = new TempDirs();
+afterAll(() => dirs.cleanup());
+
+describe("trees written in process", () => {
+  it("have the ids isomorphic-git gives them, and a graft reads back what it wrote", async () => {
+    const repo = dirs.repo("engram-object-ids-");
+    const opened = await openRepo(repo.dir);
+    const blob = (text: string) => writeTextBlobFast(opened, text);
+    // Names whose order differs between plain and folder comparison ("a-b" < "a/" < "a0").
+    const sub = writeTreeFast(opened, [
+      { mode: "100644", path: "x.json", oid: blob("x"), type: "blob" },
+    ]);
+    const entries = [
+      { mode: "100644", path: "a0", oid: blob("a0"), type: "blob" as const },
+      { mode: "040000", path: "a", oid: sub, type: "tree" as const },
+      { mode: "100644", path: "a-b", oid: blob("a-b"), type: "blob" as const },
+      { mode: "100755", path: "run.sh", oid: blob("#!/bin/sh"), type: "blob" as const },
+    ];
+    const ours = writeTreeFast(opened, entries);
+    const theirs = await git.writeTree({ fs, gitdir: opened.gitdir, tree: entries });
+    expect(ours).toBe(theirs);
+
+    const grafted = await graftTree(
+      opened,
+      ours,
+      new Map([
+        ["a/y.json", { type: "blob" as const, oid: blob("y") }],
+        ["a0", null],
+      ]),
+    );
+    const read = await git.readTree({ fs, gitdir: opened.gitdir, oid: grafted });
+    expect(read.tree.map((e) => e.path).sort()).toEqual(["a", "a-b", "run.sh"]);
+    // The cache lists it as a read from disk does.
+    expect(opened.trees.get(grafted)).toEqual(read.tree);
+    const folder = read.tree.find((e) => e.path === "a");
+    const inner = await git.readTree({ fs, gitdir: opened.gitdir, oid: folder?.oid ?? "" });
+    expect(inner.tree.map((e) => e.path)).toEqual(["x.json", "y.json"]);
+    // git's own check of every object, their entries' order included.
+    execFileSync("git", ["fsck", "--strict", "--no-dangling"], { cwd: repo.dir, stdio: "pipe" });
+    // And the graft is the tree git itself makes of the same entries.
+    const listed = execFileSync("git", ["ls-tree", grafted], { cwd: repo.dir, encoding: "utf8" });
+    const remade = execFileSync("git", ["mktree"], {
+      cwd: repo.dir,
+      input: listed,
+      encoding: "utf8",
+    });
+    expect(remade.trim()).toBe(grafted);
+  });
+
+  it("commits have the ids isomorphic-git gives them", async () => {
+    const repo = dirs.repo("engram-object-ids-");
+    const opened = await openRepo(repo.dir);
+    const tree = writeTreeFast(opened, [
+      { mode: "100644", path: "f", oid: writeTextBlobFast(opened, "f"), type: "blob" },
+    ]);
+    const author = { name: "engram", email: "engram@localhost", timestamp: 1_763_856_000 };
+    let parents: string[] = [];
+    for (const message of ["first", "second\n\nEngram-Version: 2\n", "naïve — ünïcode ✓"]) {
+      const ours = writeCommitFast(opened, { tree, parents, message, author });
+      const theirs = await git.writeCommit({
+        fs,
+        gitdir: opened.gitdir,
+        commit: {
+          tree,
+          parent: parents,
+          message: message.endsWith("\n") ? message : `${message}\n`,
+          author: { ...author, timezoneOffset: 0 },
+          committer: { ...author, timezoneOffset: 0 },
+        },
+      });
+      expect(ours).toBe(theirs);
+      parents = [...parents, ours];
+    }
+    execFileSync("git", ["fsck", "--strict", "--no-dangling"], { cwd: repo.dir, stdio: "pipe" });
+  });
+});
