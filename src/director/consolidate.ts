@@ -201,17 +201,28 @@ export async function consolidateEndedSessions(
 }
 
 /**
- * Versions made durable together: the intent carries each version's own files (for
- * `onVersion`) and the sum of them is what lands in the tree. Bounded so that a large memory
- * (a large catalog in every version) takes several intents, never one huge one.
+ * Versions made durable together: their snapshots, then one intent with the sum of their
+ * files. Bounded so that a large memory (a large catalog in every version) never holds more
+ * than this many characters of versions' files at once.
  */
 const INTENT_MAX_CHARS = 16 * 1024 * 1024;
 
+/**
+ * The steps' snapshots are written first, one version after the other, then the intent of
+ * their files: a crash in between leaves tags ahead of the tree, and the next run, planning
+ * the same steps from the same buffer and memory, keeps them (or moves a tag that another
+ * cycle's memory made stale). The intent carries only what lands in the tree.
+ */
 async function commitSteps(
   ctx: RepoContext,
   buffer: EventBuffer,
   steps: readonly VersionStep[],
 ): Promise<void> {
+  const { onVersions } = await import("./version-hook.js");
+  await onVersions(
+    ctx,
+    steps.map((s) => ({ record: s.record, files: s.files })),
+  );
   // The last version's text of each path wins; a path deleted after it was written is gone.
   const final = new Map<string, string | null>();
   for (const step of steps) {
@@ -229,7 +240,6 @@ async function commitSteps(
     writes,
     deletes,
     meta: {},
-    versions: steps.map((s) => ({ record: s.record, files: s.files })),
   };
   await commitCycle(ctx, buffer, intent);
 }

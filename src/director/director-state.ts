@@ -33,8 +33,9 @@ export interface CycleIntent {
   meta: Partial<BufferMeta>;
   /**
    * Sessions' consolidations: the versions they make, oldest first, each with the files it
-   * changes (the intent's writes and deletes are their sum). Finishing the intent hands each
-   * to `onVersion` (version snapshots) before it writes the files.
+   * changes (the intent's writes and deletes are their sum). Finishing the intent hands them
+   * to `onVersions` (version snapshots) before it writes the files. Written by earlier
+   * releases only: a consolidation now writes its snapshots before its intent.
    */
   versions?: { record: VersionRecord; files: FileChanges }[];
 }
@@ -85,8 +86,8 @@ export async function finishCycle(
   // Sessions' versions get their snapshots before the tree changes: the first one may need
   // the tree as it was before the step, and the intent makes a crash here harmless.
   if (intent.versions !== undefined && intent.versions.length > 0) {
-    const { onVersion } = await import("./version-hook.js");
-    for (const v of intent.versions) await onVersion(ctx, v.record, v.files, target);
+    const { onVersions } = await import("./version-hook.js");
+    await onVersions(ctx, intent.versions, target);
   }
   await applyFileChanges(target, intent.writes, intent.deletes);
   // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import git, { type CommitObject } from "isomorphic-git";
 import { StateError, UsageError } from "../errors.js";
+import type { PackBuilder } from "./pack-writer.js";
 
 /** An opened repository: where its objects are, and where the engram repo sits inside it. */
 export interface GitRepo {
@@ -21,6 +22,8 @@ export interface GitRepo {
   cache: object;
   /** Parsed trees by id: consecutive commits share most of them. */
   trees: Map<string, TreeEntry[]>;
+  /** While set (see `batchedObjects`), objects written are gathered here for one pack. */
+  pack?: PackBuilder;
 }
 
 type TreeEntry = { path: string; oid: string; type: string; mode: string };

@@ -7,7 +7,8 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { deflateSync } from "node:zlib";
-import type { GitRepo } from "./history.js";
+import { type GitRepo, rememberTree } from "./history.js";
+import { PackBuilder } from "./pack-writer.js";
 
 type ObjectType = "blob" | "tree" | "commit";
 
@@ -21,17 +22,49 @@ function loosePath(repo: GitRepo, oid: string): string {
 
 /**
  * Stores an object loose, as git does (zlib of header and body, temp file then rename), unless
- * it is already stored loose (a packed copy is written again: harmless, only slower).
+ * it is already stored loose (a packed copy is written again: harmless, only slower). The
+ * fastest zlib level: an object's id is the hash of its bytes, not of their compression, and
+ * `git gc` packs loose objects anew whatever their level.
  */
 function store(repo: GitRepo, type: ObjectType, body: Buffer): string {
   const oid = objectId(type, body);
+  if (repo.pack?.has(oid)) return oid;
   const path = loosePath(repo, oid);
   if (existsSync(path)) return oid;
+  if (repo.pack !== undefined) repo.pack.add(oid, type, body);
+  else storeLoose(path, type, body);
+  return oid;
+}
+
+function storeLoose(path: string, type: ObjectType, body: Buffer): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  writeFileSync(temp, deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body])));
+  const header = Buffer.from(`${type} ${body.length}\0`);
+  writeFileSync(temp, deflateSync(Buffer.concat([header, body]), { level: 1 }));
   renameSync(temp, path);
-  return oid;
+}
+
+/** Git's `transfer.unpackLimit`: fewer objects than this are stored loose. */
+const UNPACK_LIMIT = 100;
+
+/**
+ * Runs `task` with every object it stores gathered in memory, then writes them all at once:
+ * as one pack, or loose when they are few (as git stores what it receives). Nothing may point
+ * a ref at an object of the batch before this returns: the objects are on disk only then.
+ */
+export async function batchedObjects<T>(repo: GitRepo, task: () => Promise<T>): Promise<T> {
+  if (repo.pack !== undefined) return task();
+  const pack = new PackBuilder();
+  repo.pack = pack;
+  let result: T;
+  try {
+    result = await task();
+  } finally {
+    repo.pack = undefined;
+  }
+  if (pack.size >= UNPACK_LIMIT) pack.write(repo.gitdir);
+  else for (const o of pack.objects) storeLoose(loosePath(repo, o.oid), o.type, o.body);
+  return result;
 }
 
 /** Stores one text blob (unless stored already) and returns its id. */
@@ -81,7 +114,19 @@ export function writeTextTreeFast(
     for (const [name, sub] of folder.folders) {
       entries.push({ name, mode: "40000", oid: write(sub), folder: true });
     }
-    return store(repo, "tree", treeBody(entries));
+    const oid = store(repo, "tree", treeBody(entries));
+    // A graft on this tree reads it from here: in a batch it is not on disk yet.
+    rememberTree(
+      repo,
+      oid,
+      entries.map((e) => ({
+        mode: e.folder ? "040000" : e.mode,
+        path: e.name,
+        oid: e.oid,
+        type: e.folder ? "tree" : "blob",
+      })),
+    );
+    return oid;
   };
   return write(root);
 }

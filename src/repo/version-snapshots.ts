@@ -5,10 +5,8 @@
  * and record (fixed author, dates from the version's `created_at`), so every clone that
  * writes the snapshot of the same version gets the same commit.
  */
-import fs from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import git from "isomorphic-git";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import {
   parseVersionLog,
@@ -25,8 +23,14 @@ import {
 } from "../core/versions/record.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, openRepo, readCommit, readFileAt, readFilesUnder } from "../git/history.js";
-import { writeCommitFast, writeTextBlobFast, writeTextTreeFast } from "../git/object-ids.js";
+import {
+  batchedObjects,
+  writeCommitFast,
+  writeTextBlobFast,
+  writeTextTreeFast,
+} from "../git/object-ids.js";
 import { type Graft, graftTree } from "../git/objects.js";
+import { readPlainRef, writePlainRef } from "../git/refs.js";
 import { Catalog } from "../schema/engram.js";
 import { documentPaths } from "./memory-files.js";
 import { readCatalog, readTextIfExists } from "./memory-tree.js";
@@ -56,11 +60,7 @@ function snapshotPaths(files: VersionFiles): { path: string; text: string }[] {
 
 /** The snapshot commit a tag names, or undefined when the tag does not exist. */
 export async function snapshotCommit(repo: GitRepo, version: number): Promise<string | undefined> {
-  try {
-    return await git.resolveRef({ fs, gitdir: repo.gitdir, ref: versionTag(version) });
-  } catch {
-    return undefined;
-  }
+  return readPlainRef(repo.gitdir, versionTag(version));
 }
 
 /** The version logged before `version` in the version's own log, if any. */
@@ -82,18 +82,33 @@ export async function writeSnapshot(
   record: VersionRecord,
   files: VersionFiles,
 ): Promise<Snapshot> {
+  const { version, tag, commit } = await writeWhole(repo, record, files);
+  return { version, tag, commit };
+}
+
+async function writeWhole(
+  repo: GitRepo,
+  record: VersionRecord,
+  files: VersionFiles,
+  pending?: Snapshot[],
+) {
   const tree = writeTextTreeFast(repo, snapshotPaths(files));
   const before = previousVersion(files, record.version);
   const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
-  return commitSnapshot(repo, record, tree, parent);
+  const written = await commitSnapshot(repo, record, tree, parent, pending);
+  return { ...written, catalog_hash: record.catalog_hash, tree };
 }
 
-/** The snapshot commit of `tree`, and the version's tag moved to it when it names another. */
+/**
+ * The snapshot commit of `tree`, and the version's tag moved to it when it names another; or,
+ * given `pending`, the tag to move once the commit's objects are written (`batchedObjects`).
+ */
 async function commitSnapshot(
   repo: GitRepo,
   record: VersionRecord,
   tree: string,
   parent: string | undefined,
+  pending?: Snapshot[],
 ): Promise<Snapshot> {
   const commit = writeCommitFast(repo, {
     tree,
@@ -107,11 +122,14 @@ async function commitSnapshot(
     ].join("\n"),
     author: { ...AUTHOR, timestamp: Math.floor(Date.parse(record.created_at) / 1000) },
   });
-  const tag = versionTag(record.version);
-  if ((await snapshotCommit(repo, record.version)) !== commit) {
-    await git.writeRef({ fs, gitdir: repo.gitdir, ref: tag, value: commit, force: true });
-  }
-  return { version: record.version, tag, commit };
+  const snapshot = { version: record.version, tag: versionTag(record.version), commit };
+  if (pending !== undefined) pending.push(snapshot);
+  else pointTag(repo, snapshot);
+  return snapshot;
+}
+
+function pointTag(repo: GitRepo, { tag, commit }: Snapshot): void {
+  if (readPlainRef(repo.gitdir, tag) !== commit) writePlainRef(repo.gitdir, tag, commit);
 }
 
 /**
@@ -192,9 +210,8 @@ export async function snapshotFromPrevious(
   const holds = treeCatalogHash ?? (await readCatalog(dir)).hash;
   if (holds !== previous.catalog_hash) return undefined;
   const parent = await snapshotCommit(repo, previous.version);
-  if (parent === undefined) return undefined;
-  const { commit } = await readCommit(repo, parent);
-  if (!commit.message.includes(`\nEngram-Catalog: ${previous.catalog_hash}\n`)) return undefined;
+  const parentTree = parent && (await treeHolding(repo, parent, previous.catalog_hash));
+  if (parent === undefined || !parentTree) return undefined;
   const grafts = new Map<string, Graft>();
   const documents = new Map<string, string>();
   for (const path of documentPaths(dir)) {
@@ -217,14 +234,55 @@ export async function snapshotFromPrevious(
       inside.length === 0 ? null : { type: "tree", oid: writeTextTreeFast(repo, inside) },
     );
   }
-  const tree = await graftTree(repo, commit.tree, grafts);
+  const tree = await graftTree(repo, parentTree, grafts);
   return commitSnapshot(repo, record, tree, parent);
 }
 
-/** Whether the snapshot commit `commit` holds memory whose catalog hash is `catalogHash`. */
-async function holdsCatalog(repo: GitRepo, commit: string, catalogHash: string): Promise<boolean> {
+/** The tree of snapshot commit `commit` when it holds memory whose catalog hash is `catalogHash`. */
+async function treeHolding(
+  repo: GitRepo,
+  commit: string,
+  catalogHash: string,
+): Promise<string | undefined> {
   const { commit: object } = await readCommit(repo, commit);
-  return object.message.includes(`\nEngram-Catalog: ${catalogHash}\n`);
+  return object.message.includes(`\nEngram-Catalog: ${catalogHash}\n`) ? object.tree : undefined;
+}
+
+/** A snapshot as the next version's step needs it: the parent commit and the tree it grafts on. */
+interface Written extends Snapshot {
+  catalog_hash: string;
+  tree: string;
+}
+
+/** One version step's record and every memory file it changes. */
+export interface SnapshotStep {
+  record: VersionRecord;
+  files: { writes: readonly { path: string; text: string }[]; deletes: readonly string[] };
+}
+
+/**
+ * The snapshots of versions made one after the other (a cycle's sessions' consolidations), in
+ * order: each is the previous one's tree with its step's changes grafted on (see `stepOnto`).
+ * Within the run, the previous snapshot is taken from memory, so a version costs its own
+ * changes only: no ref or commit is read back. The objects of all the versions are written
+ * together (one pack), and only then their tags.
+ */
+export async function snapshotSteps(
+  repo: GitRepo,
+  steps: readonly SnapshotStep[],
+  base: () => Promise<Map<string, string>>,
+): Promise<Snapshot[]> {
+  const out: Snapshot[] = [];
+  const pending: Snapshot[] = [];
+  await batchedObjects(repo, async () => {
+    let before: Written | undefined;
+    for (const step of steps) {
+      before = await stepOnto(repo, step.record, step.files, base, before, pending);
+      out.push({ version: before.version, tag: before.tag, commit: before.commit });
+    }
+  });
+  for (const snapshot of pending) pointTag(repo, snapshot);
+  return out;
 }
 
 /**
@@ -233,34 +291,71 @@ async function holdsCatalog(repo: GitRepo, commit: string, catalogHash: string):
  * has none, the whole of `base()` (memory before the step) with the changes laid over. A tag
  * that already holds this version's catalog is kept: the step is being finished again.
  */
-export async function snapshotStep(
+async function stepOnto(
   repo: GitRepo,
   record: VersionRecord,
-  change: { writes: readonly { path: string; text: string }[]; deletes: readonly string[] },
+  change: SnapshotStep["files"],
   base: () => Promise<Map<string, string>>,
-): Promise<Snapshot> {
+  /** The snapshot this run wrote last, when it is of the version before. */
+  before: Written | undefined,
+  pending: Snapshot[],
+): Promise<Written> {
   const tag = versionTag(record.version);
   const existing = await snapshotCommit(repo, record.version);
-  if (existing !== undefined && (await holdsCatalog(repo, existing, record.catalog_hash))) {
-    return { version: record.version, tag, commit: existing };
-  }
+  const kept = existing && (await treeHolding(repo, existing, record.catalog_hash));
+  if (existing !== undefined && kept)
+    return { ...identity(record), tag, commit: existing, tree: kept };
   const log = change.writes.find((w) => w.path === VERSION_LOG_PATH)?.text;
-  const previous = parseVersionLog(log ?? "")
-    .filter((r) => r.version < record.version)
-    .at(-1);
-  const parent = previous === undefined ? undefined : await snapshotCommit(repo, previous.version);
-  if (parent !== undefined && (await holdsCatalog(repo, parent, previous?.catalog_hash ?? ""))) {
+  const previous = recordBefore(log ?? "", record.version);
+  const parent =
+    previous !== undefined &&
+    before?.version === previous.version &&
+    before.catalog_hash === previous.catalog_hash
+      ? before
+      : await loggedSnapshot(repo, previous);
+  if (parent !== undefined) {
     const inSnapshot = (path: string) => path === FOCUS_PATH || path.startsWith(`${MEMORY_DIR}/`);
     const grafts = new Map<string, Graft>();
     for (const path of change.deletes) if (inSnapshot(path)) grafts.set(path, null);
     for (const { path, text } of change.writes) {
       if (inSnapshot(path)) grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text) });
     }
-    const { commit } = await readCommit(repo, parent);
-    return commitSnapshot(repo, record, await graftTree(repo, commit.tree, grafts), parent);
+    const tree = await graftTree(repo, parent.tree, grafts);
+    const written = await commitSnapshot(repo, record, tree, parent.commit, pending);
+    return { ...written, catalog_hash: record.catalog_hash, tree };
   }
   const files = await base();
   for (const path of change.deletes) files.delete(path);
   for (const { path, text } of change.writes) files.set(path, text);
-  return writeSnapshot(repo, record, files);
+  return writeWhole(repo, record, files, pending);
+}
+
+function identity(record: VersionRecord) {
+  return { version: record.version, catalog_hash: record.catalog_hash };
+}
+
+/** The snapshot a logged version's tag names, when it holds that version's memory. */
+async function loggedSnapshot(
+  repo: GitRepo,
+  record: VersionRecord | undefined,
+): Promise<Written | undefined> {
+  if (record === undefined) return undefined;
+  const commit = await snapshotCommit(repo, record.version);
+  const tree = commit && (await treeHolding(repo, commit, record.catalog_hash));
+  if (commit === undefined || !tree) return undefined;
+  return { ...identity(record), tag: versionTag(record.version), commit, tree };
+}
+
+/** The last version a log records below `version`, read from the log's end. */
+function recordBefore(log: string, version: number): VersionRecord | undefined {
+  let end = log.length;
+  while (end > 0) {
+    const start = log.lastIndexOf("\n", end - 2) + 1;
+    const line = log.slice(start, end);
+    end = start;
+    if (line.trim() === "") continue;
+    const record = parseVersionLog(line)[0];
+    if (record !== undefined && record.version < version) return record;
+  }
+  return undefined;
 }

@@ -6,7 +6,7 @@
  * verified.
  * ENGRAM_CRASH_SEED reproduces a run; ENGRAM_CRASH_ITERATIONS runs more or fewer kills.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFailed } from "vitest";
 import {
@@ -28,6 +28,8 @@ const SEED = Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_123);
 const ITERATIONS = Number(process.env.ENGRAM_CRASH_ITERATIONS ?? 24);
 const ENV = { SOURCE_DATE_EPOCH: "1763856000" };
 const SESSIONS = 8;
+/** Sessions consolidated before the run that is killed; the run consolidates the others. */
+const EARLIER = 2;
 /** Claims an engram holds before the sessions: the sessions' `fact 0` to `fact 2` restate them. */
 const HELD = ["fact 0", "fact 1", "fact 2"];
 
@@ -44,6 +46,9 @@ async function ok(result: Promise<BinResult>): Promise<BinResult> {
 /** The snapshot tags and their commits: the same content gives the same commits. */
 const snapshots = (repo: TempRepo) =>
   git(repo.dir, ["for-each-ref", "--format=%(refname) %(objectname)", "refs/tags/engram"]);
+
+const packs = (repo: TempRepo) =>
+  readdirSync(join(repo.dir, ".git", "objects", "pack")).filter((f) => f.endsWith(".pack"));
 
 const intent = (repo: TempRepo) => join(repo.dir, ".engram", "buffer", "cycle-intent.json");
 
@@ -84,8 +89,8 @@ async function template(): Promise<TempRepo> {
     }
     fillBuffer(repo, start.session_id, items);
     await ok(worker(["session", "end", start.session_id], { cwd: repo.dir, env: ENV }));
-    // Half the sessions start after the first ones were consolidated: two parents.
-    if (s === SESSIONS / 2 - 1) await ok(director(["run"], { cwd: repo.dir, env: ENV }));
+    // The later sessions start after the first ones were consolidated: two parents.
+    if (s === EARLIER - 1) await ok(director(["run"], { cwd: repo.dir, env: ENV }));
   }
   return repo;
 }
@@ -102,7 +107,9 @@ describe("kill -9 of the Director during a consolidation", () => {
       await ok(director(["run", "--json"], { cwd: reference.dir, env: ENV })),
     );
     const wall = Date.now() - began;
-    expect(ran.sessions).toHaveLength(SESSIONS / 2);
+    expect(ran.sessions).toHaveLength(SESSIONS - EARLIER);
+    // Enough versions that their snapshots' objects go to git as one pack, not loose.
+    expect(packs(reference)).toHaveLength(1);
     const expected = memoryTree(reference);
     const log = (expected.get("memory/versions.ndjson") as string).trim().split("\n");
     // The cycle that wrote the engram, then one version per session.
@@ -139,8 +146,10 @@ describe("kill -9 of the Director during a consolidation", () => {
       await ok(director(["run"], { cwd: repo.dir, env: ENV }));
       await ok(director(["verify"], { cwd: repo.dir, env: ENV }));
       expect(memoryTree(repo), `round ${round}`).toEqual(expected);
-      // One snapshot per version, each what an uninterrupted run writes.
+      // One snapshot per version, each what an uninterrupted run writes, and every object
+      // a tag reaches is there.
       expect(snapshots(repo), `round ${round}`).toBe(tags);
+      git(repo.dir, ["fsck", "--strict", "--no-dangling"]);
     }
     // The kills land before, during and after the consolidation, not all in one place.
     expect(killedMidway).toBeGreaterThan(0);

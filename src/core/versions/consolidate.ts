@@ -91,8 +91,23 @@ const REASONS: readonly RejectReason[] = [
 
 /** What makes two pieces of knowledge the same: normalized text, or equal sealed bytes. */
 export function knowledgeKey(text: string | undefined, sealed: readonly Sealed[] | undefined) {
-  if (text !== undefined) return `t:${normalizeClaim(text)}`;
+  if (text !== undefined) return textKey(text);
   return `s:${(sealed ?? []).map((s) => s.ct).join(",")}`;
+}
+
+// Each step keys all the knowledge memory holds, nearly all of it keyed by the step before:
+// a run of many sessions would normalize the same texts again and again.
+const textKeys = new Map<string, string>();
+const TEXT_KEYS_MAX = 65_536;
+
+function textKey(text: string): string {
+  let key = textKeys.get(text);
+  if (key === undefined) {
+    if (textKeys.size >= TEXT_KEYS_MAX) textKeys.clear();
+    key = `t:${normalizeClaim(text)}`;
+    textKeys.set(text, key);
+  }
+  return key;
 }
 
 /** An episode's permanent id: derived from its content, so a replayed session adds nothing. */

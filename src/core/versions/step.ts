@@ -47,6 +47,8 @@ export interface StepState {
   catalog: Catalog;
   loaded: LoadedMaster;
   log: readonly VersionRecord[];
+  /** `renderVersionLog(log)`, when a step before already rendered it. */
+  logText?: string;
 }
 
 export interface StepSettings {
@@ -252,7 +254,9 @@ export function planSessionStep(
     },
   };
   const log = appendVersion(state.log, record);
-  writes.push({ path: VERSION_LOG_PATH, text: renderVersionLog(log) });
+  // One line per version: the step before rendered all but the last.
+  const logText = `${state.logText ?? renderVersionLog(state.log)}${renderVersionLog([record])}`;
+  writes.push({ path: VERSION_LOG_PATH, text: logText });
   writes.push({ path: CATALOG_PATH, text: serializeCatalog(nextCatalog) });
   const focus = renderFocusFor(
     nextCatalog,
@@ -268,6 +272,7 @@ export function planSessionStep(
       catalog: nextCatalog,
       loaded: { master: next, coreChanges, sessions },
       log,
+      logText,
     },
     record,
     report: {

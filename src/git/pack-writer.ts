@@ -1,0 +1,168 @@
+/**
+ * Many new objects written as one git pack (`objects/pack/pack-<sum>.pack` and its version 2
+ * `.idx`) instead of a loose file each: a cycle that makes a hundred versions makes some
+ * two thousand objects, and creating a file per object costs more than hashing and
+ * compressing them all. Git does the same when it receives more than a hundred objects
+ * (`transfer.unpackLimit`). Objects are stored whole (no deltas); `git gc` repacks them.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { deflateSync } from "node:zlib";
+
+export type PackedType = "commit" | "tree" | "blob";
+
+const TYPE_CODE: Record<PackedType, number> = { commit: 1, tree: 2, blob: 3 };
+
+interface Entry {
+  oid: string;
+  type: PackedType;
+  body: Buffer;
+}
+
+interface Placed {
+  oid: string;
+  offset: number;
+  crc: number;
+}
+
+/** The objects of one pack, gathered in memory until `write`. */
+export class PackBuilder {
+  private readonly entries: Entry[] = [];
+  private readonly held = new Set<string>();
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The objects gathered, in the order they were added. */
+  get objects(): readonly Entry[] {
+    return this.entries;
+  }
+
+  has(oid: string): boolean {
+    return this.held.has(oid);
+  }
+
+  /** Adds an object (its id computed by the caller) unless the pack holds it already. */
+  add(oid: string, type: PackedType, body: Buffer): void {
+    if (this.held.has(oid)) return;
+    this.entries.push({ oid, type, body });
+    this.held.add(oid);
+  }
+
+  /**
+   * Writes the pack, then its index, into `<gitdir>/objects/pack` (each a temp file, fsynced,
+   * then renamed; git sees a pack only once its index is there). Returns the pack's name, or
+   * undefined when there was nothing to write.
+   */
+  write(gitdir: string): string | undefined {
+    if (this.entries.length === 0) return undefined;
+    const header = Buffer.alloc(12);
+    header.write("PACK", 0, "latin1");
+    header.writeUInt32BE(2, 4);
+    header.writeUInt32BE(this.entries.length, 8);
+    const sum = createHash("sha1").update(header);
+    const chunks: Buffer[] = [header];
+    const placed: Placed[] = [];
+    let length = header.length;
+    for (const { oid, type, body } of this.entries) {
+      const data = Buffer.concat([
+        objectHeader(TYPE_CODE[type], body.length),
+        deflateSync(body, { level: 1 }),
+      ]);
+      // The index's offsets are 31 bits here: a pack of one cycle's versions stays far below.
+      if (length + data.length >= 2 ** 31) throw new RangeError("pack over 2 GiB");
+      placed.push({ oid, offset: length, crc: crc32(data) });
+      sum.update(data);
+      chunks.push(data);
+      length += data.length;
+    }
+    const checksum = sum.digest();
+    chunks.push(checksum);
+    const dir = join(gitdir, "objects", "pack");
+    mkdirSync(dir, { recursive: true });
+    const name = `pack-${checksum.toString("hex")}`;
+    writeDurably(join(dir, `${name}.pack`), "tmp_pack_", chunks);
+    writeDurably(join(dir, `${name}.idx`), "tmp_idx_", [indexOf(placed, checksum)]);
+    const fd = openSync(dir, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    return name;
+  }
+}
+
+/** A pack entry's header: the type and the inflated size, seven bits a byte after the first four. */
+function objectHeader(type: number, size: number): Buffer {
+  const bytes: number[] = [];
+  let byte = (type << 4) | (size & 0x0f);
+  let rest = Math.floor(size / 16);
+  while (rest > 0) {
+    bytes.push(byte | 0x80);
+    byte = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(byte);
+  return Buffer.from(bytes);
+}
+
+/** The version 2 index: fan-out table, sorted ids, CRC-32s, offsets, both checksums. */
+function indexOf(entries: readonly Placed[], packChecksum: Buffer): Buffer {
+  const sorted = [...entries].sort((a, b) => (a.oid < b.oid ? -1 : a.oid > b.oid ? 1 : 0));
+  const n = sorted.length;
+  const out = Buffer.alloc(8 + 256 * 4 + n * 28 + 20);
+  out.writeUInt32BE(0xff744f63, 0);
+  out.writeUInt32BE(2, 4);
+  const fanout = new Uint32Array(256);
+  for (const e of sorted) {
+    const first = Number.parseInt(e.oid.slice(0, 2), 16);
+    fanout[first] = (fanout[first] as number) + 1;
+  }
+  let at = 8;
+  let total = 0;
+  for (const count of fanout) {
+    total += count;
+    out.writeUInt32BE(total, at);
+    at += 4;
+  }
+  for (const e of sorted) at += out.write(e.oid, at, "hex");
+  for (const e of sorted) at = out.writeUInt32BE(e.crc, at);
+  for (const e of sorted) at = out.writeUInt32BE(e.offset, at);
+  packChecksum.copy(out, at);
+  return Buffer.concat([out, createHash("sha1").update(out).digest()]);
+}
+
+function writeDurably(path: string, prefix: string, parts: readonly Buffer[]): void {
+  // Git's own names for a pack being written: `git gc` removes those a crash left behind.
+  const temp = join(path, "..", `${prefix}${process.pid}`);
+  const fd = openSync(temp, "w", 0o444);
+  try {
+    for (const part of parts) writeSync(fd, part);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temp, path);
+}
+
+const CRC_TABLE = (() => {
+  const table = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    table[n] = c >>> 0;
+  }
+  return table;
+})();
+
+/** CRC-32 (the zlib polynomial), as the index records it for each packed entry. */
+export function crc32(data: Uint8Array): number {
+  let c = 0xffffffff;
+  for (let i = 0; i < data.length; i++) {
+    c = (CRC_TABLE[(c ^ (data[i] as number)) & 0xff] as number) ^ (c >>> 8);
+  }
+  return (c ^ 0xffffffff) >>> 0;
+}

@@ -1,0 +1,73 @@
+/**
+ * Plain refs (a tag, a branch) read and written straight in the git directory, as git lays
+ * them out: a loose file `refs/...` holding the id, else a line of `packed-refs`. A version
+ * step reads and moves a tag per version; the in-process git library builds its file-system
+ * wrapper anew on every call, which costs more than the read itself.
+ */
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+
+const OID = /^[0-9a-f]{40}$/;
+
+interface Packed {
+  /** Size, modification time and inode of the file the refs were read from. */
+  stamp: string;
+  refs: Map<string, string>;
+}
+const packedByGitdir = new Map<string, Packed>();
+
+/** `packed-refs`, parsed once per version of the file. */
+function packedRefs(gitdir: string): Map<string, string> {
+  const path = join(gitdir, "packed-refs");
+  let stamp: string;
+  try {
+    const s = statSync(path);
+    stamp = `${s.size}:${s.mtimeMs}:${s.ino}`;
+  } catch {
+    packedByGitdir.delete(gitdir);
+    return new Map();
+  }
+  const cached = packedByGitdir.get(gitdir);
+  if (cached?.stamp === stamp) return cached.refs;
+  const refs = new Map<string, string>();
+  for (const line of readFileSync(path, "utf8").split("\n")) {
+    // `# pack-refs with: ...` is a header; `^<oid>` peels the annotated tag above it.
+    if (line === "" || line.startsWith("#") || line.startsWith("^")) continue;
+    const space = line.indexOf(" ");
+    const oid = line.slice(0, space);
+    if (OID.test(oid)) refs.set(line.slice(space + 1), oid);
+  }
+  packedByGitdir.set(gitdir, { stamp, refs });
+  return refs;
+}
+
+/**
+ * The id a plain ref names, or undefined when there is no such ref. A symbolic ref (`ref:
+ * ...`) is no plain ref: undefined too, for the caller to resolve another way.
+ */
+export function readPlainRef(gitdir: string, ref: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(gitdir, ref), "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") throw error;
+    return packedRefs(gitdir).get(ref);
+  }
+  const oid = text.trim();
+  return OID.test(oid) ? oid : undefined;
+}
+
+/**
+ * Points a ref at `oid` with a loose file (temp file, then rename), which takes precedence
+ * over any line of `packed-refs`, as git's own update does.
+ */
+export function writePlainRef(gitdir: string, ref: string, oid: string): void {
+  if (!OID.test(oid)) throw new TypeError(`writePlainRef: ${oid} is not an object id`);
+  const path = join(gitdir, ref);
+  mkdirSync(dirname(path), { recursive: true });
+  // Git's own lock name: git lists no ref ending in `.lock`, so a killed write shows nowhere.
+  const temp = `${path}.lock`;
+  writeFileSync(temp, `${oid}\n`);
+  renameSync(temp, path);
+}
