@@ -114,6 +114,8 @@ export class Ingestor {
   private unsyncedLines = 0;
   /** Quarantine records of those lines: written with the fsync, in one append. */
   private heldQuarantine: QuarantineRecord[] = [];
+  /** A fsync of the journal running while the next lines are normalized, and the records it holds back. */
+  private syncing: { done: Promise<void>; quarantine: QuarantineRecord[] } | undefined;
 
   constructor(
     private readonly target: IngestTarget,
@@ -170,7 +172,8 @@ export class Ingestor {
       if (taken) {
         await this.store(taken.events, taken.quarantine, taken.quarantineRedactions, durable);
       }
-      if (durable || this.unsyncedLines >= BATCH_LINES) this.syncBuffer();
+      if (durable) await this.syncBuffer();
+      else if (this.unsyncedLines >= BATCH_LINES) await this.syncInBackground();
     });
     this.storing = run.catch(() => {});
     return run;
@@ -184,6 +187,7 @@ export class Ingestor {
    * new until then. Either way the budgets hold when the batch is stored.
    */
   flush(): Promise<void> | undefined {
+    if (this.syncing !== undefined) return this.commit();
     const taken = this.takeBatch();
     if (!taken) return undefined;
     if (taken === NEEDS_SCHEMAS) return this.commit();
@@ -270,6 +274,10 @@ export class Ingestor {
   }
 
   async close(): Promise<void> {
+    // The journal is closed after this: no fsync may still be running on it. Its failure
+    // was already reported by the commit that settled it, or the ingest is failing anyway.
+    await this.syncing?.done.catch(() => {});
+    this.syncing = undefined;
     await this.pool?.close();
     this.pool = undefined;
   }
@@ -279,6 +287,10 @@ export class Ingestor {
     // Those held by small batches go first: the file keeps the input's order.
     const all = this.heldQuarantine.length > 0 ? [...this.heldQuarantine, ...records] : records;
     this.heldQuarantine = [];
+    this.writeQuarantine(all);
+  }
+
+  private writeQuarantine(all: readonly QuarantineRecord[]): void {
     if (all.length === 0) return;
     this.quarantined ??= quarantineKeys(this.target.quarantinePath);
     appendQuarantine(this.target.quarantinePath, all, this.quarantined);
@@ -302,6 +314,8 @@ export class Ingestor {
     durable = true,
   ): Promise<void> {
     const { buffer, room } = this.target;
+    // What a background fsync holds back is written before anything durable is counted.
+    if (durable) await this.settleSync();
     if (!durable) this.unsyncedLines += events.length;
     if (!room) {
       this.storeAll(events, quarantine, quarantineRedactions, durable);
@@ -317,7 +331,7 @@ export class Ingestor {
       if (end >= events.length) break;
       const next = events[end] as SerializedEvent;
       // A compaction works on durable events only.
-      this.syncBuffer();
+      await this.syncBuffer();
       await room.make(next);
       if (buffer.fitting(events, end, room.limits) === end) {
         throw new StateError(
@@ -340,10 +354,33 @@ export class Ingestor {
   }
 
   /** Fsyncs the journal, and writes the quarantine records held since the last fsync. */
-  private syncBuffer(): void {
+  private async syncBuffer(): Promise<void> {
+    await this.settleSync();
     this.target.buffer.sync();
     this.unsyncedLines = 0;
     this.quarantine([]);
+  }
+
+  /**
+   * Starts the fsync of what small batches wrote and goes on: the disk works while the next
+   * lines are normalized (it was a good share of a large input's time on one thread). At
+   * most one runs: the one before is settled first. Nothing is acknowledged before `drain`,
+   * whose durable commit settles the last one and fsyncs the rest.
+   */
+  private async syncInBackground(): Promise<void> {
+    await this.settleSync();
+    this.syncing = { done: this.target.buffer.syncInBackground(), quarantine: this.heldQuarantine };
+    this.heldQuarantine = [];
+    this.unsyncedLines = 0;
+  }
+
+  /** Waits for the background fsync, then writes the quarantine records it held back. */
+  private async settleSync(): Promise<void> {
+    const syncing = this.syncing;
+    if (syncing === undefined) return;
+    this.syncing = undefined;
+    await syncing.done;
+    this.writeQuarantine(syncing.quarantine);
   }
 
   private count(

@@ -2,6 +2,7 @@ import {
   closeSync,
   existsSync,
   fstatSync,
+  fsync,
   fsyncSync,
   mkdirSync,
   openSync,
@@ -333,6 +334,20 @@ export class EventBuffer {
   sync(): void {
     if (this.fd !== undefined && this.unsynced) fsyncSync(this.fd);
     this.unsynced = false;
+  }
+
+  /**
+   * Like `sync`, on libuv's thread pool: the caller goes on normalizing while the disk
+   * works. Only what was written before the call is covered, and nothing may be acknowledged
+   * before the promise settles; the caller settles it before `closeJournal`.
+   */
+  syncInBackground(): Promise<void> {
+    const fd = this.fd;
+    if (fd === undefined || !this.unsynced) return Promise.resolve();
+    this.unsynced = false;
+    return new Promise((resolve, reject) => {
+      fsync(fd, (error) => (error ? reject(error) : resolve()));
+    });
   }
 
   /**
