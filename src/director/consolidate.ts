@@ -1,6 +1,5 @@
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { learningsOf } from "../core/graph/learnings.js";
 import type { FocusDocuments } from "../core/rendering/focus.js";
 import { focusCandidates } from "../core/rendering/focus.js";
 import type { SessionReport } from "../core/versions/consolidate.js";
@@ -127,8 +126,9 @@ async function engramLearnings(
   if (!restates || ctx.config.sessions.knowledge === "off" || catalog.entries.length === 0) {
     return [];
   }
-  const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
-  return knowledgeFromLearnings(learningsOf([...engrams.values()]), catalog.catalog_version);
+  // Cached by the catalog's engram entries: a cycle whose engrams did not change reads one file.
+  const { engramClaims } = await import("../graph/engram-claims.js");
+  return knowledgeFromLearnings(await engramClaims(ctx, catalog), catalog.catalog_version);
 }
 
 /** The core and state documents MEMORY.md shows; undefined when the catalog lists none. */

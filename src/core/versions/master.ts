@@ -1,5 +1,6 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Learning, LearningType } from "../graph/learnings.js";
+import type { LearningClaim } from "../graph/claims-cache.js";
+import type { LearningType } from "../graph/learnings.js";
 import type { EpisodeOutcome, KnowledgeKind } from "./items.js";
 
 /** An episode kept by `append_all`: never modified once it has its permanent id. */
@@ -114,7 +115,7 @@ const KIND_OF: Record<LearningType, KnowledgeKind> = {
  * they hold is taken as established (1).
  */
 export function knowledgeFromLearnings(
-  learnings: readonly Learning[],
+  learnings: readonly LearningClaim[],
   version: number,
 ): KnowledgeRecord[] {
   return learnings.map((l) => ({
