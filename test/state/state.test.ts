@@ -122,6 +122,34 @@ describe("EventBuffer", () => {
     // Written as today's key: the digest of the event id, never the id.
     expect(lines).toContain(eventIdKey("ev-30"));
   });
+
+  it("reads a journal larger than its read buffer: lines across chunks, one longer than a chunk", () => {
+    // Multi-byte text, so chunk ends fall inside characters too; the long line is over 8 MB,
+    // twice the 4 MB the journal is read by.
+    const text = (seq: number) =>
+      seq === 1500 ? "é✓".repeat(1_600_000) : `${seq} ${"naïve ✓ ".repeat(250)}`;
+    const events = Array.from({ length: 3000 }, (_, i) => {
+      const { seq: _seq, ...rest } = memoryEvent(i + 1, { text: text(i + 1) });
+      return serializeEvent(rest);
+    });
+    const buffer = EventBuffer.open(paths);
+    buffer.append(events);
+    buffer.closeJournal();
+    const size = statSync(paths.journal).size;
+    expect(size).toBeGreaterThan(3 * 4 * 1024 * 1024);
+    appendFileSync(paths.journal, '{"seq":3001,"key":"id:torn","text":"é'); // never acknowledged
+
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(3000);
+    expect(again.totalBytes).toBe(size);
+    expect(statSync(paths.journal).size).toBe(size);
+    again.events.forEach((s, i) => {
+      expect(s.event.seq).toBe(i + 1);
+      expect(s.event.text).toBe(text(i + 1));
+      expect(s.event.received_at).toBe(memoryEvent(i + 1).received_at);
+    });
+    again.closeJournal();
+  });
 });
 
 describe("spool", () => {
