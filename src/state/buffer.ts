@@ -85,6 +85,8 @@ export interface OpenOptions {
 }
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Compacted keys appended per write: some 70 KB. */
+const KEYS_PER_WRITE = 1024;
 
 export class EventBuffer {
   readonly events: StoredEvent[] = [];
@@ -384,7 +386,11 @@ export class EventBuffer {
       } else {
         const fd = openSync(this.paths.seen, "a");
         try {
-          writeSync(fd, `${keys.join("\n")}\n`);
+          // In pieces: the keys of a whole buffer joined are MBs of string, and as many again
+          // copied for the write, alive until the next garbage collection.
+          for (let i = 0; i < keys.length; i += KEYS_PER_WRITE) {
+            writeSync(fd, `${keys.slice(i, i + KEYS_PER_WRITE).join("\n")}\n`);
+          }
           fsyncSync(fd);
         } finally {
           closeSync(fd);

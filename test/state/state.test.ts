@@ -150,6 +150,17 @@ describe("EventBuffer", () => {
     });
     again.closeJournal();
   });
+
+  it("appends the keys of a large drop whole, one a line", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(2500));
+    buffer.dropThrough(2500, {}, 10_000);
+    buffer.closeJournal();
+    const lines = readFileSync(paths.seen, "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines).toEqual(Array.from({ length: 2500 }, (_, i) => eventIdKey(`ev-${i + 1}`)));
+    expect(EventBuffer.open(paths, { retainEvents: false }).append(pending(2500))).toHaveLength(0);
+  });
 });
 
 describe("spool", () => {
