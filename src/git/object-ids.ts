@@ -12,12 +12,34 @@ import { PackBuilder } from "./pack-writer.js";
 
 type ObjectType = "blob" | "tree" | "commit";
 
-function objectId(type: ObjectType, body: Buffer): string {
-  return createHash("sha1").update(`${type} ${body.length}\0`).update(body).digest("hex");
-}
-
 function loosePath(repo: GitRepo, oid: string): string {
   return join(repo.gitdir, "objects", oid.slice(0, 2), oid.slice(2));
+}
+
+/**
+ * Objects are laid out (header and body) in this one buffer, reused from object to object: a
+ * snapshot of a large memory stores a thousand files, and a fresh buffer for each body plus
+ * another for header and body together piled up tens of MB until a garbage collection. An
+ * object too large for it (a large catalog, a tree of many entries) gets a buffer of its own.
+ */
+const scratch = Buffer.allocUnsafeSlow(256 * 1024);
+
+/**
+ * The object as git hashes and stores it, `type size\0` then the body, in `scratch` when it
+ * fits (valid until the next call). `bodyStart` is where the body begins.
+ */
+function objectBytes(
+  type: ObjectType,
+  body: string | Buffer,
+): { bytes: Buffer; bodyStart: number } {
+  const size = typeof body === "string" ? Buffer.byteLength(body, "utf8") : body.length;
+  const header = `${type} ${size}\0`;
+  const total = header.length + size;
+  const bytes = total <= scratch.length ? scratch.subarray(0, total) : Buffer.allocUnsafe(total);
+  bytes.write(header, 0, "latin1");
+  if (typeof body === "string") bytes.write(body, header.length, "utf8");
+  else body.copy(bytes, header.length);
+  return { bytes, bodyStart: header.length };
 }
 
 /**
@@ -26,21 +48,27 @@ function loosePath(repo: GitRepo, oid: string): string {
  * fastest zlib level: an object's id is the hash of its bytes, not of their compression, and
  * `git gc` packs loose objects anew whatever their level.
  */
-function store(repo: GitRepo, type: ObjectType, body: Buffer): string {
-  const oid = objectId(type, body);
+function store(repo: GitRepo, type: ObjectType, body: string | Buffer): string {
+  const { bytes, bodyStart } = objectBytes(type, body);
+  const oid = createHash("sha1").update(bytes).digest("hex");
   if (repo.pack?.has(oid)) return oid;
   const path = loosePath(repo, oid);
   if (existsSync(path)) return oid;
-  if (repo.pack !== undefined) repo.pack.add(oid, type, body);
-  else storeLoose(path, type, body);
+  // The pack keeps its bodies until it is written: a copy of its own, not the scratch.
+  if (repo.pack !== undefined) repo.pack.add(oid, type, Buffer.from(bytes.subarray(bodyStart)));
+  else writeLoose(path, bytes);
   return oid;
 }
 
 function storeLoose(path: string, type: ObjectType, body: Buffer): void {
+  writeLoose(path, objectBytes(type, body).bytes);
+}
+
+/** Writes an object's bytes (header and body), compressed, to its loose path. */
+function writeLoose(path: string, bytes: Buffer): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.tmp`;
-  const header = Buffer.from(`${type} ${body.length}\0`);
-  writeFileSync(temp, deflateSync(Buffer.concat([header, body]), { level: 1 }));
+  writeFileSync(temp, deflateSync(bytes, { level: 1 }));
   renameSync(temp, path);
 }
 
@@ -69,11 +97,12 @@ export async function batchedObjects<T>(repo: GitRepo, task: () => Promise<T>): 
 
 /** Stores one text blob (unless stored already) and returns its id. */
 export function writeTextBlobFast(repo: GitRepo, text: string): string {
-  return store(repo, "blob", Buffer.from(text, "utf8"));
+  return store(repo, "blob", text);
 }
 
 interface Folder {
-  files: Map<string, Buffer>;
+  /** Name to text: turned into bytes one at a time, as each is stored. */
+  files: Map<string, string>;
   folders: Map<string, Folder>;
 }
 
@@ -103,12 +132,12 @@ export function writeTextTreeFast(
       }
       folder = next;
     }
-    folder.files.set(parts.at(-1) as string, Buffer.from(file.text, "utf8"));
+    folder.files.set(parts.at(-1) as string, file.text);
   }
   const write = (folder: Folder): string => {
     const entries: { name: string; mode: string; oid: string; folder: boolean }[] = [];
-    for (const [name, blob] of folder.files) {
-      const oid = store(repo, "blob", blob);
+    for (const [name, text] of folder.files) {
+      const oid = store(repo, "blob", text);
       entries.push({ name, mode: "100644", oid, folder: false });
     }
     for (const [name, sub] of folder.folders) {

@@ -3,11 +3,17 @@
  * same ids, and `git fsck` finds nothing wrong with them.
  */
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import fs from "node:fs";
 import git from "isomorphic-git";
 import { afterAll, describe, expect, it } from "vitest";
 import { openRepo } from "../../src/git/history.js";
-import { writeCommitFast, writeTextBlobFast, writeTreeFast } from "../../src/git/object-ids.js";
+import {
+  batchedObjects,
+  writeCommitFast,
+  writeTextBlobFast,
+  writeTreeFast,
+} from "../../src/git/object-ids.js";
 import { graftTree } from "../../src/git/objects.js";
 import { TempDirs } from "../support/repo.js";
 
@@ -58,6 +64,45 @@ describe("trees written in process", () => {
       encoding: "utf8",
     });
     expect(remade.trim()).toBe(grafted);
+  });
+
+  it("stores each blob whole, loose or packed, whatever the sizes before it", async () => {
+    const repo = dirs.repo("engram-object-ids-");
+    const opened = await openRepo(repo.dir);
+    // Large ones (past the buffer objects are laid out in) between small ones, multi-byte text.
+    const texts = ["small", "ü✓".repeat(200_000), "after the large one", "x".repeat(300_000), ""];
+    const packedTexts = Array.from(
+      { length: 120 },
+      (_, i) => `${i} ${texts[i % 30 === 1 ? 1 : 0]}`,
+    );
+    const oids = texts.map((text) => writeTextBlobFast(opened, text));
+    oids.push(
+      ...(await batchedObjects(opened, async () =>
+        packedTexts.map((text) => writeTextBlobFast(opened, text)),
+      )),
+    );
+    const all = [...texts, ...packedTexts];
+    const blobId = (text: string) => {
+      const body = Buffer.from(text, "utf8");
+      return createHash("sha1").update(`blob ${body.length}\0`).update(body).digest("hex");
+    };
+    expect(oids).toEqual(all.map(blobId));
+    // Read back by git, loose objects and the pack alike.
+    const out = execFileSync("git", ["cat-file", "--batch"], {
+      cwd: repo.dir,
+      input: `${oids.join("\n")}\n`,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    let at = 0;
+    const read: string[] = [];
+    while (at < out.length) {
+      const eol = out.indexOf(10, at);
+      const size = Number(out.toString("latin1", at, eol).split(" ")[2]);
+      read.push(out.toString("utf8", eol + 1, eol + 1 + size));
+      at = eol + 1 + size + 1;
+    }
+    expect(read).toEqual(all);
+    execFileSync("git", ["fsck", "--strict", "--no-dangling"], { cwd: repo.dir, stdio: "pipe" });
   });
 
   it("commits have the ids isomorphic-git gives them", async () => {

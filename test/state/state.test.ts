@@ -122,6 +122,45 @@ describe("EventBuffer", () => {
     // Written as today's key: the digest of the event id, never the id.
     expect(lines).toContain(eventIdKey("ev-30"));
   });
+
+  it("reads a journal larger than its read buffer: lines across chunks, one longer than a chunk", () => {
+    // Multi-byte text, so chunk ends fall inside characters too; the long line is over 8 MB,
+    // twice the 4 MB the journal is read by.
+    const text = (seq: number) =>
+      seq === 1500 ? "é✓".repeat(1_600_000) : `${seq} ${"naïve ✓ ".repeat(250)}`;
+    const events = Array.from({ length: 3000 }, (_, i) => {
+      const { seq: _seq, ...rest } = memoryEvent(i + 1, { text: text(i + 1) });
+      return serializeEvent(rest);
+    });
+    const buffer = EventBuffer.open(paths);
+    buffer.append(events);
+    buffer.closeJournal();
+    const size = statSync(paths.journal).size;
+    expect(size).toBeGreaterThan(3 * 4 * 1024 * 1024);
+    appendFileSync(paths.journal, '{"seq":3001,"key":"id:torn","text":"é'); // never acknowledged
+
+    const again = EventBuffer.open(paths);
+    expect(again.count).toBe(3000);
+    expect(again.totalBytes).toBe(size);
+    expect(statSync(paths.journal).size).toBe(size);
+    again.events.forEach((s, i) => {
+      expect(s.event.seq).toBe(i + 1);
+      expect(s.event.text).toBe(text(i + 1));
+      expect(s.event.received_at).toBe(memoryEvent(i + 1).received_at);
+    });
+    again.closeJournal();
+  });
+
+  it("appends the keys of a large drop whole, one a line", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(2500));
+    buffer.dropThrough(2500, {}, 10_000);
+    buffer.closeJournal();
+    const lines = readFileSync(paths.seen, "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines).toEqual(Array.from({ length: 2500 }, (_, i) => eventIdKey(`ev-${i + 1}`)));
+    expect(EventBuffer.open(paths, { retainEvents: false }).append(pending(2500))).toHaveLength(0);
+  });
 });
 
 describe("spool", () => {
