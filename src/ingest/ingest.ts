@@ -93,11 +93,12 @@ interface TakenBatch {
 const NEEDS_SCHEMAS = Symbol("needs-schemas");
 
 /**
- * Normalizes and stores lines in batches. "Accepted" means durable: a large input read on
- * this thread is written in small batches and fsynced per group of them, and `drain()`
- * fsyncs the rest before it returns, so counts are read after it. Bad lines go to the quarantine with their
- * source, line number and reason; nothing stops the batch. Given a pool factory, a large
- * input is normalized by worker threads; results are still applied in input order.
+ * Normalizes and stores lines in batches. "Accepted" means durable: a large input (read on
+ * this thread, or normalized by worker threads) is written in small batches, fsynced per
+ * group of them in the background, and `drain()` fsyncs the rest before it returns, so
+ * counts are read after it. Bad lines go to the quarantine with their source, line number and
+ * reason; nothing stops the batch. Given a pool factory, a large input is normalized by
+ * worker threads; results are still applied in input order.
  */
 export class Ingestor {
   readonly counts = zeroCounts();
@@ -241,6 +242,8 @@ export class Ingestor {
     while (this.inFlight.length > 0) {
       await this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
     }
+    // The threads' chunks were written as small batches: their fsync, and held records.
+    await this.syncBuffer();
   }
 
   /** Longest line worth reading whole: anything longer is over `max_message_bytes` anyway. */
@@ -296,10 +299,12 @@ export class Ingestor {
     appendQuarantine(this.target.quarantinePath, all, this.quarantined);
   }
 
-  private apply(packed: PackedOutcomes): Promise<void> {
+  /** A chunk the threads normalized: stored as a small batch, fsynced as one, as on this thread. */
+  private async apply(packed: PackedOutcomes): Promise<void> {
     this.noteLines += packed.noteLines;
     this.countRepaired(packed.repaired);
-    return this.store(unpackEvents(packed), packed.quarantine, packed.quarantineRedactions);
+    await this.store(unpackEvents(packed), packed.quarantine, packed.quarantineRedactions, false);
+    if (this.unsyncedLines >= BATCH_LINES) await this.syncInBackground();
   }
 
   /**
