@@ -48,15 +48,21 @@ function objectBytes(
  * fastest zlib level: an object's id is the hash of its bytes, not of their compression, and
  * `git gc` packs loose objects anew whatever their level.
  */
-function store(repo: GitRepo, type: ObjectType, body: string | Buffer): string {
+function store(repo: GitRepo, type: ObjectType, body: string | Buffer, like?: string): string {
   const { bytes, bodyStart } = objectBytes(type, body);
   const oid = createHash("sha1").update(bytes).digest("hex");
   if (repo.pack?.has(oid)) return oid;
   const path = loosePath(repo, oid);
   if (existsSync(path)) return oid;
-  // The pack keeps its bodies until it is written: a copy of its own, not the scratch.
-  if (repo.pack !== undefined) repo.pack.add(oid, type, Buffer.from(bytes.subarray(bodyStart)));
-  else writeLoose(path, bytes);
+  if (repo.pack !== undefined) {
+    // The pack keeps its bodies until it is written: a copy of its own, not the scratch (a
+    // large object's bytes are its own already).
+    const kept =
+      bytes.buffer === scratch.buffer
+        ? Buffer.from(bytes.subarray(bodyStart))
+        : bytes.subarray(bodyStart);
+    repo.pack.add(oid, type, kept, like);
+  } else writeLoose(path, bytes);
   return oid;
 }
 
@@ -72,7 +78,10 @@ function writeLoose(path: string, bytes: Buffer): void {
   renameSync(temp, path);
 }
 
-/** Git's `transfer.unpackLimit`: fewer objects than this are stored loose. */
+/**
+ * Git's `transfer.unpackLimit`: fewer objects than this are stored loose, unless some may be
+ * stored as deltas (another version of a large file): only a pack holds those.
+ */
 const UNPACK_LIMIT = 100;
 
 /**
@@ -90,19 +99,22 @@ export async function batchedObjects<T>(repo: GitRepo, task: () => Promise<T>): 
   } finally {
     repo.pack = undefined;
   }
-  if (pack.size >= UNPACK_LIMIT) pack.write(repo.gitdir);
+  if (pack.size >= UNPACK_LIMIT || pack.deltaCandidates > 0) pack.write(repo.gitdir);
   else for (const o of pack.objects) storeLoose(loosePath(repo, o.oid), o.type, o.body);
   return result;
 }
 
-/** Stores one text blob (unless stored already) and returns its id. */
-export function writeTextBlobFast(repo: GitRepo, text: string): string {
-  return store(repo, "blob", text);
+/**
+ * Stores one text blob (unless stored already) and returns its id. `path`, the file it is a
+ * version of, lets a batch store it as a delta of an earlier version of that file.
+ */
+export function writeTextBlobFast(repo: GitRepo, text: string, path?: string): string {
+  return store(repo, "blob", text, path);
 }
 
 interface Folder {
-  /** Name to text: turned into bytes one at a time, as each is stored. */
-  files: Map<string, string>;
+  /** Name to text and path: turned into bytes one at a time, as each is stored. */
+  files: Map<string, { text: string; path: string }>;
   folders: Map<string, Folder>;
 }
 
@@ -132,12 +144,12 @@ export function writeTextTreeFast(
       }
       folder = next;
     }
-    folder.files.set(parts.at(-1) as string, file.text);
+    folder.files.set(parts.at(-1) as string, { text: file.text, path: file.path });
   }
   const write = (folder: Folder): string => {
     const entries: { name: string; mode: string; oid: string; folder: boolean }[] = [];
-    for (const [name, text] of folder.files) {
-      const oid = store(repo, "blob", text);
+    for (const [name, file] of folder.files) {
+      const oid = store(repo, "blob", file.text, file.path);
       entries.push({ name, mode: "100644", oid, folder: false });
     }
     for (const [name, sub] of folder.folders) {

@@ -3,21 +3,33 @@
  * `.idx`) instead of a loose file each: a cycle that makes a hundred versions makes some
  * two thousand objects, and creating a file per object costs more than hashing and
  * compressing them all. Git does the same when it receives more than a hundred objects
- * (`transfer.unpackLimit`). Objects are stored whole (no deltas); `git gc` repacks them.
+ * (`transfer.unpackLimit`). Objects are stored whole, except large ones added as another
+ * version of an earlier object (see `add`), stored as its delta; `git gc` repacks them.
  */
 import { createHash } from "node:crypto";
 import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
+import { deltaOf } from "./pack-delta.js";
 
 export type PackedType = "commit" | "tree" | "blob";
 
 const TYPE_CODE: Record<PackedType, number> = { commit: 1, tree: 2, blob: 3 };
 
+const OFS_DELTA = 6;
+
+/**
+ * Objects this large or larger, added like an earlier one (the same file of another version),
+ * are stored as a delta of it when that is much smaller: below, compressing them whole is cheap.
+ */
+const DELTA_MIN_BYTES = 16 * 1024;
+
 interface Entry {
   oid: string;
   type: PackedType;
   body: Buffer;
+  /** The first object added like this one, stored whole: deltas are never of deltas. */
+  base?: Entry;
 }
 
 interface Placed {
@@ -30,6 +42,8 @@ interface Placed {
 export class PackBuilder {
   private readonly entries: Entry[] = [];
   private readonly held = new Set<string>();
+  private readonly firstLike = new Map<string, Entry>();
+  private candidates = 0;
 
   get size(): number {
     return this.entries.length;
@@ -44,10 +58,28 @@ export class PackBuilder {
     return this.held.has(oid);
   }
 
-  /** Adds an object (its id computed by the caller) unless the pack holds it already. */
-  add(oid: string, type: PackedType, body: Buffer): void {
+  /** Objects that may be stored as deltas (loose objects cannot be). */
+  get deltaCandidates(): number {
+    return this.candidates;
+  }
+
+  /**
+   * Adds an object (its id computed by the caller) unless the pack holds it already. `like`
+   * names what it is a version of (a path): it may be stored as a delta of the first object
+   * added like it.
+   */
+  add(oid: string, type: PackedType, body: Buffer, like?: string): void {
     if (this.held.has(oid)) return;
-    this.entries.push({ oid, type, body });
+    const entry: Entry = { oid, type, body };
+    if (like !== undefined && body.length >= DELTA_MIN_BYTES) {
+      const first = this.firstLike.get(like);
+      if (first === undefined) this.firstLike.set(like, entry);
+      else if (first.type === type) {
+        entry.base = first;
+        this.candidates++;
+      }
+    }
+    this.entries.push(entry);
     this.held.add(oid);
   }
 
@@ -66,14 +98,13 @@ export class PackBuilder {
     const chunks: Buffer[] = [header];
     const placed: Placed[] = [];
     let length = header.length;
-    for (const { oid, type, body } of this.entries) {
-      const data = Buffer.concat([
-        objectHeader(TYPE_CODE[type], body.length),
-        deflateSync(body, { level: 1 }),
-      ]);
+    const offsets = new Map<Entry, number>();
+    for (const entry of this.entries) {
+      const data = packedEntry(entry, length, offsets);
       // The index's offsets are 31 bits here: a pack of one cycle's versions stays far below.
       if (length + data.length >= 2 ** 31) throw new RangeError("pack over 2 GiB");
-      placed.push({ oid, offset: length, crc: crc32(data) });
+      offsets.set(entry, length);
+      placed.push({ oid: entry.oid, offset: length, crc: crc32(data) });
       sum.update(data);
       chunks.push(data);
       length += data.length;
@@ -93,6 +124,38 @@ export class PackBuilder {
     }
     return name;
   }
+}
+
+/** An entry's bytes in the pack at `at`: a delta of its base (written before it), or whole. */
+function packedEntry(entry: Entry, at: number, offsets: ReadonlyMap<Entry, number>): Buffer {
+  const baseAt = entry.base === undefined ? undefined : offsets.get(entry.base);
+  const delta = baseAt === undefined ? undefined : deltaOf((entry.base as Entry).body, entry.body);
+  if (baseAt !== undefined && delta !== undefined) {
+    return Buffer.concat([
+      objectHeader(OFS_DELTA, delta.length),
+      baseDistance(at - baseAt),
+      deflateSync(delta, { level: 1 }),
+    ]);
+  }
+  return Buffer.concat([
+    objectHeader(TYPE_CODE[entry.type], entry.body.length),
+    deflateSync(entry.body, { level: 1 }),
+  ]);
+}
+
+/**
+ * How far back an OFS_DELTA's base starts: seven bits a byte, most significant first, each
+ * continued group less one (git's encoding, so that every distance has a single form).
+ */
+function baseDistance(distance: number): Buffer {
+  const bytes = [distance & 0x7f];
+  let rest = Math.floor(distance / 128);
+  while (rest > 0) {
+    rest -= 1;
+    bytes.unshift(0x80 | (rest & 0x7f));
+    rest = Math.floor(rest / 128);
+  }
+  return Buffer.from(bytes);
 }
 
 /** A pack entry's header: the type and the inflated size, seven bits a byte after the first four. */

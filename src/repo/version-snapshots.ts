@@ -318,7 +318,10 @@ async function stepOnto(
     const grafts = new Map<string, Graft>();
     for (const path of change.deletes) if (inSnapshot(path)) grafts.set(path, null);
     for (const { path, text } of change.writes) {
-      if (inSnapshot(path)) grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text) });
+      // By path: the files every version rewrites (the catalog) are packed as deltas.
+      if (inSnapshot(path)) {
+        grafts.set(path, { type: "blob", oid: writeTextBlobFast(repo, text, path) });
+      }
     }
     const tree = await graftTree(repo, parent.tree, grafts);
     const written = await commitSnapshot(repo, record, tree, parent.commit, pending);

@@ -120,6 +120,34 @@ describe("objects written as one pack", () => {
     expect(looseCount(opened.gitdir)).toBe(before);
   });
 
+  it("hold large versions of one file as deltas of the first, read back whole", async () => {
+    const versions = Array.from({ length: 4 }, (_, v) => {
+      const lines = Array.from({ length: 3000 }, (_, i) => `  {"id": "e_${i * 7919}", "n": ${i}},`);
+      return `{"version": ${v + 9},\n${lines.join("\n")}\n"documents": [${"1,".repeat(v)}0]}\n`;
+    });
+    const repo = dirs.repo("engram-pack-delta-");
+    const opened = await openRepo(repo.dir);
+    const oids = await batchedObjects(opened, async () => [
+      ...versions.map((text) => writeTextBlobFast(opened, text, "memory/catalog.json")),
+      writeTextBlobFast(opened, "small\n", "memory/catalog.json"),
+    ]);
+    // Few objects, but packed: a loose object cannot be a delta.
+    const files = packFiles(opened.gitdir);
+    expect(files).toHaveLength(2);
+    const idx = join(opened.gitdir, "objects", "pack", files[0] as string);
+    const verified = gitCli(repo.dir, ["verify-pack", "-v", idx]);
+    expect(verified).toContain("chain length = 1: 3 objects");
+    gitCli(repo.dir, ["fsck", "--strict", "--no-dangling"]);
+    const pack = fs.statSync(idx.replace(/\.idx$/, ".pack")).size;
+    expect(pack).toBeLessThan(versions[0]?.length ?? 0);
+    for (const [i, text] of [...versions, "small\n"].entries()) {
+      const oid = oids[i] as string;
+      expect(execFileSync("git", ["cat-file", "-p", oid], { cwd: repo.dir }).toString()).toBe(text);
+      const { blob } = await git.readBlob({ fs, gitdir: opened.gitdir, oid });
+      expect(Buffer.from(blob).toString("utf8")).toBe(text);
+    }
+  });
+
   it("carry the CRC-32 zlib computes", () => {
     expect(crc32(Buffer.from("123456789"))).toBe(0xcbf43926);
     expect(crc32(Buffer.alloc(0))).toBe(0);

@@ -1,4 +1,4 @@
-import { hash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 
 /**
  * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no whitespace,
@@ -34,6 +34,13 @@ export function sha256Hex(text: string | Uint8Array): string {
   // The one-shot `hash` (Node 20.12+, hence the engines field) is about twice as fast as
   // createHash for short input: ingest hashes every event id.
   return hash("sha256", text, "hex");
+}
+
+/** `sha256Hex` of the parts joined, without joining them: a large part is hashed in place. */
+export function sha256HexOfParts(parts: readonly string[]): string {
+  const digest = createHash("sha256");
+  for (const part of parts) digest.update(part, "utf8");
+  return digest.digest("hex");
 }
 
 /** `sha256:<hex>` of the canonical JSON of `value` without the named fields. */

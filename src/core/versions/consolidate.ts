@@ -133,6 +133,20 @@ function sortedRecord<T>(map: Map<string, T>): Record<string, T> {
   return out;
 }
 
+// Every step of a run gets the same learnings (some 40,000 at 10,000 engrams): indexed once.
+const learningIndexes = new WeakMap<readonly KnowledgeRecord[], Map<string, KnowledgeRecord>>();
+
+function learningIndex(
+  learnings: readonly KnowledgeRecord[],
+): ReadonlyMap<string, KnowledgeRecord> {
+  let index = learningIndexes.get(learnings);
+  if (index === undefined) {
+    index = new Map(learnings.map((l) => [l.id, l]));
+    learningIndexes.set(learnings, index);
+  }
+  return index;
+}
+
 /** One more session's evidence for a learning; returns the sessions' count now. */
 function raise(evidence: Map<string, EvidenceRecord>, id: string, version: number): number {
   const record = evidence.get(id) ?? { id, evidence: 0, version };
@@ -216,7 +230,7 @@ export function consolidateSession(
   const episodeIds = new Set(episodes.map((e) => e.id));
   const knowledge = master.knowledge.map((k) => ({ ...k }));
   const byKey = new Map(knowledge.map((k) => [knowledgeKey(k.text, k.sealed), k]));
-  const learningById = new Map(learnings.map((l) => [l.id, l]));
+  const learningById = learningIndex(learnings);
   const evidence = new Map(master.evidence.map((e) => [e.id, { ...e }]));
   const seenThisSession = new Set<string>();
   // Latest value per key wins inside the session; applied after every item is read.

@@ -118,13 +118,19 @@ export function knowledgeFromLearnings(
   learnings: readonly LearningClaim[],
   version: number,
 ): KnowledgeRecord[] {
-  return learnings.map((l) => ({
-    id: l.id,
-    kind: KIND_OF[l.type],
-    text: l.text,
-    ...(l.rationale !== null ? { rationale: l.rationale } : {}),
-    confidence: 1,
-    evidence: l.evidence,
-    version,
-  }));
+  // Two literals, not a spread: some 40,000 learnings at 10,000 engrams, a spread each is slow.
+  return learnings.map((l) => {
+    const kind = KIND_OF[l.type];
+    return l.rationale !== null
+      ? {
+          id: l.id,
+          kind,
+          text: l.text,
+          rationale: l.rationale,
+          confidence: 1,
+          evidence: l.evidence,
+          version,
+        }
+      : { id: l.id, kind, text: l.text, confidence: 1, evidence: l.evidence, version };
+  });
 }

@@ -3,9 +3,19 @@ import type { Catalog, DocumentEntry, Engram } from "../../schema/engram.js";
 import { EMPTY_REGISTRY, type Registry } from "../../schema/registry.js";
 import { linkDocumentValue } from "../graph/document-links.js";
 import { type EntityMatcher, entityMatcher } from "../graph/entities.js";
-import { sealCatalog, serializeCatalog } from "../model/engram.js";
+import {
+  type EntryForms,
+  entryForms,
+  sealCatalogWith,
+  serializeCatalogWith,
+} from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
-import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
+import {
+  type FocusBase,
+  type FocusDocuments,
+  focusBaseFor,
+  renderFocusFor,
+} from "../rendering/focus.js";
 import {
   type ConsolidationRules,
   consolidateSession,
@@ -49,6 +59,13 @@ export interface StepState {
   log: readonly VersionRecord[];
   /** `renderVersionLog(log)`, when a step before already rendered it. */
   logText?: string;
+  /**
+   * What the step before computed of `catalog.entries` (their hashed and written forms) and
+   * of the engrams (MEMORY.md's part): sessions write no engrams, so every step of a run
+   * shares them. Used only while they are of the same entries array.
+   */
+  forms?: EntryForms;
+  focus?: FocusBase;
 }
 
 export interface StepSettings {
@@ -239,7 +256,9 @@ export function planSessionStep(
 
   const createdAt =
     session.received_at > catalog.created_at ? session.received_at : catalog.created_at;
-  const nextCatalog = sealCatalog(to, createdAt, catalog.entries, [...docs.values()]);
+  const forms =
+    state.forms?.entries === catalog.entries ? state.forms : entryForms(catalog.entries);
+  const nextCatalog = sealCatalogWith(forms, to, createdAt, [...docs.values()]);
   const record: VersionRecord = {
     version: to,
     catalog_hash: nextCatalog.hash,
@@ -257,13 +276,15 @@ export function planSessionStep(
   // One line per version: the step before rendered all but the last.
   const logText = `${state.logText ?? renderVersionLog(state.log)}${renderVersionLog([record])}`;
   writes.push({ path: VERSION_LOG_PATH, text: logText });
-  writes.push({ path: CATALOG_PATH, text: serializeCatalog(nextCatalog) });
+  writes.push({ path: CATALOG_PATH, text: serializeCatalogWith(nextCatalog, forms) });
+  const focusBase = focusBaseFor(nextCatalog, settings.engrams, settings.focus, state.focus);
   const focus = renderFocusFor(
     nextCatalog,
     settings.engrams,
     settings.focus,
     settings.now,
     focusDocuments(next),
+    focusBase,
   );
   writes.push({ path: FOCUS_PATH, text: focus.text });
 
@@ -273,6 +294,8 @@ export function planSessionStep(
       loaded: { master: next, coreChanges, sessions },
       log,
       logText,
+      forms,
+      focus: focusBase,
     },
     record,
     report: {
