@@ -219,10 +219,7 @@ async function commitSteps(
   steps: readonly VersionStep[],
 ): Promise<void> {
   const { onVersions } = await import("./version-hook.js");
-  await onVersions(
-    ctx,
-    steps.map((s) => ({ record: s.record, files: s.files })),
-  );
+  await onVersions(ctx, steps);
   // The last version's text of each path wins; a path deleted after it was written is gone.
   const final = new Map<string, string | null>();
   for (const step of steps) {

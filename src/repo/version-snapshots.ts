@@ -303,8 +303,7 @@ async function stepOnto(
   const tag = versionTag(record.version);
   const existing = await snapshotCommit(repo, record.version);
   const kept = existing && (await treeHolding(repo, existing, record.catalog_hash));
-  if (existing !== undefined && kept)
-    return { ...identity(record), tag, commit: existing, tree: kept };
+  if (kept) return { ...identity(record), tag, commit: existing, tree: kept };
   const log = change.writes.find((w) => w.path === VERSION_LOG_PATH)?.text;
   const previous = recordBefore(log ?? "", record.version);
   const parent =
