@@ -19,7 +19,7 @@ import { StateError } from "../errors.js";
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { SessionEndPayload } from "../schema/envelope.js";
-import type { EventBuffer } from "../state/buffer.js";
+import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
 import { type CycleIntent, commitCycle } from "./director-state.js";
 
 /** What `director run --json` says of one consolidated session. */
@@ -151,7 +151,7 @@ export async function consolidateEndedSessions(
   ctx: RepoContext,
   buffer: EventBuffer,
 ): Promise<SessionStepReport[]> {
-  if (!buffer.events.some((s) => s.event.type === "session_end.v1")) return [];
+  if (!holdsSessionEnd(buffer)) return [];
   const catalog = await readCatalog(ctx.repoDir);
   const log = await readVersionLog(ctx.repoDir);
   const { whole } = pendingSessions(buffer, appliedSessions(log, catalog));

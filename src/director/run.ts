@@ -1,7 +1,8 @@
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { overBudget, type TierUsage, tierUsage } from "../core/compaction/budget.js";
+import { overBudget, type TierUsage } from "../core/compaction/budget.js";
+import { type CatalogSummary, summarizeCatalog } from "../core/compaction/catalog-summary.js";
 import {
   type CompactionDecision,
   type CompactionReason,
@@ -9,29 +10,29 @@ import {
   explainNoCompaction,
   isIdleCycle,
   type NotCompacted,
-  planCycle,
   tallyRecalls,
-} from "../core/compaction/plan.js";
+} from "../core/compaction/decide.js";
 import { isHistoryEvent } from "../core/history/kinds.js";
-import { engramPath, FOCUS_PATH } from "../core/model/paths.js";
+import { CATALOG_PATH, engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
-import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { readCatalogSummary, writeCatalogSummary } from "../repo/catalog-summary.js";
+import { loadEngrams, readTextIfExists } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
-import { type EventBuffer, journalLineBytes, type SerializedEvent } from "../state/buffer.js";
+import {
+  type EventBuffer,
+  holdsSessionEnd,
+  journalLineBytes,
+  type SerializedEvent,
+} from "../state/buffer.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
-import {
-  consolidateEndedSessions,
-  loadFocusDocuments,
-  type SessionStepReport,
-} from "./consolidate.js";
+import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
-import { nextVersion, snapshotNext } from "./versions.js";
 
 /**
  * Makes room in the buffer for `incoming` before an ingest would take it past its hard
@@ -45,7 +46,7 @@ export async function compactForRoom(
 ): Promise<RunResult> {
   buffer.loadEvents();
   // Ended sessions first: the slice compacted next may hold their events.
-  await consolidateEndedSessions(ctx, buffer);
+  await consolidateSessions(ctx, buffer);
   const intake = { drained: { ...zeroCounts(), files: 0 }, sources: [] };
   return cycle(ctx, buffer, intake, {
     room: journalLineBytes(incoming.body, buffer.meta.last_seq + 1),
@@ -147,10 +148,22 @@ export async function runCycleOn(
 ): Promise<RunResult> {
   const drained = await drainSpool(ctx, buffer);
   const sources = options.drainSources ? await options.drainSources(ctx, buffer) : [];
-  const sessions = options.dryRun ? [] : await consolidateEndedSessions(ctx, buffer);
+  const sessions = options.dryRun ? [] : await consolidateSessions(ctx, buffer);
   const result = await cycle(ctx, buffer, { drained, sources }, options);
   // A consolidated session is a catalog change even when the cycle after it has nothing to do.
   return { ...result, changed: result.changed || sessions.length > 0, sessions };
+}
+
+/**
+ * Consolidates the ended sessions the buffer holds. The version machinery is loaded only when
+ * the buffer holds a session's end: a run without one pays none of its start-up.
+ */
+async function consolidateSessions(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+): Promise<SessionStepReport[]> {
+  if (!holdsSessionEnd(buffer)) return [];
+  return (await import("./consolidate.js")).consolidateEndedSessions(ctx, buffer);
 }
 
 async function cycle(
@@ -160,7 +173,9 @@ async function cycle(
   options: CycleOptions,
 ): Promise<RunResult> {
   const memory = ctx.config.memory;
-  const catalog = await readCatalog(ctx.repoDir);
+  // The summary first: an idle cycle never parses the catalog's entries.
+  const read = await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary);
+  const head = read.summary;
   const now = receiptTime();
   const shape = {
     eventBytes: buffer.events.map((s) => s.bytes),
@@ -178,7 +193,7 @@ async function cycle(
   );
   const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
   const focusFresh =
-    focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === catalog.hash;
+    focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === head.hash;
   const base = {
     ...intake,
     compaction: decision.reason,
@@ -190,11 +205,18 @@ async function cycle(
     take: decision.take,
     newSignals,
     focusFresh,
-    overBudget: overBudget(tierUsage(catalog.entries), memory),
+    overBudget: overBudget(head.tiers, memory),
     focusDue: cadence.due,
   });
-  if (idle) return summarize(catalog, buffer, base, null);
+  if (idle) return summarize(head, buffer, base, null);
 
+  const catalog = await read.catalog();
+  // The engine, the focus view and the version log load only for a cycle with work.
+  const [{ planCycle }, { loadFocusDocuments }, { nextVersion, snapshotNext }] = await Promise.all([
+    import("../core/compaction/plan.js"),
+    import("./consolidate.js"),
+    import("./versions.js"),
+  ]);
   const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
@@ -205,7 +227,6 @@ async function cycle(
   const asOf = maxIso(buffer.meta.last_received_at, catalog.created_at);
   const nowSection = nowFor(cadence, buffer, ctx.config.agent_bus.heartbeat_ttl_seconds, asOf);
   const documents = await loadFocusDocuments(ctx.repoDir, catalog);
-  // Loaded only when a cycle has work: its schema would cost a no-op run its start-up.
   const registry =
     options.registry ?? (await import("../graph/registry.js")).loadRegistry(ctx.repoDir);
   const plan = planCycle({
@@ -238,7 +259,7 @@ async function cycle(
   const writes = version ? [...plan.writes, version.write] : plan.writes;
   if (options.dryRun) {
     options.onDryRun?.({ writes, deletes: plan.deletes, catalog: plan.catalog });
-    return summarize(plan.catalog, buffer, planned, plan.focus, slice.length);
+    return summarize(summarizeCatalog(plan.catalog), buffer, planned, plan.focus, slice.length);
   }
   const snapshot = version
     ? await snapshotNext(
@@ -272,7 +293,12 @@ async function cycle(
     },
   };
   await commitCycle(ctx, buffer, intent);
-  return summarize(plan.catalog, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
+  const catalogText = writes.find((w) => w.path === CATALOG_PATH)?.text;
+  if (catalogText !== undefined) {
+    writeCatalogSummary(ctx.paths.catalogSummary, catalogText, plan.catalog);
+  }
+  const after = summarizeCatalog(plan.catalog);
+  return summarize(after, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
 }
 
 /**
@@ -348,14 +374,13 @@ function maxIso(a: string | undefined, b: string): string {
 }
 
 function summarize(
-  catalog: Catalog,
+  catalog: CatalogSummary,
   buffer: EventBuffer,
   fields: Partial<RunResult> &
     Pick<RunResult, "drained" | "sources" | "compaction" | "not_compacted" | "dry_run">,
   focus: RunResult["focus"],
   pendingDrop = 0,
 ): RunResult {
-  const tiers = tierUsage(catalog.entries);
   const dropped = buffer.events.slice(0, pendingDrop).reduce((sum, s) => sum + s.bytes, 0);
   return {
     catalog_version: catalog.catalog_version,
@@ -369,7 +394,7 @@ function summarize(
     evicted: [],
     ...fields,
     buffer: { events: buffer.count - pendingDrop, bytes: buffer.totalBytes - dropped },
-    tiers,
+    tiers: catalog.tiers,
     focus,
   };
 }

@@ -1,6 +1,4 @@
-import { constants, lstatSync, mkdirSync } from "node:fs";
-import { open } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import {
   claimsKey,
@@ -11,7 +9,7 @@ import {
 import { learningsOf } from "../core/graph/learnings.js";
 import { loadEngrams } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
 
 /**
  * The learnings of every engram of the catalog, as the claims a session's duplicate merges
@@ -23,7 +21,7 @@ export async function engramClaims(ctx: RepoContext, catalog: Catalog): Promise<
   const key = claimsKey(catalog.entries);
   // Beside the graph's other caches (docs/graph.md).
   const path = join(ctx.paths.root, "graph", "claims.json");
-  const cached = parseClaims(await readCache(path), key);
+  const cached = parseClaims(await readCacheFile(path), key);
   if (cached !== undefined) return cached;
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const claims = learningsOf([...engrams.values()]).map(
@@ -35,35 +33,6 @@ export async function engramClaims(ctx: RepoContext, catalog: Catalog): Promise<
       evidence,
     }),
   );
-  writeCache(path, serializeClaims(key, claims));
+  writeCacheFile(path, serializeClaims(key, claims));
   return claims;
-}
-
-/**
- * Only a speed-up: a cache that cannot be written costs the next cycle a read of the engrams,
- * never this one its result. A folder in its place is left alone (no rename replaces it).
- */
-function writeCache(path: string, text: string): void {
-  try {
-    if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return;
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileAtomicSync(path, text);
-  } catch {}
-}
-
-/**
- * The cache's text; empty (no cache) when it cannot be read, whatever the reason. Opened
- * without blocking and read only when it is a plain file: a FIFO put there never hangs a cycle.
- */
-async function readCache(path: string): Promise<string> {
-  try {
-    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      return (await handle.stat()).isFile() ? await handle.readFile("utf8") : "";
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return "";
-  }
 }

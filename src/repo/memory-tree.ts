@@ -14,7 +14,11 @@ import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
 export async function readCatalog(repoDir: string): Promise<Catalog> {
   const path = join(repoDir, CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
-  const text = await readFile(path, "utf8");
+  return parseCatalog(await readFile(path, "utf8"));
+}
+
+/** The text of `memory/catalog.json`, validated; a `StateError` names what is wrong. */
+export async function parseCatalog(text: string): Promise<Catalog> {
   let json: unknown;
   try {
     json = JSON.parse(text);

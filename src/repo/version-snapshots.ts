@@ -63,15 +63,6 @@ export async function snapshotCommit(repo: GitRepo, version: number): Promise<st
   return readPlainRef(repo.gitdir, versionTag(version));
 }
 
-/** The version logged before `version` in the version's own log, if any. */
-function previousVersion(files: VersionFiles, version: number): number | undefined {
-  const text = files.get(VERSION_LOG_PATH);
-  if (text === undefined) return undefined;
-  return parseVersionLog(text)
-    .filter((r) => r.version < version)
-    .at(-1)?.version;
-}
-
 /**
  * Writes the snapshot of one version and points its tag at it. Writing the same version with
  * the same files again changes nothing. A tag naming other content is moved: that version was
@@ -93,7 +84,8 @@ async function writeWhole(
   pending?: Snapshot[],
 ) {
   const tree = writeTextTreeFast(repo, snapshotPaths(files));
-  const before = previousVersion(files, record.version);
+  // The version logged before this one in the version's own log, if any.
+  const before = recordBefore(files.get(VERSION_LOG_PATH) ?? "", record.version)?.version;
   const parent = before === undefined ? undefined : await snapshotCommit(repo, before);
   const written = await commitSnapshot(repo, record, tree, parent, pending);
   return { ...written, catalog_hash: record.catalog_hash, tree };

@@ -1,5 +1,5 @@
 import type { Catalog, CatalogEntry } from "./engram.js";
-import { isCount, isObject, isUtcTime } from "./formats.js";
+import { isCount, isObject, isSha256Ref, isUtcTime } from "./formats.js";
 
 /**
  * `memory/catalog.json` checked by hand, without zod: a no-op `director run` on 10,000
@@ -13,7 +13,7 @@ import { isCount, isObject, isUtcTime } from "./formats.js";
 export function checkedCatalog(json: unknown): Catalog | undefined {
   if (!isObject(json)) return undefined;
   const { catalog_version, created_at, hash, entries } = json;
-  if (!isCount(catalog_version) || !isUtcTime(created_at) || !isSha256(hash)) return undefined;
+  if (!isCount(catalog_version) || !isUtcTime(created_at) || !isSha256Ref(hash)) return undefined;
   if (!Array.isArray(entries)) return undefined;
   const checked: CatalogEntry[] = new Array(entries.length);
   for (let i = 0; i < entries.length; i++) {
@@ -28,10 +28,9 @@ export function checkedCatalog(json: unknown): Catalog | undefined {
 const CATALOG_KEYS = new Set(["catalog_version", "created_at", "hash", "entries"]);
 const ENTRY_KEYS = new Set(["engram_id", "scope", "version", "path", "hash", "topics", "bytes"]);
 
-// The patterns of src/schema/engram.ts and common.ts (EngramId, BatchId, Sha256Ref).
+// The patterns of src/schema/engram.ts and common.ts (EngramId, BatchId).
 const ENGRAM_ID = /^e_[0-9a-f]{32}$/;
 const BATCH_ID = /^\d{8}-\d{6}Z$/;
-const SHA256 = /^sha256:[0-9a-f]{64}$/;
 
 function checkedEntry(v: unknown): CatalogEntry | undefined {
   if (!isObject(v)) return undefined;
@@ -39,7 +38,7 @@ function checkedEntry(v: unknown): CatalogEntry | undefined {
   if (typeof engram_id !== "string" || !ENGRAM_ID.test(engram_id)) return undefined;
   if (scope !== "st" && scope !== "lt") return undefined;
   if (typeof version !== "string" || !BATCH_ID.test(version)) return undefined;
-  if (typeof path !== "string" || !isSha256(hash)) return undefined;
+  if (typeof path !== "string" || !isSha256Ref(hash)) return undefined;
   if (!Array.isArray(topics)) return undefined;
   for (const topic of topics) if (typeof topic !== "string") return undefined;
   if (!isCount(bytes) || bytes === 0) return undefined;
@@ -68,8 +67,4 @@ function withUnknownKeys(
     out[key] = from[key];
   }
   return out;
-}
-
-function isSha256(v: unknown): v is string {
-  return typeof v === "string" && SHA256.test(v);
 }

@@ -18,6 +18,13 @@ export function isCount(v: unknown): v is number {
   return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
 }
 
+const SHA256_REF = /^sha256:[0-9a-f]{64}$/;
+
+/** What `Sha256Ref` accepts: `sha256:` and 64 lowercase hex digits. */
+export function isSha256Ref(v: unknown): v is string {
+  return typeof v === "string" && SHA256_REF.test(v);
+}
+
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }

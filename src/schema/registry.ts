@@ -40,4 +40,4 @@ export type Registry = z.infer<typeof Registry>;
 export type RegistryPerson = z.infer<typeof RegistryPerson>;
 export type RegistryArea = z.infer<typeof RegistryArea>;
 
-export const EMPTY_REGISTRY: Registry = { people: [], projects: [], components: [] };
+export { EMPTY_REGISTRY } from "./empty-registry.js";

@@ -469,3 +469,8 @@ export function journalLine(event: MemoryEvent): string {
   const { seq, ...rest } = event;
   return `{"seq":${seq},${JSON.stringify(rest).slice(1)}\n`;
 }
+
+/** Whether the buffer holds a part of an ended session (`session_end.v1`) to consolidate. */
+export function holdsSessionEnd(buffer: EventBuffer): boolean {
+  return buffer.events.some((s) => s.event.type === "session_end.v1");
+}

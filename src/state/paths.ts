@@ -11,6 +11,8 @@ export interface StatePaths {
   spool: string;
   lock: string;
   sealKey: string;
+  /** What an idle cycle needs of the catalog, keyed by its bytes (`catalog-summary.ts`). */
+  catalogSummary: string;
 }
 
 export function statePaths(repoDir: string, stateDir: string): StatePaths {
@@ -25,5 +27,6 @@ export function statePaths(repoDir: string, stateDir: string): StatePaths {
     spool: join(root, "spool"),
     lock: join(root, "director.lock"),
     sealKey: join(root, "seal.key"),
+    catalogSummary: join(root, "catalog-summary.json"),
   };
 }

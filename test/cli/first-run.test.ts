@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import type { NotCompacted } from "../../src/core/compaction/plan.js";
+import type { NotCompacted } from "../../src/core/compaction/decide.js";
 import type { QuarantineRecord } from "../../src/state/quarantine.js";
 import { type BinResult, describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";

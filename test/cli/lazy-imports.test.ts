@@ -41,6 +41,21 @@ function loadedBy(bin: string, args: string[]): string[] {
   return readFileSync(trace, "utf8").split("\n").filter(Boolean);
 }
 
+/** A repository of its own, initialized, one decision note spooled; `run` runs a bin in it. */
+function repoWithNote(text: string) {
+  const own = dirs.repo();
+  own.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
+  const run = (bin: string, args: string[]) =>
+    spawnSync(process.execPath, [bin, ...args, "--repo", own.dir], {
+      cwd: own.dir,
+      env: childEnv(),
+      encoding: "utf8",
+    });
+  expect(run(DIRECTOR_BIN, ["init"]).status).toBe(0);
+  expect(run(WORKER_BIN, ["emit", "--kind", "decision", "--text", text]).status).toBe(0);
+  return { own, run };
+}
+
 describe("command start-up loads only what the command uses", () => {
   it("worker emit (spool) loads no GitHub, NATS, git library or zod", () => {
     const loaded = loadedBy(WORKER_BIN, ["emit", "--kind", "fact", "--text", "lazy start"]);
@@ -63,17 +78,7 @@ describe("command start-up loads only what the command uses", () => {
   });
 
   it("worker context counts from the index's stored token counts: no tokenizer tables, no recall engine", () => {
-    const own = dirs.repo();
-    own.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
-    const run = (bin: string, args: string[]) =>
-      spawnSync(process.execPath, [bin, ...args, "--repo", own.dir], {
-        cwd: own.dir,
-        env: childEnv(),
-        encoding: "utf8",
-      });
-    expect(run(DIRECTOR_BIN, ["init"]).status).toBe(0);
-    const note = ["emit", "--kind", "decision", "--text", "tokenizer tables load lazily"];
-    expect(run(WORKER_BIN, note).status).toBe(0);
+    const { own, run } = repoWithNote("tokenizer tables load lazily");
     expect(run(DIRECTOR_BIN, ["run", "--force"]).status).toBe(0);
     const context = (topic: string) => ["context", topic, "--repo", own.dir];
     expect(loadedBy(WORKER_BIN, context("tokenizer tables")).length).toBeGreaterThan(0); // builds the index
@@ -222,6 +227,17 @@ describe("command start-up loads only what the command uses", () => {
     expect(records.filter((r) => r.line === 2).map((r) => r.detail.split(":")[0])).toEqual([
       "payload.confidence",
     ]);
+  });
+
+  it("director run with nothing to do loads no compaction engine, session code or zod", () => {
+    const { own } = repoWithNote("idle runs stay light");
+    const ENGINE = /\/(core\/compaction\/plan|director\/consolidate|director\/versions)\.js$/;
+    // A cycle with work loads the engine: proof the trace sees it.
+    const busy = loadedBy(DIRECTOR_BIN, ["run", "--force", "--repo", own.dir]);
+    expect(busy.some((m) => ENGINE.test(m))).toBe(true);
+    const idle = loadedBy(DIRECTOR_BIN, ["run", "--repo", own.dir]);
+    expect(idle.some((m) => m.endsWith("/director/run.js"))).toBe(true);
+    expect(idle.filter((m) => ENGINE.test(m) || HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
   it("director status loads no git library, GitHub, NATS or zod", () => {

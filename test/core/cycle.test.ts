@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { overBudget, tierUsage } from "../../src/core/compaction/budget.js";
-import { isIdleCycle } from "../../src/core/compaction/plan.js";
+import { isIdleCycle } from "../../src/core/compaction/decide.js";
 import {
   CATALOG_PATH,
   ENGRAM_PATH_PATTERN,

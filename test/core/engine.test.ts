@@ -2,7 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { verifyMemory } from "../../src/core/checks/verify.js";
 import { compactSlice } from "../../src/core/compaction/compact.js";
-import { decideCompaction, planCycle, tallyRecalls } from "../../src/core/compaction/plan.js";
+import { decideCompaction, tallyRecalls } from "../../src/core/compaction/decide.js";
+import { planCycle } from "../../src/core/compaction/plan.js";
 import { condenseTelemetry } from "../../src/core/compaction/telemetry.js";
 import {
   emptyCatalog,

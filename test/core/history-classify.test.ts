@@ -1,7 +1,7 @@
 /** Commit classification (pure): noise, decisions with reasons, lessons, conventions, changes. */
 import { describe, expect, it } from "vitest";
 import { compactSlice } from "../../src/core/compaction/compact.js";
-import { decideCompaction } from "../../src/core/compaction/plan.js";
+import { decideCompaction } from "../../src/core/compaction/decide.js";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { classifyCommit } from "../../src/core/history/classify.js";
 import { areaOf } from "../../src/core/history/git-events.js";

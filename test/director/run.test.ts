@@ -3,10 +3,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
+import {
+  parseCatalogSummary,
+  serializeCatalogSummary,
+  summarizeCatalog,
+} from "../../src/core/compaction/catalog-summary.js";
+import { sha256Hex } from "../../src/core/model/canonical.js";
 import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
 import { verifyRepository } from "../../src/director/verify.js";
+import type { Catalog } from "../../src/schema/engram.js";
 
 let repo: string;
 const CONFIG = (extra = "") =>
@@ -86,6 +93,53 @@ describe("runCycle", () => {
     expect(again.changed).toBe(false);
     expect(again.focus).toBeNull();
     expect(again.catalog_hash).toBe(first.catalog_hash);
+  });
+
+  it("answers an idle cycle from the catalog summary cached for the catalog file's bytes", async () => {
+    await feed(30);
+    const ctx = await openContext({ repo });
+    const first = await runCycle(ctx, { force: true });
+    // The cycle that wrote the catalog cached its summary, keyed by the file's bytes.
+    const catalogPath = join(repo, "memory", "catalog.json");
+    const bytes = readFileSync(catalogPath);
+    const key = sha256Hex(bytes);
+    const catalog = JSON.parse(bytes.toString("utf8")) as Catalog;
+    const cached = readFileSync(ctx.paths.catalogSummary, "utf8");
+    expect(cached).toBe(serializeCatalogSummary(key, summarizeCatalog(catalog)));
+    const idle = await runCycle(ctx);
+    expect(idle.changed).toBe(false);
+    expect(idle.tiers).toEqual(first.tiers);
+    // Without the cache, the same answer, and the cache is written again.
+    rmSync(ctx.paths.catalogSummary);
+    expect(await runCycle(ctx)).toEqual(idle);
+    expect(readFileSync(ctx.paths.catalogSummary, "utf8")).toBe(cached);
+    // The summary is what an idle cycle reads: a (well-formed) one written for these bytes
+    // is believed without parsing the catalog...
+    const planted = { ...summarizeCatalog(catalog), catalog_version: 999 };
+    writeFileSync(ctx.paths.catalogSummary, serializeCatalogSummary(key, planted));
+    expect((await runCycle(ctx)).catalog_version).toBe(999);
+    // ...and any change to the file's bytes misses it: the catalog is read again.
+    writeFileSync(catalogPath, `${bytes.toString("utf8")}\n`);
+    const reread = await runCycle(ctx);
+    expect(reread.catalog_version).toBe(first.catalog_version);
+    expect(reread.changed).toBe(false);
+    expect(
+      parseCatalogSummary(
+        readFileSync(ctx.paths.catalogSummary, "utf8"),
+        sha256Hex(readFileSync(catalogPath)),
+      ),
+    ).toEqual(summarizeCatalog(catalog));
+  });
+
+  it("finds a damaged catalog even with a summary cached for the old bytes", async () => {
+    await feed(30);
+    const ctx = await openContext({ repo });
+    await runCycle(ctx, { force: true });
+    expect(existsSync(ctx.paths.catalogSummary)).toBe(true);
+    const catalogPath = join(repo, "memory", "catalog.json");
+    const damaged = readFileSync(catalogPath, "utf8").replace(/"bytes": \d+/, '"bytes": -1');
+    writeFileSync(catalogPath, damaged);
+    await expect(runCycle(ctx)).rejects.toThrow(/memory\/catalog\.json: entries\.0\.bytes/);
   });
 
   it("evicts on an idle cycle after the budget is lowered in the config", async () => {

@@ -1,0 +1,55 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type CatalogSummary,
+  parseCatalogSummary,
+  serializeCatalogSummary,
+  summarizeCatalog,
+} from "../core/compaction/catalog-summary.js";
+import { sha256Hex } from "../core/model/canonical.js";
+import { emptyCatalog } from "../core/model/engram.js";
+import { CATALOG_PATH } from "../core/model/paths.js";
+import type { Catalog } from "../schema/engram.js";
+import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
+import { parseCatalog } from "./memory-tree.js";
+
+/** The catalog as a cycle first sees it: its summary now, the whole catalog when asked. */
+export interface CatalogRead {
+  summary: CatalogSummary;
+  /** The validated catalog, parsed from the bytes the summary was taken from (once). */
+  catalog(): Promise<Catalog>;
+}
+
+/**
+ * Reads `memory/catalog.json` once and answers its summary from the cache at `cachePath`
+ * when the cache was written for these very bytes; otherwise parses and checks the catalog
+ * (a damaged one throws, as `readCatalog` does) and writes the cache for the next run.
+ */
+export async function readCatalogSummary(repoDir: string, cachePath: string): Promise<CatalogRead> {
+  const path = join(repoDir, CATALOG_PATH);
+  if (!existsSync(path)) {
+    const empty = emptyCatalog();
+    return { summary: summarizeCatalog(empty), catalog: async () => empty };
+  }
+  const bytes = await readFile(path);
+  let parsed: Promise<Catalog> | undefined;
+  const catalog = () => {
+    parsed ??= parseCatalog(bytes.toString("utf8"));
+    return parsed;
+  };
+  const fileSha256 = sha256Hex(bytes);
+  const cached = parseCatalogSummary(await readCacheFile(cachePath), fileSha256);
+  if (cached !== undefined) return { summary: cached, catalog };
+  const summary = summarizeCatalog(await catalog());
+  writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
+  return { summary, catalog };
+}
+
+/**
+ * Caches the summary of a catalog a cycle has just written (`text`, its file's content), so
+ * the next idle run finds it without parsing the catalog once more.
+ */
+export function writeCatalogSummary(cachePath: string, text: string, catalog: Catalog): void {
+  writeCacheFile(cachePath, serializeCatalogSummary(sha256Hex(text), summarizeCatalog(catalog)));
+}
