@@ -1,11 +1,10 @@
-import type { MemoryConfig } from "../../schema/config.js";
-import type { MemoryEvent } from "../../schema/memory-event.js";
-import { secondsBetween } from "../model/time.js";
-
 /**
  * Whether a cycle has work, decided from the buffer's shape before any engram is read: a
  * no-op run loads this and not the compaction engine.
  */
+import type { MemoryConfig } from "../../schema/config.js";
+import type { MemoryEvent } from "../../schema/memory-event.js";
+import { secondsBetween } from "../model/time.js";
 
 export type CompactionReason =
   | "none"
