@@ -1,13 +1,13 @@
 import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { tierUsage } from "../core/compaction/budget.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
 import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { DriftVerdict } from "../core/swarm/drift.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
+import { readCatalogSummary } from "../repo/catalog-summary.js";
 import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
-import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Envelope } from "../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../schema/message-types.js";
 import { EventBuffer } from "../state/buffer.js";
@@ -51,9 +51,10 @@ export interface StatusReport {
 /** A read-only look at the buffer, tiers, focus view and quarantine; safe while a Director runs. */
 export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
   const memory = ctx.config.memory;
-  const catalog = await readCatalog(ctx.repoDir);
+  // The summary cached for the catalog's bytes: 10,000 entries are not parsed to be counted.
+  const catalog = (await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary, true)).summary;
   const buffer = EventBuffer.open(ctx.paths, { readOnly: true });
-  const usage = tierUsage(catalog.entries);
+  const usage = catalog.tiers;
   const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
   const quarantine = readQuarantine(ctx.paths.quarantine);
   const byReason: Record<string, number> = {};
@@ -64,7 +65,7 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
     catalog: {
       version: catalog.catalog_version,
       hash: catalog.hash,
-      entries: catalog.entries.length,
+      entries: usage.st.files + usage.lt.files,
       created_at: catalog.created_at,
     },
     buffer: {

@@ -24,9 +24,14 @@ export interface CatalogRead {
 /**
  * Reads `memory/catalog.json` once and answers its summary from the cache at `cachePath`
  * when the cache was written for these very bytes; otherwise parses and checks the catalog
- * (a damaged one throws, as `readCatalog` does) and writes the cache for the next run.
+ * (a damaged one throws, as `readCatalog` does) and, unless `readOnly` (`director status`,
+ * which may run beside a Director), writes the cache for the next run.
  */
-export async function readCatalogSummary(repoDir: string, cachePath: string): Promise<CatalogRead> {
+export async function readCatalogSummary(
+  repoDir: string,
+  cachePath: string,
+  readOnly = false,
+): Promise<CatalogRead> {
   const path = join(repoDir, CATALOG_PATH);
   if (!existsSync(path)) {
     const empty = emptyCatalog();
@@ -42,7 +47,7 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
   const cached = parseCatalogSummary(await readCacheFile(cachePath), fileSha256);
   if (cached !== undefined) return { summary: cached, catalog };
   const summary = summarizeCatalog(await catalog());
-  writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
+  if (!readOnly) writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
   return { summary, catalog };
 }
 

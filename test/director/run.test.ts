@@ -12,6 +12,7 @@ import { sha256Hex } from "../../src/core/model/canonical.js";
 import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
+import { readStatus } from "../../src/director/status.js";
 import { verifyRepository } from "../../src/director/verify.js";
 import type { Catalog } from "../../src/schema/engram.js";
 
@@ -131,6 +132,24 @@ describe("runCycle", () => {
     ).toEqual(summarizeCatalog(catalog));
   });
 
+  it("director status reports from the summary and, read-only, never writes one", async () => {
+    await feed(30);
+    const ctx = await openContext({ repo });
+    const forced = await runCycle(ctx, { force: true });
+    const cached = await readStatus(ctx);
+    expect(cached.catalog).toMatchObject({
+      version: forced.catalog_version,
+      hash: forced.catalog_hash,
+      entries: forced.tiers.st.files + forced.tiers.lt.files,
+    });
+    expect(cached.tiers).toMatchObject(forced.tiers);
+    rmSync(ctx.paths.catalogSummary);
+    const parsed = await readStatus(ctx);
+    expect(parsed.catalog).toEqual(cached.catalog);
+    expect(parsed.tiers).toEqual(cached.tiers);
+    expect(existsSync(ctx.paths.catalogSummary)).toBe(false);
+  });
+
   it("finds a damaged catalog even with a summary cached for the old bytes", async () => {
     await feed(30);
     const ctx = await openContext({ repo });
@@ -140,6 +159,7 @@ describe("runCycle", () => {
     const damaged = readFileSync(catalogPath, "utf8").replace(/"bytes": \d+/, '"bytes": -1');
     writeFileSync(catalogPath, damaged);
     await expect(runCycle(ctx)).rejects.toThrow(/memory\/catalog\.json: entries\.0\.bytes/);
+    await expect(readStatus(ctx)).rejects.toThrow(/memory\/catalog\.json: entries\.0\.bytes/);
   });
 
   it("evicts on an idle cycle after the budget is lowered in the config", async () => {
