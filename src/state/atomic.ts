@@ -64,12 +64,22 @@ export function fsyncDirSync(dir: string): void {
   }
 }
 
-/** Temp file, fsync, rename, fsync of the folder: readers see the old or the new file, whole. */
-export function writeFileAtomicSync(path: string, data: string | Uint8Array, mode = 0o644): void {
+/**
+ * Temp file, fsync, rename, fsync of the folder: readers see the old or the new file, whole.
+ * `data` may come in pieces (strings written one after the other), so a large file is never
+ * held as one string.
+ */
+export function writeFileAtomicSync(
+  path: string,
+  data: string | Uint8Array | Iterable<string>,
+  mode = 0o644,
+): void {
   const temp = tempName(path);
   const fd = openSync(temp, "w", mode);
   try {
-    writeSync(fd, typeof data === "string" ? Buffer.from(data, "utf8") : data);
+    if (typeof data === "string") writeSync(fd, Buffer.from(data, "utf8"));
+    else if (data instanceof Uint8Array) writeSync(fd, data);
+    else for (const piece of data) writeSync(fd, piece);
     fsyncSync(fd);
   } catch (error) {
     closeSync(fd);

@@ -85,8 +85,18 @@ export interface OpenOptions {
 }
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Compacted keys appended per write: some 70 KB. */
-const KEYS_PER_WRITE = 1024;
+/** Lines per write of a rewritten file: some 70 KB of keys, a few hundred KB of events. */
+const LINES_PER_WRITE = 1024;
+
+/** The lines of `items`, joined `LINES_PER_WRITE` at a time. */
+function* inPieces<T>(items: readonly T[], line: (item: T) => string): Generator<string> {
+  for (let i = 0; i < items.length; i += LINES_PER_WRITE) {
+    let piece = "";
+    const end = Math.min(items.length, i + LINES_PER_WRITE);
+    for (let k = i; k < end; k++) piece += line(items[k] as T);
+    yield piece;
+  }
+}
 
 export class EventBuffer {
   readonly events: StoredEvent[] = [];
@@ -380,17 +390,18 @@ export class EventBuffer {
       const keys = dropped.map((s) => currentKey(s.event.key));
       // A loop, not push(...keys): spreading 150k+ arguments overflows the stack.
       for (const key of keys) this.compactedKeys.push(key);
+      // In pieces: the keys of a whole buffer joined are MBs of string (the whole window,
+      // a million keys by default, some 70 MB), and as many again copied for the write.
       if (this.compactedKeys.length > dedupWindow * 2) {
         this.compactedKeys.splice(0, this.compactedKeys.length - dedupWindow);
-        writeFileAtomicSync(this.paths.seen, `${this.compactedKeys.join("\n")}\n`);
+        writeFileAtomicSync(
+          this.paths.seen,
+          inPieces(this.compactedKeys, (key) => `${key}\n`),
+        );
       } else {
         const fd = openSync(this.paths.seen, "a");
         try {
-          // In pieces: the keys of a whole buffer joined are MBs of string, and as many again
-          // copied for the write, alive until the next garbage collection.
-          for (let i = 0; i < keys.length; i += KEYS_PER_WRITE) {
-            writeSync(fd, `${keys.slice(i, i + KEYS_PER_WRITE).join("\n")}\n`);
-          }
+          for (const piece of inPieces(keys, (key) => `${key}\n`)) writeSync(fd, piece);
           fsyncSync(fd);
         } finally {
           closeSync(fd);
@@ -399,7 +410,10 @@ export class EventBuffer {
     }
     const kept = this.events.filter((s) => s.event.seq > throughSeq);
     this.closeJournal();
-    writeFileAtomicSync(this.paths.journal, kept.map((s) => journalLine(s.event)).join(""));
+    writeFileAtomicSync(
+      this.paths.journal,
+      inPieces(kept, (s) => journalLine(s.event)),
+    );
     this.events.length = 0;
     for (const stored of kept) this.events.push(stored);
     this.eventCount = kept.length;

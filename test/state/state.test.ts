@@ -151,6 +151,25 @@ describe("EventBuffer", () => {
     again.closeJournal();
   });
 
+  it("rewrites the keys past twice the window, and the journal, in pieces: every line whole", () => {
+    const buffer = EventBuffer.open(paths);
+    buffer.append(pending(3000));
+    buffer.dropThrough(500, {}, 1200);
+    // 2,500 events kept: the journal is rewritten across three pieces of 1,024 lines.
+    const kept = EventBuffer.open(paths, { readOnly: true });
+    expect(kept.events.map((s) => s.event.seq)).toEqual(
+      Array.from({ length: 2500 }, (_, i) => i + 501),
+    );
+    expect(kept.totalBytes).toBe(statSync(paths.journal).size);
+    // 3,000 keys, past twice the window: the newest 1,200 are written again, in two pieces.
+    buffer.dropThrough(3000, {}, 1200);
+    buffer.closeJournal();
+    const lines = readFileSync(paths.seen, "utf8").split("\n");
+    expect(lines.pop()).toBe("");
+    expect(lines).toEqual(Array.from({ length: 1200 }, (_, i) => eventIdKey(`ev-${i + 1801}`)));
+    expect(readFileSync(paths.journal, "utf8")).toBe("");
+  });
+
   it("appends the keys of a large drop whole, one a line", () => {
     const buffer = EventBuffer.open(paths);
     buffer.append(pending(2500));
