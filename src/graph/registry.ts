@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { parse, TomlError } from "smol-toml";
 import { REGISTRY_PATH } from "../core/model/paths.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
-import { EMPTY_REGISTRY, Registry } from "../schema/registry.js";
+import { EMPTY_REGISTRY } from "../schema/empty-registry.js";
+import { Registry } from "../schema/registry.js";
 
 /** The registry, or an empty one when the file does not exist; errors name file, line and field. */
 export function loadRegistry(repoDir: string): Registry {

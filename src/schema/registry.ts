@@ -39,5 +39,3 @@ export const Registry = z
 export type Registry = z.infer<typeof Registry>;
 export type RegistryPerson = z.infer<typeof RegistryPerson>;
 export type RegistryArea = z.infer<typeof RegistryArea>;
-
-export { EMPTY_REGISTRY } from "./empty-registry.js";

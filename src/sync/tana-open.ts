@@ -1,7 +1,8 @@
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import type { MappingEntry } from "../core/sync/queue.js";
-import { EMPTY_REGISTRY, type Registry } from "../schema/registry.js";
+import { EMPTY_REGISTRY } from "../schema/empty-registry.js";
+import type { Registry } from "../schema/registry.js";
 import { schemaFromMapping } from "./targets/tana-schema.js";
 import { TanaTarget } from "./targets/tana-target.js";
 
