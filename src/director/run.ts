@@ -208,7 +208,10 @@ async function cycle(
     overBudget: overBudget(head.tiers, memory),
     focusDue: cadence.due,
   });
-  if (idle) return summarize(head, buffer, base, null);
+  if (idle) {
+    read.remember();
+    return summarize(head, buffer, base, null);
+  }
 
   const catalog = await read.catalog();
   // The engine, the focus view and the version log load only for a cycle with work.

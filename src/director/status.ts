@@ -52,7 +52,7 @@ export interface StatusReport {
 export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
   const memory = ctx.config.memory;
   // The summary cached for the catalog's bytes: 10,000 entries are not parsed to be counted.
-  const catalog = (await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary, true)).summary;
+  const catalog = (await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary)).summary;
   const buffer = EventBuffer.open(ctx.paths, { readOnly: true });
   const usage = catalog.tiers;
   const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));

@@ -19,23 +19,21 @@ export interface CatalogRead {
   summary: CatalogSummary;
   /** The validated catalog, parsed from the bytes the summary was taken from (once). */
   catalog(): Promise<Catalog>;
+  /** Caches the summary for the next run when it was not cached (an idle cycle calls it). */
+  remember(): void;
 }
 
 /**
  * Reads `memory/catalog.json` once and answers its summary from the cache at `cachePath`
  * when the cache was written for these very bytes; otherwise parses and checks the catalog
- * (a damaged one throws, as `readCatalog` does) and, unless `readOnly` (`director status`,
- * which may run beside a Director), writes the cache for the next run.
+ * (a damaged one throws, as `readCatalog` does). Writes nothing itself: `director status`
+ * stays read-only, and a cycle that goes on to write the catalog caches the new one instead.
  */
-export async function readCatalogSummary(
-  repoDir: string,
-  cachePath: string,
-  readOnly = false,
-): Promise<CatalogRead> {
+export async function readCatalogSummary(repoDir: string, cachePath: string): Promise<CatalogRead> {
   const path = join(repoDir, CATALOG_PATH);
   if (!existsSync(path)) {
     const empty = emptyCatalog();
-    return { summary: summarizeCatalog(empty), catalog: async () => empty };
+    return { summary: summarizeCatalog(empty), catalog: async () => empty, remember: () => {} };
   }
   const bytes = await readFile(path);
   let parsed: Promise<Catalog> | undefined;
@@ -45,10 +43,10 @@ export async function readCatalogSummary(
   };
   const fileSha256 = sha256Hex(bytes);
   const cached = parseCatalogSummary(await readCacheFile(cachePath), fileSha256);
-  if (cached !== undefined) return { summary: cached, catalog };
+  if (cached !== undefined) return { summary: cached, catalog, remember: () => {} };
   const summary = summarizeCatalog(await catalog());
-  if (!readOnly) writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
-  return { summary, catalog };
+  const remember = () => writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
+  return { summary, catalog, remember };
 }
 
 /**

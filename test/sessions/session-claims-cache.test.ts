@@ -24,29 +24,20 @@ import { focusCandidates } from "../../src/core/rendering/focus.js";
 import type { SessionStepReport } from "../../src/director/consolidate.js";
 import type { Catalog } from "../../src/schema/engram.js";
 import { body } from "../core/verify-fixtures.js";
-import {
-  assertBuilt,
-  type BinResult,
-  director,
-  jsonOf,
-  succeeded,
-  worker,
-} from "../support/bins.js";
+import { assertBuilt, director, jsonOf } from "../support/bins.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { binIn, endedSession, SESSION_ENV } from "../support/sessions.js";
 
 const temps = new TempDirs();
 afterAll(() => temps.cleanup());
 beforeAll(() => assertBuilt());
 
-const ENV = { SOURCE_DATE_EPOCH: "1763856000" };
 const ENGRAMS = 12;
 /** MEMORY.md's budget: 4 focus candidates, so the cycle itself reads only 4 of 12 engrams. */
 const MAX_ITEMS = 1;
 const CLAIMS_PATH = ".engram/graph/claims.json";
-
-const ok = async (r: Promise<BinResult>) => succeeded(await r);
-const bin = (run: typeof worker, repo: TempRepo, args: string[]) =>
-  ok(run(args, { cwd: repo.dir, env: ENV }));
+/** A fact every engram holds. */
+const SHARED = "CI runs vitest with pool=forks, café";
 
 /**
  * Twelve engrams in twelve batches: each states its own fact, and all state one fact and one
@@ -73,16 +64,12 @@ function writeMemory(repo: TempRepo): Catalog {
   return catalog;
 }
 
-/** One ended session restating engrams' claims (and one new fact). */
-async function endSession(repo: TempRepo, texts: [kind: string, text: string][]): Promise<void> {
-  const start = jsonOf<{ session_id: string }>(
-    await bin(worker, repo, ["session", "start", "--json"]),
-  );
-  for (const [kind, text] of texts) {
-    const args = ["--kind", kind, "--text", text, "--confidence", "0.9"];
-    await bin(worker, repo, ["session", "write", "--session", start.session_id, ...args]);
-  }
-  await bin(worker, repo, ["session", "end", start.session_id]);
+/** A repository initialized with MEMORY.md's small budget and the twelve engrams. */
+async function initializedMemory(): Promise<{ repo: TempRepo; catalog: Catalog }> {
+  const repo = temps.repo();
+  repo.writeConfig(`[memory]\nmemory_md_max_items = ${MAX_ITEMS}\n`);
+  await binIn(director, repo, ["init"]);
+  return { repo, catalog: writeMemory(repo) };
 }
 
 interface Outcome {
@@ -93,7 +80,7 @@ interface Outcome {
 
 async function consolidate(repo: TempRepo): Promise<Outcome> {
   const run = jsonOf<{ sessions: SessionStepReport[] }>(
-    await bin(director, repo, ["run", "--json"]),
+    await binIn(director, repo, ["run", "--json"]),
   );
   expect(run.sessions).toHaveLength(1);
   return {
@@ -110,23 +97,19 @@ function cachedClaims(repo: TempRepo, catalog: Catalog): LearningClaim[] | undef
 
 describe("session consolidation with the engrams' claims cached", () => {
   it("reads no engram beyond MEMORY.md's when its engrams are unchanged, with the same evidence", async () => {
-    const repo = temps.repo();
-    repo.writeConfig(`[memory]\nmemory_md_max_items = ${MAX_ITEMS}\n`);
-    await bin(director, repo, ["init"]);
-    const catalog = writeMemory(repo);
-    const shared = "CI runs vitest with pool=forks, café";
+    const { repo, catalog } = await initializedMemory();
     const own = "Token refresh goes through src/auth/refresh.ts (3)";
 
     // The first session's cycle reads every engram and writes the cache.
-    await endSession(repo, [["fact", own]]);
+    await endedSession(repo, [["fact", own]]);
     const first = await consolidate(repo);
     expect(first.merged).toEqual([[{ seq: 1, kind: "fact", into: learningId(own), evidence: 2 }]]);
     const claims = cachedClaims(repo, catalog);
-    expect(claims?.find((c) => c.text === shared)?.evidence).toBe(ENGRAMS);
+    expect(claims?.find((c) => c.text === SHARED)?.evidence).toBe(ENGRAMS);
 
     // A second session, ended; its cycle is run on copies with the cache as each case has it.
-    await endSession(repo, [
-      ["fact", shared.toUpperCase()],
+    await endedSession(repo, [
+      ["fact", SHARED.toUpperCase()],
       ["decision", "hash with rfc 8785"],
       ["fact", own],
       ["fact", "A claim no engram holds"],
@@ -136,7 +119,7 @@ describe("session consolidation with the engrams' claims cached", () => {
     const reference = await consolidate(uncached);
     expect(reference.merged).toEqual([
       [
-        { seq: 1, kind: "fact", into: learningId(shared), evidence: ENGRAMS + 1 },
+        { seq: 1, kind: "fact", into: learningId(SHARED), evidence: ENGRAMS + 1 },
         { seq: 2, kind: "decision", into: learningId("Hash with RFC 8785"), evidence: ENGRAMS + 1 },
         { seq: 3, kind: "fact", into: learningId(own), evidence: 3 },
       ],
@@ -154,7 +137,7 @@ describe("session consolidation with the engrams' claims cached", () => {
     const withoutCache = temps.copy(repo);
     rmSync(withoutCache.path(CLAIMS_PATH));
     damage(withoutCache);
-    const failed = await director(["run", "--json"], { cwd: withoutCache.dir, env: ENV });
+    const failed = await director(["run", "--json"], { cwd: withoutCache.dir, env: SESSION_ENV });
     expect(failed.code).not.toBe(0);
     expect(failed.stderr).toContain("not valid JSON");
 
@@ -163,12 +146,8 @@ describe("session consolidation with the engrams' claims cached", () => {
   });
 
   it("ignores a stale, damaged or ill-shaped cache, rebuilds it, and merges the same evidence", async () => {
-    const repo = temps.repo();
-    repo.writeConfig(`[memory]\nmemory_md_max_items = ${MAX_ITEMS}\n`);
-    await bin(director, repo, ["init"]);
-    const catalog = writeMemory(repo);
-    const shared = "CI runs vitest with pool=forks, café";
-    await endSession(repo, [["fact", shared]]);
+    const { repo, catalog } = await initializedMemory();
+    await endedSession(repo, [["fact", SHARED]]);
     const base = temps.copy(repo);
     const reference = await consolidate(repo);
     const valid = readFileSync(repo.path(CLAIMS_PATH), "utf8");
@@ -176,7 +155,7 @@ describe("session consolidation with the engrams' claims cached", () => {
     const claims = parseClaims(valid, key) as LearningClaim[];
 
     // What a cache of another catalog says: the shared claim with a larger evidence.
-    const forged = claims.map((c) => (c.text === shared ? { ...c, evidence: 99 } : c));
+    const forged = claims.map((c) => (c.text === SHARED ? { ...c, evidence: 99 } : c));
     const body = JSON.stringify(forged.map((c) => [c.id, c.type, c.text, c.rationale, 2.5]));
     const header = (k: string, b: string) =>
       JSON.stringify({

@@ -8,52 +8,23 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { learningId } from "../../src/core/graph/learnings.js";
 import type { SessionStepReport } from "../../src/director/consolidate.js";
-import {
-  assertBuilt,
-  type BinResult,
-  director,
-  jsonOf,
-  succeeded,
-  worker,
-} from "../support/bins.js";
+import { assertBuilt, director, jsonOf, worker } from "../support/bins.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { binIn, endedSession } from "../support/sessions.js";
 
 const temps = new TempDirs();
 afterAll(() => temps.cleanup());
 beforeAll(() => assertBuilt());
 
-const ENV = { SOURCE_DATE_EPOCH: "1763856000" };
 const CLAIM = "Deploys go out on Tuesdays";
 
 /** What `director run --json` says of one session. */
 type Report = SessionStepReport;
 
-/** A command that must succeed: its output on failure. */
-const ok = async (r: Promise<BinResult>) => succeeded(await r);
-
-const bin = (run: typeof worker, repo: TempRepo, args: string[]) =>
-  ok(run(args, { cwd: repo.dir, env: ENV }));
-
 /** One session writing the claim as a fact with confidence 0.9, ended, then `director run`. */
 async function restate(repo: TempRepo, text: string): Promise<Report[]> {
-  const start = jsonOf<{ session_id: string }>(
-    await bin(worker, repo, ["session", "start", "--json"]),
-  );
-  const id = start.session_id;
-  await bin(worker, repo, [
-    "session",
-    "write",
-    "--session",
-    id,
-    "--kind",
-    "fact",
-    "--text",
-    text,
-    "--confidence",
-    "0.9",
-  ]);
-  await bin(worker, repo, ["session", "end", id]);
-  const run = jsonOf<{ sessions: Report[] }>(await bin(director, repo, ["run", "--json"]));
+  const id = await endedSession(repo, [["fact", text]]);
+  const run = jsonOf<{ sessions: Report[] }>(await binIn(director, repo, ["run", "--json"]));
   expect(run.sessions.map((s) => s.session_id)).toEqual([id]);
   return run.sessions;
 }
@@ -71,9 +42,9 @@ describe("a session restating what an engram holds", () => {
     const repo = temps.repo();
     // Every event compacted at once: the lesson becomes an engram in the first run.
     repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
-    await bin(director, repo, ["init"]);
-    await bin(worker, repo, ["emit", "--kind", "lesson", "--text", CLAIM, "--topic", "flow"]);
-    await bin(director, repo, ["run", "--force"]);
+    await binIn(director, repo, ["init"]);
+    await binIn(worker, repo, ["emit", "--kind", "lesson", "--text", CLAIM, "--topic", "flow"]);
+    await binIn(director, repo, ["run", "--force"]);
     const engrams = readFileSync(join(repo.dir, "memory", "catalog.json"), "utf8");
     expect(JSON.parse(engrams).entries).toHaveLength(1);
     const id = learningId(CLAIM);
@@ -88,32 +59,37 @@ describe("a session restating what an engram holds", () => {
       kind: "evidence",
       records: [{ id, evidence: 1, version: first.to_version }],
     });
-    await bin(director, repo, ["verify"]);
+    await binIn(director, repo, ["verify"]);
 
     const [second] = (await restate(repo, CLAIM)) as [Report];
     expect(second.merged_items).toEqual([{ seq: 1, kind: "fact", into: id, evidence: 3 }]);
     expect(knowledgeFiles(repo)).toEqual(["evidence.json"]);
     expect(second.from_version).toBe(first.to_version);
     expect(evidenceOf(repo).records).toEqual([{ id, evidence: 2, version: second.to_version }]);
-    await bin(director, repo, ["verify"]);
+    await binIn(director, repo, ["verify"]);
 
     // History counts no new facts; the evidence file shows as changed between the versions.
     const history = jsonOf<{ versions: { version: number; counts: { facts: number } }[] }>(
-      await bin(director, repo, ["history", "--json"]),
+      await binIn(director, repo, ["history", "--json"]),
     );
     expect(history.versions.slice(0, 2).map((v) => [v.version, v.counts.facts])).toEqual([
       [second.to_version, 0],
       [first.to_version, 0],
     ]);
     const diff = jsonOf<{ facts: { added: string[] }; files: { changed: string[] } }>(
-      await bin(director, repo, ["diff", `${first.to_version}`, `${second.to_version}`, "--json"]),
+      await binIn(director, repo, [
+        "diff",
+        `${first.to_version}`,
+        `${second.to_version}`,
+        "--json",
+      ]),
     );
     expect(diff.facts.added).toEqual([]);
     expect(diff.files.changed).toEqual(["memory/knowledge/evidence.json"]);
 
     // The learning lists its whole evidence: its engram's and the two sessions'.
     const learnings = jsonOf<{ learnings: { id: string; evidence: number }[] }>(
-      await bin(worker, repo, ["learnings", "--json"]),
+      await binIn(worker, repo, ["learnings", "--json"]),
     );
     expect(learnings.learnings.filter((l) => l.id === id).map((l) => l.evidence)).toEqual([3]);
   });

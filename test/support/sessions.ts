@@ -1,6 +1,39 @@
 import { appendFileSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { type BinResult, jsonOf, succeeded, worker } from "./bins.js";
 import type { TempRepo } from "./repo.js";
+
+/** The bins' clock in the session tests: every receipt time is this one. */
+export const SESSION_ENV = { SOURCE_DATE_EPOCH: "1763856000" };
+
+/** Runs `worker` or `director` in the repository under `SESSION_ENV`; its output on failure. */
+export async function binIn(
+  run: typeof worker,
+  repo: TempRepo,
+  args: string[],
+): Promise<BinResult> {
+  return succeeded(await run(args, { cwd: repo.dir, env: SESSION_ENV }));
+}
+
+/**
+ * A session started, each `[kind, text]` written with confidence 0.9 (above every rule's
+ * threshold), then ended through the spool: its id.
+ */
+export async function endedSession(
+  repo: TempRepo,
+  items: readonly [kind: string, text: string][],
+): Promise<string> {
+  const start = jsonOf<{ session_id: string }>(
+    await binIn(worker, repo, ["session", "start", "--json"]),
+  );
+  const id = start.session_id;
+  for (const [kind, text] of items) {
+    const args = ["--kind", kind, "--text", text, "--confidence", "0.9"];
+    await binIn(worker, repo, ["session", "write", "--session", id, ...args]);
+  }
+  await binIn(worker, repo, ["session", "end", id]);
+  return id;
+}
 
 /**
  * Appends items to a session's buffer in its documented format (docs/formats.md): a fast way
