@@ -11,6 +11,7 @@ import {
   serializeCatalog,
   serializeEngram,
 } from "../../src/core/model/engram.js";
+import { normalizeClaim } from "../../src/core/graph/learnings.js";
 import { batchIdFromIso } from "../../src/core/model/time.js";
 import { type Config, defaultConfig, type MemoryConfig } from "../../src/schema/config.js";
 import type { Engram } from "../../src/schema/engram.js";
@@ -169,16 +170,51 @@ describe("compactSlice", () => {
               batchIdFromIso(events[events.length - 1]?.received_at as string),
             );
           }
-          const texts = textsOf(engrams);
-          const kept = [...texts].join("\n");
+          const kept = [...textsOf(engrams)];
+          const claims = new Set<string>();
           for (const e of events) {
             if (e.type !== "memory_note.v1" || e.text === undefined) continue;
-            // Every note is kept verbatim (only an item larger than a whole engram is shortened).
-            if (engrams.every((g) => g.signals.truncated === 0)) expect(kept).toContain(e.text);
+            // Only an item larger than a whole engram is shortened.
+            if (engrams.some((g) => g.signals.truncated > 0)) continue;
+            // The first note of a claim is kept verbatim; a later one stating it again up to
+            // case and spacing is that claim, kept once.
+            const claim = normalizeClaim(e.text);
+            if (!claims.has(claim))
+              expect(kept.some((t) => t.includes(e.text as string))).toBe(true);
+            expect(kept.some((t) => normalizeClaim(t).includes(claim))).toBe(true);
+            claims.add(claim);
           }
         },
       ),
-      { numRuns: 150 },
+      {
+        numRuns: 150,
+        // Found by CI: two notes that differ only in case are one claim, kept once.
+        examples: [
+          [
+            [
+              {
+                kind: "lesson",
+                text: "P",
+                topic: undefined,
+                issue: "#2",
+                stage: "plan",
+                worker: "w1",
+                gap: 0,
+              },
+              {
+                kind: "lesson",
+                text: "p",
+                topic: undefined,
+                issue: "#2",
+                stage: "plan",
+                worker: "w1",
+                gap: 0,
+              },
+            ],
+            1500,
+          ],
+        ],
+      },
     );
   });
 
