@@ -190,23 +190,61 @@ function trimExtras(body: EngramBody, maxBytes: number): Engram {
     ...body,
     signals: { ...body.signals, truncated: body.signals.truncated + 1 },
   };
-  const fits = (b: EngramBody) => engramFileSize(b) <= maxBytes;
+  const fits = () => engramFileSize(next) <= maxBytes;
   if (next.telemetry) {
-    next.telemetry = { workers: [...next.telemetry.workers], errors: [...next.telemetry.errors] };
-    while (!fits(next) && next.telemetry.workers.length > 0) next.telemetry.workers.pop();
-    while (!fits(next) && next.telemetry.errors.length > 0) next.telemetry.errors.pop();
-    if (next.telemetry.workers.length === 0 && next.telemetry.errors.length === 0)
-      delete next.telemetry;
+    const { workers, errors } = next.telemetry;
+    const telemetry = { workers, errors };
+    next.telemetry = telemetry;
+    telemetry.workers = longestFitting(workers, (kept) => {
+      telemetry.workers = kept;
+      return fits();
+    });
+    telemetry.errors = longestFitting(errors, (kept) => {
+      telemetry.errors = kept;
+      return fits();
+    });
+    if (telemetry.workers.length === 0 && telemetry.errors.length === 0) delete next.telemetry;
   }
   // Derived entity ids go first: the links they come from are the record.
-  while (!fits(next) && next.entities && next.entities.length > 0)
-    next.entities = next.entities.slice(0, -1);
-  if (next.entities?.length === 0) delete next.entities;
-  while (!fits(next) && next.links.length > 0) next.links = next.links.slice(0, -1);
-  while (!fits(next) && next.sealed && next.sealed.length > 0)
-    next.sealed = next.sealed.slice(0, -1);
-  while (!fits(next) && next.provenance.senders.length > 0) {
-    next.provenance = { ...next.provenance, senders: next.provenance.senders.slice(0, -1) };
+  if (next.entities) {
+    next.entities = longestFitting(next.entities, (kept) => {
+      next.entities = kept;
+      return fits();
+    });
+    if (next.entities.length === 0) delete next.entities;
   }
+  next.links = longestFitting(next.links, (kept) => {
+    next.links = kept;
+    return fits();
+  });
+  if (next.sealed) {
+    next.sealed = longestFitting(next.sealed, (kept) => {
+      next.sealed = kept;
+      return fits();
+    });
+  }
+  const provenance = { ...next.provenance };
+  next.provenance = provenance;
+  provenance.senders = longestFitting(provenance.senders, (kept) => {
+    provenance.senders = kept;
+    return fits();
+  });
   return sealEngram(next);
+}
+
+/**
+ * The longest start of `list` with which the engram fits (none if even the empty one does
+ * not): what dropping the last item until it fits would keep, found by halving, since an
+ * engram only shrinks as items go.
+ */
+function longestFitting<T>(list: readonly T[], fitsWith: (kept: T[]) => boolean): T[] {
+  if (fitsWith([...list])) return [...list];
+  let lo = 0;
+  let hi = list.length - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fitsWith(list.slice(0, mid))) lo = mid;
+    else hi = mid - 1;
+  }
+  return list.slice(0, lo);
 }

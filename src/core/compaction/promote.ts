@@ -154,8 +154,8 @@ function packPromotion(
         items.map((c) => `${c.reason}: ${c.kind === "fact" ? c.fact : c.decision?.title}`),
       ),
     ]
-      .map((r) => (r.length > 200 ? `${cutText(r, 199)}…` : r))
-      .slice(0, 50);
+      .slice(0, 50)
+      .map((r) => (r.length > 200 ? `${cutText(r, 199)}…` : r));
     const body: EngramBody = {
       version: input.version,
       scope: "lt",

@@ -46,12 +46,28 @@ function segmenter(): Intl.Segmenter {
  */
 export function cutText(text: string, maxUnits: number): string {
   if (text.length <= maxUnits) return text;
-  let end = 0;
-  for (const { index, segment } of segmenter().segment(text)) {
-    if (index + segment.length > maxUnits) break;
-    end = index + segment.length;
+  const cut = Math.max(0, Math.floor(maxUnits));
+  // Between two ASCII characters other than CR LF there is always a grapheme boundary, and
+  // no rule looks back across it; whether there is a boundary before a character depends on
+  // what precedes it and that character only. So segmenting from the last such point before
+  // the cut to the code point after it finds the boundaries a segmentation of the whole text
+  // finds there, for a few units of work instead of `cut`.
+  let from = cut;
+  while (from > 0 && !asciiBoundary(text, from)) from--;
+  if (from === cut) return text.slice(0, cut);
+  let end = from;
+  for (const { index, segment } of segmenter().segment(text.slice(from, cut + 2))) {
+    if (from + index + segment.length > cut) break;
+    end = from + index + segment.length;
   }
   return text.slice(0, end);
+}
+
+/** Whether units `at - 1` and `at` of `text` are ASCII and not CR LF. */
+function asciiBoundary(text: string, at: number): boolean {
+  const before = text.charCodeAt(at - 1);
+  const after = text.charCodeAt(at);
+  return before < 0x80 && after < 0x80 && !(before === 0x0d && after === 0x0a);
 }
 
 /** `cutText` with `…` at the end when the text was cut (the `…` counts toward `maxUnits`). */
