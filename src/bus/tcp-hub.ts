@@ -1,9 +1,9 @@
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
 import { receiptTime } from "../clock.js";
-import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/event-keys.js";
-import type { Redactor } from "../core/ingest/redact.js";
+import { type Redactor, redactorFor } from "../core/ingest/redact.js";
 import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";

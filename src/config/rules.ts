@@ -1,4 +1,4 @@
-import { createRedactor, RedactionPatternError } from "../core/ingest/redact.js";
+import { compileCustom, RedactionPatternError } from "../core/ingest/custom-patterns.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import type { KeyLocator, Segment } from "./locate.js";
@@ -116,10 +116,14 @@ export function crossFieldProblems(
   });
 }
 
-/** Asks the redactor itself, so that a config that loads never fails when the redactor is built. */
+/**
+ * Compiles the pattern as the redactor does (the only step of building it that can fail),
+ * so that a config that loads never fails when the redactor is built; without loading the
+ * built-in rules, which a command that never redacts does not need.
+ */
 function patternProblem(pattern: string): string | undefined {
   try {
-    createRedactor([pattern]);
+    compileCustom(pattern, 0);
     return undefined;
   } catch (err) {
     if (!(err instanceof RedactionPatternError)) throw err;

@@ -1,6 +1,5 @@
 import { resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
-import { createRedactor, type Redactor } from "../core/ingest/redact.js";
 import type { Config } from "../schema/config.js";
 import { type StatePaths, statePaths } from "../state/paths.js";
 
@@ -38,8 +37,4 @@ export async function openContext(options: RepoOptions): Promise<RepoContext> {
     paths: statePaths(repoDir, loaded.config.state.dir),
     ...(options.caller ? { caller: options.caller } : {}),
   };
-}
-
-export function redactorFor(config: Config): Redactor {
-  return createRedactor(config.redaction.patterns);
 }

@@ -1,9 +1,9 @@
 import { createReadStream, readFileSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
-import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/event-keys.js";
-import type { Redactor } from "../core/ingest/redact.js";
+import { type Redactor, redactorFor } from "../core/ingest/redact.js";
 import { StateError } from "../errors.js";
 import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
 import {

@@ -1,6 +1,6 @@
 import { receiptTime } from "../clock.js";
-import { type RepoContext, redactorFor } from "../context/repo-context.js";
-import { redactValue } from "../core/ingest/redact.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { redactorFor, redactValue } from "../core/ingest/redact.js";
 import { sealText } from "../core/ingest/seal.js";
 import {
   DOCUMENT_KEY_RE,

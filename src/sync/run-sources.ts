@@ -1,5 +1,6 @@
 import { basename } from "node:path";
-import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { redactorFor } from "../core/ingest/redact.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
 import { forgetSent } from "../core/sync/queue.js";

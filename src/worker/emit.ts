@@ -1,7 +1,8 @@
 import { type Delivery, openSender } from "../bus/sender.js";
 import type { BusUrl } from "../bus/url.js";
 import { receiptTime } from "../clock.js";
-import { type RepoContext, redactorFor } from "../context/repo-context.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { redactorFor } from "../core/ingest/redact.js";
 import { sealText } from "../core/ingest/seal.js";
 import { UsageError } from "../errors.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";

@@ -15,6 +15,8 @@ const TRACE = join(ROOT, "test", "support", "import-trace.mjs");
 const HEAVY = /node_modules\/(@octokit|@nats-io|isomorphic-git|simple-git)\//;
 /** zod: a valid config, catalog and worker envelope are checked without it. */
 const ZOD = /node_modules\/zod\//;
+/** The secret scanner and its rule tables: only a command that redacts needs them. */
+const REDACTION = /\/core\/ingest\/(redact|rules\/[^/]+)\.js$/;
 
 const dirs = new TempDirs();
 let repo: TempRepo;
@@ -62,6 +64,8 @@ describe("command start-up loads only what the command uses", () => {
     // The trace works: it saw the command's own modules.
     expect(loaded.some((m) => m.endsWith("/worker/emit.js"))).toBe(true);
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    // A note is redacted before it is spooled: proof the trace sees the scanner.
+    expect(loaded.some((m) => REDACTION.test(m))).toBe(true);
   });
 
   it("worker recall, its signal spooled, loads no GitHub, NATS, git library or zod", () => {
@@ -229,7 +233,7 @@ describe("command start-up loads only what the command uses", () => {
     ]);
   });
 
-  it("director run with nothing to do loads no compaction engine, session code or zod", () => {
+  it("director run with nothing to do loads no compaction engine, session code, secret scanner or zod", () => {
     const { own } = repoWithNote("idle runs stay light");
     const ENGINE = /\/(core\/compaction\/plan|director\/consolidate|director\/versions)\.js$/;
     // A cycle with work loads the engine: proof the trace sees it.
@@ -237,12 +241,14 @@ describe("command start-up loads only what the command uses", () => {
     expect(busy.some((m) => ENGINE.test(m))).toBe(true);
     const idle = loadedBy(DIRECTOR_BIN, ["run", "--repo", own.dir]);
     expect(idle.some((m) => m.endsWith("/director/run.js"))).toBe(true);
-    expect(idle.filter((m) => ENGINE.test(m) || HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    expect(
+      idle.filter((m) => ENGINE.test(m) || HEAVY.test(m) || ZOD.test(m) || REDACTION.test(m)),
+    ).toEqual([]);
   });
 
-  it("director status loads no git library, GitHub, NATS or zod", () => {
+  it("director status loads no git library, GitHub, NATS, secret scanner or zod", () => {
     const loaded = loadedBy(DIRECTOR_BIN, ["status"]);
     expect(loaded.some((m) => m.endsWith("/director/status.js"))).toBe(true);
-    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m) || REDACTION.test(m))).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@
  * when one of its keywords occurs in the text (one combined scan of the lower-cased text finds
  * them), so text with no keyword costs one scan, however many rules there are.
  */
+import type { Config } from "../../schema/config.js";
 import { compileCustom } from "./custom-patterns.js";
 import { base64Rule } from "./rules/base64.js";
 import { CONTEXT_RULES, PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
@@ -237,6 +238,11 @@ const MEMO_MAX_ENTRIES = 8192;
 
 const TOKEN_RE = /\[REDACTED:[a-z0-9-]+\]/g;
 const WHOLE_TOKEN_RE = /^\[REDACTED:[a-z0-9-]+\]$/;
+
+/** The redactor a repository's config asks for: the built-in rules and its own patterns. */
+export function redactorFor(config: Pick<Config, "redaction">): Redactor {
+  return createRedactor(config.redaction.patterns);
+}
 
 /** Builds a redactor from the built-in rules plus extra regex sources. Throws `RedactionPatternError` naming the index and the source of a pattern that does not compile. */
 export function createRedactor(extraPatterns: readonly string[] = []): Redactor {
