@@ -296,11 +296,9 @@ async function cycle(
     },
   };
   await commitCycle(ctx, buffer, intent);
-  const catalogText = writes.find((w) => w.path === CATALOG_PATH)?.text;
-  if (catalogText !== undefined) {
-    writeCatalogSummary(ctx.paths.catalogSummary, catalogText, plan.catalog);
-  }
   const after = summarizeCatalog(plan.catalog);
+  const catalogText = writes.find((w) => w.path === CATALOG_PATH)?.text;
+  if (catalogText !== undefined) writeCatalogSummary(ctx.paths.catalogSummary, catalogText, after);
   return summarize(after, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
 }
 

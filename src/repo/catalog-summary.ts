@@ -53,6 +53,10 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
  * Caches the summary of a catalog a cycle has just written (`text`, its file's content), so
  * the next idle run finds it without parsing the catalog once more.
  */
-export function writeCatalogSummary(cachePath: string, text: string, catalog: Catalog): void {
-  writeCacheFile(cachePath, serializeCatalogSummary(sha256Hex(text), summarizeCatalog(catalog)));
+export function writeCatalogSummary(
+  cachePath: string,
+  text: string,
+  summary: CatalogSummary,
+): void {
+  writeCacheFile(cachePath, serializeCatalogSummary(sha256Hex(text), summary));
 }
