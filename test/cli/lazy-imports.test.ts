@@ -89,9 +89,8 @@ describe("command start-up loads only what the command uses", () => {
     const TOKENIZER = /node_modules\/gpt-tokenizer\//;
     const warm = loadedBy(WORKER_BIN, context("tokenizer tables"));
     expect(warm.some((m) => m.endsWith("/graph/context-cache.js"))).toBe(true);
-    expect(warm.filter((m) => TOKENIZER.test(m) || m.endsWith("/core/recall/recall.js"))).toEqual(
-      [],
-    );
+    const RECALL = /\/core\/recall\/recall(-index)?\.js$/;
+    expect(warm.filter((m) => TOKENIZER.test(m) || RECALL.test(m))).toEqual([]);
     // A topic word memory never held is counted by the tokenizer itself: proof the trace sees it.
     const unseen = loadedBy(WORKER_BIN, context("tokenizer zeppelins"));
     expect(unseen.some((m) => /gpt-tokenizer\/.*bpeRanks\/cl100k_base/.test(m))).toBe(true);
