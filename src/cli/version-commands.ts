@@ -96,6 +96,8 @@ function diffLines(d: VersionDiff): string[] {
     ...d.engrams.removed.map((e) => `  - engram ${e.path}`),
     ...d.facts.added.map((f) => `  + fact ${f}`),
     ...d.facts.removed.map((f) => `  - fact ${f}`),
+    ...d.decisions.added.map((f) => `  + decision ${f}`),
+    ...d.decisions.removed.map((f) => `  - decision ${f}`),
     ...(d.episodes.from !== d.episodes.to
       ? [`  ~ episodes ${d.episodes.from} -> ${d.episodes.to}`]
       : []),
@@ -110,7 +112,7 @@ function diffLines(d: VersionDiff): string[] {
 const diff: Command = {
   name: "diff",
   summary:
-    "What changed between two versions of memory: engrams and facts added or removed, state and core keys with their old and new values.",
+    "What changed between two versions of memory: engrams, facts and decisions added or removed, state and core keys with their old and new values.",
   usage: "director diff A B [--main REF] [--repo DIR] [--config FILE] [--json]",
   options: MAIN_OPTION,
   positionals: [2, 2],

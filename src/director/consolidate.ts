@@ -9,6 +9,7 @@ import { parseVersionLog, VERSION_LOG_PATH, type VersionRecord } from "../core/v
 import { type KnowledgeRecord, knowledgeFromLearnings } from "../core/versions/master.js";
 import {
   type EndedSession,
+  FOCUS_DOCUMENT_KINDS,
   focusDocumentsOf,
   planSessionStep,
   type StepSettings,
@@ -136,9 +137,8 @@ export async function loadFocusDocuments(
   repoDir: string,
   catalog: Catalog,
 ): Promise<FocusDocuments | undefined> {
-  const wanted = new Set(["state", "core"]);
-  if (!(catalog.documents ?? []).some((d) => wanted.has(d.kind))) return undefined;
-  return focusDocumentsOf(catalog, await readDocuments(repoDir, catalog, wanted));
+  if (!(catalog.documents ?? []).some((d) => FOCUS_DOCUMENT_KINDS.has(d.kind))) return undefined;
+  return focusDocumentsOf(catalog, await readDocuments(repoDir, catalog, FOCUS_DOCUMENT_KINDS));
 }
 
 /**

@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { GraphDocument, LinkedDocumentKind } from "../core/graph/document-links.js";
 import { EVIDENCE_PATH } from "../core/versions/documents.js";
-import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
+import { readVersionTimes } from "../repo/knowledge.js";
 import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 
@@ -17,14 +17,7 @@ export async function readGraphDocuments(
 ): Promise<GraphDocument[]> {
   const listed = (catalog.documents ?? []).filter((d) => d.kind === "state" || d.kind === "core");
   if (listed.length === 0) return [];
-  const madeAt = new Map<number, string>();
-  const log = await readTextIfExists(join(repoDir, VERSION_LOG_PATH));
-  try {
-    for (const r of log === undefined ? [] : parseVersionLog(log))
-      madeAt.set(r.version, r.created_at);
-  } catch {
-    // A damaged log is verify's to report; times then come from the catalog.
-  }
+  const madeAt = await readVersionTimes(repoDir);
   const out: GraphDocument[] = [];
   for (const entry of listed) {
     const text = await readTextIfExists(join(repoDir, entry.path));

@@ -17,7 +17,9 @@ import {
 import { learningsOf } from "../core/graph/learnings.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
+import { knowledgeLearning } from "../core/versions/knowledge-view.js";
 import { firstAdded, headSha, logWithFiles } from "../git/activity-log.js";
+import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
@@ -28,7 +30,7 @@ import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 4;
+const CACHE_VERSION = 5;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -82,11 +84,11 @@ export async function loadGraph(
     const at = activity.added[e.path];
     if (at !== undefined) mergedAt.set(e.engram_id, at);
   }
-  // A state or core document changes in place: its value reached the branch with the newest
-  // commit touching its file (its item's `engrams` holds the path).
+  // A state, core or knowledge document changes in place: its value reached the branch with
+  // the newest commit touching its file (its item's `engrams` holds the path).
   for (const d of catalog.documents ?? []) {
     const hit = activity.files[d.path];
-    if (hit !== undefined && (d.kind === "state" || d.kind === "core"))
+    if (hit !== undefined && (d.kind === "state" || d.kind === "core" || d.kind === "knowledge"))
       mergedAt.set(d.path, hit[0]);
   }
 
@@ -201,6 +203,17 @@ async function linkedLearnings(
   );
   for (const doc of await readGraphDocuments(ctx.repoDir, catalog)) {
     learnings.push(documentItem(doc, matcher));
+  }
+  // Sessions' knowledge is memory like the engrams': one learning per claim, whichever holds it.
+  const byId = new Map(learnings.map((l) => [l.id, l]));
+  for (const k of await readKnowledge(ctx.repoDir, catalog)) {
+    const item = knowledgeLearning(k, matcher);
+    const known = byId.get(item.id);
+    if (known !== undefined) known.evidence += item.evidence;
+    else {
+      learnings.push(item);
+      byId.set(item.id, item);
+    }
   }
   learnings.sort((a, b) => a.id.localeCompare(b.id));
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });

@@ -1,20 +1,30 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { entityMatcher } from "../core/graph/entities.js";
 import {
+  byPlace,
   type EngramPlace,
   LEARNING_STATUSES,
   type LearningEntry,
   type LearningStatus,
   type PlacedLearning,
+  placedKnowledge,
   placedLearnings,
 } from "../core/graph/lifecycle.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
 import { proposedEngramIds } from "../core/proposal/catalog-merge.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
+import {
+  type KnowledgeItem,
+  knowledgeItems,
+  knowledgeLearning,
+  versionTimes,
+} from "../core/versions/knowledge-view.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { firstAdded } from "../git/activity-log.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import type { HeadPull } from "../github/publish.js";
+import { readKnowledge } from "../repo/knowledge.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
@@ -93,6 +103,16 @@ function engramsOf(files: MemoryFiles): Map<string, Engram> {
   return out;
 }
 
+function knowledgeOf(files: MemoryFiles): KnowledgeItem[] {
+  return knowledgeItems(
+    files.catalog,
+    files.files,
+    versionTimes(files.files.get(VERSION_LOG_PATH)),
+  );
+}
+
+const WORK_TREE: EngramPlace = { status: "proposed", where: "work tree" };
+
 /**
  * `worker learnings`: every learning with where it stands. On the base branch it is
  * confirmed (when its engram reached the branch: the merge of its pull request); in a pull
@@ -139,6 +159,7 @@ export async function learningGraph(
     }
   };
 
+  const knowledge: { items: KnowledgeItem[]; place: EngramPlace }[] = [];
   const main = await tryResolve(repo, [`refs/heads/${base}`, `refs/remotes/origin/${base}`]);
   const pulls = pullHistory ? await pullHistory(branch) : [];
   const unreadable: number[] = [];
@@ -173,6 +194,7 @@ export async function learningGraph(
     const added = await firstAdded(ctx.repoDir, MEMORY_DIR, main);
     const files = await memoryFilesAt(repo, main);
     const pathOf = new Map(files.catalog.entries.map((e) => [e.engram_id, e.path]));
+    knowledge.push({ items: knowledgeOf(files), place: { status: "confirmed", where: "main" } });
     place(engramsOf(files), (id) => {
       const pr = merged.get(id);
       const at = pr?.at ?? added.get(pathOf.get(id) ?? "");
@@ -206,11 +228,10 @@ export async function learningGraph(
   const head = await tryResolve(repo, [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]);
   if (head) {
     const where = open ? "open pull request" : "branch";
-    place(engramsOf(await memoryFilesAt(repo, head)), () => ({
-      status: "proposed",
-      where,
-      ...(open ? { pr: open.number } : {}),
-    }));
+    const files = await memoryFilesAt(repo, head);
+    const proposed = { status: "proposed", where, ...(open ? { pr: open.number } : {}) } as const;
+    place(engramsOf(files), () => proposed);
+    knowledge.push({ items: knowledgeOf(files), place: proposed });
   }
   const tree = await readCatalog(ctx.repoDir);
   const unplaced = tree.entries.filter((e) => !places.has(e.engram_id));
@@ -218,14 +239,32 @@ export async function learningGraph(
     status: "proposed",
     where: "work tree",
   }));
+  // Sessions' knowledge, placed like engrams: on the base branch, on the engram branch or in
+  // its open pull request, in the work tree, in a pull request closed unmerged.
+  knowledge.push({ items: await readKnowledge(ctx.repoDir, tree), place: WORK_TREE });
+  for (const pull of pulls.filter((p) => p.state === "closed" && p.mergedAt === null)) {
+    const files = await memoryFilesAt(repo, pull.headSha).catch(() => undefined);
+    if (files === undefined) continue;
+    knowledge.push({
+      items: knowledgeOf(files),
+      place: { status: "rejected", where: "closed pull request", pr: pull.number },
+    });
+  }
 
+  const matcher = entityMatcher(loadRegistry(ctx.repoDir));
+  const placed = placedLearnings(
+    engrams,
+    places,
+    matcher,
+    await readSessionEvidence(ctx.repoDir, tree),
+  );
+  const fromKnowledge = placedKnowledge(
+    knowledge,
+    new Set(placed.map((p) => p.entry.id)),
+    (k: KnowledgeItem) => knowledgeLearning(k, matcher),
+  );
   return {
-    placed: placedLearnings(
-      engrams,
-      places,
-      entityMatcher(loadRegistry(ctx.repoDir)),
-      await readSessionEvidence(ctx.repoDir, tree),
-    ),
+    placed: [...placed, ...fromKnowledge].sort(byPlace),
     engrams,
     github: { asked: pullHistory !== undefined, pulls: pulls.length, unreadable },
   };

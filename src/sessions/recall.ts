@@ -1,6 +1,8 @@
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
+import { knowledgeItems, versionTimes } from "../core/versions/knowledge-view.js";
+import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { memoryFilesOf, snapshotOf } from "../git/version-objects.js";
 import { readCatalog } from "../repo/memory-tree.js";
@@ -86,6 +88,12 @@ export async function recallInSession(
             }
             return engrams;
           },
+          knowledge: async () =>
+            knowledgeItems(
+              parent.catalog,
+              parent.files,
+              versionTimes(parent.files.get(VERSION_LOG_PATH)),
+            ),
         });
   const result = await recallIn(ctx, { catalog: parent.catalog, index }, query, options);
   return {

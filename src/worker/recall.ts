@@ -6,12 +6,15 @@ import {
   deserializeRecallIndex,
   type RecallHit,
   type RecallIndex,
+  type RecallKnowledge,
   recall,
   recallDocFromEngram,
+  recallDocFromKnowledge,
   type SerializedRecallIndex,
   serializeRecallIndex,
   supersededBy,
 } from "../core/recall/recall.js";
+import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
@@ -35,6 +38,8 @@ export async function recallIndexFor(
     cacheName?: string;
     /** The engrams, when not the work tree's (a session reads its parent version's). */
     load?: () => Promise<Map<string, Engram>>;
+    /** The sessions' knowledge, when not the work tree's. */
+    knowledge?: () => Promise<RecallKnowledge[]>;
   } = {},
 ): Promise<RecallIndex> {
   const cachePath = join(ctx.paths.root, source.cacheName ?? "recall-index.json");
@@ -56,6 +61,10 @@ export async function recallIndexFor(
     .filter((e) => e !== undefined);
   const superseded = supersededBy(listed);
   const docs = listed.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id)));
+  const knowledge = source.knowledge
+    ? await source.knowledge()
+    : await readKnowledge(ctx.repoDir, catalog);
+  for (const k of knowledge) docs.push(recallDocFromKnowledge(k));
   const index = buildRecallIndex(docs);
   mkdirSync(ctx.paths.root, { recursive: true });
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
@@ -105,13 +114,12 @@ export async function recallIn(
   });
   let signal = false;
   if (options.signal && hits.length > 0) {
-    await recordRecall(
-      ctx,
-      query,
-      hits.map((h) => h.engram_id),
-      options.worker,
-    );
-    signal = true;
+    // Recalls count towards an engram's promotion; a session's knowledge is not promoted.
+    const engramHits = hits.filter((h) => h.engram_id.startsWith("e_")).map((h) => h.engram_id);
+    if (engramHits.length > 0) {
+      await recordRecall(ctx, query, engramHits, options.worker);
+      signal = true;
+    }
   }
   return { query, catalog_hash: catalog.hash, hits, signal };
 }

@@ -126,10 +126,66 @@ export function placedLearnings(
       },
     });
   }
-  return out.sort(
-    ({ entry: a }, { entry: b }) =>
-      RANK[a.status] - RANK[b.status] ||
-      (b.confirmed_at ?? "").localeCompare(a.confirmed_at ?? "") ||
-      (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  return out.sort(byPlace);
+}
+
+/**
+ * Sessions' knowledge records (`knowledgeItems`) placed like the engrams' learnings, in the
+ * order their sources were read, best first: the first place a claim is found is where it
+ * stands, and a claim an engram already states is that engram's learning.
+ */
+export function placedKnowledge<K>(
+  sources: readonly { items: readonly K[]; place: EngramPlace }[],
+  known: ReadonlySet<string>,
+  toLearning: (item: K) => LinkedLearning,
+): PlacedLearning[] {
+  const seen = new Set(known);
+  const out: PlacedLearning[] = [];
+  for (const { items, place } of sources) {
+    for (const item of items) {
+      const learning = toLearning(item);
+      if (seen.has(learning.id)) continue;
+      seen.add(learning.id);
+      // Without a merge time, a confirmed record counts from its version's making.
+      const confirmedAt =
+        place.status !== "confirmed"
+          ? null
+          : place.confirmedAt !== undefined
+            ? iso(place.confirmedAt)
+            : learning.written_at.replace(/\.\d{3}Z$/, "Z");
+      out.push({
+        learning,
+        entry: {
+          id: learning.id,
+          status: place.status,
+          type: learning.type,
+          text: learning.text,
+          confidence: learning.confidence ?? null,
+          source: "session",
+          entities: learning.entities,
+          evidence: learning.evidence,
+          confirmed_at: confirmedAt,
+          decided_at:
+            place.status === "rejected" && place.decidedAt !== undefined
+              ? iso(place.decidedAt)
+              : null,
+          where: place.where,
+          pr: place.pr ?? null,
+          engrams: learning.engrams,
+        },
+      });
+    }
+  }
+  return out;
+}
+
+/** Confirmed before proposed before rejected, newest confirmation first, then by id. */
+export function byPlace(a: PlacedLearning, b: PlacedLearning): number {
+  const x = a.entry;
+  const y = b.entry;
+  return (
+    RANK[x.status] - RANK[y.status] ||
+    (y.confirmed_at ?? "").localeCompare(x.confirmed_at ?? "") ||
+    (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)
   );
 }

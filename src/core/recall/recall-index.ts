@@ -256,6 +256,41 @@ export function recallDocFromEngram(
   };
 }
 
+/** What a recall document of a session's knowledge record needs of it (`KnowledgeItem`). */
+export interface RecallKnowledge {
+  id: string;
+  path: string;
+  kind: "fact" | "lesson" | "convention" | "decision";
+  text: string;
+  rationale: string | null;
+  /** ISO-8601: when the version that added it was made (its recency). */
+  written_at: string;
+}
+
+const KNOWLEDGE_FACT_PREFIX = { fact: "", lesson: "Lesson: ", convention: "Convention: " };
+
+/**
+ * The recall document of a session's knowledge record: long-term memory like an LT engram's,
+ * named by its record id and read from its knowledge file.
+ */
+export function recallDocFromKnowledge(k: RecallKnowledge): RecallDoc {
+  return {
+    engram_id: k.id,
+    path: k.path,
+    scope: "lt",
+    version: batchIdOf(k.written_at),
+    topics: [],
+    facts: k.kind === "decision" ? [] : [`${KNOWLEDGE_FACT_PREFIX[k.kind]}${k.text}`],
+    decisions: k.kind === "decision" ? [{ title: k.text, rationale: k.rationale ?? "" }] : [],
+  };
+}
+
+/** `2026-11-20T09:00:00.000Z` -> `20261120-090000Z`, the batch id form recency is read from. */
+function batchIdOf(iso: string): string {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(iso);
+  return m ? `${m[1]}${m[2]}${m[3]}-${m[4]}${m[5]}${m[6]}Z` : "";
+}
+
 function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let value = map.get(key);
   if (value === undefined) {

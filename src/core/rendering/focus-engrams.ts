@@ -8,9 +8,8 @@ import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
-import { clean, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
+import { clean, codePoints, decisionBody, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
-const TITLE_MAX_CHARS = 120;
 const ERROR_TYPE_MAX_CHARS = 80;
 
 export type SectionKey = "core" | "state" | "decisions" | "lt" | "recent" | "problems" | "now";
@@ -124,14 +123,9 @@ function collectItems(shown: readonly Shown[]): Item[] {
   for (const s of [...lt, ...st]) {
     for (const d of s.engram.decisions) {
       const title = clean(d.title);
-      if (title === "") continue;
       const rationale = clean(d.rationale);
-      const shownTitle = truncateChars(title, TITLE_MAX_CHARS);
-      const room = FOCUS_ITEM_MAX_CHARS - codePoints(shownTitle) - 2;
-      const body =
-        rationale === ""
-          ? `**${shownTitle}**`
-          : `**${shownTitle}**: ${truncateChars(rationale, room)}`;
+      const body = decisionBody(title, rationale);
+      if (body === undefined) continue;
       // The bare title is a key too: a fact repeating a decision's title adds nothing.
       add(
         "decisions",
@@ -249,10 +243,4 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
 
 function itemLine(body: string, s: Shown): string {
   return `- ${body} ([${s.engram.engram_id.slice(0, 10)}](${s.path}))`;
-}
-
-function codePoints(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
 }

@@ -12,7 +12,7 @@ import {
 import { focusMarker, footerLine, headerVariants } from "./focus-header.js";
 import { clean, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
-export type { FocusDocument, FocusDocuments } from "./focus-documents.js";
+export type { FocusDocument, FocusDocuments, FocusKnowledge } from "./focus-documents.js";
 export { focusCandidates } from "./focus-engrams.js";
 export { FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
@@ -35,7 +35,10 @@ export interface FocusInput {
    * under "Now", in what budget the memory items leave.
    */
   now?: readonly string[];
-  /** Core and state documents of consolidated sessions: shown first, core before state. */
+  /**
+   * Core and state documents of consolidated sessions (shown first, core before state), and
+   * their knowledge (beside the engrams' decisions and long-term facts).
+   */
   documents?: FocusDocuments;
 }
 
@@ -64,6 +67,16 @@ export function telemetryItemBudget(maxItems: number): number {
 
 const TELEMETRY_SECTIONS: ReadonlySet<SectionKey> = new Set(["problems", "now"]);
 
+const SECTION_ORDER: Record<SectionKey, number> = {
+  core: 0,
+  state: 1,
+  decisions: 2,
+  lt: 3,
+  recent: 4,
+  problems: 5,
+  now: 6,
+};
+
 const SECTION_HEADINGS: Record<SectionKey, string> = {
   core: "## Core",
   state: "## State",
@@ -86,7 +99,11 @@ function renderFocusOn(part: EngramPart, input: Omit<FocusInput, "engrams">): Fo
   const maxBytes = budget(input.maxBytes);
   const maxItems = budget(input.maxItems);
   const { entries, sealed } = part;
-  const collected = [...documentItems(input.documents), ...part.items];
+  // Sessions' knowledge joins the engrams' sections: a stable sort by section keeps each
+  // part's own order within a section, documents first.
+  const collected = [...documentItems(input.documents), ...part.items].sort(
+    (a, b) => SECTION_ORDER[a.section] - SECTION_ORDER[b.section],
+  );
   for (const line of input.now ?? []) {
     const text = clean(line);
     if (text !== "")

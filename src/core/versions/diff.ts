@@ -24,6 +24,8 @@ export interface VersionDiff {
   engrams: { added: EngramChange[]; removed: EngramChange[] };
   /** The facts of the engrams and the knowledge records sessions gave, on each side, as text. */
   facts: { added: string[]; removed: string[] };
+  /** The decisions' titles, of the engrams and of the sessions' knowledge, likewise. */
+  decisions: { added: string[]; removed: string[] };
   /** The episodes the sessions' documents hold on each side. */
   episodes: { from: number; to: number };
   state: KeyChange[];
@@ -55,22 +57,37 @@ function entriesOf(files: Files): Map<string, EngramChange> {
   return out;
 }
 
-function factsOf(files: Files, entries: Map<string, EngramChange>): Set<string> {
+/**
+ * The facts and the decisions (titles) of a version's memory, as text: the engrams' and the
+ * knowledge records sessions gave (sealed records have no text).
+ */
+function claimsOf(
+  files: Files,
+  entries: Map<string, EngramChange>,
+): { facts: Set<string>; decisions: Set<string> } {
   const facts = new Set<string>();
+  const decisions = new Set<string>();
   for (const entry of entries.values()) {
-    const engram = json(files.get(entry.path)) as { facts?: unknown } | undefined;
+    const engram = json(files.get(entry.path)) as { facts?: unknown; decisions?: unknown };
     for (const fact of Array.isArray(engram?.facts) ? engram.facts : []) {
       if (typeof fact === "string") facts.add(fact);
     }
+    for (const d of Array.isArray(engram?.decisions) ? engram.decisions : []) {
+      const title = (d as { title?: unknown } | null)?.title;
+      if (typeof title === "string") decisions.add(title);
+    }
   }
-  return facts;
+  for (const r of knowledgeRecords(files)) {
+    if (typeof r.text !== "string") continue;
+    (r.kind === "decision" ? decisions : facts).add(r.text);
+  }
+  return { facts, decisions };
 }
 
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
 
-/** The texts of the knowledge records; sealed ones have none. */
-function knowledgeFacts(files: Files, facts: Set<string>): void {
-  for (const r of knowledgeRecords(files)) if (typeof r.text === "string") facts.add(r.text);
+function added(to: Set<string>, from: Set<string>): string[] {
+  return [...to].filter((f) => !from.has(f)).sort(compareText);
 }
 
 /**
@@ -123,9 +140,7 @@ function isOther(path: string): boolean {
 export function diffVersions(from: Files, to: Files): VersionDiff {
   const [ea, eb] = [entriesOf(from), entriesOf(to)];
   const byPath = (x: EngramChange, y: EngramChange) => compareText(x.path, y.path);
-  const [fa, fb] = [factsOf(from, ea), factsOf(to, eb)];
-  knowledgeFacts(from, fa);
-  knowledgeFacts(to, fb);
+  const [a, b] = [claimsOf(from, ea), claimsOf(to, eb)];
   const others = (files: Files) => [...files.keys()].filter(isOther);
   const [oa, ob] = [new Set(others(from)), new Set(others(to))];
   return {
@@ -133,10 +148,8 @@ export function diffVersions(from: Files, to: Files): VersionDiff {
       added: [...eb.values()].filter((e) => !ea.has(e.engram_id)).sort(byPath),
       removed: [...ea.values()].filter((e) => !eb.has(e.engram_id)).sort(byPath),
     },
-    facts: {
-      added: [...fb].filter((f) => !fa.has(f)).sort(compareText),
-      removed: [...fa].filter((f) => !fb.has(f)).sort(compareText),
-    },
+    facts: { added: added(b.facts, a.facts), removed: added(a.facts, b.facts) },
+    decisions: { added: added(b.decisions, a.decisions), removed: added(a.decisions, b.decisions) },
     episodes: { from: episodeCount(from), to: episodeCount(to) },
     state: keyChanges(documentsOf(from, "state"), documentsOf(to, "state")),
     core: keyChanges(documentsOf(from, "core"), documentsOf(to, "core")),

@@ -14,6 +14,7 @@ import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
 import {
   type FocusBase,
   type FocusDocuments,
+  type FocusKnowledge,
   focusBaseFor,
   renderFocusFor,
 } from "../rendering/focus.js";
@@ -114,20 +115,36 @@ function matcherOf(registry: Registry): EntityMatcher {
   return matcher;
 }
 
-/** The documents MEMORY.md shows, from the master state. */
+/** The kinds of catalog document MEMORY.md shows. */
+export const FOCUS_DOCUMENT_KINDS: ReadonlySet<string> = new Set(["state", "core", "knowledge"]);
+
+/**
+ * The documents MEMORY.md shows, from the master state: core and state documents, and the
+ * clear (never the sealed) knowledge records, newest version first.
+ */
 export function focusDocuments(master: MasterState): FocusDocuments {
+  const knowledge: FocusKnowledge[] = master.knowledge
+    .filter((r) => r.text !== undefined)
+    .sort((a, b) => b.version - a.version)
+    .map((r) => ({
+      kind: r.kind,
+      text: r.text as string,
+      rationale: r.rationale,
+      path: knowledgePath(r.kind),
+    }));
   return {
     core: Object.values(master.core).map((d) => ({ key: d.key, value: d.value })),
     state: Object.values(master.state).map((d) => ({ key: d.key, value: d.value })),
+    knowledge,
   };
 }
 
-/** The core and state documents MEMORY.md shows, from their texts; undefined when none. */
+/** The documents MEMORY.md shows, from their texts; undefined when the catalog lists none. */
 export function focusDocumentsOf(
   catalog: Catalog,
   texts: ReadonlyMap<string, string>,
 ): FocusDocuments | undefined {
-  const listed = (catalog.documents ?? []).filter((d) => d.kind === "state" || d.kind === "core");
+  const listed = (catalog.documents ?? []).filter((d) => FOCUS_DOCUMENT_KINDS.has(d.kind));
   if (listed.length === 0) return undefined;
   return focusDocuments(loadMaster(catalog.catalog_version, listed, texts).master);
 }

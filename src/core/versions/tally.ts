@@ -22,12 +22,13 @@ function json(text: string): unknown {
  * The records of the knowledge files (`memory/knowledge/<kind>.json`), as they are stored;
  * not the evidence file, whose records count learnings engrams hold, not facts of their own.
  */
-export function knowledgeRecords(files: Files): { id?: unknown; text?: unknown }[] {
-  const out: { id?: unknown; text?: unknown }[] = [];
+export function knowledgeRecords(files: Files): { id?: unknown; text?: unknown; kind?: unknown }[] {
+  const out: { id?: unknown; text?: unknown; kind?: unknown }[] = [];
   for (const [path, text] of files) {
     if (!inFolder(path, KNOWLEDGE_DIR) || path === EVIDENCE_PATH) continue;
-    const doc = json(text) as { records?: unknown } | undefined;
-    if (Array.isArray(doc?.records)) out.push(...(doc.records as { text?: unknown }[]));
+    const doc = json(text) as { kind?: unknown; records?: unknown } | undefined;
+    if (!Array.isArray(doc?.records)) continue;
+    for (const r of doc.records as { text?: unknown }[]) out.push({ ...r, kind: doc.kind });
   }
   return out;
 }
