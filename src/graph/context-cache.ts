@@ -21,7 +21,7 @@ import { SPLIT_PATTERN } from "./tokens.js";
 
 // 3: state and core documents are items of the index beside the learnings, and the header
 // carries the tokenizer's counts of every piece an answer can hold.
-const FORMAT = "engram-context-index/3";
+const FORMAT = "engram-context-index/4";
 
 interface Header extends MemoryVersion {
   format: string;
@@ -120,6 +120,8 @@ const EAGER = [
   "learningEntities.refs",
   "entityLearnings.offsets",
   "entityLearnings.refs",
+  "namedBy.offsets",
+  "namedBy.refs",
   "termLearnings.offsets",
   "records.offsets",
 ] as const;
@@ -198,6 +200,7 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
         terms: header.terms,
         learningEntities: eagerPostings(words, "learningEntities"),
         entityLearnings: eagerPostings(words, "entityLearnings"),
+        namedBy: eagerPostings(words, "namedBy"),
         termLearnings: {
           offsets: words("termLearnings.offsets"),
           read: lazyWords("termLearnings.refs"),
@@ -227,6 +230,8 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     "learningEntities.refs": index.learningEntities.refs,
     "entityLearnings.offsets": index.entityLearnings.offsets,
     "entityLearnings.refs": index.entityLearnings.refs,
+    "namedBy.offsets": index.namedBy.offsets,
+    "namedBy.refs": index.namedBy.refs,
     "termLearnings.offsets": index.termLearnings.offsets,
     "records.offsets": index.records.offsets,
     "termLearnings.refs": index.termLearnings.read(

@@ -15,6 +15,22 @@ function referenceContext(
   options: Pick<ContextOptions, "topic" | "type">,
 ) {
   const wanted = new Set(tokenize(options.topic));
+  // What relates a learning: its entities less those every learning of its engram carries
+  // (when the engram states several), over all learnings, whatever the type asked.
+  const groups = new Map<string, LinkedLearning[]>();
+  for (const l of learnings)
+    groups.set(l.engrams[0] as string, [...(groups.get(l.engrams[0] as string) ?? []), l]);
+  const own = new Map<string, string[]>();
+  for (const l of learnings) {
+    const group = groups.get(l.engrams[0] as string) as LinkedLearning[];
+    const common =
+      group.length < 2 ? [] : l.entities.filter((e) => group.every((g) => g.entities.includes(e)));
+    own.set(
+      l.id,
+      l.entities.filter((e) => !common.includes(e)),
+    );
+  }
+  const ownOf = (l: LinkedLearning) => own.get(l.id) as string[];
   const pool = learnings.filter((l) => !options.type || l.type === options.type);
   const scored = new Map<string, ContextItem>();
   const item = (l: LinkedLearning, score: number, via: ContextItem["via"], shared: string[]) => ({
@@ -41,14 +57,14 @@ function referenceContext(
   const matched = new Map<string, number>();
   for (const l of pool) {
     const m = scored.get(l.id);
-    if (m) for (const e of l.entities) matched.set(e, Math.max(matched.get(e) ?? 0, m.score));
+    if (m) for (const e of ownOf(l)) matched.set(e, Math.max(matched.get(e) ?? 0, m.score));
   }
   const degree = new Map<string, number>();
   for (const l of pool)
-    for (const e of l.entities) if (matched.has(e)) degree.set(e, (degree.get(e) ?? 0) + 1);
+    for (const e of ownOf(l)) if (matched.has(e)) degree.set(e, (degree.get(e) ?? 0) + 1);
   for (const l of pool) {
     if (scored.has(l.id)) continue;
-    const shared = l.entities.filter((e) => matched.has(e) && !e.startsWith("url:"));
+    const shared = ownOf(l).filter((e) => matched.has(e) && !e.startsWith("url:"));
     if (shared.length === 0) continue;
     let best = 0;
     for (const e of shared) {
@@ -80,7 +96,8 @@ const TYPES: LearningType[] = ["decision", "insight", "pattern", "convention", "
 const learningArb = fc
   .record({
     words: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 6 }),
-    n: fc.nat(),
+    // Few engrams: learnings share them, and with them their engram's links.
+    n: fc.nat({ max: 6 }),
     type: fc.constantFrom(...TYPES),
     rationale: fc.option(fc.constantFrom(...WORDS)),
     topics: fc.array(fc.constantFrom(...WORDS), { maxLength: 2 }),
@@ -172,5 +189,51 @@ describe("context index", () => {
         },
       ),
     );
+  });
+});
+
+describe("context relatedness", () => {
+  const learning = (text: string, engram: string, entities: string[]): LinkedLearning => ({
+    id: learningId(text),
+    type: "decision",
+    text,
+    rationale: null,
+    engrams: [engram],
+    scope: "lt",
+    evidence: 1,
+    written_at: "2026-01-01T00:00:00Z",
+    topics: [],
+    links: [],
+    senders: [],
+    entities,
+    unlinked: [],
+  });
+  const commits = ["commit:1a2b3c4d5e6f", "commit:2b3c4d5e6f7a"];
+  // A history import: one engram states every decision and carries every commit as a link.
+  const imported = [
+    learning("Use biome for lint and format", "e_history", [...commits]),
+    learning("Switch the tests to vitest", "e_history", [...commits]),
+    learning("Drop support for Node 18", "e_history", [...commits, "file:package.json"]),
+  ];
+  const ask = (learnings: LinkedLearning[], topic: string) =>
+    contextFor(learnings, { topic, maxTokens: 10_000, countTokens, scopeLine: "s" }).items;
+
+  it("does not relate learnings through a link their whole engram shares", () => {
+    expect(ask(imported, "biome lint").map((i) => i.text)).toEqual([
+      "Use biome for lint and format",
+    ]);
+  });
+
+  it("relates learnings through a link of their own, and finds shared links by name", () => {
+    const lesson = learning("Revert the cache change", "e_later", [commits[0] as string]);
+    const fix = learning("Fix the cache key", "e_fix", [commits[0] as string]);
+    const items = ask([...imported, lesson, fix], "revert");
+    // The fix's engram links it alone to the commit: a neighbour; the imported decisions are not.
+    expect(items.map((i) => [i.text, i.via])).toEqual([
+      ["Revert the cache change", "match"],
+      ["Fix the cache key", "neighbour"],
+    ]);
+    // Naming the commit matches every learning linked to it, shared link or not.
+    expect(ask([...imported, lesson, fix], "1a2b3c4d5e6f").length).toBe(5);
   });
 });

@@ -38,10 +38,16 @@ export interface ContextIndex {
   evidence: Uint32Array;
   /** Entity ids, sorted. */
   entities: string[];
-  /** Per learning, its entities (indices into `entities`, ascending). */
+  /**
+   * Per learning, the entities that relate it to others (indices into `entities`,
+   * ascending): its entities less those every learning of its engram shares (an engram's
+   * links, when it states several learnings), which say nothing about any one of them.
+   */
   learningEntities: Postings;
-  /** Per entity, the learnings linked to it (ascending). */
+  /** Per entity, the learnings it relates (the inverse of `learningEntities`, ascending). */
   entityLearnings: Postings;
+  /** Per entity, every learning linked to it, shared links included: what naming it matches. */
+  namedBy: Postings;
   /** Words of texts, rationales and topics as recall tokenizes them, sorted. */
   terms: string[];
   /** Per term, the learnings whose words hold it (ascending). */
@@ -97,7 +103,9 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
   const entities = [...entitySet].sort(byCodeUnits);
   const entityNo = new Map(entities.map((e, i) => [e, i]));
   const perEntity: number[][] = entities.map(() => []);
+  const named: number[][] = entities.map(() => []);
   const perLearning: number[][] = [];
+  const shared = sharedInEngram(ordered);
   const perTerm = new Map<string, number[]>();
   const types = new Uint8Array(ordered.length);
   const evidence = new Uint32Array(ordered.length);
@@ -106,11 +114,14 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
   ordered.forEach((l, i) => {
     types[i] = LEARNING_TYPES.indexOf(l.type);
     evidence[i] = l.evidence;
-    const refs = [...new Set(l.entities.map((e) => entityNo.get(e) as number))].sort(
+    const all = [...new Set(l.entities.map((e) => entityNo.get(e) as number))].sort(
       (a, b) => a - b,
     );
+    const common = shared.get(l.engrams[0] as string);
+    const refs = common === undefined ? all : all.filter((r) => !common.has(entities[r] as string));
     perLearning.push(refs);
     for (const r of refs) (perEntity[r] as number[]).push(i);
+    for (const r of all) (named[r] as number[]).push(i);
     for (const term of new Set(learningWords(l))) {
       const list = perTerm.get(term);
       if (list) list.push(i);
@@ -138,10 +149,39 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
     entities,
     learningEntities: postings(perLearning),
     entityLearnings: postings(perEntity),
+    namedBy: postings(named),
     terms,
     termLearnings: ranged(postings(terms.map((t) => perTerm.get(t) as number[]))),
     records: { offsets: recordOffsets, read: (start, end) => bytes.subarray(start, end) },
   };
+}
+
+/**
+ * Per engram stating two learnings or more (by the engram a learning is read from), the
+ * entities all of them carry: an engram's links and senders are every learning's, so a
+ * history import's commits would relate each of its decisions to all the others.
+ */
+function sharedInEngram(learnings: readonly LinkedLearning[]): Map<string, Set<EntityId>> {
+  const groups = new Map<string, LinkedLearning[]>();
+  for (const l of learnings) {
+    const home = l.engrams[0];
+    if (home === undefined) continue;
+    const group = groups.get(home);
+    if (group) group.push(l);
+    else groups.set(home, [l]);
+  }
+  const out = new Map<string, Set<EntityId>>();
+  for (const [home, group] of groups) {
+    if (group.length < 2) continue;
+    let common = new Set((group[0] as LinkedLearning).entities);
+    for (const l of group.slice(1)) {
+      const mine = new Set(l.entities);
+      common = new Set([...common].filter((e) => mine.has(e)));
+      if (common.size === 0) break;
+    }
+    if (common.size > 0) out.set(home, common);
+  }
+  return out;
 }
 
 function ranged(p: Postings): RangePostings {

@@ -115,6 +115,7 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   const typeCode = options.type === undefined ? -1 : LEARNING_TYPES.indexOf(options.type);
   const { offsets: entOff, refs: entRefs } = index.index.learningEntities;
   const { offsets: linkOff, refs: linkRefs } = index.index.entityLearnings;
+  const { offsets: namedOff, refs: namedRefs } = index.index.namedBy;
   // Plain typed arrays in the loops below: at 40,000 learnings they run before the engine
   // has optimized anything, so every call and closure in them costs.
   const evidence = index.index.evidence;
@@ -137,8 +138,8 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
       }
     }
     for (const e of index.entitiesKeyed(w)) {
-      for (let k = linkOff[e] as number; k < (linkOff[e + 1] as number); k++) {
-        const i = linkRefs[k] as number;
+      for (let k = namedOff[e] as number; k < (namedOff[e + 1] as number); k++) {
+        const i = namedRefs[k] as number;
         if (typeCode >= 0 && types[i] !== typeCode) continue;
         entityHit[i] = 1;
         if (state[i] === 0) {
