@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { loadCorpus, scoreCorpus } from "../test/support/history-corpus.js";
 import { writeHistoryFixture } from "../test/support/history-fixture.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { DIRECTOR_CLI, log, removeDir, round, runNode, tempDir } from "./util.js";
@@ -25,10 +26,42 @@ export interface FromGitScenarioResult {
   engrams_written: number;
   decisions_in_engrams: number;
   memory_md: { bytes: number; items: number } | null;
+  /** Real histories labelled by hand (test/fixtures/history-corpus): the classifier's scores. */
+  real_histories: RealHistoryScore[];
   setup_seconds: number;
   how: string;
   target: string;
   pass: boolean;
+}
+
+export interface RealHistoryScore {
+  history: string;
+  part: "tuned" | "held out";
+  commits: number;
+  labelled_decisions: number;
+  recall: number;
+  precision: number;
+}
+
+/** Recall and precision of decisions on each labelled real history (and its held-out part). */
+export function realHistoryScores(): RealHistoryScore[] {
+  const out: RealHistoryScore[] = [];
+  for (const history of ["release-please-action", "checkout", "commander"]) {
+    const corpus = loadCorpus(history);
+    for (const heldOut of [false, true]) {
+      const score = scoreCorpus(corpus, { heldOut });
+      if (score.commits === 0) continue;
+      out.push({
+        history,
+        part: heldOut ? "held out" : "tuned",
+        commits: score.commits,
+        labelled_decisions: score.labelled,
+        recall: round(score.recall),
+        precision: round(score.precision),
+      });
+    }
+  }
+  return out;
 }
 
 /** Commits written for `n` specs: one topic commit and one merge every 10th. */
@@ -96,6 +129,7 @@ export async function runFromGitScenario(commits = 10_000): Promise<FromGitScena
       engrams_written: ran.engrams_written,
       decisions_in_engrams: decisions,
       memory_md: ran.focus ? { bytes: ran.focus.bytes, items: ran.focus.items } : null,
+      real_histories: realHistoryScores(),
       setup_seconds: round(setup),
       how:
         "history written by one git fast-import (not timed); timed: node dist/src/cli/director.js ingest --from-git main, " +

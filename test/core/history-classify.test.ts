@@ -90,6 +90,50 @@ describe("classifyCommit", () => {
     ).toBeUndefined();
   });
 
+  it("recognises the choices real histories state (issue 28's examples)", () => {
+    const decisions: [string, string?][] = [
+      ["feat!: use the API for pushes by default", "BREAKING CHANGE: git push is no longer used"],
+      ["fix: the sign-commits option should default to false"],
+      ["fix: restore the include-component-in-tag default (false)"],
+      ["refactor: switch to esbuild"],
+      ["chore: enable merge queue"],
+      ["build: configure the repository to use release-please for releases"],
+      ["Rename the inputs and outputs"],
+      ["Split the publishing workflow"],
+      ["ci: prefer pnpm over npm"],
+      ["Deprecate the v1 loader"],
+      ["Drop support for Node 16"],
+      ["Drop EOL node 20 from the test matrix"],
+      ["feat: run the action on node20"],
+      ["Update the default runtime to node20"],
+      ["Pin GitHub actions with hash"],
+      ["Do not pass credentials on the command line"],
+      ["fix: stop providing default values in action.yml"],
+      [
+        "ESLint changes preparing for Prettier",
+        "Switch from StandardJS to ESLint using flat configuration.",
+      ],
+    ];
+    for (const [subject, body] of decisions) {
+      expect(c(subject, body).decision, subject).toBeDefined();
+    }
+    const not: string[] = [
+      "build: switch back to v2",
+      "chore: pin to sha until we have real releases",
+      "feat!: initial implementation",
+      "fix: do not try to fork",
+      "ci: test on node 18 and 20",
+      "Removed unused jsdoc plugins for eslint and prettier",
+      "docs: fix a typo in the outputs",
+    ];
+    for (const subject of not) expect(c(subject).decision, subject).toBeUndefined();
+    // A breaking change's footer joins its title; the body gives the reason.
+    expect(
+      c("feat!: use the API for pushes by default", "BREAKING CHANGE: git push is no longer used")
+        .decision?.title,
+    ).toBe("use the API for pushes by default (breaking: git push is no longer used)");
+  });
+
   it("draws lessons from reverts and regression fixes, conventions from naming and style", () => {
     expect(
       c(

@@ -160,13 +160,49 @@ const CHOICE = [
   /\b(and|but|now) (require|requires|deprecate|deprecates)\b/i,
   /^(drop|drops|dropped) (support|\S+ support)\b/i,
   /^(drop|drops|dropped) (node|python|ruby|go|java|ie|php)\b/i,
-  /^(drop|drops|dropped|remove|removes|removed) .+ (in favou?r of|for) \S/i,
+  /^(drop|drops|dropped|remove|removes|removed) .+ in favou?r of \S/i,
   /^(replace|replaces|replaced) .+ with\b/i,
   /^(always|never) \S/i,
   /^(use|uses) .+ (by default|instead|everywhere|for (all|every|each))\b/i,
   /^stop (using|supporting)\b/i,
   /\bdecided?\b.*\bto\b/i,
+  // A runtime or module system chosen: "use node 24", "update to node 16", "switch to ESM".
+  /\b(to use|use|to) (node|node\.js|nodejs|python|ruby|java|go|deno|bun) ?v?\d+\b/i,
+  /\b(run|runs) (\S+ ){0,3}on (node|node\.js|nodejs|python|ruby|java|go|deno|bun) ?v?\d+\b/i,
+  /\bdefault runtime\b/i,
+  /\b(to|as) (esm|esm-only|es modules?|commonjs|typescript)\b/i,
+  /^(drop|drops|dropped) (eol |end-of-life |legacy |old )?(node|node\.js|python|ruby|go|java|ie|php)\b/i,
+  // A default stated, changed or restored: "default X to Y", "restore the X default".
+  /^defaults?\b/i,
+  /\b(restore|restores|restored|change|changes|changed|flip|flips|flipped)\b.*\bdefaults?\b/i,
+  /\bdefaults?\b.*\bshould\b/i,
+  /\bshould\b.+\bnot\b/i,
+  /^(explicitly )?(disable|disables|enable|enables)\b.+\b(unless|by default|only (when|if|for))\b/i,
+  // A policy or a tool adopted: "pin actions by hash", "block X", "enforce Y", "swap to Z".
+  /^(pin|pins|pinned|block|blocks|blocked|enforce|enforces|enforced) \S/i,
+  /^(swap|swapped|swaps|move|moved|moves) (over )?to\b/i,
+  /^(change|changes|changed) .+ to\b/i,
+  /^stop (\w+ly )?\w+ing\b/i,
+  // A public interface renamed or split: "rename the inputs and outputs", "split the workflow".
+  /^(rename|renames|renamed|split|splits) (the |its |our )?(\S+ )?(inputs?|outputs?|options?|flags?|commands?|api|interfaces?|workflows?|packages?|modules?|endpoints?|config|settings)\b/i,
+  /\b(prefer|prefers|preferred) \S+ (over|to)\b/i,
+  // An architecture decision record written or revised (not merely touched up).
+  /\barchitecture decision record\b|^(revise|revises|revised|add|adds|added|new|write|create)\b.*\badrs?\b|\badrs?$/i,
 ];
+/** Choices only a commit that is not a bug fix states: a fix "does not" do a wrong thing. */
+const CHOICE_UNLESS_FIX = [
+  /^(do not|don't|never) \w+/i,
+  /^(convert|converts|converted) .+ to \S/i,
+  /^fall ?back to\b/i,
+];
+/** A tool or practice adopted, in a ci, build or chore commit: "enable merge queue". */
+const ADOPTED = /^(enable|enables|adopt|adopts|introduce|introduces)\b|\bconfigure\b.*\bto use\b/i;
+/** A choice stated in the body's first paragraph, strong enough to stand for the commit. */
+const BODY_CHOICE =
+  /\b(switch|switched|migrate|migrated|move|moved) from \S.{0,60}? to \S|\b(in favou?r of|instead of)\b|^(replace|replaced) .+ with\b/i;
+/** Not a choice, though it reads like one: a temporary step back, the first commit. */
+const NOT_A_CHOICE =
+  /\b(switch|switched|revert|reverted) back\b|^initial\b|\b(until|for now|temporarily|temporary)\b/i;
 /** Words after which the rest of a sentence is its reason. */
 const REASON = /\b(because|so that|otherwise|since|as it|to avoid|which means)\b/i;
 const REVERT = /^Revert\s+"(.+)"\s*$/i;
@@ -247,11 +283,23 @@ export function classifyCommit(commit: CommitText): CommitClass {
   }
   if (CONTENT_FREE.has(plain(description)) && !breaking) return { ...base, noise: "trivial" };
 
-  const inferred = commit.decisionTrailer !== true;
-  if (inferred && (type === "decision" || breaking || isChoice(description))) {
+  const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
+  const chosen =
+    isChoice(description) ||
+    (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
+    (["ci", "build", "chore"].includes(type) && ADOPTED.test(description));
+  if (inferred && (type === "decision" || breaking || chosen)) {
     const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim().replace(/\.$/, "");
     const title = breakingText ? `${description} (breaking: ${breakingText})` : description;
     return { ...base, decision: withReason(title, body) };
+  }
+  // A body speaks for the commit only where the commit is about the code, not its docs.
+  const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
+  if (bodyChoice !== undefined) {
+    return {
+      ...base,
+      decision: withReason(bodyChoice, body.slice(body.indexOf(bodyChoice) + bodyChoice.length)),
+    };
   }
   if (REGRESSION.test(subject) || /\bregression\b/i.test(firstLine(body))) {
     const why = reasonOf(body);
@@ -264,6 +312,24 @@ export function classifyCommit(commit: CommitText): CommitClass {
     return { ...base, convention: description };
   }
   return base;
+}
+
+const PROSE_TYPES = new Set(["docs", "test", "style"]);
+
+/** The first sentence of the body's first paragraph, when it states a choice outright. */
+function choiceInBody(body: string): string | undefined {
+  const first =
+    stripTrailerLines(body)
+      .trim()
+      .split(/\n[ \t]*\n/)[0] ?? "";
+  const sentence =
+    first
+      .replace(/\s+/g, " ")
+      .trim()
+      .split(/(?<=[.!?])\s/)[0]
+      ?.trim() ?? "";
+  if (sentence === "" || /^[*#<-]/.test(first.trim())) return undefined;
+  return BODY_CHOICE.test(sentence) ? sentence.replace(/\.$/, "") : undefined;
 }
 
 /** Whether a sentence states a choice. */

@@ -191,6 +191,25 @@ export function topFolders(files: readonly string[]): string[] {
 }
 
 /**
+ * A commit's message read as the import reads it: subject, body, trailer notes, and the
+ * classifier's verdict (a `BREAKING CHANGE:` footer is seen with the body; a `Decision:`
+ * trailer is the decision). The corpus tests classify exactly this way.
+ */
+export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents" | "author">) {
+  const { subject, body, trailers } = parseCommitMessage(commit.message);
+  const notes = trailerNotes(trailers);
+  const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
+  const cls = classifyCommit({
+    subject,
+    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
+    ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
+    ...(commit.author !== undefined ? { author: commit.author } : {}),
+    decisionTrailer: notes.some((n) => n.kind === "decision"),
+  });
+  return { subject, body, cls, notes };
+}
+
+/**
  * The envelopes of one commit: a `memory_event.v1` with `event_id` `git:<sha>` whose kind
  * says what the commit is (`commit:<type>` for a change, `noise:<kind>` for a commit only
  * counted), then a `memory_note.v1` per trailer note (`git:<sha>:<n>` from 1) and per note the
@@ -202,17 +221,7 @@ export function commitEnvelopes(
   firstSeq = 0,
   areasOf?: AreasOf,
 ): GitEnvelope[] {
-  const { subject, body, trailers } = parseCommitMessage(commit.message);
-  const notes = trailerNotes(trailers);
-  // A `BREAKING CHANGE:` footer is read as a trailer: the classifier sees it with the body.
-  const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
-  const cls = classifyCommit({
-    subject,
-    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
-    ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
-    ...(commit.author !== undefined ? { author: commit.author } : {}),
-    decisionTrailer: notes.some((n) => n.kind === "decision"),
-  });
+  const { subject, body, cls, notes } = classifyMessage(commit);
   const sentAt = new Date(commit.committedAt * 1000).toISOString();
   const area = areaOf(commit.files, areasOf);
   const topics = [...new Set([area, ...topFolders(commit.files)])].slice(0, MAX_TOPICS);
