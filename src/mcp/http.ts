@@ -41,7 +41,7 @@ export interface HttpServeSummary {
 interface Session {
   transport: StreamableHTTPServerTransport;
   lastUsed: number;
-  /** Requests in flight, an open GET stream included: a busy session never expires. */
+  /** Requests in flight (a GET stream aside): a session with one never expires. */
   busy: number;
 }
 
@@ -102,12 +102,16 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
     const sessionId = headerValue(req.headers["mcp-session-id"]);
     const existing = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (existing) {
-      existing.busy++;
       existing.lastUsed = now();
-      res.once("close", () => {
-        existing.busy--;
-        existing.lastUsed = now();
-      });
+      // A call in progress keeps its session; an open GET stream alone does not: a client
+      // that only listens has not used its session, and it closes with the session.
+      if (req.method !== "GET") {
+        existing.busy++;
+        res.once("close", () => {
+          existing.busy--;
+          existing.lastUsed = now();
+        });
+      }
       const body = req.method === "POST" ? await readJson(req, res) : undefined;
       if (body === INVALID) return;
       await existing.transport.handleRequest(req, res, body);
