@@ -19,12 +19,12 @@ export const mcp: Command = {
       type: "string",
       value: "N",
       description:
-        "with --http: most sessions open at once; a new one over it gets 503 (default 64)",
+        "with --http: most sessions open at once; a new one over it gets 503 (default 100)",
     },
     "session-idle": {
       type: "string",
       value: "SECONDS",
-      description: "with --http: close a session unused for this long (default 1800)",
+      description: "with --http: close a session unused for this long (default 900)",
     },
     worker: { type: "string", value: "ID", description: "worker id for notes and recall signals" },
   },

@@ -10,9 +10,9 @@ export const MCP_PATH = "/mcp";
 // A JSON-RPC request to this server is small; refuse anything larger before parsing it.
 const MAX_BODY_BYTES = 1024 * 1024;
 /** Sessions open at once by default: each costs about 185 KB (an McpServer and its transport). */
-export const DEFAULT_MAX_SESSIONS = 64;
-/** A session nobody used for this long is closed by default (30 minutes). */
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+export const DEFAULT_MAX_SESSIONS = 100;
+/** A session nobody used for this long is closed by default (15 minutes). */
+export const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
 
 export interface HttpServeOptions {
   host: string;
@@ -21,7 +21,7 @@ export interface HttpServeOptions {
   newServer: () => McpServer;
   stop: AbortSignal;
   onListening: (address: string) => void;
-  /** Most sessions open at once; a new one over it is refused with 503 (default 64). */
+  /** Most sessions open at once; a new one over it is refused with 503 (default 100). */
   maxSessions?: number | undefined;
   /** A session idle this long (ms, no request in flight) is closed (default 30 minutes). */
   sessionIdleMs?: number | undefined;
