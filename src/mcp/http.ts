@@ -43,6 +43,7 @@ interface Session {
   lastUsed: number;
   /** Requests in flight (a GET stream aside): a session with one never expires. */
   busy: number;
+  closing: boolean;
 }
 
 /**
@@ -64,16 +65,15 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
   /** Closes every session idle for `idleMs` or more (closing removes it from the map). */
   async function sweep(): Promise<void> {
     const at = now();
-    const stale = [...sessions.values()].filter((s) => s.busy === 0 && at - s.lastUsed >= idleMs);
+    const stale = [...sessions.values()].filter(
+      (s) => !s.closing && s.busy === 0 && at - s.lastUsed >= idleMs,
+    );
     for (const session of stale) {
+      session.closing = true;
       expired++;
       await session.transport.close().catch(() => undefined);
     }
   }
-  // Checked on every request too, so an injected clock needs no timer.
-  const sweeper = setInterval(() => void sweep(), Math.max(1000, Math.min(idleMs, 60_000)));
-  sweeper.unref();
-
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${String(error)}`);
@@ -150,7 +150,7 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, lastUsed: now(), busy: 0 });
+        sessions.set(id, { transport, lastUsed: now(), busy: 0, closing: false });
         opened++;
       },
     });
@@ -178,6 +178,9 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
   const port = address.port;
   allowedHosts = [...new Set([`${shown}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`])];
   if (address.address === "::1") allowedHosts.push(`[::1]:${port}`);
+  // Idle sessions are also closed on every request, so an injected clock needs no timer.
+  const sweeper = setInterval(() => void sweep(), Math.max(1000, Math.min(idleMs, 60_000)));
+  sweeper.unref();
   options.onListening(`${shown}:${port}`);
 
   const stoppedBy = await new Promise<string>((resolveStop) => {
