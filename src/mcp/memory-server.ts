@@ -1,4 +1,4 @@
-import { existsSync, statSync } from "node:fs";
+import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { receiptTime } from "../clock.js";
@@ -221,9 +221,10 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
   return server;
 }
 
+/** A file's size; a symbolic link counts as itself, never as what it points to. */
 function fileBytes(path: string): number {
   try {
-    return statSync(path).size;
+    return lstatSync(path).size;
   } catch {
     return 0;
   }
