@@ -9,6 +9,10 @@ import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 export const MCP_PATH = "/mcp";
 // A JSON-RPC request to this server is small; refuse anything larger before parsing it.
 const MAX_BODY_BYTES = 1024 * 1024;
+/** Sessions open at once by default: each costs about 185 KB (an McpServer and its transport). */
+export const DEFAULT_MAX_SESSIONS = 100;
+/** A session nobody used for this long is closed by default (15 minutes). */
+export const DEFAULT_SESSION_IDLE_MS = 15 * 60_000;
 
 export interface HttpServeOptions {
   host: string;
@@ -17,12 +21,29 @@ export interface HttpServeOptions {
   newServer: () => McpServer;
   stop: AbortSignal;
   onListening: (address: string) => void;
+  /** Most sessions open at once; a new one over it is refused with 503 (default 100). */
+  maxSessions?: number | undefined;
+  /** A session idle this long (ms, no request in flight) is closed (default 30 minutes). */
+  sessionIdleMs?: number | undefined;
+  /** The clock for idle expiry, in ms: tests move it instead of waiting. */
+  now?: () => number;
 }
 
 export interface HttpServeSummary {
   stopped_by: string;
+  /** Sessions opened. */
   sessions: number;
   refused: number;
+  /** Sessions closed for being idle. */
+  expired: number;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  lastUsed: number;
+  /** Requests in flight (a GET stream aside): a session with one never expires. */
+  busy: number;
+  closing: boolean;
 }
 
 /**
@@ -31,11 +52,28 @@ export interface HttpServeSummary {
  * rebinding; only this machine's names for the listening address are accepted.
  */
 export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServeSummary> {
-  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const sessions = new Map<string, Session>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const now = options.now ?? Date.now;
+  let opening = 0;
   let opened = 0;
   let refused = 0;
+  let expired = 0;
   let allowedHosts: string[] = [];
 
+  /** Closes every session idle for `idleMs` or more (closing removes it from the map). */
+  async function sweep(): Promise<void> {
+    const at = now();
+    const stale = [...sessions.values()].filter(
+      (s) => !s.closing && s.busy === 0 && at - s.lastUsed >= idleMs,
+    );
+    for (const session of stale) {
+      session.closing = true;
+      expired++;
+      await session.transport.close().catch(() => undefined);
+    }
+  }
   const http = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) jsonError(res, 500, -32603, `internal error: ${String(error)}`);
@@ -60,16 +98,32 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
       jsonError(res, 403, -32000, `Invalid Origin header: ${origin}`);
       return;
     }
+    await sweep();
     const sessionId = headerValue(req.headers["mcp-session-id"]);
     const existing = sessionId === undefined ? undefined : sessions.get(sessionId);
     if (existing) {
+      existing.lastUsed = now();
+      // A call in progress keeps its session; an open GET stream alone does not: a client
+      // that only listens has not used its session, and it closes with the session.
+      if (req.method !== "GET") {
+        existing.busy++;
+        res.once("close", () => {
+          existing.busy--;
+          existing.lastUsed = now();
+        });
+      }
       const body = req.method === "POST" ? await readJson(req, res) : undefined;
       if (body === INVALID) return;
-      await existing.handleRequest(req, res, body);
+      await existing.transport.handleRequest(req, res, body);
       return;
     }
     if (sessionId !== undefined) {
-      jsonError(res, 404, -32001, "Session not found");
+      jsonError(
+        res,
+        404,
+        -32001,
+        `Session not found: it was closed (DELETE) or idle for ${idleMs / 1000} s; initialize a new one`,
+      );
       return;
     }
     if (req.method !== "POST") {
@@ -82,18 +136,34 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
       jsonError(res, 400, -32000, "Mcp-Session-Id header is required");
       return;
     }
+    if (sessions.size + opening >= maxSessions) {
+      refused++;
+      res.setHeader("retry-after", String(Math.ceil(Math.min(idleMs, 60_000) / 1000)));
+      jsonError(
+        res,
+        503,
+        -32000,
+        `too many MCP sessions open (${maxSessions}, --max-sessions): close one (DELETE /mcp with its Mcp-Session-Id) or wait until one has been idle for ${idleMs / 1000} s`,
+      );
+      return;
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, transport);
+        sessions.set(id, { transport, lastUsed: now(), busy: 0, closing: false });
         opened++;
       },
     });
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
     };
-    await options.newServer().connect(transport);
-    await transport.handleRequest(req, res, body);
+    opening++;
+    try {
+      await options.newServer().connect(transport);
+      await transport.handleRequest(req, res, body);
+    } finally {
+      opening--;
+    }
   }
 
   await new Promise<void>((resolveListen, reject) => {
@@ -108,6 +178,9 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
   const port = address.port;
   allowedHosts = [...new Set([`${shown}:${port}`, `localhost:${port}`, `127.0.0.1:${port}`])];
   if (address.address === "::1") allowedHosts.push(`[::1]:${port}`);
+  // Idle sessions are also closed on every request, so an injected clock needs no timer.
+  const sweeper = setInterval(() => void sweep(), Math.max(1000, Math.min(idleMs, 60_000)));
+  sweeper.unref();
   options.onListening(`${shown}:${port}`);
 
   const stoppedBy = await new Promise<string>((resolveStop) => {
@@ -120,12 +193,15 @@ export async function serveMcpHttp(options: HttpServeOptions): Promise<HttpServe
       },
     );
   });
-  for (const transport of sessions.values()) await transport.close().catch(() => undefined);
+  clearInterval(sweeper);
+  for (const session of [...sessions.values()]) {
+    await session.transport.close().catch(() => undefined);
+  }
   await new Promise<void>((resolveClose) => {
     http.close(() => resolveClose());
     http.closeAllConnections();
   });
-  return { stopped_by: stoppedBy, sessions: opened, refused };
+  return { stopped_by: stoppedBy, sessions: opened, refused, expired };
 }
 
 const INVALID = Symbol("invalid");

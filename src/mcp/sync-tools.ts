@@ -1,7 +1,7 @@
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import type { RepoContext } from "../context/repo-context.js";
-import { guarded, structured } from "./tool-result.js";
+import type { ToolSpec } from "./protocol.js";
+import { structured } from "./tool-result.js";
 
 /*
  * The sync engine as MCP: what hybrid recall adds to `memory_recall`, and `memory_sync`.
@@ -88,7 +88,7 @@ export async function remoteRecallPart(
 
 const rate = z.number().nullable();
 
-const syncOutput = {
+const syncOutput = z.object({
   action: z.enum(["status", "sync"]),
   target: z.enum(["notion", "graphiti", "tana"]),
   depth: z.object({
@@ -133,78 +133,69 @@ const syncOutput = {
     })
     .nullable(),
   notices: z.array(z.string()),
-};
+});
+
+const syncInput = z.strictObject({
+  target: z.enum(["notion", "graphiti", "tana"]).optional().describe("the store (default notion)"),
+  id: z.string().min(1).max(200).optional().describe("sync this item now (a local id, or type:id)"),
+});
 
 /** `memory_sync`: the queue's state, or one item synced now (`director sync --id ID`). */
-export function registerSyncTool(server: McpServer, ctx: RepoContext): void {
-  server.registerTool(
-    "memory_sync",
-    {
-      title: "Sync to an external store",
-      description:
-        "Without id: the sync queue of a target (pending, awaiting approval, failed, synced) and its metrics, from the state folder. With id (an episode, insight, pattern or memory version id, e.g. ep_...; for tana a learning id, l_...): sync that item now whatever the policy says, as `director sync --id`; private items never leave and sensitive ones wait for approval.",
-      inputSchema: {
-        target: z
-          .enum(["notion", "graphiti", "tana"])
-          .optional()
-          .describe("the store (default notion)"),
-        id: z
-          .string()
-          .min(1)
-          .max(200)
-          .optional()
-          .describe("sync this item now (a local id, or type:id)"),
-      },
-      outputSchema: syncOutput,
-      annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
-    },
-    async (input) =>
-      guarded(async () => {
-        const ops = await import("../sync/operations.js");
-        const target = input.target ?? "notion";
-        const id = input.id;
-        // Tana's nodes follow the learning states (`worker learnings`) and link the registry.
-        const tana =
-          target === "tana" && id !== undefined
-            ? await (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env)
-            : null;
-        const run =
-          id === undefined
+export function syncTool(ctx: RepoContext): ToolSpec<typeof syncInput, typeof syncOutput> {
+  return {
+    name: "memory_sync",
+    title: "Sync to an external store",
+    description:
+      "Without id: the sync queue of a target (pending, awaiting approval, failed, synced) and its metrics, from the state folder. With id (an episode, insight, pattern or memory version id, e.g. ep_...; for tana a learning id, l_...): sync that item now whatever the policy says, as `director sync --id`; private items never leave and sensitive ones wait for approval.",
+    input: syncInput,
+    output: syncOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: true },
+    async run(input) {
+      const ops = await import("../sync/operations.js");
+      const target = input.target ?? "notion";
+      const id = input.id;
+      // Tana's nodes follow the learning states (`worker learnings`) and link the registry.
+      const tana =
+        target === "tana" && id !== undefined
+          ? await (await import("../graph/learning-states.js")).tanaInputs(ctx, process.env)
+          : null;
+      const run =
+        id === undefined
+          ? null
+          : await ops.syncRun(ctx, {
+              target,
+              ids: [id],
+              ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
+            });
+      const q = ops.queueStatus(ctx, target);
+      const item = id === undefined ? null : await queuedItem(ctx, target, id);
+      const notices = [...(tana?.warnings ?? []), ...(run?.notices ?? [])];
+      if (id !== undefined && item === null) {
+        notices.push(`${id}: not queued: a private item never leaves this machine`);
+      }
+      return structured({
+        action: run === null ? "status" : "sync",
+        target,
+        depth: q.depth,
+        mapped: q.mapped,
+        metrics: q.metrics,
+        last_check:
+          q.last === null
             ? null
-            : await ops.syncRun(ctx, {
-                target,
-                ids: [id],
-                ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
-              });
-        const q = ops.queueStatus(ctx, target);
-        const item = id === undefined ? null : await queuedItem(ctx, target, id);
-        const notices = [...(tana?.warnings ?? []), ...(run?.notices ?? [])];
-        if (id !== undefined && item === null) {
-          notices.push(`${id}: not queued: a private item never leaves this machine`);
-        }
-        return structured({
-          action: run === null ? "status" : "sync",
-          target,
-          depth: q.depth,
-          mapped: q.mapped,
-          metrics: q.metrics,
-          last_check:
-            q.last === null
-              ? null
-              : { state: q.last.state, reason: q.last.reason, at: q.last.last_check_at },
-          run:
-            run === null
-              ? null
-              : {
-                  mode: run.mode,
-                  item,
-                  sent: run.sent,
-                  awaiting_approval: run.awaiting_approval,
-                },
-          notices,
-        });
-      }),
-  );
+            : { state: q.last.state, reason: q.last.reason, at: q.last.last_check_at },
+        run:
+          run === null
+            ? null
+            : {
+                mode: run.mode,
+                item,
+                sent: run.sent,
+                awaiting_approval: run.awaiting_approval,
+              },
+        notices,
+      });
+    },
+  };
 }
 
 async function queuedItem(ctx: RepoContext, target: "notion" | "graphiti" | "tana", id: string) {

@@ -162,9 +162,9 @@ async function exercise(client: Client): Promise<void> {
     arguments: { kind: "rumour", text: "x" },
   });
   expect(badKind.isError).toBe(true);
-  await expect(client.callTool({ name: "no_such_tool", arguments: {} })).resolves.toMatchObject({
-    isError: true,
-  });
+  await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(
+    /Unknown tool/,
+  );
 
   const resources = await client.listResources();
   const uris = resources.resources.map((r) => r.uri);
@@ -295,7 +295,7 @@ describe("worker mcp", () => {
     try {
       await expect(
         client.readResource({ uri: `engram://engrams/${first.engram_id}` }),
-      ).rejects.toThrow(/outside memory/);
+      ).rejects.toThrow(/Resource not found: .*outside memory/);
       const status = await client.callTool({ name: "memory_status", arguments: {} });
       expect(status.isError).toBeFalsy();
     } finally {
