@@ -24,6 +24,8 @@ export interface Spec {
   errors?: { error_type: string; count: number; retryable: boolean | null; sample: string }[];
   sealed?: EngramBody["sealed"];
   tentative?: string[];
+  /** `provenance.senders` (default: the fixture body's). */
+  senders?: string[];
 }
 
 export function engram(spec: Spec): Engram {
@@ -45,6 +47,7 @@ export function engram(spec: Spec): Engram {
   }
   if (spec.sealed) body.sealed = spec.sealed;
   if (spec.tentative) body.tentative = spec.tentative;
+  if (spec.senders) body.provenance = { ...body.provenance, senders: spec.senders };
   return sealEngram(body);
 }
 

@@ -312,3 +312,29 @@ describe("renderFocus: budgets", () => {
     expect(view.items).toBe(0);
   });
 });
+
+describe("renderFocus: knowledge, not counts", () => {
+  it("leaves a history import's counts and all-secret notes out, keeps its decisions", () => {
+    const counts = ["Area src: 40 commits, 2019-2026 (30 features)", "71 merge commits, 2026"];
+    const history = engram({
+      facts: counts,
+      tentative: counts,
+      decisions: [{ title: "Use zod for every schema", rationale: "one source of truth" }],
+      senders: ["git-history"],
+    });
+    const secret = engram({
+      version: "20250102-000000Z",
+      facts: [
+        "API_KEY=[REDACTED:generic-api-key]",
+        "Lesson: rotate [REDACTED:aws-access-token] keys",
+      ],
+    });
+    const view = render([history, secret]);
+    expect(view.text).toContain("Use zod for every schema");
+    expect(view.text).not.toContain("merge commits");
+    expect(view.text).not.toContain("Area src");
+    expect(view.text).not.toContain("API_KEY=");
+    // A note with words beside its secret is still knowledge.
+    expect(view.text).toContain("Lesson: rotate [REDACTED:aws-access-token] keys");
+  });
+});

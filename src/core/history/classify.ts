@@ -282,6 +282,8 @@ export function classifyCommit(commit: CommitText): CommitClass {
     if (!breaking) return { ...base, noise: "dependency" };
   }
   if (CONTENT_FREE.has(plain(description)) && !breaking) return { ...base, noise: "trivial" };
+  // engram's own commits of memory (`engram: init`, `engram: memory`) say nothing of the code.
+  if (/^engram(\([^()]*\))?:/i.test(subject)) return { ...base, noise: "trivial" };
 
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
   const chosen =

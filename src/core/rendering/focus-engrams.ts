@@ -6,6 +6,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
+import { GIT_SENDER_ID } from "../history/kinds.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
 import { clean, codePoints, decisionBody, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
@@ -125,7 +126,7 @@ function collectItems(shown: readonly Shown[]): Item[] {
       const title = clean(d.title);
       const rationale = clean(d.rationale);
       const body = decisionBody(title, rationale);
-      if (body === undefined) continue;
+      if (body === undefined || !saysSomething(title)) continue;
       // The bare title is a key too: a fact repeating a decision's title adds nothing.
       add(
         "decisions",
@@ -190,11 +191,14 @@ function addFacts(
     ...(s.engram.telemetry?.errors ?? []).map((g) => `Error ${g.error_type} ×`),
     ...(s.engram.telemetry?.workers ?? []).map((w) => `Worker ${w.worker}: `),
   ];
+  // A history import's tentative facts are counts (areas, merges, bumps): they belong in
+  // `director status` and the pull request, not in the focus view.
+  if (!firm && isHistoryImport(s.engram)) return;
   for (const fact of s.engram.facts) {
     if (tentative.has(fact) === firm) continue;
     if (!firm && telemetryPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
     const text = clean(fact);
-    if (text !== "")
+    if (text !== "" && saysSomething(text))
       add(section, [normalizeClaim(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
   }
 }
@@ -239,6 +243,22 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
     (a, b) =>
       newestFirst(a.at.engram, b.at.engram) || b.count - a.count || compareText(a.type, b.type),
   );
+}
+
+/** Engrams made only of commits read from git (`director ingest --from-git`). */
+function isHistoryImport(engram: Engram): boolean {
+  const senders = engram.provenance.senders;
+  return senders.length === 1 && senders[0] === GIT_SENDER_ID;
+}
+
+/**
+ * Whether a line says anything once its redaction markers are set aside: a note that was
+ * all secret (`API_KEY=[REDACTED:...]`) is no knowledge for the focus view.
+ */
+export function saysSomething(text: string): boolean {
+  if (!text.includes("[REDACTED:")) return true;
+  const left = text.replace(/\[REDACTED:[^\]]*\]/g, " ").replace(/\b[A-Z0-9_]+=/g, " ");
+  return (left.match(/\p{L}/gu) ?? []).length >= 3;
 }
 
 function itemLine(body: string, s: Shown): string {
