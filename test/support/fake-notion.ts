@@ -9,7 +9,7 @@ const JITTER_MS = 25;
 export type NotionFault = (
   | {
       kind: "status";
-      status: 429 | 529 | 500 | 502 | 503 | 401;
+      status: 400 | 429 | 529 | 500 | 502 | 503 | 401;
       retryAfter?: number;
       /** The request is carried out first (a page is created), then the error is answered. */
       afterWrite?: boolean;
@@ -300,6 +300,7 @@ export class FakeNotion {
 
 function statusError(fault: Extract<NotionFault, { kind: "status" }>): NotionHttpError {
   const code = {
+    400: "validation_error",
     429: "rate_limited",
     529: "service_overload",
     500: "internal_server_error",
