@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
@@ -90,6 +90,8 @@ export class FakeGraphiti {
   earlyRequests = 0;
   private notBefore = 0;
   private readonly held = new Set<ServerResponse>();
+  private down = false;
+  private readonly sockets = new Set<Socket>();
   /** `add_memory` calls carried out whose answer was lost or was an error status. */
   lostAnswers = 0;
   private adds = 0;
@@ -121,9 +123,23 @@ export class FakeGraphiti {
         res.end(String(error));
       });
     });
+    this.http.on("connection", (socket: Socket) => {
+      if (this.down) {
+        socket.destroy();
+        return;
+      }
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
     await new Promise<void>((resolve) => this.http?.listen(port, "127.0.0.1", resolve));
     const address = this.http.address() as AddressInfo;
     this.url = `http://127.0.0.1:${address.port}/mcp/`;
+  }
+
+  /** An outage: open connections are cut and new ones closed at once, until `setDown(false)`. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const socket of this.sockets) socket.destroy();
   }
 
   get port(): number {

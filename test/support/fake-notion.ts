@@ -209,10 +209,14 @@ export class FakeNotion {
       }
       if (fault?.kind === "delay") {
         this.held.add(res);
-        setTimeout(() => {
+        const timer = setTimeout(() => {
           this.held.delete(res);
-          send(200, answer);
+          if (!res.destroyed) send(200, answer);
         }, fault.ms);
+        res.on("close", () => {
+          this.held.delete(res);
+          clearTimeout(timer);
+        });
         return;
       }
       send(200, answer);

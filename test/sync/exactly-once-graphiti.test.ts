@@ -122,18 +122,35 @@ describe("sync is exactly once against a knowledge graph that fails after the wr
     expect(killed).toBeGreaterThan(0);
 
     // A run through errors after the write, and errors the server says in its results.
-    const faults: GraphitiFault[] = [
+    // Faults between successes, so that no three come in a row (which ends a run).
+    const faults: (GraphitiFault | undefined)[] = [
       { kind: "http", status: 503, afterWrite: true, slow: true },
+      undefined,
       { kind: "error", message: "Graph database temporarily unavailable: deadlock detected" },
+      undefined,
       { kind: "isError", message: "Error executing tool add_memory: connection pool exhausted" },
+      undefined,
       { kind: "lost", slow: true },
+      undefined,
       { kind: "http", status: 503 },
+      undefined,
     ];
     let tool = 0;
-    graph.script = (call) => (call.tool === "add_memory" ? faults[tool++] : undefined);
+    let outage = false;
+    graph.script = (call) => {
+      if (call.tool !== "add_memory") return undefined;
+      const i = tool++;
+      if (i < faults.length) return faults[i];
+      // Then the server goes down, mid-run, right after carrying an add out.
+      outage = true;
+      graph.setDown(true);
+      return { kind: "lost", slow: true };
+    };
     const faulty = await run(10);
     expect(faulty.stats.failed).toBeGreaterThan(0);
     graph.script = undefined;
+    graph.setDown(false);
+    expect(outage).toBe(true);
     expect(graph.lostAnswers).toBeGreaterThanOrEqual(3);
 
     let seconds = 10;
