@@ -11,6 +11,7 @@ import {
   applyRetention,
   deferRecord,
   enqueue,
+  markCrashed,
   markFailed,
   markInflight,
   markSynced,
@@ -221,6 +222,10 @@ export async function runSync(
     try {
       let remote = record.remote_id;
       if (outcomeUnknown(record)) {
+        if (record.inflight_at !== null) {
+          q = markCrashed(q, key, at);
+          store.commit(q, [key]);
+        }
         // Reconcile by the sync key before any new send: the last one may have been written.
         const found = await target.findByKey(record.type, key, outgoing);
         if (found === null) {

@@ -115,6 +115,28 @@ describe("a send whose outcome is unknown", () => {
     expect(target.creates).toBe(1);
   });
 
+  it("stays unknown when the lookup itself is refused (429), and is looked up again", async () => {
+    const target = new MemoryTarget();
+    const store = new QueueStore(dir, target.name);
+    target.failAfterWrite(down());
+    await runSync([episode("c")], options(target));
+    // The lookup is rate limited once; the record must keep its unknown outcome.
+    let refused = 0;
+    const limited = Object.assign(Object.create(target) as MemoryTarget, {
+      findByKey: async (type: "episode", key: string) => {
+        if (refused++ === 0) throw new SyncTargetError("rate limited", "rate_limited", 1);
+        return target.findByKey(type, key);
+      },
+    });
+    seconds = 60;
+    await runSync([episode("c")], { ...options(target), store, target: limited });
+    expect(store.load().records["episode:c"]?.unknown_since).not.toBeNull();
+    seconds = 400;
+    const r = await runSync([episode("c")], { ...options(target), store, target: limited });
+    expect(r.sent.created_or_updated).toBe(1);
+    expect(target.creates).toBe(1);
+  });
+
   it("a store whose queries never show the item gets it again once the settle time has passed", async () => {
     const target = new MemoryTarget();
     target.failNext(down());

@@ -292,6 +292,18 @@ export function outcomeUnknown(record: QueueRecord): boolean {
 }
 
 /**
+ * A record found still in flight (its process died between the request and the record of its
+ * answer): its outcome is unknown from `now` on (the write, if any, happened before this run),
+ * kept even if the lookup that follows fails.
+ */
+export function markCrashed<Q extends TargetQueue>(queue: Q, key: string, now: string): Q {
+  const record = queue.records[key];
+  if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
+  if (record.inflight_at === null) return queue;
+  return patch(queue, key, { inflight_at: null, unknown_since: now });
+}
+
+/**
  * A lookup by key found nothing for a record whose last send's outcome is unknown. A store's
  * queries may lag behind its writes, so "not found" is believed only `settle_seconds` after
  * the outcome became unknown: before that the record waits (`wait`), counted from the failure
