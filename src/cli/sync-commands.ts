@@ -2,7 +2,7 @@ import { UsageError } from "../errors.js";
 import { type Command, type CommandOutput, listOption, repoOptions, stringOption } from "./args.js";
 import { runAction } from "./sync-run-command.js";
 
-const ACTIONS = ["run", "status", "pending", "approve", "reject", "init"] as const;
+const ACTIONS = ["run", "status", "pending", "approve", "reject", "retry", "init"] as const;
 
 const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) / 10}%`);
 
@@ -13,9 +13,9 @@ const pct = (v: number | null) => (v === null ? "n/a" : `${Math.round(v * 1000) 
 export const SYNC_COMMAND: Command = {
   name: "sync",
   summary:
-    "Send memory (and, to the knowledge graph, markdown files) to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
+    "Send memory (and, to the knowledge graph, markdown files) to an external store (Notion, Graphiti, Tana): run | status | pending | approve ID... | reject ID... | retry --id ID|--all | init; --id ID syncs one item whatever the policy says. Private items never leave; sensitive ones only approved, encrypted.",
   usage:
-    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] [--all] [--dry-run] [--verbose] [--hook] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
+    "director sync run|status|pending|approve ID...|reject ID...|init [--target notion|graphiti|tana] [--force] [--resync] [--all] [--dry-run] [--verbose] [--hook] | director sync retry --id ID...|--all [--target NAME] | director sync --id ID... [--repo DIR] [--config FILE] [--json]",
   options: {
     target: {
       type: "string",
@@ -26,7 +26,8 @@ export const SYNC_COMMAND: Command = {
       type: "string",
       multiple: true,
       value: "ID",
-      description: "sync this item (a local id, e.g. ep_..., or type:id) whatever the policy says",
+      description:
+        "sync this item (a local id, e.g. ep_..., or type:id) whatever the policy says; with retry: the failed item to put back to pending",
     },
     force: {
       type: "boolean",
@@ -38,7 +39,8 @@ export const SYNC_COMMAND: Command = {
     },
     all: {
       type: "boolean",
-      description: "with run: send everything again, changed or not (the store replaces its copy)",
+      description:
+        "with run: send everything again, changed or not (the store replaces its copy); with retry: every failed item",
     },
     "dry-run": {
       type: "boolean",
@@ -70,10 +72,12 @@ export const SYNC_COMMAND: Command = {
     if (needsIds && ids.length === 0)
       throw new UsageError(`sync ${action}: expected at least one ID`);
     if (!needsIds && ids.length > 0) throw new UsageError(`sync ${action}: takes no ID (use --id)`);
-    if (requested.length > 0 && action !== undefined && action !== "run") {
-      throw new UsageError(`--id goes with sync run (or alone), not with sync ${action}`);
+    if (requested.length > 0 && action !== undefined && action !== "run" && action !== "retry") {
+      throw new UsageError(`--id goes with sync run or retry (or alone), not with sync ${action}`);
     }
-    const runFlags = (["all", "dry-run", "hook"] as const).filter((f) => args.values[f] === true);
+    const runFlags = (["all", "dry-run", "hook"] as const).filter(
+      (f) => args.values[f] === true && !(f === "all" && action === "retry"),
+    );
     if (runFlags.length > 0 && action !== "run") {
       throw new UsageError(
         `--${runFlags[0]} goes with sync run, not with sync ${action ?? "--id"}`,
@@ -125,6 +129,17 @@ export const SYNC_COMMAND: Command = {
           json: r,
           text: `${action === "approve" ? "approved" : "rejected"}: ${r.decided.join(", ")}\n`,
         };
+      }
+      case "retry": {
+        const r = await ops.syncRetry(ctx, target, {
+          ids: requested,
+          all: args.values.all === true,
+        });
+        const text =
+          r.requeued.length === 0
+            ? "no failed item to retry\n"
+            : `pending again (sent by the next sync run): ${r.requeued.join(", ")}\n`;
+        return { json: r, text };
       }
       case "init": {
         const r = await ops.syncInit(ctx, target);

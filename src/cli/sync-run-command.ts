@@ -93,8 +93,8 @@ export async function runAction(
   const st = r.stats;
   const lines = [
     `${r.target}: ${r.mode}; queued ${r.queued.added} new, ${r.queued.updated} changed (${r.queued.private} private kept local)`,
-    `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, skipped ${r.sent.skipped}`,
-    `files: processed ${st.processed}, succeeded ${st.succeeded}, failed ${st.failed}, skipped ${st.skipped}`,
+    `sent ${r.sent.created_or_updated}, retry later ${r.sent.retry_later}, failed ${r.sent.failed}, deferred ${r.sent.deferred} (outcome unknown, looked up again later)`,
+    `items: processed ${st.processed}, succeeded ${st.succeeded}, failed ${st.failed}, deferred ${st.deferred}, skipped ${st.skipped}`,
     `queue: ${r.depth.pending} pending (${r.depth.awaiting_approval} awaiting approval), ${r.depth.failed} failed, ${r.depth.synced} synced`,
     ...(r.tana ? [ops.tanaSummary(r.tana)] : []),
     ...(verbose

@@ -4,6 +4,7 @@ import {
   markFailed,
   markInflight,
   markSynced,
+  outcomeUnknown,
   type QueueRecord,
   type SyncSchedule,
 } from "../core/sync/queue.js";
@@ -26,7 +27,20 @@ export interface BatchSendOptions {
   /** Items written so far of all due, after each call (a terminal shows it). */
   progress?: (done: number, total: number) => void;
   notices: string[];
-  sent: { created_or_updated: number; failed: number; retry_later: number; skipped: number };
+  sent: SentCounts;
+}
+
+/**
+ * What a run did with the items due: written, failed for good (with a notice), left to retry
+ * on the schedule, deferred (an unknown outcome not yet settled), and `skipped`, kept for
+ * readers of the earlier shape: a failure is never counted there, it stays 0.
+ */
+export interface SentCounts {
+  created_or_updated: number;
+  failed: number;
+  retry_later: number;
+  deferred: number;
+  skipped: number;
 }
 
 /**
@@ -45,6 +59,8 @@ export function retryOrFail(
     {
       message: failure.message,
       retryable: true,
+      // A request that got no clear answer may have been carried out; a 429 was not.
+      unknown: failure.kind === "unavailable",
       ...(failure.retryAfterSeconds !== undefined
         ? { retry_after_seconds: failure.retryAfterSeconds }
         : {}),
@@ -55,7 +71,9 @@ export function retryOrFail(
   const after = q.records[key] as QueueRecord;
   if (after.state === "failed") {
     run.sent.failed++;
-    run.notices.push(`${key}: failed after ${after.attempts} attempts: ${failure.message}`);
+    run.notices.push(
+      `${key}: failed after ${after.attempts} attempts: ${failure.message}; pending again once ${failure.kind === "rate_limited" ? "the store stops limiting" : "the store is healthy"} (or director sync retry)`,
+    );
   } else {
     run.sent.retry_later++;
   }
@@ -86,7 +104,7 @@ export async function sendBatches(
       entries.push({
         item: options.prepare(record),
         remoteId: record.remote_id,
-        lookup: record.inflight_at !== null || (record.remote_id === null && record.attempts > 0),
+        lookup: outcomeUnknown(record) || (record.remote_id === null && record.attempts > 0),
       });
     } catch (error) {
       const at = clock();
@@ -169,8 +187,8 @@ export async function sendBatches(
           schedule,
           finished,
         );
-        sent.skipped++;
-        notices.push(`${outcome.key}: rejected by ${target.name} (${failure.message}); skipped`);
+        sent.failed++;
+        notices.push(`${outcome.key}: failed, rejected by ${target.name} (${failure.message})`);
       } else {
         q = retryOrFail(q, outcome.key, failure, { schedule, at: finished, sent, notices });
         if (failure.kind === "rate_limited") stop = true;

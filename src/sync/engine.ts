@@ -11,16 +11,20 @@ import {
   applyRetention,
   deferRecord,
   enqueue,
+  markCrashed,
   markFailed,
   markInflight,
   markSynced,
+  outcomeUnknown,
   planDue,
   type QueueDepth,
   type QueueRecord,
   queueDepth,
+  reconcileMiss,
+  requeueTransient,
   type SyncSchedule,
 } from "../core/sync/queue.js";
-import { retryOrFail, sendBatches } from "./batch-send.js";
+import { retryOrFail, type SentCounts, sendBatches } from "./batch-send.js";
 import type { QueueStore, StoredQueue, TargetStatus } from "./queue-store.js";
 import type { SyncLog, SyncLogEntry } from "./sync-log.js";
 import {
@@ -62,7 +66,7 @@ export interface SyncRunResult {
   mode: "online" | "local-only";
   health: TargetHealth;
   queued: { added: number; updated: number; private: number };
-  sent: { created_or_updated: number; failed: number; retry_later: number; skipped: number };
+  sent: SentCounts;
   retention: { removed: number; archived: number };
   awaiting_approval: string[];
   depth: QueueDepth;
@@ -77,9 +81,10 @@ const DOWN_AFTER = 3;
 /**
  * One sync run for one target: queue what the policy accepts, apply retention, check health,
  * then send what is due in priority order. Every state change is journalled (fsync) before the
- * next request, and a send is marked in flight before it starts, so a crash at any point
- * neither loses an item nor creates it twice: a record that was in flight, or failed before,
- * is looked up by its key before it is created.
+ * next request, and a send is marked in flight before it starts. A send whose outcome is
+ * unknown (in flight at a crash, a timeout, a 5xx, a cut connection) is looked up by its key
+ * before anything is sent again; a miss is believed only once the store's queries have had
+ * `settle_seconds` to catch up, so a store that lags behind its writes gets no second copy.
  */
 export async function runSync(
   source: CandidateSource,
@@ -115,7 +120,13 @@ export async function runSync(
     });
   }
 
-  const health = await target.health();
+  // A Retry-After the store gave an earlier run (another process) is honoured first.
+  const holdMs = Date.parse(q.status?.hold_until ?? "") - Date.now();
+  if (holdMs > 0 && holdMs <= MAX_HOLD_MS) await sleep(holdMs);
+  const health =
+    holdMs > MAX_HOLD_MS
+      ? rateLimitedHealth(q.status?.hold_until as string)
+      : await target.health();
   const wasDown = q.status !== null && q.status.state !== "active";
   let status = nextStatus(q.status, health, now);
   q = { ...q, status };
@@ -153,7 +164,13 @@ export async function runSync(
       notices,
     };
   };
-  const sent = { created_or_updated: 0, failed: 0, retry_later: 0, skipped: 0 };
+  const sent: SentCounts = {
+    created_or_updated: 0,
+    failed: 0,
+    retry_later: 0,
+    deferred: 0,
+    skipped: 0,
+  };
   if (!health.healthy) {
     notices.push(
       `${target.name}: ${describeState(status)}; local-only mode, ${queueDepth(q).pending} item(s) stay queued`,
@@ -161,6 +178,14 @@ export async function runSync(
     return result("local-only", sent);
   }
   if (wasDown) notices.push(`${target.name}: healthy again; sending the queue in priority order`);
+  const back = requeueTransient(q);
+  if (back.keys.length > 0) {
+    q = back.queue;
+    store.commit(q, back.keys);
+    notices.push(
+      `${target.name}: ${back.keys.length} item(s) that failed for transient reasons are pending again`,
+    );
+  }
 
   const plan = planDue(q, schedule, now, options.force === true || options.only !== undefined);
   const due = options.only ? plan.due.filter((k) => options.only?.has(k)) : plan.due;
@@ -194,13 +219,37 @@ export async function runSync(
       });
       continue;
     }
-    const lookup =
-      record.inflight_at !== null || (record.remote_id === null && record.attempts > 0);
-    q = markInflight(q, key, at);
-    store.commit(q, [key]);
     try {
       let remote = record.remote_id;
-      if (remote === null && lookup) remote = await target.findByKey(record.type, key);
+      if (outcomeUnknown(record)) {
+        if (record.inflight_at !== null) {
+          q = markCrashed(q, key, at);
+          store.commit(q, [key]);
+        }
+        // Reconcile by the sync key before any new send: the last one may have been written.
+        const found = await target.findByKey(record.type, key, outgoing);
+        if (found === null) {
+          const miss = reconcileMiss(q, key, schedule, at);
+          if (miss.wait) {
+            q = miss.queue;
+            store.commit(q, [key]);
+            sent.deferred++;
+            log.append({
+              at,
+              target: target.name,
+              op: "send",
+              key,
+              ok: false,
+              error: (q.records[key] as QueueRecord).last_error ?? "deferred",
+              detail: { deferred: true },
+            });
+            continue;
+          }
+        }
+        remote = record.remote_id ?? found;
+      }
+      q = markInflight(q, key, at);
+      store.commit(q, [key]);
       const id = await target.upsert(outgoing, remote);
       const done = clock();
       q = markSynced(q, key, id, done);
@@ -249,14 +298,26 @@ export async function runSync(
       if (failure.kind === "validation") {
         q = markFailed(q, key, { message: failure.message, retryable: false }, schedule, failedAt);
         store.commit(q, [key]);
-        sent.skipped++;
-        notices.push(`${key}: rejected by ${target.name} (${failure.message}); skipped`);
+        sent.failed++;
+        notices.push(
+          `${key}: failed, rejected by ${target.name} (${failure.message}); after fixing it: director sync retry --id ${record.local_id}`,
+        );
         continue;
       }
       q = retryOrFail(q, key, failure, { schedule, at: failedAt, sent, notices });
+      // Rate limited: the store asked us to wait, so the rest waits too, this run and the next.
+      if (failure.kind === "rate_limited") {
+        // A short Retry-After binds the next run too (another process, maybe seconds later);
+        // a longer one is kept by the item's next_at on the Director's clock.
+        const wait = (failure.retryAfterSeconds ?? 1) * 1000;
+        if (wait <= MAX_HOLD_MS) {
+          status = { ...status, hold_until: new Date(Date.now() + wait).toISOString() };
+          q = { ...q, status };
+        }
+        store.commit(q, [key]);
+        break;
+      }
       store.commit(q, [key]);
-      // Rate limited: the store asked us to wait, so the rest waits too.
-      if (failure.kind === "rate_limited") break;
       unavailableRun++;
       if (unavailableRun >= DOWN_AFTER) {
         notices.push(
@@ -271,6 +332,22 @@ export async function runSync(
     store.commit(q, []);
   }
   return result("online", sent);
+}
+
+/** The longest Retry-After a run waits out before its health check; longer is local-only. */
+const MAX_HOLD_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rateLimitedHealth(until: string): TargetHealth {
+  return {
+    healthy: false,
+    error: "rate_limited",
+    message: `rate limited: the store asked for nothing before ${until}`,
+    latency_ms: 0,
+    rate_limit: null,
+    schema: {},
+  };
 }
 
 /** What the store receives for this record: privacy decides, sensitive content is sealed. */
@@ -308,6 +385,7 @@ function nextStatus(
     healthy_checks: (previous?.healthy_checks ?? 0) + (health.healthy ? 1 : 0),
     last_check_at: now,
     last_latency_ms: health.latency_ms,
+    hold_until: health.error === "rate_limited" ? (previous?.hold_until ?? null) : null,
   };
 }
 

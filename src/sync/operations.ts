@@ -2,7 +2,7 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { type SyncMetrics, syncMetrics } from "../core/sync/metrics.js";
 import { sanitizedPreview } from "../core/sync/privacy.js";
-import { type QueueDepth, queueDepth, setApproval } from "../core/sync/queue.js";
+import { type QueueDepth, queueDepth, requeue, setApproval } from "../core/sync/queue.js";
 import { UsageError } from "../errors.js";
 import type { Registry } from "../schema/registry.js";
 import type { MarkdownReport } from "../sources/markdown.js";
@@ -215,6 +215,57 @@ export async function syncDecide(
       ),
     );
     return { decided: keys };
+  } finally {
+    lock.release();
+  }
+}
+
+export interface RetryReport {
+  /** Keys put back to pending. */
+  requeued: string[];
+  /** Failed records left alone (not asked for); with `--all`, none. */
+  still_failed: number;
+}
+
+/**
+ * `director sync retry --id ID... | --all`: failed items back to pending, their attempts reset
+ * (the operator fixed what a permanent error named, or does not want to wait for the store
+ * to be healthy). A record whose last send's outcome was unknown is still looked up by its
+ * key before it is sent, so a retry never makes a second copy.
+ */
+export async function syncRetry(
+  ctx: RepoContext,
+  target: TargetName,
+  request: { ids: readonly string[]; all: boolean },
+): Promise<RetryReport> {
+  if (request.all === request.ids.length > 0) {
+    throw new UsageError("sync retry: give --id ID (one or more) or --all");
+  }
+  const lock = await lockSync(ctx);
+  try {
+    const store = queueStore(ctx, target);
+    let queue = store.load();
+    const failed = Object.values(queue.records).filter((r) => r.state === "failed");
+    const chosen = request.all
+      ? failed
+      : request.ids.map((id) => {
+          const record = Object.values(queue.records).find(
+            (r) => r.key === id || r.local_id === id,
+          );
+          if (record === undefined) {
+            throw new UsageError(`${id}: no queued item has this id (see director sync status)`);
+          }
+          if (record.state !== "failed") {
+            throw new UsageError(`${id}: ${record.state}, not failed: nothing to retry`);
+          }
+          return record;
+        });
+    const keys = [...new Set(chosen.map((r) => r.key))].sort();
+    for (const key of keys) queue = requeue(queue, key);
+    if (keys.length > 0) store.commit(queue, keys);
+    const at = receiptTime();
+    syncLog(ctx).append(keys.map((key) => ({ at, target, op: "retry", key }) as const));
+    return { requeued: keys, still_failed: failed.length - keys.length };
   } finally {
     lock.release();
   }

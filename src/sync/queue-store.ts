@@ -27,6 +27,11 @@ export interface TargetStatus {
   healthy_checks: number;
   last_check_at: string | null;
   last_latency_ms: number | null;
+  /**
+   * The store's last Retry-After, as a wall-clock time (Retry-After is real time, not the
+   * Director's clock): the next run, in another process, sends nothing before it.
+   */
+  hold_until?: string | null;
 }
 
 export interface StoredQueue extends TargetQueue {

@@ -91,20 +91,27 @@ export async function runSource(
   return { source: memory.load, sourceHash: memory.hash, report: () => null };
 }
 
-/** The seed's run statistics: items processed, succeeded, failed (or left to retry), skipped. */
+/**
+ * The seed's run statistics. `processed` = `succeeded` + `failed` (failed for good, or left to
+ * retry) + `deferred` (a send whose outcome is unknown, waiting for the store to show it);
+ * `skipped` counts only what needed no send (unchanged markdown files), never a failure.
+ */
 export interface RunStats {
   processed: number;
   succeeded: number;
   failed: number;
+  deferred: number;
   skipped: number;
 }
 
 export function runStats(result: SyncRunResult, markdown: MarkdownReport | null): RunStats {
   const s = result.sent;
+  const failed = s.failed + s.retry_later + s.skipped;
   return {
-    processed: s.created_or_updated + s.failed + s.retry_later + s.skipped,
+    processed: s.created_or_updated + failed + s.deferred,
     succeeded: s.created_or_updated,
-    failed: s.failed + s.retry_later,
-    skipped: s.skipped + (markdown?.unchanged ?? 0),
+    failed,
+    deferred: s.deferred,
+    skipped: markdown?.unchanged ?? 0,
   };
 }

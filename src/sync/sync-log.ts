@@ -6,7 +6,16 @@ export interface SyncLogEntry {
   at: string;
   target: string;
   /** `recall`: one remote ask of hybrid recall (`ok`: it found something). */
-  op: "enqueue" | "health" | "send" | "retention" | "approve" | "reject" | "notice" | "recall";
+  op:
+    | "enqueue"
+    | "health"
+    | "send"
+    | "retention"
+    | "approve"
+    | "reject"
+    | "retry"
+    | "notice"
+    | "recall";
   key?: string;
   ok?: boolean;
   error?: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { z } from "zod";
@@ -14,6 +14,31 @@ export interface FakeEpisode {
   source_description: string;
   reference_time: string | null;
   created_at: string;
+  /** When `get_episodes` and search start to list it, on the server's clock. */
+  visible_at: number;
+}
+
+/**
+ * A fault for one POST to the MCP endpoint. `http` answers the status instead of the call;
+ * with `afterWrite` an `add_memory` is carried out (queued) first. `lost` carries it out and
+ * cuts the connection. `error` answers `{"error": message}` in the tool result, `isError` a
+ * tool result flagged as an error.
+ */
+export type GraphitiFault =
+  | { kind: "http"; status: number; afterWrite?: boolean; retryAfter?: number; slow?: boolean }
+  | { kind: "lost"; slow?: boolean }
+  /** Carries the call out and never answers (until `stop`). */
+  | { kind: "hold"; slow?: boolean }
+  /** Answers at once, but the episode is listed only `visibilityLagMs` of `clock` later. */
+  | { kind: "slow" }
+  | { kind: "error"; message: string }
+  | { kind: "isError"; message: string };
+
+/** What a script sees of each tool call, to decide its fault. */
+export interface ScriptedCall {
+  tool: string;
+  /** `add_memory` calls so far, this one not counted. */
+  adds: number;
 }
 
 export interface AddCall {
@@ -31,6 +56,9 @@ const GROUP = /^[a-zA-Z0-9_-]+$/;
  * A local stand-in for the Graphiti MCP server (1.0, streamable HTTP at `/mcp/`): the same tool
  * names, parameters and answers. `add_memory` queues; episodes are processed one at a time a
  * little later, and `dropNext` makes the processor lose the next one (the server's known bug).
+ * A bad day is scripted per tool call (`script`): the add carried out and then a 5xx, a cut
+ * connection or no answer at all; `{"error"}` and `isError` results; slow adds listed only
+ * later on the server's clock; 429 whose Retry-After is enforced.
  */
 export class FakeGraphiti {
   readonly episodes: FakeEpisode[] = [];
@@ -40,10 +68,33 @@ export class FakeGraphiti {
   requests = 0;
   /** Episodes the processor failed, with the server's reason (as its log would say). */
   readonly failures: { name: string; error: string }[] = [];
-  private readonly queue: AddCall[] = [];
+  private readonly queue: (AddCall & { visible_at: number })[] = [];
+  private slowNext = 0;
+  private isErrors: string[] = [];
   private drops = 0;
   private errors: string[] = [];
   private httpFaults: number[] = [];
+  /** Decides a fault per tool call (a bad day, driven by a script). */
+  script: ((call: ScriptedCall) => GraphitiFault | undefined) | undefined;
+  /**
+   * The server's clock for eventual visibility, in ms; tests of the bins set it to the
+   * Director's clock, so "later" means the same on both sides.
+   */
+  clock: () => number = () => Date.now();
+  /**
+   * A slow add (an extraction that takes minutes: faults with `slow`) is listed, and
+   * searchable, this many ms of `clock` after it was made; others as soon as processed.
+   */
+  visibilityLagMs = 0;
+  /** Requests that came before a 429's Retry-After had passed (each refused again). */
+  earlyRequests = 0;
+  private notBefore = 0;
+  private readonly held = new Set<ServerResponse>();
+  private down = false;
+  private readonly sockets = new Set<Socket>();
+  /** `add_memory` calls carried out whose answer was lost or was an error status. */
+  lostAnswers = 0;
+  private adds = 0;
   private http: Server | null = null;
   private readonly transports = new Map<string, StreamableHTTPServerTransport>();
   url = "";
@@ -72,9 +123,23 @@ export class FakeGraphiti {
         res.end(String(error));
       });
     });
+    this.http.on("connection", (socket: Socket) => {
+      if (this.down) {
+        socket.destroy();
+        return;
+      }
+      this.sockets.add(socket);
+      socket.on("close", () => this.sockets.delete(socket));
+    });
     await new Promise<void>((resolve) => this.http?.listen(port, "127.0.0.1", resolve));
     const address = this.http.address() as AddressInfo;
     this.url = `http://127.0.0.1:${address.port}/mcp/`;
+  }
+
+  /** An outage: open connections are cut and new ones closed at once, until `setDown(false)`. */
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) for (const socket of this.sockets) socket.destroy();
   }
 
   get port(): number {
@@ -82,6 +147,8 @@ export class FakeGraphiti {
   }
 
   async stop(): Promise<void> {
+    for (const res of this.held) res.destroy();
+    this.held.clear();
     for (const t of this.transports.values()) await t.close().catch(() => undefined);
     this.transports.clear();
     const http = this.http;
@@ -111,6 +178,50 @@ export class FakeGraphiti {
       return;
     }
     const body = req.method === "POST" ? await readJson(req) : undefined;
+    if (req.method === "POST" && Date.now() < this.notBefore) {
+      this.earlyRequests++;
+      const wait = Math.ceil((this.notBefore - Date.now()) / 1000);
+      res.writeHead(429, { "content-type": "text/plain", "retry-after": String(wait) });
+      res.end("Too Many Requests");
+      return;
+    }
+    const call = toolCall(body);
+    const scripted = call ? this.script?.({ tool: call.name, adds: this.adds }) : undefined;
+    if (call && scripted) {
+      const add = call.name === "add_memory";
+      if (scripted.kind === "error") {
+        if (add) this.errors.unshift(scripted.message);
+      } else if (scripted.kind === "isError") {
+        if (add) this.isErrors.unshift(scripted.message);
+      } else if (scripted.kind === "slow") {
+        if (add) this.slowNext++;
+      } else {
+        // The call is carried out (when asked to), then the answer is an error or nothing.
+        if (add && (scripted.kind !== "http" || scripted.afterWrite === true)) {
+          this.addMemory(call.arguments, scripted.slow === true);
+          this.lostAnswers++;
+        }
+        if (scripted.kind === "lost") {
+          res.socket?.destroy();
+          return;
+        }
+        if (scripted.kind === "hold") {
+          this.held.add(res);
+          return;
+        }
+        if (scripted.status === 429) {
+          this.notBefore = Date.now() + (scripted.retryAfter ?? 1) * 1000;
+        }
+        res.writeHead(scripted.status, {
+          "content-type": "text/plain",
+          ...(scripted.retryAfter !== undefined
+            ? { "retry-after": String(scripted.retryAfter) }
+            : {}),
+        });
+        res.end(scripted.status === 429 ? "Too Many Requests" : "Service Unavailable");
+        return;
+      }
+    }
     const sessionId = req.headers["mcp-session-id"];
     let transport = typeof sessionId === "string" ? this.transports.get(sessionId) : undefined;
     if (transport === undefined) {
@@ -147,23 +258,15 @@ export class FakeGraphiti {
         },
       },
       async (a) => {
-        const group = a.group_id ?? "main";
         const failure = this.errors.shift();
         if (failure !== undefined) return answer({ error: failure });
-        if (!GROUP.test(group)) return answer({ error: `Invalid group_id: ${group}` });
-        if (a.name === "") return answer({ error: "Episode name must not be empty" });
-        const call: AddCall = {
-          name: a.name,
-          episode_body: a.episode_body,
-          group_id: group,
-          source_description: a.source_description,
-          uuid: a.uuid ?? null,
-          reference_time: a.reference_time ?? null,
-        };
-        this.calls.push(call);
-        this.queue.push(call);
-        setTimeout(() => this.process(), this.processDelayMs);
-        return answer({ message: `Episode '${a.name}' queued for processing in group '${group}'` });
+        const flagged = this.isErrors.shift();
+        if (flagged !== undefined) {
+          return { content: [{ type: "text" as const, text: flagged }], isError: true };
+        }
+        const slow = this.slowNext > 0;
+        if (slow) this.slowNext--;
+        return answer(this.addMemory(a, slow));
       },
     );
     server.registerTool(
@@ -176,7 +279,7 @@ export class FakeGraphiti {
       },
       async (a) => {
         const groups = groupsOf(a.group_ids);
-        const found = this.episodes
+        const found = this.visible()
           .filter((e) => groups.includes(e.group_id))
           .slice(-a.max_episodes)
           .reverse();
@@ -209,7 +312,7 @@ export class FakeGraphiti {
           if (a.query.trim() === "") return answer({ error: "Query must not be empty" });
           const groups = groupsOf(a.group_ids);
           const terms = unescapeLucene(a.query).toLowerCase();
-          const hits = this.episodes.filter(
+          const hits = this.visible().filter(
             (e) =>
               groups.includes(e.group_id) && `${e.name} ${e.content}`.toLowerCase().includes(terms),
           );
@@ -227,6 +330,46 @@ export class FakeGraphiti {
     search("search_nodes");
     search("search_memory_facts");
     return server;
+  }
+
+  /** `add_memory`: validates, queues, and answers as the server does (no uuid). */
+  private addMemory(
+    a: Record<string, unknown>,
+    slow = false,
+  ): { message: string } | { error: string } {
+    const group = typeof a.group_id === "string" ? a.group_id : "main";
+    const name = String(a.name ?? "");
+    if (!GROUP.test(group)) return { error: `Invalid group_id: ${group}` };
+    if (name === "") return { error: "Episode name must not be empty" };
+    const call: AddCall = {
+      name,
+      episode_body: String(a.episode_body ?? ""),
+      group_id: group,
+      source_description: String(a.source_description ?? ""),
+      uuid: typeof a.uuid === "string" ? a.uuid : null,
+      reference_time: typeof a.reference_time === "string" ? a.reference_time : null,
+    };
+    this.adds++;
+    this.calls.push(call);
+    this.queue.push({ ...call, visible_at: slow ? this.clock() + this.visibilityLagMs : 0 });
+    setTimeout(() => this.process(), this.processDelayMs);
+    return { message: `Episode '${name}' queued for processing in group '${group}'` };
+  }
+
+  /** Episodes per `ref:` of their provenance (one part of one item): more than one is a double. */
+  copiesByRef(): Map<string, number> {
+    const copies = new Map<string, number>();
+    for (const e of this.episodes) {
+      const ref = /ref: (\S+)$/.exec(e.source_description)?.[1] ?? e.uuid;
+      copies.set(ref, (copies.get(ref) ?? 0) + 1);
+    }
+    return copies;
+  }
+
+  /** Episodes listed at the server's clock now (processed, and past the visibility lag). */
+  private visible(): FakeEpisode[] {
+    const now = this.clock();
+    return this.episodes.filter((e) => e.visible_at <= now);
   }
 
   /** One episode at a time, as the server's per-group worker does. */
@@ -253,10 +396,21 @@ export class FakeGraphiti {
       source_description: call.source_description,
       reference_time: call.reference_time,
       created_at: new Date(0).toISOString(),
+      visible_at: call.visible_at,
     };
     if (at >= 0) this.episodes[at] = episode;
     else this.episodes.push(episode);
   }
+}
+
+/** The tool name and arguments of a JSON-RPC `tools/call`, or null for anything else. */
+function toolCall(body: unknown): { name: string; arguments: Record<string, unknown> } | null {
+  const message = body as { method?: string; params?: { name?: string; arguments?: unknown } };
+  if (message?.method !== "tools/call" || typeof message.params?.name !== "string") return null;
+  return {
+    name: message.params.name,
+    arguments: (message.params.arguments ?? {}) as Record<string, unknown>,
+  };
 }
 
 /** The fake searches substrings; an escaped query must mean the same words. */

@@ -14,6 +14,8 @@ interface Page {
   data_source_id: string;
   properties: Record<string, unknown>;
   children: string[];
+  /** When queries start to see the page, on the server's clock (eventual visibility). */
+  visible_at: number;
   created_time: string;
   last_edited_time: string;
 }
@@ -57,6 +59,9 @@ export class FakeNotionStore {
   readonly blocks = new Map<string, Block>();
   /** Page creations per sync_key, to prove that nothing is created twice. */
   readonly createdKeys = new Map<string, number>();
+  /** The server's clock and when a page created at a moment shows up in queries. */
+  now: () => number = () => Date.now();
+  visibleAt: (created: number) => number = (created) => created;
 
   createDatabase(body: Record<string, unknown>): unknown {
     const parent = body.parent as { page_id?: string } | undefined;
@@ -154,6 +159,7 @@ export class FakeNotionStore {
       data_source_id: ds.id,
       properties,
       children: [],
+      visible_at: this.visibleAt(this.now()),
       created_time: NOW,
       last_edited_time: NOW,
     };
@@ -254,8 +260,9 @@ export class FakeNotionStore {
   query(dataSourceId: string, body: Record<string, unknown>): unknown[] {
     this.dataSource(dataSourceId);
     const filter = body.filter as Filter | undefined;
+    const now = this.now();
     return [...this.pages.values()]
-      .filter((p) => p.data_source_id === dataSourceId)
+      .filter((p) => p.data_source_id === dataSourceId && p.visible_at <= now)
       .filter((p) => filter === undefined || matches(p.properties, filter))
       .map((p) => this.pageObject(p.id));
   }

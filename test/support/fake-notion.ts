@@ -7,18 +7,43 @@ const JITTER_MS = 25;
 
 /** A fault the next matching requests get instead of their answer. */
 export type NotionFault = (
-  | { kind: "status"; status: 429 | 529 | 500 | 502 | 503 | 401; retryAfter?: number }
+  | {
+      kind: "status";
+      status: 400 | 429 | 529 | 500 | 502 | 503 | 401;
+      retryAfter?: number;
+      /** The request is carried out first (a page is created), then the error is answered. */
+      afterWrite?: boolean;
+    }
   /** Processes the request (if `process`) and then never answers: the client times out. */
   | { kind: "hang"; process: boolean }
+  /** Carries the request out, then cuts the connection: the answer is lost. */
+  | { kind: "lost" }
+  /** Carries the request out at once and answers `ms` later (the page exists before its answer). */
+  | { kind: "delay"; ms: number }
 ) & {
   /** Only requests of this method get the fault (others pass it by). */
   method?: string;
+  /** Only requests whose path matches (e.g. /^\/v1\/pages$/ for page creations). */
+  path?: RegExp;
 };
+
+/** What a script sees of each request, to decide its fault. */
+export interface ScriptedRequest {
+  method: string;
+  path: string;
+  /** Pages created so far, this request's own creation not yet counted. */
+  creates: number;
+}
 
 export interface FakeNotionOptions {
   token: string;
   /** The server's own rate limit: at most `perSecond` requests in any rolling second. */
   perSecond?: number;
+  /**
+   * Eventual visibility: a new page is missing from data source queries until this many ms of
+   * the server's clock (`clock`) have passed since it was created. Retrieval by id sees it.
+   */
+  visibilityLagMs?: number;
 }
 
 export interface RequestRecord {
@@ -40,12 +65,26 @@ export class FakeNotion {
   rateViolations = 0;
   earlyRequests = 0;
   private faults: NotionFault[] = [];
+  /** Decides a fault per request (after the queued ones): a bad day, driven by a script. */
+  script: ((request: ScriptedRequest) => NotionFault | undefined) | undefined;
+  /**
+   * The server's clock for eventual visibility, in ms. Tests of the bins set it to the
+   * Director's clock (SOURCE_DATE_EPOCH), so "later" means the same on both sides.
+   */
+  clock: () => number = () => Date.now();
+  /** Answers held back by `hang` and `delay` faults (released, or cut, by `stop`). */
+  private readonly held = new Set<ServerResponse>();
+  /** Page creations whose answer was lost (a cut connection, a hang, an error after the write). */
+  lostAnswers = 0;
   private notBefore = 0;
   private readonly arrivals: number[] = [];
   private readonly http = new LocalHttp();
   private requestId = 0;
 
-  constructor(private readonly options: FakeNotionOptions) {}
+  constructor(private readonly options: FakeNotionOptions) {
+    this.store.visibleAt = (created) => created + (this.options.visibilityLagMs ?? 0);
+    this.store.now = () => this.clock();
+  }
 
   start(): Promise<string> {
     return this.http.start((req, res) => void this.handle(req, res));
@@ -56,7 +95,16 @@ export class FakeNotion {
   }
 
   stop(): Promise<void> {
+    for (const res of this.held) res.destroy();
+    this.held.clear();
     return this.http.stop();
+  }
+
+  /** Pages created so far (every creation, doubles included). */
+  get creates(): number {
+    let n = 0;
+    for (const count of this.store.createdKeys.values()) n += count;
+    return n;
   }
 
   /** Queues faults; each is used by one request. */
@@ -108,28 +156,18 @@ export class FakeNotion {
           "Notion-Version header failed validation.",
         );
       }
-      const index = this.faults.findIndex((f) => f.method === undefined || f.method === method);
-      const fault = index >= 0 ? this.faults.splice(index, 1)[0] : undefined;
-      if (fault?.kind === "status") {
-        const code = {
-          429: "rate_limited",
-          529: "service_overload",
-          500: "internal_server_error",
-          502: "bad_gateway",
-          503: "service_unavailable",
-          401: "unauthorized",
-        }[fault.status];
+      const index = this.faults.findIndex(
+        (f) => (f.method === undefined || f.method === method) && (f.path?.test(path) ?? true),
+      );
+      const fault =
+        index >= 0
+          ? this.faults.splice(index, 1)[0]
+          : this.script?.({ method, path, creates: this.creates });
+      if (fault?.kind === "status" && fault.afterWrite !== true) {
         if (fault.status === 429 || fault.status === 529) {
           this.notBefore = Math.max(this.notBefore, at + (fault.retryAfter ?? 1) * 1000);
         }
-        throw new NotionHttpError(
-          fault.status,
-          code,
-          fault.status === 429
-            ? "You have been rate limited. Please try again in a few minutes."
-            : "Injected fault.",
-          fault.retryAfter !== undefined ? { "retry-after": String(fault.retryAfter) } : {},
-        );
+        throw statusError(fault);
       }
       if (raw.length > FAKE_LIMITS.payload) {
         throw validation(
@@ -150,9 +188,35 @@ export class FakeNotion {
         return;
       }
       const answer = this.route(method, path, body);
+      const created = method === "POST" && path === "/v1/pages";
       if (fault?.kind === "hang") {
         // The work is done (or not), but the answer never comes.
         record.status = -1;
+        this.held.add(res);
+        if (created) this.lostAnswers++;
+        return;
+      }
+      if (fault?.kind === "lost") {
+        record.status = -1;
+        if (created) this.lostAnswers++;
+        res.socket?.destroy();
+        return;
+      }
+      if (fault?.kind === "status") {
+        // 5xx after the write: the page exists, the client hears of a failure.
+        if (created) this.lostAnswers++;
+        throw statusError(fault);
+      }
+      if (fault?.kind === "delay") {
+        this.held.add(res);
+        const timer = setTimeout(() => {
+          this.held.delete(res);
+          if (!res.destroyed) send(200, answer);
+        }, fault.ms);
+        res.on("close", () => {
+          this.held.delete(res);
+          clearTimeout(timer);
+        });
         return;
       }
       send(200, answer);
@@ -236,4 +300,24 @@ export class FakeNotion {
     }
     throw new NotionHttpError(400, "invalid_request_url", `Invalid request URL: ${method} ${path}`);
   }
+}
+
+function statusError(fault: Extract<NotionFault, { kind: "status" }>): NotionHttpError {
+  const code = {
+    400: "validation_error",
+    429: "rate_limited",
+    529: "service_overload",
+    500: "internal_server_error",
+    502: "bad_gateway",
+    503: "service_unavailable",
+    401: "unauthorized",
+  }[fault.status];
+  return new NotionHttpError(
+    fault.status,
+    code,
+    fault.status === 429
+      ? "You have been rate limited. Please try again in a few minutes."
+      : "Injected fault.",
+    fault.retryAfter !== undefined ? { "retry-after": String(fault.retryAfter) } : {},
+  );
 }

@@ -81,6 +81,9 @@ export class FakeTana {
   /** Calls refused for coming too early, too big or too many nodes. */
   refused = { rate: 0, nodes: 0, chars: 0 };
   localRequests = 0;
+  /** Input API calls carried out whose answer was an error (`failAfterWrite`). */
+  lostAnswers = 0;
+  private afterWrite: number[] = [];
   private lastAccepted: number | null = null;
   private readonly input = new Listener((req, body) => this.inputApi(req, body));
   private readonly local = new Listener((req, body) => this.localApi(req, body));
@@ -114,6 +117,21 @@ export class FakeTana {
   async stop(): Promise<void> {
     await this.input.stop();
     await this.local.stop();
+  }
+
+  /** The next accepted Input API calls create their nodes, then answer this status (a 5xx). */
+  failAfterWrite(status = 503, count = 1): void {
+    for (let i = 0; i < count; i++) this.afterWrite.push(status);
+  }
+
+  /** Nodes per engram key (`engram <key> <hash>` descriptions): more than one is a double. */
+  copiesByKey(): Map<string, number> {
+    const copies = new Map<string, number>();
+    for (const node of this.store.nodes.values()) {
+      const key = /^engram (\S+) /.exec(node.description)?.[1];
+      if (key !== undefined && !node.inTrash) copies.set(key, (copies.get(key) ?? 0) + 1);
+    }
+    return copies;
   }
 
   /** The desktop app quits (the Local API refuses connections) or starts again. */
@@ -173,6 +191,13 @@ export class FakeTana {
     try {
       const children = this.store.addToNode(body);
       this.lastAccepted = now;
+      const lost = this.afterWrite.shift();
+      if (lost !== undefined) {
+        // The nodes exist; the client hears of a failure.
+        this.lostAnswers++;
+        record(lost, nodes);
+        return { status: lost, body: { error: "Service unavailable" } };
+      }
       record(200, nodes);
       return { status: 200, body: { children } };
     } catch (error) {

@@ -25,7 +25,11 @@ export async function notionSyncRepo(
   url: string,
   perSecond = 50,
   /** More config lines: in `[sync]`, and after the `[sync.notion]` keys. */
-  extra: { sync?: readonly string[]; notion?: readonly string[] } = {},
+  extra: {
+    sync?: readonly string[];
+    notion?: readonly string[];
+    memory?: readonly string[];
+  } = {},
 ): Promise<TempRepo> {
   const repo = dirs.repo("engram-sync-");
   ok(await director(["init"], { cwd: repo.dir }));
@@ -33,6 +37,7 @@ export async function notionSyncRepo(
     [
       "[memory]",
       "buffer_keep_recent_events = 0",
+      ...(extra.memory ?? []),
       "[sync]",
       'project = "demo"',
       ...(extra.sync ?? []),
@@ -45,9 +50,13 @@ export async function notionSyncRepo(
       "",
     ].join("\n"),
   );
-  const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
-  ok(await worker(["emit", "--from", file], { cwd: repo.dir, env: syncEnv() }));
-  ok(await director(["run", "--force"], { cwd: repo.dir, env: syncEnv() }));
+  // An engram keeps at most 32 episodes: more notes are compacted 30 at a time.
+  for (let i = 0; i < notes.length; i += 30) {
+    const chunk = notes.slice(i, i + 30);
+    const file = repo.write("notes.ndjson", `${chunk.map((n) => JSON.stringify(n)).join("\n")}\n`);
+    ok(await worker(["emit", "--from", file], { cwd: repo.dir, env: syncEnv() }));
+    ok(await director(["run", "--force"], { cwd: repo.dir, env: syncEnv() }));
+  }
   ok(await director(["sync", "init", "--target", "notion"], { cwd: repo.dir, env: syncEnv() }));
   return repo;
 }

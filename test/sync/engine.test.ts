@@ -148,7 +148,7 @@ describe("sync engine", () => {
     expect(q.records["episode:b"]).toMatchObject({ state: "failed", attempts: 4 });
   });
 
-  it("waits out Retry-After, pauses on a schema mismatch, disables on auth, skips invalid items", async () => {
+  it("waits out Retry-After, pauses on a schema mismatch, disables on auth, fails invalid items", async () => {
     const target = new MemoryTarget();
     target.failNext(new SyncTargetError("rate limited", "rate_limited", 120));
     const items = [episode("a", 0.9, "failure"), episode("b", 0.9, "failure")];
@@ -171,7 +171,9 @@ describe("sync engine", () => {
     expect((await runSync(more, options(target))).status.state).toBe("paused");
     target.failNext(new SyncTargetError("too long", "validation"));
     const v = await runSync(more, options(target));
-    expect(v.sent).toMatchObject({ skipped: 1, created_or_updated: 1 });
+    // Refused for good: failed (never "skipped"), with a notice; the others go on.
+    expect(v.sent).toMatchObject({ failed: 1, skipped: 0, created_or_updated: 1 });
+    expect(v.notices.join("\n")).toContain("director sync retry --id c");
   });
 
   it("keeps queueing in local-only mode and drains in priority order on recovery", async () => {

@@ -136,29 +136,41 @@ describe("Graphiti target against the local MCP stand-in", () => {
     await expect(g.searchNodes("", ["engram"])).rejects.toMatchObject({ kind: "validation" });
   });
 
-  it("an {error} result of add_memory fails the item in the engine; never counted as sent", async () => {
+  it("an {error} result of add_memory is a failure, retried, never skipped nor sent", async () => {
     server = new FakeGraphiti();
     await server.start();
     server.errorNext("Error queuing episode: database is read-only");
-    server.errorNext("Graphiti client not initialized");
+    server.errorNext("Invalid group_id: bad group");
     const store = new QueueStore(dir, "graphiti");
+    let seconds = 0;
     const options = {
       store,
       target: target(server.url),
       schedule: DEFAULT_SCHEDULE,
-      clock: () => "2026-01-05T10:00:00.000Z",
+      clock: () => new Date(Date.parse("2026-01-05T10:00:00.000Z") + seconds * 1000).toISOString(),
       log: new SyncLog(join(dir, "log"), 8),
       sealKey: () => undefined,
     };
-    const result = await runSync([candidate(item("x", "body of x"))], options);
-    expect(result.sent).toMatchObject({ created_or_updated: 0, skipped: 1 });
+    const x = candidate(item("x", "body of x"));
+    const result = await runSync([x], options);
+    expect(result.sent).toMatchObject({ created_or_updated: 0, retry_later: 1, skipped: 0 });
     const record = store.load().records["episode:x"];
-    expect(record).toMatchObject({ state: "failed", remote_id: null });
+    expect(record).toMatchObject({ state: "pending", remote_id: null });
     expect(record?.last_error).toContain("database is read-only");
     expect(server.episodes).toHaveLength(0);
-    // A server still starting says so in a result: that one is retried, not given up.
-    const second = await runSync([candidate(item("y", "body of y"))], options);
-    expect(second.sent).toMatchObject({ created_or_updated: 1, skipped: 0 });
+    // An error that says the input is wrong fails the item at once: counted failed, with a notice.
+    const y = candidate(item("y", "body of y"));
+    const second = await runSync([x, y], options);
+    expect(second.sent).toMatchObject({ created_or_updated: 0, failed: 1, skipped: 0 });
+    expect(store.load().records["episode:y"]).toMatchObject({
+      state: "failed",
+      failure: "permanent",
+    });
+    // Past the retry delay, x is looked up (not there) and sent: once.
+    seconds = 120;
+    const third = await runSync([x, y], options);
+    expect(third.sent).toMatchObject({ created_or_updated: 1, failed: 0 });
+    expect(server.calls.filter((c) => c.episode_body === "body of x")).toHaveLength(1);
   });
 
   it("keeps a dropped episode pending and delivers it on the next run, once", async () => {

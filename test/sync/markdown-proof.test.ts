@@ -89,7 +89,13 @@ describe("markdown memory files to the knowledge-graph stand-in (the Proof)", ()
     server.dropNext();
 
     const first = await syncAt(repo, 0)();
-    expect(first.json.stats).toEqual({ processed: 20, succeeded: 19, failed: 1, skipped: 0 });
+    expect(first.json.stats).toEqual({
+      processed: 20,
+      succeeded: 19,
+      failed: 1,
+      deferred: 0,
+      skipped: 0,
+    });
     expect(first.json.markdown).toMatchObject({ files: 20, excluded: 1, unchanged: 0 });
     const warnings: string[] = first.json.markdown.warnings;
     expect(warnings.filter((w) => w.includes("malformed YAML frontmatter"))).toHaveLength(3);
@@ -99,14 +105,26 @@ describe("markdown memory files to the knowledge-graph stand-in (the Proof)", ()
 
     // The dropped episode stays pending until get_episodes lists it; the next run sends it.
     const second = await syncAt(repo, 2)();
-    expect(second.json.stats).toEqual({ processed: 1, succeeded: 1, failed: 0, skipped: 19 });
+    expect(second.json.stats).toEqual({
+      processed: 1,
+      succeeded: 1,
+      failed: 0,
+      deferred: 0,
+      skipped: 19,
+    });
     const calls = server.calls.length;
     expect(calls).toBe(20 + 2 + 1); // 20 files, 2 more parts of the long one, 1 resend
     expect(server.calls.every((c) => c.uuid === null)).toBe(true);
     expect(server.failures).toEqual([]);
 
     const third = await syncAt(repo, 4)();
-    expect(third.json.stats).toEqual({ processed: 0, succeeded: 0, failed: 0, skipped: 20 });
+    expect(third.json.stats).toEqual({
+      processed: 0,
+      succeeded: 0,
+      failed: 0,
+      deferred: 0,
+      skipped: 20,
+    });
     expect(server.calls.length).toBe(calls);
 
     // 22 episodes, once each: the long file complete in three parts, in order.

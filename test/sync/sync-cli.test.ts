@@ -7,6 +7,7 @@ import { QueueStore } from "../../src/sync/queue-store.js";
 import { assertBuilt, DIRECTOR_BIN, director, spawnBin } from "../support/bins.js";
 import { killWhen } from "../support/crash.js";
 import { FakeNotion } from "../support/fake-notion.js";
+import { Rng } from "../support/random.js";
 import { TempDirs } from "../support/repo.js";
 import {
   episodeNote,
@@ -103,6 +104,8 @@ describe("director sync through the bins", () => {
     const url = await server.start();
     const notes = Array.from({ length: 30 }, (_, i) => note(`episode ${i}`, 0.9, "failure"));
     const repo = await repoWith(notes, url, 20);
+    // Seeded (ENGRAM_CRASH_SEED), so a failing kill point can be replayed.
+    const rng = new Rng(Number(process.env.ENGRAM_CRASH_SEED ?? 20_261_122));
     let killedMidRun = 0;
     for (let round = 0; round < 5; round++) {
       const before = server.requests.length;
@@ -111,7 +114,7 @@ describe("director sync through the bins", () => {
       const posts = () =>
         server?.requests.slice(before).filter((r) => r.method === "POST" && r.path === "/v1/pages")
           .length ?? 0;
-      killWhen(spawned, () => posts() > 0, Math.floor(Math.random() * 200));
+      killWhen(spawned, () => posts() > 0, rng.int(0, 199));
       const r = await spawned.done;
       if (r.signal === "SIGKILL") killedMidRun++;
     }

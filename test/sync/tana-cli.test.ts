@@ -117,4 +117,54 @@ describe("director sync --target tana through the bins", () => {
     );
     expect(offline.stderr).toMatch(/learning states from git only/);
   });
+
+  it("a call carried out but answered 503 is looked up through the Local API, never doubled", async () => {
+    const { fake, repo } = await setup();
+    const run = async (seconds: number) =>
+      JSON.parse(
+        ok(
+          await director(["sync", "run", "--target", "tana", "--json"], {
+            cwd: repo.dir,
+            env: {
+              SOURCE_DATE_EPOCH: String(EPOCH + seconds),
+              TANA_TOKEN: "in-tok",
+              TANA_LOCAL_TOKEN: "loc-tok",
+            },
+          }),
+        ).stdout,
+      );
+    // init runs first (its calls succeed); the learnings' call then creates and answers 503.
+    const init = await run(0);
+    expect(init.sent.created_or_updated).toBe(2);
+    const before = fake.copiesByKey().size;
+    // A new learning, sent in a call whose answer is lost after the nodes were made.
+    const file = repo.write(
+      "more.ndjson",
+      `${JSON.stringify({ kind: "lesson", text: "pin the toolchain version", confidence: 0.95, privacy: "public", topics: ["t"] })}\n`,
+    );
+    ok(
+      await worker(["emit", "--from", file], {
+        cwd: repo.dir,
+        env: { SOURCE_DATE_EPOCH: String(EPOCH + 10) },
+      }),
+    );
+    ok(
+      await director(["run", "--force"], {
+        cwd: repo.dir,
+        env: { SOURCE_DATE_EPOCH: String(EPOCH + 10) },
+      }),
+    );
+    git(repo.dir, ["add", "-A"]);
+    git(repo.dir, ["commit", "-q", "-m", "more memory"]);
+    fake.failAfterWrite(503);
+    const failed = await run(20);
+    expect(failed.sent.created_or_updated).toBe(0);
+    expect(fake.lostAnswers).toBe(1);
+    expect(fake.copiesByKey().size).toBe(before + 1);
+    const again = await run(2000);
+    expect(again.sent.created_or_updated).toBe(1);
+    const doubled = [...fake.copiesByKey()].filter(([, n]) => n > 1);
+    expect(doubled).toEqual([]);
+    expect(fake.copiesByKey().size).toBe(before + 1);
+  }, 120_000);
 });

@@ -28,6 +28,15 @@ export interface QueueRecord {
   next_at: string | null;
   /** Set just before a send: a record that still has it after a crash is looked up first. */
   inflight_at: string | null;
+  /**
+   * A send whose outcome is unknown (a timeout, a 5xx, a cut connection, a crash between the
+   * request and the record of its answer) was last seen at this time: the item is looked up by
+   * its key before any new send, and not created again until `settle_seconds` later.
+   * Absent in queues written before it existed.
+   */
+  unknown_since?: string | null;
+  /** Why a `failed` record failed: transient ones go back to pending once the store is healthy. */
+  failure?: "transient" | "permanent" | null;
   last_attempt_at: string | null;
   last_error: string | null;
   synced_at: string | null;
@@ -50,14 +59,25 @@ export interface SyncSchedule {
   retry_delays_seconds: readonly number[];
   synced_retention_days: number;
   failed_retention_days: number;
+  /**
+   * How long a store may take to show a new item in its queries: a create whose outcome is
+   * unknown is created again only when a lookup this long after it still finds nothing.
+   */
+  settle_seconds?: number;
 }
+
+/** Notion's and Graphiti's queries catch up within seconds; the first retry waits a minute anyway. */
+export const DEFAULT_SETTLE_SECONDS = 60;
 
 export const DEFAULT_SCHEDULE: SyncSchedule = {
   batch_interval_seconds: 300,
   retry_delays_seconds: [60, 300, 1800],
   synced_retention_days: 7,
   failed_retention_days: 30,
+  settle_seconds: DEFAULT_SETTLE_SECONDS,
 };
+
+const settleOf = (schedule: SyncSchedule) => schedule.settle_seconds ?? DEFAULT_SETTLE_SECONDS;
 
 export interface TargetQueue {
   records: Record<string, QueueRecord>;
@@ -122,6 +142,9 @@ export function enqueue<Q extends TargetQueue>(
       occurred_at: item.occurred_at,
       next_at: null,
       inflight_at: existing?.inflight_at ?? null,
+      // A new version of an item whose create is unknown must still be looked up first.
+      unknown_since: existing?.unknown_since ?? null,
+      failure: null,
       last_attempt_at: null,
       last_error: null,
       synced_at: null,
@@ -203,6 +226,8 @@ export function markSynced<Q extends TargetQueue>(
     state: "synced",
     attempts: record.attempts + 1,
     inflight_at: null,
+    unknown_since: null,
+    failure: null,
     next_at: null,
     last_error: null,
     synced_at: now,
@@ -219,12 +244,15 @@ export function markSynced<Q extends TargetQueue>(
 
 /**
  * A failed send. Retryable failures wait 1, 5, then 30 minutes (or `Retry-After`, if later);
- * after the last delay, or at once for a non-retryable one, the record is `failed`.
+ * after the last delay the record is `failed` as `transient` (it goes back to pending once the
+ * store is healthy again, see `requeueTransient`); a non-retryable one is `failed` at once, as
+ * `permanent` (`director sync retry`). `unknown`: the store may have carried the send out
+ * (timeout, 5xx, cut connection), so the item is looked up by its key before any new send.
  */
 export function markFailed<Q extends TargetQueue>(
   queue: Q,
   key: string,
-  error: { message: string; retryable: boolean; retry_after_seconds?: number },
+  error: { message: string; retryable: boolean; retry_after_seconds?: number; unknown?: boolean },
   schedule: SyncSchedule,
   now: string,
 ): Q {
@@ -232,22 +260,93 @@ export function markFailed<Q extends TargetQueue>(
   if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
   const attempts = record.attempts + 1;
   const delay = schedule.retry_delays_seconds[attempts - 1];
+  const unknown_since = error.unknown === true ? now : (record.unknown_since ?? null);
   if (!error.retryable || delay === undefined) {
     return patch(queue, key, {
       state: "failed",
+      failure: error.retryable ? "transient" : "permanent",
       attempts,
       inflight_at: null,
+      unknown_since,
       next_at: null,
       last_error: error.message,
     });
   }
-  const wait = Math.max(delay, error.retry_after_seconds ?? 0);
+  const wait = Math.max(
+    delay,
+    error.retry_after_seconds ?? 0,
+    error.unknown === true ? settleOf(schedule) : 0,
+  );
   return patch(queue, key, {
     attempts,
     inflight_at: null,
+    unknown_since,
     next_at: plusSeconds(now, wait),
     last_error: error.message,
   });
+}
+
+/** Whether the record's last send may have reached the store: look it up before sending. */
+export function outcomeUnknown(record: QueueRecord): boolean {
+  return record.inflight_at !== null || (record.unknown_since ?? null) !== null;
+}
+
+/**
+ * A record found still in flight (its process died between the request and the record of its
+ * answer): its outcome is unknown from `now` on (the write, if any, happened before this run),
+ * kept even if the lookup that follows fails.
+ */
+export function markCrashed<Q extends TargetQueue>(queue: Q, key: string, now: string): Q {
+  const record = queue.records[key];
+  if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
+  if (record.inflight_at === null) return queue;
+  return patch(queue, key, { inflight_at: null, unknown_since: now });
+}
+
+/**
+ * A lookup by key found nothing for a record whose last send's outcome is unknown. A store's
+ * queries may lag behind its writes, so "not found" is believed only `settle_seconds` after
+ * the outcome became unknown: before that the record waits (`wait`), counted from the failure
+ * seen, or from `now` for a send cut by a crash (it happened before this run, at an unknown
+ * moment). After that, the send goes ahead.
+ */
+export function reconcileMiss<Q extends TargetQueue>(
+  queue: Q,
+  key: string,
+  schedule: SyncSchedule,
+  now: string,
+): { queue: Q; wait: boolean } {
+  const record = queue.records[key];
+  if (record === undefined) throw new RangeError(`sync queue: no record ${key}`);
+  const since = record.inflight_at !== null ? now : (record.unknown_since ?? null);
+  if (since === null || ms(now) - ms(since) >= settleOf(schedule) * 1000) {
+    return { queue, wait: false };
+  }
+  const until = plusSeconds(since, settleOf(schedule));
+  return {
+    queue: patch(queue, key, {
+      inflight_at: null,
+      unknown_since: since,
+      next_at: until,
+      last_error: `outcome of the last send unknown and not found by its key yet; looked up again from ${until}`,
+    }),
+    wait: true,
+  };
+}
+
+/**
+ * Records that failed only for transient reasons go back to pending (their attempts reset)
+ * once the store is healthy again; an unknown outcome stays recorded, so they are looked up first.
+ */
+export function requeueTransient<Q extends TargetQueue>(queue: Q): { queue: Q; keys: string[] } {
+  let q = queue;
+  const keys: string[] = [];
+  for (const record of Object.values(queue.records)) {
+    if (record.state !== "failed" || record.failure !== "transient") continue;
+    q = requeue(q, record.key);
+    keys.push(record.key);
+  }
+  return { queue: q, keys: keys.sort() };
 }
 
 /** Holds a record back without charging an attempt (the target paused or was rate limited). */
@@ -270,7 +369,13 @@ export function setApproval<Q extends TargetQueue>(queue: Q, key: string, approv
 
 /** Puts a failed record back to pending, its attempts reset (an explicit retry). */
 export function requeue<Q extends TargetQueue>(queue: Q, key: string): Q {
-  return patch(queue, key, { state: "pending", attempts: 0, next_at: null, last_error: null });
+  return patch(queue, key, {
+    state: "pending",
+    failure: null,
+    attempts: 0,
+    next_at: null,
+    last_error: null,
+  });
 }
 
 export interface RetentionResult<Q extends TargetQueue = TargetQueue> {

@@ -27,19 +27,30 @@ export class GraphitiClient {
     this.backoffMs = options.backoffMs ?? 500;
   }
 
-  /** Calls a tool, retrying transient failures; a `{"error": ...}` result is a failure. */
-  async call(name: string, args: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+  /**
+   * Calls a tool, retrying transient failures; a `{"error": ...}` result is a failure. A call
+   * that is not `idempotent` (`add_memory`) is retried only when it never reached the server
+   * (the connection could not be opened): after that its outcome is unknown.
+   */
+  async call(
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs?: number,
+    options: { idempotent?: boolean } = {},
+  ): Promise<unknown> {
     let attempt = 0;
     for (;;) {
+      const progress = { sent: false };
       try {
-        return await this.callOnce(name, args, timeoutMs ?? this.options.timeoutMs);
+        return await this.callOnce(name, args, timeoutMs ?? this.options.timeoutMs, progress);
       } catch (error) {
         const failure = classify(error, this.options.url);
         const transient = failure.kind === "unavailable" || failure.kind === "rate_limited";
         if (
           !transient ||
           attempt >= this.options.retries ||
-          failure.message.includes("legacy SSE")
+          failure.message.includes("legacy SSE") ||
+          (options.idempotent === false && progress.sent)
         ) {
           throw failure;
         }
@@ -54,20 +65,24 @@ export class GraphitiClient {
     await this.reset();
   }
 
-  private async callOnce(name: string, args: Record<string, unknown>, timeout: number) {
+  private async callOnce(
+    name: string,
+    args: Record<string, unknown>,
+    timeout: number,
+    progress: { sent: boolean },
+  ) {
     const client = await this.connect(timeout);
+    progress.sent = true;
     const result = await client.callTool({ name, arguments: args }, undefined, { timeout });
     const value = toolValue(result);
-    if (result.isError === true) {
-      throw new SyncTargetError(`graphiti ${name}: ${errorText(value)}`, "validation");
-    }
-    if (value !== null && typeof value === "object" && "error" in value) {
-      const message = `graphiti ${name}: ${String((value as { error: unknown }).error)}`;
-      // A server that is still starting says so in a result; that passes, bad input does not.
-      const kind = /not initiali[sz]ed|unavailable|timed? ?out/i.test(message)
-        ? "unavailable"
-        : "validation";
-      throw new SyncTargetError(message, kind);
+    const said =
+      value !== null && typeof value === "object" && "error" in value
+        ? String((value as { error: unknown }).error)
+        : null;
+    if (result.isError === true || said !== null) {
+      const message = `graphiti ${name}: ${said ?? errorText(value)}`;
+      // An error result is a failure, retried, unless it says the input itself is wrong.
+      throw new SyncTargetError(message, PERMANENT.test(message) ? "validation" : "unavailable");
     }
     return value;
   }
@@ -100,6 +115,21 @@ export class GraphitiClient {
     if (client !== null) await client.close().catch(() => undefined);
   }
 }
+
+/**
+ * Tool errors that no retry can fix: the input is wrong (Graphiti's group_id and name checks,
+ * the SDK's schema validation). Anything else a server says in an error result is retried.
+ */
+const PERMANENT =
+  /invalid group_id|must not be empty|input validation error|invalid arguments|unknown tool|not found: tool/i;
+
+/** JSON-RPC errors about the request itself; others (internal error...) are retried. */
+const PERMANENT_RPC: readonly number[] = [
+  ErrorCode.InvalidParams,
+  ErrorCode.InvalidRequest,
+  ErrorCode.MethodNotFound,
+  ErrorCode.ParseError,
+];
 
 /** FastMCP wraps results as `structuredContent.result`, and also as JSON text content. */
 function toolValue(result: Awaited<ReturnType<Client["callTool"]>>): unknown {
@@ -137,7 +167,7 @@ export function classify(error: unknown, url: string): SyncTargetError {
       return new SyncTargetError(message, "unavailable", undefined, { cause: error });
     return new SyncTargetError(`${url}: ${message}`, "unavailable", undefined, { cause: error });
   }
-  if (error instanceof McpError && error.code !== ErrorCode.RequestTimeout) {
+  if (error instanceof McpError && PERMANENT_RPC.includes(error.code)) {
     return new SyncTargetError(`graphiti: ${message}`, "validation", undefined, { cause: error });
   }
   // Timeouts, refused connections, resets, aborts: the server may be back on the next try.

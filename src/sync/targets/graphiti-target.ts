@@ -132,7 +132,11 @@ export class GraphitiTarget implements SyncTarget {
       // Graphiti reads a given uuid as "load this episode" and fails on a new one: the part's
       // own id travels in source_description instead, and the server names the episode.
       const { uuid: _, ...call } = part;
-      if (findListed(listed, part) === undefined) await this.client.call("add_memory", call);
+      // Never retried blindly: an add whose answer was lost may be queued; the engine looks
+      // the item up (findByKey) before it sends again.
+      if (findListed(listed, part) === undefined) {
+        await this.client.call("add_memory", call, undefined, { idempotent: false });
+      }
     }
     const deadline = performance.now() + this.options.config.confirm_wait_seconds * 1000;
     // A local server lists an episode within tens of ms: ask soon, then back off to pollMs.
@@ -155,13 +159,17 @@ export class GraphitiTarget implements SyncTarget {
   }
 
   /**
-   * Always null: the part ids derive from the content, so `upsert` itself finds what a crashed
-   * or dropped send already delivered (it lists the group first for such a key) and sends only
-   * the missing parts.
+   * The episodes of an item whose last send's outcome is unknown: the server's uuids when
+   * `get_episodes` lists every part (by the part's ref), else null. Either way the next
+   * `upsert` of the key lists the group first and sends only the parts still missing.
    */
-  async findByKey(_type: SyncType, key: string): Promise<string | null> {
+  async findByKey(_type: SyncType, key: string, item?: OutgoingItem): Promise<string | null> {
     this.lookups.add(key);
-    return null;
+    if (item === undefined || item.encrypted || isRemovedItem(item.fields)) return null;
+    const parts = this.partsOf(item);
+    const listed = await this.listed((parts[0] as EpisodePart).group_id);
+    const found = parts.map((p) => findListed(listed, p)?.uuid);
+    return found.every((u) => u !== undefined) ? found.join(",") : null;
   }
 
   /** Deletes the episodes of an earlier version of an item (the new version supersedes them). */

@@ -9,7 +9,9 @@ import {
 
 /**
  * An in-memory store behind the target interface: for tests of the engine and for dry runs.
- * It can be made to fail (`failNext`) to exercise the engine's error handling.
+ * It can be made to fail (`failNext`), to fail after the write (`failAfterWrite`: the item is
+ * stored, the answer is an error), and to lag (`queryLag`: `findByKey` does not see a new item
+ * until `catchUp`), to exercise the engine's error handling.
  */
 export class MemoryTarget implements SyncTarget {
   readonly name = "memory";
@@ -17,11 +19,24 @@ export class MemoryTarget implements SyncTarget {
   creates = 0;
   updates = 0;
   down = false;
+  /** New items stay out of `findByKey` until `catchUp()`. */
+  queryLag = false;
+  private readonly hidden = new Set<string>();
   private failures: SyncTargetError[] = [];
+  private afterWrite: SyncTargetError[] = [];
   private next = 1;
 
   failNext(...errors: SyncTargetError[]): void {
     this.failures.push(...errors);
+  }
+
+  failAfterWrite(...errors: SyncTargetError[]): void {
+    this.afterWrite.push(...errors);
+  }
+
+  /** The store's queries catch up with its writes. */
+  catchUp(): void {
+    this.hidden.clear();
   }
 
   async health(): Promise<TargetHealth> {
@@ -62,10 +77,14 @@ export class MemoryTarget implements SyncTarget {
     const id = `mem-${this.next++}`;
     this.creates++;
     this.items.set(item.key, { ...item, remote_id: id, writes: 1 });
+    if (this.queryLag) this.hidden.add(item.key);
+    const lost = this.afterWrite.shift();
+    if (lost) throw lost;
     return id;
   }
 
   async findByKey(_type: SyncType, key: string): Promise<string | null> {
+    if (this.hidden.has(key)) return null;
     return this.items.get(key)?.remote_id ?? null;
   }
 }

@@ -51,8 +51,12 @@ export interface SyncTarget {
   ensureSchema(): Promise<SchemaReport>;
   /** Writes the item: updates `remoteId` when given, else creates; returns the remote id. */
   upsert(item: OutgoingItem, remoteId: string | null): Promise<string>;
-  /** The remote id of the item with this key, if the store holds one (after a crash). */
-  findByKey(type: SyncType, key: string): Promise<string | null>;
+  /**
+   * The remote id of the item with this key, if the store's queries show one (after a send
+   * whose outcome is unknown). `item` is what would be sent, for a store that must know more
+   * than the key to recognize it (Graphiti's episode parts).
+   */
+  findByKey(type: SyncType, key: string, item?: OutgoingItem): Promise<string | null>;
 }
 
 /** One item of a batch: what to write and the remote id it has (null: create). */
