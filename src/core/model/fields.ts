@@ -107,3 +107,23 @@ export function entityId(kind: string, key: string): string | undefined {
 export function isDocumentEntityId(id: string): boolean {
   return ENTITY_REF_PATTERN.test(id) && notOneLine(id) === undefined;
 }
+
+/**
+ * A JSON value with every lone surrogate in its strings and keys replaced by U+FFFD: a
+ * document built from it can be written as UTF-8 and hashed the RFC 8785 way. Other values
+ * are returned as they are.
+ */
+export function wellFormedValue(value: unknown): unknown {
+  if (typeof value === "string") return wellFormed(value).text;
+  if (Array.isArray(value)) return value.map(wellFormedValue);
+  if (value !== null && typeof value === "object") {
+    // fromEntries defines properties, so a `__proto__` key stays a plain key.
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        wellFormed(k).text,
+        wellFormedValue(v),
+      ]),
+    );
+  }
+  return value;
+}
