@@ -339,8 +339,15 @@ describe("the write check", () => {
     expect(findings.find((f) => f.code === "engram-invalid")?.message).toContain("entities[0]");
     const catalog = one.writes.find((w) => w.path === CATALOG_PATH) as { text: string };
     expect(
-      checkMemoryWrites([{ path: CATALOG_PATH, text: catalog.text.replace("1", "2") }], config)
-        .length,
+      checkMemoryWrites(
+        [
+          {
+            path: CATALOG_PATH,
+            text: catalog.text.replace('"catalog_version": 1', '"catalog_version": "1"'),
+          },
+        ],
+        config,
+      ).length,
     ).toBeGreaterThan(0);
     expect(
       checkMemoryWrites([{ path: "memory/state/x.json", text: "{" }], config).map((f) => f.code),
