@@ -8,6 +8,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { openContext } from "../../src/context/repo-context.js";
 import {
   catalogEntryFor,
   sealCatalog,
@@ -17,6 +18,7 @@ import {
 } from "../../src/core/model/engram.js";
 import { VERSION_LOG_PATH } from "../../src/core/versions/log.js";
 import { lastRecord, logWith, recordFor } from "../../src/core/versions/record.js";
+import { commitCycle, withDirectorState } from "../../src/director/director-state.js";
 import type { Catalog, Engram, EngramBody } from "../../src/schema/engram.js";
 import {
   dir,
@@ -187,5 +189,62 @@ describe("an engram poisoned by an older Director", () => {
     const unknown = await dir(repo, ["set-aside", `e_${"0".repeat(32)}`]);
     expectExit(unknown, 2);
     expect(unknown.stderr).toContain("no engram with this id");
+  });
+});
+
+describe("the write path checks what it writes", () => {
+  it("refuses an engram its readers would refuse, writing nothing, not even the intent", async () => {
+    const repo = await initRepo();
+    const ctx = await openContext({ repo: repo.dir });
+    const engram = sealEngram({
+      ...{ version: "20270115-080000Z", scope: "st", created_at: "2027-01-15T08:00:00.000Z" },
+      source_window: { start_ts: "2027-01-15T08:00:00.000Z", end_ts: "2027-01-15T08:00:00.000Z" },
+      ...{ topics: [], facts: ["x"], decisions: [], links: [], privacy: "private" },
+      provenance: {
+        ...{ created_by: "engram-director", run_id: "r", event_count: 1 },
+        ...{ senders: ["w1"], message_types: {} },
+      },
+      signals: {
+        ...{ notes: 1, decisions: 0, lessons: 0, incidents: 0, errors: 0 },
+        ...{ max_surprise: null, mean_confidence: null, redactions: 0, truncated: 0 },
+      },
+      entities: ["file:a\nb"],
+    });
+    const path = catalogEntryFor(engram, 1).path;
+    const attempt = withDirectorState(ctx, (buffer) =>
+      commitCycle(ctx, buffer, {
+        through_seq: 0,
+        writes: [{ path, text: serializeEngram(engram) }],
+        deletes: [],
+        meta: {},
+      }),
+    );
+    await expect(attempt).rejects.toThrow(
+      new RegExp(
+        `refusing to write memory its readers would refuse, nothing was written: ${path}: entities\\[0\\]`,
+      ),
+    );
+    expect(existsSync(repo.path(path))).toBe(false);
+    expect(existsSync(ctx.paths.intent)).toBe(false);
+    expectExit(await dir(repo, ["verify"]), 0);
+    expectExit(await dir(repo, ["run", "--flush"], { env: EPOCH }), 0);
+  });
+
+  it("set-aside takes out a stray file verify names, and nothing else", async () => {
+    const repo = await initRepo();
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "kept"], { env: EPOCH }), 0);
+    expectExit(await dir(repo, ["run", "--flush"], { env: EPOCH }), 0);
+    const kept = engramFiles(repo, "st");
+    repo.write("memory/st/notes.txt", "API_KEY=[REDACTED]\n");
+    const verify = await dir(repo, ["verify"]);
+    expectExit(verify, 1);
+    expect(verify.stdout).toContain("memory/st/notes.txt: is not at memory/");
+    const aside = jsonOf<{ listed: null; kept_at: string }>(
+      await dir(repo, ["set-aside", "memory/st/notes.txt", "--json"], { env: EPOCH }),
+    );
+    expect(aside.listed).toBeNull();
+    expect(readFileSync(repo.path(".engram", aside.kept_at), "utf8")).toBe("API_KEY=[REDACTED]\n");
+    expect(engramFiles(repo, "st")).toEqual(kept);
+    expectExit(await dir(repo, ["verify"]), 0);
   });
 });
