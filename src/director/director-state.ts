@@ -19,7 +19,6 @@ import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
-import { checkWrites } from "./write-check.js";
 
 /** What a crash between planning and finishing a cycle needs to finish it on restart. */
 export interface CycleIntent {
@@ -192,8 +191,9 @@ export async function commitCycle(
     inState !== "" && !inState.startsWith("..") && !isAbsolute(inState)
       ? { ...intent, tree: inState.split(sep).join("/") }
       : intent;
-  // Every file is checked as its readers will read it before the intent makes it durable.
-  checkWrites(ctx, intent.writes);
+  // Every file is checked as its readers will read it before the intent makes it durable
+  // (loaded here: the check needs the zod schemas, which an idle run never loads).
+  (await import("./write-check.js")).checkWrites(ctx, intent.writes);
   writeIntent(ctx.paths.intent, staged);
   await finishCycle(ctx, buffer, staged);
 }
