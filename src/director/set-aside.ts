@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
@@ -8,6 +8,7 @@ import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError, UsageError } from "../errors.js";
+import { documentPaths } from "../repo/memory-files.js";
 import { readCatalog, readEngram } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { Catalog, Engram } from "../schema/engram.js";
@@ -74,6 +75,8 @@ export async function setAside(ctx: RepoContext, target: string): Promise<SetAsi
         { path: FOCUS_PATH, text: focus.text },
       ],
       deletes: existsSync(join(ctx.repoDir, found.path)) ? [found.path] : [],
+      // The state and core documents the version holds: those of the tree but this one.
+      documents: documentPaths(ctx.repoDir).filter((p) => p !== found.path),
     });
     return {
       path: found.path,
@@ -132,7 +135,12 @@ function resolveTarget(ctx: RepoContext, catalog: Catalog, target: string): Foun
   if (catalog.documents?.some((d) => d.path === path)) {
     return { path, engramId: null, listed: "document" };
   }
-  if (existsSync(join(ctx.repoDir, path))) return { path, engramId: null, listed: null };
+  if (existsSync(join(ctx.repoDir, path))) {
+    if (!statSync(join(ctx.repoDir, path)).isFile()) {
+      throw new UsageError(`${path}: a folder; give the path of one file under it`);
+    }
+    return { path, engramId: null, listed: null };
+  }
   throw new UsageError(`${path}: no such memory file, and the catalog does not list it`);
 }
 

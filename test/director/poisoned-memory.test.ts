@@ -247,4 +247,28 @@ describe("the write path checks what it writes", () => {
     expect(engramFiles(repo, "st")).toEqual(kept);
     expectExit(await dir(repo, ["verify"]), 0);
   });
+
+  it("set-aside takes out an edited state document as a version that holds no state", async () => {
+    const repo = await initRepo();
+    const start = jsonOf<{ session_id: string }>(
+      await wrk(repo, ["session", "start", "--json"], { env: EPOCH }),
+    );
+    const id = start.session_id;
+    const write = ["session", "write", "--session", id, "--kind", "state", "--key", "notes"];
+    expectExit(await wrk(repo, [...write, "--value", '{"a":1}'], { env: EPOCH }), 0);
+    expectExit(await wrk(repo, ["session", "end", id], { env: EPOCH }), 0);
+    expectExit(await dir(repo, ["run", "--flush"], { env: EPOCH }), 0);
+    const doc = "memory/state/notes.json";
+    writeFileSync(repo.path(doc), readFileSync(repo.path(doc), "utf8").replace('"a": 1', '"a": 2'));
+    const verify = await dir(repo, ["verify"]);
+    expectExit(verify, 1);
+    expect(verify.stdout).toContain(`${doc}: expected sha256:`);
+    const aside = jsonOf<{ listed: string; version: { counts: { state: number } } }>(
+      await dir(repo, ["set-aside", doc, "--json"], { env: EPOCH }),
+    );
+    expect(aside.listed).toBe("document");
+    expect(aside.version.counts.state).toBe(0);
+    expect(existsSync(repo.path(doc))).toBe(false);
+    expectExit(await dir(repo, ["verify"]), 0);
+  });
 });
