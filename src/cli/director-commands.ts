@@ -15,6 +15,7 @@ import {
 import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { SET_ASIDE_COMMAND } from "./set-aside-command.js";
 import { SYNC_COMMAND } from "./sync-commands.js";
 import { rollbackCommand, VERSION_COMMANDS } from "./version-commands.js";
 
@@ -387,6 +388,7 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   ...VERSION_COMMANDS,
   rollbackCommand(runPr),
   ...GIT_COMMANDS,
+  SET_ASIDE_COMMAND,
   ...BUS_COMMANDS,
   SYNC_COMMAND,
 ];

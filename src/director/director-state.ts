@@ -191,6 +191,9 @@ export async function commitCycle(
     inState !== "" && !inState.startsWith("..") && !isAbsolute(inState)
       ? { ...intent, tree: inState.split(sep).join("/") }
       : intent;
+  // Every file is checked as its readers will read it before the intent makes it durable
+  // (loaded here: the check needs the zod schemas, which an idle run never loads).
+  (await import("./write-check.js")).checkWrites(ctx, intent.writes);
   writeIntent(ctx.paths.intent, staged);
   await finishCycle(ctx, buffer, staged);
 }

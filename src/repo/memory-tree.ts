@@ -55,20 +55,29 @@ export async function readEngram(
     json = JSON.parse(await readFile(join(repoDir, path), "utf8"));
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "not valid JSON";
-    throw new StateError(`${path}: ${why}; run director verify`, { cause: error });
+    throw new StateError(`${path}: ${why}; run director verify${setAsideHint(path)}`, {
+      cause: error,
+    });
   }
   const { Engram } = await import("../schema/engram.js");
   const parsed = Engram.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new StateError(
-      `${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify`,
+      `${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify${setAsideHint(path)}`,
     );
   }
   if (expectedHash !== undefined && engramHashOf(parsed.data) !== expectedHash) {
-    throw new StateError(`${path}: content does not match its catalog hash; run director verify`);
+    throw new StateError(
+      `${path}: content does not match its catalog hash; run director verify${setAsideHint(path)}`,
+    );
   }
   return parsed.data;
+}
+
+/** What to do about one damaged engram file (docs/cli.md, director set-aside). */
+function setAsideHint(path: string): string {
+  return `, then director set-aside ${path} to take it out of memory as a new version`;
 }
 
 /** Loads the engrams of the given entries, a few files at a time. */

@@ -25,7 +25,7 @@ import {
   type SessionHeader,
   sessionsDir,
 } from "./store.js";
-import { FLAGS_BY_KIND, type WriteFlag } from "./write-flags.js";
+import { checkWrittenItem, FLAGS_BY_KIND, type WriteFlag } from "./write-flags.js";
 
 export interface SessionStart {
   session_id: string;
@@ -156,6 +156,7 @@ export async function writeToSession(
   input: SessionWriteInput,
 ): Promise<SessionItem> {
   const item = protectItem(ctx, { ...itemFromInput(input), written_at: receiptTime() });
+  checkWrittenItem(item, ctx.config.agent_bus.max_message_bytes);
   return appendItem(sessionsDir(ctx.paths.root), sessionId, item, ctx.config.sessions);
 }
 

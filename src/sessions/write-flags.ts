@@ -1,9 +1,11 @@
 import type { SessionItemKind } from "../core/versions/items.js";
+import { UsageError } from "../errors.js";
 
 /*
  * Which flags `worker session write` takes for each kind of item, in one table: the command's
  * option specs, its usage lines and the checks of a write all read it, so they cannot drift.
- * No imports but types: the CLI loads it at start-up.
+ * No imports but types and the errors module (loaded at start-up anyway): the CLI loads it at
+ * start-up.
  */
 
 /** A flag of `worker session write` that carries a field of the item. */
@@ -81,4 +83,40 @@ export function writeUsageLines(prefix: string): string[] {
       ...shown(flags.optional, true),
     ].join(" ");
   });
+}
+
+/** Longest `--text` or `--rationale` a session item carries (the bus's `SessionEndItem`). */
+export const MAX_ITEM_TEXT = 8000;
+
+/**
+ * Room an ended session's envelope needs around its items (header, sender, session fields):
+ * an item that leaves less could never be sent.
+ */
+export const SESSION_ENVELOPE_ROOM = 4096;
+
+/**
+ * Refuses, at `worker session write`, an item that `worker session end` could not send: a
+ * text or rationale over 8000 characters (counted once secrets are redacted, as it is
+ * stored), or an item too large for one message. Without it the write succeeded and the whole
+ * session could no longer end. Names the flag; says what to do.
+ */
+export function checkWrittenItem(
+  item: { text?: string; rationale?: string; value?: unknown; key?: string },
+  maxMessageBytes: number,
+): void {
+  for (const flag of ["text", "rationale"] as const) {
+    const value = item[flag];
+    if (value !== undefined && value.length > MAX_ITEM_TEXT) {
+      throw new UsageError(
+        `--${flag}: ${value.length} characters (secrets redacted), at most ${MAX_ITEM_TEXT}: split it or shorten it`,
+      );
+    }
+  }
+  const size = Buffer.byteLength(JSON.stringify(item), "utf8");
+  if (size + SESSION_ENVELOPE_ROOM > maxMessageBytes) {
+    const flag = item.key !== undefined ? "--value" : "--text";
+    throw new UsageError(
+      `${flag}: the item is ${size} bytes, too large for one message within agent_bus.max_message_bytes = ${maxMessageBytes} (less ${SESSION_ENVELOPE_ROOM} bytes of envelope); shorten it or raise the limit`,
+    );
+  }
 }

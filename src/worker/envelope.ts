@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { redactSenderId } from "../core/ingest/event-keys.js";
 import { createRedactor } from "../core/ingest/redact.js";
+import { linkRefProblem, notOneLine } from "../core/model/fields.js";
 import { UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION, type MessageType } from "../schema/message-types.js";
@@ -56,6 +57,14 @@ export async function buildEnvelope(
     payload,
     event_id: `ev_${randomUUID().replace(/-/g, "")}`,
   };
+  const oneLine = oneLineIssues(messageType, payload);
+  if (oneLine.length > 0) {
+    throw new UsageError(
+      oneLine
+        .map((i) => `${naming === "flag" ? flagFor(i.path[0]) : i.path.join(".")}: ${i.message}`)
+        .join("; "),
+    );
+  }
   if (surelyValid(envelope)) return envelope;
   // In doubt: the zod schemas decide and name the field (loaded only now: start-up).
   const { Envelope, PAYLOAD_SCHEMAS } = await import("../schema/envelope.js");
@@ -77,4 +86,45 @@ export async function buildEnvelope(
     );
   }
   return envelope;
+}
+
+/**
+ * The one-line fields of a note or an event (topics, links, issue, an event's kind) that the
+ * Director could not keep as given: refused here, naming the flag, rather than quarantined or
+ * rewritten there. The schemas let a line break through; memory files built from it must not.
+ */
+export function oneLineIssues(
+  messageType: MessageType,
+  payload: Record<string, unknown>,
+): { path: (string | number)[]; message: string }[] {
+  if (messageType !== "memory_note.v1" && messageType !== "memory_event.v1") return [];
+  const out: { path: (string | number)[]; message: string }[] = [];
+  const list = (field: "topics" | "links") =>
+    Array.isArray(payload[field]) ? (payload[field] as unknown[]).entries() : [].entries();
+  for (const [i, topic] of list("topics")) {
+    const broken = typeof topic === "string" ? notOneLine(topic) : undefined;
+    if (broken !== undefined) {
+      out.push({ path: ["topics", i], message: `a topic is one line: this one holds ${broken}` });
+    }
+  }
+  for (const [i, link] of list("links")) {
+    const ref =
+      typeof link === "string"
+        ? link
+        : typeof link === "object" &&
+            link !== null &&
+            typeof (link as { ref?: unknown }).ref === "string"
+          ? (link as { ref: string }).ref
+          : undefined;
+    const problem = ref === undefined ? undefined : linkRefProblem(ref);
+    if (problem !== undefined) out.push({ path: ["links", i], message: problem });
+  }
+  for (const field of ["issue", ...(messageType === "memory_event.v1" ? ["kind"] : [])]) {
+    const value = payload[field];
+    const broken = typeof value === "string" ? notOneLine(value) : undefined;
+    if (broken !== undefined) {
+      out.push({ path: [field], message: `one line expected: this value holds ${broken}` });
+    }
+  }
+  return out;
 }

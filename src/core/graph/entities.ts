@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import { MAX_ENGRAM_ENTITIES } from "../../schema/formats.js";
 import type { Registry, RegistryArea } from "../../schema/registry.js";
+import { entityId, isDocumentEntityId } from "../model/fields.js";
 import { compareText } from "../model/text.js";
 import { type Learning, normalizeClaim } from "./learnings.js";
 
@@ -75,7 +76,10 @@ const KIND_RANK = new Map(DOCUMENT_KINDS.map((kind, i) => [kind, i]));
  * files, commits), sorted.
  */
 export function capEntities(ids: Iterable<EntityId>): EntityId[] {
-  const kept = [...ids].filter((id) => KIND_RANK.has(id.slice(0, id.indexOf(":"))));
+  // Only ids a reader accepts: one a bug or an old engram let through is left out, never written.
+  const kept = [...ids].filter(
+    (id) => KIND_RANK.has(id.slice(0, id.indexOf(":"))) && isDocumentEntityId(id),
+  );
   if (kept.length > MAX_ENGRAM_ENTITIES) {
     const rank = (id: EntityId) => KIND_RANK.get(id.slice(0, id.indexOf(":"))) as number;
     kept.sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
@@ -120,18 +124,23 @@ export function entityMatcher(registry: Registry): EntityMatcher {
     const found = new Set<EntityId>();
     const unlinked = new Set<string>();
     const text = doc.texts.join("\n");
+    // A link's ref is input: `entityId` makes it one line, or names nothing when it cannot.
+    const add = (kind: EntityKind, key: string) => {
+      const id = entityId(kind, key);
+      if (id !== undefined) found.add(id);
+    };
     for (const link of doc.links) {
-      if (link.type === "file") found.add(`file:${link.ref}`);
-      else if (link.type === "issue") found.add(`issue:${link.ref.replace(/^#/, "")}`);
-      else if (link.type === "pr") found.add(`pr:${link.ref.replace(/^#/, "")}`);
-      else if (link.type === "commit") found.add(`commit:${link.ref.slice(0, 12)}`);
-      else if (link.type === "url") found.add(`url:${link.ref}`);
+      if (link.type === "file") add("file", link.ref);
+      else if (link.type === "issue") add("issue", link.ref.replace(/^#/, ""));
+      else if (link.type === "pr") add("pr", link.ref.replace(/^#/, ""));
+      else if (link.type === "commit") add("commit", link.ref.trim().slice(0, 12));
+      else if (link.type === "url") add("url", link.ref);
     }
     for (const m of text.matchAll(PR)) found.add(`pr:${m[1]}`);
     for (const m of text.matchAll(ISSUE)) {
       if (!found.has(`pr:${m[1]}`)) found.add(`issue:${m[1]}`);
     }
-    for (const m of text.matchAll(URL_RE)) found.add(`url:${m[0].replace(/[.,;:]+$/, "")}`);
+    for (const m of text.matchAll(URL_RE)) add("url", m[0].replace(/[.,;:]+$/, ""));
     for (const m of text.matchAll(PATH)) {
       if (!/^https?:/.test(m[1] as string)) found.add(`file:${m[1]}`);
     }
@@ -217,6 +226,9 @@ export function linkLearning(
     carried.push(entities);
   }
   const found = new Set(carried.flat());
-  for (const link of learning.links) if (link.type === "url") found.add(`url:${link.ref}`);
+  for (const link of learning.links) {
+    const id = link.type === "url" ? entityId("url", link.ref) : undefined;
+    if (id !== undefined) found.add(id);
+  }
   return { ...learning, entities: [...found].sort(), unlinked: [] };
 }

@@ -3,6 +3,7 @@ import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import type { Envelope, EnvelopeSchemas } from "../../schema/envelope.js";
 import { envelopeSurelyValid } from "../../schema/envelope-fast.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
+import { linkRefProblem, normalizeTopic, oneLine } from "../model/fields.js";
 import { classifyLink, isLinkInput, normalizeIssue } from "../model/links.js";
 import { cutText, wellFormed } from "../model/text.js";
 import { dedupKey, redactSenderId } from "./event-keys.js";
@@ -152,17 +153,33 @@ function normalizeValid(
     for (const raw of p.topics as unknown[]) {
       // A payload whose schema has no topics passes them unchecked: only strings are read.
       if (typeof raw !== "string") continue;
-      // Redacted before it is lower-cased: a lower-cased token no longer looks like one.
-      const topic = lowerKeepingMarkers(clean(raw.trim()));
+      // Redacted before it is lower-cased: a lower-cased token no longer looks like one. One
+      // line of at most 64 units, whatever the writer sent: a topic is a keyword.
+      const topic = lowerKeepingMarkers(normalizeTopic(clean(raw)));
       if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
     }
   }
   const links: Link[] = [];
   if (Array.isArray(p.links)) {
-    for (const raw of p.links as unknown[]) {
+    for (const [i, raw] of (p.links as unknown[]).entries()) {
       if (!isLinkInput(raw)) continue;
       const link = classifyLink(raw);
-      links.push({ type: link.type, ref: clean(link.ref) });
+      // An empty link names nothing: leaving it out loses nothing.
+      if (link.ref === "") continue;
+      const ref = clean(link.ref);
+      // Checked once redacted (a marker may lengthen it). A link that is not one line names
+      // no file or issue and would poison every file built from it: the line is quarantined
+      // with its reason, as the worker's own check refuses it at emit time.
+      const problem = linkRefProblem(ref);
+      if (problem !== undefined) {
+        return {
+          ok: false,
+          reason: "invalid-payload",
+          detail: `payload.links.${i}: ${problem}`,
+          redactions,
+        };
+      }
+      links.push({ type: link.type, ref });
     }
   }
   const privacy: Privacy = (p.privacy as Privacy | undefined) ?? "private";
@@ -171,7 +188,7 @@ function normalizeValid(
   redactions += senderId.count;
   // Telemetry in the upstream nested shapes or our flat aliases, read into one set of fields.
   const t = telemetryFields(env.message_type, p);
-  const issue = normalizeIssue(t.issue);
+  const issue = normalizeIssue(t.issue === undefined ? undefined : oneLineOf(t.issue));
   // The free text of the message: a note's text, an error's message, a progress message.
   const text = str(p.text) ?? str(t.message) ?? str(p.query);
   const rationale = str(p.rationale);
@@ -200,10 +217,12 @@ function normalizeValid(
   // walks every own property, so a field left out costs nothing there.
   const kind = kindOf(env.message_type, p, clean);
   const cleanIssue = issue === undefined ? undefined : clean(issue);
-  const stage = str(t.stage);
-  const status = str(t.status);
-  const errorType = str(t.error_type);
-  const errorId = str(t.error_id);
+  // Labels, one line each (they are grouped and listed, never read as prose).
+  const label = (value: unknown) => (typeof value === "string" ? oneLine(clean(value)) : undefined);
+  const stage = label(t.stage);
+  const status = label(t.status);
+  const errorType = label(t.error_type);
+  const errorId = label(t.error_id);
   const catalogHashSeen = str(t.catalog_hash_seen);
   const runId = sender.run_id === undefined ? undefined : clean(sender.run_id);
   const e: Record<string, unknown> = {
@@ -248,6 +267,10 @@ function normalizeValid(
   return { ok: true, event, repaired };
 }
 
+function oneLineOf(issue: string | number): string | number {
+  return typeof issue === "string" ? oneLine(issue) : issue;
+}
+
 function lowerKeepingMarkers(text: string): string {
   const lower = text.toLowerCase();
   return lower.includes("[redacted:") ? lower.replace(/\[redacted:/g, "[REDACTED:") : lower;
@@ -271,8 +294,9 @@ function kindOf(
     case "memory_note.v1":
       return payload.kind as string;
     case "memory_event.v1":
-      // Free text from the writer: redacted like any other, then cut on a grapheme boundary.
-      return cutText(clean(String(payload.kind)), 64);
+      // Free text from the writer: redacted like any other, one line, cut on a grapheme
+      // boundary; a kind that is nothing but spaces and controls is a plain "event".
+      return cutText(oneLine(clean(String(payload.kind))), 64).trimEnd() || "event";
     case "heartbeat.v1":
       return "heartbeat";
     case "task_progress.v1":

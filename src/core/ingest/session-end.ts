@@ -1,5 +1,6 @@
 import type { Sealed } from "../../schema/common.js";
 import type { SessionEndItem, SessionEndPayload } from "../../schema/envelope.js";
+import { wellFormedValue } from "../model/fields.js";
 import { type Redactor, redactValue } from "./redact.js";
 import { sealText } from "./seal.js";
 
@@ -20,7 +21,8 @@ export function normalizeSessionPart(
     if (item.text !== undefined) item.text = clean(item.text);
     if (item.rationale !== undefined) item.rationale = clean(item.rationale);
     if (item.value !== undefined) {
-      const redacted = redactValue(item.value, redactor);
+      // Well formed first: a `\ud800` escape in a writer's JSON must not reach a document.
+      const redacted = redactValue(wellFormedValue(item.value), redactor);
       item.value = redacted.value;
       redactions += redacted.count;
     }

@@ -8,12 +8,16 @@ import { MEMORY_DIR } from "../model/paths.js";
  */
 export const VERSION_LOG_PATH = `${MEMORY_DIR}/versions.ndjson`;
 
-/** What made a version: a Director cycle, one session's consolidation, a rollback, a restore. */
+/**
+ * What made a version: a Director cycle, one session's consolidation, a rollback, a restore,
+ * or one memory file set aside (`director set-aside`, with the file's path).
+ */
 export type VersionMaker =
   | { kind: "cycle" }
   | { kind: "session"; session_id: string }
   | { kind: "rollback"; target: number }
-  | { kind: "restore" };
+  | { kind: "restore" }
+  | { kind: "set-aside"; path: string };
 
 export interface VersionCounts {
   engrams: number;
@@ -33,7 +37,7 @@ export interface VersionRecord {
   counts: VersionCounts;
 }
 
-const MAKER_KINDS = new Set(["cycle", "session", "rollback", "restore"]);
+const MAKER_KINDS = new Set(["cycle", "session", "rollback", "restore", "set-aside"]);
 const COUNT_KEYS: readonly (keyof VersionCounts)[] = [
   "engrams",
   "episodes",
@@ -53,7 +57,12 @@ function isCount(n: unknown): n is number {
 function parseMaker(raw: unknown, path: string, line: number): VersionMaker {
   const m = raw as Record<string, unknown> | null;
   if (typeof m !== "object" || m === null || !MAKER_KINDS.has(m.kind as string)) {
-    throw bad(path, line, "made_by.kind", "expected cycle, session, rollback or restore");
+    throw bad(
+      path,
+      line,
+      "made_by.kind",
+      "expected cycle, session, rollback, restore or set-aside",
+    );
   }
   if (m.kind === "session") {
     if (typeof m.session_id !== "string" || m.session_id === "") {
@@ -64,6 +73,12 @@ function parseMaker(raw: unknown, path: string, line: number): VersionMaker {
   if (m.kind === "rollback") {
     if (!isCount(m.target)) throw bad(path, line, "made_by.target", "expected a version");
     return { kind: "rollback", target: m.target };
+  }
+  if (m.kind === "set-aside") {
+    if (typeof m.path !== "string" || m.path === "") {
+      throw bad(path, line, "made_by.path", "expected the path of the file set aside");
+    }
+    return { kind: "set-aside", path: m.path };
   }
   return { kind: m.kind as "cycle" | "restore" };
 }

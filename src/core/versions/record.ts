@@ -80,5 +80,6 @@ export function lastRecord(text: string | undefined): VersionRecord | undefined 
 export function makerText(made: VersionMaker): string {
   if (made.kind === "session") return `session ${made.session_id}`;
   if (made.kind === "rollback") return `rollback to v${made.target}`;
+  if (made.kind === "set-aside") return `set-aside ${made.path}`;
   return made.kind;
 }
