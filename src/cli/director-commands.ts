@@ -214,6 +214,11 @@ function runLines(r: RunResult): string[] {
     `buffer: ${r.buffer.events} events, ${r.buffer.bytes} bytes`,
     `tiers: st ${r.tiers.st.files} files ${r.tiers.st.bytes} bytes; lt ${r.tiers.lt.files} files ${r.tiers.lt.bytes} bytes`,
     r.focus ? `MEMORY.md: ${r.focus.items} items, ${r.focus.bytes} bytes` : "MEMORY.md: up to date",
+    ...(r.focus_rewritten !== undefined
+      ? [
+          `MEMORY.md ${r.dry_run ? "would be" : "was"} rewritten: it is not what the Director generates (${r.focus_rewritten})`,
+        ]
+      : []),
     ...(r.sessions ?? []).map(sessionLine),
     ...r.written.map((p) => `  + ${p}`),
     ...r.evicted.map((p) => `  - ${p}`),

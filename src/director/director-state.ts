@@ -15,10 +15,12 @@ import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import type { FileChanges } from "../core/versions/step.js";
+import { StateError } from "../errors.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
+import { assertIntent } from "../state/state-file-check.js";
 
 /** What a crash between planning and finishing a cycle needs to finish it on restart. */
 export interface CycleIntent {
@@ -64,9 +66,16 @@ export function readIntent(path: string): CycleIntent {
   const [header, ...writes] = readFileSync(path, "utf8")
     .split("\n")
     .filter((line) => line.length > 0);
+  let parsed: { header: unknown; writes: unknown[] };
+  try {
+    parsed = { header: JSON.parse(header ?? ""), writes: writes.map((line) => JSON.parse(line)) };
+  } catch (error) {
+    throw new StateError(`${path}: not a cycle intent (${(error as Error).message}); remove it`);
+  }
+  assertIntent(parsed.header, parsed.writes, path);
   return {
-    ...(JSON.parse(header as string) as Omit<CycleIntent, "writes">),
-    writes: writes.map((line) => JSON.parse(line) as CycleIntent["writes"][number]),
+    ...(parsed.header as Omit<CycleIntent, "writes">),
+    writes: parsed.writes as CycleIntent["writes"],
   };
 }
 

@@ -11,8 +11,10 @@ import {
   isDirectorBranch,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
+import { CORE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
   branchNameOf,
@@ -73,22 +75,20 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
 
   const catalogText = (await readFileAt(repo, head, CATALOG_PATH))?.text;
   const logText = (await readFileAt(repo, head, VERSION_LOG_PATH))?.text;
+  const files = [
+    ...(await readFilesUnder(repo, head, tierDir("st"))),
+    ...(await readFilesUnder(repo, head, tierDir("lt"))),
+  ];
+  const memoryMd = (await readFileAt(repo, head, FOCUS_PATH))?.text;
   const findings = guardFindings({
     headBranch: named.name,
     changedPaths: changed,
     baseCatalog: await catalogStamp(repo, base),
     mergeBaseCatalog: fork === undefined ? undefined : await catalogStamp(repo, fork),
     verifyFindings: [
-      ...verifyMemory({
-        catalogText,
-        files: [
-          ...(await readFilesUnder(repo, head, tierDir("st"))),
-          ...(await readFilesUnder(repo, head, tierDir("lt"))),
-        ],
-        memoryMd: (await readFileAt(repo, head, FOCUS_PATH))?.text,
-        memory: config.memory,
-      }),
+      ...verifyMemory({ catalogText, files, memoryMd, memory: config.memory }),
       ...verifyVersionLog(logText, catalogText),
+      ...(await headFocusFindings(repo, head, { catalogText, memoryMd, files, config })),
     ],
   });
   return {
@@ -102,6 +102,31 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     director_branch: director,
     changed_paths: changed.length,
   };
+}
+
+/** MEMORY.md at the head must be what the Director generates from the head's memory. */
+async function headFocusFindings(
+  repo: GitRepo,
+  head: string,
+  at: {
+    catalogText: string | undefined;
+    memoryMd: string | undefined;
+    files: readonly { path: string; text: string }[];
+    config: Config;
+  },
+) {
+  const texts = new Map(at.files.map((f) => [f.path, f.text]));
+  const documents = new Map<string, string>();
+  for (const dir of [STATE_DIR, CORE_DIR]) {
+    for (const f of await readFilesUnder(repo, head, dir)) documents.set(f.path, f.text);
+  }
+  return verifyFocusFile({
+    catalogText: at.catalogText,
+    memoryMd: at.memoryMd,
+    text: (path) => texts.get(path),
+    documents,
+    memory: at.config.memory,
+  });
 }
 
 async function headBranchOf(

@@ -13,6 +13,7 @@ import { CATALOG_PATH, engramFileName, FOCUS_PATH } from "../core/model/paths.js
 import { focusCandidates, renderFocusFor } from "../core/rendering/focus.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo, resolveCommit } from "../git/history.js";
+import { assertCatalogSealed } from "../repo/catalog-seal.js";
 import { findMemoryFileInHistory } from "../repo/history-search.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import { type Catalog, Engram } from "../schema/engram.js";
@@ -73,7 +74,7 @@ export async function restoreEngram(ctx: RepoContext, engramId: string): Promise
 
   return withDirectorState(ctx, async (buffer) => {
     // Read again under the lock: a Director cycle may have changed it meanwhile.
-    const catalog = await readCatalog(ctx.repoDir);
+    const catalog = assertCatalogSealed(await readCatalog(ctx.repoDir));
     const raced = alreadyListed(ctx, engramId, catalog);
     if (raced) return raced;
     const entry = catalogEntryFor(engram, Buffer.byteLength(hit.text, "utf8"));

@@ -17,8 +17,9 @@ import { CATALOG_PATH, engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
+import { assertCatalogSealed } from "../repo/catalog-seal.js";
 import { readCatalogSummary, writeCatalogSummary } from "../repo/catalog-summary.js";
-import { loadEngrams, readTextIfExists } from "../repo/memory-tree.js";
+import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog } from "../schema/engram.js";
@@ -33,6 +34,7 @@ import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
+import { judgeFocus, lastNow, rememberFocus } from "./focus-fresh.js";
 
 /**
  * Makes room in the buffer for `incoming` before an ingest would take it past its hard
@@ -108,6 +110,8 @@ export interface RunResult {
   unlinked_mentions?: string[];
   /** The snapshot of the version this cycle made (absent when it made none or outside git). */
   snapshot?: Snapshot;
+  /** MEMORY.md was not what the Director generates (edited by hand): its first differing line. */
+  focus_rewritten?: string;
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -163,6 +167,7 @@ async function consolidateSessions(
   buffer: EventBuffer,
 ): Promise<SessionStepReport[]> {
   if (!holdsSessionEnd(buffer)) return [];
+  assertCatalogSealed(await readCatalog(ctx.repoDir));
   return (await import("./consolidate.js")).consolidateEndedSessions(ctx, buffer);
 }
 
@@ -175,6 +180,8 @@ async function cycle(
   const memory = ctx.config.memory;
   // The summary first: an idle cycle never parses the catalog's entries.
   const read = await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary);
+  // Cached summaries are of catalogs a cycle wrote or checked: any other is checked first.
+  if (!read.cached) assertCatalogSealed(await read.catalog());
   const head = read.summary;
   const now = receiptTime();
   const shape = {
@@ -194,21 +201,27 @@ async function cycle(
   const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
   const focusFresh =
     focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === head.hash;
-  const base = {
-    ...intake,
-    compaction: decision.reason,
-    not_compacted: explainNoCompaction(decision, shape, memory, last, now),
-    dry_run: options.dryRun === true,
-  };
   const cadence = focusCadence(buffer, memory);
-  const idle = isIdleCycle({
+  const triggers = {
     take: decision.take,
     newSignals,
     focusFresh,
     overBudget: overBudget(head.tiers, memory),
     focusDue: cadence.due,
-  });
-  if (idle) {
+  };
+  // Only a cycle with nothing else to do asks whether MEMORY.md was edited: any other
+  // rewrites it anyway.
+  const judged = isIdleCycle(triggers)
+    ? await judgeFocus(ctx, read, focusText, lastNow(memory, buffer.meta.focus_now))
+    : undefined;
+  const base = {
+    ...intake,
+    compaction: decision.reason,
+    not_compacted: explainNoCompaction(decision, shape, memory, last, now),
+    dry_run: options.dryRun === true,
+    ...(judged?.rewrite !== undefined ? { focus_rewritten: judged.rewrite } : {}),
+  };
+  if (judged?.fresh === true) {
     read.remember();
     return summarize(head, buffer, base, null);
   }
@@ -299,6 +312,8 @@ async function cycle(
   const after = summarizeCatalog(plan.catalog);
   const catalogText = writes.find((w) => w.path === CATALOG_PATH)?.text;
   if (catalogText !== undefined) writeCatalogSummary(ctx.paths.catalogSummary, catalogText, after);
+  const focusWritten = writes.find((w) => w.path === FOCUS_PATH)?.text;
+  if (focusWritten !== undefined) rememberFocus(ctx, after.hash, nowSection, focusWritten);
   return summarize(after, buffer, snapshot ? { ...planned, snapshot } : planned, plan.focus);
 }
 

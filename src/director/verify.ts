@@ -4,6 +4,7 @@ import { join, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { compareFindings, type Finding } from "../core/checks/findings.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { verifyDocuments } from "../core/checks/verify-sessions.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
@@ -24,15 +25,23 @@ export async function verifyRepository(ctx: RepoContext): Promise<Finding[]> {
     },
   );
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
-  const findings = verifyMemory({
-    catalogText,
-    files,
-    memoryMd: await readTextIfExists(join(ctx.repoDir, FOCUS_PATH)),
-    memory: ctx.config.memory,
-  });
+  const memoryMd = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const findings = verifyMemory({ catalogText, files, memoryMd, memory: ctx.config.memory });
   const log = await readTextIfExists(join(ctx.repoDir, VERSION_LOG_PATH));
-  const logged = [...findings, ...verifyVersionLog(log, catalogText)];
   const documents = await readDocumentFiles(ctx.repoDir);
+  const texts = new Map(files.map((f) => [f.path, f.text]));
+  const logged = [
+    ...findings,
+    ...verifyVersionLog(log, catalogText),
+    // MEMORY.md as the Director would generate it from these very files.
+    ...verifyFocusFile({
+      catalogText,
+      memoryMd,
+      text: (path) => texts.get(path),
+      documents,
+      memory: ctx.config.memory,
+    }),
+  ];
   if (documents.size === 0 && !catalogText?.includes('"documents"')) {
     return logged.sort(compareFindings);
   }

@@ -17,6 +17,8 @@ import { parseCatalog } from "./memory-tree.js";
 /** The catalog as a cycle first sees it: its summary now, the whole catalog when asked. */
 export interface CatalogRead {
   summary: CatalogSummary;
+  /** The summary came from the cache: a cycle wrote or checked these very bytes before. */
+  cached: boolean;
   /** The validated catalog, parsed from the bytes the summary was taken from (once). */
   catalog(): Promise<Catalog>;
   /** Caches the summary for the next run when it was not cached (an idle cycle calls it). */
@@ -33,7 +35,12 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
   const path = join(repoDir, CATALOG_PATH);
   if (!existsSync(path)) {
     const empty = emptyCatalog();
-    return { summary: summarizeCatalog(empty), catalog: async () => empty, remember: () => {} };
+    return {
+      summary: summarizeCatalog(empty),
+      cached: true,
+      catalog: async () => empty,
+      remember: () => {},
+    };
   }
   const bytes = await readFile(path);
   let parsed: Promise<Catalog> | undefined;
@@ -43,10 +50,10 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
   };
   const fileSha256 = sha256Hex(bytes);
   const cached = parseCatalogSummary(await readCacheFile(cachePath), fileSha256);
-  if (cached !== undefined) return { summary: cached, catalog, remember: () => {} };
+  if (cached !== undefined) return { summary: cached, cached: true, catalog, remember: () => {} };
   const summary = summarizeCatalog(await catalog());
   const remember = () => writeCacheFile(cachePath, serializeCatalogSummary(fileSha256, summary));
-  return { summary, catalog, remember };
+  return { summary, cached: false, catalog, remember };
 }
 
 /**

@@ -6,7 +6,7 @@ import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
-import { checkedCatalog } from "../schema/catalog-check.js";
+import { checkedCatalog, protoKeyPath } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
 
@@ -29,6 +29,10 @@ export async function parseCatalog(text: string): Promise<Catalog> {
   }
   const checked = checkedCatalog(json);
   if (checked !== undefined) return checked;
+  const proto = protoKeyPath(json);
+  if (proto !== undefined) {
+    throw new StateError(`${CATALOG_PATH}: ${proto}: not a catalog field; run director verify`);
+  }
   // Something is wrong: the zod schema names the field (and is loaded only now).
   const { Catalog } = await import("../schema/engram.js");
   const parsed = Catalog.safeParse(json);
@@ -67,7 +71,7 @@ export async function readEngram(
       `${path}: ${issue?.path.join(".") ?? ""}: ${issue?.message}; run director verify${setAsideHint(path)}`,
     );
   }
-  if (expectedHash !== undefined && engramHashOf(parsed.data) !== expectedHash) {
+  if (expectedHash !== undefined && hashOrWhy(parsed.data) !== expectedHash) {
     throw new StateError(
       `${path}: content does not match its catalog hash; run director verify${setAsideHint(path)}`,
     );
@@ -78,6 +82,15 @@ export async function readEngram(
 /** What to do about one damaged engram file (docs/cli.md, director set-aside). */
 function setAsideHint(path: string): string {
   return `, then director set-aside ${path} to take it out of memory as a new version`;
+}
+
+/** The engram's content hash, or why there is none (nested too deep to hash). */
+function hashOrWhy(engram: Engram): string {
+  try {
+    return engramHashOf(engram);
+  } catch (error) {
+    return `no hash: ${(error as Error).message}`;
+  }
 }
 
 /** Loads the engrams of the given entries, a few files at a time. */

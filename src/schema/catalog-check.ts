@@ -68,3 +68,28 @@ function withUnknownKeys(
   }
   return out;
 }
+
+/**
+ * Where a `__proto__` key sits in parsed JSON (`entries[0].__proto__`), or undefined. zod
+ * drops such a key while copying, so a catalog holding one would be read (and sealed again)
+ * without it: readers refuse it instead. Iterative: hostile nesting cannot overflow the stack.
+ */
+export function protoKeyPath(json: unknown): string | undefined {
+  const stack: { value: unknown; at: string }[] = [{ value: json, at: "" }];
+  while (stack.length > 0) {
+    const { value, at } = stack.pop() as { value: unknown; at: string };
+    if (typeof value !== "object" || value === null) continue;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        stack.push({ value: item, at: `${at}[${i}]` });
+      });
+      continue;
+    }
+    for (const key of Object.keys(value)) {
+      const path = at === "" ? key : `${at}.${key}`;
+      if (key === "__proto__") return path;
+      stack.push({ value: (value as Record<string, unknown>)[key], at: path });
+    }
+  }
+  return undefined;
+}

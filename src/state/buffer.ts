@@ -18,6 +18,7 @@ import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
+import { assertBufferedEvent } from "./state-file-check.js";
 
 /** A normalized event on its way into the journal: `body` is its JSON without `seq`. */
 export interface SerializedEvent {
@@ -223,6 +224,7 @@ export class EventBuffer {
       } catch {
         return false;
       }
+      assertBufferedEvent(event, this.paths.journal, (event as { seq?: unknown } | null)?.seq);
       key = event.key;
       seq = event.seq;
       receivedAt = event.received_at;

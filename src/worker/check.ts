@@ -1,11 +1,15 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { checkFocusFile, engramJson } from "../core/checks/verify-focus-sources.js";
 import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
-import { CATALOG_PATH } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { focusCandidates } from "../core/rendering/focus.js";
+import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
 import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
 
 export interface CheckResult {
@@ -18,6 +22,11 @@ export interface CheckResult {
   missing: string[];
   modified: string[];
   unlisted: string[];
+  /**
+   * Why MEMORY.md is not what the Director generates from the catalog (missing, made from
+   * another catalog, or a line that differs), null when it is.
+   */
+  focus_problem: string | null;
   /** From `[policy.sync_main]` against main (local refs); false when there is no main. */
   sync_required: boolean;
   reason: SyncReason | null;
@@ -43,11 +52,14 @@ export async function checkMemory(
     : await (await import("../git/remote.js")).fetchOrigin(ctx.repoDir);
   const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
   const catalog = await readCatalog(ctx.repoDir);
-  const catalogModified =
-    catalogText !== undefined &&
-    catalogHashOf(JSON.parse(catalogText) as Record<string, unknown>) !== catalog.hash;
+  const catalogModified = catalogText !== undefined && !sealedAsStated(catalogText, catalog.hash);
   const missing: string[] = [];
   const modified: string[] = [];
+  // The engrams MEMORY.md may show are kept for its check: the same bytes that were hashed.
+  const candidates = new Set(
+    focusCandidates(catalog, ctx.config.memory.memory_md_max_items * 4).map((e) => e.path),
+  );
+  const texts = new Map<string, string>();
   await forEachLimited(catalog.entries, 32, async (entry) => {
     let text: string;
     try {
@@ -56,6 +68,7 @@ export async function checkMemory(
       missing.push(entry.path);
       return;
     }
+    if (candidates.has(entry.path)) texts.set(entry.path, text);
     try {
       if (engramHashOf(JSON.parse(text) as Record<string, unknown>) !== entry.hash)
         modified.push(entry.path);
@@ -70,8 +83,13 @@ export async function checkMemory(
   missing.sort();
   modified.sort();
   const drift = (await readDrift(ctx.repoDir, ctx.config.policy.sync_main, options.main)) ?? null;
+  const focus = await focusProblem(ctx, catalog, (path) => texts.get(path));
   const filesOk =
-    !catalogModified && missing.length === 0 && modified.length === 0 && unlisted.length === 0;
+    !catalogModified &&
+    missing.length === 0 &&
+    modified.length === 0 &&
+    unlisted.length === 0 &&
+    focus === null;
   return {
     ok: filesOk && !drift?.sync_required,
     catalog_version: catalog.catalog_version,
@@ -80,6 +98,7 @@ export async function checkMemory(
     missing,
     modified,
     unlisted,
+    focus_problem: focus,
     sync_required: drift?.sync_required ?? false,
     reason: drift?.reason ?? null,
     required_action: drift?.required_action ?? null,
@@ -87,3 +106,50 @@ export async function checkMemory(
     fetched,
   };
 }
+
+/** Whether the catalog's text hashes to the hash it states (a nesting too deep to hash: no). */
+function sealedAsStated(text: string, hash: string): boolean {
+  try {
+    return catalogHashOf(JSON.parse(text) as Record<string, unknown>) === hash;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Why MEMORY.md is not what the Director generates from `catalog`, or null. `text` gives the
+ * focus candidates' texts as they were hashed; the documents are read here.
+ */
+async function focusProblem(
+  ctx: RepoContext,
+  catalog: Catalog,
+  text: (path: string) => string | undefined,
+): Promise<string | null> {
+  const memoryMd = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  if (memoryMd === undefined) {
+    return catalog.entries.length > 0 ? `${FOCUS_PATH} is missing; director run writes it` : null;
+  }
+  const marker = parseFocusMarker(memoryMd);
+  if (marker?.catalog_hash !== catalog.hash) {
+    const from = marker ? `catalog ${marker.catalog_hash}` : "no catalog (it has no marker line)";
+    return `${FOCUS_PATH} was generated from ${from}, not from ${CATALOG_PATH} ${catalog.hash}; the next director run rewrites it`;
+  }
+  const documents = new Map<string, string>();
+  for (const d of catalog.documents ?? []) {
+    // Only a document where its kind goes is read: the catalog may come from anyone.
+    if ((d.kind !== "state" && d.kind !== "core") || !DOCUMENT_PATH.test(d.path)) continue;
+    const found = await readTextIfExists(join(ctx.repoDir, d.path)).catch(() => undefined);
+    if (found !== undefined) documents.set(d.path, found);
+  }
+  const finding = checkFocusFile(memoryMd, {
+    catalog,
+    text,
+    documents,
+    memory: ctx.config.memory,
+    readEngram: engramJson,
+  });
+  return finding ? `${FOCUS_PATH} ${finding.message}` : null;
+}
+
+// No segment starts with a dot: neither `..` nor a hidden file.
+const DOCUMENT_PATH = /^memory\/(?:state|core)(?:\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$/;

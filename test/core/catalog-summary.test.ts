@@ -45,7 +45,7 @@ describe("catalog summary", () => {
     expect(parseCatalogSummary("[]", KEY)).toBeUndefined();
     expect(parseCatalogSummary(TEXT, "not a key")).toBeUndefined();
     expect(variant({ format: "engram-claims" })).toBeUndefined();
-    expect(variant({ version: 2 })).toBeUndefined();
+    expect(variant({ version: 1 })).toBeUndefined();
     expect(variant({ catalog_version: -1 })).toBeUndefined();
     expect(variant({ catalog_version: 1.5 })).toBeUndefined();
     expect(variant({ created_at: "yesterday" })).toBeUndefined();

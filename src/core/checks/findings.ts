@@ -28,6 +28,7 @@ export const FINDING_CODES = [
   "focus-stale",
   "focus-bytes",
   "focus-items",
+  "focus-content",
   "lone-surrogate",
   "document-path",
   "document-hash",

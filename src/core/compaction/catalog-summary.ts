@@ -16,7 +16,8 @@ export interface CatalogSummary {
 }
 
 const FORMAT = "engram-catalog-summary";
-const VERSION = 1;
+// 2: written only for a catalog that passed its own hash (a version 1 file may not have).
+const VERSION = 2;
 const HEX64 = /^[0-9a-f]{64}$/;
 
 export function summarizeCatalog(catalog: Catalog): CatalogSummary {

@@ -45,7 +45,9 @@ export function sha256HexOfParts(parts: readonly string[]): string {
 
 /** `sha256:<hex>` of the canonical JSON of `value` without the named fields. */
 export function contentHash(value: Record<string, unknown>, without: readonly string[]): string {
-  const copy: Record<string, unknown> = {};
+  // No prototype: a `__proto__` key (JSON.parse makes it an own key) is copied as a key, so
+  // it changes the hash, instead of silently setting the copy's prototype.
+  const copy: Record<string, unknown> = Object.create(null);
   for (const [key, field] of Object.entries(value)) {
     if (!without.includes(key)) copy[key] = field;
   }

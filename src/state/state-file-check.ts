@@ -1,0 +1,82 @@
+import { StateError } from "../errors.js";
+
+/**
+ * The state folder may come from elsewhere (a state ref in CI, a copied checkout): a file of
+ * it that is valid JSON but not what engram wrote is a state error naming the file and what
+ * to do, never a crash deep in a cycle. Only what the readers rely on is checked.
+ */
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function damaged(path: string, what: string, advice: string): StateError {
+  return new StateError(`${path}: ${what}; the state folder was edited or damaged: ${advice}`);
+}
+
+const JOURNAL_ADVICE =
+  "move the buffer folder aside (its events are then lost to this Director) and run again";
+
+/** One line of the journal: an object with the fields every reader of the buffer uses. */
+export function assertBufferedEvent(value: unknown, path: string, seq: unknown): void {
+  const ok =
+    isObject(value) &&
+    typeof value.key === "string" &&
+    Number.isSafeInteger(value.seq) &&
+    typeof value.received_at === "string" &&
+    typeof value.kind === "string" &&
+    typeof value.type === "string" &&
+    isObject(value.sender) &&
+    typeof value.sender.id === "string" &&
+    typeof value.sender.role === "string" &&
+    (value.topics === undefined || Array.isArray(value.topics)) &&
+    (value.links === undefined || Array.isArray(value.links));
+  if (!ok) {
+    const at = Number.isSafeInteger(seq) ? `the line of seq ${seq as number}` : "a line";
+    throw damaged(path, `${at} is not a buffered event`, JOURNAL_ADVICE);
+  }
+}
+
+const INTENT_ADVICE =
+  "it is only a crashed cycle's plan: remove it to start afresh (the events it compacted are still in the buffer)";
+
+/** A path the intent may write or delete: relative, inside the tree, no `..` segment. */
+function isTreePath(path: unknown): path is string {
+  return (
+    typeof path === "string" &&
+    path.length > 0 &&
+    !path.startsWith("/") &&
+    !path.includes("\\") &&
+    !path.includes("\0") &&
+    path.split("/").every((s) => s !== "" && s !== "." && s !== "..")
+  );
+}
+
+/** A cycle writes memory only: `MEMORY.md` and files under `memory/`. */
+function isMemoryPath(path: unknown): path is string {
+  return isTreePath(path) && (path === "MEMORY.md" || path.startsWith("memory/"));
+}
+
+/** The header and file lines of a cycle intent, as `finishCycle` reads them. */
+export function assertIntent(header: unknown, writes: readonly unknown[], path: string): void {
+  const bad = (what: string) => damaged(path, what, INTENT_ADVICE);
+  if (!isObject(header)) throw bad("its header is not an object");
+  if (!Number.isSafeInteger(header.through_seq) || (header.through_seq as number) < 0) {
+    throw bad("through_seq is not a sequence number");
+  }
+  if (!Array.isArray(header.deletes) || !header.deletes.every(isMemoryPath)) {
+    throw bad("deletes is not a list of memory paths (MEMORY.md, memory/...)");
+  }
+  if (!isObject(header.meta)) throw bad("meta is not an object");
+  if (header.tree !== undefined && !isTreePath(header.tree)) {
+    throw bad("tree is not a folder inside the state folder");
+  }
+  if (header.versions !== undefined && !Array.isArray(header.versions)) {
+    throw bad("versions is not a list");
+  }
+  writes.forEach((w, i) => {
+    if (!isObject(w) || !isMemoryPath(w.path) || typeof w.text !== "string") {
+      throw bad(`line ${i + 2} is not a {path, text} of a memory file (MEMORY.md, memory/...)`);
+    }
+  });
+}
