@@ -14,7 +14,7 @@ import { verifyMemory } from "../core/checks/verify.js";
 import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
-import { CORE_DIR, STATE_DIR } from "../core/versions/documents.js";
+import { CORE_DIR, KNOWLEDGE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
   branchNameOf,
@@ -117,7 +117,7 @@ async function headFocusFindings(
 ) {
   const texts = new Map(at.files.map((f) => [f.path, f.text]));
   const documents = new Map<string, string>();
-  for (const dir of [STATE_DIR, CORE_DIR]) {
+  for (const dir of [STATE_DIR, CORE_DIR, KNOWLEDGE_DIR]) {
     for (const f of await readFilesUnder(repo, head, dir)) documents.set(f.path, f.text);
   }
   return verifyFocusFile({

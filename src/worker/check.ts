@@ -7,6 +7,7 @@ import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import { focusCandidates } from "../core/rendering/focus.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
+import { FOCUS_DOCUMENT_KINDS } from "../core/versions/step.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
 import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -137,7 +138,7 @@ async function focusProblem(
   const documents = new Map<string, string>();
   for (const d of catalog.documents ?? []) {
     // Only a document where its kind goes is read: the catalog may come from anyone.
-    if ((d.kind !== "state" && d.kind !== "core") || !DOCUMENT_PATH.test(d.path)) continue;
+    if (!FOCUS_DOCUMENT_KINDS.has(d.kind) || !DOCUMENT_PATH.test(d.path)) continue;
     const found = await readTextIfExists(join(ctx.repoDir, d.path)).catch(() => undefined);
     if (found !== undefined) documents.set(d.path, found);
   }
@@ -152,4 +153,4 @@ async function focusProblem(
 }
 
 // No segment starts with a dot: neither `..` nor a hidden file.
-const DOCUMENT_PATH = /^memory\/(?:state|core)(?:\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$/;
+const DOCUMENT_PATH = /^memory\/(?:state|core|knowledge)(?:\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)+$/;

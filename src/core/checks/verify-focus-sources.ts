@@ -26,7 +26,7 @@ export interface FocusFiles {
   catalog: Catalog;
   /** The text of a repository file (an engram), undefined when absent. */
   text: (path: string) => string | undefined;
-  /** Texts of the session documents by path (only the catalog's core and state are read). */
+  /** Texts of the session documents by path (the catalog's core, state and knowledge). */
   documents: ReadonlyMap<string, string>;
   memory: FocusSettings;
   readEngram: EngramReader;
@@ -53,7 +53,7 @@ export function focusSourcesOf(files: FocusFiles): FocusSources | Finding | unde
     return {
       path: FOCUS_PATH,
       code: "focus-content",
-      message: `cannot be regenerated: the core and state documents do not load (${documents.error})`,
+      message: `cannot be regenerated: the core, state and knowledge documents do not load (${documents.error})`,
     };
   }
   return { catalog: files.catalog, engrams, documents: documents.value, memory: files.memory };
