@@ -44,10 +44,7 @@ beforeAll(async () => {
     "feature/home",
     '[[sources.markdown.folders]]\npath = "/home/victim/.claude/MEMORY"\n',
   );
-  branchWithConfig(
-    "feature/budget",
-    "[memory]\nmemory_md_max_items = 30\n".replace("[memory]\n", ""),
-  );
+  branchWithConfig("feature/budget", "memory_md_max_items = 30\n");
   // The Director's branch: memory made by the engine, committed with its identity.
   git(repo.dir, ["checkout", "-q", "-b", "engram/memory", "main"]);
   const emit = ["emit", "--kind", "fact", "--text", "forks are not the Director"];
