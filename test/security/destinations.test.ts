@@ -5,6 +5,7 @@
  * Without the environment's leave (ENGRAM_ALLOW_HOSTS, ENGRAM_ALLOW_TOKEN_VARS) nothing
  * reaches it; the user's own environment still sends where the user says.
  */
+import { mkdirSync } from "node:fs";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
@@ -144,6 +145,29 @@ describe("a repository's config cannot send credentials to a host it names", () 
     } finally {
       await mine.stop();
     }
+    expect(attacker.heard).toEqual([]);
+  });
+});
+
+describe("remote recall asks only the stores the environment allows", () => {
+  it("worker recall with low confidence: neither Notion nor Graphiti at the listener", async () => {
+    const repo = await victimRepo([
+      "[sync.notion]",
+      `base_url = "${attacker.url}"`,
+      "[sync.notion.databases]",
+      'episodes = "db-episodes"',
+      "[sync.graphiti]",
+      `url = "${attacker.url}/mcp/"`,
+      "retries = 0",
+    ]);
+    // Memory was synced to Graphiti once: recall would ask it.
+    mkdirSync(repo.path(".engram", "sync", "graphiti"), { recursive: true });
+    const r = await worker(["recall", "deploy fridays", "--confidence", "0.2", "--json"], {
+      cwd: repo.dir,
+      env: VICTIM,
+    });
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.stdout).toContain("ENGRAM_ALLOW_HOSTS");
     expect(attacker.heard).toEqual([]);
   });
 });
