@@ -1,6 +1,10 @@
-import { foreignCommitReason, headBranchProblem } from "../core/trust/engram-branch.js";
+import {
+  foreignCommitReason,
+  headBranchProblem,
+  isMemoryPath,
+} from "../core/trust/engram-branch.js";
 import { StateError, UsageError } from "../errors.js";
-import { changedPaths, type GitRepo, revList } from "../git/history.js";
+import { changedPaths, type GitRepo, mergeBase, readFileAt, revList } from "../git/history.js";
 
 /**
  * What engram owns: an `engram/` branch other than the base, whose commits beyond the base
@@ -36,6 +40,7 @@ export async function foreignCommits(
   }
   const out: ForeignCommit[] = [];
   for (const { oid, commit } of commits) {
+    if (await bringsInBaseOnly(repo, base, oid, commit.parent)) continue;
     const all = await changedPaths(repo, commit.parent[0], oid);
     const outside = all.find((p) => !p.startsWith(repo.prefix));
     const reason =
@@ -50,6 +55,33 @@ export async function foreignCommits(
     if (reason !== undefined) out.push({ sha: oid, reason });
   }
   return out;
+}
+
+/**
+ * A merge of the base into the branch (GitHub's "Update branch"): its second parent is in the
+ * base, and every path it changes besides memory is as that parent has it. Rebuilding the
+ * branch on the base loses nothing of it, so it is not counted as someone else's work.
+ */
+async function bringsInBaseOnly(
+  repo: GitRepo,
+  base: string,
+  oid: string,
+  parents: readonly string[],
+): Promise<boolean> {
+  const [first, merged] = parents;
+  if (parents.length !== 2 || first === undefined || merged === undefined) return false;
+  if ((await mergeBase(repo, merged, base)) !== merged) return false;
+  for (const path of await changedPaths(repo, first, oid)) {
+    if (!path.startsWith(repo.prefix)) return false;
+    const rel = path.slice(repo.prefix.length);
+    if (isMemoryPath(rel)) continue;
+    const [mine, theirs] = await Promise.all([
+      readFileAt(repo, oid, rel),
+      readFileAt(repo, merged, rel),
+    ]);
+    if (mine?.oid !== theirs?.oid) return false;
+  }
+  return true;
 }
 
 /** Refuses to move `branch` when it holds a commit engram did not make. */

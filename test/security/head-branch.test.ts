@@ -71,6 +71,29 @@ describe("the Director writes only an engram/ branch it owns", () => {
     expect(next.code, describeResult(next)).toBe(0);
   });
 
+  it("a merge of main into its branch (Update branch) loses nothing: not counted as foreign", async () => {
+    const { origin, clone } = await setup(dirs);
+    await remember(clone, ["first"]);
+    expect((await proposeRun(clone)).code).toBe(0);
+    // Main moves on; someone presses "Update branch" on the engram pull request.
+    clone.write("src/app.ts", "export const app = 2;\n");
+    git(clone.dir, ["commit", "-qam", "main moves"]);
+    git(clone.dir, ["push", "-q", "origin", "main"]);
+    git(clone.dir, ["fetch", "-q", "origin"]);
+    git(clone.dir, ["checkout", "-q", "-b", "update", `origin/${BRANCH}`]);
+    git(clone.dir, ["merge", "-q", "--no-ff", "--no-edit", "main"]);
+    git(clone.dir, ["push", "-q", "origin", `update:${BRANCH}`]);
+    git(clone.dir, ["checkout", "-q", "main"]);
+    const guard = await director(["guard", "--base", "main", "--head", `origin/${BRANCH}`], {
+      cwd: clone.dir,
+    });
+    expect(guard.stdout).not.toContain("not the Director's");
+    await remember(clone, ["second"]);
+    const r = await proposeRun(clone, [], 1_800_000_100);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(git(origin, ["merge-base", "main", BRANCH]).trim()).toBe(sha(origin, "main"));
+  });
+
   it("a commit with the Director's name that changes code is still not the Director's", async () => {
     const { origin, clone } = await setup(dirs);
     await remember(clone, ["first"]);
