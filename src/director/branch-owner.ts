@@ -4,7 +4,14 @@ import {
   isMemoryPath,
 } from "../core/trust/engram-branch.js";
 import { StateError, UsageError } from "../errors.js";
-import { changedPaths, type GitRepo, mergeBase, readFileAt, revList } from "../git/history.js";
+import {
+  changedPaths,
+  type GitRepo,
+  mergeBase,
+  readCommit,
+  readFileAt,
+  revList,
+} from "../git/history.js";
 
 /**
  * What engram owns: an `engram/` branch other than the base, whose commits beyond the base
@@ -71,17 +78,43 @@ async function bringsInBaseOnly(
   const [first, merged] = parents;
   if (parents.length !== 2 || first === undefined || merged === undefined) return false;
   if ((await mergeBase(repo, merged, base)) !== merged) return false;
-  for (const path of await changedPaths(repo, first, oid)) {
+  return takesOnly(repo, oid, first, merged);
+}
+
+/**
+ * Whether every path `oid` changes against `from`, besides memory, is as `to` has it: the
+ * commit adds nothing of its own to what it merges.
+ */
+export async function takesOnly(
+  repo: GitRepo,
+  oid: string,
+  from: string,
+  to: string,
+): Promise<boolean> {
+  for (const path of await changedPaths(repo, from, oid)) {
     if (!path.startsWith(repo.prefix)) return false;
     const rel = path.slice(repo.prefix.length);
     if (isMemoryPath(rel)) continue;
     const [mine, theirs] = await Promise.all([
       readFileAt(repo, oid, rel),
-      readFileAt(repo, merged, rel),
+      readFileAt(repo, to, rel),
     ]);
     if (mine?.oid !== theirs?.oid) return false;
   }
   return true;
+}
+
+/**
+ * The branch's own tip: `head` itself, or for the merge commit a pull_request workflow checks
+ * out (first parent on the base's line, adding nothing of its own) its second parent.
+ */
+export async function branchTip(repo: GitRepo, base: string, head: string): Promise<string> {
+  const { commit } = await readCommit(repo, head);
+  const [first, second] = commit.parent;
+  if (commit.parent.length !== 2 || first === undefined || second === undefined) return head;
+  const fork = await mergeBase(repo, first, base);
+  if (fork !== first && fork !== base) return head;
+  return (await takesOnly(repo, head, first, second)) ? second : head;
 }
 
 /** Refuses to move `branch` when it holds a commit engram did not make. */

@@ -21,14 +21,13 @@ import {
   type GitRepo,
   mergeBase,
   openRepo,
-  readCommit,
   readFileAt,
   readFilesUnder,
   resolveCommit,
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
-import { foreignCommits } from "./branch-owner.js";
+import { branchTip, foreignCommits } from "./branch-owner.js";
 
 export interface GuardOptions {
   /** The engram repository folder (default: the current one). */
@@ -181,15 +180,6 @@ function pullRequestRepos(options: GuardOptions): { head?: string; base?: string
   } catch {
     return {};
   }
-}
-
-/**
- * The branch's own tip: `head` itself, or, for the merge commit a pull_request workflow
- * checks out (first parent the base), its second parent.
- */
-async function branchTip(repo: GitRepo, base: string, head: string): Promise<string> {
-  const { commit } = await readCommit(repo, head);
-  return commit.parent.length === 2 && commit.parent[0] === base ? commit.parent[1]! : head;
 }
 
 /** The config file the guard compares, relative to the engram repository. */

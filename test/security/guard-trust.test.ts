@@ -122,6 +122,23 @@ describe("guard: a fork's engram/ branch is not the Director's", () => {
     expect(fork.json.findings.some((f) => f.code === "single-writer")).toBe(true);
   });
 
+  it("checks the branch under the merge commit a pull_request workflow checks out", async () => {
+    git(repo.dir, ["checkout", "-q", "--detach", "main"]);
+    repo.write("src/later.ts", "export const later = 1;\n");
+    commit("main moves");
+    const base = git(repo.dir, ["rev-parse", "HEAD"]).trim();
+    git(repo.dir, ["merge", "-q", "--no-ff", "--no-edit", "engram/memory"]);
+    const merge = git(repo.dir, ["rev-parse", "HEAD"]).trim();
+    git(repo.dir, ["checkout", "-q", "main"]);
+    const r = await director(
+      ["guard", "--base", base, "--head", merge, "--head-branch", "engram/memory", "--json"],
+      { cwd: repo.dir, env: { GITHUB_ACTIONS: undefined } },
+    );
+    const json = JSON.parse(r.stdout) as { findings: Finding[]; director_branch: boolean };
+    expect(json.director_branch).toBe(true);
+    expect(json.findings.filter((f) => f.code === "foreign-commit")).toEqual([]);
+  });
+
   it("reads the repositories from the Actions event when no option names them", async () => {
     const event = (head: string | null) => {
       const file = join(dirs.dir("engram-event-"), "event.json");
