@@ -95,4 +95,27 @@ describe("markdown folders named by a repository's config", () => {
     expect(sent()).toContain("HOME-NOTE");
     for (const secret of SECRETS) expect(sent()).not.toContain(secret);
   });
+
+  it("a config file of the user's own, outside the repository, may name the folder", async () => {
+    const outside = home();
+    const repo = await victim(outside);
+    const mine = join(dirs.dir("engram-user-config-"), "engram.toml");
+    writeFileSync(
+      mine,
+      [
+        "[sync.graphiti]",
+        "confirm_wait_seconds = 5",
+        "[[sources.markdown.folders]]",
+        `path = ${JSON.stringify(join(outside, "memory"))}`,
+        "",
+      ].join("\n"),
+    );
+    const r = await director(["sync", "run", "--target", "graphiti", "--json", "--config", mine], {
+      cwd: repo.dir,
+      env: { ENGRAM_GRAPHITI_URL: graph.url, ENGRAM_ALLOW_FOLDERS: undefined },
+    });
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(sent()).toContain("HOME-NOTE");
+    for (const secret of SECRETS) expect(sent()).not.toContain(secret);
+  });
 });
