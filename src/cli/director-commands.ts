@@ -265,7 +265,8 @@ async function runPr(
     ]);
   const { callCount, createGitHub, githubSettings } = github;
   const { githubCommitter, githubFileUrl, githubPulls } = port;
-  const settings = githubSettings(process.env, ctx.config);
+  const { trustOf } = await import("../context/trust.js");
+  const settings = githubSettings(process.env, ctx.config, trustOf(ctx).userConfig);
   const branch = stringOption(args, "branch") ?? ctx.config.github.head_branch;
   const gh = settings ? createGitHub(settings) : null;
   const { run, proposal: p } = await runProposal(ctx, {

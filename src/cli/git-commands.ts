@@ -20,7 +20,7 @@ function requiredOption(args: ParsedArgs, name: string, usage: string): string {
 }
 
 const GUARD_USAGE =
-  "director guard --base REF --head REF [--head-branch NAME] [--repo DIR] [--config FILE] [--json]";
+  "director guard --base REF --head REF [--head-branch NAME] [--head-repo OWNER/NAME --base-repo OWNER/NAME] [--repo DIR] [--config FILE] [--json]";
 
 const guard: Command = {
   name: "guard",
@@ -36,6 +36,17 @@ const guard: Command = {
       description: "the PR's head branch name, when --head is not a branch (engram/* = Director)",
     },
     "author-branch": { type: "string", value: "NAME", description: "same as --head-branch" },
+    "head-repo": {
+      type: "string",
+      value: "OWNER/NAME",
+      description:
+        "the repository the PR comes from; another than --base-repo (a fork) is never the Director's (Actions: read from the event)",
+    },
+    "base-repo": {
+      type: "string",
+      value: "OWNER/NAME",
+      description: "the repository the PR targets (Actions: read from the event)",
+    },
   },
   async run(args) {
     const base = requiredOption(args, "base", GUARD_USAGE);
@@ -50,6 +61,8 @@ const guard: Command = {
       base,
       head,
       headBranch: stringOption(args, "head-branch") ?? stringOption(args, "author-branch"),
+      headRepo: stringOption(args, "head-repo"),
+      baseRepo: stringOption(args, "base-repo"),
     });
     const annotations = reportToGitHub(r, { base, head });
     // Workflow commands are read from either stream: keep stdout pure JSON with --json.

@@ -1,4 +1,5 @@
 import { compileCustom, RedactionPatternError } from "../core/ingest/custom-patterns.js";
+import { headBranchProblem } from "../core/trust/engram-branch.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import type { KeyLocator, Segment } from "./locate.js";
@@ -98,6 +99,12 @@ export function crossFieldProblems(
       `agent_bus.nats.duplicate_window_seconds (${nats.duplicate_window_seconds}) must be at ` +
       `most agent_bus.nats.max_age_seconds (${nats.max_age_seconds}): JetStream refuses a ` +
       "stream whose duplicate window outlasts its messages",
+  );
+  const branchProblem = headBranchProblem(c.github.head_branch, c.github.base_branch);
+  rule(
+    ["github.head_branch", "github.base_branch"],
+    branchProblem !== undefined,
+    () => `github.head_branch ${branchProblem}`,
   );
   c.redaction.patterns.forEach((pattern, i) => {
     const why = patternProblem(pattern);

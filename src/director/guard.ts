@@ -1,5 +1,5 @@
-import { appendFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { appendFileSync, readFileSync } from "node:fs";
+import { isAbsolute, relative, resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { parseConfigText } from "../config/parse.js";
 import {
@@ -14,6 +14,7 @@ import { verifyMemory } from "../core/checks/verify.js";
 import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
 import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
+import { foldersOutside, securityChanges } from "../core/trust/security-keys.js";
 import { CORE_DIR, KNOWLEDGE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
@@ -28,6 +29,7 @@ import {
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
+import { branchTip, foreignCommits } from "./branch-owner.js";
 
 export interface GuardOptions {
   /** The engram repository folder (default: the current one). */
@@ -38,7 +40,15 @@ export interface GuardOptions {
   headBranch?: string | undefined;
   /** A config file in the work tree to use instead of the head's `config/dev.toml`. */
   config?: string | undefined;
-  /** Environment for the head-branch fallback (`GITHUB_HEAD_REF`); default process.env. */
+  /**
+   * OWNER/NAME of the repository the PR comes from, and of the one it targets: a head from
+   * another repository (a fork) is never the Director's, whatever its branch is called.
+   * Inside GitHub Actions both default to the event's `pull_request.head.repo` and
+   * `pull_request.base.repo`.
+   */
+  headRepo?: string | undefined;
+  baseRepo?: string | undefined;
+  /** Environment for the Actions fallbacks (`GITHUB_HEAD_REF`, the event); default process.env. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -51,6 +61,9 @@ export interface GuardResult {
   head_branch: string | null;
   /** Where the branch name came from. */
   head_branch_from: "option" | "ref" | "GITHUB_HEAD_REF" | null;
+  /** The repository the head comes from, when known, and whether it is another one (a fork). */
+  head_repo: string | null;
+  fork: boolean;
   director_branch: boolean;
   changed_paths: number;
 }
@@ -68,10 +81,22 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
   const fork = await mergeBase(repo, base, head);
 
   const named = await headBranchOf(repo, options);
+  const origin = pullRequestRepos(options);
+  const isFork =
+    origin.base !== undefined &&
+    (origin.head === undefined || origin.head.toLowerCase() !== origin.base.toLowerCase());
+  // A fork may name its branch engram/...: only this repository's branches are the Director's.
+  const headBranch =
+    isFork && named.name !== undefined
+      ? `fork:${origin.head ?? "unknown"}:${named.name}`
+      : named.name;
   // The PR's own changes, as GitHub shows them: main moving on is not the branch's doing.
   const changed = withinRepo(repo, await changedPaths(repo, fork ?? base, head));
-  const director = isDirectorBranch(named.name);
+  const director = isDirectorBranch(headBranch);
   const config = await configAt(repo, head, options);
+  const configPath = repoConfigPath(options);
+  const before = await configOrDefault(repo, fork ?? base, configPath);
+  const after = await configOrDefault(repo, head, configPath);
 
   const catalogText = (await readFileAt(repo, head, CATALOG_PATH))?.text;
   const logText = (await readFileAt(repo, head, VERSION_LOG_PATH))?.text;
@@ -81,8 +106,14 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
   ];
   const memoryMd = (await readFileAt(repo, head, FOCUS_PATH))?.text;
   const findings = guardFindings({
-    headBranch: named.name,
+    headBranch,
     changedPaths: changed,
+    configPath,
+    securityChanges: securityChanges(before, after),
+    outsideFolders: foldersOutside(after),
+    foreignCommits: director
+      ? await foreignCommits(repo, base, await branchTip(repo, base, head))
+      : [],
     baseCatalog: await catalogStamp(repo, base),
     mergeBaseCatalog: fork === undefined ? undefined : await catalogStamp(repo, fork),
     verifyFindings: [
@@ -97,8 +128,10 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     base,
     head,
     merge_base: fork ?? null,
-    head_branch: named.name ?? null,
+    head_branch: headBranch ?? null,
     head_branch_from: named.from,
+    head_repo: origin.head ?? null,
+    fork: isFork,
     director_branch: director,
     changed_paths: changed.length,
   };
@@ -143,6 +176,54 @@ async function headBranchOf(
   const fromEnv = env.GITHUB_ACTIONS === "true" ? env.GITHUB_HEAD_REF : undefined;
   if (fromEnv) return { name: fromEnv, from: "GITHUB_HEAD_REF" };
   return { name: undefined, from: null };
+}
+
+/** The head and base repositories: the options, else the Actions event of a pull request. */
+function pullRequestRepos(options: GuardOptions): { head?: string; base?: string } {
+  const given = (v: string | undefined) => (v === undefined || v.trim() === "" ? undefined : v);
+  const head = given(options.headRepo);
+  const base = given(options.baseRepo);
+  if (head !== undefined || base !== undefined) {
+    return { ...(head && { head }), ...(base && { base }) };
+  }
+  const env = options.env ?? process.env;
+  if (env.GITHUB_ACTIONS !== "true" || !env.GITHUB_EVENT_PATH) return {};
+  try {
+    const event = JSON.parse(readFileSync(env.GITHUB_EVENT_PATH, "utf8")) as {
+      pull_request?: {
+        head?: { repo?: { full_name?: unknown } | null };
+        base?: { repo?: { full_name?: unknown } | null };
+      };
+    };
+    const pr = event.pull_request;
+    if (pr === undefined) return {};
+    const name = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+    // A deleted fork leaves `head.repo` null: unknown, so not this repository.
+    const h = name(pr.head?.repo?.full_name);
+    const b = name(pr.base?.repo?.full_name) ?? name(env.GITHUB_REPOSITORY);
+    return { ...(h && { head: h }), ...(b && { base: b }) };
+  } catch {
+    return {};
+  }
+}
+
+/** The config file the guard compares, relative to the engram repository. */
+function repoConfigPath(options: GuardOptions): string {
+  if (options.config === undefined) return CONFIG_PATH;
+  const rel = relative(resolve(options.repo ?? "."), resolve(options.config));
+  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return CONFIG_PATH;
+  return rel.split("\\").join("/");
+}
+
+/** The config at a commit, defaults when absent or unreadable (the head's is checked elsewhere). */
+async function configOrDefault(repo: GitRepo, commit: string, path: string): Promise<Config> {
+  const file = await readFileAt(repo, commit, path);
+  if (!file) return defaultConfig();
+  try {
+    return parseConfigText(file.text, path);
+  } catch {
+    return defaultConfig();
+  }
 }
 
 async function configAt(repo: GitRepo, head: string, options: GuardOptions): Promise<Config> {

@@ -1,6 +1,7 @@
 import { FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { type ProposalRefs, proposalMessage } from "../core/proposal/plan.js";
 import { type MemoryFiles, memoryChanges } from "../core/proposal/replay.js";
+import { DIRECTOR_IDENTITY } from "../core/trust/engram-branch.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase, resolveCommit } from "../git/history.js";
 import { graftTree, treeOf, writeCommit, writeTextBlob, writeTextTree } from "../git/objects.js";
@@ -13,9 +14,10 @@ import {
 } from "../git/remote.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import type { Catalog } from "../schema/engram.js";
+import { assertOwnedCommits } from "./branch-owner.js";
 import type { ProposeOptions } from "./propose-types.js";
 
-const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
+const AUTHOR = DIRECTOR_IDENTITY;
 
 export type Published =
   | { moved: true }
@@ -34,6 +36,8 @@ export async function publish(
   files: MemoryFiles,
   options: ProposeOptions,
 ): Promise<Published> {
+  // The push is forced (under a lease): never over a commit engram did not make.
+  await assertOwnedCommits(repo, options.branch, refs);
   let sha = built.sha;
   let via: "git" | "api" | "local" = remote === null ? "local" : "git";
   if (remote !== null && !(options.preferApi && options.apiCommit)) {

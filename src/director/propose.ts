@@ -11,6 +11,7 @@ import { branchNameOf, type GitRepo, openRepo } from "../git/history.js";
 import { remoteExists } from "../git/remote.js";
 import { loadRegistry } from "../graph/registry.js";
 import { memoryFilesAt } from "../repo/memory-at.js";
+import { assertOwnedName } from "./branch-owner.js";
 import { withDirectorState } from "./director-state.js";
 import { branchGrows, buildCommit, publish, readRefs } from "./propose-commit.js";
 import type { ProposalResult, ProposalStatus, ProposeOptions } from "./propose-types.js";
@@ -39,6 +40,7 @@ export async function runProposal(
   ctx: RepoContext,
   options: ProposeOptions,
 ): Promise<{ run: RunResult; proposal: ProposalResult }> {
+  assertOwnedName(options.branch, options.base);
   const repo = await openRepo(ctx.repoDir);
   if ((await branchNameOf(repo, "HEAD")) === options.branch) {
     throw new StateError(

@@ -1,14 +1,18 @@
 import { retry } from "@octokit/plugin-retry";
 import { type ThrottlingOptions, throttling } from "@octokit/plugin-throttling";
 import { Octokit } from "@octokit/rest";
+import { githubAccess } from "../core/trust/destinations.js";
 import { UsageError } from "../errors.js";
 import type { Config } from "../schema/config.js";
+import { checkHeadBranch } from "./head-branch.js";
 
 /**
  * The GitHub REST client: `@octokit/rest` with the throttling plugin (GitHub's primary and
  * secondary rate limits, writes spaced as GitHub asks) and the retry plugin (5xx and network
  * errors), counting what it sends. Settings come from the environment GitHub Actions sets
- * (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL) with `[github]` overriding.
+ * (GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL); `[github]` fills in only what the
+ * environment leaves out, and names an API host only when the environment allows it
+ * (src/core/trust/destinations.ts).
  */
 
 export const DEFAULT_API_URL = "https://api.github.com";
@@ -36,12 +40,19 @@ const REPOSITORY = /^([A-Za-z0-9-]+)\/([A-Za-z0-9._-]+)$/;
 /**
  * The GitHub settings, or null when there is no token or no repository: the Director then
  * works without GitHub. A malformed GITHUB_REPOSITORY or GITHUB_API_URL is a UsageError
- * (the config's own values are validated by its schema).
+ * (the config's own values are validated by its schema); an API host the repository's
+ * config names without the environment's leave, or a head branch engram does not own, is a
+ * ConfigError. `userConfig`: the config is the user's own file, outside the repository.
  */
-export function githubSettings(env: Env, config: Pick<Config, "github">): GitHubSettings | null {
+export function githubSettings(
+  env: Env,
+  config: Pick<Config, "github">,
+  userConfig = false,
+): GitHubSettings | null {
   const section = config.github;
   const token = env.GITHUB_TOKEN?.trim() ?? "";
-  const repository = section.repository ?? nonEmpty(env.GITHUB_REPOSITORY);
+  // The environment names the repository the token is for; the config only when it does not.
+  const repository = nonEmpty(env.GITHUB_REPOSITORY) ?? section.repository;
   if (token === "" || repository === undefined) return null;
   const match = REPOSITORY.exec(repository);
   if (!match) {
@@ -49,17 +60,14 @@ export function githubSettings(env: Env, config: Pick<Config, "github">): GitHub
       `GITHUB_REPOSITORY: expected OWNER/NAME, got ${JSON.stringify(repository)} (or set [github] repository)`,
     );
   }
-  const apiUrl = section.api_url ?? nonEmpty(env.GITHUB_API_URL) ?? DEFAULT_API_URL;
-  if (!/^https?:\/\//.test(apiUrl) || !URL.canParse(apiUrl)) {
-    throw new UsageError(`GITHUB_API_URL: expected an http(s) URL, got ${JSON.stringify(apiUrl)}`);
-  }
+  const apiUrl = githubAccess(section, { env, userConfig, file: "config/dev.toml" }).url;
   return {
     token,
     owner: match[1]!,
     repo: match[2]!,
     apiUrl: apiUrl.replace(/\/+$/, ""),
     baseBranch: section.base_branch,
-    headBranch: section.head_branch,
+    headBranch: checkHeadBranch(section.head_branch, section.base_branch),
     labels: [...section.labels],
     reviewers: [...section.reviewers],
     teamReviewers: [...section.team_reviewers],

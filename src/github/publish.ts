@@ -1,3 +1,4 @@
+import { DIRECTOR_IDENTITY } from "../core/trust/engram-branch.js";
 import type { GitHub } from "./client.js";
 import {
   BranchMovedError,
@@ -82,6 +83,8 @@ export async function commitThroughApi(gh: GitHub, req: CommitRequest): Promise<
       message: req.message,
       tree,
       parents: [req.parent],
+      // The Director's own identity: the guard and the next run tell its commits by it.
+      author: { ...DIRECTOR_IDENTITY },
     });
     const sha = commit.data.sha;
     if (head !== null) {

@@ -1,6 +1,8 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
+import { ConfigError } from "../errors.js";
 import type { Env } from "../github/client.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { ActivitySources } from "./scope.js";
@@ -82,7 +84,14 @@ export async function githubActivity(ctx: RepoContext, env: Env): Promise<GitHub
   // Without a token there is no GitHub to ask: the client (Octokit) is not even loaded.
   if (!env.GITHUB_TOKEN?.trim()) return NOT_CONFIGURED;
   const { createGitHub, githubSettings } = await import("../github/client.js");
-  const settings = githubSettings(env, ctx.config);
+  let settings: ReturnType<typeof githubSettings>;
+  try {
+    settings = githubSettings(env, ctx.config, trustOf(ctx, env).userConfig);
+  } catch (error) {
+    // An API host the environment does not allow: not asked, and the reason says what to set.
+    if (!(error instanceof ConfigError)) throw error;
+    return { updated: new Map(), source: { asked: false, reason: error.message } };
+  }
   if (settings === null) return NOT_CONFIGURED;
   const repository = `${settings.owner}/${settings.repo}`;
   const cache = readCache(ctx, repository, settings.apiUrl);

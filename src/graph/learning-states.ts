@@ -1,4 +1,5 @@
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { entityMatcher } from "../core/graph/entities.js";
 import {
   byPlace,
@@ -42,7 +43,7 @@ export async function pullHistoryOf(
 ): Promise<PullHistory | undefined> {
   // Loaded on demand: without GitHub, no client library is read.
   const { createGitHub, githubSettings } = await import("../github/client.js");
-  const settings = githubSettings(env, ctx.config);
+  const settings = githubSettings(env, ctx.config, trustOf(ctx, env).userConfig);
   if (settings === null) return undefined;
   const { pullsOfHead } = await import("../github/publish.js");
   const gh = createGitHub(settings);

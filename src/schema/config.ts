@@ -201,17 +201,19 @@ export const GitHubConfig = z
       .regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, "expected OWNER/NAME")
       .optional()
       .meta({ examples: ["octo-org/app"] })
-      .describe("OWNER/NAME of the repository; default: the GITHUB_REPOSITORY variable."),
+      .describe(
+        "OWNER/NAME of the repository, used only when the GITHUB_REPOSITORY variable is unset.",
+      ),
     api_url: z
       .url({ protocol: /^https?$/ })
       .optional()
       .meta({ examples: ["https://github.example.com/api/v3"] })
       .describe(
-        "REST API base URL; default: GITHUB_API_URL, else https://api.github.com (GitHub Enterprise Server: https://HOST/api/v3).",
+        "REST API base URL (GitHub Enterprise Server: https://HOST/api/v3), used only when GITHUB_API_URL is unset and ENGRAM_ALLOW_HOSTS allows its host; default https://api.github.com.",
       ),
     base_branch: BranchName.default("main").describe("Branch the memory PR targets."),
     head_branch: BranchName.default("engram/memory").describe(
-      "Branch the Director commits memory to; the PR's head.",
+      "Branch the Director commits memory to; the PR's head. An engram/ branch, not base_branch.",
     ),
     labels: z
       .array(z.string().min(1).max(50))
@@ -254,12 +256,14 @@ export const NotionSyncConfig = z
     base_url: z
       .url({ protocol: /^https?$/ })
       .default("https://api.notion.com")
-      .describe("API base URL (a local stand-in server in tests)."),
+      .describe("API base URL; ENGRAM_NOTION_URL wins, and another host needs ENGRAM_ALLOW_HOSTS."),
     token_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
       .default("NOTION_TOKEN")
-      .describe("Name of the environment variable that holds the integration token."),
+      .describe(
+        "Environment variable holding the integration token; another than NOTION_TOKEN needs ENGRAM_ALLOW_TOKEN_VARS.",
+      ),
     parent_page_id: z
       .string()
       .min(1)
@@ -296,7 +300,9 @@ export const GraphitiSyncConfig = z
     url: z
       .url({ protocol: /^https?$/ })
       .default("http://localhost:8000/mcp/")
-      .describe("The server's streamable HTTP MCP endpoint."),
+      .describe(
+        "The server's streamable HTTP MCP endpoint; ENGRAM_GRAPHITI_URL wins, and another host needs ENGRAM_ALLOW_HOSTS.",
+      ),
     backend: z
       .enum(["neo4j", "falkordb"])
       .default("neo4j")

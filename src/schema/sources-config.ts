@@ -15,14 +15,16 @@ export const MarkdownFolderConfig = z
       .min(1)
       .meta({ examples: ["notes/learning", "/home/me/.claude/MEMORY/RESEARCH"] })
       .describe(
-        "The folder, relative to the repository or absolute. A missing folder is a warning.",
+        "The folder, relative to the repository or absolute; one outside the repository is read only when ENGRAM_ALLOW_FOLDERS names it. A missing folder is a warning.",
       ),
     globs: z
       .array(z.string().min(1))
       .min(1)
       .max(20)
       .default(["**/*.md"])
-      .describe("Which files of the folder (fast-glob patterns, relative to the folder)."),
+      .describe(
+        "Which files of the folder (fast-glob patterns, relative to it); only *.md files, never dotfiles, are read.",
+      ),
     kind: z
       .enum(["learning", "research"])
       .default("learning")

@@ -11,12 +11,16 @@ export const TanaSyncConfig = z
     endpoint: z
       .url({ protocol: /^https?$/ })
       .default("https://europe-west1-tagr-prod.cloudfunctions.net/addToNodeV2")
-      .describe("The Input API endpoint (a local stand-in server in tests)."),
+      .describe(
+        "The Input API endpoint; ENGRAM_TANA_ENDPOINT wins, and another host needs ENGRAM_ALLOW_HOSTS.",
+      ),
     token_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
       .default("TANA_TOKEN")
-      .describe("Name of the environment variable that holds the workspace's Input API token."),
+      .describe(
+        "Environment variable holding the Input API token; another than TANA_TOKEN needs ENGRAM_ALLOW_TOKEN_VARS.",
+      ),
     target_node_id: z
       .union([z.enum(["INBOX", "LIBRARY"]), TanaNodeId])
       .default("INBOX")
@@ -27,12 +31,16 @@ export const TanaSyncConfig = z
       .url({ protocol: /^https?$/ })
       .optional()
       .meta({ examples: ["http://localhost:8262"] })
-      .describe("The desktop app's Local API; left out, only the Input API is used."),
+      .describe(
+        "The desktop app's Local API (ENGRAM_TANA_LOCAL_URL wins; its host needs ENGRAM_ALLOW_HOSTS); left out, only the Input API is used.",
+      ),
     local_token_env: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
       .default("TANA_LOCAL_TOKEN")
-      .describe("Name of the environment variable that holds the Local API's bearer token."),
+      .describe(
+        "Environment variable holding the Local API's token; another than TANA_LOCAL_TOKEN needs ENGRAM_ALLOW_TOKEN_VARS.",
+      ),
     workspace_id: z
       .string()
       .min(1)

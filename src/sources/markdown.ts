@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { readFileSync, realpathSync, statSync } from "node:fs";
+import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import fg from "fast-glob";
 import type { Redactor } from "../core/ingest/redact.js";
 import type { SyncCandidate } from "../core/sync/item.js";
@@ -51,6 +51,39 @@ export interface MarkdownScanOptions {
   project: string;
   /** Offer every file again, changed or not (`sync run --all`). */
   all?: boolean;
+  /**
+   * Folders outside the repository the user allows (`ENGRAM_ALLOW_FOLDERS`): a folder of the
+   * config that leaves the repository is read only inside one of them.
+   */
+  allowedOutside?: readonly string[];
+  /** The config is the user's own file (outside the repository): its folders are the user's. */
+  userConfig?: boolean;
+}
+
+/** Folders outside the repository the user allows markdown to be read from. */
+export const ALLOW_FOLDERS_VAR = "ENGRAM_ALLOW_FOLDERS";
+
+/** The absolute folders of `ENGRAM_ALLOW_FOLDERS` (separated like PATH); relative ones are ignored. */
+export function allowedFolders(env: Readonly<Record<string, string | undefined>>): string[] {
+  return (env[ALLOW_FOLDERS_VAR] ?? "")
+    .split(delimiter)
+    .map((p) => p.trim())
+    .filter((p) => p !== "" && isAbsolute(p))
+    .map(realOrSelf);
+}
+
+function realOrSelf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Only markdown, never a dotfile or a file in a dot folder (`.ssh/`, `.env.md`). */
+function isMarkdownFile(rel: string): boolean {
+  const parts = rel.split(/[/\\]/);
+  return parts.every((p) => !p.startsWith(".")) && /\.md$/i.test(basename(rel));
 }
 
 export interface MarkdownScan {
@@ -97,10 +130,23 @@ export async function scanMarkdown(
   const scanned = new Set<string>();
   const repoMemory = join(options.repoDir, "memory");
   const repoFocus = join(options.repoDir, "MEMORY.md");
+  const repoReal = realOrSelf(options.repoDir);
+  const allowed = options.allowedOutside ?? [];
   for (const entry of config.folders) {
     const dir = isAbsolute(entry.path) ? entry.path : resolve(options.repoDir, entry.path);
     if (!isDirectory(dir)) {
       report.warnings.push(`[sources.markdown] ${entry.path}: folder not found; skipped`);
+      continue;
+    }
+    // Where the folder really is, links followed: the repository's config may name only its own.
+    const root = realOrSelf(dir);
+    const own = within(root, repoReal) && within(resolve(dir), resolve(options.repoDir));
+    if (!own && options.userConfig !== true && !allowed.some((a) => within(root, a))) {
+      report.warnings.push(
+        `[sources.markdown] ${entry.path}: outside the repository, and the repository's config ` +
+          `may name only folders inside it; add ${root} to ${ALLOW_FOLDERS_VAR} to read it ` +
+          "(docs/security.md); skipped",
+      );
       continue;
     }
     scanned.add(folderTag(entry.path));
@@ -123,6 +169,11 @@ export async function scanMarkdown(
       const shown = `${entry.path}/${rel}`;
       if (path === repoFocus || inside(path, repoMemory) || inside(path, options.stateDir)) {
         report.excluded++;
+        continue;
+      }
+      // Whatever the globs say: markdown only, and no link out of the folder.
+      if (!isMarkdownFile(rel) || !within(realOrSelf(path), root)) {
+        report.warnings.push(`${shown}: not a markdown file inside the folder; skipped`);
         continue;
       }
       let bytes: Buffer;
@@ -183,6 +234,11 @@ function isDirectory(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** `path` is `dir` or below it. */
+function within(path: string, dir: string): boolean {
+  return path === dir || inside(path, dir);
 }
 
 function inside(path: string, dir: string): boolean {

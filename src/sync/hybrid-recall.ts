@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { tokenize } from "../core/recall/recall.js";
 import {
   type CacheEntry,
@@ -15,6 +16,7 @@ import {
   remoteMode,
   type SyncedItem,
 } from "../core/sync/remote-recall.js";
+import { notionAccess } from "../core/trust/destinations.js";
 import { QueueStore } from "./queue-store.js";
 import { RecallCache } from "./recall-cache.js";
 import { readRecordedIds, syncDir } from "./state-paths.js";
@@ -85,11 +87,17 @@ export function recallTargets(ctx: RepoContext): RecallTarget[] {
     Object.values(notion.databases).some((id) => id !== undefined) ||
     Object.keys(readRecordedIds(ctx)).length > 0;
   if (configured) {
-    const token = process.env[notion.token_env] ?? "";
-    out.push({
-      name: "notion",
-      problem: token === "" ? `no token: set the environment variable ${notion.token_env}` : null,
-    });
+    let problem: string | null = null;
+    try {
+      const access = notionAccess(notion, trustOf(ctx));
+      if (access.token === "") {
+        problem = `no token: set the environment variable ${access.tokenVar}`;
+      }
+    } catch (error) {
+      // A destination or token variable the environment does not allow: reported, not asked.
+      problem = (error as Error).message;
+    }
+    out.push({ name: "notion", problem });
   }
   if (existsSync(join(syncDir(ctx), "graphiti"))) out.push({ name: "graphiti", problem: null });
   return out;

@@ -1,6 +1,8 @@
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { tokenize } from "../core/recall/recall.js";
 import { type RemoteHit, scoreByWords } from "../core/sync/remote-recall.js";
+import { graphitiUrl, notionAccess } from "../core/trust/destinations.js";
 
 /** How long one store may take to answer a recall: an agent is waiting. */
 const RECALL_TIMEOUT_SECONDS = 10;
@@ -26,13 +28,16 @@ export async function openSearcher(
       import("./targets/notion-target.js"),
       import("./state-paths.js"),
     ]);
+    const access = notionAccess(sync.notion, trustOf(ctx));
     const config = {
       ...sync.notion,
+      base_url: access.url,
+      token_env: access.tokenVar,
       timeout_seconds: Math.min(sync.notion.timeout_seconds, RECALL_TIMEOUT_SECONDS),
     };
     const notion = new NotionTarget({
       config,
-      token: process.env[config.token_env] ?? "",
+      token: access.token,
       recorded: readRecordedIds(ctx),
       // A rate-limited store is reported, not waited for: the agent asking is waiting too.
       retries: 0,
@@ -65,6 +70,7 @@ export async function openSearcher(
   const graphiti = new GraphitiTarget({
     config: {
       ...sync.graphiti,
+      url: graphitiUrl(sync.graphiti, trustOf(ctx)),
       retries: 0,
       timeout_seconds: Math.min(sync.graphiti.timeout_seconds, RECALL_TIMEOUT_SECONDS),
     },

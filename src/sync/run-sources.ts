@@ -1,10 +1,11 @@
 import { basename } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { redactorFor } from "../core/ingest/redact.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
 import { forgetSent } from "../core/sync/queue.js";
-import { type MarkdownReport, scanMarkdown } from "../sources/markdown.js";
+import { allowedFolders, type MarkdownReport, scanMarkdown } from "../sources/markdown.js";
 import type { CandidateSource, SyncRunResult } from "./engine.js";
 import type { QueueStore, StoredQueue } from "./queue-store.js";
 import { memorySource, type TargetName } from "./service.js";
@@ -41,6 +42,9 @@ function scanFiles(ctx: RepoContext, queue: StoredQueue, all: boolean) {
     redactor: redactorFor(ctx.config),
     project: ctx.config.sync.project ?? basename(ctx.repoDir),
     all,
+    // Folders outside the repository: only those the user names (docs/security.md).
+    allowedOutside: allowedFolders(process.env),
+    userConfig: trustOf(ctx).userConfig,
   });
 }
 

@@ -2,12 +2,14 @@ import { mkdirSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
 import { DEFAULT_THRESHOLDS, evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
 import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/sync/queue.js";
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
+import { graphitiUrl, notionAccess } from "../core/trust/destinations.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
@@ -119,17 +121,19 @@ export function openTarget(
   options: OpenOptions = {},
 ): SyncTarget {
   if (name === "graphiti") {
+    const graphiti = ctx.config.sync.graphiti;
     return new GraphitiTarget({
-      config: ctx.config.sync.graphiti,
+      config: { ...graphiti, url: graphitiUrl(graphiti, trustOf(ctx)) },
       resend: options.resend === true,
     });
   }
   if (name === "tana") return openTanaTarget(ctx, queueStore(ctx, "tana").load().mapping);
   if (name !== "notion") throw new UsageError(`no sync target "${name}"`);
   const config = ctx.config.sync.notion;
+  const notion = notionAccess(config, trustOf(ctx));
   return new NotionTarget({
-    config,
-    token: process.env[config.token_env] ?? "",
+    config: { ...config, base_url: notion.url, token_env: notion.tokenVar },
+    token: notion.token,
     recorded: readRecordedIds(ctx),
   });
 }

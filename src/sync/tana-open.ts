@@ -1,6 +1,8 @@
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import type { MappingEntry } from "../core/sync/queue.js";
+import { tanaAccess } from "../core/trust/destinations.js";
 import { EMPTY_REGISTRY } from "../schema/empty-registry.js";
 import type { Registry } from "../schema/registry.js";
 import { schemaFromMapping } from "./targets/tana-schema.js";
@@ -16,11 +18,20 @@ export function openTanaTarget(
   mapping: Readonly<Record<string, MappingEntry>>,
   registry: Registry = EMPTY_REGISTRY,
 ): TanaTarget {
-  const config = ctx.config.sync.tana;
+  const configured = ctx.config.sync.tana;
+  // Where the requests go and which tokens they carry: the environment's choice, not the repository's.
+  const { input, local } = tanaAccess(configured, trustOf(ctx));
+  const config = {
+    ...configured,
+    endpoint: input.url,
+    token_env: input.tokenVar,
+    local_api_url: local?.url,
+    local_token_env: local?.tokenVar ?? configured.local_token_env,
+  };
   return new TanaTarget({
     config,
-    token: process.env[config.token_env] ?? "",
-    localToken: process.env[config.local_token_env] ?? "",
+    token: input.token,
+    localToken: local?.token ?? "",
     registry,
     schema: schemaFromMapping(mapping, {
       learning: config.learning_tag,

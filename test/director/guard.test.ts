@@ -2,6 +2,7 @@
  * `director guard`: the PR checks on local refs of a real repository whose memory is made
  * by the real engine (init, ingest, run) on an `engram/memory` branch.
  */
+import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,7 +17,7 @@ import { guardRefs } from "../../src/director/guard.js";
 import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
-import { describeResult, runDirector as director } from "../support/bins.js";
+import { childEnv, describeResult, runDirector as director } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
@@ -29,6 +30,21 @@ let repo: TempRepo;
 function commitAll(message: string): string {
   git(repo.dir, ["add", "-A"]);
   git(repo.dir, ["commit", "-q", "-m", message]);
+  return git(repo.dir, ["rev-parse", "HEAD"]).trim();
+}
+
+/** A commit as the Director makes them: its identity (the guard tells its commits by it). */
+function commitAsDirector(message: string): string {
+  git(repo.dir, ["add", "-A"]);
+  const who = { name: "engram director", email: "director@engram.invalid" };
+  execFileSync("git", ["commit", "-q", "-m", message], {
+    cwd: repo.dir,
+    env: childEnv({
+      GIT_CONFIG_GLOBAL: "/dev/null",
+      GIT_AUTHOR_NAME: who.name,
+      GIT_AUTHOR_EMAIL: who.email,
+    }),
+  });
   return git(repo.dir, ["rev-parse", "HEAD"]).trim();
 }
 
@@ -65,7 +81,7 @@ beforeAll(async () => {
   // The Director's branch: engrams made by the real engine.
   git(repo.dir, ["checkout", "-q", "-b", "engram/memory"]);
   await remember(["the build uses tsc", "tests run on real git repositories"], 1795000000);
-  commitAll("memory: catalog version 1");
+  commitAsDirector("memory: catalog version 1");
 
   // A Director branch whose engram was edited by hand.
   git(repo.dir, ["checkout", "-q", "-b", "engram/tampered"]);
@@ -113,10 +129,14 @@ describe("guard on local refs", () => {
     expect(r.findings.some((f) => f.code === "bad-layout")).toBe(true);
   });
 
-  it("reports a tampered engram on the head as a verify finding", async () => {
+  it("reports a tampered engram on the head as a verify finding, and the hand edit as not the Director's", async () => {
     const r = await guardRefs({ repo: repo.dir, base: "main-before", head: "engram/tampered" });
     expect(r.ok).toBe(false);
     expect(r.findings.map((f) => f.code)).toContain("engram-hash");
+    const foreign = r.findings.filter((f) => f.code === "foreign-commit");
+    expect(foreign.map((f) => f.message)).toEqual([
+      "on the Director's branch engram/tampered, but not the Director's: authored by engram tests <tests@engram.invalid>, not engram director <director@engram.invalid>",
+    ]);
     expect(r.findings.every((f) => f.code !== "single-writer")).toBe(true);
   });
 

@@ -199,7 +199,7 @@ describe("githubSettings", () => {
     });
   });
 
-  it("lets [github] override the repository and the API URL (GitHub Enterprise, the fake)", () => {
+  it("takes [github] repository and api_url only where the environment leaves them out or allows them", () => {
     const custom = defaultConfig();
     custom.github.repository = "team/notes";
     custom.github.api_url = "https://ghe.example.com/api/v3/";
@@ -208,9 +208,22 @@ describe("githubSettings", () => {
       GITHUB_REPOSITORY: "o/r",
       GITHUB_API_URL: "http://127.0.0.1:1",
     };
+    // The environment names where the token goes and for which repository: it wins.
     expect(githubSettings(env, custom)).toMatchObject({
-      owner: "team",
-      repo: "notes",
+      owner: "o",
+      repo: "r",
+      apiUrl: "http://127.0.0.1:1",
+    });
+    // Without it, the config's API host only when the environment allows that host.
+    const bare = { GITHUB_TOKEN: "t" };
+    expect(() => githubSettings(bare, custom)).toThrow(
+      /\[github\] api_url: names ghe\.example\.com, a host the environment does not allow.*ENGRAM_ALLOW_HOSTS/,
+    );
+    expect(
+      githubSettings({ ...bare, ENGRAM_ALLOW_HOSTS: "ghe.example.com" }, custom),
+    ).toMatchObject({ owner: "team", repo: "notes", apiUrl: "https://ghe.example.com/api/v3" });
+    // The user's own config file (outside the repository) is the user's choice.
+    expect(githubSettings(bare, custom, true)).toMatchObject({
       apiUrl: "https://ghe.example.com/api/v3",
     });
     expect(githubSettings(env, config)).toMatchObject({ apiUrl: "http://127.0.0.1:1" });

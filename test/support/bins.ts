@@ -46,11 +46,18 @@ export function assertBuilt(): void {
 
 export type Env = Record<string, string | undefined>;
 
+/**
+ * The stand-in servers listen on 127.0.0.1 and the test repositories' configs name them, as
+ * a user's config names their own servers: the user allows the host in the environment
+ * (docs/security.md). Attack tests remove this (`ENGRAM_ALLOW_HOSTS: undefined`).
+ */
+export const STAND_IN_HOSTS: Record<string, string> = { ENGRAM_ALLOW_HOSTS: "127.0.0.1" };
+
 /** The environment of a child: the inherited one, scrubbed, plus the git identity and `extra`. */
 export function childEnv(extra: Env = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of SCRUBBED) delete env[key];
-  Object.assign(env, GIT_IDENTITY);
+  Object.assign(env, GIT_IDENTITY, STAND_IN_HOSTS);
   for (const [key, value] of Object.entries(extra)) {
     if (value === undefined) delete env[key];
     else env[key] = value;

@@ -18,6 +18,9 @@ beforeEach(async () => {
   seedTanaEntities(tana);
   process.env.ENGRAM_TEST_TANA = "input-token";
   process.env.ENGRAM_TEST_TANA_LOCAL = "local-token";
+  // The user allows the stand-in's host and their own token variables (docs/security.md).
+  process.env.ENGRAM_ALLOW_HOSTS = "127.0.0.1";
+  process.env.ENGRAM_ALLOW_TOKEN_VARS = "ENGRAM_TEST_TANA,ENGRAM_TEST_TANA_LOCAL";
   repo = dirs.repo("engram-tana-svc-");
   configure(true);
 });
@@ -25,6 +28,8 @@ afterEach(async () => {
   await tana.stop();
   delete process.env.ENGRAM_TEST_TANA;
   delete process.env.ENGRAM_TEST_TANA_LOCAL;
+  delete process.env.ENGRAM_ALLOW_HOSTS;
+  delete process.env.ENGRAM_ALLOW_TOKEN_VARS;
 });
 
 function configure(local: boolean): void {

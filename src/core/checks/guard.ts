@@ -1,11 +1,17 @@
-import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import { CATALOG_PATH } from "../model/paths.js";
+import { DIRECTOR_BRANCH_PREFIX, isMemoryPath } from "../trust/engram-branch.js";
+import type { SecurityChange } from "../trust/security-keys.js";
 import { compareFindings, type Finding, type FindingCode, formatFinding } from "./findings.js";
 
-/** Head branches with this prefix are the Director's, machine-owned (`engram/memory`). */
-export const DIRECTOR_BRANCH_PREFIX = "engram/";
+export { DIRECTOR_BRANCH_PREFIX, isMemoryPath };
 
-/** Every kind of problem the PR guard reports: verify's, plus its own two. */
-export type GuardCode = FindingCode | "single-writer" | "stale";
+/** Every kind of problem the PR guard reports: verify's, plus its own. */
+export type GuardCode =
+  | FindingCode
+  | "single-writer"
+  | "stale"
+  | "security-config"
+  | "foreign-commit";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -35,6 +41,14 @@ export interface GuardInput {
   mergeBaseCatalog: CatalogStamp | undefined;
   /** `verifyMemory` on the memory tree at the head. */
   verifyFindings: readonly Finding[];
+  /** The config file the security keys were compared in (repository-relative). */
+  configPath?: string;
+  /** Security-relevant config keys the branch changes (src/core/trust/security-keys.ts). */
+  securityChanges?: readonly SecurityChange[];
+  /** Markdown folders the head's config names outside the repository. */
+  outsideFolders?: readonly string[];
+  /** On a Director branch: its commits engram did not make. */
+  foreignCommits?: readonly { sha: string; reason: string }[];
 }
 
 /** Whether a head branch is one the Director writes. */
@@ -42,18 +56,37 @@ export function isDirectorBranch(name: string | undefined): boolean {
   return name?.startsWith(DIRECTOR_BRANCH_PREFIX) === true;
 }
 
-/** Whether a path is durable memory, which only the Director writes (invariant 6). */
-export function isMemoryPath(path: string): boolean {
-  return path === FOCUS_PATH || path === MEMORY_DIR || path.startsWith(`${MEMORY_DIR}/`);
-}
-
 /**
  * The PR check: the head's memory tree must verify; a worker branch must not touch memory;
- * a Director branch must start from main's current catalog. Pure; findings sorted like
- * verify's.
+ * a Director branch must start from main's current catalog and hold only the Director's
+ * commits; no branch changes a security-relevant config key unreviewed. Pure; findings
+ * sorted like verify's.
  */
 export function guardFindings(input: GuardInput): GuardFinding[] {
   const findings: GuardFinding[] = [...input.verifyFindings];
+  const config = input.configPath ?? "config/dev.toml";
+  const outside = input.outsideFolders ?? [];
+  for (const change of input.securityChanges ?? []) {
+    const away =
+      change.key === "sources.markdown.folders" && outside.length > 0
+        ? `; it names folders outside the repository (${outside.join(", ")}), which only the user may name (ENGRAM_ALLOW_FOLDERS)`
+        : "";
+    findings.push({
+      path: config,
+      code: "security-config",
+      message:
+        `${change.key} changed from ${JSON.stringify(change.before) ?? "unset"} to ` +
+        `${JSON.stringify(change.after) ?? "unset"}: it decides where credentials or memory go ` +
+        `or what is read or written (docs/security.md); a maintainer must review it${away}`,
+    });
+  }
+  for (const commit of input.foreignCommits ?? []) {
+    findings.push({
+      path: `commit ${commit.sha.slice(0, 12)}`,
+      code: "foreign-commit",
+      message: `on the Director's branch ${input.headBranch ?? ""}, but not the Director's: ${commit.reason}`,
+    });
+  }
   if (!isDirectorBranch(input.headBranch)) {
     for (const path of [...new Set(input.changedPaths)].filter(isMemoryPath)) {
       findings.push({
