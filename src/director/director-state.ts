@@ -156,7 +156,14 @@ function memoryDirs(tree: string): string[] {
 export async function withDirectorState<T>(
   ctx: RepoContext,
   task: (buffer: EventBuffer) => Promise<T>,
-  options: { retainEvents?: boolean; longLived?: boolean; settle?: boolean } = {},
+  options: {
+    retainEvents?: boolean;
+    longLived?: boolean;
+    /** Take what ingests compacted for room into the work tree at the end, when it publishes there. */
+    settle?: boolean;
+    /** The task publishes by pull request (`director run --pr`), whatever `memory.publish` says. */
+    pullRequest?: boolean;
+  } = {},
 ): Promise<T> {
   const caller = ctx.caller;
   const lock = await acquireLock(ctx.paths.lock, {
@@ -180,7 +187,7 @@ export async function withDirectorState<T>(
     buffer.roomMaker = async (event) => {
       // Loaded only when a budget is reached: the compaction engine is large.
       const { compactForRoom } = await import("./room.js");
-      await compactForRoom(ctx, buffer, event);
+      await compactForRoom(ctx, buffer, event, options.pullRequest === true);
       compactedForRoom = true;
     };
     try {

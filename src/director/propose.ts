@@ -188,7 +188,7 @@ export async function runProposal(
     },
     // What the drains compact for room goes to the staging tree with this cycle, or waits
     // in the state folder: never to the work tree, whatever `memory.publish` says.
-    { settle: false },
+    { settle: false, pullRequest: true },
   );
 }
 

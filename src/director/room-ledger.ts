@@ -53,7 +53,7 @@ export function updateRoom(paths: StatePaths, ledger: string | null): void {
   }
   writeFileAtomicSync(join(dir, LEDGER), ledger);
   const parsed = parseLedger(ledger);
-  const kept = new Set(typeof parsed === "string" ? [] : parsed.pending);
+  const kept = new Set(typeof parsed === "string" ? [] : parsed.pending.map((p) => p.file));
   for (const name of readdirSync(dir)) {
     if (name.startsWith("pending-") && !kept.has(name)) unlinkSync(join(dir, name));
   }

@@ -10,11 +10,13 @@ import {
   type RoomLedger,
   serializeLedger,
 } from "../core/compaction/room-ledger.js";
+import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { commitTimes } from "../git/rev-reads.js";
 import { loadRegistry } from "../graph/registry.js";
+import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
-import { Engram } from "../schema/engram.js";
+import type { Engram } from "../schema/engram.js";
 import {
   type EventBuffer,
   holdsSessionEnd,
@@ -24,19 +26,35 @@ import {
 import type { StatePaths } from "../state/paths.js";
 import { type CycleIntent, finishCycle, writeIntent } from "./director-state.js";
 import { LEDGER, ROOM_DIR, readRoomLedger, roomDir } from "./room-ledger.js";
+import { readStagingMeta, stagingDir } from "./staging.js";
 
-/** The engrams the ledger names as pending, oldest first, each checked against its content. */
+/**
+ * Engrams this process compacted for room, by pending file and digest: the cycle that takes
+ * them in the same process (a settle, or `run --pr` after its drains) reads no file back.
+ */
+const made = new Map<string, { sha256: string; engrams: Engram[] }>();
+
+/** The engrams the ledger names as pending, oldest first, each file checked against its digest. */
 export function loadPendingEngrams(paths: StatePaths, ledger: RoomLedger): Engram[] {
   const out: Engram[] = [];
-  for (const name of ledger.pending) {
-    const path = join(roomDir(paths), name);
+  for (const { file, sha256 } of ledger.pending) {
+    const path = join(roomDir(paths), file);
+    const known = made.get(path);
+    if (known !== undefined && known.sha256 === sha256) {
+      out.push(...known.engrams);
+      continue;
+    }
     if (!existsSync(path)) {
       throw new StateError(
         `${path}: missing, though ${join(roomDir(paths), LEDGER)} lists it; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
       );
     }
-    const engrams = parsePending(readFileSync(path, "utf8"), (v) => Engram.parse(v) as Engram);
-    if (typeof engrams === "string") throw new StateError(`${path}: ${engrams}`);
+    const engrams = parsePending(readFileSync(path, "utf8"), sha256);
+    if (typeof engrams === "string") {
+      throw new StateError(
+        `${path}: ${engrams}; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
+      );
+    }
     out.push(...engrams);
   }
   return out;
@@ -67,23 +85,27 @@ export async function publishesByPullRequest(ctx: RepoContext): Promise<boolean>
  * No memory tree is written and no catalog is read: the next cycle takes these engrams into
  * the tree the repository publishes (see `settleRoom`), with one catalog and MEMORY.md for
  * all of them. Ended sessions are consolidated first in a work tree, as before; with pull
- * requests, their consolidation is the next `run --pr`'s, so the slice stops before them.
+ * requests (`pullRequest`: the caller is `director run --pr`), their consolidation is the
+ * next `run --pr` cycle's, so the slice stops before them.
  */
 export async function compactForRoom(
   ctx: RepoContext,
   buffer: EventBuffer,
   incoming: SerializedEvent,
+  pullRequest = false,
 ): Promise<void> {
   buffer.loadEvents();
   const memory = ctx.config.memory;
-  const byPullRequest = holdsSessionEnd(buffer) ? await publishesByPullRequest(ctx) : undefined;
+  const byPullRequest = !holdsSessionEnd(buffer)
+    ? undefined
+    : pullRequest || (await publishesByPullRequest(ctx));
   if (byPullRequest === false) {
     await (await import("./consolidate.js")).consolidateEndedSessions(ctx, buffer);
   }
   const now = receiptTime();
   let take = roomTake(buffer, journalLineBytes(incoming.body, buffer.meta.last_seq + 1), memory);
   if (byPullRequest === true) {
-    const end = buffer.events.findIndex((s) => s.event.type === "session_end.v1");
+    const end = await firstUnconsolidatedEnd(ctx, buffer);
     if (end !== -1 && end < take) take = end;
     if (take === 0) {
       throw new StateError(
@@ -122,6 +144,10 @@ export async function compactForRoom(
   };
   writeIntent(ctx.paths.intent, intent);
   await finishCycle(ctx, buffer, intent);
+  const last = plan.ledger.pending[plan.ledger.pending.length - 1];
+  if (plan.engrams.length > 0 && last !== undefined) {
+    made.set(join(roomDir(ctx.paths), last.file), { sha256: last.sha256, engrams: plan.engrams });
+  }
 }
 
 /**
@@ -155,4 +181,31 @@ export async function settleRoom(ctx: RepoContext, buffer: EventBuffer): Promise
   if (await publishesByPullRequest(ctx)) return;
   const { settleCycle } = await import("./run.js");
   await settleCycle(ctx, buffer);
+}
+
+/**
+ * The buffer index of the first part of an ended session that the staging tree of
+ * `director run --pr` does not hold yet (-1: none): its version log or documents name the
+ * sessions it holds, as consolidation reads them. Without a staging tree, none is held.
+ */
+async function firstUnconsolidatedEnd(ctx: RepoContext, buffer: EventBuffer): Promise<number> {
+  const held = new Set<string>();
+  const meta = readStagingMeta(ctx.paths);
+  const dir = meta === undefined ? undefined : stagingDir(ctx.paths, meta);
+  if (dir !== undefined && existsSync(dir)) {
+    const log = await readTextIfExists(join(dir, VERSION_LOG_PATH));
+    for (const r of log === undefined ? [] : parseVersionLog(log)) {
+      if (r.made_by.kind === "session") held.add(r.made_by.session_id);
+    }
+    for (const d of (await readCatalog(dir)).documents ?? []) {
+      if (d.kind === "session")
+        held.add(d.path.slice(d.path.lastIndexOf("/") + 1, -".json".length));
+    }
+  }
+  return buffer.events.findIndex(
+    (s) =>
+      s.event.type === "session_end.v1" &&
+      s.event.session !== undefined &&
+      !held.has(s.event.session.session_id),
+  );
 }

@@ -6,7 +6,7 @@
 
 /**
  * What the compactions for room made since the last cycle reported them. `pending` names the
- * files (in the state folder) of engrams no memory tree holds yet; `written_by_ingest`
+ * files (in the state folder) of engrams no memory tree holds yet, each with its digest; `written_by_ingest`
  * counts those a settle (end of an ingest, work-tree publishing) already wrote to the tree.
  */
 export interface RoomLedger {
@@ -14,7 +14,13 @@ export interface RoomLedger {
   events: number;
   engrams: number;
   written_by_ingest: number;
-  pending: string[];
+  pending: PendingFile[];
+}
+
+/** One compaction's engrams: the file's name and the SHA-256 (hex) of its bytes. */
+export interface PendingFile {
+  file: string;
+  sha256: string;
 }
 
 /** What `director run --json` reports as `compacted_for_room`. */
@@ -58,16 +64,27 @@ export function parseLedger(text: string): RoomLedger | string {
     }
   }
   const pending = v.pending;
-  if (!Array.isArray(pending) || !pending.every((p) => typeof p === "string" && PENDING.test(p))) {
-    return "pending: expected names of pending-NNNNNNNN.ndjson files";
+  if (!Array.isArray(pending) || !pending.every(isPendingFile)) {
+    return "pending: expected [{file: pending-NNNNNNNN.ndjson, sha256: 64 hex digits}]";
   }
   return {
     compactions: v.compactions as number,
     events: v.events as number,
     engrams: v.engrams as number,
     written_by_ingest: v.written_by_ingest as number,
-    pending: [...pending],
+    pending: pending.map((p: PendingFile) => ({ file: p.file, sha256: p.sha256 })),
   };
+}
+
+function isPendingFile(value: unknown): value is PendingFile {
+  if (typeof value !== "object" || value === null) return false;
+  const p = value as Record<string, unknown>;
+  return (
+    typeof p.file === "string" &&
+    PENDING.test(p.file) &&
+    typeof p.sha256 === "string" &&
+    /^[0-9a-f]{64}$/.test(p.sha256)
+  );
 }
 
 const PENDING = /^pending-\d{8}\.ndjson$/;

@@ -10,7 +10,7 @@ import type { Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import type { Registry } from "../../schema/registry.js";
 import { entityMatcher } from "../graph/entities.js";
-import { sealEngram } from "../model/engram.js";
+import { sha256Hex } from "../model/canonical.js";
 import { type CompactionPolicy, compactSlice } from "./compact.js";
 import { bodyLinker } from "./pack.js";
 import type { RoomLedger } from "./room-ledger.js";
@@ -57,39 +57,69 @@ export function planRoomCompaction(input: {
   const entities = matcher ? bodyLinker(matcher) : undefined;
   const engrams = compactSlice(input.slice, slicePolicy(input.memory, entities, undefined));
   const pendingText = engrams.map((e) => `${JSON.stringify(e)}\n`).join("");
+  const file = { file: input.pendingFile, sha256: sha256Hex(pendingText) };
   const ledger: RoomLedger = {
     compactions: input.ledger.compactions + 1,
     events: input.ledger.events + input.slice.length,
     engrams: input.ledger.engrams + engrams.length,
     written_by_ingest: input.ledger.written_by_ingest,
-    pending:
-      engrams.length > 0 ? [...input.ledger.pending, input.pendingFile] : input.ledger.pending,
+    pending: engrams.length > 0 ? [...input.ledger.pending, file] : input.ledger.pending,
   };
   return { engrams, pendingText, ledger };
 }
 
 /**
- * The engrams of a pending file, each checked: its id and hash are those its content gives
- * (a damaged or forged line is refused, never written to memory).
+ * The engrams of a pending file. Its bytes must hash to the digest the ledger holds (a torn,
+ * damaged or swapped file is refused, never written to memory), and each line must have an
+ * engram's shape; the cycle that takes them checks nothing more than it checks of the
+ * buffer's events (the content hash is the ledger's, so no engram is hashed again).
  */
-export function parsePending(text: string, parse: (value: unknown) => Engram): Engram[] | string {
+export function parsePending(text: string, digest: string): Engram[] | string {
+  if (sha256Hex(text) !== digest) return "its bytes do not match the sha256 the ledger holds";
   const out: Engram[] = [];
   let line = 0;
   for (const raw of text.split("\n")) {
     line++;
     if (raw.length === 0) continue;
-    let engram: Engram;
+    let value: unknown;
     try {
-      engram = parse(JSON.parse(raw));
+      value = JSON.parse(raw);
     } catch (error) {
-      return `line ${line}: not an engram (${(error as Error).message.split("\n")[0]})`;
+      return `line ${line}: not JSON (${(error as Error).message})`;
     }
-    const { engram_id: _, hash: __, ...body } = engram;
-    const sealed = sealEngram(body);
-    if (sealed.hash !== engram.hash || sealed.engram_id !== engram.engram_id) {
-      return `line ${line}: ${engram.engram_id}: its id or hash does not match its content`;
-    }
-    out.push(engram);
+    const problem = shapeProblem(value);
+    if (problem !== undefined) return `line ${line}: ${problem}`;
+    out.push(value as Engram);
   }
   return out;
+}
+
+const STRING_ARRAYS = ["topics", "facts"] as const;
+
+/** What a cycle relies on of an engram, checked cheaply (the full schema is `director verify`'s). */
+function shapeProblem(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return "not an object";
+  const e = value as Record<string, unknown>;
+  if (typeof e.engram_id !== "string" || !/^e_[0-9a-f]{32}$/.test(e.engram_id)) {
+    return "engram_id: expected e_ and 32 hex digits";
+  }
+  if (e.scope !== "st") return "scope: expected st";
+  if (typeof e.version !== "string" || !/^\d{8}-\d{6}Z$/.test(e.version)) {
+    return "version: expected YYYYMMDD-HHMMSSZ";
+  }
+  if (typeof e.hash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(e.hash)) {
+    return "hash: expected sha256: and 64 hex digits";
+  }
+  for (const key of STRING_ARRAYS) {
+    const list = e[key];
+    if (!Array.isArray(list) || !list.every((x) => typeof x === "string")) {
+      return `${key}: expected an array of strings`;
+    }
+  }
+  if (!Array.isArray(e.decisions) || !Array.isArray(e.links)) {
+    return "decisions, links: expected arrays";
+  }
+  if (typeof e.provenance !== "object" || e.provenance === null)
+    return "provenance: expected an object";
+  return undefined;
 }
