@@ -8,7 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { CatalogEntry } from "../../src/schema/engram.js";
-import { type BinResult, describeResult, director, jsonOf } from "../support/bins.js";
+import { type BinResult, describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { ndjson, note } from "../support/envelopes.js";
 import type { FakeGitHub } from "../support/fake-github.js";
 import { useFakeGitHub } from "../support/fake-github-hooks.js";
@@ -167,6 +167,31 @@ describe("compaction for room when memory is published by pull request", () => {
     await ingest(repo, path, 1_800_001_010);
     expect(gitView(repo)).toBe(before);
     const r = await run(repo, ["--pr", "--force"], 1_800_001_020);
+    expect(r.proposal?.status).toMatch(/created|updated|regenerated/);
+    const head = r.proposal?.head_sha as string;
+    const onBranch = new Set(factsIn((p) => fake.git.git(["show", `${head}:${p}`])));
+    for (const text of texts) expect(onBranch.has(text), text).toBe(true);
+    expect(gitView(repo)).toBe(before);
+  });
+
+  it("run --pr makes room for its spool drain in the staging tree, even with publish = work-tree", async () => {
+    const repo = await directorClone(`${SMALL}publish = "work-tree"\n`);
+    const texts = Array.from(
+      { length: 1000 },
+      (_, i) => `spool fact ${String(i).padStart(4, "0")}`,
+    );
+    const notes = join(dirs.dir("engram-room-notes-"), "notes.ndjson");
+    writeFileSync(
+      notes,
+      texts.map((text) => `${JSON.stringify({ kind: "fact", text })}\n`).join(""),
+    );
+    const emitted = await worker(["emit", "--from", notes, "--worker", "w9"], { cwd: repo.dir });
+    expect(emitted.code, describeResult(emitted)).toBe(0);
+    const before = gitView(repo);
+    // The drain passes the 400-event budget: it compacts for room, inside run --pr.
+    const r = await run(repo, ["--pr", "--force"], 1_800_003_000);
+    expect(r.compacted_for_room?.compactions).toBeGreaterThan(0);
+    expect((r.compacted_for_room?.events ?? 0) + r.compacted_events).toBe(1000);
     expect(r.proposal?.status).toMatch(/created|updated|regenerated/);
     const head = r.proposal?.head_sha as string;
     const onBranch = new Set(factsIn((p) => fake.git.git(["show", `${head}:${p}`])));
