@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
@@ -17,6 +17,7 @@ import { loadRegistry } from "../graph/registry.js";
 import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Engram } from "../schema/engram.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
 import {
   type EventBuffer,
   holdsSessionEnd,
@@ -131,10 +132,7 @@ export async function compactForRoom(
   const intent: CycleIntent = {
     tree: ROOM_DIR,
     through_seq: slice[slice.length - 1]?.seq as number,
-    writes: [
-      ...(plan.engrams.length > 0 ? [{ path: pendingFile, text: plan.pendingText }] : []),
-      { path: LEDGER, text: serializeLedger(plan.ledger) },
-    ],
+    writes: [{ path: LEDGER, text: serializeLedger(plan.ledger) }],
     deletes: [],
     meta: {
       last_compaction_at: now,
@@ -142,6 +140,12 @@ export async function compactForRoom(
       compacted_events: buffer.meta.compacted_events + slice.length,
     },
   };
+  // The engrams first, durably, outside the intent: no ledger names the file until the
+  // intent's does, so a crash before it leaves a file the next compaction writes again.
+  if (plan.engrams.length > 0) {
+    mkdirSync(roomDir(ctx.paths), { recursive: true });
+    writeFileAtomicSync(join(roomDir(ctx.paths), pendingFile), plan.pendingText);
+  }
   writeIntent(ctx.paths.intent, intent);
   await finishCycle(ctx, buffer, intent);
   const last = plan.ledger.pending[plan.ledger.pending.length - 1];
