@@ -38,6 +38,7 @@ import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
 import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
+import { type RoomScenarioResult, runRoomScenario } from "./room.js";
 import { runSessionsScenario, type SessionsScenarioResult } from "./sessions.js";
 import { runStartupScenario, type StartupScenarioResult } from "./startup.js";
 import {
@@ -178,6 +179,8 @@ async function main(): Promise<void> {
     runIngestCliScenario(EVENTS),
   );
   gc();
+  const room = await attempt<RoomScenarioResult>("room", () => runRoomScenario(EVENTS));
+  gc();
   const tcp = await attempt<TcpTransportResult>("transport_tcp", () => runTcpTransportScenario());
   gc();
   const nats = await attempt("transport_nats", () => runNatsTransportScenario());
@@ -232,6 +235,7 @@ async function main(): Promise<void> {
     from_git: fromGit,
     startup,
     ingest_cli: ingestCli,
+    room,
     sessions,
     version_snapshot: snapshots,
   };
@@ -253,6 +257,7 @@ async function main(): Promise<void> {
     fromGit,
     startup,
     ingestCli,
+    room,
     sessions,
     snapshots,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);

@@ -40,6 +40,11 @@ export interface CycleIntent {
    * releases only: a consolidation now writes its snapshots before its intent.
    */
   versions?: { record: VersionRecord; files: FileChanges }[];
+  /**
+   * The room of compactions for room (`room-ledger.ts`), once the files are written: `null`
+   * removes it (a run reported it), a text is its ledger after a settle.
+   */
+  room?: { ledger: string | null };
 }
 
 /**
@@ -99,6 +104,9 @@ export async function finishCycle(
     await onVersions(ctx, intent.versions, target);
   }
   await applyFileChanges(target, intent.writes, intent.deletes);
+  if (intent.room !== undefined) {
+    (await import("./room-ledger.js")).updateRoom(ctx.paths, intent.room.ledger);
+  }
   // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
   if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
     buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
@@ -128,7 +136,10 @@ function removeLeftovers(ctx: RepoContext, memoryTrees: boolean): void {
       }
     }
   }
-  removeStaleTemps([...trees.flatMap(memoryDirs), ...state]);
+  // The room of compactions for room holds flat files only.
+  const room = join(ctx.paths.root, "room");
+  const flat = existsSync(room) ? [room] : [];
+  removeStaleTemps([...trees.flatMap(memoryDirs), ...flat, ...state]);
 }
 
 /** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
@@ -154,7 +165,14 @@ function memoryDirs(tree: string): string[] {
 export async function withDirectorState<T>(
   ctx: RepoContext,
   task: (buffer: EventBuffer) => Promise<T>,
-  options: { retainEvents?: boolean; longLived?: boolean } = {},
+  options: {
+    retainEvents?: boolean;
+    longLived?: boolean;
+    /** Take what ingests compacted for room into the work tree at the end, when it publishes there. */
+    settle?: boolean;
+    /** The task publishes by pull request (`director run --pr`), whatever `memory.publish` says. */
+    pullRequest?: boolean;
+  } = {},
 ): Promise<T> {
   const caller = ctx.caller;
   const lock = await acquireLock(ctx.paths.lock, {
@@ -172,14 +190,24 @@ export async function withDirectorState<T>(
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
     const buffer = EventBuffer.open(ctx.paths, { retainEvents });
+    // Compaction for room, for every path that ingests under the lock (ingest, the spool,
+    // the hub, NATS, git refs): engrams into the state folder, never into a memory tree.
+    let compactedForRoom = false;
     buffer.roomMaker = async (event) => {
-      // Loaded only when a budget is reached: the cycle machinery is large.
-      const { compactForRoom } = await import("./run.js");
-      await compactForRoom(ctx, buffer, event);
+      // Loaded only when a budget is reached: the compaction engine is large.
+      const { compactForRoom } = await import("./room.js");
+      await compactForRoom(ctx, buffer, event, options.pullRequest === true);
+      compactedForRoom = true;
     };
     try {
       await recoverIntent(ctx, buffer);
-      return await task(buffer);
+      const result = await task(buffer);
+      // Where the repository publishes in its work tree, what was compacted for room is
+      // written there before the lock is released, once for every compaction (not with --dry-run).
+      if (compactedForRoom && options.settle !== false) {
+        await (await import("./room.js")).settleRoom(ctx, buffer);
+      }
+      return result;
     } finally {
       buffer.closeJournal();
     }

@@ -1,6 +1,8 @@
 import { statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { RepoContext } from "../context/repo-context.js";
+import type { RoomReport } from "../core/compaction/room-ledger.js";
+import { roomReport } from "../core/compaction/room-ledger.js";
 import {
   type IngestCounts,
   ingestFile,
@@ -9,6 +11,7 @@ import {
   LARGE_FILE_BYTES,
 } from "../ingest/ingest.js";
 import { withDirectorState } from "./director-state.js";
+import { readRoomLedger } from "./room-ledger.js";
 
 /**
  * `director ingest FILE|-`: the whole source into the buffer as the one writer, in fsynced
@@ -17,8 +20,15 @@ import { withDirectorState } from "./director-state.js";
 export async function ingestSource(
   ctx: RepoContext,
   source: { path: string; name?: string } | { stream: Readable; name: string },
-): Promise<IngestCounts & { buffer: { events: number; bytes: number }; noteLines: number }> {
-  return withDirectorState(
+): Promise<
+  IngestCounts & {
+    buffer: { events: number; bytes: number };
+    noteLines: number;
+    /** Absent when no compaction for room waits to be reported. */
+    compacted_for_room?: RoomReport;
+  }
+> {
+  const counts = await withDirectorState(
     ctx,
     async (buffer) => {
       const largeInput = "path" in source && statSync(source.path).size > LARGE_FILE_BYTES;
@@ -34,4 +44,7 @@ export async function ingestSource(
     },
     { retainEvents: false },
   );
+  // What this ingest and those before it compacted for room, since the last run reported it.
+  const ledger = readRoomLedger(ctx.paths);
+  return ledger === undefined ? counts : { ...counts, compacted_for_room: roomReport(ledger) };
 }

@@ -50,138 +50,148 @@ export async function runProposal(
   const remote = (await remoteExists(repo.dir, options.remote)) ? options.remote : null;
   // The staging tree holds memory files only: the registry is the repository's.
   const registry = loadRegistry(ctx.repoDir);
-  return withDirectorState(ctx, async (buffer) => {
-    let previous: string | null = null;
-    for (let attempt = 1; ; attempt++) {
-      const refs = await readRefs(repo, remote, options);
-      if (attempt === 1) {
-        previous = refs.branch;
-        if (options.dryRun !== true) await tagMerged(repo, remote, refs.main);
-      }
-      const rejected = await updateRejections(ctx, repo, refs, options);
-      const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
-      const dir = stagingDir(ctx.paths, staging.meta);
-      let stepped = false;
-      if (attempt === 1 && options.beforeCycle !== undefined && options.dryRun !== true) {
-        await options.beforeCycle({ ...ctx, repoDir: dir }, buffer);
-        stepped = true;
-      }
-      let planned: CyclePlanFiles | undefined;
-      const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
-        ...options,
-        registry,
-        gitDir: ctx.repoDir,
-        ...(options.dryRun ? { onDryRun: (p: CyclePlanFiles) => (planned = p) } : {}),
-      });
-      const base = {
-        branch: options.branch,
-        base: options.base,
-        remote,
-        main_sha: refs.main,
-        previous_head_sha: previous,
-        attempts: attempt,
-        carried: staging.carried,
-        rejected: rejected.size,
-        pr: null,
-        would_open: null,
-        review: null,
-        plan: null,
-      };
-      const github = {
-        pulls: options.pulls != null,
-        api: options.apiCommit !== undefined,
-        preferApi: options.preferApi === true,
-      };
-      const cycleChanged = run.changed || run.focus !== null || stepped;
-      if (options.dryRun) {
-        const plan = await dryRunPlan(repo, refs, remote, options, {
-          dir,
-          staging,
-          planned,
-          cycleChanged,
-          rejected: rejected.size,
-          github,
+  return withDirectorState(
+    ctx,
+    async (buffer) => {
+      let previous: string | null = null;
+      for (let attempt = 1; ; attempt++) {
+        const refs = await readRefs(repo, remote, options);
+        if (attempt === 1) {
+          previous = refs.branch;
+          if (options.dryRun !== true) await tagMerged(repo, remote, refs.main);
+        }
+        const rejected = await updateRejections(ctx, repo, refs, options);
+        const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
+        const dir = stagingDir(ctx.paths, staging.meta);
+        let stepped = false;
+        if (attempt === 1 && options.beforeCycle !== undefined && options.dryRun !== true) {
+          await options.beforeCycle({ ...ctx, repoDir: dir }, buffer);
+          stepped = true;
+        }
+        let planned: CyclePlanFiles | undefined;
+        const run = await runCycleOn({ ...ctx, repoDir: dir }, buffer, {
+          ...options,
+          registry,
+          gitDir: ctx.repoDir,
+          ...(options.dryRun ? { onDryRun: (p: CyclePlanFiles) => (planned = p) } : {}),
         });
-        return {
-          run,
-          proposal: {
+        const base = {
+          branch: options.branch,
+          base: options.base,
+          remote,
+          main_sha: refs.main,
+          previous_head_sha: previous,
+          attempts: attempt,
+          carried: staging.carried,
+          rejected: rejected.size,
+          pr: null,
+          would_open: null,
+          review: null,
+          plan: null,
+        };
+        const github = {
+          pulls: options.pulls != null,
+          api: options.apiCommit !== undefined,
+          preferApi: options.preferApi === true,
+        };
+        const cycleChanged = run.changed || run.focus !== null || stepped;
+        if (options.dryRun) {
+          const plan = await dryRunPlan(repo, refs, remote, options, {
+            dir,
+            staging,
+            planned,
+            cycleChanged,
+            rejected: rejected.size,
+            github,
+          });
+          return {
+            run,
+            proposal: {
+              ...base,
+              status: "dry-run",
+              head_sha: refs.branch,
+              pushed: false,
+              via: null,
+              plan,
+            },
+          };
+        }
+        if (proposalIdle({ pending: staging.pending, cycleChanged, refs, github })) {
+          // Nothing new since the last push, the refs are where they were, no PR to see to.
+          const status = refs.branch === null ? "nothing-to-propose" : "unchanged";
+          writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
+          return {
+            run,
+            proposal: { ...base, status, head_sha: refs.branch, pushed: false, via: null },
+          };
+        }
+        const files = await readStagingFiles(dir);
+        const built = await buildCommit(repo, refs, files, staging.meta.start_catalog);
+        if (built.kind !== "commit") {
+          writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
+          const status = built.kind === "same-as-main" ? "nothing-to-propose" : "unchanged";
+          const proposal: ProposalResult = {
             ...base,
-            status: "dry-run",
+            status,
             head_sha: refs.branch,
             pushed: false,
             via: null,
-            plan,
-          },
-        };
-      }
-      if (proposalIdle({ pending: staging.pending, cycleChanged, refs, github })) {
-        // Nothing new since the last push, the refs are where they were, no PR to see to.
-        const status = refs.branch === null ? "nothing-to-propose" : "unchanged";
-        writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
-        return {
-          run,
-          proposal: { ...base, status, head_sha: refs.branch, pushed: false, via: null },
-        };
-      }
-      const files = await readStagingFiles(dir);
-      const built = await buildCommit(repo, refs, files, staging.meta.start_catalog);
-      if (built.kind !== "commit") {
-        writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
-        const status = built.kind === "same-as-main" ? "nothing-to-propose" : "unchanged";
+          };
+          if (status === "unchanged" && refs.branch !== null) {
+            Object.assign(
+              proposal,
+              await openPullRequest(repo, refs, files, rejected.size, ctx, options),
+            );
+          }
+          return { run, proposal };
+        }
+        const published = await publish(repo, remote, refs, built, files, options);
+        if (published.moved) {
+          // Another Director moved the branch first: rebuild on its proposal and try again.
+          if (attempt >= MAX_ATTEMPTS) {
+            throw new StateError(
+              `${options.branch}: moved by another writer ${attempt} times in a row; the proposal stays staged for the next run`,
+            );
+          }
+          continue;
+        }
+        writeStagingMeta(ctx.paths, {
+          ...staging.meta,
+          branch: published.sha,
+          start_catalog: files.catalog,
+          dirty: false,
+        });
+        const status: ProposalStatus =
+          refs.branch === null
+            ? "created"
+            : built.parent === refs.branch
+              ? "updated"
+              : "regenerated";
         const proposal: ProposalResult = {
           ...base,
           status,
-          head_sha: refs.branch,
-          pushed: false,
-          via: null,
+          head_sha: published.sha,
+          pushed: published.via !== "local",
+          via: published.via,
         };
-        if (status === "unchanged" && refs.branch !== null) {
-          Object.assign(
-            proposal,
-            await openPullRequest(repo, refs, files, rejected.size, ctx, options),
-          );
-        }
+        Object.assign(
+          proposal,
+          await openPullRequest(
+            repo,
+            { ...refs, branch: published.sha },
+            files,
+            rejected.size,
+            ctx,
+            options,
+          ),
+        );
         return { run, proposal };
       }
-      const published = await publish(repo, remote, refs, built, files, options);
-      if (published.moved) {
-        // Another Director moved the branch first: rebuild on its proposal and try again.
-        if (attempt >= MAX_ATTEMPTS) {
-          throw new StateError(
-            `${options.branch}: moved by another writer ${attempt} times in a row; the proposal stays staged for the next run`,
-          );
-        }
-        continue;
-      }
-      writeStagingMeta(ctx.paths, {
-        ...staging.meta,
-        branch: published.sha,
-        start_catalog: files.catalog,
-        dirty: false,
-      });
-      const status: ProposalStatus =
-        refs.branch === null ? "created" : built.parent === refs.branch ? "updated" : "regenerated";
-      const proposal: ProposalResult = {
-        ...base,
-        status,
-        head_sha: published.sha,
-        pushed: published.via !== "local",
-        via: published.via,
-      };
-      Object.assign(
-        proposal,
-        await openPullRequest(
-          repo,
-          { ...refs, branch: published.sha },
-          files,
-          rejected.size,
-          ctx,
-          options,
-        ),
-      );
-      return { run, proposal };
-    }
-  });
+    },
+    // What the drains compact for room goes to the staging tree with this cycle, or waits
+    // in the state folder: never to the work tree, whatever `memory.publish` says.
+    { settle: false, pullRequest: true },
+  );
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type NotCompacted,
   tallyRecalls,
 } from "../core/compaction/decide.js";
+import { type RoomLedger, type RoomReport, roomReport } from "../core/compaction/room-ledger.js";
 import { isHistoryEvent } from "../core/history/kinds.js";
 import { CATALOG_PATH, engramPath, FOCUS_PATH } from "../core/model/paths.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
@@ -22,37 +23,24 @@ import { readCatalogSummary, writeCatalogSummary } from "../repo/catalog-summary
 import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
-import type { Catalog } from "../schema/engram.js";
+import type { Catalog, Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
-import {
-  type EventBuffer,
-  holdsSessionEnd,
-  journalLineBytes,
-  type SerializedEvent,
-} from "../state/buffer.js";
+import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
 import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle, withDirectorState } from "./director-state.js";
 import { judgeFocus, lastNow, rememberFocus } from "./focus-fresh.js";
+import { readRoomLedger, settledLedgerText } from "./room-ledger.js";
 
 /**
- * Makes room in the buffer for `incoming` before an ingest would take it past its hard
- * budgets: one cycle that compacts the oldest slice down to the low-water mark, exactly as a
- * cycle over the hard limit does (intent first, under the caller's Director lock).
+ * Takes the engrams compacted for room into the work tree now (the end of an ingest in a
+ * repository that publishes there): a cycle that compacts nothing more from the buffer.
  */
-export async function compactForRoom(
-  ctx: RepoContext,
-  buffer: EventBuffer,
-  incoming: SerializedEvent,
-): Promise<RunResult> {
+export async function settleCycle(ctx: RepoContext, buffer: EventBuffer): Promise<RunResult> {
   buffer.loadEvents();
-  // Ended sessions first: the slice compacted next may hold their events.
-  await consolidateSessions(ctx, buffer);
   const intake = { drained: { ...zeroCounts(), files: 0 }, sources: [] };
-  return cycle(ctx, buffer, intake, {
-    room: journalLineBytes(incoming.body, buffer.meta.last_seq + 1),
-  });
+  return cycle(ctx, buffer, intake, { settle: true });
 }
 
 export interface RunOptions {
@@ -80,8 +68,8 @@ export interface CyclePlanFiles {
 }
 
 interface CycleOptions extends RunOptions {
-  /** Bytes of an event about to be appended: compact as if it were already in the buffer. */
-  room?: number;
+  /** Only take the engrams compacted for room into the tree: no event leaves the buffer. */
+  settle?: boolean;
 }
 
 export interface RunResult {
@@ -112,6 +100,12 @@ export interface RunResult {
   snapshot?: Snapshot;
   /** MEMORY.md was not what the Director generates (edited by hand): its first differing line. */
   focus_rewritten?: string;
+  /**
+   * What ingests compacted for room since the last run (null: nothing): their engrams are
+   * written by this cycle (counted in `engrams_written`) unless `written_by_ingest` already
+   * wrote them to the work tree.
+   */
+  compacted_for_room: RoomReport | null;
 }
 
 /** Drains the local spool into the buffer; files are removed only after the journal fsync. */
@@ -141,7 +135,10 @@ export async function drainSpool(
  * next run and loses nothing.
  */
 export async function runCycle(ctx: RepoContext, options: RunOptions = {}): Promise<RunResult> {
-  return withDirectorState(ctx, (buffer) => runCycleOn(ctx, buffer, options));
+  // The cycle itself takes what the spool's compactions for room made: nothing to settle after.
+  return withDirectorState(ctx, (buffer) => runCycleOn(ctx, buffer, options), {
+    settle: options.dryRun !== true,
+  });
 }
 
 /** One cycle for a caller that already holds the Director state (the TCP hub between cycles). */
@@ -191,10 +188,12 @@ async function cycle(
   };
   const last = buffer.meta.last_compaction_at;
   const force = options.force === true;
-  const decision =
-    options.room === undefined
-      ? decideCompaction(shape, memory, last, now, force, options.flush === true)
-      : roomDecision(shape.eventBytes, shape.totalBytes, options.room, memory, now);
+  const decision: CompactionDecision = options.settle
+    ? { take: 0, reason: "none" }
+    : decideCompaction(shape, memory, last, now, force, options.flush === true);
+  // What ingests compacted for room: reported, and their engrams taken in, by this cycle.
+  const ledger = readRoomLedger(ctx.paths);
+  const room = ledger === undefined ? null : roomReport(ledger);
   const newSignals = buffer.events.some(
     (s) => s.event.kind === "recall" && s.event.seq > buffer.meta.recall_checked_seq,
   );
@@ -202,20 +201,23 @@ async function cycle(
   const focusFresh =
     focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === head.hash;
   const cadence = focusCadence(buffer, memory);
-  const triggers = {
-    take: decision.take,
-    newSignals,
-    focusFresh,
-    overBudget: overBudget(head.tiers, memory),
-    focusDue: cadence.due,
-  };
+  const idle =
+    ledger === undefined &&
+    isIdleCycle({
+      take: decision.take,
+      newSignals,
+      focusFresh,
+      overBudget: overBudget(head.tiers, memory),
+      focusDue: cadence.due,
+    });
   // Only a cycle with nothing else to do asks whether MEMORY.md was edited: any other
   // rewrites it anyway.
-  const judged = isIdleCycle(triggers)
+  const judged = idle
     ? await judgeFocus(ctx, read, focusText, lastNow(memory, buffer.meta.focus_now))
     : undefined;
   const base = {
     ...intake,
+    compacted_for_room: room,
     compaction: decision.reason,
     not_compacted: explainNoCompaction(decision, shape, memory, last, now),
     dry_run: options.dryRun === true,
@@ -234,6 +236,8 @@ async function cycle(
     import("./versions.js"),
   ]);
   const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
+  const pending =
+    ledger === undefined ? [] : (await import("./room.js")).loadPendingEngrams(ctx.paths, ledger);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
   tallyRecalls(
@@ -248,6 +252,7 @@ async function cycle(
   const plan = planCycle({
     ...(documents !== undefined ? { documents } : {}),
     slice,
+    pending,
     catalog,
     engrams,
     recalls,
@@ -297,6 +302,9 @@ async function cycle(
     through_seq: slice.length > 0 ? (slice[slice.length - 1]?.seq as number) : 0,
     writes,
     deletes: plan.deletes,
+    ...(ledger === undefined
+      ? {}
+      : { room: { ledger: roomAfter(ledger, pending, plan, options) } }),
     meta: {
       ...(slice.length > 0 ? { last_compaction_at: now } : {}),
       // With the files, in one intent: a run whose end is lost leaves the record as it was.
@@ -318,27 +326,18 @@ async function cycle(
 }
 
 /**
- * The hard-limit decision with the incoming event counted in (it takes the buffer past a
- * budget), never taking the incoming event itself.
+ * The room ledger after this cycle: gone once a run reported it; after a settle, kept with
+ * the engrams it wrote counted, for the next run to report.
  */
-function roomDecision(
-  eventBytes: number[],
-  totalBytes: number,
-  incomingBytes: number,
-  memory: MemoryConfig,
-  now: string,
-): CompactionDecision {
-  const count = eventBytes.length;
-  eventBytes.push(incomingBytes);
-  const d = decideCompaction(
-    { eventBytes, totalBytes: totalBytes + incomingBytes },
-    memory,
-    undefined,
-    now,
-    false,
-  );
-  eventBytes.pop();
-  return { ...d, take: Math.min(d.take, count) };
+function roomAfter(
+  ledger: RoomLedger,
+  pending: readonly Engram[],
+  plan: { written: readonly Engram[] },
+  options: CycleOptions,
+): string | null {
+  if (!options.settle) return null;
+  const ids = new Set(pending.map((e) => e.engram_id));
+  return settledLedgerText(ledger, plan.written.filter((e) => ids.has(e.engram_id)).length);
 }
 
 interface Cadence {
@@ -408,6 +407,7 @@ function summarize(
     compacted_events: 0,
     written: [],
     evicted: [],
+    compacted_for_room: null,
     ...fields,
     buffer: { events: buffer.count - pendingDrop, bytes: buffer.totalBytes - dropped },
     tiers: catalog.tiers,

@@ -68,6 +68,12 @@ export const MemoryConfig = z
     dedup_window_events: PositiveInt.default(1_000_000).describe(
       "How many already-compacted event ids are remembered to reject resends.",
     ),
+    publish: z
+      .enum(["auto", "pull-request", "work-tree"])
+      .default("auto")
+      .describe(
+        "Where memory is published, so where an ingest's compactions for room go: work-tree (written there when the ingest ends), pull-request (kept in the state folder for the next director run --pr), or auto (pull-request once a run --pr ran here or the engram branch exists).",
+      ),
   })
   .strict();
 export type MemoryConfig = z.infer<typeof MemoryConfig>;

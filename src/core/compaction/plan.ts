@@ -18,13 +18,16 @@ import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice, sliceVersion } from "./compact.js";
 import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
-
-/** Most engrams one compacted slice produces; smaller groups are merged into `other`. */
-export const MAX_GROUPS_PER_SLICE = 24;
+import { slicePolicy } from "./room.js";
 
 export interface CycleInput {
   /** The oldest events, chosen by `decideCompaction`; may be empty. */
   slice: readonly MemoryEvent[];
+  /**
+   * Engrams compacted for room since the last cycle (older than the slice): new ST engrams
+   * like the slice's own, taken into the catalog, promotion, eviction and MEMORY.md here.
+   */
+  pending?: readonly Engram[];
   catalog: Catalog;
   /** Every engram the catalog lists, loaded (promotion and the focus view read them). */
   engrams: ReadonlyMap<string, Engram>;
@@ -93,17 +96,17 @@ export function planCycle(input: CycleInput): CyclePlan {
     version === undefined
       ? undefined
       : knownClaims(input.engrams.values(), matcher, ownEngrams(input, version));
-  const compacted = compactSlice(input.slice, {
-    engram_max_bytes: memory.engram_max_bytes,
-    stall_seconds: memory.stall_seconds,
-    promote_min_confidence: memory.promote_min_confidence,
-    max_groups: MAX_GROUPS_PER_SLICE,
-    entities,
-    known: claims,
-  });
+  const compacted = compactSlice(input.slice, slicePolicy(memory, entities, claims));
   const known = new Set(input.catalog.entries.map((e) => e.engram_id));
   // A re-run after a crash recomputes the same engrams: those already listed are not new.
-  const fresh = compacted.filter((e) => !known.has(e.engram_id));
+  // Engrams compacted for room come first (their events are older), each id once.
+  const fresh: Engram[] = [];
+  const seen = new Set<string>();
+  for (const engram of [...(input.pending ?? []), ...compacted]) {
+    if (known.has(engram.engram_id) || seen.has(engram.engram_id)) continue;
+    seen.add(engram.engram_id);
+    fresh.push(engram);
+  }
   const all = new Map(input.engrams);
   for (const engram of fresh) all.set(engram.engram_id, engram);
 

@@ -1,0 +1,215 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { receiptTime } from "../clock.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { decideCompaction, tallyRecalls } from "../core/compaction/decide.js";
+import { parsePending, planRoomCompaction } from "../core/compaction/room.js";
+import {
+  emptyLedger,
+  pendingFileName,
+  type RoomLedger,
+  serializeLedger,
+} from "../core/compaction/room-ledger.js";
+import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
+import { StateError } from "../errors.js";
+import { commitTimes } from "../git/rev-reads.js";
+import { loadRegistry } from "../graph/registry.js";
+import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import type { MemoryConfig } from "../schema/config.js";
+import type { Engram } from "../schema/engram.js";
+import { writeFileAtomicSync } from "../state/atomic.js";
+import {
+  type EventBuffer,
+  holdsSessionEnd,
+  journalLineBytes,
+  type SerializedEvent,
+} from "../state/buffer.js";
+import type { StatePaths } from "../state/paths.js";
+import { type CycleIntent, finishCycle, writeIntent } from "./director-state.js";
+import { LEDGER, ROOM_DIR, readRoomLedger, roomDir } from "./room-ledger.js";
+import { readStagingMeta, stagingDir } from "./staging.js";
+
+/**
+ * Engrams this process compacted for room, by pending file and digest: the cycle that takes
+ * them in the same process (a settle, or `run --pr` after its drains) reads no file back.
+ */
+const made = new Map<string, { sha256: string; engrams: Engram[] }>();
+
+/** The engrams the ledger names as pending, oldest first, each file checked against its digest. */
+export function loadPendingEngrams(paths: StatePaths, ledger: RoomLedger): Engram[] {
+  const out: Engram[] = [];
+  for (const { file, sha256 } of ledger.pending) {
+    const path = join(roomDir(paths), file);
+    const known = made.get(path);
+    if (known !== undefined && known.sha256 === sha256) {
+      out.push(...known.engrams);
+      continue;
+    }
+    if (!existsSync(path)) {
+      throw new StateError(
+        `${path}: missing, though ${join(roomDir(paths), LEDGER)} lists it; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
+      );
+    }
+    const engrams = parsePending(readFileSync(path, "utf8"), sha256);
+    if (typeof engrams === "string") {
+      throw new StateError(
+        `${path}: ${engrams}; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
+      );
+    }
+    out.push(...engrams);
+  }
+  return out;
+}
+
+/**
+ * Whether this repository publishes memory by pull request (`memory.publish`): then what an
+ * ingest compacts for room waits in the state folder for the next `director run --pr`.
+ * `auto` says yes once this state folder has a staging tree (a `run --pr` ran here) or the
+ * repository has the engram branch, locally or from `origin`.
+ */
+export async function publishesByPullRequest(ctx: RepoContext): Promise<boolean> {
+  const mode = ctx.config.memory.publish;
+  if (mode !== "auto") return mode === "pull-request";
+  if (existsSync(join(ctx.paths.root, "staging.json"))) return true;
+  const branch = ctx.config.github.head_branch;
+  const found = await commitTimes(ctx.repoDir, [
+    `refs/heads/${branch}`,
+    `refs/remotes/origin/${branch}`,
+  ]);
+  return found?.some((c) => c !== undefined) ?? false;
+}
+
+/**
+ * Makes room in the buffer for `incoming` before an ingest would take it past its hard
+ * budgets: the oldest slice, down to the low-water mark, becomes engrams in the state folder
+ * (one pending file and the ledger, through the crash-safe intent), and leaves the buffer.
+ * No memory tree is written and no catalog is read: the next cycle takes these engrams into
+ * the tree the repository publishes (see `settleRoom`), with one catalog and MEMORY.md for
+ * all of them. Ended sessions are consolidated first in a work tree, as before; with pull
+ * requests (`pullRequest`: the caller is `director run --pr`), their consolidation is the
+ * next `run --pr` cycle's, so the slice stops before them.
+ */
+export async function compactForRoom(
+  ctx: RepoContext,
+  buffer: EventBuffer,
+  incoming: SerializedEvent,
+  pullRequest = false,
+): Promise<void> {
+  buffer.loadEvents();
+  const memory = ctx.config.memory;
+  const byPullRequest = !holdsSessionEnd(buffer)
+    ? undefined
+    : pullRequest || (await publishesByPullRequest(ctx));
+  if (byPullRequest === false) {
+    await (await import("./consolidate.js")).consolidateEndedSessions(ctx, buffer);
+  }
+  const now = receiptTime();
+  let take = roomTake(buffer, journalLineBytes(incoming.body, buffer.meta.last_seq + 1), memory);
+  if (byPullRequest === true) {
+    const end = await firstUnconsolidatedEnd(ctx, buffer);
+    if (end !== -1 && end < take) take = end;
+    if (take === 0) {
+      throw new StateError(
+        `the buffer is full up to an ended session that director run --pr consolidates (memory.publish: pull request): run director run --pr, or raise memory.buffer_max_events (${memory.buffer_max_events}) / memory.buffer_max_bytes (${memory.buffer_max_bytes})`,
+      );
+    }
+  }
+  // Nothing to take: the caller reports that no room could be made.
+  if (take === 0) return;
+  const slice = buffer.events.slice(0, take).map((s) => s.event);
+  const ledger = readRoomLedger(ctx.paths) ?? emptyLedger();
+  const pendingFile = pendingFileName(ledger);
+  const plan = planRoomCompaction({
+    slice,
+    memory,
+    registry: loadRegistry(ctx.repoDir),
+    ledger,
+    pendingFile,
+  });
+  const recalls = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
+  const recallCounts: Record<string, number> = {};
+  for (const id of [...recalls.keys()].sort()) recallCounts[id] = recalls.get(id) as number;
+  const intent: CycleIntent = {
+    tree: ROOM_DIR,
+    through_seq: slice[slice.length - 1]?.seq as number,
+    writes: [{ path: LEDGER, text: serializeLedger(plan.ledger) }],
+    deletes: [],
+    meta: {
+      last_compaction_at: now,
+      recall_counts: recallCounts,
+      compacted_events: buffer.meta.compacted_events + slice.length,
+    },
+  };
+  // The engrams first, durably, outside the intent: no ledger names the file until the
+  // intent's does, so a crash before it leaves a file the next compaction writes again.
+  if (plan.engrams.length > 0) {
+    mkdirSync(roomDir(ctx.paths), { recursive: true });
+    writeFileAtomicSync(join(roomDir(ctx.paths), pendingFile), plan.pendingText);
+  }
+  writeIntent(ctx.paths.intent, intent);
+  await finishCycle(ctx, buffer, intent);
+  const last = plan.ledger.pending[plan.ledger.pending.length - 1];
+  if (plan.engrams.length > 0 && last !== undefined) {
+    made.set(join(roomDir(ctx.paths), last.file), { sha256: last.sha256, engrams: plan.engrams });
+  }
+}
+
+/**
+ * How many of the oldest events to take: the hard-limit decision with the incoming event
+ * counted in (it takes the buffer past a budget), never the incoming event itself.
+ */
+function roomTake(buffer: EventBuffer, incomingBytes: number, memory: MemoryConfig): number {
+  const eventBytes = buffer.events.map((s) => s.bytes);
+  const count = eventBytes.length;
+  eventBytes.push(incomingBytes);
+  const decision = decideCompaction(
+    { eventBytes, totalBytes: buffer.totalBytes + incomingBytes },
+    memory,
+    undefined,
+    // Only the hard limit matters here: no rate limit, so the time is not read.
+    "",
+    false,
+  );
+  return Math.min(decision.take, count);
+}
+
+/**
+ * At the end of a command that ingested (`director ingest`, the hub), in a repository that
+ * publishes in its work tree: the engrams compacted for room are written there now, with one
+ * catalog and MEMORY.md for all of them, as before. With pull requests they stay staged for
+ * the next `director run --pr`.
+ */
+export async function settleRoom(ctx: RepoContext, buffer: EventBuffer): Promise<void> {
+  const ledger = readRoomLedger(ctx.paths);
+  if (ledger === undefined || ledger.pending.length === 0) return;
+  if (await publishesByPullRequest(ctx)) return;
+  const { settleCycle } = await import("./run.js");
+  await settleCycle(ctx, buffer);
+}
+
+/**
+ * The buffer index of the first part of an ended session that the staging tree of
+ * `director run --pr` does not hold yet (-1: none): its version log or documents name the
+ * sessions it holds, as consolidation reads them. Without a staging tree, none is held.
+ */
+async function firstUnconsolidatedEnd(ctx: RepoContext, buffer: EventBuffer): Promise<number> {
+  const held = new Set<string>();
+  const meta = readStagingMeta(ctx.paths);
+  const dir = meta === undefined ? undefined : stagingDir(ctx.paths, meta);
+  if (dir !== undefined && existsSync(dir)) {
+    const log = await readTextIfExists(join(dir, VERSION_LOG_PATH));
+    for (const r of log === undefined ? [] : parseVersionLog(log)) {
+      if (r.made_by.kind === "session") held.add(r.made_by.session_id);
+    }
+    for (const d of (await readCatalog(dir)).documents ?? []) {
+      if (d.kind === "session")
+        held.add(d.path.slice(d.path.lastIndexOf("/") + 1, -".json".length));
+    }
+  }
+  return buffer.events.findIndex(
+    (s) =>
+      s.event.type === "session_end.v1" &&
+      s.event.session !== undefined &&
+      !held.has(s.event.session.session_id),
+  );
+}
