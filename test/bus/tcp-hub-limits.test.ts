@@ -17,6 +17,7 @@ import {
   noteWithId,
   Peer,
   registerHubHooks,
+  running,
   serve,
   stop,
 } from "./tcp-hub-fixtures.js";
@@ -122,6 +123,12 @@ describe("director serve: out of file descriptors", () => {
       ],
       { cwd: repo.dir, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
     );
+    // Killed by the file's hooks if the test stops half-way (a timeout skips `finally`).
+    running.push({
+      child,
+      done: new Promise(() => {}),
+      startedAt: Date.now(),
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8");
