@@ -7,7 +7,8 @@
  *   4. recall       ranked recall on 10,000 engrams (in process and via the CLI)
  *   5. peak_memory  peak RSS of the ingest and compaction steps, each in its own process
  *   6. reference_mcp_memory  the reference MCP memory server on the same engrams and queries
- *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs
+ *   7. transports   events/s and end-to-end latency of the TCP hub, NATS JetStream and git refs;
+ *                   50 concurrent `worker emit --bus tcp://` acknowledged vs spooled
  *   8. github       API calls per engram pull request, against the local GitHub-compatible server
  *   9. from_git     a bootstrap from 10,000 generated commits: ingest --from-git and one run
  *  10. graph        memory_recall over MCP stdio, worker context (process wall), freshness cost
@@ -51,6 +52,7 @@ import { runTanaScenario, type TanaScenarioResult } from "./tana.js";
 import { type GitTransportScenarioResult, runGitTransportScenario } from "./transport-git.js";
 import { runNatsTransportScenario } from "./transport-nats.js";
 import { runTcpTransportScenario, type TcpTransportResult } from "./transport-tcp.js";
+import { runTcpEmitScenario, type TcpEmitScenarioResult } from "./transport-tcp-emit.js";
 import { gc, log, mb, removeDir, round, tempDir } from "./util.js";
 import { runVersionSnapshotScenario, type VersionSnapshotResult } from "./versions.js";
 
@@ -183,6 +185,9 @@ async function main(): Promise<void> {
   gc();
   const tcp = await attempt<TcpTransportResult>("transport_tcp", () => runTcpTransportScenario());
   gc();
+  const tcpEmit = await attempt<TcpEmitScenarioResult>("transport_tcp_emit", () =>
+    runTcpEmitScenario(),
+  );
   const nats = await attempt("transport_nats", () => runNatsTransportScenario());
   gc();
   const gitRefs = await attempt<GitTransportScenarioResult>("transport_git", () =>
@@ -228,7 +233,7 @@ async function main(): Promise<void> {
     peak_memory: peak,
     reference_mcp_memory: reference,
     graph,
-    transports: { tcp, nats, git: gitRefs },
+    transports: { tcp, tcp_emit: tcpEmit, nats, git: gitRefs },
     github,
     sync: { notion: sync, noop: noopSync, tana },
     graphiti,
@@ -247,6 +252,7 @@ async function main(): Promise<void> {
     ...(ONLY === undefined ? [peak] : []),
     graph,
     tcp,
+    tcpEmit,
     nats,
     gitRefs,
     github,

@@ -33,6 +33,8 @@ export interface Connection {
   /** The hub's own seq on this connection. */
   outSeq: number;
   lastHeard: number;
+  /** The welcome was sent: the worker hears of cycles from then on. */
+  welcomed: boolean;
   /** Frames that came in behind the hello while it was being judged. */
   early: Frame[];
   judgingHeartbeat: boolean;
@@ -53,6 +55,7 @@ export function openConnection(socket: Socket, maxMessageBytes: number): Connect
     pendingThrough: 0,
     outSeq: 0,
     lastHeard: Date.now(),
+    welcomed: false,
     early: [],
     judgingHeartbeat: false,
     nextJudgeAt: 0,

@@ -54,6 +54,10 @@ export interface HubSummary extends IngestCounts {
   stopped_by: string;
   connections: number;
   refused: number;
+  /** Of `refused`: connections over `agent_bus.max_connections`. */
+  refused_at_cap: number;
+  /** Connections the system would not let the hub take (EMFILE, ENFILE...): closed unread. */
+  accept_errors: number;
   dropped_silent: number;
   acknowledged: number;
   commits: number;

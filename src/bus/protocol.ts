@@ -50,10 +50,12 @@ export interface WelcomePayload {
 
 /** Why the hub refused a connection on `protocol_incompatibility.v1`. */
 export interface IncompatibilityPayload {
-  reason: "protocol_version" | "hello_expected";
+  /** `connection_limit`: the hub holds `agent_bus.max_connections` already (try again later). */
+  reason: "protocol_version" | "hello_expected" | "connection_limit";
   detail: string;
   protocol_version_expected: string;
   protocol_version_seen: string | null;
+  max_connections?: number;
 }
 
 /** Messages a worker sends may reach this many bytes before the hub flags them (its own limit). */

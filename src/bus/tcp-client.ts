@@ -132,7 +132,7 @@ export class TcpBusClient {
     const open = new Promise<void>((resolve, reject) => {
       this.whenOpen.push({ remaining: 0, resolve, reject });
     });
-    if (this.state === "idle") void this.dial();
+    if (this.state === "idle") this.dial();
     return open;
   }
 
@@ -158,7 +158,7 @@ export class TcpBusClient {
     });
     if (envelopes.length === 0) return settled;
     if (this.state === "open") this.writeUnsent();
-    else if (this.state === "idle") void this.dial();
+    else if (this.state === "idle") this.dial();
     return settled;
   }
 
@@ -185,31 +185,16 @@ export class TcpBusClient {
     }
   }
 
-  private async dial(): Promise<void> {
+  private dial(): void {
     this.state = "connecting";
     this.unreachableSince ??= Date.now();
-    let view: WorkerView = {};
-    try {
-      view = (await this.options.hello?.()) ?? {};
-    } catch {
-      // The hello's drift fields are a courtesy: a worker that cannot read git still talks.
-    }
-    if (this.state !== "connecting") return;
+    // The hello's drift fields (git reads) are read while the connection is being made.
+    const viewRead = Promise.resolve()
+      .then(() => this.options.hello?.())
+      .catch(() => undefined); // a courtesy: a worker that cannot read git still talks
     const first = this.queue[this.head]?.envelope.sender;
     const sender = this.options.sender ?? first ?? this.speaker;
     this.speaker = { id: sender.id, run_id: sender.run_id };
-    // Upstream's nested `worker` and `repo`, and our flat drift fields as aliases.
-    const drift = {
-      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
-      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
-    };
-    const hello = speakerEnvelope(MSG.hello, this.speaker, {
-      protocol_version: PROTOCOL_VERSION,
-      capabilities: ["bus_ack.v1", "pipelining"],
-      worker: { worker_id: this.speaker.id },
-      repo: drift,
-      ...drift,
-    });
     const { host, port, tls } = this.options;
     const socket = tls
       ? tlsConnect({
@@ -224,13 +209,21 @@ export class TcpBusClient {
     this.socket = socket;
     this.nextSeq = 1;
     const budget = this.unreachableMs - (Date.now() - (this.unreachableSince ?? Date.now()));
-    this.attemptTimer = setTimeout(
-      () => socket.destroy(new Error("no welcome from the hub in time")),
+    this.armAttempt(
+      socket,
       Math.max(100, Math.min(ATTEMPT_MAX_MS, budget)),
+      "the hub did not take the connection in time",
     );
     socket.setNoDelay(true);
     socket.once(tls ? "secureConnect" : "connect", () => {
-      socket.write(`${JSON.stringify(hello)}\n`);
+      clearTimeout(this.attemptTimer);
+      void viewRead.then((view) => {
+        if (this.socket !== socket || socket.destroyed) return;
+        socket.write(`${JSON.stringify(this.helloEnvelope(view ?? {}))}\n`);
+        // Judged from the hello: not from the process start, nor from its own git reads,
+        // which fifty workers starting at once on two cores make slow.
+        this.armAttempt(socket, ATTEMPT_MAX_MS, "no welcome from the hub in time");
+      });
     });
     const splitter = new LineSplitter(CLIENT_MAX_INCOMING_BYTES);
     const frames: Frame[] = [];
@@ -245,6 +238,37 @@ export class TcpBusClient {
       this.lastError = `${host}:${port}: ${error.message}`;
     });
     socket.on("close", () => this.onClose(socket));
+  }
+
+  /** Upstream's nested `worker` and `repo`, and our flat drift fields as aliases. */
+  private helloEnvelope(view: WorkerView): Envelope {
+    const drift = {
+      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
+      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
+    };
+    return speakerEnvelope(MSG.hello, this.speaker, {
+      protocol_version: PROTOCOL_VERSION,
+      capabilities: ["bus_ack.v1", "pipelining"],
+      worker: { worker_id: this.speaker.id },
+      repo: drift,
+      ...drift,
+    });
+  }
+
+  /**
+   * Gives the connection `ms` to reach its next step. A process starved of CPU runs its timers
+   * before it reads its sockets: an answer that did arrive gets one more read (setImmediate
+   * runs after the poll phase) before the attempt is given up.
+   */
+  private armAttempt(socket: Socket, ms: number, message: string): void {
+    clearTimeout(this.attemptTimer);
+    this.attemptTimer = setTimeout(() => {
+      setImmediate(() => {
+        if (this.socket === socket && this.state === "connecting") {
+          socket.destroy(new Error(message));
+        }
+      });
+    }, ms);
   }
 
   private onLine(text: string): void {
@@ -264,17 +288,37 @@ export class TcpBusClient {
         this.onWelcome(payload as unknown as WelcomePayload);
         break;
       case MSG.incompatible:
-        this.lastError = `protocol incompatible: ${String(payload.detail ?? payload.reason)}`;
-        this.state = "incompatible";
-        clearTimeout(this.attemptTimer);
-        this.rejectAll(this.lastError);
-        this.socket?.destroy();
+        this.onRefused(payload);
         break;
       case MSG.syncRequired:
         this.syncRequired = payload;
         break;
     }
     this.options.onMessage?.(message);
+  }
+
+  /**
+   * `protocol_incompatibility.v1`: another protocol version is given up for good; a hub at its
+   * connection limit only for what is owed now (the caller spools it), the next send tries again.
+   */
+  private onRefused(payload: Record<string, unknown>): void {
+    const detail = String(payload.detail ?? payload.reason);
+    const full = payload.reason === "connection_limit";
+    this.lastError = full
+      ? `hub at its connection limit: ${detail}`
+      : `protocol incompatible: ${detail}`;
+    clearTimeout(this.attemptTimer);
+    const socket = this.socket;
+    this.socket = undefined;
+    this.rejectAll(this.lastError);
+    if (full) {
+      this.state = "idle";
+      this.unreachableSince = undefined;
+      this.attempt = 0;
+    } else {
+      this.state = "incompatible";
+    }
+    socket?.destroy();
   }
 
   private onWelcome(welcome: WelcomePayload): void {
@@ -395,7 +439,7 @@ export class TcpBusClient {
     const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.attempt);
     this.attempt++;
     const delay = Math.min(left, backoff / 2 + Math.random() * (backoff / 2));
-    this.retryTimer = setTimeout(() => void this.dial(), delay);
+    this.retryTimer = setTimeout(() => this.dial(), delay);
   }
 
   /** Fails every unacknowledged send, each with the envelopes it still owes. */

@@ -9,6 +9,7 @@ import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import { HubAdmission } from "./hub-admission.js";
 import { GroupCommit, type HubPause } from "./hub-commit.js";
 import {
   type Connection,
@@ -55,6 +56,7 @@ export class TcpHub {
   private readonly redactor: Redactor;
   private readonly judge: MainJudge;
   private readonly commits: GroupCommit;
+  private readonly admission: HubAdmission;
   /** Set while a cycle, or a commit making room, holds the buffer: reading is paused. */
   private readonly pause: HubPause = { running: undefined };
   private cycleTimer: NodeJS.Timeout | undefined;
@@ -70,6 +72,8 @@ export class TcpHub {
   readonly stats = {
     connections: 0,
     refused: 0,
+    refused_at_cap: 0,
+    accept_errors: 0,
     dropped_silent: 0,
     acknowledged: 0,
     /** Group commits (journal fsyncs) made; acknowledged / commits is the mean batch. */
@@ -86,6 +90,7 @@ export class TcpHub {
     this.ingestor = parts.intake;
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
+    this.admission = new HubAdmission(ctx.config.agent_bus.max_connections, this.stats, parts.log);
     this.commits = new GroupCommit({
       conns: this.conns,
       intake: this.ingestor,
@@ -126,7 +131,7 @@ export class TcpHub {
         resolve();
       });
     });
-    server.on("error", (error) => this.fail(error));
+    this.admission.arm(server, (error) => this.fail(error));
     const address = server.address() as AddressInfo;
     this.address = formatHostPort(address.address, address.port);
     const ttlMs = this.ctx.config.agent_bus.heartbeat_ttl_seconds * 1000;
@@ -177,6 +182,7 @@ export class TcpHub {
       socket.destroy();
       return;
     }
+    if (!this.admission.admit(socket, this.conns.size)) return;
     socket.setNoDelay(true);
     const conn = openConnection(socket, this.ctx.config.agent_bus.max_message_bytes);
     this.conns.add(conn);
@@ -263,13 +269,14 @@ export class TcpHub {
     void this.welcome(conn, version, workerViewOf(MSG.hello, hello.data));
   }
 
-  /** Welcome, then (judged before the first ack can be sent) any sync the worker must do. */
+  /**
+   * Welcome at once, then (judged before the first ack can be sent) any sync the worker must
+   * do. The welcome waits for main's tip only (one read a second, shared): neither a drift
+   * judgement (git) nor a cycle holds it, or workers that start together miss it.
+   */
   private async welcome(conn: Connection, version: string, view: WorkerView): Promise<void> {
-    const verdict = await this.judgeQuietly(view);
     const expected = await this.judge.expected().catch(() => undefined);
-    // Messages behind the hello must not reach the buffer while a cycle holds it.
-    while (this.pause.running) await this.pause.running;
-    if (conn.state === "closed" || this.stopping) return;
+    if (this.gone(conn)) return;
     const catalog = this.catalog as Catalog;
     const catalogExpected = expected?.catalogHash ?? catalog.hash;
     const welcome: WelcomePayload = {
@@ -286,12 +293,24 @@ export class TcpHub {
       heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
     };
     sendTo(conn, MSG.welcome, welcome);
+    // From here on it hears of cycles (a welcome sent during one named the catalog before it).
+    conn.welcomed = true;
+    const verdict = await this.judgeQuietly(view);
+    if (this.gone(conn)) return;
     if (verdict) sendTo(conn, MSG.syncRequired, verdict);
+    // Messages behind the hello must not reach the buffer while a cycle holds it.
+    while (this.pause.running) await this.pause.running;
+    if (this.gone(conn)) return;
     conn.state = "open";
     const early = conn.early;
     conn.early = [];
     for (const frame of early) this.take(conn, frame);
     conn.socket.resume();
+  }
+
+  /** The connection closed, or the hub is stopping: a welcome in progress goes no further. */
+  private gone(conn: Connection): boolean {
+    return conn.state === "closed" || this.stopping !== undefined;
   }
 
   private quarantineNow(record: QuarantineRecord): void {
@@ -430,7 +449,7 @@ export class TcpHub {
     const announce = announcePayload(catalog, result.written);
     const snapshot = snapshotPayload(catalog);
     for (const conn of this.conns) {
-      if (conn.state !== "open") continue;
+      if (!conn.welcomed || conn.state === "closed") continue;
       if (announce.engrams.length > 0) sendTo(conn, MSG.announce, announce);
       sendTo(conn, MSG.catalogSnapshot, snapshot);
     }

@@ -2,10 +2,11 @@
  * The `tcp://` and `tls://` sender of `worker` commands: a `TcpBusClient` set up from the
  * repository and the environment, falling back to the local spool.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import type { RepoContext } from "../context/repo-context.js";
 import { fileSystemError, UsageError } from "../errors.js";
-import { readDrift } from "../repo/drift.js";
+import { mergeBaseOf } from "../git/rev-reads.js";
+import { findMainAndHead } from "../repo/main-drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import type { WorkerView } from "./hub-drift.js";
@@ -52,14 +53,25 @@ export function clientTlsFromEnv(): { cert: Buffer; key: Buffer; ca?: Buffer } {
   };
 }
 
-/** What this worker's hello says: where its branch left main, and the catalog it sees. */
+/**
+ * What this worker's hello says: where its branch left main, and the catalog it sees. Only
+ * that: the verdict is the hub's to make, and each git call is a process start (fifty
+ * workers starting at once on two cores pay for every one).
+ */
 async function helloView(ctx: RepoContext): Promise<WorkerView> {
-  const drift = await readDrift(ctx.repoDir, ctx.config.policy.sync_main).catch(() => undefined);
-  const catalog = await readCatalog(ctx.repoDir).catch(() => undefined);
-  return {
-    main_ancestor_sha: drift?.main_ancestor_sha ?? undefined,
-    catalog_hash_seen: catalog?.hash,
-  };
+  const [ancestor, catalog] = await Promise.all([
+    mainAncestor(ctx.repoDir).catch(() => undefined),
+    readCatalog(ctx.repoDir).catch(() => undefined),
+  ]);
+  return { main_ancestor_sha: ancestor, catalog_hash_seen: catalog?.hash };
+}
+
+/** The merge base of HEAD and main (as `worker check` finds main), read through git. */
+async function mainAncestor(repoDir: string): Promise<string | undefined> {
+  if (!existsSync(repoDir)) return undefined;
+  const { main, head } = await findMainAndHead(repoDir, undefined);
+  if (!main || head === undefined) return undefined;
+  return head === main.sha ? head : mergeBaseOf(repoDir, head, main.sha);
 }
 
 /**

@@ -52,9 +52,11 @@ function batchCommits(
 ): Promise<(CommitTime | undefined)[] | undefined> {
   return new Promise((resolve) => {
     const child = spawn("git", ["cat-file", "--batch"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
+    child.on("error", () => resolve(undefined));
+    // Out of descriptors (EMFILE), Node sets up no pipes and reports it as an error event.
+    if (!child.stdout || !child.stdin) return;
     const chunks: Buffer[] = [];
     child.stdout.on("data", (c: Buffer) => chunks.push(c));
-    child.on("error", () => resolve(undefined));
     child.stdin.on("error", () => undefined);
     child.on("close", (code) => {
       if (code !== 0) return resolve(undefined);

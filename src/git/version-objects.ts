@@ -88,9 +88,11 @@ function catBlobs(cwd: string, oids: readonly string[]): Promise<string[]> {
   if (oids.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
     const child = spawn("git", ["cat-file", "--batch"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    child.on("error", reject);
+    // Out of descriptors (EMFILE), Node sets up no pipes and reports it as an error event.
+    if (!child.stdout || !child.stdin) return;
     const chunks: Buffer[] = [];
     child.stdout.on("data", (c: Buffer) => chunks.push(c));
-    child.on("error", reject);
     child.on("close", (code) => {
       if (code !== 0) return reject(new Error(`git cat-file --batch exited with ${code}`));
       const all = Buffer.concat(chunks);

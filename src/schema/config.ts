@@ -133,6 +133,11 @@ export const AgentBusConfig = z
     heartbeat_ttl_seconds: PositiveInt.default(120).describe(
       "A worker silent this long is not live.",
     ),
+    max_connections: PositiveInt.max(65_536)
+      .default(512)
+      .describe(
+        "Most worker connections the TCP hub holds at once; one more is refused (the worker spools).",
+      ),
     sources: z
       .array(z.string().regex(/^(nats:\/\/|git:)\S+$/, "expected nats://HOST:PORT or git:REMOTE"))
       .max(16)

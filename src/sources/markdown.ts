@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, realpathSync, statSync } from "node:fs";
 import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "node:path";
 import fg from "fast-glob";
+import { compileGlob, type GlobMatcher, GlobSyntaxError } from "../core/glob.js";
 import type { Redactor } from "../core/ingest/redact.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemHash, itemKey } from "../core/sync/item.js";
@@ -156,13 +157,26 @@ export async function scanMarkdown(
       group: entry.group,
       privacy: entry.privacy ?? config.privacy,
     };
-    const files = await fg(entry.globs, {
+    // The folder's globs come from the repository: they are matched by engram's linear-time
+    // matcher, never compiled into regular expressions that could backtrack for ever.
+    const globs: GlobMatcher[] = [];
+    for (const glob of entry.globs) {
+      try {
+        globs.push(compileGlob(glob, "files"));
+      } catch (error) {
+        if (!(error instanceof GlobSyntaxError)) throw error;
+        report.warnings.push(`[sources.markdown] ${entry.path}: glob ${error.message}; skipped`);
+      }
+    }
+    const walked = await fg("**", {
       cwd: dir,
       onlyFiles: true,
+      dot: true,
       followSymbolicLinks: false,
       suppressErrors: true,
       ignore: ["**/node_modules/**", "**/.git/**"],
     });
+    const files = walked.filter((rel) => globs.some((g) => g.test(rel)));
     files.sort();
     for (const rel of files) {
       const path = join(dir, rel);

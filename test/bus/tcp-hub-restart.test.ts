@@ -32,6 +32,11 @@ describe("director serve: crash and restart under load", () => {
     const WRITERS = 52;
     const PER_WRITER = 60;
     let acked = 0;
+    // The hub is killed once a third is acknowledged: an event, not a poll of the clock.
+    let thirdAcked: () => void = () => {};
+    const third = new Promise<void>((resolve) => {
+      thirdAcked = resolve;
+    });
     const ackedIds: string[] = [];
     const spooled: string[] = [];
     const clients = Array.from(
@@ -55,6 +60,7 @@ describe("director serve: crash and restart under load", () => {
         try {
           await client.send(batch);
           acked += batch.length;
+          if (acked >= (WRITERS * PER_WRITER) / 3) thirdAcked();
           for (const e of batch) ackedIds.push(e.event_id as string);
         } catch (error) {
           if (!(error instanceof HubUnavailableError)) throw error;
@@ -76,11 +82,17 @@ describe("director serve: crash and restart under load", () => {
           `tcp://127.0.0.1:${port}`,
           "--json",
         ],
-        { cwd: workerRepo.dir, env: { ENGRAM_BUS_CONNECT_TIMEOUT_MS: "60000" } },
+        // No deadline of their own shorter than the test's: a bin killed at 30 s under load
+        // would fail the test for the machine's speed, not the hub's behaviour.
+        {
+          cwd: workerRepo.dir,
+          env: { ENGRAM_BUS_CONNECT_TIMEOUT_MS: "60000" },
+          timeoutMs: 170_000,
+        },
       ),
     );
     const writing = Promise.all(clients.map(writer));
-    while (acked < (WRITERS * PER_WRITER) / 3) await new Promise((r) => setTimeout(r, 5));
+    await third;
     const killed = await stop(hub, "SIGKILL");
     expect(killed.signal).toBe("SIGKILL");
     hub = await serve(repo.dir, ["--listen", `127.0.0.1:${port}`]);

@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import { MAX_ENGRAM_ENTITIES } from "../../schema/formats.js";
 import type { Registry, RegistryArea } from "../../schema/registry.js";
+import { compileGlob } from "../glob.js";
 import { entityId, isDocumentEntityId } from "../model/fields.js";
 import { compareText } from "../model/text.js";
 import { type Learning, normalizeClaim } from "./learnings.js";
@@ -31,21 +32,6 @@ const URL_RE = /\bhttps?:\/\/[^\s<>()"'`]+/g;
 // A repository path: folders and a file name with an extension, no scheme.
 const PATH = /(?:^|[\s(`'"])((?:[\w.-]+\/)+[\w.-]+\.[A-Za-z0-9]{1,8})\b/g;
 const HANDLE = /(?:^|\s)@([A-Za-z0-9][A-Za-z0-9-]{0,38})\b/g;
-
-/** Compiles a path glob: `**` crosses folders, `*` and `?` stay within one. */
-export function globToRegExp(glob: string): RegExp {
-  let out = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i] as string;
-    if (c === "*" && glob[i + 1] === "*") {
-      out += glob[i + 2] === "/" ? "(?:.*/)?" : ".*";
-      i += glob[i + 2] === "/" ? 2 : 1;
-    } else if (c === "*") out += "[^/]*";
-    else if (c === "?") out += "[^/]";
-    else out += c.replace(/[.+^${}()|[\]\\]/g, "\\$&");
-  }
-  return new RegExp(`^${out}$`);
-}
 
 function words(text: string): string {
   // Sentence-ending dots go, so "Ada." is a mention of ada; dots inside names stay.
@@ -110,7 +96,7 @@ export function entityMatcher(registry: Registry): EntityMatcher {
   const areas = [
     ...registry.projects.map((a) => ({ kind: "project" as const, area: a })),
     ...registry.components.map((a) => ({ kind: "component" as const, area: a })),
-  ].map(({ kind, area }) => ({ kind, area, globs: area.paths.map(globToRegExp) }));
+  ].map(({ kind, area }) => ({ kind, area, globs: area.paths.map((glob) => compileGlob(glob)) }));
   const people = registry.people.map((p) => ({
     id: p.id,
     names: [p.name, p.id, ...p.aliases].map((n) => n.toLowerCase()),
