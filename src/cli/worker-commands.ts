@@ -239,7 +239,8 @@ const check: Command = {
       offline: args.values.offline === true,
     });
     const files =
-      r.missing.length + r.modified.length + r.unlisted.length === 0 && !r.catalog_modified;
+      r.missing.length + r.modified.length + r.unlisted.length + r.unsafe.length === 0 &&
+      !r.catalog_modified;
     const lines = [
       files
         ? `memory matches catalog version ${r.catalog_version} (${r.catalog_hash})`
@@ -248,6 +249,7 @@ const check: Command = {
       ...r.missing.map((p) => `  missing:  ${p}`),
       ...r.modified.map((p) => `  modified: ${p}`),
       ...r.unlisted.map((p) => `  unlisted: ${p}`),
+      ...r.unsafe.map((p) => `  refused:  ${p}`),
       r.drift === null
         ? "no main to compare with"
         : r.sync_required

@@ -11,18 +11,22 @@ import {
   isDirectorBranch,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
+import { linkFindings } from "../core/checks/verify-links.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
-import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR, tierDir } from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
   branchNameOf,
   changedPaths,
   type GitRepo,
+  inTree,
   mergeBase,
   openRepo,
   readFileAt,
   readFilesUnder,
+  readTreeAt,
   resolveCommit,
+  subtreeAt,
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
@@ -89,6 +93,7 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
         memory: config.memory,
       }),
       ...verifyVersionLog(logText, catalogText),
+      ...linkFindings(await memoryLinksAt(repo, head), "on this branch (git mode 120000)"),
     ],
   });
   return {
@@ -102,6 +107,31 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     director_branch: director,
     changed_paths: changed.length,
   };
+}
+
+/**
+ * The symbolic links (git mode 120000) at `commit` under memory/ (the folder itself included)
+ * and at MEMORY.md, repo-relative: a branch that adds one could point a Director's writes or
+ * a reader anywhere once checked out (`memory/lt -> ../.git/hooks`).
+ */
+export async function memoryLinksAt(repo: GitRepo, commit: string): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (oid: string, at: string): Promise<void> => {
+    for (const entry of (await readTreeAt(repo, oid)).entries) {
+      const path = `${at}/${entry.path}`;
+      if (entry.mode === "120000") out.push(path);
+      else if (entry.type === "tree") await visit(entry.oid, path);
+    }
+  };
+  const rootPath = inTree(repo, "").replace(/\/$/, "");
+  const root =
+    rootPath === "" ? await readTreeAt(repo, commit) : await subtreeAt(repo, commit, rootPath);
+  for (const entry of root?.entries ?? []) {
+    if (entry.path !== MEMORY_DIR && entry.path !== FOCUS_PATH) continue;
+    if (entry.mode === "120000") out.push(entry.path);
+    else if (entry.type === "tree") await visit(entry.oid, entry.path);
+  }
+  return out.sort();
 }
 
 async function headBranchOf(

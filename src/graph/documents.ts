@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import type { GraphDocument, LinkedDocumentKind } from "../core/graph/document-links.js";
 import { EVIDENCE_PATH } from "../core/versions/documents.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
-import { readTextIfExists } from "../repo/memory-tree.js";
+import { readConfinedText } from "../repo/confine.js";
 import type { Catalog } from "../schema/engram.js";
 
 /**
@@ -18,7 +17,7 @@ export async function readGraphDocuments(
   const listed = (catalog.documents ?? []).filter((d) => d.kind === "state" || d.kind === "core");
   if (listed.length === 0) return [];
   const madeAt = new Map<number, string>();
-  const log = await readTextIfExists(join(repoDir, VERSION_LOG_PATH));
+  const log = await readConfinedText(repoDir, VERSION_LOG_PATH);
   try {
     for (const r of log === undefined ? [] : parseVersionLog(log))
       madeAt.set(r.version, r.created_at);
@@ -27,7 +26,7 @@ export async function readGraphDocuments(
   }
   const out: GraphDocument[] = [];
   for (const entry of listed) {
-    const text = await readTextIfExists(join(repoDir, entry.path));
+    const text = await readConfinedText(repoDir, entry.path, "document");
     if (text === undefined) continue;
     let doc: { key?: unknown; value?: unknown; version?: unknown; entities?: unknown };
     try {
@@ -65,7 +64,7 @@ export async function readSessionEvidence(
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!(catalog.documents ?? []).some((d) => d.path === EVIDENCE_PATH)) return out;
-  const text = await readTextIfExists(join(repoDir, EVIDENCE_PATH));
+  const text = await readConfinedText(repoDir, EVIDENCE_PATH, "document");
   try {
     const file = JSON.parse(text ?? "") as { records?: { id?: unknown; evidence?: unknown }[] };
     for (const r of file.records ?? []) {

@@ -1,11 +1,17 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
-import { CATALOG_PATH } from "../core/model/paths.js";
+import { catalogHashOf, emptyCatalog, engramHashOf } from "../core/model/engram.js";
+import { CATALOG_PATH, catalogPathProblem, engramPath, MEMORY_DIR } from "../core/model/paths.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
+import { PathConfiner } from "../repo/confine.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
-import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import {
+  listMemoryLinks,
+  listTierFiles,
+  parseCatalogShape,
+  readTextIfExists,
+} from "../repo/memory-tree.js";
 import { forEachLimited } from "../state/atomic.js";
 
 export interface CheckResult {
@@ -18,6 +24,11 @@ export interface CheckResult {
   missing: string[];
   modified: string[];
   unlisted: string[];
+  /**
+   * Paths refused, each with why: a catalog path out of its place (`../`, absolute, not the
+   * one its entry gives) or a symbolic link under memory/ or at MEMORY.md. Never followed.
+   */
+  unsafe: string[];
   /** From `[policy.sync_main]` against main (local refs); false when there is no main. */
   sync_required: boolean;
   reason: SyncReason | null;
@@ -41,15 +52,34 @@ export async function checkMemory(
   const fetched = options.offline
     ? false
     : await (await import("../git/remote.js")).fetchOrigin(ctx.repoDir);
-  const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
-  const catalog = await readCatalog(ctx.repoDir);
+  const links = await listMemoryLinks(ctx.repoDir);
+  const unsafe = links.map((p) => `${p}: a symbolic link (never followed)`);
+  const confiner = new PathConfiner(ctx.repoDir);
+  const catalogText =
+    links.includes(MEMORY_DIR) || links.includes(CATALOG_PATH)
+      ? undefined
+      : await readTextIfExists(confiner.resolve(CATALOG_PATH, "memory", CATALOG_PATH));
+  const catalog = catalogText === undefined ? emptyCatalog() : await parseCatalogShape(catalogText);
+  const bad = catalogPathProblem(catalog);
+  if (bad !== undefined) {
+    unsafe.push(`${CATALOG_PATH}: ${bad.field} ${JSON.stringify(bad.path)} ${bad.problem}`);
+  }
   const catalogModified =
     catalogText !== undefined &&
     catalogHashOf(JSON.parse(catalogText) as Record<string, unknown>) !== catalog.hash;
   const missing: string[] = [];
   const modified: string[] = [];
-  await forEachLimited(catalog.entries, 32, async (entry) => {
+  // Only entries at their own path are read, through real folders only.
+  const readable = catalog.entries.filter(
+    (e) => e.path === engramPath(e.scope, e.version, e.engram_id),
+  );
+  await forEachLimited(readable, 32, async (entry) => {
     let text: string;
+    try {
+      confiner.refuseLinks(entry.path, entry.path);
+    } catch {
+      return; // listed in `unsafe` already
+    }
     try {
       text = await readFile(join(ctx.repoDir, entry.path), "utf8");
     } catch {
@@ -70,8 +100,13 @@ export async function checkMemory(
   missing.sort();
   modified.sort();
   const drift = (await readDrift(ctx.repoDir, ctx.config.policy.sync_main, options.main)) ?? null;
+  unsafe.sort();
   const filesOk =
-    !catalogModified && missing.length === 0 && modified.length === 0 && unlisted.length === 0;
+    !catalogModified &&
+    missing.length === 0 &&
+    modified.length === 0 &&
+    unlisted.length === 0 &&
+    unsafe.length === 0;
   return {
     ok: filesOk && !drift?.sync_required,
     catalog_version: catalog.catalog_version,
@@ -80,6 +115,7 @@ export async function checkMemory(
     missing,
     modified,
     unlisted,
+    unsafe,
     sync_required: drift?.sync_required ?? false,
     reason: drift?.reason ?? null,
     required_action: drift?.required_action ?? null,
