@@ -91,19 +91,25 @@ describe("paths from content are confined before any I/O", () => {
     forgeCatalog(repo, (c) => {
       const [first] = c.entries;
       if (!first) throw new Error("no engram");
-      // An older engram than the real one: eviction would take it first.
+      // The file outside holds a real engram, so every read of it succeeds; its entry is
+      // the oldest, so eviction takes it first.
+      writeFileSync(file, readFileSync(repo.path(first.path), "utf8"));
       return {
         ...c,
-        entries: [{ ...first, version: "20200101-000000Z", path: rel }, ...c.entries],
+        entries: [
+          { ...first, engram_id: `e_${"0".repeat(32)}`, version: "20200101-000000Z", path: rel },
+          ...c.entries,
+        ],
       };
     });
+    const before = readFileSync(file, "utf8");
     const env = { SOURCE_DATE_EPOCH: String(EPOCH + 7200) };
     expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "one more"], { env }), 0);
     const r = await dir(repo, ["run", "--json"], { env });
     expectExit(r, 3);
     noBug(r);
     expect(r.stderr).toContain("entries[0].path");
-    expect(readFileSync(file, "utf8")).toBe("precious\n");
+    expect(readFileSync(file, "utf8")).toBe(before);
   });
 
   it("worker check reports such a catalog (exit 1, refused), never ok", async () => {
