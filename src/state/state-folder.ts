@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { ConfigError } from "../errors.js";
+import { ConfigError, StateError } from "../errors.js";
 import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
 
@@ -65,7 +65,31 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
   }
   const root = join(repoDir, dir);
   const st = existsSync(root) ? statSync(root) : undefined;
-  if (st?.isDirectory() && (st.mode & 0o077) !== 0) chmodSync(root, STATE_DIR_MODE);
+  if (!st?.isDirectory()) return;
+  if ((st.mode & 0o077) !== 0) chmodSync(root, STATE_DIR_MODE);
+  refuseLinksIn(root, dir);
+}
+
+/**
+ * Throws when the state folder holds a symbolic link: engram never makes one there, and one
+ * restored from a branch (the Action keeps the state folder on one) could point a read or a
+ * truncation of the journal at any file. Folder reads only (file types come with the names);
+ * the spool's files are checked as they are listed, a staging tree's paths as they are used.
+ */
+export function refuseLinksIn(root: string, shown: string): void {
+  const visit = (at: string, rel: string, depth: number): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = `${rel}/${entry.name}`;
+      if (entry.isSymbolicLink()) {
+        throw new StateError(
+          `${path}: a symbolic link in the state folder: engram never makes one there, and it is never followed; remove it (was the state folder restored from a branch?)`,
+        );
+      }
+      const skip = depth === 0 && (entry.name === "spool" || entry.name.startsWith("staging-"));
+      if (entry.isDirectory() && !skip && depth < 4) visit(join(at, entry.name), path, depth + 1);
+    }
+  };
+  visit(root, shown, 0);
 }
 
 function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string }> {

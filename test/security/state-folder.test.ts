@@ -115,6 +115,38 @@ describe("[state] dir", () => {
   });
 });
 
+describe("a state folder restored from a branch holds no link engram follows", () => {
+  it("a journal that links to a file outside is refused, and that file is left whole", async () => {
+    const repo = await initRepo();
+    const outside = join(repo.dir, "..", `${repo.dir.split("/").pop()}-victim.txt`);
+    // No trailing newline: a Director taking it for a torn journal would cut it short.
+    writeFileSync(outside, "precious, no newline at the end");
+    mkdirSync(repo.path(".engram", "buffer"), { recursive: true });
+    symlinkSync(outside, repo.path(".engram", "buffer", "journal.ndjson"));
+    for (const args of [["run", "--json"], ["status"]]) {
+      const r = await dir(repo, args);
+      expectExit(r, 3);
+      noBug(r);
+      expect(r.stderr).toContain(
+        ".engram/buffer/journal.ndjson: a symbolic link in the state folder",
+      );
+    }
+    expect(readFileSync(outside, "utf8")).toBe("precious, no newline at the end");
+  });
+
+  it("a spool file that links elsewhere is never read", async () => {
+    const repo = await initRepo();
+    const outside = join(repo.dir, "..", `${repo.dir.split("/").pop()}-notes.ndjson`);
+    writeFileSync(outside, "not an envelope\n");
+    symlinkSync(outside, repo.path(".engram", "spool", "000000000000001-1-aaaaaaaaaaaa.ndjson"));
+    const r = await dir(repo, ["run", "--json"]);
+    expectExit(r, 3);
+    noBug(r);
+    expect(r.stderr).toContain("a symbolic link");
+    expect(readFileSync(outside, "utf8")).toBe("not an envelope\n");
+  });
+});
+
 describe("the seal key is used only when it is the user's", () => {
   it("a key readable by others is refused with what to do", async () => {
     const repo = await initRepo();
@@ -135,7 +167,8 @@ describe("the seal key is used only when it is the user's", () => {
     symlinkSync(repo.path("attacker.key"), key);
     const r = await wrk(repo, sensitive);
     expectExit(r, 3);
-    expect(r.stderr).toContain("is a symbolic link");
+    // The state folder's own check sees the link first; the key's check would too.
+    expect(r.stderr).toContain(".engram/seal.key: a symbolic link");
     expect(spoolFiles(repo)).toEqual([]);
   });
 });
