@@ -35,6 +35,7 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
   let at = repoDir;
   for (const part of dir.split("/")) {
     at = join(at, part);
+    // A file on the way throws ENOTDIR here, which names the path (exit 3).
     const st = lstatSync(at, { throwIfNoEntry: false });
     if (st === undefined) break;
     if (st.isSymbolicLink()) {
