@@ -2,6 +2,7 @@ import { appendFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { parseConfigText } from "../config/parse.js";
+import { compareFindings } from "../core/checks/findings.js";
 import {
   type CatalogStamp,
   type GuardFinding,
@@ -9,11 +10,18 @@ import {
   guardFindings,
   guardSummaryMarkdown,
   isDirectorBranch,
+  trackedStateFindings,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
 import { linkFindings } from "../core/checks/verify-links.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
-import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR, tierDir } from "../core/model/paths.js";
+import {
+  CATALOG_PATH,
+  FOCUS_PATH,
+  MEMORY_DIR,
+  stateDirProblem,
+  tierDir,
+} from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import {
   branchNameOf,
@@ -30,6 +38,7 @@ import {
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
+import { DEFAULT_STATE_DIR } from "../state/paths.js";
 
 export interface GuardOptions {
   /** The engram repository folder (default: the current one). */
@@ -96,6 +105,8 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
       ...linkFindings(await memoryLinksAt(repo, head), "on this branch (git mode 120000)"),
     ],
   });
+  findings.push(...trackedStateFindings(await stateFilesAt(repo, head, config.state.dir)));
+  findings.sort(compareFindings);
   return {
     ok: findings.length === 0,
     findings,
@@ -132,6 +143,45 @@ export async function memoryLinksAt(repo: GitRepo, commit: string): Promise<stri
     else if (entry.type === "tree") await visit(entry.oid, entry.path);
   }
   return out.sort();
+}
+
+/**
+ * The files `commit` holds in the state folder: under `.engram` and under `stateDir` (the
+ * head's own `[state] dir`, when it is a plain relative folder), links included.
+ */
+export async function stateFilesAt(
+  repo: GitRepo,
+  commit: string,
+  stateDir: string,
+): Promise<string[]> {
+  const dirs = new Set([DEFAULT_STATE_DIR]);
+  const own = stateDir.replace(/\/$/, "");
+  if (stateDirProblem(own) === undefined) dirs.add(own);
+  const out: string[] = [];
+  for (const dir of dirs) {
+    // The folder itself may be a tracked link or file: that is tracked state too.
+    const slash = dir.lastIndexOf("/");
+    const holder = await subtreeAt(
+      repo,
+      commit,
+      inTree(repo, slash < 0 ? "" : dir.slice(0, slash)),
+    );
+    const top = holder?.entries.find((e) => e.path === dir.slice(slash + 1));
+    if (top === undefined) continue;
+    if (top.type !== "tree") {
+      out.push(dir);
+      continue;
+    }
+    const visit = async (oid: string, at: string): Promise<void> => {
+      for (const entry of (await readTreeAt(repo, oid)).entries) {
+        const path = `${at}/${entry.path}`;
+        if (entry.type === "tree") await visit(entry.oid, path);
+        else out.push(path);
+      }
+    };
+    await visit(top.oid, dir);
+  }
+  return out;
 }
 
 async function headBranchOf(

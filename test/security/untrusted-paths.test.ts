@@ -178,6 +178,25 @@ describe("symbolic links under memory/ are refused", () => {
     expect(readdirSync(outside)).toEqual([]);
   });
 
+  it("the guard refuses a branch that ships a state folder with its own seal key", async () => {
+    const repo = await withMemory();
+    git(repo.dir, ["checkout", "-q", "-b", "feature"]);
+    mkdirSync(repo.path("keys"), { recursive: true });
+    writeFileSync(repo.path("keys", "seal.key"), `${"ab".repeat(32)}\n`);
+    writeFileSync(repo.path(".engram", "seal.key.pushed"), "x\n");
+    writeFileSync(
+      repo.path("config", "dev.toml"),
+      `${readFileSync(repo.path("config", "dev.toml"), "utf8")}\n[state]\ndir = "keys"\n`,
+    );
+    git(repo.dir, ["add", "-f", "keys/seal.key", ".engram/seal.key.pushed", "config/dev.toml"]);
+    git(repo.dir, ["commit", "-q", "-m", "state of my own"]);
+    const r = await dir(repo, ["guard", "--base", "main", "--head", "feature", "--json"]);
+    expectExit(r, 1);
+    const json = JSON.parse(r.stdout) as { findings: { path: string; code: string }[] };
+    const tracked = json.findings.filter((f) => f.code === "state-tracked").map((f) => f.path);
+    expect(tracked).toEqual([".engram/seal.key.pushed", "keys/seal.key"]);
+  });
+
   it("the guard refuses a branch that adds memory/lt -> ../.git/hooks (git mode 120000)", async () => {
     const repo = await withMemory();
     git(repo.dir, ["checkout", "-q", "-b", "engram/memory"]);

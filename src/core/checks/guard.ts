@@ -5,7 +5,7 @@ import { compareFindings, type Finding, type FindingCode, formatFinding } from "
 export const DIRECTOR_BRANCH_PREFIX = "engram/";
 
 /** Every kind of problem the PR guard reports: verify's, plus its own two. */
-export type GuardCode = FindingCode | "single-writer" | "stale";
+export type GuardCode = FindingCode | "single-writer" | "stale" | "state-tracked";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -76,6 +76,20 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
     });
   }
   return findings.sort(compareFindings);
+}
+
+/**
+ * Files a branch tracks in the state folder (`.engram`, and the `[state] dir` of its own
+ * config): the journal, the spool and the seal key must never be committed, and a branch that
+ * ships them (its own seal key above all) is refused. Pure: the caller lists the paths.
+ */
+export function trackedStateFindings(tracked: readonly string[]): GuardFinding[] {
+  return [...new Set(tracked)].sort().map((path) => ({
+    path,
+    code: "state-tracked" as const,
+    message:
+      "is in the state folder and tracked by this branch: the journal, spool and seal key never belong in git; remove it from the branch (a seal key that was pushed is known: never use it)",
+  }));
 }
 
 /** One line per finding, as verify prints them: `<path>: <message>`. */
