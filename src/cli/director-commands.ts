@@ -39,9 +39,14 @@ const init: Command = {
   options: {},
   uninitialized: true,
   async run(args) {
-    const { initRepository } = await import("../director/init.js");
-    const ctx = await openCtx(args);
+    const [{ initRepository }, { openContext, checkContextState }] = await Promise.all([
+      import("../director/init.js"),
+      import("../context/repo-context.js"),
+    ]);
+    // The state folder is checked once init has written the .gitignore line for it.
+    const ctx = await openContext({ ...repoOptions(args), checkState: false });
     const result = initRepository(ctx);
+    await checkContextState(ctx);
     const text = [
       ...result.created.map((p) => `created ${p}`),
       ...result.kept.map((p) => `kept    ${p}`),

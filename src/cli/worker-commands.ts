@@ -239,7 +239,7 @@ const check: Command = {
       offline: args.values.offline === true,
     });
     const files =
-      r.missing.length + r.modified.length + r.unlisted.length === 0 &&
+      r.missing.length + r.modified.length + r.unlisted.length + r.unsafe.length === 0 &&
       !r.catalog_modified &&
       r.focus_problem === null;
     const lines = [
@@ -250,6 +250,7 @@ const check: Command = {
       ...r.missing.map((p) => `  missing:  ${p}`),
       ...r.modified.map((p) => `  modified: ${p}`),
       ...r.unlisted.map((p) => `  unlisted: ${p}`),
+      ...r.unsafe.map((p) => `  refused:  ${p}`),
       ...(r.focus_problem !== null ? [`  focus:    ${r.focus_problem}`] : []),
       r.drift === null
         ? "no main to compare with"

@@ -1,4 +1,6 @@
+import { minEngramBytes } from "../core/compaction/min-engram.js";
 import { compileCustom, RedactionPatternError } from "../core/ingest/custom-patterns.js";
+import { stateDirProblem } from "../core/model/paths.js";
 import { headBranchProblem } from "../core/trust/engram-branch.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { Config } from "../schema/config.js";
@@ -84,6 +86,22 @@ export function crossFieldProblems(
         `memory.${tier}_max_total_bytes (${total}): one engram must fit in the ${tier.toUpperCase()} tier`,
     );
   }
+  const floor = minEngramBytes();
+  rule(
+    ["memory.engram_max_bytes"],
+    m.engram_max_bytes < floor,
+    () =>
+      `memory.engram_max_bytes (${m.engram_max_bytes}) must be at least ${floor}: the smallest ` +
+      "engram (one note, its fact cut short, the fields every engram carries) takes that many bytes",
+  );
+  const stateProblem = stateDirProblem(c.state.dir);
+  rule(
+    ["state.dir"],
+    stateProblem !== undefined,
+    () =>
+      `${JSON.stringify(c.state.dir)} ${stateProblem}: the state folder holds the journal, the ` +
+      'spool and the seal key; it must be a git-ignored folder inside the repository, relative to it (".engram" by default)',
+  );
   rule(
     ["memory.memory_md_max_bytes"],
     m.memory_md_max_bytes < 1024,

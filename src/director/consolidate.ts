@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { FocusDocuments } from "../core/rendering/focus.js";
 import { focusCandidates } from "../core/rendering/focus.js";
@@ -17,7 +16,8 @@ import {
   type VersionStep,
 } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
-import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { readConfinedText } from "../repo/confine.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { SessionEndPayload } from "../schema/envelope.js";
 import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
@@ -84,7 +84,7 @@ export function pendingSessions(buffer: EventBuffer, applied: ReadonlySet<string
 }
 
 async function readVersionLog(repoDir: string): Promise<VersionRecord[]> {
-  const text = await readTextIfExists(join(repoDir, VERSION_LOG_PATH));
+  const text = await readConfinedText(repoDir, VERSION_LOG_PATH);
   return text === undefined ? [] : parseVersionLog(text);
 }
 
@@ -102,7 +102,7 @@ async function readDocuments(repoDir: string, catalog: Catalog, kinds?: Readonly
   const texts = new Map<string, string>();
   for (const d of catalog.documents ?? []) {
     if (kinds !== undefined && !kinds.has(d.kind)) continue;
-    const text = await readTextIfExists(join(repoDir, d.path));
+    const text = await readConfinedText(repoDir, d.path, "document");
     if (text === undefined) {
       throw new StateError(`${d.path}: listed in memory/catalog.json, missing (director verify)`);
     }

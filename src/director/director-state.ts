@@ -2,6 +2,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -11,11 +12,12 @@ import {
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
+import { confinePath, MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import type { FileChanges } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
+import { PathConfiner } from "../repo/confine.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
 import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
@@ -75,13 +77,53 @@ export function readIntent(path: string): CycleIntent {
   try {
     parsed = { header: JSON.parse(header ?? ""), writes: writes.map((line) => JSON.parse(line)) };
   } catch (error) {
-    throw new StateError(`${path}: not a cycle intent (${(error as Error).message}); remove it`);
+    throw new StateError(
+      `${path}: not a cycle intent (${(error as Error).message}); if no Director wrote it, remove it`,
+    );
   }
+  // Its shape first (a hostile file is refused, never half read), then its paths.
   assertIntent(parsed.header, parsed.writes, path);
-  return {
+  const intent: CycleIntent = {
     ...(parsed.header as Omit<CycleIntent, "writes">),
     writes: parsed.writes as CycleIntent["writes"],
   };
+  // The state folder may have been restored from a branch: its intent is content too.
+  confineIntent(intent, path);
+  return intent;
+}
+
+/**
+ * Throws unless every path of the intent is where its kind belongs (`confinePath`): its
+ * writes, deletes and versions' files in the memory tree, its tree a staging folder. The
+ * file system's half (no link on the way) is checked when the intent is carried out.
+ */
+export function confineIntent(intent: CycleIntent, file: string): void {
+  const named: [string, unknown][] = [];
+  const changes = (prefix: string, c: Partial<FileChanges> | undefined): void => {
+    if (!Array.isArray(c?.writes) || !Array.isArray(c?.deletes)) {
+      named.push([`${prefix}writes`, undefined]);
+      return;
+    }
+    for (const [i, w] of c.writes.entries()) named.push([`${prefix}writes[${i}].path`, w?.path]);
+    for (const [i, d] of c.deletes.entries()) named.push([`${prefix}deletes[${i}]`, d]);
+  };
+  changes("", intent);
+  for (const [k, v] of (intent.versions ?? []).entries())
+    changes(`versions[${k}].files.`, v?.files);
+  for (const [field, path] of named) {
+    const problem = confinePath(path, "memory");
+    if (problem !== undefined) refuseIntent(file, field, path, problem);
+  }
+  if (intent.tree !== undefined) {
+    const problem = confinePath(intent.tree, "staging");
+    if (problem !== undefined) refuseIntent(file, "tree", intent.tree, problem);
+  }
+}
+
+function refuseIntent(file: string, field: string, path: unknown, problem: string): never {
+  throw new StateError(
+    `${file}: ${field} ${JSON.stringify(path)} ${problem}: refused, nothing was written; if no Director wrote this intent, remove it`,
+  );
 }
 
 /** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
@@ -96,14 +138,21 @@ export async function finishCycle(
   buffer: EventBuffer,
   intent: CycleIntent,
 ): Promise<void> {
-  const target = intent.tree !== undefined ? join(ctx.paths.root, intent.tree) : ctx.repoDir;
+  const target =
+    intent.tree !== undefined
+      ? new PathConfiner(ctx.paths.root).resolve(
+          intent.tree,
+          "staging",
+          `${ctx.paths.intent}: tree`,
+        )
+      : ctx.repoDir;
   // Sessions' versions get their snapshots before the tree changes: the first one may need
   // the tree as it was before the step, and the intent makes a crash here harmless.
   if (intent.versions !== undefined && intent.versions.length > 0) {
     const { onVersions } = await import("./version-hook.js");
     await onVersions(ctx, intent.versions, target);
   }
-  await applyFileChanges(target, intent.writes, intent.deletes);
+  await applyFileChanges(target, intent.writes, intent.deletes, ctx.paths.intent);
   if (intent.room !== undefined) {
     (await import("./room-ledger.js")).updateRoom(ctx.paths, intent.room.ledger);
   }
@@ -144,12 +193,16 @@ function removeLeftovers(ctx: RepoContext, memoryTrees: boolean): void {
 
 /** A memory tree's folders that writers put files in: its root, memory/, tiers and batches. */
 function memoryDirs(tree: string): string[] {
+  // Real folders only: a link is never followed (verify reports it).
+  const isDir = (path: string) =>
+    lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  if (!isDir(join(tree, MEMORY_DIR))) return [tree];
   const dirs = [tree, join(tree, MEMORY_DIR)];
   // The folders of session documents (memory/state, core, sessions, knowledge).
-  for (const dir of DOCUMENT_DIRS) if (existsSync(join(tree, dir))) dirs.push(join(tree, dir));
+  for (const dir of DOCUMENT_DIRS) if (isDir(join(tree, dir))) dirs.push(join(tree, dir));
   for (const scope of SCOPES) {
     const tier = join(tree, tierDir(scope));
-    if (!existsSync(tier)) continue;
+    if (!isDir(tier)) continue;
     dirs.push(tier);
     for (const entry of readdirSync(tier, { withFileTypes: true })) {
       if (entry.isDirectory()) dirs.push(join(tier, entry.name));
@@ -231,6 +284,8 @@ export async function commitCycle(
   // Every file is checked as its readers will read it before the intent makes it durable
   // (loaded here: the check needs the zod schemas, which an idle run never loads).
   (await import("./write-check.js")).checkWrites(ctx, intent.writes);
+  // A plan that names a path out of place is refused before it is made durable.
+  confineIntent(staged, ctx.paths.intent);
   writeIntent(ctx.paths.intent, staged);
   await finishCycle(ctx, buffer, staged);
 }

@@ -2,6 +2,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { parseConfigText } from "../config/parse.js";
+import { compareFindings } from "../core/checks/findings.js";
 import {
   type CatalogStamp,
   type GuardFinding,
@@ -9,11 +10,19 @@ import {
   guardFindings,
   guardSummaryMarkdown,
   isDirectorBranch,
+  trackedStateFindings,
 } from "../core/checks/guard.js";
 import { verifyMemory } from "../core/checks/verify.js";
 import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
+import { linkFindings } from "../core/checks/verify-links.js";
 import { verifyVersionLog } from "../core/checks/version-log.js";
-import { CATALOG_PATH, FOCUS_PATH, tierDir } from "../core/model/paths.js";
+import {
+  CATALOG_PATH,
+  FOCUS_PATH,
+  MEMORY_DIR,
+  stateDirProblem,
+  tierDir,
+} from "../core/model/paths.js";
 import { foldersOutside, securityChanges } from "../core/trust/security-keys.js";
 import { CORE_DIR, KNOWLEDGE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
@@ -21,14 +30,18 @@ import {
   branchNameOf,
   changedPaths,
   type GitRepo,
+  inTree,
   mergeBase,
   openRepo,
   readFileAt,
   readFilesUnder,
+  readTreeAt,
   resolveCommit,
+  subtreeAt,
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
+import { DEFAULT_STATE_DIR } from "../state/paths.js";
 import { branchTip, foreignCommits } from "./branch-owner.js";
 
 export interface GuardOptions {
@@ -120,8 +133,11 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
       ...verifyMemory({ catalogText, files, memoryMd, memory: config.memory }),
       ...verifyVersionLog(logText, catalogText),
       ...(await headFocusFindings(repo, head, { catalogText, memoryMd, files, config })),
+      ...linkFindings(await memoryLinksAt(repo, head), "on this branch (git mode 120000)"),
     ],
   });
+  findings.push(...trackedStateFindings(await stateFilesAt(repo, head, config.state.dir)));
+  findings.sort(compareFindings);
   return {
     ok: findings.length === 0,
     findings,
@@ -160,6 +176,70 @@ async function headFocusFindings(
     documents,
     memory: at.config.memory,
   });
+}
+
+/**
+ * The symbolic links (git mode 120000) at `commit` under memory/ (the folder itself included)
+ * and at MEMORY.md, repo-relative: a branch that adds one could point a Director's writes or
+ * a reader anywhere once checked out (`memory/lt -> ../.git/hooks`).
+ */
+export async function memoryLinksAt(repo: GitRepo, commit: string): Promise<string[]> {
+  const out: string[] = [];
+  const visit = async (oid: string, at: string): Promise<void> => {
+    for (const entry of (await readTreeAt(repo, oid)).entries) {
+      const path = `${at}/${entry.path}`;
+      if (entry.mode === "120000") out.push(path);
+      else if (entry.type === "tree") await visit(entry.oid, path);
+    }
+  };
+  const rootPath = inTree(repo, "").replace(/\/$/, "");
+  const root =
+    rootPath === "" ? await readTreeAt(repo, commit) : await subtreeAt(repo, commit, rootPath);
+  for (const entry of root?.entries ?? []) {
+    if (entry.path !== MEMORY_DIR && entry.path !== FOCUS_PATH) continue;
+    if (entry.mode === "120000") out.push(entry.path);
+    else if (entry.type === "tree") await visit(entry.oid, entry.path);
+  }
+  return out.sort();
+}
+
+/**
+ * The files `commit` holds in the state folder: under `.engram` and under `stateDir` (the
+ * head's own `[state] dir`, when it is a plain relative folder), links included.
+ */
+export async function stateFilesAt(
+  repo: GitRepo,
+  commit: string,
+  stateDir: string,
+): Promise<string[]> {
+  const dirs = new Set([DEFAULT_STATE_DIR]);
+  const own = stateDir.replace(/\/$/, "");
+  if (stateDirProblem(own) === undefined) dirs.add(own);
+  const out: string[] = [];
+  for (const dir of dirs) {
+    // The folder itself may be a tracked link or file: that is tracked state too.
+    const slash = dir.lastIndexOf("/");
+    const holder = await subtreeAt(
+      repo,
+      commit,
+      inTree(repo, slash < 0 ? "" : dir.slice(0, slash)),
+    );
+    const top = holder?.entries.find((e) => e.path === dir.slice(slash + 1));
+    if (top === undefined) continue;
+    if (top.type !== "tree") {
+      out.push(dir);
+      continue;
+    }
+    const visit = async (oid: string, at: string): Promise<void> => {
+      for (const entry of (await readTreeAt(repo, oid)).entries) {
+        const path = `${at}/${entry.path}`;
+        if (entry.type === "tree") await visit(entry.oid, path);
+        else out.push(path);
+      }
+    };
+    await visit(top.oid, dir);
+  }
+  return out;
 }
 
 async function headBranchOf(

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import {
   parseVersionLog,
@@ -7,7 +6,7 @@ import {
   versionTag,
 } from "../core/versions/log.js";
 import { commitOf, fileAt, snapshotTags, versionCommitsOn } from "../git/version-objects.js";
-import { readTextIfExists } from "../repo/memory-tree.js";
+import { readConfinedText } from "../repo/confine.js";
 
 /** One version as `director history` shows it. */
 export interface HistoryEntry extends VersionRecord {
@@ -39,7 +38,7 @@ export async function readHistory(
 ): Promise<History> {
   const dir = ctx.repoDir;
   const candidates: { source: string; text: string; main: string | null }[] = [];
-  const local = await readTextIfExists(join(dir, VERSION_LOG_PATH));
+  const local = await readConfinedText(dir, VERSION_LOG_PATH);
   if (local !== undefined) candidates.push({ source: "work tree", text: local, main: null });
   let main: string | null = null;
   for (const ref of options.main !== undefined ? [options.main] : MAIN_REFS) {

@@ -5,7 +5,7 @@ import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, TIER_GITKEEPS } from "../core/model/paths.js";
 import { renderFocus } from "../core/rendering/focus.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import { STATE_DIR_MODE, writeFileAtomicSync } from "../state/atomic.js";
 import { loadSealKey } from "../state/seal-key.js";
 
 export interface InitResult {
@@ -28,7 +28,8 @@ export function initRepository(ctx: RepoContext): InitResult {
       return;
     }
     mkdirSync(join(full, ".."), { recursive: true });
-    writeFileAtomicSync(full, text());
+    // Files of the repository: readable as any checkout's (the state folder's are private).
+    writeFileAtomicSync(full, text(), 0o644);
     created.push(path);
   };
   const configRel = relative(ctx.repoDir, ctx.configPath) || "config/dev.toml";
@@ -60,12 +61,13 @@ export function initRepository(ctx: RepoContext): InitResult {
     writeFileAtomicSync(
       gitignore,
       `${current}${prefix}# engram: Director buffer, spool and keys (never committed)\n${entry}\n`,
+      0o644,
     );
     created.push(`.gitignore: ${entry}`);
   } else {
     kept.push(".gitignore");
   }
-  mkdirSync(ctx.paths.spool, { recursive: true });
+  mkdirSync(ctx.paths.spool, { recursive: true, mode: STATE_DIR_MODE });
   const hadKey = existsSync(ctx.paths.sealKey) || !!process.env.ENGRAM_SEAL_KEY;
   loadSealKey(ctx.paths.sealKey, true);
   if (!hadKey) created.push(`${stateRel}/seal.key`);

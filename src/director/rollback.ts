@@ -7,6 +7,7 @@ import { planRollback } from "../core/versions/rollback.js";
 import { focusDocumentsOf } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
+import { confinedCatalog } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import { Catalog, type Engram } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
@@ -42,11 +43,12 @@ export async function rollbackOn(
   }
   const now = receiptTime();
   const createdAt = now > current.catalog.created_at ? now : current.catalog.created_at;
-  const plan = planRollback(
-    current,
-    { catalog: parsed.data as Catalog, files: content.files },
-    createdAt,
+  // The target's catalog is content too: its paths are confined before the plan uses them.
+  const target = confinedCatalog(
+    parsed.data as Catalog,
+    `version ${content.record.version}: memory/catalog.json`,
   );
+  const plan = planRollback(current, { catalog: target, files: content.files }, createdAt);
   const engrams = new Map<string, Engram>();
   for (const entry of plan.catalog.entries) {
     const text = content.files.get(entry.path);

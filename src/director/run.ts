@@ -1,4 +1,4 @@
-import { basename, join } from "node:path";
+import { basename } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { overBudget, type TierUsage } from "../core/compaction/budget.js";
@@ -20,7 +20,8 @@ import { nowLines, summarizeSwarm } from "../core/swarm/swarm.js";
 import { type IngestCounts, type SourceDrain, zeroCounts } from "../ingest/counts.js";
 import { assertCatalogSealed } from "../repo/catalog-seal.js";
 import { readCatalogSummary, writeCatalogSummary } from "../repo/catalog-summary.js";
-import { loadEngrams, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import { readConfinedText } from "../repo/confine.js";
+import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog, Engram } from "../schema/engram.js";
@@ -197,7 +198,7 @@ async function cycle(
   const newSignals = buffer.events.some(
     (s) => s.event.kind === "recall" && s.event.seq > buffer.meta.recall_checked_seq,
   );
-  const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const focusText = await readConfinedText(ctx.repoDir, FOCUS_PATH);
   const focusFresh =
     focusText !== undefined && parseFocusMarker(focusText)?.catalog_hash === head.hash;
   const cadence = focusCadence(buffer, memory);

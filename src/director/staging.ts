@@ -6,6 +6,7 @@ import type { ProposalRefs } from "../core/proposal/plan.js";
 import { type MemoryFiles, MissingProposalFile, replay } from "../core/proposal/replay.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, mergeBase } from "../git/history.js";
+import { PathConfiner } from "../repo/confine.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
 import { Catalog } from "../schema/engram.js";
@@ -74,6 +75,9 @@ export async function writeStagingTree(
 ): Promise<string> {
   const name = `staging-${Date.now().toString(36)}-${process.pid}`;
   const dir = join(paths.root, name);
+  // Paths read from a branch's tree: each one confined to the memory files before it is written.
+  const confiner = new PathConfiner(dir);
+  for (const path of files.keys()) confiner.resolve(path, "memory", `the tree of ${name}`);
   const folders = new Set([...files.keys()].map((path) => dirname(join(dir, path))));
   for (const folder of folders) mkdirSync(folder, { recursive: true });
   await forEachLimited([...files], 16, ([path, text]) => writeFileAtomic(join(dir, path), text));

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
@@ -6,8 +5,8 @@ import { countFocusItems, parseFocusMarker } from "../core/rendering/focus-heade
 import type { DriftVerdict } from "../core/swarm/drift.js";
 import { type SwarmView, summarizeSwarm } from "../core/swarm/swarm.js";
 import { readCatalogSummary } from "../repo/catalog-summary.js";
+import { readConfinedText } from "../repo/confine.js";
 import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
-import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Envelope } from "../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../schema/message-types.js";
 import { EventBuffer } from "../state/buffer.js";
@@ -55,7 +54,7 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
   const catalog = (await readCatalogSummary(ctx.repoDir, ctx.paths.catalogSummary)).summary;
   const buffer = EventBuffer.open(ctx.paths, { readOnly: true });
   const usage = catalog.tiers;
-  const focusText = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const focusText = await readConfinedText(ctx.repoDir, FOCUS_PATH);
   const quarantine = readQuarantine(ctx.paths.quarantine);
   const byReason: Record<string, number> = {};
   for (const r of quarantine) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;

@@ -1,6 +1,8 @@
 import type { RepoContext } from "../context/repo-context.js";
+import { confinePath } from "../core/model/paths.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import type { FileChanges } from "../core/versions/step.js";
+import { StateError } from "../errors.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
 import { gitRepoOf, type Snapshot, snapshotSteps } from "../repo/version-snapshots.js";
 
@@ -18,6 +20,17 @@ export async function onVersions(
   versions: readonly { record: VersionRecord; files: FileChanges }[],
   tree: string = ctx.repoDir,
 ): Promise<Snapshot[]> {
+  // A version's files become paths of a snapshot's tree: each one confined first.
+  for (const { record, files } of versions) {
+    for (const path of [...files.writes.map((w) => w.path), ...files.deletes]) {
+      const problem = confinePath(path, "memory");
+      if (problem !== undefined) {
+        throw new StateError(
+          `version ${record.version}: ${JSON.stringify(path)} ${problem}: refused, no snapshot was written`,
+        );
+      }
+    }
+  }
   const repo = await gitRepoOf(tree);
   if (repo === null || versions.length === 0) return [];
   return snapshotSteps(repo, versions, async () => (await readMemoryFiles(tree)).files);

@@ -1,10 +1,9 @@
-import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { VersionCounts, VersionMaker, VersionRecord } from "../core/versions/log.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { countsOf, lastRecord, logWith, recordFor } from "../core/versions/record.js";
+import { readConfinedText } from "../repo/confine.js";
 import { documentPaths, readMemoryFiles } from "../repo/memory-files.js";
-import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
@@ -30,7 +29,7 @@ export async function nextVersion(
   /** Whose episodes and facts the version holds (default: the last logged version's). */
   carried?: VersionCounts,
 ): Promise<NextVersion> {
-  const text = await readTextIfExists(join(dir, VERSION_LOG_PATH));
+  const text = await readConfinedText(dir, VERSION_LOG_PATH);
   const counts = countsOf(catalog, documents, carried ?? lastRecord(text)?.counts);
   const record = recordFor(catalog, madeBy, counts);
   return { record, write: { path: VERSION_LOG_PATH, text: logWith(text, record) } };

@@ -1,8 +1,7 @@
-import { join } from "node:path";
 import type { GraphDocument, LinkedDocumentKind } from "../core/graph/document-links.js";
 import { EVIDENCE_PATH } from "../core/versions/documents.js";
+import { readConfinedText } from "../repo/confine.js";
 import { readVersionTimes } from "../repo/knowledge.js";
-import { readTextIfExists } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 
 /**
@@ -20,7 +19,7 @@ export async function readGraphDocuments(
   const madeAt = await readVersionTimes(repoDir);
   const out: GraphDocument[] = [];
   for (const entry of listed) {
-    const text = await readTextIfExists(join(repoDir, entry.path));
+    const text = await readConfinedText(repoDir, entry.path, "document");
     if (text === undefined) continue;
     let doc: { key?: unknown; value?: unknown; version?: unknown; entities?: unknown };
     try {
@@ -58,7 +57,7 @@ export async function readSessionEvidence(
 ): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!(catalog.documents ?? []).some((d) => d.path === EVIDENCE_PATH)) return out;
-  const text = await readTextIfExists(join(repoDir, EVIDENCE_PATH));
+  const text = await readConfinedText(repoDir, EVIDENCE_PATH, "document");
   try {
     const file = JSON.parse(text ?? "") as { records?: { id?: unknown; evidence?: unknown }[] };
     for (const r of file.records ?? []) {

@@ -1,6 +1,5 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import {
   type CatalogSummary,
   parseCatalogSummary,
@@ -12,6 +11,7 @@ import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import type { Catalog } from "../schema/engram.js";
 import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
+import { PathConfiner } from "./confine.js";
 import { parseCatalog } from "./memory-tree.js";
 
 /** The catalog as a cycle first sees it: its summary now, the whole catalog when asked. */
@@ -32,7 +32,7 @@ export interface CatalogRead {
  * stays read-only, and a cycle that goes on to write the catalog caches the new one instead.
  */
 export async function readCatalogSummary(repoDir: string, cachePath: string): Promise<CatalogRead> {
-  const path = join(repoDir, CATALOG_PATH);
+  const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) {
     const empty = emptyCatalog();
     return {

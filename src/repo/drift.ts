@@ -3,7 +3,7 @@ import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
 import { mergeBaseOf } from "../git/rev-reads.js";
 import { findMainAndHead, judgeAgainstMain } from "./main-drift.js";
-import { readCatalog } from "./memory-tree.js";
+import { readCatalogShape } from "./memory-tree.js";
 
 export interface DriftReport extends DriftVerdict {
   main_ref: string;
@@ -27,7 +27,7 @@ export async function readDrift(
   if (head === undefined) throw new StateError(`HEAD: no commits yet in ${repoDir}`);
   const [base, local] = await Promise.all([
     mergeBaseOf(repoDir, head, main.sha),
-    readCatalog(repoDir),
+    readCatalogShape(repoDir),
   ]);
   const ancestor = base ?? null;
   const verdict = await judgeAgainstMain(

@@ -1,4 +1,3 @@
-import { join } from "node:path";
 import {
   type KnowledgeItem,
   knowledgeFiles,
@@ -7,11 +6,11 @@ import {
 } from "../core/versions/knowledge-view.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import type { Catalog } from "../schema/engram.js";
-import { readTextIfExists } from "./memory-tree.js";
+import { readConfinedText } from "./confine.js";
 
 /** When each logged version was made (`memory/versions.ndjson`), by number. */
 export async function readVersionTimes(repoDir: string): Promise<Map<number, string>> {
-  return versionTimes(await readTextIfExists(join(repoDir, VERSION_LOG_PATH)));
+  return versionTimes(await readConfinedText(repoDir, VERSION_LOG_PATH));
 }
 
 /** The clear knowledge records of the work tree's knowledge files (`knowledgeItems`). */
@@ -20,7 +19,7 @@ export async function readKnowledge(repoDir: string, catalog: Catalog): Promise<
   if (listed.length === 0) return [];
   const texts = new Map<string, string>();
   for (const entry of listed) {
-    const text = await readTextIfExists(join(repoDir, entry.path));
+    const text = await readConfinedText(repoDir, entry.path, "document");
     if (text !== undefined) texts.set(entry.path, text);
   }
   return knowledgeItems(catalog, texts, await readVersionTimes(repoDir));

@@ -7,12 +7,15 @@ import type { MemoryFiles } from "../core/proposal/replay.js";
 import { CORE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { forEachLimited } from "../state/atomic.js";
+import { PathConfiner } from "./confine.js";
 import { readCatalog } from "./memory-tree.js";
 
 /** The state and core documents of a memory tree (`memory/{state,core}/*.json`), sorted. */
 export function documentPaths(dir: string): string[] {
   const out: string[] = [];
+  const confiner = new PathConfiner(dir);
   for (const folder of [STATE_DIR, CORE_DIR]) {
+    confiner.refuseLinks(folder, folder);
     const full = join(dir, folder);
     if (!existsSync(full)) continue;
     for (const entry of readdirSync(full, { withFileTypes: true })) {
@@ -33,7 +36,10 @@ export async function readMemoryFiles(dir: string): Promise<MemoryFiles> {
   // Engrams and the session documents, both listed by the catalog.
   const listed = [...catalog.entries, ...(catalog.documents ?? [])].map((e) => e.path);
   const optional = [CATALOG_PATH, FOCUS_PATH, ...TIER_GITKEEPS, VERSION_LOG_PATH];
-  const paths = [...optional.filter((p) => existsSync(join(dir, p))), ...listed];
+  // Every path confined (the catalog's were checked as it was read), no link followed.
+  const confiner = new PathConfiner(dir);
+  const full = (path: string) => confiner.resolve(path, "memory", `${dir}: ${path}`);
+  const paths = [...optional.filter((p) => existsSync(full(p))), ...listed];
   const known = new Set(paths);
   paths.push(...documentPaths(dir).filter((p) => !known.has(p)));
   const texts: string[] = new Array(paths.length);
@@ -42,7 +48,7 @@ export async function readMemoryFiles(dir: string): Promise<MemoryFiles> {
     paths.map((path, i) => ({ path, i })),
     32,
     async ({ path, i }) => {
-      texts[i] = await readFile(join(dir, path), "utf8");
+      texts[i] = await readFile(full(path), "utf8");
     },
   );
   const files = new Map<string, string>();

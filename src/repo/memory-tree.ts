@@ -1,24 +1,48 @@
 import type { Dirent } from "node:fs";
 import { existsSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH, SCOPES, tierDir } from "../core/model/paths.js";
+import {
+  CATALOG_PATH,
+  catalogPathProblem,
+  engramPath,
+  FOCUS_PATH,
+  MEMORY_DIR,
+  SCOPES,
+  tierDir,
+} from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { checkedCatalog, protoKeyPath } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
+import { PathConfiner } from "./confine.js";
 
 /** The catalog on disk, validated; an absent catalog is the empty one (version 0). */
 export async function readCatalog(repoDir: string): Promise<Catalog> {
-  const path = join(repoDir, CATALOG_PATH);
+  const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
   return parseCatalog(await readFile(path, "utf8"));
 }
 
+/**
+ * The catalog on disk, its shape validated but not its paths: for whoever needs only its
+ * version and hash (drift), or reports bad paths itself (`worker check`).
+ */
+export async function readCatalogShape(repoDir: string): Promise<Catalog> {
+  const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
+  if (!existsSync(path)) return emptyCatalog();
+  return parseCatalogShape(await readFile(path, "utf8"));
+}
+
 /** The text of `memory/catalog.json`, validated; a `StateError` names what is wrong. */
 export async function parseCatalog(text: string): Promise<Catalog> {
+  return confinedCatalog(await parseCatalogShape(text));
+}
+
+/** `parseCatalog` without the paths' check: for `worker check`, which reports bad paths. */
+export async function parseCatalogShape(text: string): Promise<Catalog> {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -42,7 +66,19 @@ export async function parseCatalog(text: string): Promise<Catalog> {
       `${CATALOG_PATH}: ${issue?.path.join(".") ?? ""}: ${issue?.message ?? "invalid"}; run director verify`,
     );
   }
-  return parsed.data;
+  return parsed.data as Catalog;
+}
+
+/**
+ * The catalog, once every path it names is where its kind belongs: a path that leaves its
+ * folder (`../`, absolute) is refused here, before eviction, rollback or a read can use it.
+ */
+export function confinedCatalog(catalog: Catalog, where: string = CATALOG_PATH): Catalog {
+  const bad = catalogPathProblem(catalog);
+  if (bad === undefined) return catalog;
+  throw new StateError(
+    `${where}: ${bad.field} ${JSON.stringify(bad.path)} ${bad.problem}: refused, nothing was read or written there; run director verify`,
+  );
 }
 
 /**
@@ -53,10 +89,12 @@ export async function readEngram(
   repoDir: string,
   path: string,
   expectedHash?: string,
+  confiner: PathConfiner = new PathConfiner(repoDir),
 ): Promise<Engram> {
+  const full = confiner.resolve(path, "engram", path);
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(join(repoDir, path), "utf8"));
+    json = JSON.parse(await readFile(full, "utf8"));
   } catch (error) {
     const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "not valid JSON";
     throw new StateError(`${path}: ${why}; run director verify${setAsideHint(path)}`, {
@@ -99,8 +137,15 @@ export async function loadEngrams(
   entries: readonly CatalogEntry[],
 ): Promise<Map<string, Engram>> {
   const out = new Map<string, Engram>();
+  const confiner = new PathConfiner(repoDir);
   await forEachLimited(entries, 32, async (entry) => {
-    out.set(entry.engram_id, await readEngram(repoDir, entry.path, entry.hash));
+    const expected = engramPath(entry.scope, entry.version, entry.engram_id);
+    if (entry.path !== expected) {
+      throw new StateError(
+        `${CATALOG_PATH}: the entry of ${entry.engram_id} names ${JSON.stringify(entry.path)}, expected ${expected}; run director verify`,
+      );
+    }
+    out.set(entry.engram_id, await readEngram(repoDir, entry.path, entry.hash, confiner));
   });
   return out;
 }
@@ -108,15 +153,44 @@ export async function loadEngrams(
 /** Every file under memory/st and memory/lt, as repository-relative POSIX paths, sorted. */
 export async function listTierFiles(repoDir: string): Promise<string[]> {
   const out: string[] = [];
-  for (const scope of SCOPES) await collectFiles(repoDir, tierDir(scope), out);
+  const confiner = new PathConfiner(repoDir);
+  for (const scope of SCOPES) {
+    // A tier that is itself a link is listed by `listMemoryLinks`, never walked.
+    try {
+      confiner.refuseLinks(tierDir(scope), tierDir(scope));
+    } catch {
+      continue;
+    }
+    await collectFiles(repoDir, tierDir(scope), out);
+  }
   return out.sort();
 }
 
 /**
- * Every file under `rel` (dot files too, symbolic links followed), as repo-relative paths: a
- * plain walk, which starts far faster than a glob library for the one pattern needed.
+ * Every symbolic link under memory/ (the folder itself included) and MEMORY.md, as
+ * repo-relative paths, sorted: links are never followed, and verify and check report these.
  */
-async function collectFiles(root: string, rel: string, out: string[]): Promise<void> {
+export async function listMemoryLinks(repoDir: string): Promise<string[]> {
+  const links: string[] = [];
+  for (const top of [MEMORY_DIR, FOCUS_PATH]) {
+    const st = await lstat(join(repoDir, top)).catch(() => undefined);
+    if (st?.isSymbolicLink()) links.push(top);
+  }
+  if (!links.includes(MEMORY_DIR)) await collectFiles(repoDir, MEMORY_DIR, [], links);
+  return links.sort();
+}
+
+/**
+ * Every file under `rel` (dot files too), as repo-relative paths: a plain walk, which starts
+ * far faster than a glob library for the one pattern needed. Symbolic links are never
+ * followed: they go to `links` when given, else nowhere.
+ */
+async function collectFiles(
+  root: string,
+  rel: string,
+  out: string[],
+  links?: string[],
+): Promise<void> {
   let entries: Dirent[];
   try {
     entries = await readdir(join(root, rel), { withFileTypes: true });
@@ -127,15 +201,9 @@ async function collectFiles(root: string, rel: string, out: string[]): Promise<v
   }
   for (const entry of entries) {
     const path = `${rel}/${entry.name}`;
-    let isDir = entry.isDirectory();
-    let isFile = entry.isFile();
-    if (entry.isSymbolicLink()) {
-      const target = await stat(join(root, path)).catch(() => undefined);
-      isDir = target?.isDirectory() ?? false;
-      isFile = target?.isFile() ?? false;
-    }
-    if (isDir) await collectFiles(root, path, out);
-    else if (isFile) out.push(path);
+    if (entry.isSymbolicLink()) links?.push(path);
+    else if (entry.isDirectory()) await collectFiles(root, path, out, links);
+    else if (entry.isFile()) out.push(path);
   }
 }
 
@@ -157,7 +225,14 @@ export async function applyFileChanges(
   repoDir: string,
   writes: readonly { path: string; text: string }[],
   deletes: readonly string[],
+  source = "the plan of this cycle",
 ): Promise<void> {
+  // Every path confined before the first change: a plan naming one bad path changes nothing.
+  const confiner = new PathConfiner(repoDir);
+  for (const [i, w] of writes.entries())
+    confiner.resolve(w.path, "memory", `${source}: writes[${i}].path`);
+  for (const [i, path] of deletes.entries())
+    confiner.resolve(path, "memory", `${source}: deletes[${i}]`);
   // The version log goes with the catalog: written last, after every file it describes.
   const last = new Set([CATALOG_PATH, VERSION_LOG_PATH, FOCUS_PATH]);
   const first = writes.filter((w) => !last.has(w.path));

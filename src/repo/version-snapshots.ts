@@ -1,12 +1,3 @@
-/**
- * Version snapshots: for every version of durable memory, a commit whose tree is memory/ and
- * MEMORY.md at that version, parented on the previous version's snapshot, under the
- * lightweight tag `refs/tags/engram/vN`. The commit is a pure function of the version's files
- * and record (fixed author, dates from the version's `created_at`), so every clone that
- * writes the snapshot of the same version gets the same commit.
- */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import {
   parseVersionLog,
@@ -32,8 +23,9 @@ import {
 import { type Graft, graftTree } from "../git/objects.js";
 import { readPlainRef, writePlainRef } from "../git/refs.js";
 import { Catalog } from "../schema/engram.js";
+import { readConfinedText } from "./confine.js";
 import { documentPaths } from "./memory-files.js";
-import { readCatalog, readTextIfExists } from "./memory-tree.js";
+import { readCatalog } from "./memory-tree.js";
 
 const AUTHOR = { name: "engram director", email: "director@engram.invalid" };
 
@@ -197,7 +189,7 @@ export async function snapshotFromPrevious(
   /** The hash of the catalog the tree holds now, when the caller has read it already. */
   treeCatalogHash?: string,
 ): Promise<Snapshot | undefined> {
-  const previous = lastRecord(await readTextIfExists(join(dir, VERSION_LOG_PATH)));
+  const previous = lastRecord(await readConfinedText(dir, VERSION_LOG_PATH));
   if (previous === undefined || previous.version >= record.version) return undefined;
   const holds = treeCatalogHash ?? (await readCatalog(dir)).hash;
   if (holds !== previous.catalog_hash) return undefined;
@@ -207,7 +199,7 @@ export async function snapshotFromPrevious(
   const grafts = new Map<string, Graft>();
   const documents = new Map<string, string>();
   for (const path of documentPaths(dir)) {
-    documents.set(path, await readFile(join(dir, path), "utf8"));
+    documents.set(path, (await readConfinedText(dir, path, "document")) ?? "");
   }
   for (const path of change.deletes) {
     if (documentKind(path) !== undefined) documents.delete(path);

@@ -10,6 +10,11 @@ import {
 import { open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
+/** Folders of the state folder, and the state folder itself: only this user may enter them. */
+export const STATE_DIR_MODE = 0o700;
+/** Files of the state folder: only this user may read them (notes, keys, the sync queue). */
+export const STATE_FILE_MODE = 0o600;
+
 let counter = 0;
 /** A temp file beside `path`, named so `removeStaleTemps` can clear it after a crash. */
 export function tempName(path: string): string {
@@ -67,12 +72,14 @@ export function fsyncDirSync(dir: string): void {
 /**
  * Temp file, fsync, rename, fsync of the folder: readers see the old or the new file, whole.
  * `data` may come in pieces (strings written one after the other), so a large file is never
- * held as one string.
+ * held as one string. Private (0600) by default: nearly every caller writes the state folder
+ * (notes, queues, caches); a file of the repository itself passes 0o644. The temp file is
+ * created with the mode, and umask can only take bits away, so no reader ever sees more.
  */
 export function writeFileAtomicSync(
   path: string,
   data: string | Uint8Array | Iterable<string>,
-  mode = 0o644,
+  mode = STATE_FILE_MODE,
 ): void {
   const temp = tempName(path);
   const fd = openSync(temp, "w", mode);

@@ -16,7 +16,7 @@ import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
-import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
+import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
 import { assertBufferedEvent } from "./state-file-check.js";
 
@@ -125,7 +125,8 @@ export class EventBuffer {
   }
 
   static open(paths: StatePaths, options: OpenOptions = {}): EventBuffer {
-    if (!options.readOnly) mkdirSync(dirname(paths.journal), { recursive: true });
+    if (!options.readOnly)
+      mkdirSync(dirname(paths.journal), { recursive: true, mode: STATE_DIR_MODE });
     const meta = existsSync(paths.meta)
       ? { ...emptyMeta(), ...(JSON.parse(readFileSync(paths.meta, "utf8")) as BufferMeta) }
       : emptyMeta();
@@ -350,7 +351,7 @@ export class EventBuffer {
     }
     if (this.fd === undefined) {
       const existed = existsSync(this.paths.journal);
-      this.fd = openSync(this.paths.journal, "a");
+      this.fd = openSync(this.paths.journal, "a", STATE_FILE_MODE);
       if (!existed) fsyncDirSync(dirname(this.paths.journal));
     }
     const data = Buffer.from(lines.join(""), "utf8");
@@ -401,7 +402,7 @@ export class EventBuffer {
           inPieces(this.compactedKeys, (key) => `${key}\n`),
         );
       } else {
-        const fd = openSync(this.paths.seen, "a");
+        const fd = openSync(this.paths.seen, "a", STATE_FILE_MODE);
         try {
           for (const piece of inPieces(keys, (key) => `${key}\n`)) writeSync(fd, piece);
           fsyncSync(fd);

@@ -1,7 +1,7 @@
 import { constants, lstatSync, mkdirSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { dirname } from "node:path";
-import { writeFileAtomicSync } from "./atomic.js";
+import { STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
 
 /**
  * A cache file's text; empty (no cache) when it cannot be read, whatever the reason. Opened
@@ -28,7 +28,7 @@ export async function readCacheFile(path: string): Promise<string> {
 export function writeCacheFile(path: string, text: string): void {
   try {
     if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory()) return;
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
     writeFileAtomicSync(path, text);
   } catch {}
 }

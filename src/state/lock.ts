@@ -11,7 +11,7 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { StateError } from "../errors.js";
-import { processAlive } from "./atomic.js";
+import { processAlive, STATE_DIR_MODE } from "./atomic.js";
 
 export interface Lock {
   release(): void;
@@ -61,7 +61,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n${purpose ? `${purpose}\n` : ""}`;
   let told = false;
   // A fresh clone of an initialized repository has no state folder yet.
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
   let tookOver = false;
   for (;;) {
     if (tryCreate(path, content)) return heldLock(path, content, tookOver);

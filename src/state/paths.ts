@@ -1,4 +1,4 @@
-import { isAbsolute, join } from "node:path";
+import { join } from "node:path";
 
 /** Where the Director's local state lives inside the git-ignored state folder. */
 export interface StatePaths {
@@ -15,8 +15,12 @@ export interface StatePaths {
   catalogSummary: string;
 }
 
+/** `[state] dir` by default. */
+export const DEFAULT_STATE_DIR = ".engram";
+
+/** `stateDir` is `[state] dir`, relative to the repository (the config rule refuses others). */
 export function statePaths(repoDir: string, stateDir: string): StatePaths {
-  const root = isAbsolute(stateDir) ? stateDir : join(repoDir, stateDir);
+  const root = join(repoDir, stateDir);
   return {
     root,
     journal: join(root, "buffer", "journal.ndjson"),

@@ -11,6 +11,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import { STATE_DIR_MODE } from "./atomic.js";
 
 /** One rejected input line, kept with where it came from and why. Never holds a secret. */
 export interface QuarantineRecord {
@@ -53,7 +54,7 @@ export function appendQuarantine(
 ): number {
   const fresh = seen === undefined ? records : records.filter((r) => isNew(r, seen));
   if (fresh.length === 0) return 0;
-  mkdirSync(dirname(path), { recursive: true });
+  mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
   const fd = openSync(path, "a+", 0o600);
   try {
     // A record torn by a crash has no newline: start on a fresh line so this one stays whole.

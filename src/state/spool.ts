@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { StateError } from "../errors.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 
 /**
@@ -20,10 +21,18 @@ export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: 
 
 export function listSpoolFiles(spoolDir: string): string[] {
   if (!existsSync(spoolDir)) return [];
-  return readdirSync(spoolDir)
-    .filter((name) => name.endsWith(".ndjson") && !name.startsWith("."))
-    .sort()
-    .map((name) => join(spoolDir, name));
+  const names: string[] = [];
+  for (const entry of readdirSync(spoolDir, { withFileTypes: true })) {
+    if (!entry.name.endsWith(".ndjson") || entry.name.startsWith(".")) continue;
+    // Workers write regular files only: a link (a restored state folder) is never read.
+    if (entry.isSymbolicLink()) {
+      throw new StateError(
+        `${join(spoolDir, entry.name)}: a symbolic link in the spool: never followed; remove it`,
+      );
+    }
+    names.push(entry.name);
+  }
+  return names.sort().map((name) => join(spoolDir, name));
 }
 
 export function removeSpoolFiles(spoolDir: string, paths: readonly string[]): void {

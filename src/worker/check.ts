@@ -2,14 +2,26 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { checkFocusFile, engramJson } from "../core/checks/verify-focus-sources.js";
-import { catalogHashOf, engramHashOf } from "../core/model/engram.js";
-import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
+import { catalogHashOf, emptyCatalog, engramHashOf } from "../core/model/engram.js";
+import {
+  CATALOG_PATH,
+  catalogPathProblem,
+  engramPath,
+  FOCUS_PATH,
+  MEMORY_DIR,
+} from "../core/model/paths.js";
 import { focusCandidates } from "../core/rendering/focus.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
 import { FOCUS_DOCUMENT_KINDS } from "../core/versions/step.js";
+import { PathConfiner } from "../repo/confine.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
-import { listTierFiles, readCatalog, readTextIfExists } from "../repo/memory-tree.js";
+import {
+  listMemoryLinks,
+  listTierFiles,
+  parseCatalogShape,
+  readTextIfExists,
+} from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
 
@@ -23,6 +35,11 @@ export interface CheckResult {
   missing: string[];
   modified: string[];
   unlisted: string[];
+  /**
+   * Paths refused, each with why: a catalog path out of its place (`../`, absolute, not the
+   * one its entry gives) or a symbolic link under memory/ or at MEMORY.md. Never followed.
+   */
+  unsafe: string[];
   /**
    * Why MEMORY.md is not what the Director generates from the catalog (missing, made from
    * another catalog, or a line that differs), null when it is.
@@ -51,18 +68,37 @@ export async function checkMemory(
   const fetched = options.offline
     ? false
     : await (await import("../git/remote.js")).fetchOrigin(ctx.repoDir);
-  const catalogText = await readTextIfExists(join(ctx.repoDir, CATALOG_PATH));
-  const catalog = await readCatalog(ctx.repoDir);
+  const links = await listMemoryLinks(ctx.repoDir);
+  const unsafe = links.map((p) => `${p}: a symbolic link (never followed)`);
+  const confiner = new PathConfiner(ctx.repoDir);
+  const catalogText =
+    links.includes(MEMORY_DIR) || links.includes(CATALOG_PATH)
+      ? undefined
+      : await readTextIfExists(confiner.resolve(CATALOG_PATH, "memory", CATALOG_PATH));
+  const catalog = catalogText === undefined ? emptyCatalog() : await parseCatalogShape(catalogText);
+  const bad = catalogPathProblem(catalog);
+  if (bad !== undefined) {
+    unsafe.push(`${CATALOG_PATH}: ${bad.field} ${JSON.stringify(bad.path)} ${bad.problem}`);
+  }
   const catalogModified = catalogText !== undefined && !sealedAsStated(catalogText, catalog.hash);
   const missing: string[] = [];
   const modified: string[] = [];
+  // Only entries at their own path are read, through real folders only.
+  const readable = catalog.entries.filter(
+    (e) => e.path === engramPath(e.scope, e.version, e.engram_id),
+  );
   // The engrams MEMORY.md may show are kept for its check: the same bytes that were hashed.
   const candidates = new Set(
     focusCandidates(catalog, ctx.config.memory.memory_md_max_items * 4).map((e) => e.path),
   );
   const texts = new Map<string, string>();
-  await forEachLimited(catalog.entries, 32, async (entry) => {
+  await forEachLimited(readable, 32, async (entry) => {
     let text: string;
+    try {
+      confiner.refuseLinks(entry.path, entry.path);
+    } catch {
+      return; // listed in `unsafe` already
+    }
     try {
       text = await readFile(join(ctx.repoDir, entry.path), "utf8");
     } catch {
@@ -84,12 +120,18 @@ export async function checkMemory(
   missing.sort();
   modified.sort();
   const drift = (await readDrift(ctx.repoDir, ctx.config.policy.sync_main, options.main)) ?? null;
-  const focus = await focusProblem(ctx, catalog, (path) => texts.get(path));
+  unsafe.sort();
+  // MEMORY.md is checked only when nothing on its way is a link (those are `unsafe` already).
+  const focus =
+    links.includes(FOCUS_PATH) || links.includes(MEMORY_DIR)
+      ? null
+      : await focusProblem(ctx, confiner, catalog, (path) => texts.get(path));
   const filesOk =
     !catalogModified &&
     missing.length === 0 &&
     modified.length === 0 &&
     unlisted.length === 0 &&
+    unsafe.length === 0 &&
     focus === null;
   return {
     ok: filesOk && !drift?.sync_required,
@@ -99,6 +141,7 @@ export async function checkMemory(
     missing,
     modified,
     unlisted,
+    unsafe,
     focus_problem: focus,
     sync_required: drift?.sync_required ?? false,
     reason: drift?.reason ?? null,
@@ -123,10 +166,11 @@ function sealedAsStated(text: string, hash: string): boolean {
  */
 async function focusProblem(
   ctx: RepoContext,
+  confiner: PathConfiner,
   catalog: Catalog,
   text: (path: string) => string | undefined,
 ): Promise<string | null> {
-  const memoryMd = await readTextIfExists(join(ctx.repoDir, FOCUS_PATH));
+  const memoryMd = await readTextIfExists(confiner.resolve(FOCUS_PATH, "memory", FOCUS_PATH));
   if (memoryMd === undefined) {
     return catalog.entries.length > 0 ? `${FOCUS_PATH} is missing; director run writes it` : null;
   }
@@ -139,7 +183,12 @@ async function focusProblem(
   for (const d of catalog.documents ?? []) {
     // Only a document where its kind goes is read: the catalog may come from anyone.
     if (!FOCUS_DOCUMENT_KINDS.has(d.kind) || !DOCUMENT_PATH.test(d.path)) continue;
-    const found = await readTextIfExists(join(ctx.repoDir, d.path)).catch(() => undefined);
+    let found: string | undefined;
+    try {
+      found = await readTextIfExists(confiner.resolve(d.path, "document", CATALOG_PATH));
+    } catch {
+      continue; // a link or a path out of place: not read, never followed
+    }
     if (found !== undefined) documents.set(d.path, found);
   }
   const finding = checkFocusFile(memoryMd, {

@@ -170,9 +170,10 @@ describe("parseConfigText: errors name the file, the line and the key", () => {
   });
 
   it("does not mistake lines inside a multi-line string for keys", () => {
+    // (A multi-line `[state] dir` would itself be refused: a folder name has no line break.)
     const problems = problemsOf([
-      "[state]",
-      'dir = """',
+      "[sync]",
+      'project = """',
       "[memory]",
       "stall_seconds = 'x'",
       '"""',

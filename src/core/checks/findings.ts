@@ -36,6 +36,7 @@ export const FINDING_CODES = [
   "document-budget",
   "version-log-invalid",
   "version-log-mismatch",
+  "symlink",
 ] as const;
 
 /** The kind of a finding, one of `FINDING_CODES`. */

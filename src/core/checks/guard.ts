@@ -11,7 +11,8 @@ export type GuardCode =
   | "single-writer"
   | "stale"
   | "security-config"
-  | "foreign-commit";
+  | "foreign-commit"
+  | "state-tracked";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -109,6 +110,20 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
     });
   }
   return findings.sort(compareFindings);
+}
+
+/**
+ * Files a branch tracks in the state folder (`.engram`, and the `[state] dir` of its own
+ * config): the journal, the spool and the seal key must never be committed, and a branch that
+ * ships them (its own seal key above all) is refused. Pure: the caller lists the paths.
+ */
+export function trackedStateFindings(tracked: readonly string[]): GuardFinding[] {
+  return [...new Set(tracked)].sort().map((path) => ({
+    path,
+    code: "state-tracked" as const,
+    message:
+      "is in the state folder and tracked by this branch: the journal, spool and seal key never belong in git; remove it from the branch (a seal key that was pushed is known: never use it)",
+  }));
 }
 
 /** One line per finding, as verify prints them: `<path>: <message>`. */

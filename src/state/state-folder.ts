@@ -1,0 +1,115 @@
+import { execFile } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { ConfigError, StateError } from "../errors.js";
+import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
+import type { StatePaths } from "./paths.js";
+
+export { STATE_DIR_MODE, STATE_FILE_MODE };
+
+/** `[state] dir` as given, and where the config that gave it is (for the message). */
+export interface StateFolderSetting {
+  repoDir: string;
+  dir: string;
+  /** The config file as shown to the user (`config/dev.toml`). */
+  configFile: string;
+  /** Whether the repository has been initialized (default: it has memory/catalog.json). */
+  initialized?: boolean;
+}
+
+/**
+ * Checks the state folder where the repository is at hand (the config rule has already
+ * checked its shape): no symbolic link on the way from the repository to it (nor the folder
+ * itself), not tracked by git, ignored by git. Then closes it to other users (0700) if an
+ * older version or another tool left it open. A ConfigError names `[state] dir` and says
+ * what to do. Outside a git repository (or without git) only the links are checked.
+ */
+export async function checkStateFolder(setting: StateFolderSetting): Promise<void> {
+  const { repoDir, configFile } = setting;
+  const dir = setting.dir.replace(/\/$/, "");
+  const refuse = (message: string): never => {
+    throw new ConfigError(`${configFile}: state.dir: ${message}`, configFile, [
+      { key: "state.dir", message },
+    ]);
+  };
+  let at = repoDir;
+  for (const part of dir.split("/")) {
+    at = join(at, part);
+    // A file on the way throws ENOTDIR here, which names the path (exit 3).
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (st === undefined) break;
+    if (st.isSymbolicLink()) {
+      refuse(
+        `${JSON.stringify(dir)}: ${relative(repoDir, at)} is a symbolic link; the state folder (and every folder on the way to it) must be a real folder in the repository: remove the link`,
+      );
+    }
+  }
+  const [tracked, ignored] = await Promise.all([
+    git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
+    git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
+  ]);
+  // Not a git repository, or no git: nothing can be committed from it.
+  if (tracked.code !== 0) return;
+  const files = tracked.stdout.split("\0").filter((f) => f !== "");
+  if (files.length > 0) {
+    refuse(
+      `${JSON.stringify(dir)}: git tracks ${files.length} file(s) in it (${files.slice(0, 3).join(", ")}); the state folder holds the journal and the seal key and must never be committed: untrack it (git rm -r --cached ${dir}), add /${dir}/ to .gitignore, and check where its seal key came from`,
+    );
+  }
+  // Before `director init` (no catalog yet) nothing writes the state folder: init adds the
+  // .gitignore line, then checks again.
+  const initialized = setting.initialized ?? existsSync(join(repoDir, "memory", "catalog.json"));
+  if (ignored.code === 1 && initialized) {
+    refuse(
+      `${JSON.stringify(dir)}: not ignored by git, so git add -A would commit the journal and the seal key: add /${dir}/ to .gitignore (director init does)`,
+    );
+  }
+  const root = join(repoDir, dir);
+  const st = existsSync(root) ? statSync(root) : undefined;
+  if (!st?.isDirectory()) return;
+  if ((st.mode & 0o077) !== 0) chmodSync(root, STATE_DIR_MODE);
+  refuseLinksIn(root, dir);
+}
+
+/**
+ * Throws when the state folder holds a symbolic link: engram never makes one there, and one
+ * restored from a branch (the Action keeps the state folder on one) could point a read or a
+ * truncation of the journal at any file. Folder reads only (file types come with the names);
+ * the spool's files are checked as they are listed, a staging tree's paths as they are used.
+ */
+export function refuseLinksIn(root: string, shown: string): void {
+  const visit = (at: string, rel: string, depth: number): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = `${rel}/${entry.name}`;
+      if (entry.isSymbolicLink()) {
+        throw new StateError(
+          `${path}: a symbolic link in the state folder: engram never makes one there, and it is never followed; remove it (was the state folder restored from a branch?)`,
+        );
+      }
+      const skip = depth === 0 && (entry.name === "spool" || entry.name.startsWith("staging-"));
+      if (entry.isDirectory() && !skip && depth < 4) visit(join(at, entry.name), path, depth + 1);
+    }
+  };
+  visit(root, shown, 0);
+}
+
+function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile("git", args, { cwd, encoding: "utf8" }, (error, stdout) => {
+      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+      resolve({ code, stdout });
+    });
+  });
+}
+
+/** What is left to do in a state folder: events not compacted yet, spool files not drained. */
+export function unfinishedWork(paths: StatePaths): { events_bytes: number; spool_files: number } {
+  const journal = lstatSync(paths.journal, { throwIfNoEntry: false });
+  let spool = 0;
+  try {
+    spool = readdirSync(paths.spool).filter(
+      (n) => n.endsWith(".ndjson") && !n.startsWith("."),
+    ).length;
+  } catch {}
+  return { events_bytes: journal?.isFile() ? journal.size : 0, spool_files: spool };
+}
