@@ -26,7 +26,7 @@ import {
 } from "../state/buffer.js";
 import type { StatePaths } from "../state/paths.js";
 import { type CycleIntent, finishCycle, writeIntent } from "./director-state.js";
-import { LEDGER, ROOM_DIR, readRoomLedger, roomDir } from "./room-ledger.js";
+import { LEDGER, readRoomLedger, roomDir } from "./room-ledger.js";
 import { readStagingMeta, stagingDir } from "./staging.js";
 
 /**
@@ -129,11 +129,13 @@ export async function compactForRoom(
   const recalls = tallyRecalls(slice, new Map(Object.entries(buffer.meta.recall_counts)));
   const recallCounts: Record<string, number> = {};
   for (const id of [...recalls.keys()].sort()) recallCounts[id] = recalls.get(id) as number;
+  // The ledger travels as the intent's `room`, not as a write: an intent writes only memory
+  // files, and that is checked when it is read back (a restored state folder is content).
   const intent: CycleIntent = {
-    tree: ROOM_DIR,
     through_seq: slice[slice.length - 1]?.seq as number,
-    writes: [{ path: LEDGER, text: serializeLedger(plan.ledger) }],
+    writes: [],
     deletes: [],
+    room: { ledger: serializeLedger(plan.ledger) },
     meta: {
       last_compaction_at: now,
       recall_counts: recallCounts,
@@ -142,8 +144,8 @@ export async function compactForRoom(
   };
   // The engrams first, durably, outside the intent: no ledger names the file until the
   // intent's does, so a crash before it leaves a file the next compaction writes again.
+  mkdirSync(roomDir(ctx.paths), { recursive: true });
   if (plan.engrams.length > 0) {
-    mkdirSync(roomDir(ctx.paths), { recursive: true });
     writeFileAtomicSync(join(roomDir(ctx.paths), pendingFile), plan.pendingText);
   }
   writeIntent(ctx.paths.intent, intent);

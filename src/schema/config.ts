@@ -212,9 +212,7 @@ export const GitHubConfig = z
       .regex(/^[A-Za-z0-9-]+\/[A-Za-z0-9._-]+$/, "expected OWNER/NAME")
       .optional()
       .meta({ examples: ["octo-org/app"] })
-      .describe(
-        "OWNER/NAME of the repository, used only when the GITHUB_REPOSITORY variable is unset.",
-      ),
+      .describe("OWNER/NAME of the repository, when GITHUB_REPOSITORY is unset."),
     api_url: z
       .url({ protocol: /^https?$/ })
       .optional()
@@ -272,9 +270,7 @@ export const NotionSyncConfig = z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "expected an environment variable name")
       .default("NOTION_TOKEN")
-      .describe(
-        "Environment variable holding the integration token; another than NOTION_TOKEN needs ENGRAM_ALLOW_TOKEN_VARS.",
-      ),
+      .describe("Token variable; another than NOTION_TOKEN needs ENGRAM_ALLOW_TOKEN_VARS."),
     parent_page_id: z
       .string()
       .min(1)

@@ -40,23 +40,6 @@ export function assertBufferedEvent(value: unknown, path: string, seq: unknown):
 const INTENT_ADVICE =
   "it is only a crashed cycle's plan: remove it to start afresh (the events it compacted are still in the buffer)";
 
-/** A path the intent may write or delete: relative, inside the tree, no `..` segment. */
-function isTreePath(path: unknown): path is string {
-  return (
-    typeof path === "string" &&
-    path.length > 0 &&
-    !path.startsWith("/") &&
-    !path.includes("\\") &&
-    !path.includes("\0") &&
-    path.split("/").every((s) => s !== "" && s !== "." && s !== "..")
-  );
-}
-
-/** A cycle writes memory only: `MEMORY.md` and files under `memory/`. */
-function isMemoryPath(path: unknown): path is string {
-  return isTreePath(path) && (path === "MEMORY.md" || path.startsWith("memory/"));
-}
-
 /** The header and file lines of a cycle intent, as `finishCycle` reads them. */
 export function assertIntent(header: unknown, writes: readonly unknown[], path: string): void {
   const bad = (what: string) => damaged(path, what, INTENT_ADVICE);
@@ -64,19 +47,20 @@ export function assertIntent(header: unknown, writes: readonly unknown[], path: 
   if (!Number.isSafeInteger(header.through_seq) || (header.through_seq as number) < 0) {
     throw bad("through_seq is not a sequence number");
   }
-  if (!Array.isArray(header.deletes) || !header.deletes.every(isMemoryPath)) {
-    throw bad("deletes is not a list of memory paths (MEMORY.md, memory/...)");
+  // Its shape only: where each path may point is `confineIntent`'s (`confinePath`) to say.
+  if (!Array.isArray(header.deletes) || !header.deletes.every((d) => typeof d === "string")) {
+    throw bad("deletes is not a list of paths");
   }
   if (!isObject(header.meta)) throw bad("meta is not an object");
-  if (header.tree !== undefined && !isTreePath(header.tree)) {
-    throw bad("tree is not a folder inside the state folder");
+  if (header.tree !== undefined && typeof header.tree !== "string") {
+    throw bad("tree is not a folder name");
   }
   if (header.versions !== undefined && !Array.isArray(header.versions)) {
     throw bad("versions is not a list");
   }
   writes.forEach((w, i) => {
-    if (!isObject(w) || !isMemoryPath(w.path) || typeof w.text !== "string") {
-      throw bad(`line ${i + 2} is not a {path, text} of a memory file (MEMORY.md, memory/...)`);
+    if (!isObject(w) || typeof w.path !== "string" || typeof w.text !== "string") {
+      throw bad(`line ${i + 2} is not a {path, text}`);
     }
   });
 }

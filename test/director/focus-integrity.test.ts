@@ -4,8 +4,10 @@
  * (idle or not) rewrites a hand-edited one. Item 8 (part): a catalog that fails its own hash
  * is never built on nor sealed again. Through the bins, on real repositories.
  */
+
 import { readFileSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DIRECTOR_IDENTITY } from "../../src/core/trust/engram-branch.js";
 import { type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
@@ -24,9 +26,12 @@ function expectCode(r: BinResult, code: number): void {
   expect(r.code, describeResult(r)).toBe(code);
 }
 
-function commitAll(repo: TempRepo, message: string): void {
+/** The author the Director's commits carry (`src/core/trust/engram-branch.ts`). */
+const DIRECTOR = `${DIRECTOR_IDENTITY.name} <${DIRECTOR_IDENTITY.email}>`;
+
+function commitAll(repo: TempRepo, message: string, author?: string): void {
   git(repo.dir, ["add", "-A"]);
-  git(repo.dir, ["commit", "-q", "-m", message]);
+  git(repo.dir, ["commit", "-q", "-m", message, ...(author ? [`--author=${author}`] : [])]);
 }
 
 const read = (repo: TempRepo, path: string) => readFileSync(repo.path(path), "utf8");
@@ -133,7 +138,8 @@ describe("the guard", () => {
     const repo = dirs.copy(template);
     git(repo.dir, ["checkout", "-q", "-b", "engram/memory"]);
     writeFileSync(repo.path("MEMORY.md"), `${read(repo, "MEMORY.md")}${ATTACK}\n`);
-    commitAll(repo, "memory: an honest-looking update");
+    // Under the Director's own (forgeable) identity: the content check still catches it.
+    commitAll(repo, "memory: an honest-looking update", DIRECTOR);
     const r = await dir(repo, ["guard", "--base", "main", "--head", "engram/memory", "--json"]);
     expectCode(r, 1);
     const json = JSON.parse(r.stdout) as { findings: { path: string; code: string }[] };
@@ -145,7 +151,7 @@ describe("the guard", () => {
     git(repo.dir, ["checkout", "-q", "-b", "engram/memory"]);
     expectCode(await wrk(repo, ["emit", "--kind", "fact", "--text", "Guard passes this"]), 0);
     expectCode(await dir(repo, ["run", "--flush"], { SOURCE_DATE_EPOCH: "1795000100" }), 0);
-    commitAll(repo, "memory: version 2");
+    commitAll(repo, "memory: version 2", DIRECTOR);
     const r = await dir(repo, ["guard", "--base", "main", "--head", "engram/memory"]);
     expectCode(r, 0);
   });

@@ -63,10 +63,7 @@ export type PathKind =
   | "document"
   /** Any memory file the Director writes or removes: under `memory/`, or `MEMORY.md`. */
   | "memory"
-  /**
-   * A tree an intent writes, relative to the state folder: a staging tree of `director run
-   * --pr` (`staging-<name>`), or `room`.
-   */
+  /** A staging tree of `director run --pr`, relative to the state folder: `staging-<name>`. */
   | "staging";
 
 /** The folder of each kind of session document. */
@@ -131,10 +128,7 @@ export function confinePath(
         ? undefined
         : `is neither under ${MEMORY_DIR}/ nor ${FOCUS_PATH}`;
     case "staging":
-      // `room`: where compaction for room puts its engrams (`director/room.ts`).
-      return STAGING_NAME.test(p) || p === "room"
-        ? undefined
-        : "is neither a staging-<name> folder nor room";
+      return STAGING_NAME.test(p) ? undefined : "is not a staging-<name> folder";
   }
 }
 
