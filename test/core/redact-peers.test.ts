@@ -16,10 +16,10 @@ const redactor = createRedactor();
 
 /** Floors measured on this branch; raise them as rules improve, never lower them. */
 const FLOOR = {
-  gitleaksTruePositives: 0.808,
-  gitleaksFalsePositivesKept: 0.6,
-  secretlintFindings: 38 / 52,
-  secretlintClean: 25 / 36,
+  gitleaksTruePositives: 0.988,
+  gitleaksFalsePositivesKept: 0.81,
+  secretlintFindings: 49 / 52,
+  secretlintClean: 29 / 36,
 };
 /** The targets of issue 27 not reached yet (the floors above stand in for them). */
 const GAPS = [

@@ -19,6 +19,15 @@ const STOPWORDS = new Set(
 const PLACEHOLDER =
   /^(?:\$\{\{?[^}]*\}?\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*x.•]+|X+|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|env\(.*|secrets\.[A-Za-z0-9_.]+)$/;
 
+/**
+ * A placeholder inside a value (`fo1_xxxxxxxx`, `sha256~XXXX_PUT_YOUR_TOKEN_HERE`,
+ * `<your-key>`) or a documented example key (`AKIAIOSFODNN7EXAMPLE`,
+ * `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`): kept, as gitleaks keeps them.
+ */
+const PLACEHOLDER_INSIDE =
+  /x{6,}|X{6,}|\*{4,}|\.\.\.|your[_-]?(?:api|token|key|secret|pass|own)|_HERE\b|<[^<>]*>/i;
+const EXAMPLE_KEY = /EXAMPLE(?:KEY)?$/;
+
 /** The start of a prose aside or a reference: `(see docs)`, `[link]`. */
 const ASIDE = /^[([]/;
 
@@ -30,7 +39,7 @@ function isHarmlessWord(value: string): boolean {
   const v = stripQuotes(value);
   if (v === "") return true;
   if (STOPWORDS.has(v.toLowerCase())) return true;
-  if (PLACEHOLDER.test(v)) return true;
+  if (PLACEHOLDER.test(v) || PLACEHOLDER_INSIDE.test(v) || EXAMPLE_KEY.test(v)) return true;
   if (ASIDE.test(v)) return true;
   // A multi-word value that starts with a stop word reads as prose: "is stored in the vault".
   const first = v.split(/\s+/, 1)[0] ?? "";
