@@ -63,6 +63,39 @@ function foldClass(body) {
   return body.startsWith("^") ? `^${extra}${body.slice(1)}` : extra + body;
 }
 
+/** A final `(?:...|$)` group, the context after a token, as a look-ahead. */
+function trailingLookahead(source) {
+  if (!source.endsWith("|$)")) return source;
+  const starts = [];
+  let last = -1;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      i++;
+      while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
+    } else if (c === "(") starts.push(i);
+    else if (c === ")") last = starts.pop();
+  }
+  if (!source.startsWith("(?:", last)) return source;
+  return `${source.slice(0, last)}(?=${source.slice(last + 3)}`;
+}
+
+/** Whether the group opening at `at` is followed by a quantifier. */
+function repeatedGroup(source, at) {
+  let depth = 0;
+  for (let i = at; i < source.length; i++) {
+    const c = source[i];
+    if (c === "\\") i++;
+    else if (c === "[") {
+      i++;
+      while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
+    } else if (c === "(") depth++;
+    else if (c === ")" && --depth === 0) return /^[*+?{]/.test(source.slice(i + 1));
+  }
+  return false;
+}
+
 /** Go RE2 source to a JavaScript source with the same meaning, without the `i` flag. */
 export function translate(source) {
   let flags = "";
@@ -151,7 +184,9 @@ export function translate(source) {
       } else if (source.startsWith("(?=", i) || source.startsWith("(?!", i)) {
         throw new Error("look-around is not RE2");
       } else {
-        out += "(";
+        // A repeated group (`([a-z0-9]{4}-){3}`) is structure, not a secret: gitleaks would
+        // take it as the secret group, and a redaction would take four characters of a URL.
+        out += repeatedGroup(source, i) ? "(?:" : "(";
         i++;
       }
       stack.push(ci());
@@ -176,6 +211,9 @@ export function translate(source) {
     out += ci() && isLetter(c) ? `[${c}${other(c)}]` : c;
     i++;
   }
+  // The trailing context (`(?:[\x60'"\s;]|\\[nr]|$)`) becomes a look-ahead: the character
+  // after a token is not part of the match, so a redaction never takes it.
+  out = trailingLookahead(out);
   new RegExp(out, `gd${flags}`);
   return { pattern: out, flags };
 }

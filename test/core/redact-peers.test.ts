@@ -14,16 +14,15 @@ import { GITLEAKS, gitleaksCases, SECRETLINT } from "../support/peer-cases.js";
 
 const redactor = createRedactor();
 
-/** Floors measured on this branch; raise them as rules improve, never lower them. */
+/** Targets where reached, else floors measured on this branch: raise them, never lower them. */
 const FLOOR = {
-  gitleaksTruePositives: 0.988,
+  gitleaksTruePositives: 0.99,
   gitleaksFalsePositivesKept: 0.81,
   secretlintFindings: 49 / 52,
   secretlintClean: 29 / 36,
 };
 /** The targets of issue 27 not reached yet (the floors above stand in for them). */
 const GAPS = [
-  "gitleaks true positives: 99% target",
   "gitleaks false positives kept: 90% target",
   "secretlint findings: 100% target",
   "secretlint clean cases: 90% target",

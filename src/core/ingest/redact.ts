@@ -237,6 +237,23 @@ function applySpans(text: string, spans: readonly Span[], set: RuleSet): string 
   return out + text.slice(last);
 }
 
+/** How far before its first keyword a generated rule's match may start (`https://x.webhook.office.com`, `[\w.-]{0,50}?identifier`). */
+const GENERATED_LOOKBACK = 128;
+
+/** Whether every match of a rule starts with one of its keywords (then it needs no look-back). */
+function startsWithKeyword(rule: SecretRule): boolean {
+  const head = rule.pattern.replace(/^(?:\\b|\(\?:|\()+/, "");
+  // The literal start of the pattern, case folded (`[sS]` counts as `s`).
+  const literal = head
+    .replace(/\[([a-zA-Z])([a-zA-Z])\]/g, (all, a: string, b: string) =>
+      a.toLowerCase() === b.toLowerCase() ? a : all,
+    )
+    .match(/^(?:[a-zA-Z0-9_-]|\\\.)+/)?.[0]
+    .replace(/\\/g, "")
+    .toLowerCase();
+  return literal !== undefined && rule.keywords.every((keyword) => literal.startsWith(keyword));
+}
+
 /**
  * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
  * first), with gitleaks' global allowlist. Its `generic-api-key` is left out: the context
@@ -246,6 +263,7 @@ const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
   (rule) => rule.id !== "generic-api-key",
 ).map((rule) => ({
   ...rule,
+  lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,
   flags: `d${rule.flags ?? ""}`,
   allow: [...(rule.allow ?? []), ...GITLEAKS_GLOBAL_ALLOW],
   stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
