@@ -8,7 +8,7 @@
  * - `(?i)` and `(?i:...)` become spelled-out cases (`[Aa]`), `(?-i:...)` a plain group, so
  *   no rule needs the `i` flag and case-sensitive parts stay case-sensitive;
  * - `\z` and `\A` become `$` and `^`, `[[:alnum:]]`-style classes their ranges,
- *   `(?P<name>` a named group, `(?s)` the `s` flag.
+ *   `(?P<name>` a plain group (names label parts, the match is the secret), `(?s)` the `s` flag.
  *
  * A rule that cannot be translated, or that needs a file path, is listed in
  * `GITLEAKS_SKIPPED` with the reason.
@@ -176,8 +176,10 @@ export function translate(source) {
         continue;
       }
       if (source.startsWith("(?P<", i)) {
-        out += "(?<";
-        i += 4;
+        // Named groups label parts of a token (jwt-base64's `alg`, `kid`...): the secret is
+        // the whole match, so they do not capture.
+        out += "(?:";
+        i = source.indexOf(">", i) + 1;
       } else if (source.startsWith("(?:", i)) {
         out += "(?:";
         i += 3;

@@ -78,6 +78,50 @@ describe("provider formats the ported rules missed", () => {
   });
 });
 
+describe("assignment syntaxes the context rules missed", () => {
+  const secret = fake(LOWER + DIGITS, 20, 40) + "Zq9";
+  it.each([
+    ["XML element", `<apiToken>${secret}</apiToken>`],
+    ["XML element, multi-line", `<apiToken>\n    ${secret}\n</apiToken>`],
+    ["Go typed var", `var apiToken string = "${secret}"`],
+    ["Go backticks", `apiToken := \`${secret}\``],
+    ["Kotlin typed val", `val apiToken: String = "${secret}"`],
+    ["PHP concat", `$apiToken .= "${secret}"`],
+    ["PHP null coalesce", `$apiToken ??= "${secret}"`],
+    ["Java setProperty", `System.setProperty("API_TOKEN", "${secret}")`],
+    ["make ::=", `API_TOKEN ::= "${secret}"`],
+    ["make :::=", `API_TOKEN :::= "${secret}"`],
+    ["make ?=", `API_TOKEN ?= "${secret}"`],
+    ["make +=", `DB_PASSWORD += ${secret}`],
+  ])("%s", (_name, text) => {
+    expectRedacted(text, secret);
+  });
+
+  it("a comma after any quote is not an assignment", () => {
+    expectKept('{"token_uri":"https://oauth2.example.com/token","auth_x509_url":"https://x"}');
+  });
+});
+
+describe("curl credentials", () => {
+  it("redacts a real user:password", () => {
+    const password = fake(ALNUM, 14, 41);
+    expectRedacted(`curl -u admin:${password} https://api.example.com`, `admin:${password}`);
+    expectRedacted(`curl --user "deploy:${password}" https://x`, `deploy:${password}`);
+  });
+
+  it.each([
+    "curl -i -u 'test:test'",
+    "curl -u <user:password> https://test.com/endpoint",
+    "curl --user neo4j:[PASSWORD] http://[IP]:7474/db/data/",
+    "curl -u username:token",
+    'curl --user "xxx:yyy"',
+    'curl -XGET -i -u "${{ env.ELK_ID }}:${{ env.ELK_PASS }}"',
+    'curl -X POST --user "$(cat ./login.txt):$(cat ./password.txt)"',
+  ])("keeps the example %s", (text) => {
+    expectKept(text);
+  });
+});
+
 describe("over-redaction", () => {
   it("a provider prefix inside a word is not a token", () => {
     expectKept(`id task_test_${fake(LOWER + DIGITS, 30, 31)} done`);

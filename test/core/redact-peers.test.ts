@@ -17,9 +17,9 @@ const redactor = createRedactor();
 /** Targets where reached, else floors measured on this branch: raise them, never lower them. */
 const FLOOR = {
   gitleaksTruePositives: 0.99,
-  gitleaksFalsePositivesKept: 0.81,
+  gitleaksFalsePositivesKept: 0.87,
   secretlintFindings: 49 / 52,
-  secretlintClean: 29 / 36,
+  secretlintClean: 31 / 36,
 };
 /** The targets of issue 27 not reached yet (the floors above stand in for them). */
 const GAPS = [

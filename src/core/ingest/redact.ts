@@ -255,12 +255,22 @@ function startsWithKeyword(rule: SecretRule): boolean {
 }
 
 /**
+ * gitleaks' rules that the context rules replace, with precision rules of their own: a value
+ * must look like a credential, examples are kept, quotes around a value stay.
+ */
+const OWN_CONTEXT_RULES = new Set([
+  "generic-api-key",
+  "curl-auth-user",
+  "curl-auth-header",
+  "private-key",
+]);
+
+/**
  * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
- * first), with gitleaks' global allowlist. Its `generic-api-key` is left out: the context
- * rules do that job with precision rules of their own.
+ * first), with gitleaks' global allowlist, less those the context rules replace.
  */
 const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
-  (rule) => rule.id !== "generic-api-key",
+  (rule) => !OWN_CONTEXT_RULES.has(rule.id),
 ).map((rule) => ({
   ...rule,
   lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,

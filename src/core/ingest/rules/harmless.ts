@@ -28,8 +28,8 @@ const PLACEHOLDER_INSIDE =
   /x{6,}|X{6,}|\*{4,}|\.\.\.|your[_-]?(?:api|token|key|secret|pass|own)|_HERE\b|<[^<>]*>/i;
 const EXAMPLE_KEY = /EXAMPLE(?:KEY)?$/;
 
-/** The start of a prose aside or a reference: `(see docs)`, `[link]`. */
-const ASIDE = /^[([]/;
+/** The start of a prose aside, a reference or a substitution: `(see docs)`, `[link]`, `<your token>`, `$(cat file)`. */
+const ASIDE = /^(?:[([{<]|\$\()/;
 
 function stripQuotes(value: string): string {
   return value.trim().replace(/^\\?["']|\\?["']$/g, "");
