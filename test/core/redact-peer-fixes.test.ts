@@ -102,6 +102,40 @@ describe("assignment syntaxes the context rules missed", () => {
   });
 });
 
+describe("wrapped and escaped credentials", () => {
+  const b64 = (text: string) => Buffer.from(text).toString("base64");
+  const jwt =
+    "ey" +
+    "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.ey" +
+    "J" +
+    fake(ALNUM, 40, 50) +
+    "." +
+    fake(ALNUM, 43, 51);
+
+  it.each([
+    ["a JWT", jwt],
+    ["an env file", `token=${fake(ALNUM, 30, 52)}\n`],
+    ["a Grafana token", "gl" + "sa_" + fake(ALNUM, 32, 53) + "_" + fake(HEX, 8, 54)],
+    ["a DigitalOcean token", "dop" + "_v1_" + fake(HEX, 64, 55)],
+  ])("base64 of %s", (_name, plain) => {
+    const wrapped = b64(plain);
+    expectRedacted(`data:\n  auth: ${wrapped}\n`, wrapped);
+  });
+
+  it("a service account JSON loses its private key, raw, escaped twice or parsed", () => {
+    const head = "-----BEGIN PRIV" + "ATE KEY-----";
+    const tail = "-----END PRIV" + "ATE KEY-----";
+    const body = [0, 1, 2].map((i) => fake(ALNUM + "+/", 64, 60 + i)).join("\\n");
+    const json = `{"type": "service_account", "private_key": "${head}\\n${body}\\n${tail}\\n", "client_email": "x@p.iam.gserviceaccount.com"}`;
+    for (const text of [json, JSON.stringify(json)]) {
+      const out = redactor.redact(text).text;
+      expect(out).not.toContain(body.slice(0, 40));
+      expect(out).toContain("service_account");
+      expect(out).toContain("x@p.iam.gserviceaccount.com");
+    }
+  });
+});
+
 describe("curl credentials", () => {
   it("redacts a real user:password", () => {
     const password = fake(ALNUM, 14, 41);

@@ -308,13 +308,31 @@ const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
   };
 });
 
+/**
+ * The literal prefixes (4 characters or more) the provider rules' matches start with
+ * (`ghp_`, `glsa_`, `dop_v1_`): their base64 forms are the base64 rule's keywords, so that
+ * a wrapped token of any provider is decoded and found.
+ */
+function literalPrefixes(rules: readonly SecretRule[]): string[] {
+  const out = new Set<string>();
+  for (const rule of rules) {
+    const head = rule.pattern.replace(/^(?:\(\?<![^)]*\)|\\b|\(\?:|\()+/, "");
+    const literal = head.match(/^(?:[A-Za-z0-9_-]|\\\.)+/)?.[0]?.replace(/\\/g, "");
+    if (literal !== undefined && literal.length >= 4) out.add(literal);
+  }
+  return [...out];
+}
+
 /** The rules that see plain text; base64-wrapped secrets are looked for with them. */
 const PLAIN = buildRuleSet([...PORTED, ...CONTEXT_RULES, ...GENERATED]);
 const BUILT_IN = buildRuleSet([
   ...PORTED,
   ...CONTEXT_RULES,
   ...GENERATED,
-  base64Rule((decoded) => findSpans(decoded, PLAIN).length > 0),
+  base64Rule(
+    (decoded) => findSpans(decoded, PLAIN).length > 0,
+    literalPrefixes([...PORTED, ...GENERATED]),
+  ),
 ]);
 
 /** Every built-in rule id, in priority order (an id that several rules share once). */
