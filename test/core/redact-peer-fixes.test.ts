@@ -178,11 +178,20 @@ describe("over-redaction", () => {
     expectKept("--token=sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX");
   });
 
+  it("keeps a shortened key of documentation, a command in backticks, a constructor call", () => {
+    expectKept("sk-" + "ant-api03-abc123xyz-456de-klMnopqrstuvwx-3456yza789bcde-1234fghijklmnopAA");
+    expectKept("-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`");
+    expectKept("credentials: new AWS.SharedIniFileCredentials({ profile: 'dev' })");
+    expectKept('apiKey: "AIza' + "a".repeat(35) + '"');
+  });
+
   it("still redacts a real token of the same shapes", () => {
     const token = "gh" + "p_" + fake(ALNUM, 36, 33);
     expectRedacted(`GITHUB_TOKEN=${token}`, token);
     const stripe = "sk" + "_live_" + fake(ALNUM, 24, 34);
     expectRedacted(`key ${stripe} ok`, stripe);
+    const anthropic = "sk-" + "ant-api03-" + fake(ALNUM + "_-", 93, 35) + "AA";
+    expectRedacted(`key ${anthropic} ok`, anthropic);
   });
 });
 

@@ -17,7 +17,7 @@ const redactor = createRedactor();
 /** Targets where reached, else floors measured on this branch: raise them, never lower them. */
 const FLOOR = {
   gitleaksTruePositives: 0.99,
-  gitleaksFalsePositivesKept: 0.87,
+  gitleaksFalsePositivesKept: 0.9,
   secretlintFindings: 49 / 52,
   // 30, not 31: ok.ops_prefix_but_is_not_jwt is base64 that decodes to a 1Password secret
   // key (`"secretKey":"A3-..."`); redacting it is deliberate (any wrapped credential goes).
@@ -25,7 +25,6 @@ const FLOOR = {
 };
 /** The targets of issue 27 not reached yet (the floors above stand in for them). */
 const GAPS = [
-  'gitleaks false positives kept: 90% target (87%: values behind key words that gitleaks\' rule for one provider rejects but its generic rule would flag, e.g. `nonMatchingToken := "2pd58y6j9dreb586"`)',
   "secretlint findings: 100% target (49/52: hf_xxxx... and a Slack webhook of XXXX are placeholders to gitleaks; SendGrid keys glued inside words break the word-boundary rule)",
   "secretlint clean cases: 90% target (30/36: user:pass URLs of examples, a 56-character AWS_SECRET_ACCESS_KEY value, legacy sk- keys without T3BlbkFJ, a short base64 PEM body)",
 ];

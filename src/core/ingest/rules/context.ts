@@ -32,7 +32,8 @@ const VALUE = [
   `"((?:[^"\\\\\\r\\n]|\\\\.)+)(?=")`,
   `'((?:[^'\\\\\\r\\n]|\\\\.)+)(?=')`,
   // Go's raw strings and shell command substitution: `value`
-  "`([^`\\\\\\r\\n]+)(?=`)",
+  // (one word: `etcdctl get /key` in backticks is a command, not a value).
+  "`([^`\\\\\\s]+)(?=`)",
   // Braces are allowed after the first character, so that `${DB_PASSWORD}` is one value (a placeholder).
   `([^\\s"'\`,;&[\\]{}()\\\\=<>][^\\s"'\`,;&[\\]()\\\\<>]*)`,
 ].join("|");

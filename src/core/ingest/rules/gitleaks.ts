@@ -175,12 +175,14 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
   {
     id: "anthropic-admin-api-key",
     keywords: ["sk-ant-admin01"],
-    pattern: "sk-ant-admin01-[A-Za-z0-9_-]{20,255}",
+    // Keys end with `AA`, as gitleaks has it (93 characters before it today; a range for
+    // tomorrow's): documentation's shortened `sk-ant-api03-abc123...` is kept.
+    pattern: "sk-ant-admin01-[A-Za-z0-9_-]{80,200}AA",
   },
   {
     id: "anthropic-api-key",
     keywords: ["sk-ant-"],
-    pattern: "sk-ant-(?!admin01-)[A-Za-z0-9_-]{20,255}",
+    pattern: "sk-ant-(?!admin01-)[a-z0-9]{2,12}-[A-Za-z0-9_-]{80,200}AA",
   },
   {
     id: "openai-api-key",

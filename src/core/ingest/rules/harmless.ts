@@ -11,7 +11,7 @@ const STOPWORDS = new Set(
     "object see tbd todo n/a na example placeholder default env environment variable prompt " +
     "prompted unknown invalid valid expired rotated revoked ok the a an it is are was were " +
     "be been in at to of for from this that not must should will can has have each same " +
-    "below above here there"
+    "below above here there new await"
   ).split(" "),
 );
 
@@ -20,12 +20,12 @@ const PLACEHOLDER =
   /^(?:\$\{\{?[^}]*\}?\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*x.•]+|X+|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|env\(.*|secrets\.[A-Za-z0-9_.]+)$/;
 
 /**
- * A placeholder inside a value (`fo1_xxxxxxxx`, `sha256~XXXX_PUT_YOUR_TOKEN_HERE`,
+ * A placeholder inside a value (`fo1_xxxxxxxx`, ten of one character: `AIzaaaaaaaaaaa...`, `sha256~XXXX_PUT_YOUR_TOKEN_HERE`,
  * `<your-key>`) or a documented example key (`AKIAIOSFODNN7EXAMPLE`,
  * `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`): kept, as gitleaks keeps them.
  */
 const PLACEHOLDER_INSIDE =
-  /x{6,}|X{6,}|\*{4,}|\.\.\.|your[_-]?(?:api|token|key|secret|pass|own)|_HERE\b|<[^<>]*>/i;
+  /x{6,}|X{6,}|\*{4,}|\.\.\.|(.)\1{9,}|your[_-]?(?:api|token|key|secret|pass|own)|_HERE\b|<[^<>]*>/i;
 const EXAMPLE_KEY = /EXAMPLE(?:KEY)?$/;
 
 /** The start of a prose aside, a reference or a substitution: `(see docs)`, `[link]`, `<your token>`, `$(cat file)`. */
