@@ -78,6 +78,28 @@ describe("provider formats the ported rules missed", () => {
   });
 });
 
+describe("gitleaks' wider forms of six ported rules", () => {
+  const B64 = ALNUM + "+/";
+  it.each([
+    [
+      "a JWT with an empty signature",
+      "ey" + "J" + fake(ALNUM, 20, 70) + ".ey" + "J" + fake(ALNUM, 20, 71) + ".",
+    ],
+    ["a Fly.io macaroon (fm1a_)", "fm1" + "a_" + fake(B64, 120, 72)],
+    ["a Fly.io macaroon (fm2_)", "fm" + "2_" + fake(B64, 120, 73)],
+    ["a SendGrid key of 69 characters", "SG." + fake(ALNUM, 22, 74) + "." + fake(ALNUM, 43, 75)],
+  ])("%s", (_name, secret) => {
+    expectRedacted(`value ${secret} here`, secret);
+  });
+
+  it("a Telegram token with :A and an Atlassian token behind its name", () => {
+    const telegram = `${fake(DIGITS, 9, 76)}:A${fake(LOWER + DIGITS, 34, 77)}`;
+    expectRedacted(`telegram_bot = ${telegram}`, telegram);
+    const jira = fake(LOWER + DIGITS, 20, 78) + fake(HEX, 4, 79);
+    expectRedacted(`jira: ${jira}`, jira);
+  });
+});
+
 describe("assignment syntaxes the context rules missed", () => {
   const secret = fake(LOWER + DIGITS, 20, 40) + "Zq9";
   it.each([
