@@ -289,6 +289,7 @@ const header = `/**
  * Rice). Do not edit: regenerate. The regexes are translated to JavaScript (no \`i\` flag: case
  * is spelled out); a secret group is located by the match's indices.
  */
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: \${ in a regex is a literal
 import type { SecretRule } from "./types.js";
 `;
 const body = [

@@ -171,6 +171,7 @@ describe("curl credentials", () => {
     "curl --user neo4j:[PASSWORD] http://[IP]:7474/db/data/",
     "curl -u username:token",
     'curl --user "xxx:yyy"',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a GitHub Actions expression
     'curl -XGET -i -u "${{ env.ELK_ID }}:${{ env.ELK_PASS }}"',
     'curl -X POST --user "$(cat ./login.txt):$(cat ./password.txt)"',
   ])("keeps the example %s", (text) => {

@@ -4,6 +4,7 @@
  * Rice). Do not edit: regenerate. The regexes are translated to JavaScript (no `i` flag: case
  * is spelled out); a secret group is located by the match's indices.
  */
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: ${ in a regex is a literal
 import type { SecretRule } from "./types.js";
 
 export const GITLEAKS_COMMIT = "b58d3f102cf3a2c84cb7f923d05c25c9b1aed84b";
