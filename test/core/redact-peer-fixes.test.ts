@@ -201,6 +201,12 @@ describe("over-redaction", () => {
     expectKept("--token=sha256~XXXXXXXXXX_PUT_YOUR_TOKEN_HERE_XXXXXXXXXXXX");
   });
 
+  it("keeps a PEM block whose body is a placeholder", () => {
+    const head = "-----BEGIN PRIV" + "ATE KEY-----";
+    const tail = "-----END PRIV" + "ATE KEY-----";
+    expectKept(`${head}\nYWJjZGVmZ2hpamtsbW5vcHFyc3R1dnd4eXo=\n${tail}`);
+  });
+
   it("keeps a shortened key of documentation, a command in backticks, a constructor call", () => {
     expectKept("sk-" + "ant-api03-abc123xyz-456de-klMnopqrstuvwx-3456yza789bcde-1234fghijklmnopAA");
     expectKept("-e SUMO_ACCESS_KEY=`etcdctl get /sumologic_secret`");

@@ -19,14 +19,14 @@ const FLOOR = {
   gitleaksTruePositives: 0.99,
   gitleaksFalsePositivesKept: 0.9,
   secretlintFindings: 49 / 52,
-  // 30, not 31: ok.ops_prefix_but_is_not_jwt is base64 that decodes to a 1Password secret
+  // One of the five: ok.ops_prefix_but_is_not_jwt is base64 that decodes to a 1Password secret
   // key (`"secretKey":"A3-..."`); redacting it is deliberate (any wrapped credential goes).
-  secretlintClean: 30 / 36,
+  secretlintClean: 31 / 36,
 };
 /** The targets of issue 27 not reached yet (the floors above stand in for them). */
 const GAPS = [
   "secretlint findings: 100% target (49/52: hf_xxxx... and a Slack webhook of XXXX are placeholders to gitleaks; SendGrid keys glued inside words break the word-boundary rule)",
-  "secretlint clean cases: 90% target (30/36: user:pass URLs of examples, a 56-character AWS_SECRET_ACCESS_KEY value, legacy sk- keys without T3BlbkFJ, a short base64 PEM body)",
+  "secretlint clean cases: 90% target (31/36: user:pass URLs of examples, a 56-character AWS_SECRET_ACCESS_KEY value, legacy sk- keys without T3BlbkFJ)",
 ];
 
 function ratio(hits: number, total: number): number {

@@ -63,7 +63,13 @@ const plantedArb: fc.Arbitrary<Planted> = fc.oneof(
   fc
     .tuple(
       fc.constantFrom("RSA ", "EC ", "OPENSSH ", ""),
-      fc.array(chars(ALNUM + "+/", 16, 64), { minLength: 1, maxLength: 4 }),
+      // A key's body: full lines of 64, then a shorter last one (64 in all at least, as gitleaks asks).
+      fc
+        .tuple(
+          fc.array(chars(ALNUM + "+/", 64), { minLength: 1, maxLength: 3 }),
+          chars(ALNUM + "+/", 16, 64),
+        )
+        .map(([full, last]) => [...full, last]),
     )
     .map(([kind, lines]) => ({ text: pem(kind, lines.join("\n")), secret: lines.join("\n") })),
   plain(

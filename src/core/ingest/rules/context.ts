@@ -56,12 +56,14 @@ const PEM_BODY = "(?:[A-Za-z0-9+/=\\s:,.]|-(?!----)|\\\\[nrt])";
 
 /**
  * A PEM body holds base64; prose after a header does not. A block with its END line needs a
- * run of 16 base64 characters, a truncated one (no END line) a whole line's worth.
+ * run of 16 base64 characters and 64 in all, a truncated one (no END line) a whole line's worth.
  */
 function isPemBlock(block: string): boolean {
-  return /-----END/.test(block)
-    ? /[A-Za-z0-9+/]{16,}/.test(block)
-    : /[A-Za-z0-9+/]{40,}/.test(block);
+  if (!/-----END/.test(block)) return /[A-Za-z0-9+/]{40,}/.test(block);
+  // A whole block needs 64 base64 characters, as gitleaks asks: the smallest real key is
+  // longer, and `YWJj...eXo=` (the alphabet, in base64) is a placeholder.
+  const body = block.replace(/^-----BEGIN[^\n\\]*?-----|-----END[\s\S]*$/g, "");
+  return /[A-Za-z0-9+/]{16,}/.test(body) && (body.match(/[A-Za-z0-9+/]/g)?.length ?? 0) >= 64;
 }
 
 /** Words that stand for a password in examples: `curl -u user:pass`, `--user username:password`. */
