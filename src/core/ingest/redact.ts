@@ -255,6 +255,12 @@ function startsWithKeyword(rule: SecretRule): boolean {
 }
 
 /**
+ * Keywords narrowed where gitleaks' own occur in most prose (`ey` of `key`, `they`): every
+ * JWT starts `eyJ` (the base64 of `{"`).
+ */
+const NARROWER_KEYWORDS: Readonly<Record<string, readonly string[]>> = { jwt: ["eyj"] };
+
+/**
  * gitleaks' rules that the context rules replace, with precision rules of their own: a value
  * must look like a credential, examples are kept, quotes around a value stay.
  */
@@ -273,6 +279,7 @@ const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
   (rule) => !OWN_CONTEXT_RULES.has(rule.id),
 ).map((rule) => ({
   ...rule,
+  keywords: NARROWER_KEYWORDS[rule.id] ?? rule.keywords,
   lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,
   flags: `d${rule.flags ?? ""}`,
   allow: [...(rule.allow ?? []), ...GITLEAKS_GLOBAL_ALLOW],
