@@ -55,14 +55,21 @@ const plantedArb: fc.Arbitrary<Planted> = fc.oneof(
       .map(([k, d, b]) => "xo" + "x" + k + "-" + d + "-" + b),
   ),
   plain(chars(ALNUM, 24, 40).map((b) => "https://hooks.sl" + "ack.com/services/T01/B02/" + b)),
-  plain(chars(ALNUM + "_-", 20, 90).map((b) => "sk-" + "ant-api03-" + b)),
+  // Anthropic keys: 93 characters and `AA` (a shortened key in documentation is kept).
+  plain(chars(ALNUM + "_-", 93).map((b) => "sk-" + "ant-api03-" + b + "AA")),
   plain(chars(ALNUM + "_-", 20, 90).map((b) => "sk-" + "proj-" + b)),
   plain(chars(ALNUM, 30, 46).map((b) => "sk-" + "aZ" + b)),
   plain(chars(ALNUM, 48).map((b) => "sk-" + b)),
   fc
     .tuple(
       fc.constantFrom("RSA ", "EC ", "OPENSSH ", ""),
-      fc.array(chars(ALNUM + "+/", 16, 64), { minLength: 1, maxLength: 4 }),
+      // A key's body: full lines of 64, then a shorter last one (64 in all at least, as gitleaks asks).
+      fc
+        .tuple(
+          fc.array(chars(ALNUM + "+/", 64), { minLength: 1, maxLength: 3 }),
+          chars(ALNUM + "+/", 16, 64),
+        )
+        .map(([full, last]) => [...full, last]),
     )
     .map(([kind, lines]) => ({ text: pem(kind, lines.join("\n")), secret: lines.join("\n") })),
   plain(

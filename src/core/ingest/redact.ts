@@ -11,6 +11,11 @@ import { compileCustom } from "./custom-patterns.js";
 import { base64Rule } from "./rules/base64.js";
 import { CONTEXT_RULES, PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
 import { GITLEAKS_RULES } from "./rules/gitleaks.js";
+import {
+  GITLEAKS_DEFAULT_RULES,
+  GITLEAKS_GLOBAL_ALLOW,
+  GITLEAKS_GLOBAL_STOPWORDS,
+} from "./rules/gitleaks-default.js";
 import { looksLikePassword, looksLikeToken, shannonEntropy } from "./rules/harmless.js";
 import type { SecretRule } from "./rules/types.js";
 
@@ -34,6 +39,9 @@ interface CompiledRule {
   groups: readonly number[];
   entropy: number;
   allow: readonly RegExp[];
+  allowMatch: readonly RegExp[];
+  allowLine: readonly RegExp[];
+  stopwords: readonly string[];
   check: ((secret: string, match: string) => boolean) | undefined;
   lookback: number;
 }
@@ -46,6 +54,9 @@ function compileRule(rule: SecretRule): CompiledRule {
     groups: rule.groups ?? [],
     entropy: rule.entropy ?? 0,
     allow: (rule.allow ?? []).map((source) => new RegExp(source)),
+    allowMatch: (rule.allowMatch ?? []).map((source) => new RegExp(source)),
+    allowLine: (rule.allowLine ?? []).map((source) => new RegExp(source)),
+    stopwords: rule.stopwords ?? [],
     check: rule.check,
     lookback: rule.lookback ?? 0,
   };
@@ -150,18 +161,28 @@ function findSpans(text: string, set: RuleSet): Span[] {
     for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
       const match = m[0];
       let secret: string | undefined = match;
+      let end = m.index + match.length;
+      let group = 0;
       if (rule.groups.length > 0) {
         secret = undefined;
         for (const g of rule.groups) {
-          if (m[g] !== undefined) {
+          if (m[g] !== undefined && m[g] !== "") {
             secret = m[g];
+            group = g;
             break;
           }
         }
       }
-      const end = m.index + match.length;
+      // With the `d` flag the group sits anywhere in the match; without it, it ends the match.
+      const at = group > 0 ? m.indices?.[group] : undefined;
+      if (at !== undefined) end = at[1];
       const start = secret === undefined ? end : end - secret.length;
-      if (secret === undefined || secret === "" || !isSecret(rule, secret, match)) {
+      if (
+        secret === undefined ||
+        secret === "" ||
+        !isSecret(rule, secret, match) ||
+        allowedByLine(rule, text, start, end)
+      ) {
         // The value may hold a key of its own (`token: GITHUB_TOKEN=...`): look again from it.
         regex.lastIndex = Math.max(start, m.index + 1);
         continue;
@@ -189,7 +210,21 @@ function isSecret(rule: CompiledRule, secret: string, match: string): boolean {
   if (secret.startsWith("[REDACTED:")) return false;
   if (rule.entropy > 0 && shannonEntropy(secret) < rule.entropy) return false;
   for (const allow of rule.allow) if (allow.test(secret)) return false;
+  for (const allow of rule.allowMatch) if (allow.test(match)) return false;
+  if (rule.stopwords.length > 0) {
+    const lower = secret.toLowerCase();
+    for (const word of rule.stopwords) if (lower.includes(word)) return false;
+  }
   return rule.check === undefined || rule.check(secret, match);
+}
+
+/** gitleaks' line allowlists: the line around the secret matches one. */
+function allowedByLine(rule: CompiledRule, text: string, start: number, end: number): boolean {
+  if (rule.allowLine.length === 0) return false;
+  const from = text.lastIndexOf("\n", start - 1) + 1;
+  const to = text.indexOf("\n", end);
+  const line = text.slice(from, to < 0 ? text.length : to);
+  return rule.allowLine.some((allow) => allow.test(line));
 }
 
 function applySpans(text: string, spans: readonly Span[], set: RuleSet): string {
@@ -202,16 +237,115 @@ function applySpans(text: string, spans: readonly Span[], set: RuleSet): string 
   return out + text.slice(last);
 }
 
-/** The rules that see plain text; base64-wrapped secrets are looked for with them. */
-const PLAIN = buildRuleSet([...GITLEAKS_RULES, ...CONTEXT_RULES]);
-const BUILT_IN = buildRuleSet([
-  ...GITLEAKS_RULES,
-  ...CONTEXT_RULES,
-  base64Rule((decoded) => findSpans(decoded, PLAIN).length > 0),
+/** How far before its first keyword a generated rule's match may start (`https://x.webhook.office.com`, `[\w.-]{0,50}?identifier`). */
+const GENERATED_LOOKBACK = 128;
+
+/** Whether every match of a rule starts with one of its keywords (then it needs no look-back). */
+function startsWithKeyword(rule: SecretRule): boolean {
+  const head = rule.pattern.replace(/^(?:\\b|\(\?:|\()+/, "");
+  // The literal start of the pattern, case folded (`[sS]` counts as `s`).
+  const literal = head
+    .replace(/\[([a-zA-Z])([a-zA-Z])\]/g, (all, a: string, b: string) =>
+      a.toLowerCase() === b.toLowerCase() ? a : all,
+    )
+    .match(/^(?:[a-zA-Z0-9_-]|\\\.)+/)?.[0]
+    .replace(/\\/g, "")
+    .toLowerCase();
+  return literal !== undefined && rule.keywords.every((keyword) => literal.startsWith(keyword));
+}
+
+/**
+ * Keywords narrowed where gitleaks' own occur in most prose (`ey` of `key`, `they`): every
+ * JWT starts `eyJ` (the base64 of `{"`).
+ */
+const NARROWER_KEYWORDS: Readonly<Record<string, readonly string[]>> = { jwt: ["eyj"] };
+
+/**
+ * gitleaks' rules that the context rules replace, with precision rules of their own: a value
+ * must look like a credential, examples are kept, quotes around a value stay.
+ */
+const OWN_CONTEXT_RULES = new Set([
+  "generic-api-key",
+  "curl-auth-user",
+  "curl-auth-header",
+  "private-key",
 ]);
 
-/** Every built-in rule id, in priority order. */
-export const BUILT_IN_RULE_IDS: readonly string[] = BUILT_IN.rules.map((rule) => rule.id);
+/**
+ * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
+ * first), with gitleaks' global allowlist, less those the context rules replace.
+ */
+const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
+  (rule) => !OWN_CONTEXT_RULES.has(rule.id),
+).map((rule) => ({
+  ...rule,
+  keywords: NARROWER_KEYWORDS[rule.id] ?? rule.keywords,
+  lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,
+  flags: `d${rule.flags ?? ""}`,
+  allow: [...(rule.allow ?? []), ...GITLEAKS_GLOBAL_ALLOW],
+  stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
+}));
+
+/** A placeholder's run inside a token: `xxxxxx`, `XXXXXX`, `000000`, `######`, `******`. */
+const PLACEHOLDER_RUN = "([xX01#*.])\\1{5,}";
+
+const PEERS = new Map(GITLEAKS_DEFAULT_RULES.map((rule) => [rule.id, rule]));
+
+/**
+ * The ported provider rules, held to gitleaks' precision: a token starts and ends at a word
+ * boundary (`task_test_...` holds no Stripe key), and the entropy floor and allowlists of the
+ * gitleaks rule of the same id apply (`ghp_xxxx...` is a placeholder).
+ */
+const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
+  const peer = PEERS.get(rule.id);
+  return {
+    ...rule,
+    // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
+    // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
+    pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
+    // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
+    // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
+    allow: [
+      ...(rule.allow ?? []),
+      PLACEHOLDER_RUN,
+      ...(peer?.allow ?? []),
+      ...GITLEAKS_GLOBAL_ALLOW,
+    ],
+    stopwords: peer?.stopwords ?? [],
+  };
+});
+
+/**
+ * The literal prefixes (4 characters or more) the provider rules' matches start with
+ * (`ghp_`, `glsa_`, `dop_v1_`): their base64 forms are the base64 rule's keywords, so that
+ * a wrapped token of any provider is decoded and found.
+ */
+function literalPrefixes(rules: readonly SecretRule[]): string[] {
+  const out = new Set<string>();
+  for (const rule of rules) {
+    const head = rule.pattern.replace(/^(?:\(\?<![^)]*\)|\\b|\(\?:|\()+/, "");
+    const literal = head.match(/^(?:[A-Za-z0-9_-]|\\\.)+/)?.[0]?.replace(/\\/g, "");
+    if (literal !== undefined && literal.length >= 4) out.add(literal);
+  }
+  return [...out];
+}
+
+/** The rules that see plain text; base64-wrapped secrets are looked for with them. */
+const PLAIN = buildRuleSet([...PORTED, ...CONTEXT_RULES, ...GENERATED]);
+const BUILT_IN = buildRuleSet([
+  ...PORTED,
+  ...CONTEXT_RULES,
+  ...GENERATED,
+  base64Rule(
+    (decoded) => findSpans(decoded, PLAIN).length > 0,
+    literalPrefixes([...PORTED, ...GENERATED]),
+  ),
+]);
+
+/** Every built-in rule id, in priority order (an id that several rules share once). */
+export const BUILT_IN_RULE_IDS: readonly string[] = [
+  ...new Set(BUILT_IN.rules.map((rule) => rule.id)),
+];
 
 /** Texts shorter than this hold no built-in secret (`pwd=ab` is the shortest). */
 const SHORTEST = 5;

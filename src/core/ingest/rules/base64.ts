@@ -6,7 +6,7 @@
  */
 import type { SecretRule } from "./types.js";
 
-/** Token prefixes worth looking for inside base64. */
+/** Token prefixes worth looking for inside base64 (the rules' own prefixes are added by the caller). */
 const WRAPPED_PREFIXES = [
   "ghp_",
   "gho_",
@@ -26,6 +26,25 @@ const WRAPPED_PREFIXES = [
   "-----BEGIN",
   "hvs.",
   "AIza",
+  // A wrapped env file or config (`token=...`, `"password": ...`) and a wrapped JWT.
+  "password",
+  "PASSWORD",
+  "Password",
+  "passwd",
+  "secret",
+  "SECRET",
+  "token",
+  "TOKEN",
+  "Token",
+  "api_key",
+  "API_KEY",
+  "apikey",
+  "apiKey",
+  "Authorization",
+  "Bearer ",
+  "eyJhbGci",
+  "eyJ0eXAi",
+  "eyJraWQi",
 ];
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -43,11 +62,18 @@ function stableEncoding(prefix: string, pad: number): string {
   return out;
 }
 
-export const BASE64_KEYWORDS: readonly string[] = [
-  ...new Set(
-    WRAPPED_PREFIXES.flatMap((p) => [0, 1, 2].map((pad) => stableEncoding(p, pad).toLowerCase())),
-  ),
-].filter((k) => k.length >= 4);
+/** The keywords of base64 text holding one of `prefixes` (at any of the three byte alignments). */
+export function base64Keywords(prefixes: readonly string[] = []): readonly string[] {
+  return [
+    ...new Set(
+      [...WRAPPED_PREFIXES, ...prefixes].flatMap((p) =>
+        [0, 1, 2].map((pad) => stableEncoding(p, pad).toLowerCase()),
+      ),
+    ),
+  ].filter((k) => k.length >= 4);
+}
+
+export const BASE64_KEYWORDS: readonly string[] = base64Keywords();
 
 /** Decodes a base64 (or base64url) run to text, or undefined when it is not text. */
 export function decodeBase64Text(run: string): string | undefined {
@@ -62,10 +88,13 @@ export function decodeBase64Text(run: string): string | undefined {
 }
 
 /** The rule, given the detector of plain (unwrapped) secrets. */
-export function base64Rule(holdsSecret: (text: string) => boolean): SecretRule {
+export function base64Rule(
+  holdsSecret: (text: string) => boolean,
+  prefixes: readonly string[] = [],
+): SecretRule {
   return {
     id: "base64-encoded-secret",
-    keywords: BASE64_KEYWORDS,
+    keywords: base64Keywords(prefixes),
     // The encoded prefix can sit anywhere in the run.
     lookback: Number.POSITIVE_INFINITY,
     pattern: "(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}",

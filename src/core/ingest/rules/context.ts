@@ -8,7 +8,18 @@
 import { looksLikePassword, looksLikeToken } from "./harmless.js";
 import type { SecretRule } from "./types.js";
 
-const SEP = `(?:\\\\?["'])?[ \\t]*(?::=|=>|[:=])[ \\t]*`;
+/** A type between a name and its value: Go's `var x string = `, Kotlin's `val x: String = `. */
+const TYPE = `(?:[ \\t]*:?[ \\t]*(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z0-9_]))?`;
+/**
+ * Assignment operators: `=`, `:`, `:=`, make's `::=`, `:::=`, `?=` and `+=`, PHP's `.=` and
+ * `??=`, `=>`, and a comma after a call's quoted first argument (`setProperty("X_TOKEN", "...")`;
+ * not after any quote, or `"token_uri":"...","auth_x509_url"` would read as an assignment).
+ */
+// A look-behind comes after the character it guards: checked first, it would scan back from
+// every position and make a line of repeated key words quadratic.
+const OPERATOR = `(?::{1,3}=|=>|\\?\\??=|\\.=|\\+=|[:=]|,(?<=\\(["'][\\w.-]{1,64}["'][ \\t]{0,4},))`;
+/** Between a key and its value: an operator, or the end of an XML start tag (`<apiToken>value`, not `<user:password>`). */
+const SEP = `(?:(?:\\\\?["'])?${TYPE}[ \\t]*${OPERATOR}[ \\t]*|>(?<=<[\\w.-]{1,64}>)[ \\t]*(?:\\r?\\n[ \\t]*)?)`;
 
 /**
  * The value after a key: a quoted value runs to its closing quote (a password with spaces
@@ -20,6 +31,9 @@ const VALUE = [
   `\\\\"((?:[^"\\\\\\r\\n]|\\\\[^"\\r\\n])+)(?=\\\\")`,
   `"((?:[^"\\\\\\r\\n]|\\\\.)+)(?=")`,
   `'((?:[^'\\\\\\r\\n]|\\\\.)+)(?=')`,
+  // Go's raw strings and shell command substitution: `value`
+  // (one word: `etcdctl get /key` in backticks is a command, not a value).
+  "`([^`\\\\\\s]+)(?=`)",
   // Braces are allowed after the first character, so that `${DB_PASSWORD}` is one value (a placeholder).
   `([^\\s"'\`,;&[\\]{}()\\\\=<>][^\\s"'\`,;&[\\]()\\\\<>]*)`,
 ].join("|");
@@ -42,12 +56,36 @@ const PEM_BODY = "(?:[A-Za-z0-9+/=\\s:,.]|-(?!----)|\\\\[nrt])";
 
 /**
  * A PEM body holds base64; prose after a header does not. A block with its END line needs a
- * run of 16 base64 characters, a truncated one (no END line) a whole line's worth.
+ * run of 16 base64 characters and 64 in all, a truncated one (no END line) a whole line's worth.
  */
 function isPemBlock(block: string): boolean {
-  return /-----END/.test(block)
-    ? /[A-Za-z0-9+/]{16,}/.test(block)
-    : /[A-Za-z0-9+/]{40,}/.test(block);
+  if (!/-----END/.test(block)) return /[A-Za-z0-9+/]{40,}/.test(block);
+  // A whole block needs 64 base64 characters, as gitleaks asks: the smallest real key is
+  // longer, and `YWJj...eXo=` (the alphabet, in base64) is a placeholder.
+  const body = block.replace(/^-----BEGIN[^\n\\]*?-----|-----END[\s\S]*$/g, "");
+  return /[A-Za-z0-9+/]{16,}/.test(body) && (body.match(/[A-Za-z0-9+/]/g)?.length ?? 0) >= 64;
+}
+
+/** Words that stand for a password in examples: `curl -u user:pass`, `--user username:password`. */
+const EXAMPLE_PASSWORDS = new Set(["pass", "password", "passwd", "pwd", "token", "secret", "test"]);
+
+/**
+ * `user:password` of a curl command line, unless it is an example (`username:password`,
+ * `test:test`) or a placeholder (`<user:password>`, `${{ env.ID }}:${{ env.PASS }}`,
+ * `$(cat login):$(cat pass)`, `[PASSWORD]`, `xxx:yyy`).
+ */
+function isCurlCredential(secret: string): boolean {
+  const colon = secret.indexOf(":");
+  const unquote = (part: string) => part.replace(/^(["'])(.*)\1$/, "$2");
+  const user = unquote(secret.slice(0, colon));
+  const password = unquote(secret.slice(colon + 1));
+  // A key as the user name, no password.
+  if (password === "") return user.length >= 8 && looksLikePassword(user);
+  if (password.length < 3) return false;
+  if (/^(?:[<[(]|\$[({]|\{\{)/.test(user) || /^(?:[<[(]|\$[({]|\{\{)/.test(password)) return false;
+  if (password === user || EXAMPLE_PASSWORDS.has(password.toLowerCase())) return false;
+  if (/^(.)\1*$/.test(password)) return false;
+  return looksLikePassword(password);
 }
 
 export const CONTEXT_RULES: readonly SecretRule[] = [
@@ -62,17 +100,19 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "curl-auth-user",
     keywords: ["curl"],
-    // `curl -u user:password` or `--user=user:password`; a bare `-u user` prompts, so it stays.
-    pattern: `\\bcurl\\b[^\\r\\n]{0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]{3,})(?=")|'([^'\\r\\n:]*:[^'\\r\\n]{3,})(?=')|([^\\s"':]*:[^\\s"']{3,}))`,
+    // `curl -u user:password` or `--user=user:password`, also on a continued line (`\`); a
+    // bare `-u user` prompts, so it stays. `-u "apikey:"` is a key as the user name.
+    pattern: `\\bcurl\\b(?:[^\\r\\n]|\\\\\\r?\\n){0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]*)(?=")|'([^'\\r\\n:]*:[^'\\r\\n]*)(?=')|((?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"':]*):(?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"']{3,})))`,
     groups: [1, 2, 3],
-    check: (secret) => !/:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?$/.test(secret),
+    check: (secret) => isCurlCredential(secret),
   },
   {
     id: "auth-header",
     keywords: ["authorization", "bearer"],
     pattern: [
-      // A scheme word, when present, is kept; a bare scheme word is never the credential.
-      `[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]${SEP}(?:(?:[Bb]earer|[Bb]asic|[Tt]oken|[Bb]ot|[Dd]igest|[Nn]egotiate|BEARER|BASIC|TOKEN)[ \\t]+)?([^\\s"'\`,;\\\\]+)`,
+      // A scheme word (`Bearer`, `Basic`, `Api-Token`...), when present, is kept; a bare
+      // scheme word is never the credential.
+      `[Aa][Uu][Tt][Hh][Oo][Rr][Ii][Zz][Aa][Tt][Ii][Oo][Nn]${SEP}(?:[A-Za-z][A-Za-z0-9_-]{0,24}[ \\t]+)?([^\\s"'\`,;\\\\]+)`,
       // A bare `Bearer x` needs a digit or some length, so that prose ("bearer authentication") stays.
       `(?:[Bb]earer|BEARER)[ \\t]+((?:(?=[A-Za-z_.~+/-]*[0-9])[A-Za-z0-9_.~+/-]{8,}|[A-Za-z0-9_.~+/-]{20,})=*)`,
     ].join("|"),
@@ -95,6 +135,8 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     groups: [1],
     check: (secret) => {
       const password = secret.slice(secret.indexOf(":") + 1);
+      // `user:password@`, `username:mypassword@`, `REPLACE_WITH_PASSWORD`: documentation.
+      if (/^(?:my)?password$|replace|change[_-]?me/i.test(password)) return false;
       return looksLikePassword(password) && !/^\d{1,5}$/.test(password);
     },
   },
@@ -113,7 +155,7 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     keywords: ["pass", "pwd", "secret", "credential"],
     pattern: `(?:${PASSWORD_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
     flags: "i",
-    groups: [1, 2, 3, 4],
+    groups: [1, 2, 3, 4, 5],
     check: (secret) => looksLikePassword(secret),
   },
   {
@@ -123,7 +165,7 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     lookback: 16,
     pattern: `(?:${TOKEN_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
     flags: "i",
-    groups: [1, 2, 3, 4],
+    groups: [1, 2, 3, 4, 5],
     check: (secret) => looksLikeToken(secret),
   },
   {

@@ -11,7 +11,7 @@ const STOPWORDS = new Set(
     "object see tbd todo n/a na example placeholder default env environment variable prompt " +
     "prompted unknown invalid valid expired rotated revoked ok the a an it is are was were " +
     "be been in at to of for from this that not must should will can has have each same " +
-    "below above here there"
+    "below above here there new await"
   ).split(" "),
 );
 
@@ -19,8 +19,17 @@ const STOPWORDS = new Set(
 const PLACEHOLDER =
   /^(?:\$\{\{?[^}]*\}?\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*x.•]+|X+|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|env\(.*|secrets\.[A-Za-z0-9_.]+)$/;
 
-/** The start of a prose aside or a reference: `(see docs)`, `[link]`. */
-const ASIDE = /^[([]/;
+/**
+ * A placeholder inside a value (`fo1_xxxxxxxx`, ten of one character: `AIzaaaaaaaaaaa...`, `sha256~XXXX_PUT_YOUR_TOKEN_HERE`,
+ * `<your-key>`) or a documented example key (`AKIAIOSFODNN7EXAMPLE`,
+ * `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`): kept, as gitleaks keeps them.
+ */
+const PLACEHOLDER_INSIDE =
+  /x{6,}|X{6,}|\*{4,}|\.\.\.|(.)\1{9,}|your[_-]?(?:api|token|key|secret|pass|own)|_HERE\b|<[^<>]*>/i;
+const EXAMPLE_KEY = /EXAMPLE(?:KEY)?$/;
+
+/** The start of a prose aside, a reference or a substitution: `(see docs)`, `[link]`, `<your token>`, `$(cat file)`. */
+const ASIDE = /^(?:[([{<]|\$\()/;
 
 function stripQuotes(value: string): string {
   return value.trim().replace(/^\\?["']|\\?["']$/g, "");
@@ -30,7 +39,7 @@ function isHarmlessWord(value: string): boolean {
   const v = stripQuotes(value);
   if (v === "") return true;
   if (STOPWORDS.has(v.toLowerCase())) return true;
-  if (PLACEHOLDER.test(v)) return true;
+  if (PLACEHOLDER.test(v) || PLACEHOLDER_INSIDE.test(v) || EXAMPLE_KEY.test(v)) return true;
   if (ASIDE.test(v)) return true;
   // A multi-word value that starts with a stop word reads as prose: "is stored in the vault".
   const first = v.split(/\s+/, 1)[0] ?? "";

@@ -15,7 +15,7 @@ export interface SecretRule {
    * starts the match). The regex starts scanning there, not at the start of the text.
    */
   lookback?: number;
-  /** Extra flags, for example `i`. */
+  /** Extra flags, for example `i`; with `d` a secret group is located by its indices, so it need not end the match. */
   flags?: string;
   /**
    * Capture groups holding the secret; the first one that matched is taken. Without them the
@@ -27,6 +27,12 @@ export interface SecretRule {
   entropy?: number;
   /** Regex sources tested against the secret: a secret that matches one is kept (documented examples). */
   allow?: readonly string[];
+  /** Regex sources tested against the whole match (gitleaks' `regexTarget = "match"`). */
+  allowMatch?: readonly string[];
+  /** Regex sources tested against the line of the match (gitleaks' `regexTarget = "line"`). */
+  allowLine?: readonly string[];
+  /** Lower-case words: a secret that holds one is kept (gitleaks' stop words). */
+  stopwords?: readonly string[];
   /** A last check of the secret (and the whole match); `false` keeps the text. */
   check?: (secret: string, match: string) => boolean;
 }
