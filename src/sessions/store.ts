@@ -15,7 +15,12 @@ import { join } from "node:path";
 import type { SessionItem } from "../core/versions/items.js";
 import { StateError, UsageError } from "../errors.js";
 import type { SessionsConfig } from "../schema/config.js";
-import { fsyncDirSync, writeFileAtomicSync } from "../state/atomic.js";
+import {
+  fsyncDirSync,
+  STATE_DIR_MODE,
+  STATE_FILE_MODE,
+  writeFileAtomicSync,
+} from "../state/atomic.js";
 import { acquireLock } from "../state/lock.js";
 
 /** The first line of a session buffer: who started it and from which version of memory. */
@@ -133,7 +138,7 @@ function checkId(id: string): void {
 
 /** Creates the buffer with its header, whole or not at all. */
 export function createSession(dir: string, header: SessionHeader): void {
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: STATE_DIR_MODE });
   writeFileAtomicSync(bufferPath(dir, header.session_id), `${JSON.stringify(header)}\n`, 0o600);
 }
 
@@ -206,7 +211,7 @@ export async function appendItem(
     }
     const path = bufferPath(dir, id);
     if (current.torn_bytes > 0) truncateSync(path, current.bytes);
-    const fd = openSync(path, "a");
+    const fd = openSync(path, "a", STATE_FILE_MODE);
     try {
       writeSync(fd, Buffer.from(line, "utf8"));
       fsyncSync(fd);

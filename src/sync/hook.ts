@@ -11,7 +11,12 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { processAlive, writeFileAtomicSync } from "../state/atomic.js";
+import {
+  processAlive,
+  STATE_DIR_MODE,
+  STATE_FILE_MODE,
+  writeFileAtomicSync,
+} from "../state/atomic.js";
 import { syncDir } from "./state-paths.js";
 import type { TargetName } from "./target-names.js";
 
@@ -44,7 +49,7 @@ export interface HookSpawn {
 
 export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn): HookResult {
   const { lock, log } = hookPaths(ctx, target);
-  mkdirSync(dirname(lock), { recursive: true });
+  mkdirSync(dirname(lock), { recursive: true, mode: STATE_DIR_MODE });
   const holder = takeLock(lock);
   if (holder !== null) {
     return {
@@ -57,7 +62,7 @@ export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn):
   try {
     // Bounded: one earlier log is kept, as hook.log.1.
     if (sizeOf(log) > LOG_MAX_BYTES) renameSync(log, `${log}.1`);
-    out = openSync(log, "a");
+    out = openSync(log, "a", STATE_FILE_MODE);
     const child = spawn(run.node, [run.entry, ...run.args], {
       detached: true,
       stdio: ["ignore", out, out],

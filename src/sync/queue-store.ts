@@ -16,7 +16,12 @@ import {
   type TargetQueue,
 } from "../core/sync/queue.js";
 import { StateError } from "../errors.js";
-import { removeStaleTemps, writeFileAtomicSync } from "../state/atomic.js";
+import {
+  removeStaleTemps,
+  STATE_DIR_MODE,
+  STATE_FILE_MODE,
+  writeFileAtomicSync,
+} from "../state/atomic.js";
 
 /** What the last health check said about a target, kept for `sync status`. */
 export interface TargetStatus {
@@ -72,7 +77,7 @@ export class QueueStore {
   }
 
   load(): StoredQueue {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
     removeStaleTemps([this.dir]);
     const { queue, torn } = this.read();
     // Fold at once, so the next append does not follow the torn line.
@@ -147,8 +152,8 @@ export class QueueStore {
       if (approval !== undefined) (line.approvals as TargetQueue["approvals"])[key] = approval;
     }
     for (const key of removed) (line.records as Record<string, QueueRecord | null>)[key] = null;
-    mkdirSync(this.dir, { recursive: true });
-    const fd = openSync(this.journalPath, "a");
+    mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
+    const fd = openSync(this.journalPath, "a", STATE_FILE_MODE);
     try {
       writeSync(fd, `${JSON.stringify(line)}\n`);
       fsyncSync(fd);
@@ -168,7 +173,7 @@ export class QueueStore {
 
   /** Folds the journal into a new snapshot (atomic), then empties the journal. */
   compact(queue: StoredQueue): void {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
     writeFileAtomicSync(
       this.snapshotPath,
       `${JSON.stringify({ version: SNAPSHOT_VERSION, ...queue })}\n`,
@@ -182,10 +187,11 @@ export class QueueStore {
   /** Failed records past retention, kept one JSON object per line. */
   archive(records: readonly QueueRecord[]): void {
     if (records.length === 0) return;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
     appendFileSync(
       join(this.dir, "archive.ndjson"),
       records.map((r) => `${JSON.stringify(r)}\n`).join(""),
+      { mode: STATE_FILE_MODE },
     );
   }
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { CacheEntry } from "../core/sync/remote-recall.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import { STATE_DIR_MODE, writeFileAtomicSync } from "../state/atomic.js";
 
 const VERSION = 1;
 /** Most entries kept; the oldest fetched go first. Queries are short, so this stays small. */
@@ -48,7 +48,7 @@ export class RecallCache {
     });
     const kept: Record<string, CacheEntry> = {};
     for (const key of keys.slice(0, MAX_ENTRIES)) kept[key] = entries[key] as CacheEntry;
-    mkdirSync(dirname(this.path), { recursive: true });
+    mkdirSync(dirname(this.path), { recursive: true, mode: STATE_DIR_MODE });
     writeFileAtomicSync(this.path, `${JSON.stringify({ version: VERSION, entries: kept })}\n`);
   }
 }

@@ -12,7 +12,7 @@ import { supersededItem, syncCandidates } from "../core/sync/sources.js";
 import { graphitiUrl, notionAccess } from "../core/trust/destinations.js";
 import { UsageError } from "../errors.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import { STATE_DIR_MODE, writeFileAtomicSync } from "../state/atomic.js";
 import { acquireLock, type Lock } from "../state/lock.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { QueueStore } from "./queue-store.js";
@@ -105,7 +105,7 @@ export function requestedKeys(
 }
 
 export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
-  mkdirSync(dirname(recordedIdsPath(ctx)), { recursive: true });
+  mkdirSync(dirname(recordedIdsPath(ctx)), { recursive: true, mode: STATE_DIR_MODE });
   writeFileAtomicSync(recordedIdsPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);
 }
 

@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
+import { STATE_DIR_MODE, STATE_FILE_MODE } from "../state/atomic.js";
 
 /** One line of the sync log: what happened, never the content that was sent. */
 export interface SyncLogEntry {
@@ -54,13 +55,14 @@ export class SyncLog {
   append(entries: SyncLogEntry | readonly SyncLogEntry[]): void {
     const list = Array.isArray(entries) ? entries : [entries as SyncLogEntry];
     if (list.length === 0) return;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
     const byWeek = new Map<string, string>();
     for (const entry of list) {
       const week = isoWeek(entry.at);
       byWeek.set(week, `${byWeek.get(week) ?? ""}${JSON.stringify(entry)}\n`);
     }
-    for (const [week, text] of byWeek) appendFileSync(join(this.dir, `sync-${week}.ndjson`), text);
+    for (const [week, text] of byWeek)
+      appendFileSync(join(this.dir, `sync-${week}.ndjson`), text, { mode: STATE_FILE_MODE });
     if (!this.rotated) {
       this.rotated = true;
       this.prune();

@@ -174,7 +174,7 @@ describe("the seal key is used only when it is the user's", () => {
 });
 
 /** Runs a bin under `umask 022`, the common default that made state files world-readable. */
-function underUmask022(bin: string, args: string[], cwd: string): number | null {
+function underUmask022(bin: string, args: string[], cwd: string): string {
   const r = spawnSync(
     "sh",
     ["-c", 'umask 022 && exec "$@"', "sh", process.execPath, bin, ...args],
@@ -185,7 +185,7 @@ function underUmask022(bin: string, args: string[], cwd: string): number | null 
     },
   );
   if (r.status !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
-  return r.status;
+  return r.stdout;
 }
 
 /** Every file and folder under `root` that someone other than the user may read. */
@@ -218,6 +218,15 @@ describe("state files are private whatever the umask", () => {
     ];
     for (const [bin, args] of steps) {
       underUmask022(bin, args, repo.dir);
+      expect(openToOthers(root), args.join(" ")).toEqual([]);
+    }
+    // A session's buffer is appended to, then sent: private too.
+    const started = underUmask022(WORKER_BIN, ["session", "start", "--json"], repo.dir);
+    const id = (JSON.parse(started) as { session_id: string }).session_id;
+    const write = ["session", "write", "--session", id, "--kind", "fact", "--text", "private"];
+    write.push("--confidence", "0.9");
+    for (const args of [write, ["session", "end", id]]) {
+      underUmask022(WORKER_BIN, args, repo.dir);
       expect(openToOthers(root), args.join(" ")).toEqual([]);
     }
     expect(readdirSync(join(root, "buffer")).sort()).toEqual(
