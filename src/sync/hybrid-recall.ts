@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse as parseToml } from "smol-toml";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
@@ -78,7 +79,7 @@ interface RecallTarget {
 
 /**
  * The stores recall may ask: Notion once its databases are known (`sync init` or
- * `[sync.notion] databases`), Graphiti once memory has been synced to it (its queue exists).
+ * `[sync.notion] databases`), Graphiti once it is configured (`graphitiConfigured`).
  */
 export function recallTargets(ctx: RepoContext): RecallTarget[] {
   const out: RecallTarget[] = [];
@@ -99,8 +100,26 @@ export function recallTargets(ctx: RepoContext): RecallTarget[] {
     }
     out.push({ name: "notion", problem });
   }
-  if (existsSync(join(syncDir(ctx), "graphiti"))) out.push({ name: "graphiti", problem: null });
+  if (graphitiConfigured(ctx)) out.push({ name: "graphiti", problem: null });
   return out;
+}
+
+/**
+ * Whether this clone may ask the knowledge graph: the environment names its server, the
+ * config has a `[sync.graphiti]` table, or memory was synced to it from here. A worker is
+ * rarely the machine that syncs, and a low confidence is when recall must reach beyond it.
+ */
+function graphitiConfigured(ctx: RepoContext): boolean {
+  if (process.env.ENGRAM_GRAPHITI_URL) return true;
+  if (existsSync(join(syncDir(ctx), "graphiti"))) return true;
+  try {
+    const raw = parseToml(readFileSync(ctx.configPath, "utf8")) as {
+      sync?: { graphiti?: unknown };
+    };
+    return raw.sync?.graphiti !== undefined;
+  } catch {
+    return false; // no config file, or one the loader already refused
+  }
 }
 
 export function recallCache(ctx: RepoContext): RecallCache {
