@@ -16,7 +16,7 @@ interface PackJson {
 
 function packedFiles(): string[] {
   assertBuilt();
-  // --ignore-scripts: list what is there, without the build `prepare` would run.
+  // --ignore-scripts: list what is there, without the build `prepack` would run.
   const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
     cwd: ROOT,
     encoding: "utf8",
