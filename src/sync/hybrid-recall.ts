@@ -1,8 +1,7 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse as parseToml } from "smol-toml";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
@@ -106,21 +105,18 @@ export function recallTargets(ctx: RepoContext): RecallTarget[] {
 
 /**
  * Whether this clone may ask the knowledge graph: the environment names its server, the
- * config has a `[sync.graphiti]` table, or memory was synced to it from here. A worker is
- * rarely the machine that syncs, and a low confidence is when recall must reach beyond it.
+ * config names one (a `url` other than the default, which `director init` writes for every
+ * repository), or memory was synced to it from here. A worker is rarely the machine that
+ * syncs, and a low confidence is when recall must reach beyond it.
  */
 function graphitiConfigured(ctx: RepoContext): boolean {
   if (process.env.ENGRAM_GRAPHITI_URL) return true;
-  if (existsSync(join(syncDir(ctx), "graphiti"))) return true;
-  try {
-    const raw = parseToml(readFileSync(ctx.configPath, "utf8")) as {
-      sync?: { graphiti?: unknown };
-    };
-    return raw.sync?.graphiti !== undefined;
-  } catch {
-    return false; // no config file, or one the loader already refused
-  }
+  if (ctx.config.sync.graphiti.url !== GRAPHITI_DEFAULT_URL) return true;
+  return existsSync(join(syncDir(ctx), "graphiti"));
 }
+
+/** The `[sync.graphiti] url` a config has when nobody set it. */
+export const GRAPHITI_DEFAULT_URL = "http://localhost:8000/mcp/";
 
 export function recallCache(ctx: RepoContext): RecallCache {
   return new RecallCache(join(syncDir(ctx), "recall-cache.json"));

@@ -4,6 +4,8 @@
  * backend's escaping of the search text, and no call where the confidence rules say not to.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { GraphitiSyncConfig } from "../../src/schema/config.js";
+import { GRAPHITI_DEFAULT_URL } from "../../src/sync/hybrid-recall.js";
 import { assertBuilt, director, succeeded, worker } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
@@ -48,6 +50,10 @@ const recall = (repo: TempRepo, confidence: string) =>
   });
 
 describe("hybrid recall and the knowledge graph", () => {
+  it("counts the graph as configured only off the default url every init writes", () => {
+    expect(GraphitiSyncConfig.parse({}).url).toBe(GRAPHITI_DEFAULT_URL);
+  });
+
   for (const [backend, sent] of [
     ["falkordb", "apt\\-28"],
     ["neo4j", "apt-28"],
