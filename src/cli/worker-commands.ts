@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { fileSystemError, UsageError } from "../errors.js";
+import type { DriftReport } from "../repo/drift.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
 import type { EmitResult } from "../worker/emit.js";
 import {
@@ -252,11 +253,7 @@ const check: Command = {
       ...r.unlisted.map((p) => `  unlisted: ${p}`),
       ...r.unsafe.map((p) => `  refused:  ${p}`),
       ...(r.focus_problem !== null ? [`  focus:    ${r.focus_problem}`] : []),
-      r.drift === null
-        ? "no main to compare with"
-        : r.sync_required
-          ? `sync required (${r.reason}): ${r.drift.detail}; ${r.required_action} from ${r.drift.main_ref} (${r.drift.main_sha_expected.slice(0, 12)})`
-          : `in sync with ${r.drift.main_ref} (${r.drift.commits_behind} commit(s) behind)`,
+      driftLine(r.drift),
     ];
     return {
       json: r,
@@ -265,6 +262,19 @@ const check: Command = {
     };
   },
 };
+
+/** The drift line of `worker check`: what the README's agent loop acts on. */
+function driftLine(d: DriftReport | null): string {
+  if (d === null) return "no main to compare with";
+  if (d.reason === "uncommitted_memory") {
+    return `memory not committed (uncommitted_memory): ${d.detail}; then run worker check again`;
+  }
+  if (d.sync_required) {
+    return `sync required (${d.reason}): ${d.detail}; ${d.required_action} from ${d.main_ref} (${d.main_sha_expected.slice(0, 12)}): run worker sync`;
+  }
+  const ahead = d.detail === "in sync with main" ? "" : `; ${d.detail}`;
+  return `in sync with ${d.main_ref} (${d.commits_behind} commit(s) behind)${ahead}`;
+}
 
 const heartbeat: Command = {
   name: "heartbeat",

@@ -1,11 +1,14 @@
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import type { DriftVerdict, SyncPolicy } from "../core/swarm/drift.js";
+import { promisify } from "node:util";
+import { CATALOG_PATH } from "../core/model/paths.js";
+import { type CheckoutVerdict, judgeCheckout, type SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
 import { mergeBaseOf } from "../git/rev-reads.js";
 import { findMainAndHead, judgeAgainstMain } from "./main-drift.js";
 import { readCatalogShape } from "./memory-tree.js";
 
-export interface DriftReport extends DriftVerdict {
+export interface DriftReport extends CheckoutVerdict {
   main_ref: string;
   /** Where the worker's branch left main: what its heartbeats carry as `main_ancestor_sha`. */
   main_ancestor_sha: string | null;
@@ -13,8 +16,8 @@ export interface DriftReport extends DriftVerdict {
 
 /**
  * The worker's drift from main, read from local refs (a fetched `origin/main` counts; no
- * network call is made) through git itself. Undefined when the repository is not a git
- * repository or has no main to compare with.
+ * network call is made) through git itself, and judged for this checkout (its work tree and
+ * HEAD). Undefined when the repository is not a git repository or has no main to compare with.
  */
 export async function readDrift(
   repoDir: string,
@@ -36,5 +39,28 @@ export async function readDrift(
     { ancestor, catalogHash: local.hash },
     policy,
   );
-  return { ...verdict, main_ref: main.ref, main_ancestor_sha: ancestor };
+  const judged = verdict.sync_required
+    ? judgeCheckout(verdict, {
+        catalogUncommitted: await catalogUncommitted(repoDir),
+        mainMerged: ancestor === main.sha,
+      })
+    : verdict;
+  return { ...judged, main_ref: main.ref, main_ancestor_sha: ancestor };
+}
+
+/**
+ * Whether the work tree's catalog differs from HEAD's (modified, new or deleted), by git
+ * itself; `--no-optional-locks`: a check never writes the index.
+ */
+async function catalogUncommitted(repoDir: string): Promise<boolean> {
+  try {
+    const { stdout } = await promisify(execFile)(
+      "git",
+      ["--no-optional-locks", "status", "--porcelain", "--", `:(literal)${CATALOG_PATH}`],
+      { cwd: repoDir, encoding: "utf8" },
+    );
+    return stdout.trim() !== "";
+  } catch {
+    return false;
+  }
 }

@@ -12,7 +12,7 @@ import {
 } from "../core/model/paths.js";
 import { focusCandidates } from "../core/rendering/focus.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
-import type { SyncAction, SyncReason } from "../core/swarm/drift.js";
+import type { CheckoutAction, CheckoutReason } from "../core/swarm/drift.js";
 import { FOCUS_DOCUMENT_KINDS } from "../core/versions/step.js";
 import { PathConfiner } from "../repo/confine.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
@@ -45,10 +45,17 @@ export interface CheckResult {
    * another catalog, or a line that differs), null when it is.
    */
   focus_problem: string | null;
-  /** From `[policy.sync_main]` against main (local refs); false when there is no main. */
+  /**
+   * From `[policy.sync_main]` against main (local refs): true when `worker sync` has main to
+   * bring in; false when there is no main.
+   */
   sync_required: boolean;
-  reason: SyncReason | null;
-  required_action: SyncAction | null;
+  /**
+   * Why the branch is not in line with main: `behind_main` or `catalog_mismatch` (sync), or
+   * `uncommitted_memory` (the work tree's catalog is not HEAD's: commit it; no sync helps).
+   */
+  reason: CheckoutReason | null;
+  required_action: CheckoutAction | null;
   /** The whole drift report, null when the repository has no main to compare with. */
   drift: DriftReport | null;
   /** Whether `origin` was fetched first (false: offline, no such remote, or unreachable). */
@@ -134,7 +141,7 @@ export async function checkMemory(
     unsafe.length === 0 &&
     focus === null;
   return {
-    ok: filesOk && !drift?.sync_required,
+    ok: filesOk && (drift === null || drift.reason === null),
     catalog_version: catalog.catalog_version,
     catalog_hash: catalog.hash,
     catalog_modified: catalogModified,

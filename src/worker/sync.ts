@@ -61,8 +61,15 @@ export async function syncWithMain(ctx: RepoContext, options: SyncOptions): Prom
     focus_changed: false,
   });
   if (!drift) return idle("no main to sync with");
-  if (!drift.sync_required && !options.force) return idle(`in sync: ${drift.detail}`);
-  if (drift.commits_behind === 0) return idle("main has nothing this branch lacks");
+  // What check asks of this checkout is not a sync: say so as check does, never "nothing to do".
+  if (drift.reason === "uncommitted_memory") {
+    throw new StateError(`nothing to bring in from ${drift.main_ref}: ${drift.detail}`);
+  }
+  if (!drift.sync_required && !options.force) return idle(drift.detail);
+  // Required with nothing behind (histories git cannot relate): the merge is tried and says why.
+  if (!drift.sync_required && drift.commits_behind === 0) {
+    return idle(`main has nothing this branch lacks (${drift.detail})`);
+  }
 
   const dirty = (await git.raw(["status", "--porcelain", "--untracked-files=no"])).trim();
   if (dirty !== "") {
@@ -70,7 +77,8 @@ export async function syncWithMain(ctx: RepoContext, options: SyncOptions): Prom
       `the work tree has uncommitted changes; commit or stash them before syncing with ${drift.main_ref}:\n${dirty}`,
     );
   }
-  const action = options.action ?? drift.required_action ?? "merge_main";
+  const action =
+    options.action ?? (drift.required_action === "rebase_main" ? "rebase_main" : "merge_main");
   const focusBefore = await focusBlob(git);
   await bringIn(git, action, drift);
   const after = await readCatalog(ctx.repoDir);

@@ -88,3 +88,54 @@ export function judgeDrift(input: DriftInput): DriftVerdict {
     detail: "in sync with main",
   };
 }
+
+/** What only the worker's own checkout can tell: its work tree and HEAD, besides main. */
+export type CheckoutReason = SyncReason | "uncommitted_memory";
+export type CheckoutAction = SyncAction | "commit_memory";
+
+export interface CheckoutVerdict extends Omit<DriftVerdict, "reason" | "required_action"> {
+  reason: CheckoutReason | null;
+  required_action: CheckoutAction | null;
+}
+
+/** The command a `commit_memory` verdict asks for, as `worker check` prints it. */
+export const COMMIT_MEMORY_COMMAND = 'git add memory MEMORY.md && git commit -m "engram: memory"';
+
+/**
+ * The verdict for the worker's own checkout, which knows its work tree and HEAD: a sync is
+ * required only when bringing main in can change what the worker sees, so `worker sync`
+ * always has something to do when `worker check` asks for it.
+ * - The work tree's catalog is not HEAD's (a `director run` wrote memory here, not committed
+ *   yet): `uncommitted_memory`, commit it; a merge would refuse the dirty tree anyway.
+ * - Main is merged here already and only the catalog differs: this branch committed memory
+ *   main has not got yet (the Director's checkout before its push, a memory branch). Its
+ *   memory is not stale; it reaches main when this branch does, so no sync is required.
+ */
+export function judgeCheckout(
+  verdict: DriftVerdict,
+  checkout: { catalogUncommitted: boolean; mainMerged: boolean },
+): CheckoutVerdict {
+  if (verdict.sync_required && checkout.catalogUncommitted) {
+    return {
+      ...verdict,
+      sync_required: false,
+      reason: "uncommitted_memory",
+      required_action: "commit_memory",
+      detail:
+        `${CATALOG_PATH} in the work tree is not the one committed at HEAD ` +
+        `(a director run's output, not committed yet): commit it: ${COMMIT_MEMORY_COMMAND}`,
+    };
+  }
+  if (verdict.reason === "catalog_mismatch" && checkout.mainMerged) {
+    return {
+      ...verdict,
+      sync_required: false,
+      reason: null,
+      required_action: null,
+      detail:
+        `this branch's memory (${CATALOG_PATH}) was committed after main's ` +
+        `(${verdict.catalog_hash_expected}) and reaches main when this branch does`,
+    };
+  }
+  return verdict;
+}
