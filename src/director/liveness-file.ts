@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import {
   emptyLiveness,
@@ -9,6 +9,9 @@ import {
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { StatePaths } from "../state/paths.js";
+
+/** Far above 1000 well-formed sightings: a larger file is not read (it may come from anyone). */
+const MAX_BYTES = 2 * 1024 * 1024;
 
 /** The workers' last sightings, kept across compactions (`core/swarm/liveness.ts`). */
 export function livenessPath(paths: StatePaths): string {
@@ -24,6 +27,12 @@ export function readLiveness(paths: StatePaths): { record: LivenessRecord; probl
   const path = livenessPath(paths);
   let text: string;
   try {
+    if (statSync(path).size > MAX_BYTES) {
+      return {
+        record: emptyLiveness(),
+        problems: [`${path}: larger than ${MAX_BYTES} bytes, not read; delete it`],
+      };
+    }
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") {

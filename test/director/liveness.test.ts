@@ -94,6 +94,8 @@ describe("worker liveness across a compaction", () => {
     const status = jsonOf<StatusJson>(await director(["status", "--json"], T + 1));
     expect(status.swarm.workers).toHaveLength(1);
     expect(status.swarm.liveness_problems[0]).toMatch(/liveness\.json: workers\[1\]/);
+    writeFileSync(record, " ".repeat(3 * 1024 * 1024));
+    expect((await director(["status"], T + 1)).stdout).toMatch(/note: .*not read; delete it/);
     writeFileSync(record, "{not json");
     const broken = await director(["status"], T + 1);
     expect(broken.code).toBe(0);
