@@ -375,7 +375,7 @@ const status: Command = {
         .map(([k, v]) => ` ${k}=${v}`)
         .join("")}`,
       `last compaction: ${s.last_compaction_at ?? "never"}`,
-      `workers:${s.swarm.workers.length === 0 ? " none in the buffer" : ""}`,
+      `workers:${s.swarm.workers.length === 0 ? " none heard from" : ""}`,
       ...s.swarm.workers.map(
         (w) =>
           `  ${w.worker}: ${w.live ? "live" : "silent"}, last seen ${Math.round(w.age_seconds)} s ago` +
@@ -385,6 +385,7 @@ const status: Command = {
           `${w.drift?.sync_required ? `, must sync (${w.drift.reason}: ${w.drift.required_action})` : ""}`,
       ),
       ...s.swarm.errors.map((e) => `  error ${e.error_type} x${e.count} (${e.workers.join(", ")})`),
+      ...s.swarm.liveness_problems.map((p) => `  note: ${p}`),
     ];
     return { json: s, text: `${lines.join("\n")}\n` };
   },

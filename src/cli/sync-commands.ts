@@ -1,4 +1,6 @@
-import { UsageError } from "../errors.js";
+import type { RepoContext } from "../context/repo-context.js";
+import { ServiceError, UsageError } from "../errors.js";
+import type { TargetName } from "../sync/target-names.js";
 import { type Command, type CommandOutput, listOption, repoOptions, stringOption } from "./args.js";
 import { runAction } from "./sync-run-command.js";
 
@@ -101,13 +103,30 @@ export const SYNC_COMMAND: Command = {
       case "status": {
         const s = await ops.syncStatus(ctx, target);
         const m = s.metrics;
+        // Kinds are "ok" only as far as a store that answers says so: unhealthy, nothing is known.
+        const health = s.health.healthy
+          ? s.health
+          : {
+              ...s.health,
+              schema: Object.fromEntries(Object.keys(s.health.schema).map((k) => [k, "unknown"])),
+            };
+        const down = s.health.healthy ? null : await whyDown(ctx, target);
         const lines = [
-          `${s.target}: ${s.health.healthy ? "healthy" : `unhealthy (${s.health.error}: ${s.health.message})`}, ${s.health.latency_ms} ms`,
-          ...Object.entries(s.health.schema).map(([type, state]) => `  ${type}: ${state}`),
+          `${s.target}: ${health.healthy ? "healthy" : `unhealthy (${health.error}: ${health.message})`}, ${health.latency_ms} ms`,
+          ...(down !== null
+            ? [`  cannot reach ${down.url}: ${down.reason}`, `  ${down.advice}`]
+            : []),
+          ...Object.entries(health.schema).map(
+            ([type, state]) =>
+              `  ${type}: ${state}${state === "unknown" ? " (the store did not answer)" : ""}`,
+          ),
           `queue: ${s.depth.pending} pending (${s.depth.awaiting_approval} awaiting approval), ${s.depth.failed} failed, ${s.depth.synced} synced; ${s.mapped} mapped`,
           `success rate ${pct(m.success_rate)} of ${m.sends} sends; surprise sync rate ${pct(m.surprise_sync_rate)}; extension hit rate ${pct(m.extension_hit_rate)}; average latency ${m.average_latency_ms ?? "n/a"} ms; uptime ${pct(m.uptime)}`,
         ];
-        return { json: s, text: `${lines.join("\n")}\n` };
+        return {
+          json: { ...s, health, ...(down !== null ? { unreachable: down } : {}) },
+          text: `${lines.join("\n")}\n`,
+        };
       }
       case "pending": {
         const items = ops.syncPending(ctx, target);
@@ -142,10 +161,12 @@ export const SYNC_COMMAND: Command = {
         return { json: r, text };
       }
       case "init": {
-        const r = await ops.syncInit(ctx, target);
+        const r = await initReachable(ctx, target, () => ops.syncInit(ctx, target), ops);
         const lines = [
           ...r.created.map((t) => `created ${t} database ${r.ids[t]}`),
-          ...r.validated.map((t) => `validated ${t} database ${r.ids[t]}`),
+          ...r.validated.map((t) =>
+            r.ids[t] !== undefined ? `validated ${t} database ${r.ids[t]}` : `${t}: ready`,
+          ),
         ];
         return { json: r, text: `${lines.join("\n")}\n` };
       }
@@ -154,3 +175,49 @@ export const SYNC_COMMAND: Command = {
     }
   },
 };
+
+type Ops = typeof import("../sync/operations.js");
+
+/** Where an unhealthy store lives, why it cannot be reached, and what to check (null: it can). */
+async function whyDown(ctx: RepoContext, target: TargetName) {
+  const { reachAdvice, storeUrl, unreachableReason } = await import("../sync/reachability.js");
+  const url = storeUrl(ctx, target);
+  if (url === null) return null;
+  const timeout = ctx.config.sync.graphiti.health_timeout_seconds * 1000;
+  const reason = await unreachableReason(url, timeout);
+  return reason === null ? null : { url, reason, advice: reachAdvice(target) };
+}
+
+/**
+ * `sync init` against a store that cannot be reached names its URL, what failed and what to
+ * check, instead of the client's bare "fetch failed"; Graphiti, which needs no schema made,
+ * is asked for its health first, so a server that is down is not reported ready.
+ */
+async function initReachable<T>(
+  ctx: RepoContext,
+  target: TargetName,
+  init: () => Promise<T>,
+  ops: Ops,
+): Promise<T> {
+  const refuse = async (cause: unknown, fallback: string | null) => {
+    const down = await whyDown(ctx, target);
+    if (down === null && fallback === null) throw cause;
+    const what = down !== null ? `cannot reach ${down.url}: ${down.reason}` : fallback;
+    throw new ServiceError(
+      `sync init --target ${target}: ${what}; nothing was created. ${down?.advice ?? "run director sync status for details"}`,
+      "sync_target",
+      { cause },
+    );
+  };
+  if (target === "graphiti") {
+    const s = await ops.syncStatus(ctx, target);
+    if (!s.health.healthy) await refuse(undefined, `unhealthy (${s.health.message})`);
+  }
+  try {
+    return await init();
+  } catch (error) {
+    // Only a store that failed is looked at: a config problem says what it is by itself.
+    if (target === "tana" || (error as { code?: unknown }).code !== "sync_target") throw error;
+    return refuse(error, null);
+  }
+}

@@ -1,9 +1,14 @@
 import { resolve } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { UsageError } from "../errors.js";
 import type { MarkdownReport } from "../sources/markdown.js";
 import type { TargetName } from "../sync/service.js";
 import { type CommandOutput, type ParsedArgs, stringOption } from "./args.js";
 import { EXIT } from "./main.js";
+
+/** How memory is made to leave the machine: said wherever privacy keeps something back. */
+const SHARE_HOW =
+  'To share a note, emit it with `worker emit --privacy public` (or `--privacy sensitive`: sent encrypted, once approved with `director sync approve`); `[sync] default_privacy = "public"` in config/dev.toml shares the items that carry no privacy of their own (memory versions). See docs/sync.md, "Privacy and approval".';
 
 /**
  * `director sync run` (and `sync --id`): a run, a dry run (`--dry-run`), or a hook that syncs
@@ -60,6 +65,15 @@ export async function runAction(
       : `sync hook: ${r.reason}\n`;
     return { json: r, text };
   }
+  if (requested.length > 0) {
+    const { privateRequested } = await import("../sync/service.js");
+    const refused = await privateRequested(ctx, target, requested);
+    if (refused.length > 0) {
+      throw new UsageError(
+        `--id ${refused.join(", ")}: private; a private item never leaves this machine, and --id does not change that. Nothing was sent. ${SHARE_HOW}`,
+      );
+    }
+  }
   const [ops, hook] = await Promise.all([
     import("../sync/operations.js"),
     import("../sync/hook.js"),
@@ -104,8 +118,20 @@ export async function runAction(
         ]
       : []),
   ];
+  // Everything private, nothing sent: the first run of a new user, who should hear why.
+  const allPrivate =
+    r.queued.private > 0 &&
+    r.sent.created_or_updated === 0 &&
+    r.depth.pending === 0 &&
+    r.depth.synced === 0 &&
+    r.depth.awaiting_approval === 0;
+  if (allPrivate) {
+    lines.push(
+      `nothing sent: all ${r.queued.private} item(s) are private (notes are, unless emitted otherwise) and private items never leave this machine. ${SHARE_HOW}`,
+    );
+  }
   return {
-    json: r,
+    json: allPrivate ? { ...r, nothing_shareable: true } : r,
     text: `${lines.join("\n")}\n`,
     warnings: [...(tana?.warnings ?? []), ...r.notices],
     exitCode: EXIT.ok,

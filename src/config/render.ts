@@ -9,6 +9,7 @@ interface SchemaNode {
   enum?: unknown[];
   examples?: unknown[];
   properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
 }
 
 // Sections, and the keys the schema leaves undescribed, get their comment here. Texts in the
@@ -71,8 +72,12 @@ function renderTable(at: string[], node: SchemaNode, out: string[]): void {
       if (child.enum !== undefined) {
         comment(`One of: ${child.enum.map((v) => tomlValue(v)).join(", ")}.`, out);
       }
-      // A key without a default (its value comes from elsewhere) is shown commented out.
-      if (child.default === undefined) out.push(`# ${key} = ${tomlValue(child.examples?.[0])}`);
+      // A list of tables is written as `[[name.key]]` tables by whoever adds one; an inline
+      // `key = []` here would collide with them (TOML: a key defined twice), so it is a comment.
+      if (child.type === "array" && child.items?.type === "object") {
+        out.push(`# [[${name}.${key}]]   (none by default; add one such table per entry)`);
+      } else if (child.default === undefined)
+        out.push(`# ${key} = ${tomlValue(child.examples?.[0])}`);
       else out.push(`${key} = ${tomlValue(child.default)}`);
     }
   }

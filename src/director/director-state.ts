@@ -23,6 +23,7 @@ import { fsyncDirSync, removeStaleTemps, tempName } from "../state/atomic.js";
 import { type BufferMeta, EventBuffer } from "../state/buffer.js";
 import { acquireLock } from "../state/lock.js";
 import { assertIntent } from "../state/state-file-check.js";
+import { rememberSightings } from "./liveness-file.js";
 
 /** What a crash between planning and finishing a cycle needs to finish it on restart. */
 export interface CycleIntent {
@@ -158,6 +159,11 @@ export async function finishCycle(
   }
   // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
   if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
+    // The workers' sightings outlive their heartbeats, so `director status` still knows them.
+    rememberSightings(
+      ctx.paths,
+      buffer.events.filter((s) => s.event.seq <= intent.through_seq).map((s) => s.event),
+    );
     buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
   }
   unlinkSync(ctx.paths.intent);

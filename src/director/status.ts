@@ -12,6 +12,7 @@ import { ENVELOPE_SCHEMA_VERSION } from "../schema/message-types.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readQuarantine } from "../state/quarantine.js";
 import { listSpoolFiles } from "../state/spool.js";
+import { readLiveness } from "./liveness-file.js";
 
 export interface StatusReport {
   catalog: { version: number; hash: string; entries: number; created_at: string };
@@ -39,9 +40,14 @@ export interface StatusReport {
   spool: { files: number };
   last_compaction_at: string | null;
   compacted_events: number;
-  /** Workers and their errors, from the events still in the buffer. */
+  /**
+   * Workers and their errors, from the events still in the buffer and the sightings that
+   * compactions kept (`buffer/liveness.json`): a compaction does not make a live worker vanish.
+   * `liveness_problems` names what of that record was left out as malformed.
+   */
   swarm: Omit<SwarmView, "workers"> & {
     workers: (SwarmView["workers"][number] & { drift: WorkerDrift | null })[];
+    liveness_problems: string[];
   };
   /** Main as this repository knows it, against which workers' drift is judged. */
   main: { ref: string; sha: string; catalog_hash: string | null } | null;
@@ -58,6 +64,7 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
   const quarantine = readQuarantine(ctx.paths.quarantine);
   const byReason: Record<string, number> = {};
   for (const r of quarantine) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+  const liveness = readLiveness(ctx.paths);
   const first = buffer.events[0]?.event.received_at;
   const last = buffer.events[buffer.events.length - 1]?.event.received_at;
   return {
@@ -98,7 +105,9 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
         receiptTime(),
         ctx.config.agent_bus.heartbeat_ttl_seconds,
         catalog.hash,
+        liveness.record.workers,
       ),
+      liveness.problems,
     )),
   };
 }
@@ -112,6 +121,7 @@ export type WorkerDrift = Pick<
 async function withDrift(
   ctx: RepoContext,
   swarm: SwarmView,
+  livenessProblems: string[],
 ): Promise<Pick<StatusReport, "swarm" | "main">> {
   const main = await findMain(ctx.repoDir);
   const workers: StatusReport["swarm"]["workers"] = [];
@@ -138,7 +148,7 @@ async function withDrift(
     workers.push({ ...w, drift });
   }
   return {
-    swarm: { ...swarm, workers },
+    swarm: { ...swarm, workers, liveness_problems: livenessProblems },
     main: main ? { ref: main.ref, sha: main.sha, catalog_hash: main.catalogHash ?? null } : null,
   };
 }

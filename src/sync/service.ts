@@ -104,6 +104,24 @@ export function requestedKeys(
   return keys;
 }
 
+/**
+ * Which of the ids `sync --id` names are private: they never leave, whatever is asked, and
+ * the command says so rather than sending nothing in silence.
+ */
+export async function privateRequested(
+  ctx: RepoContext,
+  target: TargetName,
+  ids: readonly string[],
+): Promise<string[]> {
+  const candidates = await (await memorySource(ctx)).load(queueStore(ctx, target).peek());
+  requestedKeys(candidates, ids); // an unknown id is a usage error, said first
+  return ids.filter((id) =>
+    candidates.some(
+      (c) => (c.item.local_id === id || itemKey(c.item) === id) && c.item.privacy === "private",
+    ),
+  );
+}
+
 export function writeRecordedIds(ctx: RepoContext, ids: NotionIds): void {
   mkdirSync(dirname(recordedIdsPath(ctx)), { recursive: true, mode: STATE_DIR_MODE });
   writeFileAtomicSync(recordedIdsPath(ctx), `${JSON.stringify(ids, null, 2)}\n`);

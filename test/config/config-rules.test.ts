@@ -176,6 +176,9 @@ describe("renderDefaultConfig", () => {
         table = header[1]!;
         expect(lines[i - 1], `comment above [${table}]`).toMatch(/^# /);
       }
+      // A list of tables is shown as the `[[table.key]]` header to add, never as `key = []`.
+      const list = /^# \[\[(.+)\.(\w+)\]\]/.exec(line);
+      if (list) seen.push(`${list[1]}.${list[2]}`);
       const key = /^(\w+) = /.exec(line);
       if (key) {
         seen.push(`${table}.${key[1]}`);

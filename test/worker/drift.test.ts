@@ -272,6 +272,9 @@ describe("director status judges each worker's drift from its heartbeats", () =>
       sender: { role: "director" },
       payload: { main: { ref: "main" }, catalog: { version: status.catalog.version } },
     });
-    expect(envelope.payload.workers).toHaveLength(2);
+    // The two that beat, and the one whose lessons `remember` emitted: compacted, still known.
+    const ids = envelope.payload.workers.map((w: { worker_id: string }) => w.worker_id);
+    expect(ids).toEqual(expect.arrayContaining(["w-old", "w-new"]));
+    expect(ids).toHaveLength(3);
   });
 });

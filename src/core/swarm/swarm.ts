@@ -1,6 +1,7 @@
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { compareText } from "../model/text.js";
 import { secondsBetween } from "../model/time.js";
+import type { WorkerSighting } from "./liveness.js";
 
 /** One worker as the buffered events show it. */
 export interface WorkerState {
@@ -37,15 +38,28 @@ export interface SwarmView {
 /**
  * The swarm as the events still in the buffer show it: per worker its latest stage, issue
  * and progress, liveness against the heartbeat TTL (receipt times, never worker clocks), the
- * catalog it last reported, and errors grouped by type.
+ * catalog it last reported, and errors grouped by type. `remembered` are the sightings that
+ * compactions kept (`liveness.ts`): a worker whose events left the buffer is still known.
  */
 export function summarizeSwarm(
   events: readonly MemoryEvent[],
   now: string,
   ttlSeconds: number,
   catalogHash: string,
+  remembered: readonly WorkerSighting[] = [],
 ): SwarmView {
   const workers = new Map<string, WorkerState>();
+  const rememberedAt = new Map(remembered.map((s) => [s.worker, s.last_seen]));
+  for (const s of remembered) {
+    workers.set(s.worker, {
+      ...s,
+      age_seconds: 0,
+      live: false,
+      heartbeats: 0,
+      errors: 0,
+      catalog_mismatch: false,
+    });
+  }
   const errors = new Map<string, ErrorSummary>();
   const errorIds = new Set<string>();
   for (const event of events) {
@@ -72,12 +86,15 @@ export function summarizeSwarm(
     }
     if (event.received_at > state.last_seen) state.last_seen = event.received_at;
     if (event.kind === "heartbeat") state.heartbeats++;
-    if (event.stage !== undefined) state.stage = event.stage;
-    if (event.issue !== undefined) state.issue = event.issue;
-    if (event.progress !== undefined) state.progress = event.progress;
-    if (event.attempt !== undefined) state.attempt = event.attempt;
-    if (event.main_ancestor_sha !== undefined) state.main_ancestor_sha = event.main_ancestor_sha;
-    if (event.catalog_hash_seen !== undefined) state.catalog_hash_seen = event.catalog_hash_seen;
+    // A buffered event older than what a compaction remembered does not take its place.
+    if (!(event.received_at < (rememberedAt.get(id) ?? ""))) {
+      if (event.stage !== undefined) state.stage = event.stage;
+      if (event.issue !== undefined) state.issue = event.issue;
+      if (event.progress !== undefined) state.progress = event.progress;
+      if (event.attempt !== undefined) state.attempt = event.attempt;
+      if (event.main_ancestor_sha !== undefined) state.main_ancestor_sha = event.main_ancestor_sha;
+      if (event.catalog_hash_seen !== undefined) state.catalog_hash_seen = event.catalog_hash_seen;
+    }
     if (event.kind === "error") {
       // Repeated reports of one error (its upstream `error_id`) count once.
       if (event.error_id !== undefined) {
