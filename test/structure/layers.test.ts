@@ -3,12 +3,10 @@
  * core stays pure, and no file grows past 500 lines. docs/architecture.md draws the same
  * layers; a change here is a change there.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const ROOT = join(import.meta.dirname, "..", "..");
-const SRC = join(ROOT, "src");
+import { code, importsOf, posix, ROOT, SRC, walk } from "./source-tree.js";
 
 /**
  * The layers of src/, bottom first. A module may import its own folder and any folder of a
@@ -57,37 +55,6 @@ const CORE_BANNED: readonly [RegExp, string][] = [
 ];
 
 const MAX_LINES = 500;
-
-function walk(dir: string, out: string[] = []): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) walk(path, out);
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
-}
-
-const posix = (path: string) => path.split(sep).join("/");
-
-/** The text of a module without its comments (strings kept: imports live in them). */
-function code(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
-}
-
-function importsOf(text: string): { spec: string; names: string }[] {
-  const out: { spec: string; names: string }[] = [];
-  const source = code(text);
-  for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s+([^;]*?)\s+from\s+"([^"]+)"/g)) {
-    out.push({ spec: m[2] as string, names: m[1] as string });
-  }
-  for (const m of source.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g)) {
-    out.push({ spec: m[1] as string, names: "" });
-  }
-  for (const m of source.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)) {
-    out.push({ spec: m[1] as string, names: "*" });
-  }
-  return out;
-}
 
 /** The layer unit of a file under src/: its top folder, or its own name at the top. */
 function unitOf(path: string): string {
