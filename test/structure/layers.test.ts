@@ -13,8 +13,10 @@ import { code, importsOf, posix, ROOT, SRC, walk } from "./source-tree.js";
  * lower layer; never a higher layer, never another folder of its own layer.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["schema", "errors.ts"],
+  ["schema"],
   ["core"],
+  // The error model is the core's (core/errors.ts); errors.ts adds the file system's mapping.
+  ["errors.ts"],
   ["clock.ts", "config", "state", "git", "github"],
   ["repo", "sources"],
   ["context"],
@@ -84,12 +86,12 @@ describe("layers", () => {
   it("finds an upward import when there is one, and not in a comment", () => {
     const hub = join(SRC, "bus", "tcp-hub.ts");
     expect(upwardImports(hub, 'import { runCycleOn } from "../director/run.js";\n')).toEqual([
-      "src/bus/tcp-hub.ts (bus, layer 6) imports director (layer 9)",
+      "src/bus/tcp-hub.ts (bus, layer 7) imports director (layer 10)",
     ]);
     expect(upwardImports(hub, 'const m = await import("../worker/emit.js");\n')).toHaveLength(1);
     expect(upwardImports(hub, '// import { x } from "../cli/main.js";\n')).toEqual([]);
     expect(upwardImports(join(SRC, "config", "load.ts"), 'import "../state/lock.js";\n')).toEqual([
-      "src/config/load.ts (config, layer 2) imports state (layer 2)",
+      "src/config/load.ts (config, layer 3) imports state (layer 3)",
     ]);
   });
 });
@@ -140,6 +142,19 @@ describe("the core is pure", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("imports only src/core and src/schema", () => {
+    const wrong = core.flatMap((path) => outsideCore(path, readFileSync(path, "utf8")));
+    expect(wrong).toEqual([]);
+  });
+
+  it("would see an import of src/errors.ts", () => {
+    const log = join(SRC, "core", "versions", "log.ts");
+    expect(outsideCore(log, 'import { StateError } from "../../errors.js";\n')).toEqual([
+      "src/core/versions/log.ts imports ../../errors.js",
+    ]);
+    expect(outsideCore(log, 'import { StateError } from "../errors.js";\n')).toEqual([]);
+  });
+
   it("reads no environment, no clock and no randomness", () => {
     const wrong: string[] = [];
     for (const path of core) {
@@ -156,6 +171,14 @@ describe("the core is pure", () => {
     expect(CORE_BANNED.some(([p]) => p.test(code("// Date.now() is not called here")))).toBe(false);
   });
 });
+
+/** The relative imports of a core module that leave src/core and src/schema, in words. */
+function outsideCore(path: string, text: string): string[] {
+  return importsOf(text)
+    .filter(({ spec }) => spec.startsWith("."))
+    .filter(({ spec }) => !["core", "schema"].includes(unitOf(resolve(dirname(path), spec))))
+    .map(({ spec }) => `${posix(relative(ROOT, path))} imports ${spec}`);
+}
 
 describe("file length", () => {
   const files = ["src", "test", "bench", "scripts"].flatMap((folder) => walk(join(ROOT, folder)));
