@@ -21,7 +21,7 @@ import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import type { SessionEndPayload } from "../schema/envelope.js";
 import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
-import { type CycleIntent, commitCycle } from "./director-state.js";
+import { type CycleIntent, commitCycle } from "./cycle-intent.js";
 
 /** What `director run --json` says of one consolidated session. */
 export type SessionStepReport = SessionReport & {

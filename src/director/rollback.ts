@@ -1,6 +1,6 @@
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
-import { FOCUS_PATH } from "../core/model/paths.js";
+import { CATALOG_PATH, FOCUS_PATH } from "../core/model/paths.js";
 import { renderFocusFor } from "../core/rendering/focus.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import { planRollback } from "../core/versions/rollback.js";
@@ -36,7 +36,7 @@ export async function rollbackOn(
   gitDir: string,
 ): Promise<RollbackResult> {
   const current = await readMemoryFiles(ctx.repoDir);
-  const raw = content.files.get("memory/catalog.json");
+  const raw = content.files.get(CATALOG_PATH);
   const parsed = Catalog.safeParse(raw === undefined ? undefined : JSON.parse(raw));
   if (!parsed.success) {
     throw new StateError(`version ${content.record.version}: its memory/catalog.json is not valid`);
@@ -46,7 +46,7 @@ export async function rollbackOn(
   // The target's catalog is content too: its paths are confined before the plan uses them.
   const target = confinedCatalog(
     parsed.data as Catalog,
-    `version ${content.record.version}: memory/catalog.json`,
+    `version ${content.record.version}: ${CATALOG_PATH}`,
   );
   const plan = planRollback(current, { catalog: target, files: content.files }, createdAt);
   const engrams = new Map<string, Engram>();

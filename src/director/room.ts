@@ -1,22 +1,16 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { decideCompaction, tallyRecalls } from "../core/compaction/decide.js";
-import { parsePending, planRoomCompaction } from "../core/compaction/room.js";
-import {
-  emptyLedger,
-  pendingFileName,
-  type RoomLedger,
-  serializeLedger,
-} from "../core/compaction/room-ledger.js";
+import { planRoomCompaction } from "../core/compaction/room.js";
+import { emptyLedger, pendingFileName, serializeLedger } from "../core/compaction/room-ledger.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
 import { commitTimes } from "../git/rev-reads.js";
 import { loadRegistry } from "../graph/registry.js";
 import { readCatalog, readTextIfExists } from "../repo/memory-tree.js";
 import type { MemoryConfig } from "../schema/config.js";
-import type { Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import {
   type EventBuffer,
@@ -24,42 +18,10 @@ import {
   journalLineBytes,
   type SerializedEvent,
 } from "../state/buffer.js";
-import type { StatePaths } from "../state/paths.js";
-import { type CycleIntent, finishCycle, writeIntent } from "./director-state.js";
-import { LEDGER, readRoomLedger, roomDir } from "./room-ledger.js";
+import { type CycleIntent, finishCycle, writeIntent } from "./cycle-intent.js";
+import { readRoomLedger, roomDir } from "./room-ledger.js";
+import { rememberPending } from "./room-pending.js";
 import { readStagingMeta, stagingDir } from "./staging.js";
-
-/**
- * Engrams this process compacted for room, by pending file and digest: the cycle that takes
- * them in the same process (a settle, or `run --pr` after its drains) reads no file back.
- */
-const made = new Map<string, { sha256: string; engrams: Engram[] }>();
-
-/** The engrams the ledger names as pending, oldest first, each file checked against its digest. */
-export function loadPendingEngrams(paths: StatePaths, ledger: RoomLedger): Engram[] {
-  const out: Engram[] = [];
-  for (const { file, sha256 } of ledger.pending) {
-    const path = join(roomDir(paths), file);
-    const known = made.get(path);
-    if (known !== undefined && known.sha256 === sha256) {
-      out.push(...known.engrams);
-      continue;
-    }
-    if (!existsSync(path)) {
-      throw new StateError(
-        `${path}: missing, though ${join(roomDir(paths), LEDGER)} lists it; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
-      );
-    }
-    const engrams = parsePending(readFileSync(path, "utf8"), sha256);
-    if (typeof engrams === "string") {
-      throw new StateError(
-        `${path}: ${engrams}; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
-      );
-    }
-    out.push(...engrams);
-  }
-  return out;
-}
 
 /**
  * Whether this repository publishes memory by pull request (`memory.publish`): then what an
@@ -152,7 +114,7 @@ export async function compactForRoom(
   await finishCycle(ctx, buffer, intent);
   const last = plan.ledger.pending[plan.ledger.pending.length - 1];
   if (plan.engrams.length > 0 && last !== undefined) {
-    made.set(join(roomDir(ctx.paths), last.file), { sha256: last.sha256, engrams: plan.engrams });
+    rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, plan.engrams);
   }
 }
 
@@ -185,7 +147,7 @@ export async function settleRoom(ctx: RepoContext, buffer: EventBuffer): Promise
   const ledger = readRoomLedger(ctx.paths);
   if (ledger === undefined || ledger.pending.length === 0) return;
   if (await publishesByPullRequest(ctx)) return;
-  const { settleCycle } = await import("./run.js");
+  const { settleCycle } = await import("./cycle.js");
   await settleCycle(ctx, buffer);
 }
 

@@ -7,7 +7,7 @@ import { documentPaths, readMemoryFiles } from "../repo/memory-files.js";
 import type { Snapshot } from "../repo/version-snapshots.js";
 import type { Catalog } from "../schema/engram.js";
 import type { EventBuffer } from "../state/buffer.js";
-import { commitCycle } from "./director-state.js";
+import { commitCycle } from "./cycle-intent.js";
 
 /** A new version about to be written: its log line, and the log file to write with the catalog. */
 export interface NextVersion {

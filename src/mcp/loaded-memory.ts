@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { CATALOG_PATH } from "../core/model/paths.js";
 import type { RecallIndex } from "../core/recall/recall.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
@@ -37,7 +38,7 @@ export class LoadedMemory {
 
 function catalogStamp(repoDir: string): string {
   try {
-    const s = statSync(join(repoDir, "memory", "catalog.json"), { bigint: true });
+    const s = statSync(join(repoDir, CATALOG_PATH), { bigint: true });
     return `${s.size}:${s.mtimeNs}:${s.ino}`;
   } catch {
     return "missing";

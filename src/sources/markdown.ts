@@ -4,6 +4,7 @@ import { basename, delimiter, isAbsolute, join, relative, resolve, sep } from "n
 import fg from "fast-glob";
 import { compileGlob, type GlobMatcher, GlobSyntaxError } from "../core/glob.js";
 import type { Redactor } from "../core/ingest/redact.js";
+import { FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemHash, itemKey } from "../core/sync/item.js";
 import {
@@ -129,8 +130,8 @@ export async function scanMarkdown(
   };
   const seen = new Set<string>();
   const scanned = new Set<string>();
-  const repoMemory = join(options.repoDir, "memory");
-  const repoFocus = join(options.repoDir, "MEMORY.md");
+  const repoMemory = join(options.repoDir, MEMORY_DIR);
+  const repoFocus = join(options.repoDir, FOCUS_PATH);
   const repoReal = realOrSelf(options.repoDir);
   const allowed = options.allowedOutside ?? [];
   for (const entry of config.folders) {

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
+import { CATALOG_PATH } from "../core/model/paths.js";
 import { ConfigError, StateError } from "../errors.js";
 import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
 import type { StatePaths } from "./paths.js";
@@ -58,7 +59,7 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
   }
   // Before `director init` (no catalog yet) nothing writes the state folder: init adds the
   // .gitignore line, then checks again.
-  const initialized = setting.initialized ?? existsSync(join(repoDir, "memory", "catalog.json"));
+  const initialized = setting.initialized ?? existsSync(join(repoDir, CATALOG_PATH));
   if (ignored.code === 1 && initialized) {
     refuse(
       `${JSON.stringify(dir)}: not ignored by git, so git add -A would commit the journal and the seal key: add /${dir}/ to .gitignore (director init does)`,

@@ -3,20 +3,20 @@
  * core stays pure, and no file grows past 500 lines. docs/architecture.md draws the same
  * layers; a change here is a change there.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const ROOT = join(import.meta.dirname, "..", "..");
-const SRC = join(ROOT, "src");
+import { code, importsOf, posix, ROOT, SRC, walk } from "./source-tree.js";
 
 /**
  * The layers of src/, bottom first. A module may import its own folder and any folder of a
  * lower layer; never a higher layer, never another folder of its own layer.
  */
 const LAYERS: readonly (readonly string[])[] = [
-  ["schema", "errors.ts"],
+  ["schema"],
   ["core"],
+  // The error model is the core's (core/errors.ts); errors.ts adds the file system's mapping.
+  ["errors.ts"],
   ["clock.ts", "config", "state", "git", "github"],
   ["repo", "sources"],
   ["context"],
@@ -58,37 +58,6 @@ const CORE_BANNED: readonly [RegExp, string][] = [
 
 const MAX_LINES = 500;
 
-function walk(dir: string, out: string[] = []): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) walk(path, out);
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) out.push(path);
-  }
-  return out;
-}
-
-const posix = (path: string) => path.split(sep).join("/");
-
-/** The text of a module without its comments (strings kept: imports live in them). */
-function code(text: string): string {
-  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
-}
-
-function importsOf(text: string): { spec: string; names: string }[] {
-  const out: { spec: string; names: string }[] = [];
-  const source = code(text);
-  for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s+([^;]*?)\s+from\s+"([^"]+)"/g)) {
-    out.push({ spec: m[2] as string, names: m[1] as string });
-  }
-  for (const m of source.matchAll(/(?:^|\n)\s*import\s+"([^"]+)"/g)) {
-    out.push({ spec: m[1] as string, names: "" });
-  }
-  for (const m of source.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)) {
-    out.push({ spec: m[1] as string, names: "*" });
-  }
-  return out;
-}
-
 /** The layer unit of a file under src/: its top folder, or its own name at the top. */
 function unitOf(path: string): string {
   const [first] = posix(relative(SRC, path)).split("/");
@@ -117,12 +86,12 @@ describe("layers", () => {
   it("finds an upward import when there is one, and not in a comment", () => {
     const hub = join(SRC, "bus", "tcp-hub.ts");
     expect(upwardImports(hub, 'import { runCycleOn } from "../director/run.js";\n')).toEqual([
-      "src/bus/tcp-hub.ts (bus, layer 6) imports director (layer 9)",
+      "src/bus/tcp-hub.ts (bus, layer 7) imports director (layer 10)",
     ]);
     expect(upwardImports(hub, 'const m = await import("../worker/emit.js");\n')).toHaveLength(1);
     expect(upwardImports(hub, '// import { x } from "../cli/main.js";\n')).toEqual([]);
     expect(upwardImports(join(SRC, "config", "load.ts"), 'import "../state/lock.js";\n')).toEqual([
-      "src/config/load.ts (config, layer 2) imports state (layer 2)",
+      "src/config/load.ts (config, layer 3) imports state (layer 3)",
     ]);
   });
 });
@@ -173,6 +142,19 @@ describe("the core is pure", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("imports only src/core and src/schema", () => {
+    const wrong = core.flatMap((path) => outsideCore(path, readFileSync(path, "utf8")));
+    expect(wrong).toEqual([]);
+  });
+
+  it("would see an import of src/errors.ts", () => {
+    const log = join(SRC, "core", "versions", "log.ts");
+    expect(outsideCore(log, 'import { StateError } from "../../errors.js";\n')).toEqual([
+      "src/core/versions/log.ts imports ../../errors.js",
+    ]);
+    expect(outsideCore(log, 'import { StateError } from "../errors.js";\n')).toEqual([]);
+  });
+
   it("reads no environment, no clock and no randomness", () => {
     const wrong: string[] = [];
     for (const path of core) {
@@ -189,6 +171,14 @@ describe("the core is pure", () => {
     expect(CORE_BANNED.some(([p]) => p.test(code("// Date.now() is not called here")))).toBe(false);
   });
 });
+
+/** The relative imports of a core module that leave src/core and src/schema, in words. */
+function outsideCore(path: string, text: string): string[] {
+  return importsOf(text)
+    .filter(({ spec }) => spec.startsWith("."))
+    .filter(({ spec }) => !["core", "schema"].includes(unitOf(resolve(dirname(path), spec))))
+    .map(({ spec }) => `${posix(relative(ROOT, path))} imports ${spec}`);
+}
 
 describe("file length", () => {
   const files = ["src", "test", "bench", "scripts"].flatMap((folder) => walk(join(ROOT, folder)));

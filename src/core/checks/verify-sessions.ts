@@ -1,6 +1,7 @@
 import { Catalog, EntityRef } from "../../schema/engram.js";
 import { MAX_ENGRAM_ENTITIES } from "../../schema/formats.js";
 import { sha256Hex } from "../model/canonical.js";
+import { CATALOG_PATH } from "../model/paths.js";
 import { CORE_DIR, KNOWLEDGE_DIR, SESSIONS_DIR, STATE_DIR } from "../versions/documents.js";
 import { KNOWLEDGE_KINDS } from "../versions/items.js";
 import { compareFindings, type Finding, oneLine } from "./findings.js";
@@ -85,14 +86,14 @@ export function verifyDocuments(input: DocumentsInput): Finding[] {
   }
   if (bytes > input.budgets.documents_max_bytes) {
     add(
-      "memory/catalog.json",
+      CATALOG_PATH,
       "document-budget",
       `session documents hold ${bytes} bytes, over [sessions] documents_max_bytes = ${input.budgets.documents_max_bytes}`,
     );
   }
   if (episodes > input.budgets.episodes_max) {
     add(
-      "memory/catalog.json",
+      CATALOG_PATH,
       "document-budget",
       `session documents hold ${episodes} episodes, over [sessions] episodes_max = ${input.budgets.episodes_max}`,
     );

@@ -1,4 +1,4 @@
-import { StateError } from "../../errors.js";
+import { StateError } from "../errors.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../versions/log.js";
 import type { Finding } from "./findings.js";
 

@@ -1,7 +1,6 @@
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
 import type { Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
-import type { KnownClaims } from "../graph/claims.js";
 import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { isHistoryCommit, isHistoryEvent } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/event-keys.js";
@@ -13,19 +12,8 @@ import { batchIdFromIso } from "../model/time.js";
 import { episodeVerdict, surpriseScore } from "../sync/policy.js";
 import { compactHistory } from "./history.js";
 import { type GroupItems, packEngrams } from "./pack.js";
+import type { CompactionPolicy } from "./policy.js";
 import { condenseTelemetry, describeWorker, telemetrySaysSomething } from "./telemetry.js";
-
-export interface CompactionPolicy {
-  engram_max_bytes: number;
-  stall_seconds: number;
-  promote_min_confidence: number;
-  /** At most this many groups per slice; the rest are merged into one `other` group. */
-  max_groups: number;
-  /** Links each engram to the registry's entities (absent: engrams carry no `entities`). */
-  entities?: ((body: EngramBody) => string[]) | undefined;
-  /** Claims memory already holds: restating one raises its evidence instead of a copy. */
-  known?: KnownClaims | undefined;
-}
 
 export const CREATED_BY = "engram-director";
 const MAX_TOPICS = 12;

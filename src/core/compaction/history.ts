@@ -2,7 +2,7 @@ import type { Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryCommit } from "../history/kinds.js";
 import { compareText, truncateChars } from "../model/text.js";
-import type { CompactionPolicy } from "./compact.js";
+import type { CompactionPolicy } from "./policy.js";
 
 /** Builds the engrams of one group (compact.ts's), with summary facts of its own. */
 export type GroupBuilder = (

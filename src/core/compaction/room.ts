@@ -11,8 +11,9 @@ import type { MemoryEvent } from "../../schema/memory-event.js";
 import type { Registry } from "../../schema/registry.js";
 import { entityMatcher } from "../graph/entities.js";
 import { sha256Hex } from "../model/canonical.js";
-import { type CompactionPolicy, compactSlice } from "./compact.js";
+import { compactSlice } from "./compact.js";
 import { bodyLinker } from "./pack.js";
+import type { CompactionPolicy } from "./policy.js";
 import type { RoomLedger } from "./room-ledger.js";
 
 /** Most engrams one compacted slice produces; smaller groups are merged into `other`. */

@@ -1,6 +1,6 @@
-import { ConfigError } from "../../errors.js";
 import type { GitHubConfig, GraphitiSyncConfig, NotionSyncConfig } from "../../schema/config.js";
 import type { TanaSyncConfig } from "../../schema/tana-config.js";
+import { ConfigError } from "../errors.js";
 
 /**
  * The one place that decides where engram sends requests and which credential goes with

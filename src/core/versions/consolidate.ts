@@ -1,7 +1,13 @@
-import type { Sealed } from "../../schema/common.js";
 import type { SessionsConfig } from "../../schema/config.js";
-import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
-import { canonicalJson, sha256Hex } from "../model/canonical.js";
+import { learningIdOfFact } from "../graph/learnings.js";
+import { canonicalJson } from "../model/canonical.js";
+import {
+  containsNull,
+  episodeId,
+  knowledgeId,
+  knowledgeKey,
+  mergeCoreValue,
+} from "./consolidate-values.js";
 import {
   DOCUMENT_KEY_RE,
   KNOWLEDGE_KINDS,
@@ -14,11 +20,14 @@ import {
 import type {
   CoreChange,
   CoreDocument,
+  EpisodeRecord,
   EvidenceRecord,
   KnowledgeRecord,
   MasterState,
   StateDocument,
 } from "./master.js";
+
+export { episodeId, knowledgeKey, mergeCoreValue } from "./consolidate-values.js";
 
 export type ConsolidationRules = Omit<
   SessionsConfig,
@@ -89,44 +98,6 @@ const REASONS: readonly RejectReason[] = [
   "invalid",
 ];
 
-/** What makes two pieces of knowledge the same: normalized text, or equal sealed bytes. */
-export function knowledgeKey(text: string | undefined, sealed: readonly Sealed[] | undefined) {
-  if (text !== undefined) return textKey(text);
-  return `s:${(sealed ?? []).map((s) => s.ct).join(",")}`;
-}
-
-// Each step keys all the knowledge memory holds, nearly all of it keyed by the step before:
-// a run of many sessions would normalize the same texts again and again.
-const textKeys = new Map<string, string>();
-const TEXT_KEYS_MAX = 65_536;
-
-function textKey(text: string): string {
-  let key = textKeys.get(text);
-  if (key === undefined) {
-    if (textKeys.size >= TEXT_KEYS_MAX) textKeys.clear();
-    key = `t:${normalizeClaim(text)}`;
-    textKeys.set(text, key);
-  }
-  return key;
-}
-
-/** An episode's permanent id: derived from its content, so a replayed session adds nothing. */
-export function episodeId(sessionId: string, item: SessionItem): string {
-  const content = {
-    session_id: sessionId,
-    seq: item.seq,
-    outcome: item.outcome,
-    confidence: item.confidence,
-    text: item.text,
-    sealed: item.sealed,
-  };
-  return `ep_${sha256Hex(canonicalJson(content)).slice(0, 16)}`;
-}
-
-function knowledgeId(key: string): string {
-  return `k_${sha256Hex(key).slice(0, 16)}`;
-}
-
 function sortedRecord<T>(map: Map<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const key of [...map.keys()].sort()) out[key] = map.get(key) as T;
@@ -156,172 +127,154 @@ function raise(evidence: Map<string, EvidenceRecord>, id: string, version: numbe
   return record.evidence;
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
+/** One session's step: what each rule reads, and the report every rule adds to. */
+interface Step {
+  session: SessionInput;
+  rules: ConsolidationRules;
+  /** The version the step makes. */
+  to: number;
+  report: SessionReport;
+}
+
+function reject(step: Step, item: SessionItem, reason: RejectReason): void {
+  step.report.rejected[reason]++;
+  step.report.rejected_items.push({ seq: item.seq, kind: item.kind, reason });
+}
+
+function merged(step: Step, item: SessionItem, into: string, count: number): void {
+  step.report.merged++;
+  step.report.merged_items.push({ seq: item.seq, kind: item.kind, into, evidence: count });
+}
+
+function hold(
+  step: Step,
+  kind: Conflict["kind"],
+  key: string,
+  changedIn: number,
+  proposed: unknown,
+): void {
+  step.report.conflicts.push({
+    kind,
+    key,
+    parent_version: step.session.parent_version,
+    changed_in_version: changedIn,
+    resolution: "held_for_review",
+    proposed,
+  });
 }
 
 /**
- * careful_merge of one value: objects merge key by key (a key the change leaves out is kept),
- * anything else is replaced. Nothing is deleted: a null anywhere in the change is refused.
+ * `episodes` (append_all): every valid episode is kept once, by its content's id. Like every
+ * rule, returns why it refused the item, if it did.
  */
-export function mergeCoreValue(old: unknown, change: unknown): unknown {
-  if (isPlainObject(old) && isPlainObject(change)) {
-    const out: Record<string, unknown> = { ...old };
-    for (const [k, v] of Object.entries(change)) out[k] = mergeCoreValue(old[k], v);
-    return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+function addEpisode(
+  step: Step,
+  episodes: EpisodeRecord[],
+  ids: Set<string>,
+  item: SessionItem,
+): RejectReason | undefined {
+  const { session, to } = step;
+  if (step.rules.episodes === "off") return "rule_off";
+  if (item.outcome === undefined || item.confidence === undefined) {
+    return "invalid";
   }
-  return change;
-}
-
-function containsNull(v: unknown): boolean {
-  if (v === null) return true;
-  if (Array.isArray(v)) return v.some(containsNull);
-  if (isPlainObject(v)) return Object.values(v).some(containsNull);
-  return false;
-}
-
-/**
- * Consolidates one session into `master`, giving version `master.version + 1`. `learnings` are
- * the claims engrams hold (see `knowledgeFromLearnings`): a session item restating one (the
- * same normalized text, a type prefix such as `Lesson: ` left out, as the compaction's dedup
- * matches) raises its evidence in `master.evidence` instead of adding a copy. Pure: the same
- * master, session and learnings always give the same result, and `master` is not modified.
- */
-export function consolidateSession(
-  master: MasterState,
-  session: SessionInput,
-  rules: ConsolidationRules = DEFAULT_RULES,
-  learnings: readonly KnowledgeRecord[] = [],
-): { master: MasterState; report: SessionReport } {
-  const to = master.version + 1;
-  const report: SessionReport = {
+  const id = episodeId(session.session_id, item);
+  if (ids.has(id)) return "duplicate";
+  ids.add(id);
+  episodes.push({
+    id,
     session_id: session.session_id,
-    parent_version: session.parent_version,
-    from_version: master.version,
-    to_version: to,
-    applied: zeroCounts(SESSION_ITEM_KINDS),
-    merged: 0,
-    merged_items: [],
-    rejected: zeroCounts(REASONS),
-    rejected_items: [],
-    conflicts: [],
-    core_changes: [],
-  };
-  const hold = (kind: Conflict["kind"], key: string, changedIn: number, proposed: unknown) => {
-    report.conflicts.push({
-      kind,
-      key,
-      parent_version: session.parent_version,
-      changed_in_version: changedIn,
-      resolution: "held_for_review",
-      proposed,
-    });
-  };
-  const reject = (item: SessionItem, reason: RejectReason) => {
-    report.rejected[reason]++;
-    report.rejected_items.push({ seq: item.seq, kind: item.kind, reason });
-  };
-  const merged = (item: SessionItem, into: string, count: number) => {
-    report.merged++;
-    report.merged_items.push({ seq: item.seq, kind: item.kind, into, evidence: count });
-  };
+    seq: item.seq,
+    outcome: item.outcome,
+    confidence: item.confidence,
+    surprise: surpriseOf(item.confidence, item.outcome),
+    ...(item.text !== undefined ? { text: item.text } : {}),
+    ...(item.sealed !== undefined ? { sealed: item.sealed } : {}),
+    version: to,
+  });
+  step.report.applied.episode++;
+  return undefined;
+}
 
-  const episodes = [...master.episodes];
-  const episodeIds = new Set(episodes.map((e) => e.id));
-  const knowledge = master.knowledge.map((k) => ({ ...k }));
-  const byKey = new Map(knowledge.map((k) => [knowledgeKey(k.text, k.sealed), k]));
-  const learningById = learningIndex(learnings);
-  const evidence = new Map(master.evidence.map((e) => [e.id, { ...e }]));
-  const seenThisSession = new Set<string>();
-  // Latest value per key wins inside the session; applied after every item is read.
-  const stateWrites = new Map<string, SessionItem>();
-  const coreWrites = new Map<string, SessionItem[]>();
+/** The knowledge a step works on: the master's records (copies), keyed, and the learnings. */
+interface KnowledgeMemory {
+  records: KnowledgeRecord[];
+  byKey: Map<string, KnowledgeRecord>;
+  learnings: ReadonlyMap<string, KnowledgeRecord>;
+  evidence: Map<string, EvidenceRecord>;
+  /** Keys this session already stated: a second statement is a duplicate. */
+  seen: Set<string>;
+}
 
-  for (const item of session.items) {
-    if (item.kind === "episode") {
-      if (rules.episodes === "off") reject(item, "rule_off");
-      else if (item.outcome === undefined || item.confidence === undefined) reject(item, "invalid");
-      else {
-        const id = episodeId(session.session_id, item);
-        if (episodeIds.has(id)) {
-          reject(item, "duplicate");
-          continue;
-        }
-        episodeIds.add(id);
-        episodes.push({
-          id,
-          session_id: session.session_id,
-          seq: item.seq,
-          outcome: item.outcome,
-          confidence: item.confidence,
-          surprise: surpriseOf(item.confidence, item.outcome),
-          ...(item.text !== undefined ? { text: item.text } : {}),
-          ...(item.sealed !== undefined ? { sealed: item.sealed } : {}),
-          version: to,
-        });
-        report.applied.episode++;
-      }
-    } else if ((KNOWLEDGE_KINDS as readonly string[]).includes(item.kind)) {
-      if (rules.knowledge === "off") reject(item, "rule_off");
-      else if (item.text === undefined && item.sealed === undefined) reject(item, "invalid");
-      else if ((item.confidence ?? 0) <= rules.knowledge_min_confidence)
-        reject(item, "low_confidence");
-      else {
-        const key = knowledgeKey(item.text, item.sealed);
-        if (seenThisSession.has(key)) {
-          reject(item, "duplicate");
-          continue;
-        }
-        seenThisSession.add(key);
-        const existing = byKey.get(key);
-        if (existing) {
-          existing.evidence++;
-          existing.confidence = Math.max(existing.confidence, item.confidence ?? 0);
-          merged(item, existing.id, existing.evidence);
-          continue;
-        }
-        const learning =
-          item.text !== undefined && learningById.size > 0
-            ? learningById.get(learningIdOfFact(item.text))
-            : undefined;
-        if (learning) {
-          const raised = raise(evidence, learning.id, to);
-          merged(item, learning.id, learning.evidence + raised);
-          continue;
-        }
-        const record = {
-          id: knowledgeId(key),
-          kind: item.kind as KnowledgeKind,
-          ...(item.text !== undefined ? { text: item.text } : {}),
-          ...(item.rationale !== undefined ? { rationale: item.rationale } : {}),
-          ...(item.sealed !== undefined ? { sealed: item.sealed } : {}),
-          confidence: item.confidence ?? 0,
-          evidence: 1,
-          version: to,
-        };
-        knowledge.push(record);
-        byKey.set(key, record);
-        report.applied[item.kind]++;
-      }
-    } else if (item.key === undefined || !DOCUMENT_KEY_RE.test(item.key)) {
-      reject(item, "invalid");
-    } else if (item.kind === "state") {
-      const earlier = stateWrites.get(item.key);
-      if (earlier) reject(earlier, "duplicate");
-      stateWrites.set(item.key, item);
-    } else {
-      const list = coreWrites.get(item.key) ?? [];
-      list.push(item);
-      coreWrites.set(item.key, list);
-    }
+/**
+ * `knowledge` (validate_and_merge): confident enough, then merged into the record or the
+ * learning that says the same (its evidence raised), or added as a new record.
+ */
+function addKnowledge(
+  step: Step,
+  memory: KnowledgeMemory,
+  item: SessionItem,
+): RejectReason | undefined {
+  const { rules, to } = step;
+  if (rules.knowledge === "off") return "rule_off";
+  if (item.text === undefined && item.sealed === undefined) return "invalid";
+  if ((item.confidence ?? 0) <= rules.knowledge_min_confidence) {
+    return "low_confidence";
   }
+  const key = knowledgeKey(item.text, item.sealed);
+  if (memory.seen.has(key)) return "duplicate";
+  memory.seen.add(key);
+  const existing = memory.byKey.get(key);
+  if (existing) {
+    existing.evidence++;
+    existing.confidence = Math.max(existing.confidence, item.confidence ?? 0);
+    merged(step, item, existing.id, existing.evidence);
+    return undefined;
+  }
+  const learning =
+    item.text !== undefined && memory.learnings.size > 0
+      ? memory.learnings.get(learningIdOfFact(item.text))
+      : undefined;
+  if (learning) {
+    const raised = raise(memory.evidence, learning.id, to);
+    merged(step, item, learning.id, learning.evidence + raised);
+    return undefined;
+  }
+  const record = {
+    id: knowledgeId(key),
+    kind: item.kind as KnowledgeKind,
+    ...(item.text !== undefined ? { text: item.text } : {}),
+    ...(item.rationale !== undefined ? { rationale: item.rationale } : {}),
+    ...(item.sealed !== undefined ? { sealed: item.sealed } : {}),
+    confidence: item.confidence ?? 0,
+    evidence: 1,
+    version: to,
+  };
+  memory.records.push(record);
+  memory.byKey.set(key, record);
+  step.report.applied[item.kind]++;
+  return undefined;
+}
 
-  const state = new Map(Object.entries(master.state));
-  for (const [key, item] of [...stateWrites].sort(([a], [b]) => (a < b ? -1 : 1))) {
+const byKeyOrder = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : 1);
+
+/**
+ * `state` (latest_wins, or hold_conflicts): the session's last value of each key replaces
+ * the master's, the old one kept in its history; a key changed since the session's parent
+ * version is a conflict, overwritten or held for review.
+ */
+function applyState(
+  step: Step,
+  master: MasterState["state"],
+  writes: ReadonlyMap<string, SessionItem>,
+): Map<string, StateDocument> {
+  const { session, rules, to, report } = step;
+  const state = new Map(Object.entries(master));
+  for (const [key, item] of [...writes].sort(byKeyOrder)) {
     const old = state.get(key);
     const conflict = old !== undefined && old.version > session.parent_version;
     if (conflict && rules.state === "hold_conflicts") {
-      hold("state", key, old.version, item.value);
+      hold(step, "state", key, old.version, item.value);
       continue;
     }
     if (conflict) {
@@ -350,27 +303,39 @@ export function consolidateSession(
     state.set(key, doc);
     report.applied.state++;
   }
+  return state;
+}
 
+/**
+ * `core` (careful_merge): only very confident changes, merged key by key, never deleting;
+ * a key changed since the session's parent version is held for review. Each change is logged.
+ */
+function applyCore(
+  step: Step,
+  master: MasterState,
+  writes: ReadonlyMap<string, readonly SessionItem[]>,
+): { core: Map<string, CoreDocument>; coreLog: CoreChange[] } {
+  const { session, rules, to, report } = step;
   const core = new Map(Object.entries(master.core));
   const coreLog = [...master.core_log];
-  for (const [key, items] of [...coreWrites].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  for (const [key, items] of [...writes].sort(byKeyOrder)) {
     for (const item of items) {
       if (rules.core === "off") {
-        reject(item, "rule_off");
+        reject(step, item, "rule_off");
         continue;
       }
       if ((item.confidence ?? 0) < rules.core_min_confidence) {
-        reject(item, "low_confidence");
+        reject(step, item, "low_confidence");
         continue;
       }
       if (item.value === undefined || containsNull(item.value)) {
-        reject(item, "delete_refused");
+        reject(step, item, "delete_refused");
         continue;
       }
       const old = core.get(key);
       // A change this same session made (version `to`) is not a conflict.
       if (old !== undefined && old.version > session.parent_version && old.version < to) {
-        hold("core", key, old.version, item.value);
+        hold(step, "core", key, old.version, item.value);
         continue;
       }
       const value = mergeCoreValue(old?.value, item.value);
@@ -389,14 +354,81 @@ export function consolidateSession(
       report.applied.core++;
     }
   }
+  return { core, coreLog };
+}
 
+/**
+ * Consolidates one session into `master`, giving version `master.version + 1`. `learnings` are
+ * the claims engrams hold (see `knowledgeFromLearnings`): a session item restating one (the
+ * same normalized text, a type prefix such as `Lesson: ` left out, as the compaction's dedup
+ * matches) raises its evidence in `master.evidence` instead of adding a copy. Pure: the same
+ * master, session and learnings always give the same result, and `master` is not modified.
+ * Items are read in order, each by its kind's rule; state and core writes are applied after
+ * every item is read, key by key.
+ */
+export function consolidateSession(
+  master: MasterState,
+  session: SessionInput,
+  rules: ConsolidationRules = DEFAULT_RULES,
+  learnings: readonly KnowledgeRecord[] = [],
+): { master: MasterState; report: SessionReport } {
+  const to = master.version + 1;
+  const report: SessionReport = {
+    session_id: session.session_id,
+    parent_version: session.parent_version,
+    from_version: master.version,
+    to_version: to,
+    applied: zeroCounts(SESSION_ITEM_KINDS),
+    merged: 0,
+    merged_items: [],
+    rejected: zeroCounts(REASONS),
+    rejected_items: [],
+    conflicts: [],
+    core_changes: [],
+  };
+  const step: Step = { session, rules, to, report };
+  const episodes = [...master.episodes];
+  const episodeIds = new Set(episodes.map((e) => e.id));
+  const knowledge = master.knowledge.map((k) => ({ ...k }));
+  const memory: KnowledgeMemory = {
+    records: knowledge,
+    byKey: new Map(knowledge.map((k) => [knowledgeKey(k.text, k.sealed), k])),
+    learnings: learningIndex(learnings),
+    evidence: new Map(master.evidence.map((e) => [e.id, { ...e }])),
+    seen: new Set<string>(),
+  };
+  // Latest value per key wins inside the session; applied after every item is read.
+  const stateWrites = new Map<string, SessionItem>();
+  const coreWrites = new Map<string, SessionItem[]>();
+
+  for (const item of session.items) {
+    let refused: RejectReason | undefined;
+    if (item.kind === "episode") refused = addEpisode(step, episodes, episodeIds, item);
+    else if ((KNOWLEDGE_KINDS as readonly string[]).includes(item.kind)) {
+      refused = addKnowledge(step, memory, item);
+    } else if (item.key === undefined || !DOCUMENT_KEY_RE.test(item.key)) {
+      reject(step, item, "invalid");
+    } else if (item.kind === "state") {
+      const earlier = stateWrites.get(item.key);
+      if (earlier) reject(step, earlier, "duplicate");
+      stateWrites.set(item.key, item);
+    } else {
+      const list = coreWrites.get(item.key) ?? [];
+      list.push(item);
+      coreWrites.set(item.key, list);
+    }
+    if (refused !== undefined) reject(step, item, refused);
+  }
+
+  const state = applyState(step, master.state, stateWrites);
+  const { core, coreLog } = applyCore(step, master, coreWrites);
   report.rejected_items.sort((a, b) => a.seq - b.seq);
   return {
     master: {
       version: to,
       episodes,
       knowledge,
-      evidence: Object.values(sortedRecord(evidence)),
+      evidence: Object.values(sortedRecord(memory.evidence)),
       state: sortedRecord(state),
       core: sortedRecord(core),
       core_log: coreLog,

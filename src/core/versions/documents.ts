@@ -1,5 +1,5 @@
-import { StateError } from "../../errors.js";
 import type { DocumentEntry } from "../../schema/engram.js";
+import { StateError } from "../errors.js";
 import { sha256Hex } from "../model/canonical.js";
 import { MEMORY_DIR } from "../model/paths.js";
 import type { Conflict } from "./consolidate.js";

@@ -1,4 +1,4 @@
-import { StateError } from "../../errors.js";
+import { StateError } from "../errors.js";
 import { canonicalJson } from "../model/canonical.js";
 import { MEMORY_DIR } from "../model/paths.js";
 

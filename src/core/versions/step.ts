@@ -1,7 +1,7 @@
-import { StateError } from "../../errors.js";
 import { EMPTY_REGISTRY } from "../../schema/empty-registry.js";
 import type { Catalog, DocumentEntry, Engram } from "../../schema/engram.js";
 import type { Registry } from "../../schema/registry.js";
+import { StateError } from "../errors.js";
 import { linkDocumentValue } from "../graph/document-links.js";
 import { type EntityMatcher, entityMatcher } from "../graph/entities.js";
 import {
