@@ -305,9 +305,8 @@ async function runPr(
     ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
-          "no GitHub configured; the pull request would be:",
-          `  title: ${p.would_open.title}`,
-          ...p.would_open.body.split("\n").map((l) => `  | ${l}`),
+          `no GitHub configured; the pull request would be "${p.would_open.title}"`,
+          `  its body (${p.would_open.body.trimEnd().split("\n").length} lines): ${await saveBody(ctx, p.would_open.body)} (in --json: proposal.would_open.body)`,
         ]
       : []),
   ];
@@ -316,6 +315,21 @@ async function runPr(
     text: `${lines.join("\n")}\n`,
     warnings: droppedWarnings(run.sources),
   };
+}
+
+/**
+ * The body of the pull request that would be opened runs to pages: the text output names a
+ * file in the state folder instead (0600, replaced atomically), `--json` carries it whole.
+ */
+async function saveBody(ctx: RepoContext, body: string): Promise<string> {
+  const [{ join, relative }, { writeFileAtomicSync }] = await Promise.all([
+    import("node:path"),
+    import("../state/atomic.js"),
+  ]);
+  const path = join(ctx.paths.root, "pull-request.md");
+  writeFileAtomicSync(path, body.endsWith("\n") ? body : `${body}\n`);
+  const shown = relative(process.cwd(), path);
+  return shown.startsWith("..") ? path : shown;
 }
 
 const verify: Command = {
