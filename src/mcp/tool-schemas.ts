@@ -40,6 +40,7 @@ export const recallOutput = z.object({
       topics: z.array(z.string()),
       matched: z.array(z.string()),
       snippet: z.string(),
+      rationale: z.string().optional(),
       source: z.literal("local"),
     }),
   ),
