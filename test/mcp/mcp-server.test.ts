@@ -199,6 +199,45 @@ describe("worker recall", () => {
     const text = await worker(["recall", "zod schema"], { cwd: repo.dir, env: ENV });
     expect(text.stdout).toContain("why: one validator from input to output");
   });
+
+  it("takes lesson as a type: the insights lessons become, in context, learnings and MCP", async () => {
+    const lesson = "Run the filesystem tests in forked workers";
+    const cx = await worker(["context", "testing", "--type", "lesson", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect(cx.code, cx.stderr).toBe(0);
+    expect((JSON.parse(cx.stdout) as { markdown: string }).markdown).toContain(lesson);
+    const decisions = await worker(["context", "testing", "--type", "decision", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect((JSON.parse(decisions.stdout) as { markdown: string }).markdown).not.toContain(lesson);
+    const ls = await worker(["learnings", "--type", "lesson", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect(ls.code, ls.stderr).toBe(0);
+    const listed = (JSON.parse(ls.stdout) as { learnings: { type: string; text: string }[] })
+      .learnings;
+    expect(listed.map((l) => l.text)).toContain(lesson);
+    expect(new Set(listed.map((l) => l.type))).toEqual(new Set(["insight"]));
+    const bad = await worker(["learnings", "--type", "lessons"], { cwd: repo.dir, env: ENV });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("lesson is insight");
+
+    const client = await stdioClient();
+    try {
+      const r = await client.callTool({
+        name: "memory_context",
+        arguments: { topic: "testing", type: "lesson" },
+      });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+      expect((r.structuredContent as { markdown: string }).markdown).toContain(lesson);
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe("worker mcp", () => {
