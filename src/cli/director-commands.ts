@@ -16,6 +16,7 @@ import { BUS_COMMANDS } from "./bus-commands.js";
 import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
 import { EXIT } from "./main.js";
 import { SET_ASIDE_COMMAND } from "./set-aside-command.js";
+import { humanBudget } from "./sizes.js";
 import { SYNC_COMMAND } from "./sync-commands.js";
 import { rollbackCommand, VERSION_COMMANDS } from "./version-commands.js";
 
@@ -305,9 +306,8 @@ async function runPr(
     ...(p.plan ? proposalPlanLines(p.plan) : []),
     ...(p.would_open
       ? [
-          "no GitHub configured; the pull request would be:",
-          `  title: ${p.would_open.title}`,
-          ...p.would_open.body.split("\n").map((l) => `  | ${l}`),
+          `no GitHub configured; the pull request would be "${p.would_open.title}"`,
+          `  its body (${p.would_open.body.trimEnd().split("\n").length} lines): ${await saveBody(ctx, p.would_open.body)} (in --json: proposal.would_open.body)`,
         ]
       : []),
   ];
@@ -316,6 +316,21 @@ async function runPr(
     text: `${lines.join("\n")}\n`,
     warnings: droppedWarnings(run.sources),
   };
+}
+
+/**
+ * The body of the pull request that would be opened runs to pages: the text output names a
+ * file in the state folder instead (0600, replaced atomically), `--json` carries it whole.
+ */
+async function saveBody(ctx: RepoContext, body: string): Promise<string> {
+  const [{ join, relative }, { writeFileAtomicSync }] = await Promise.all([
+    import("node:path"),
+    import("../state/atomic.js"),
+  ]);
+  const path = join(ctx.paths.root, "pull-request.md");
+  writeFileAtomicSync(path, body.endsWith("\n") ? body : `${body}\n`);
+  const shown = relative(process.cwd(), path);
+  return shown.startsWith("..") ? path : shown;
 }
 
 const verify: Command = {
@@ -366,10 +381,10 @@ const status: Command = {
     }
     const lines = [
       `catalog: version ${s.catalog.version}, ${s.catalog.entries} engrams, ${s.catalog.hash}`,
-      `buffer:  ${s.buffer.events}/${s.buffer.max_events} events, ${s.buffer.bytes}/${s.buffer.max_bytes} bytes`,
-      `st:      ${s.tiers.st.files}/${s.tiers.st.max_files} files, ${s.tiers.st.bytes}/${s.tiers.st.max_bytes} bytes`,
-      `lt:      ${s.tiers.lt.files}/${s.tiers.lt.max_files} files, ${s.tiers.lt.bytes}/${s.tiers.lt.max_bytes} bytes`,
-      `focus:   ${s.focus.present ? `${s.focus.items}/${s.focus.max_items} items, ${s.focus.bytes}/${s.focus.max_bytes} bytes${s.focus.fresh ? "" : " (stale)"}` : "missing"}`,
+      `buffer:  ${s.buffer.events}/${s.buffer.max_events} events, ${humanBudget(s.buffer.bytes, s.buffer.max_bytes)}`,
+      `st:      ${s.tiers.st.files}/${s.tiers.st.max_files} files, ${humanBudget(s.tiers.st.bytes, s.tiers.st.max_bytes)}`,
+      `lt:      ${s.tiers.lt.files}/${s.tiers.lt.max_files} files, ${humanBudget(s.tiers.lt.bytes, s.tiers.lt.max_bytes)}`,
+      `focus:   ${s.focus.present ? `${s.focus.items}/${s.focus.max_items} items, ${humanBudget(s.focus.bytes, s.focus.max_bytes)}${s.focus.fresh ? "" : " (stale)"}` : "missing"}`,
       `spool:   ${s.spool.files} file(s) waiting`,
       `quarantine: ${s.quarantine.records} record(s)${Object.entries(s.quarantine.by_reason)
         .map(([k, v]) => ` ${k}=${v}`)

@@ -1,15 +1,19 @@
-import type { LearningType } from "../core/graph/learnings.js";
+import { LEARNING_TYPE_NAMES, learningTypeOf } from "../core/graph/learnings.js";
 import type { LearningStatus } from "../core/graph/lifecycle.js";
 import { UsageError } from "../errors.js";
-import { type Command, numberOption, repoOptions, stringOption } from "./args.js";
+import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 
-const TYPES: readonly LearningType[] = [
-  "decision",
-  "insight",
-  "pattern",
-  "convention",
-  "self_knowledge",
-];
+const TYPES_TEXT = `${LEARNING_TYPE_NAMES.join(", ")} (lesson is insight)`;
+
+/** `--type KIND`: a learning type or `lesson`, its alias; undefined without the flag. */
+function typeOption(args: ParsedArgs) {
+  const name = stringOption(args, "type");
+  if (name === undefined) return undefined;
+  const type = learningTypeOf(name);
+  if (type === undefined)
+    throw new UsageError(`--type: expected one of ${TYPES_TEXT}, got "${name}"`);
+  return type;
+}
 
 const context: Command = {
   name: "context",
@@ -23,7 +27,7 @@ const context: Command = {
       value: "N",
       description: "token budget of the answer (default 2000)",
     },
-    type: { type: "string", value: "KIND", description: `only this kind: ${TYPES.join(", ")}` },
+    type: { type: "string", value: "KIND", description: `only this kind: ${TYPES_TEXT}` },
   },
   positionals: [1, 1],
   async run(args) {
@@ -31,16 +35,13 @@ const context: Command = {
     if (!Number.isInteger(maxTokens) || maxTokens < 1 || maxTokens > 1_000_000) {
       throw new UsageError("--max-tokens: expected a whole number from 1 to 1000000");
     }
-    const type = stringOption(args, "type");
-    if (type !== undefined && !TYPES.includes(type as LearningType)) {
-      throw new UsageError(`--type: expected one of ${TYPES.join(", ")}, got "${type}"`);
-    }
+    const type = typeOption(args);
     const { openContext } = await import("../context/repo-context.js");
     const ctx = await openContext(repoOptions(args));
     const { topicContext } = await import("../graph/queries.js");
     const r = await topicContext(ctx, args.positionals[0] as string, {
       maxTokens,
-      type: type as LearningType | undefined,
+      type,
     });
     return { json: r, text: r.markdown === "" ? `${r.message}\n` : r.markdown };
   },
@@ -91,8 +92,9 @@ const learnings: Command = {
   summary:
     "Every learning and where it stands: proposed (on the engram branch or in its open pull request), confirmed (merged on the base branch, with confirmed_at), rejected (its pull request closed unmerged); with type, confidence, source and entities.",
   usage:
-    "worker learnings [--status proposed|confirmed|rejected] [--repo DIR] [--config FILE] [--json]",
+    "worker learnings [--status proposed|confirmed|rejected] [--type KIND] [--repo DIR] [--config FILE] [--json]",
   options: {
+    type: { type: "string", value: "KIND", description: `only this kind: ${TYPES_TEXT}` },
     status: {
       type: "string",
       value: "STATUS",
@@ -104,13 +106,19 @@ const learnings: Command = {
     if (status !== undefined && !STATUSES.includes(status as LearningStatus)) {
       throw new UsageError(`--status: expected one of ${STATUSES.join(", ")}, got "${status}"`);
     }
+    const type = typeOption(args);
     const [{ openContext }, { listLearnings, pullHistoryOf }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../graph/learning-states.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
     const pulls = await pullHistoryOf(ctx, process.env);
-    const r = await listLearnings(ctx, { pulls, status: status as LearningStatus | undefined });
+    const all = await listLearnings(ctx, { pulls, status: status as LearningStatus | undefined });
+    // The counts stay those of every type: a filter narrows the list, not the totals.
+    const r =
+      type === undefined
+        ? all
+        : { ...all, learnings: all.learnings.filter((l) => l.type === type) };
     const lines = [
       `${r.counts.confirmed} confirmed, ${r.counts.proposed} proposed, ${r.counts.rejected} rejected (${r.base} and ${r.branch}; ${r.github.asked ? `${r.github.pulls} pull request(s) read from GitHub` : "git only: GitHub is not configured"})`,
       ...r.learnings.map((l) => {

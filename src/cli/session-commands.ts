@@ -6,15 +6,28 @@ import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 const ACTIONS = ["start", "write", "show", "list", "end", "discard"] as const;
 type Action = (typeof ACTIONS)[number];
 
+/** The session an action names: `ID` or `--session ID`, both forms for every action. */
 function sessionId(args: ParsedArgs, action: Action): string {
-  const id = args.positionals[1];
-  if (id === undefined) throw new UsageError(`${action}: expected a session id`);
+  const positional = args.positionals[1];
+  const flag = stringOption(args, "session");
+  if (positional !== undefined && flag !== undefined && positional !== flag) {
+    throw new UsageError(`${action}: two sessions named, "${positional}" and --session ${flag}`);
+  }
+  const id = positional ?? flag;
+  if (id === undefined)
+    throw new UsageError(`${action}: expected a session id (ID or --session ID)`);
   return id;
 }
 
 function noExtraPositional(args: ParsedArgs, action: Action): void {
   if (args.positionals.length > 1) {
     throw new UsageError(`${action}: unexpected "${args.positionals[1]}"`);
+  }
+}
+
+function noSession(args: ParsedArgs, action: Action): void {
+  if (stringOption(args, "session") !== undefined) {
+    throw new UsageError(`${action}: --session names a session of write, show, end or discard`);
   }
 }
 
@@ -28,14 +41,19 @@ export const session: Command = {
     "Sandbox sessions: start one on the current memory version, write episodes, knowledge, state and core items to its durable buffer only (never the bus, never memory/), show or list them, end one (its whole buffer goes to the Director as one delivery, consolidated by the next `director run` as one new version) or discard it (nothing is sent).",
   usage: [
     "worker session start [--name NAME] [--json]",
-    ...writeUsageLines("       worker session write --session ID"),
-    "       worker session show ID [--json] | worker session list [--json] | worker session discard ID",
-    "       worker session end ID [--bus URL] [--worker ID] [--run-id ID] [--json]",
+    ...writeUsageLines("       worker session write ID|--session ID"),
+    "       worker session show ID|--session ID [--json] | worker session list [--json]",
+    "       worker session discard ID|--session ID",
+    "       worker session end ID|--session ID [--bus URL] [--worker ID] [--run-id ID] [--json]",
   ].join("\n"),
   options: {
     ...SENDER_OPTIONS,
     name: { type: "string", value: "NAME", description: "start: a label for the session" },
-    session: { type: "string", value: "ID", description: "write: the session to write to" },
+    session: {
+      type: "string",
+      value: "ID",
+      description: "write, show, end, discard: the session (the same as the ID positional)",
+    },
     kind: {
       type: "string",
       value: "KIND",
@@ -58,6 +76,7 @@ export const session: Command = {
     switch (action) {
       case "start": {
         noExtraPositional(args, action);
+        noSession(args, action);
         const r = await s.startSession(ctx, stringOption(args, "name"));
         return {
           json: r,
@@ -65,9 +84,7 @@ export const session: Command = {
         };
       }
       case "write": {
-        noExtraPositional(args, action);
-        const id = stringOption(args, "session");
-        if (id === undefined) throw new UsageError("--session is required");
+        const id = sessionId(args, action);
         const kind = stringOption(args, "kind");
         if (kind === undefined) throw new UsageError("--kind is required");
         const flags = Object.keys(WRITE_FLAGS) as WriteFlag[];
@@ -94,6 +111,7 @@ export const session: Command = {
       }
       case "list": {
         noExtraPositional(args, action);
+        noSession(args, action);
         const list = s.listSessions(ctx);
         return {
           json: list,

@@ -207,7 +207,7 @@ const recall: Command = {
     const text =
       hits.length === 0
         ? "no match\n"
-        : `${hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}`).join("\n")}\n`;
+        : `${hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}${h.rationale ? `\n        why: ${h.rationale}` : ""}`).join("\n")}\n`;
     if (remote === undefined) return { json: hits, text };
     // Only a stated confidence loads the sync code (and, if a store is asked, its client).
     const { hybridRecallOutput } = await import("./recall-output.js");

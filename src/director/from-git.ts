@@ -13,6 +13,8 @@ export interface FromGitResult extends IngestCounts {
   /** Envelopes built: one per commit, one per trailer note and one per inferred note. */
   events: number;
   buffer: { events: number; bytes: number };
+  /** Lines that were worker notes rather than envelopes (snake_case: a `--json` key). */
+  note_lines: number;
 }
 
 /** The commits of a range, oldest first, with the files each changed against its first parent. */
@@ -31,6 +33,9 @@ export async function ingestGitRange(ctx: RepoContext, range: string): Promise<F
   const matcher =
     registry.components.length + registry.projects.length > 0 ? entityMatcher(registry) : undefined;
   const { text, events } = gitHistoryNdjson(commits, matcher?.areasOf);
-  const counts = await ingestSource(ctx, { stream: Readable.from([text]), name: `git:${range}` });
-  return { range, commits: commits.length, events, ...counts };
+  const { noteLines, ...counts } = await ingestSource(ctx, {
+    stream: Readable.from([text]),
+    name: `git:${range}`,
+  });
+  return { range, commits: commits.length, events, ...counts, note_lines: noteLines };
 }

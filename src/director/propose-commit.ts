@@ -3,7 +3,7 @@ import { type ProposalRefs, proposalMessage } from "../core/proposal/plan.js";
 import { type MemoryFiles, memoryChanges } from "../core/proposal/replay.js";
 import { DIRECTOR_IDENTITY } from "../core/trust/engram-branch.js";
 import { StateError } from "../errors.js";
-import { type GitRepo, mergeBase, resolveCommit } from "../git/history.js";
+import { type GitRepo, localBranches, mergeBase, resolveCommit } from "../git/history.js";
 import { graftTree, treeOf, writeCommit, writeTextBlob, writeTextTree } from "../git/objects.js";
 import {
   compareAndSwapRef,
@@ -82,18 +82,39 @@ export async function readRefs(
   options: ProposeOptions,
 ): Promise<ProposalRefs> {
   if (remote === null) {
-    return {
-      main: await resolveCommit(repo, options.base),
-      branch: await localBranch(repo, options.branch),
-    };
+    let main: string;
+    try {
+      main = await resolveCommit(repo, options.base);
+    } catch (error) {
+      if (!(error instanceof StateError)) throw error;
+      throw noBaseBranch("this repository", options, await localBranches(repo));
+    }
+    return { main, branch: await localBranch(repo, options.branch) };
   }
   const heads = await remoteHeads(repo.dir, remote, [options.base, options.branch]);
   await fetchBranches(repo.dir, remote, [...heads.keys()]);
   const main = heads.get(options.base);
   if (main === undefined) {
-    throw new StateError(`${remote} has no branch ${options.base} to propose memory against`);
+    // Only now list every head: the message names what the user can pass instead.
+    const all = await remoteHeads(repo.dir, remote, []);
+    throw noBaseBranch(remote, options, [...all.keys()].sort());
   }
   return { main, branch: heads.get(options.branch) ?? null };
+}
+
+const LISTED_BRANCHES = 10;
+
+/** The base branch is missing: say where it is set and which branches there are. */
+function noBaseBranch(where: string, options: ProposeOptions, branches: string[]): StateError {
+  const others = branches.filter((b) => b !== options.branch);
+  const listed = others.slice(0, LISTED_BRANCHES).join(", ");
+  const more =
+    others.length > LISTED_BRANCHES ? ` and ${others.length - LISTED_BRANCHES} more` : "";
+  const found = others.length > 0 ? `its branches: ${listed}${more}` : "it has no branch yet";
+  return new StateError(
+    `${where} has no branch ${options.base} to propose memory against (${found}); ` +
+      "name the base with --base BRANCH or [github] base_branch in the config",
+  );
 }
 
 export async function localBranch(repo: GitRepo, branch: string): Promise<string | null> {

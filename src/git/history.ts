@@ -192,6 +192,11 @@ async function readCommitOrFail(repo: GitRepo, oid: string, ref: string): Promis
   }
 }
 
+/** The local branches (`refs/heads/*`), sorted by name. */
+export async function localBranches(repo: GitRepo): Promise<string[]> {
+  return (await git.listBranches({ fs, gitdir: repo.gitdir })).sort();
+}
+
 /**
  * The branch a revision names, if it names one: `refs/heads/x`, `x` for a local branch, or a
  * remote-tracking `refs/remotes/<remote>/x`. A sha or a tag names no branch.

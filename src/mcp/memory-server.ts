@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { learningTypeOf } from "../core/graph/learnings.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
 import { recallScope } from "../graph/scope.js";
 import { readCatalog } from "../repo/memory-tree.js";
@@ -119,7 +120,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
       const { topicContext } = await import("../graph/queries.js");
       const r = await topicContext(ctx, input.topic, {
         maxTokens: input.max_tokens ?? 2000,
-        type: input.type,
+        type: input.type === undefined ? undefined : learningTypeOf(input.type),
       });
       return structured({ ...r });
     },

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CONFIRMED_BY } from "../core/graph/freshness.js";
+import { LEARNING_TYPE_NAMES } from "../core/graph/learnings.js";
 import { MemoryNotePayload } from "../schema/envelope.js";
 import { remoteRecallOutput } from "./sync-tools.js";
 
@@ -40,6 +41,7 @@ export const recallOutput = z.object({
       topics: z.array(z.string()),
       matched: z.array(z.string()),
       snippet: z.string(),
+      rationale: z.string().optional(),
       source: z.literal("local"),
     }),
   ),
@@ -167,7 +169,10 @@ export const contextInput = z.strictObject({
     .max(100_000)
     .optional()
     .describe("token budget of the answer's markdown (default 2000)"),
-  type: z.enum(LEARNING_TYPES).optional().describe("only learnings of this type"),
+  type: z
+    .enum(LEARNING_TYPE_NAMES)
+    .optional()
+    .describe("only learnings of this type (lesson: the insights lessons become)"),
 });
 
 export const freshnessInput = z.strictObject({

@@ -45,6 +45,36 @@ describe("tokenize", () => {
   });
 });
 
+describe("recall: the hit", () => {
+  it("carries a decision's rationale when the snippet is that decision, none for a fact", () => {
+    const decided = doc({
+      id: 7001,
+      facts: ["the cache lives in memory"],
+      decisions: [{ title: "Pin the cache size", rationale: "  evictions  hurt\nthe p99 " }],
+    });
+    const fact = doc({ id: 7002, facts: ["the cache size is 64 MiB"] });
+    const index = buildRecallIndex([decided, fact]);
+    const hits = recall(index, "pin cache size");
+    expect(hits[0]).toMatchObject({
+      engram_id: decided.engram_id,
+      snippet: "Pin the cache size",
+      rationale: "evictions hurt the p99",
+    });
+    const factHit = hits.find((h) => h.engram_id === fact.engram_id);
+    expect(factHit?.snippet).toBe("the cache size is 64 MiB");
+    expect(factHit).not.toHaveProperty("rationale");
+    // Through the serialized index (the recall cache) too.
+    const copy = deserializeRecallIndex(JSON.parse(JSON.stringify(serializeRecallIndex(index))));
+    expect(copy).toBeDefined();
+    const again = recall(copy!, "pin cache size");
+    expect(again[0]?.rationale).toBe("evictions hurt the p99");
+    // Long rationales are cut like snippets.
+    const long = doc({ id: 7003, decisions: [{ title: "Pin it", rationale: "why ".repeat(200) }] });
+    const cut = recall(buildRecallIndex([long]), "pin")[0]?.rationale ?? "";
+    expect(cut.length).toBeLessThanOrEqual(301);
+  });
+});
+
 describe("recall: ranking", () => {
   it("ranks by text match: more and rarer query terms first", () => {
     const both = doc({ id: 1, facts: ["the flaky deploy job needs a retry"] });

@@ -173,12 +173,20 @@ describe("ingest --from-git", () => {
       cwd: repo.dir,
     });
     expect(r.code, describeResult(r)).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({
+    const json = JSON.parse(r.stdout);
+    expect(json).toMatchObject({
       range: "HEAD~1..HEAD",
       commits: 1,
       events: 2,
       accepted: 2,
+      note_lines: 0,
     });
+    // `--json` keys are snake_case like every other command's, at any depth.
+    const keys = (v: unknown): string[] =>
+      v !== null && typeof v === "object"
+        ? Object.entries(v).flatMap(([k, x]) => [k, ...keys(x)])
+        : [];
+    expect(keys(json).filter((k) => /[A-Z]/.test(k))).toEqual([]);
     const both = await director(["ingest", "x.ndjson", "--from-git", "HEAD"], { cwd: repo.dir });
     expect(both.code, describeResult(both)).toBe(2);
     const none = await director(["ingest"], { cwd: repo.dir });

@@ -79,6 +79,21 @@ describe("director ingest --from-seed", () => {
     ).toEqual({ source: "session_2026-03-10", confirmed_at: "2026-03-11T08:00:00.000Z" });
   });
 
+  it("waits in the buffer like any events: a plain run keeps the newest window, --flush compacts it", async () => {
+    const repo = dirs.repo("engram-from-seed-window-");
+    // The default window (buffer_keep_recent_events) is larger than this seed's 4 events.
+    repo.writeConfig("");
+    initRepository(await openContext({ repo: repo.dir }));
+    const ctx = await openContext({ repo: repo.dir });
+    expect(await ingestSeed(ctx, SEED)).toMatchObject({ accepted: 4 });
+    const plain = await runCycle(ctx, {});
+    expect(plain.compacted_events).toBe(0);
+    expect(readEngrams(repo.dir)).toHaveLength(0);
+    const flushed = await runCycle(ctx, { flush: true });
+    expect(flushed.compacted_events).toBe(4);
+    expect(readEngrams(repo.dir).length).toBeGreaterThan(0);
+  });
+
   it("redacts secrets in a seed like any ingest", async () => {
     const repo = await freshRepo();
     const ctx = await openContext({ repo: repo.dir });

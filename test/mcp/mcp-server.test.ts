@@ -32,8 +32,9 @@ beforeAll(async () => {
     ["fact", "The hub acknowledges after the journal fsync", "bus"],
   ];
   for (const [kind, text, topic] of notes) {
+    const why = kind === "decision" ? ["--rationale", "one validator from input to output"] : [];
     const r = await worker(
-      ["emit", "--repo", repo.dir, "--kind", kind, "--text", text, "--topic", topic],
+      ["emit", "--repo", repo.dir, "--kind", kind, "--text", text, "--topic", topic, ...why],
       {
         cwd: repo.dir,
         env: ENV,
@@ -95,7 +96,7 @@ async function exercise(client: Client): Promise<void> {
   const sc = found.structuredContent as {
     status: string;
     scope: { memory_version: number; tiers: string[]; remote_store: { asked: boolean } };
-    hits: { snippet: string }[];
+    hits: { snippet: string; rationale?: string }[];
   };
   expect(sc.status).toBe("found");
   expect(sc.scope.memory_version).toBeGreaterThanOrEqual(1);
@@ -103,6 +104,8 @@ async function exercise(client: Client): Promise<void> {
   expect(sc.scope.remote_store.asked).toBe(false);
   expect((found.structuredContent as { remote: { mode: string } }).remote.mode).toBe("off");
   expect(sc.hits[0]?.snippet).toContain("zod");
+  // A decision's hit carries why it was decided, as the CLI's --json does.
+  expect(sc.hits[0]?.rationale).toBe("one validator from input to output");
 
   const none = await client.callTool({
     name: "memory_recall",
@@ -186,6 +189,56 @@ async function exercise(client: Client): Promise<void> {
   const again = await client.callTool({ name: "memory_status", arguments: {} });
   expect(again.isError).toBeFalsy();
 }
+
+describe("worker recall", () => {
+  it("prints a decision's rationale with its hit, as --json and memory_recall give it", async () => {
+    const json = await worker(["recall", "zod schema", "--json"], { cwd: repo.dir, env: ENV });
+    expect(json.code, json.stderr).toBe(0);
+    const hits = JSON.parse(json.stdout) as { snippet: string; rationale?: string }[];
+    expect(hits[0]?.rationale).toBe("one validator from input to output");
+    const text = await worker(["recall", "zod schema"], { cwd: repo.dir, env: ENV });
+    expect(text.stdout).toContain("why: one validator from input to output");
+  });
+
+  it("takes lesson as a type: the insights lessons become, in context, learnings and MCP", async () => {
+    const lesson = "Run the filesystem tests in forked workers";
+    const cx = await worker(["context", "testing", "--type", "lesson", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect(cx.code, cx.stderr).toBe(0);
+    expect((JSON.parse(cx.stdout) as { markdown: string }).markdown).toContain(lesson);
+    const decisions = await worker(["context", "testing", "--type", "decision", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect((JSON.parse(decisions.stdout) as { markdown: string }).markdown).not.toContain(lesson);
+    const ls = await worker(["learnings", "--type", "lesson", "--json"], {
+      cwd: repo.dir,
+      env: ENV,
+    });
+    expect(ls.code, ls.stderr).toBe(0);
+    const listed = (JSON.parse(ls.stdout) as { learnings: { type: string; text: string }[] })
+      .learnings;
+    expect(listed.map((l) => l.text)).toContain(lesson);
+    expect(new Set(listed.map((l) => l.type))).toEqual(new Set(["insight"]));
+    const bad = await worker(["learnings", "--type", "lessons"], { cwd: repo.dir, env: ENV });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("lesson is insight");
+
+    const client = await stdioClient();
+    try {
+      const r = await client.callTool({
+        name: "memory_context",
+        arguments: { topic: "testing", type: "lesson" },
+      });
+      expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+      expect((r.structuredContent as { markdown: string }).markdown).toContain(lesson);
+    } finally {
+      await client.close();
+    }
+  });
+});
 
 describe("worker mcp", () => {
   it("serves tools and resources over stdio to the SDK client", async () => {

@@ -119,6 +119,16 @@ export function sliceVersion(slice: readonly MemoryEvent[]): string | undefined 
   return last === undefined ? undefined : batchIdFromIso(last.received_at);
 }
 
+/** An event whose content an engram is made of: a note, a memory event, a commit, an error. */
+function authoredContent(event: MemoryEvent): boolean {
+  if (event.kind === "heartbeat" || event.kind === "progress" || event.kind === "recall") {
+    return false;
+  }
+  return (
+    event.type === "memory_note.v1" || event.type === "memory_event.v1" || event.kind === "error"
+  );
+}
+
 /**
  * Compacts the oldest slice of the buffer into ST engrams. Pure and deterministic: the same
  * events and policy give the same engrams, byte for byte. Extractive: notes become facts and
@@ -209,7 +219,11 @@ function buildGroupEngrams(
   const sealed: Sealed[] = [];
   const episodes: Episode[] = [];
   const messageTypes: Record<string, number> = {};
+  // Who the engram's content came from: a sender of telemetry alone (heartbeats, progress,
+  // hellos, recalls, control) counts only when its telemetry became a fact; provenance names
+  // authors, not everyone who was online. Counts and message types still cover every event.
   const senders = new Set<string>();
+  const allSenders = new Set<string>();
   // Sealed notes stay encrypted, so the engram's privacy is that of its clear content;
   // only an engram made of sensitive events alone is sensitive as a whole.
   let privacy: Privacy = "public";
@@ -244,7 +258,8 @@ function buildGroupEngrams(
 
   for (const event of events) {
     messageTypes[event.type] = (messageTypes[event.type] ?? 0) + 1;
-    senders.add(event.sender.id);
+    allSenders.add(event.sender.id);
+    if (authoredContent(event)) senders.add(event.sender.id);
     redactions += event.redactions;
     if (event.privacy !== "sensitive") {
       allSensitive = false;
@@ -318,7 +333,10 @@ function buildGroupEngrams(
   const telemetry = condenseTelemetry(events, policy.stall_seconds);
   for (const worker of telemetry.workers) {
     const fact = describeWorker(worker);
-    if (fact !== undefined) addFact(fact, true);
+    if (fact !== undefined) {
+      addFact(fact, true);
+      senders.add(worker.worker);
+    }
   }
   for (const group of telemetry.errors) {
     const retry =
@@ -342,7 +360,7 @@ function buildGroupEngrams(
       created_by: CREATED_BY,
       run_id: `compact-${version}`,
       event_count: events.length,
-      senders: [...senders].sort().slice(0, 64),
+      senders: [...(senders.size > 0 ? senders : allSenders)].sort().slice(0, 64),
       message_types: sortRecord(messageTypes),
     },
     privacy: allSensitive ? "sensitive" : privacy,

@@ -4,6 +4,27 @@ import { sha256Hex } from "../model/canonical.js";
 /** The kinds of learning, named as seed.json and the learning lifecycle name them. */
 export type LearningType = "decision" | "insight" | "pattern" | "convention" | "self_knowledge";
 
+/**
+ * The names a type filter accepts: the learning types, and `lesson`, the note kind a
+ * lesson is written as (`worker emit --kind lesson`), which becomes an `insight` learning.
+ */
+export const LEARNING_TYPE_NAMES = [
+  "decision",
+  "insight",
+  "lesson",
+  "pattern",
+  "convention",
+  "self_knowledge",
+] as const;
+
+/** A type filter's name as its learning type (`lesson` is `insight`); undefined if unknown. */
+export function learningTypeOf(name: string): LearningType | undefined {
+  if (name === "lesson") return "insight";
+  return (LEARNING_TYPE_NAMES as readonly string[]).includes(name)
+    ? (name as LearningType)
+    : undefined;
+}
+
 /** One thing memory knows: a decision or a firm fact of an engram, deduplicated across engrams. */
 export interface Learning {
   /** `l_` and 16 hex digits of the normalized text's digest: the same claim has one id. */

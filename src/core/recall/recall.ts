@@ -36,6 +36,8 @@ export interface RecallHit {
   matched: string[];
   /** The best-matching fact or decision title, cut to about 200 characters. */
   snippet: string;
+  /** When the snippet is a decision's title: why it was decided, cut to about 300 characters. */
+  rationale?: string;
   /** Only with `includeSuperseded`: the LT engrams that superseded this one. */
   superseded_by?: string[];
 }
@@ -54,6 +56,7 @@ export interface RecallOptions {
 
 const MAX_QUERY_TERMS = 32; // one bit each in a Uint32 mask
 const SNIPPET_MAX_CHARS = 200;
+const RATIONALE_MAX_CHARS = 300;
 const DEFAULT_LIMIT = 10;
 
 /**
@@ -135,6 +138,7 @@ export function recall(
     const { doc } = index.docs[d] as StoredDoc;
     const mask = masks[d] as number;
     const matched = terms.filter((_, i) => (mask & (1 << i)) !== 0);
+    const { snippet, rationale } = snippetOf(doc, matched);
     return {
       engram_id: doc.engram_id,
       path: doc.path,
@@ -143,7 +147,8 @@ export function recall(
       score,
       topics: [...doc.topics],
       matched,
-      snippet: snippetOf(doc, matched),
+      snippet,
+      ...(rationale ? { rationale } : {}),
       ...((doc.superseded_by?.length ?? 0) > 0
         ? { superseded_by: [...(doc.superseded_by as string[])] }
         : {}),
@@ -156,20 +161,35 @@ function better(score: number, d: number, otherScore: number, otherD: number): b
   return score > otherScore || (score === otherScore && d < otherD);
 }
 
-function snippetOf(doc: RecallDoc, matched: readonly string[]): string {
+function snippetOf(
+  doc: RecallDoc,
+  matched: readonly string[],
+): { snippet: string; rationale: string | undefined } {
   const wanted = new Set(matched);
   let best = "";
+  let bestRationale: string | undefined;
   let bestCount = 0;
-  const consider = (text: string, scored: string) => {
+  const consider = (text: string, scored: string, rationale?: string) => {
     let count = 0;
     for (const t of new Set(tokenize(scored))) if (wanted.has(t)) count++;
     if (count > bestCount) {
       best = text;
+      bestRationale = rationale;
       bestCount = count;
     }
   };
   for (const fact of doc.facts) consider(fact, fact);
-  for (const d of doc.decisions) consider(d.title, `${d.title} ${d.rationale}`);
-  if (bestCount === 0) best = doc.facts[0] ?? doc.decisions[0]?.title ?? "";
-  return truncateChars(best.replace(/\s+/gu, " ").trim(), SNIPPET_MAX_CHARS);
+  for (const d of doc.decisions) consider(d.title, `${d.title} ${d.rationale}`, d.rationale);
+  if (bestCount === 0) {
+    const fallback = doc.facts.length > 0 ? undefined : doc.decisions[0];
+    best = doc.facts[0] ?? fallback?.title ?? "";
+    bestRationale = fallback?.rationale;
+  }
+  const oneLine = (text: string, max: number) =>
+    truncateChars(text.replace(/\s+/gu, " ").trim(), max);
+  const rationale = bestRationale === undefined ? "" : oneLine(bestRationale, RATIONALE_MAX_CHARS);
+  return {
+    snippet: oneLine(best, SNIPPET_MAX_CHARS),
+    rationale: rationale === "" ? undefined : rationale,
+  };
 }
