@@ -68,8 +68,26 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
   const root = join(repoDir, dir);
   const st = existsSync(root) ? statSync(root) : undefined;
   if (!st?.isDirectory()) return;
-  if ((st.mode & 0o077) !== 0) chmodSync(root, STATE_DIR_MODE);
+  closeFolders(root);
   refuseLinksIn(root, dir);
+}
+
+/**
+ * Closes the state folder and the folders in it to the user (0700) when they are open: a
+ * folder restored from a cache or a branch, or copied, comes with the copier's modes, and
+ * `mkdir` leaves a folder that exists as it is. Two levels: engram's folders are no deeper.
+ */
+function closeFolders(root: string): void {
+  const close = (at: string, depth: number): void => {
+    const st = lstatSync(at);
+    if (!st.isDirectory()) return;
+    if ((st.mode & 0o077) !== 0) chmodSync(at, STATE_DIR_MODE);
+    if (depth >= 2) return;
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      if (entry.isDirectory()) close(join(at, entry.name), depth + 1);
+    }
+  };
+  close(root, 0);
 }
 
 /**

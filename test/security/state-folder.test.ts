@@ -241,6 +241,8 @@ describe("state files are private whatever the umask", () => {
     mkdirSync(repo.path(".engram", "graph"), { mode: 0o755 });
     expectExit(await dir(repo, ["status"]), 0);
     expect(lstatSync(repo.path(".engram")).mode & 0o777).toBe(0o700);
+    // A folder in it (restored or copied with open modes) is closed too: mkdir leaves it be.
+    expect(lstatSync(repo.path(".engram", "graph")).mode & 0o777).toBe(0o700);
   });
 });
 
