@@ -8,22 +8,13 @@
  *
  *   node dist/bench/transport-tcp-emit.js     one run, the result as JSON on stdout
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
-import {
-  DIRECTOR_CLI,
-  log,
-  median,
-  percentile,
-  removeDir,
-  round,
-  runNode,
-  tempDir,
-  WORKER_CLI,
-} from "./util.js";
+import { startHub } from "./transport-tcp.js";
+import { log, median, percentile, removeDir, round, runNode, tempDir, WORKER_CLI } from "./util.js";
 
 export interface TcpEmitScenarioResult {
   writers: number;
@@ -66,37 +57,6 @@ async function repositories(dir: string): Promise<{ director: string; worker: st
   git(worker, ["checkout", "-q", "-b", "feature", "HEAD~10"]);
   git(worker, ["commit", "-q", "--allow-empty", "-m", "worker's own change"]);
   return { director, worker };
-}
-
-function startHub(repoDir: string): Promise<{ child: ChildProcess; address: string }> {
-  const child = spawn(
-    process.execPath,
-    [
-      DIRECTOR_CLI,
-      "serve",
-      "--listen",
-      "127.0.0.1:0",
-      "--cycle-seconds",
-      "0",
-      "--repo",
-      repoDir,
-      "--json",
-    ],
-    { stdio: ["ignore", "pipe", "inherit"] },
-  );
-  return new Promise((resolve, reject) => {
-    let out = "";
-    child.stdout?.setEncoding("utf8");
-    child.stdout?.on("data", (chunk: string) => {
-      out += chunk;
-      const newline = out.indexOf("\n");
-      if (newline !== -1) {
-        const first = JSON.parse(out.slice(0, newline)) as { listening: string };
-        resolve({ child, address: first.listening });
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`director serve exited with ${code}`)));
-  });
 }
 
 async function stopHub(child: ChildProcess): Promise<Record<string, number>> {

@@ -88,7 +88,8 @@ function generateEnvelopes(count: number, seed = 0x5eed_0007): Envelope[] {
   return out;
 }
 
-function startHub(repoDir: string): Promise<{ child: ChildProcess; address: string }> {
+/** `director serve` on a free loopback port, resolved with the address it listens on. */
+export function startHub(repoDir: string): Promise<{ child: ChildProcess; address: string }> {
   const child = spawn(
     process.execPath,
     [
