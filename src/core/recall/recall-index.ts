@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
+import { knowledgeFactText } from "../versions/items.js";
 import { tokenize } from "./tokenize.js";
 
 /**
@@ -267,8 +268,6 @@ export interface RecallKnowledge {
   written_at: string;
 }
 
-const KNOWLEDGE_FACT_PREFIX = { fact: "", lesson: "Lesson: ", convention: "Convention: " };
-
 /**
  * The recall document of a session's knowledge record: long-term memory like an LT engram's,
  * named by its record id and read from its knowledge file.
@@ -280,7 +279,7 @@ export function recallDocFromKnowledge(k: RecallKnowledge): RecallDoc {
     scope: "lt",
     version: batchIdOf(k.written_at),
     topics: [],
-    facts: k.kind === "decision" ? [] : [`${KNOWLEDGE_FACT_PREFIX[k.kind]}${k.text}`],
+    facts: k.kind === "decision" ? [] : [knowledgeFactText(k.kind, k.text)],
     decisions: k.kind === "decision" ? [{ title: k.text, rationale: k.rationale ?? "" }] : [],
   };
 }

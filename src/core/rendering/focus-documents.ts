@@ -1,4 +1,5 @@
 import { truncateChars } from "../model/text.js";
+import { knowledgeFactText } from "../versions/items.js";
 import type { SectionKey } from "./focus-engrams.js";
 import { clean, decisionBody, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
@@ -36,14 +37,6 @@ export interface DocumentItem {
   line: string;
 }
 
-/** How a knowledge record of each kind reads, as an engram's fact of that kind does. */
-const KNOWLEDGE_PREFIX: Record<FocusKnowledge["kind"], string> = {
-  fact: "",
-  lesson: "Lesson: ",
-  convention: "Convention: ",
-  decision: "",
-};
-
 /** Core documents first, then state (each in the order given, by key), then knowledge. */
 export function documentItems(documents: FocusDocuments | undefined): DocumentItem[] {
   if (documents === undefined) return [];
@@ -60,7 +53,7 @@ export function documentItems(documents: FocusDocuments | undefined): DocumentIt
       if (body !== undefined) items.push({ section: "decisions", line: `- ${body}${link}` });
       continue;
     }
-    const text = clean(`${KNOWLEDGE_PREFIX[k.kind]}${k.text}`);
+    const text = clean(knowledgeFactText(k.kind, k.text));
     if (text !== "")
       items.push({ section: "lt", line: `- ${truncateChars(text, FOCUS_ITEM_MAX_CHARS)}${link}` });
   }

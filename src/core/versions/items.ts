@@ -16,6 +16,11 @@ export type SessionItemKind = (typeof SESSION_ITEM_KINDS)[number];
 export const KNOWLEDGE_KINDS = ["fact", "lesson", "convention", "decision"] as const;
 export type KnowledgeKind = (typeof KNOWLEDGE_KINDS)[number];
 
+/** How a knowledge record reads as a fact, as an engram states a fact of that kind. */
+export function knowledgeFactText(kind: Exclude<KnowledgeKind, "decision">, text: string): string {
+  return `${kind === "lesson" ? "Lesson: " : kind === "convention" ? "Convention: " : ""}${text}`;
+}
+
 export const EPISODE_OUTCOMES = ["success", "partial", "failure", "abandoned"] as const;
 export type EpisodeOutcome = (typeof EPISODE_OUTCOMES)[number];
 
