@@ -79,6 +79,18 @@ export async function streamState(stream: string, consumer?: string) {
   }
 }
 
+/** An operator's change of a stream's max age (the Director uses an existing stream as it is). */
+export async function setStreamMaxAge(stream: string, seconds: number): Promise<void> {
+  const nc = await connect({ servers: `127.0.0.1:${server.port}` });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(stream);
+    await jsm.streams.update(stream, { ...info.config, max_age: seconds * 1e9 });
+  } finally {
+    await nc.close();
+  }
+}
+
 /** The event keys of the journal, one entry per line (so a key stored twice shows twice). */
 export function journalKeys(repo: TempRepo): string[] {
   const path = repo.path(".engram", "buffer", "journal.ndjson");
