@@ -307,7 +307,7 @@ const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
     // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
     allow: [
       ...(rule.allow ?? []),
-      PLACEHOLDER_RUN,
+      ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
       ...(peer?.allow ?? []),
       ...GITLEAKS_GLOBAL_ALLOW,
     ],
