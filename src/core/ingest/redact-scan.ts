@@ -43,6 +43,12 @@ export interface RuleSet {
   /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
+  /**
+   * For each list, the third characters its keywords may have, as bits of `code & 31` (all
+   * bits for a list with a two-character keyword): most places that start like a keyword
+   * (`th`, `in`) go on differently, and one test skips the list.
+   */
+  thirds: Uint32Array;
   /** 1 for an ASCII code (either case) that starts some keyword: most characters do not. */
   starts: Uint8Array;
 }
@@ -80,7 +86,13 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     if (slots[index] === 0) slots[index] = lists.push([]);
     (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
   }
-  return { rules, slots, lists, starts };
+  const thirds = new Uint32Array(lists.length);
+  lists.forEach((list, i) => {
+    for (const { word } of list) {
+      thirds[i] = (thirds[i] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
+    }
+  });
+  return { rules, slots, lists, starts, thirds };
 }
 
 /** Lower case of an ASCII code; other codes as they are. */
@@ -97,7 +109,7 @@ function wantedRules(text: string, set: RuleSet): Map<number, number> | undefine
   // Made at the first keyword: most texts have none, and a map for each of them was a good
   // share of ingest's garbage.
   let wanted: Map<number, number> | undefined;
-  const { slots, lists, starts } = set;
+  const { slots, lists, starts, thirds } = set;
   const n = text.length - 1;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
@@ -106,6 +118,9 @@ function wantedRules(text: string, set: RuleSet): Map<number, number> | undefine
     if (b > 127) continue;
     const slot = slots[(lowerCode(c) << 7) | b] as number;
     if (slot === 0) continue;
+    // Past the end, only a two-character keyword can be there: its list takes every third.
+    const third = i + 2 < text.length ? lowerCode(text.charCodeAt(i + 2)) & 31 : 0;
+    if ((((thirds[slot - 1] as number) >>> third) & 1) === 0 && i + 2 < text.length) continue;
     for (const { word, rules } of lists[slot - 1] as Keyword[]) {
       if (i + word.length > text.length) continue;
       let k = 2;
