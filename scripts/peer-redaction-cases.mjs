@@ -307,12 +307,20 @@ function extractSecretlint(dir) {
       continue;
     }
     const secrets = out.messages.map((m) => findingSecret(m, text));
-    cases.push({ rule, name, text, secrets, finding: out.messages.length > 0 });
+    // Where each secret sits: from the start of its message's range (the same string may occur
+    // elsewhere, glued inside a word, where secretlint reports nothing; the aws rule's range
+    // starts at the key name but is as long as the secret).
+    const at = out.messages.map((m, i) => {
+      const start = text.indexOf(secrets[i], m.range[0]);
+      if (start < 0) throw new Error(`${key}: secret ${i} not found after its range start`);
+      return [start, start + secrets[i].length];
+    });
+    cases.push({ rule, name, text, secrets, at, finding: out.messages.length > 0 });
   }
   return { cases, skipped, ruleNames };
 }
 
-/** The secret of a finding: the credential part of a URL, else its data value, else its range. */
+/** The secret of a finding (it lies inside the message's range): the credential part of a URL, else its data value, else its range. */
 function findingSecret(message, text) {
   const values = Object.values(message.data ?? {}).filter(
     (v) => typeof v === "string" && v.length >= 8 && text.includes(v),

@@ -224,6 +224,48 @@ describe("over-redaction", () => {
   });
 });
 
+describe("where gitleaks and secretlint part ways", () => {
+  it("redacts the placeholders secretlint reports, a webhook URL with its scheme", () => {
+    const hf = "hf" + "_" + "x".repeat(34);
+    expectRedacted(`hf_token = '${hf}'`, hf);
+    const webhook = "https://hooks.sl" + "ack.com/services/TXXXXX/BXXXXX/XXXXXXXXXX";
+    expectRedacted(`post to ${webhook} now`, webhook);
+    // A word around it is still no token.
+    expectKept(`(id)hf_${"required".repeat(5)}Metadata;`);
+  });
+
+  it("keeps the URL examples secretlint keeps", () => {
+    expectKept('"mysql://dbuser:secret@mysql.server.com:3306/database"');
+    expectKept("jdbc:mysql://admin:pass@localhost:3306/mydb");
+    expectKept("mongodb+srv://root:root@cluster.mongodb.net/db");
+    expectKept("https://user:abc@api.com/v1 and https://testuser:xxxx@demo.com");
+    expectKept("https://$" + "{username}:$" + "{password}@api.example.com/v1");
+    expectKept("https://{{user}}:{{pass}}@config.example.com https://{USER}:{PASS}@t.example.com");
+    expectKept("https://YOUR_USERNAME:YOUR_PASSWORD@api.service.com");
+    expectKept("https://bob:bob@git.example.com");
+  });
+
+  it("still redacts URL credentials that are not examples", () => {
+    // secretlint's basicauth reports `user:pass` of a web URL; only database URLs use it as an example.
+    expectRedacted("This URL: https://user:pass@example.com includes credential.", "user:pass");
+    const password = fake(ALNUM, 16, 41);
+    expectRedacted(`postgres://app:${password}@db.internal/main`, `app:${password}`);
+    expectRedacted(`mongodb+srv://svc:${password}@cluster.mongodb.net`, `svc:${password}`);
+    // A `$` inside a password is no template.
+    expectRedacted(`https://deploy:p$${password}@git.example.com`, `deploy:p$${password}`);
+  });
+
+  it("a token ends where its characters end, and low-entropy look-alikes are kept", () => {
+    const azure = "Ab1" + "8Q~" + fake(ALNUM, 34, 42);
+    expectRedacted(`client ${azure} ok`, azure);
+    expectKept(`Identity="USK@u2vn,4~q8${azure.slice(4)}~yk0,AQACAAE"`);
+    expectKept("GR1348941" + "123".repeat(7));
+    expectKept("sntry" + "u_" + "a".repeat(64));
+    const sentry = "sntry" + "u_" + fake(HEX, 64, 43);
+    expectRedacted(`token ${sentry} ok`, sentry);
+  });
+});
+
 /** gitleaks' generated secrets that the redactor takes whole when they stand alone. */
 function wholeSecrets(): string[] {
   const rng = new Rng(2727);

@@ -22,6 +22,8 @@ export interface SecretlintCase {
   name: string;
   text: string;
   secrets: string[];
+  /** Where each secret is (start, end) in `text`: the occurrence secretlint reports. */
+  at: [number, number][];
   finding: boolean;
 }
 

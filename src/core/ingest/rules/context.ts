@@ -88,6 +88,44 @@ function isCurlCredential(secret: string): boolean {
   return looksLikePassword(password);
 }
 
+/** The schemes of secretlint's database-connection-string rule: `mysql://root:secret@` is an example there. */
+const DATABASE_SCHEME = "(?:mongodb(?:\\+srv)?|mysqlx?|postgres(?:ql)?)";
+
+/**
+ * Passwords of URLs in documentation, as secretlint's basicauth and database-connection-string
+ * rules keep them: `password`, `mypassword`, `YOUR_PASSWORD`, `REPLACE_WITH_PASSWORD`.
+ */
+const URL_EXAMPLE_PASSWORD = /^(?:my)?pass(?:word|wd)$|^your[_-]|replace|change[_-]?me/i;
+/** In a database URL these too (`mysql://root:secret@`, `admin:pass@`); `https://user:pass@` is reported. */
+const DATABASE_EXAMPLE_PASSWORDS = new Set([
+  "pass",
+  "secret",
+  "root",
+  "admin",
+  "user",
+  "username",
+  "myusername",
+]);
+/** A user or password that is a template: `${password}`, `{{pass}}`, `{PASS}`, `%PASS%`, `$PASS`, `$(cat pass)`. */
+const URL_TEMPLATE =
+  /^(?:\$?\{[^{}]{1,50}\}|\{\{[^{}]{1,50}\}\}|%[A-Za-z_]{1,30}%|\$[A-Za-z_][A-Za-z0-9_]*|\$\([^()]{1,50}\))$/;
+
+/**
+ * `user:password` of a URL, unless it is an example: shorter than 4 characters, one
+ * character repeated, the user name again, a template, or an example word (secretlint's
+ * basicauth and database-connection-string rules keep the same).
+ */
+function isUrlCredential(secret: string, database: boolean): boolean {
+  const colon = secret.indexOf(":");
+  const user = secret.slice(0, colon);
+  const password = secret.slice(colon + 1);
+  if (password.length < 4 || /^(.)\1*$/.test(password) || password === user) return false;
+  if (URL_TEMPLATE.test(user) || URL_TEMPLATE.test(password)) return false;
+  if (URL_EXAMPLE_PASSWORD.test(password)) return false;
+  if (database && DATABASE_EXAMPLE_PASSWORDS.has(password.toLowerCase())) return false;
+  return looksLikePassword(password) && !/^\d{1,5}$/.test(password);
+}
+
 export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "private-key",
@@ -129,16 +167,13 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "url-credentials",
     keywords: ["://"],
+    // A database scheme, when there is one, is part of the match: its examples differ.
+    lookback: 12,
     // The whole user information goes, so that the marker leaves no `user:password@` shape
     // that a scanner would flag; a URL with a user name and no password is kept.
-    pattern: `://([^\\s/?#@:"'<>[\\]\\\\]*:[^\\s/?#"'<>[\\]\\\\]+)(?=@)`,
+    pattern: `(?:\\b${DATABASE_SCHEME})?://([^\\s/?#@:"'<>[\\]\\\\]*:[^\\s/?#"'<>[\\]\\\\]+)(?=@)`,
     groups: [1],
-    check: (secret) => {
-      const password = secret.slice(secret.indexOf(":") + 1);
-      // `user:password@`, `username:mypassword@`, `REPLACE_WITH_PASSWORD`: documentation.
-      if (/^(?:my)?password$|replace|change[_-]?me/i.test(password)) return false;
-      return looksLikePassword(password) && !/^\d{1,5}$/.test(password);
-    },
+    check: (secret, match) => isUrlCredential(secret, !match.startsWith("://")),
   },
   {
     id: "passphrase",

@@ -53,7 +53,12 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
   },
   { id: "gitlab-pat", keywords: ["glpat-"], pattern: "glpat-[0-9A-Za-z_.-]{20,255}" },
   { id: "gitlab-ptt", keywords: ["glptt-"], pattern: "glptt-[0-9a-f]{40}" },
-  { id: "gitlab-rrt", keywords: ["gr1348941"], pattern: "GR1348941[0-9A-Za-z_-]{20,64}" },
+  {
+    id: "gitlab-rrt",
+    keywords: ["gr1348941"],
+    pattern: "GR1348941[0-9A-Za-z_-]{20,64}",
+    entropy: 3,
+  },
   { id: "gitlab-deploy-token", keywords: ["gldt-"], pattern: "gldt-[0-9A-Za-z_-]{20,64}" },
   {
     id: "gitlab-runner-authentication-token",
@@ -111,7 +116,8 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
     id: "azure-ad-client-secret",
     keywords: ["q~"],
     lookback: 4,
-    pattern: `${START}[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}${END}`,
+    // `~` and `.` are token characters too: `...Q~<34>~yk0` is longer than a secret.
+    pattern: `${START}[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])`,
     entropy: 3,
   },
   {
@@ -197,7 +203,9 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
     id: "huggingface-access-token",
     keywords: ["hf_"],
     pattern: `${START}hf_[A-Za-z]{34}${END}`,
-    entropy: 3,
+    // secretlint's rule reports any 34 letters, `hf_xxxx...` too (gitleaks keeps it by its
+    // entropy floor): a placeholder redacted loses nothing.
+    redactPlaceholders: true,
   },
   {
     id: "huggingface-organization-api-token",
@@ -267,6 +275,10 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
   {
     id: "slack-webhook-url",
     keywords: ["hooks.slack.com"],
+    // secretlint reports `https://hooks.slack.com/services/TXXXXX/BXXXXX/XXXXXXXXXX` too.
+    redactPlaceholders: true,
+    // The scheme goes with the rest of the URL.
+    lookback: 8,
     pattern:
       "(?:https?://)?hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{20,}",
   },
@@ -329,7 +341,7 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
     pattern: "glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
   },
   { id: "new-relic-user-api-key", keywords: ["nrak"], pattern: "NRAK-[A-Za-z0-9]{27}" },
-  { id: "sentry-user-token", keywords: ["sntryu_"], pattern: "sntryu_[a-f0-9]{64}" },
+  { id: "sentry-user-token", keywords: ["sntryu_"], pattern: "sntryu_[a-f0-9]{64}", entropy: 3.5 },
   {
     id: "sentry-org-token",
     keywords: ["sntrys_"],

@@ -33,6 +33,11 @@ export interface SecretRule {
   allowLine?: readonly string[];
   /** Lower-case words: a secret that holds one is kept (gitleaks' stop words). */
   stopwords?: readonly string[];
+  /**
+   * A placeholder of this format is redacted too (`hf_xxxx...`, a Slack webhook of `XXXX`):
+   * secretlint reports it. By default a provider token with a placeholder run is kept.
+   */
+  redactPlaceholders?: boolean;
   /** A last check of the secret (and the whole match); `false` keeps the text. */
   check?: (secret: string, match: string) => boolean;
 }

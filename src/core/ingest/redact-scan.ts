@@ -1,0 +1,230 @@
+/**
+ * The scan behind the redactor: a rule set compiled with a table of its keywords, and the
+ * spans its rules find in a text. Each rule runs its regular expression only when one of its
+ * keywords occurs in the text (one pass over the text finds them all), from its first
+ * keyword on, so text with no keyword costs one pass however many rules there are.
+ */
+import { shannonEntropy } from "./rules/harmless.js";
+import type { SecretRule } from "./rules/types.js";
+
+export interface CompiledRule {
+  id: string;
+  token: string;
+  regex: RegExp;
+  groups: readonly number[];
+  entropy: number;
+  allow: readonly RegExp[];
+  allowMatch: readonly RegExp[];
+  allowLine: readonly RegExp[];
+  stopwords: readonly string[];
+  check: ((secret: string, match: string) => boolean) | undefined;
+  lookback: number;
+}
+
+function compileRule(rule: SecretRule): CompiledRule {
+  return {
+    id: rule.id,
+    token: `[REDACTED:${rule.id}]`,
+    regex: new RegExp(rule.pattern, `g${rule.flags ?? ""}`),
+    groups: rule.groups ?? [],
+    entropy: rule.entropy ?? 0,
+    allow: (rule.allow ?? []).map((source) => new RegExp(source)),
+    allowMatch: (rule.allowMatch ?? []).map((source) => new RegExp(source)),
+    allowLine: (rule.allowLine ?? []).map((source) => new RegExp(source)),
+    stopwords: rule.stopwords ?? [],
+    check: rule.check,
+    lookback: rule.lookback ?? 0,
+  };
+}
+
+/** The keyword scan of a rule set: which rules a text needs to run. */
+export interface RuleSet {
+  rules: readonly CompiledRule[];
+  /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
+  slots: Uint16Array;
+  lists: readonly (readonly Keyword[])[];
+  /**
+   * For each list, the third characters its keywords may have, as bits of `code & 31` (all
+   * bits for a list with a two-character keyword): most places that start like a keyword
+   * (`th`, `in`) go on differently, and one test skips the list.
+   */
+  thirds: Uint32Array;
+  /** 1 for an ASCII code (either case) that starts some keyword: most characters do not. */
+  starts: Uint8Array;
+}
+
+interface Keyword {
+  word: string;
+  /** The rules it turns on: its own, and those of every keyword it contains. */
+  rules: readonly number[];
+}
+
+/** Compiles `sources` (in priority order: the first rule names a marker where spans overlap) with their keyword table. */
+export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
+  const rules = sources.map(compileRule);
+  const direct = new Map<string, number[]>();
+  sources.forEach((rule, i) => {
+    for (const keyword of rule.keywords) direct.set(keyword, [...(direct.get(keyword) ?? []), i]);
+  });
+  const all = [...direct.keys()];
+  const slots = new Uint16Array(128 * 128);
+  const lists: Keyword[][] = [];
+  const starts = new Uint8Array(128);
+  for (const word of all) {
+    if (word.length < 2 || !/^[\x20-\x7e]+$/.test(word) || word !== word.toLowerCase()) {
+      throw new Error(
+        `redact: keyword ${JSON.stringify(word)} must be lower-case ASCII, 2+ characters`,
+      );
+    }
+    // A place reports every keyword that starts there, so `passphrase` turns on `pass` by
+    // itself; a keyword inside another one (`sk` in `task`) is found at its own place.
+    const turned = new Set<number>(direct.get(word));
+    const head = word.charCodeAt(0);
+    starts[head] = 1;
+    if (head >= 97 && head <= 122) starts[head - 32] = 1;
+    const index = (head << 7) | word.charCodeAt(1);
+    if (slots[index] === 0) slots[index] = lists.push([]);
+    (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
+  }
+  const thirds = new Uint32Array(lists.length);
+  lists.forEach((list, i) => {
+    for (const { word } of list) {
+      thirds[i] = (thirds[i] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
+    }
+  });
+  return { rules, slots, lists, starts, thirds };
+}
+
+/** Lower case of an ASCII code; other codes as they are. */
+function lowerCode(c: number): number {
+  return c >= 65 && c <= 90 ? c + 32 : c;
+}
+
+/**
+ * The rules whose keywords occur in `text`, case-insensitively: one pass over the text with
+ * a table of the keywords' first two characters, much cheaper than a regex alternation of
+ * a few hundred literals.
+ */
+function wantedRules(text: string, set: RuleSet): Map<number, number> | undefined {
+  // Made at the first keyword: most texts have none, and a map for each of them was a good
+  // share of ingest's garbage.
+  let wanted: Map<number, number> | undefined;
+  const { slots, lists, starts, thirds } = set;
+  const n = text.length - 1;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 127 || starts[c] === 0) continue;
+    const b = lowerCode(text.charCodeAt(i + 1));
+    if (b > 127) continue;
+    const slot = slots[(lowerCode(c) << 7) | b] as number;
+    if (slot === 0) continue;
+    // Past the end, only a two-character keyword can be there: its list takes every third.
+    const third = i + 2 < text.length ? lowerCode(text.charCodeAt(i + 2)) & 31 : 0;
+    if ((((thirds[slot - 1] as number) >>> third) & 1) === 0 && i + 2 < text.length) continue;
+    for (const { word, rules } of lists[slot - 1] as Keyword[]) {
+      if (i + word.length > text.length) continue;
+      let k = 2;
+      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+      if (k < word.length) continue;
+      wanted ??= new Map<number, number>();
+      for (const r of rules) if (!wanted.has(r)) wanted.set(r, i);
+    }
+  }
+  return wanted;
+}
+
+export interface Span {
+  start: number;
+  end: number;
+  rank: number;
+}
+
+/** Where the rules of `set` find secrets in `text`, merged, in order. */
+export function findSpans(text: string, set: RuleSet): Span[] {
+  const wanted = wantedRules(text, set);
+  if (wanted === undefined) return [];
+  const spans: Span[] = [];
+  for (const rank of [...wanted.keys()].sort((x, y) => x - y)) {
+    const rule = set.rules[rank] as CompiledRule;
+    const { regex } = rule;
+    // No match starts before the rule's first keyword (less its look-back).
+    regex.lastIndex = Math.max(0, (wanted.get(rank) as number) - rule.lookback);
+    for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+      const match = m[0];
+      let secret: string | undefined = match;
+      let end = m.index + match.length;
+      let group = 0;
+      if (rule.groups.length > 0) {
+        secret = undefined;
+        for (const g of rule.groups) {
+          if (m[g] !== undefined && m[g] !== "") {
+            secret = m[g];
+            group = g;
+            break;
+          }
+        }
+      }
+      // With the `d` flag the group sits anywhere in the match; without it, it ends the match.
+      const at = group > 0 ? m.indices?.[group] : undefined;
+      if (at !== undefined) end = at[1];
+      const start = secret === undefined ? end : end - secret.length;
+      if (
+        secret === undefined ||
+        secret === "" ||
+        !isSecret(rule, secret, match) ||
+        allowedByLine(rule, text, start, end)
+      ) {
+        // The value may hold a key of its own (`token: GITHUB_TOKEN=...`): look again from it.
+        regex.lastIndex = Math.max(start, m.index + 1);
+        continue;
+      }
+      spans.push({ start, end, rank });
+    }
+  }
+  if (spans.length <= 1) return spans;
+  spans.sort((a, b) => a.start - b.start || a.rank - b.rank);
+  const merged: Span[] = [];
+  for (const span of spans) {
+    const last = merged[merged.length - 1];
+    if (last !== undefined && span.start < last.end) {
+      last.end = Math.max(last.end, span.end);
+      last.rank = Math.min(last.rank, span.rank);
+    } else {
+      merged.push({ ...span });
+    }
+  }
+  return merged;
+}
+
+function isSecret(rule: CompiledRule, secret: string, match: string): boolean {
+  // Idempotence: a marker is never a secret again.
+  if (secret.startsWith("[REDACTED:")) return false;
+  if (rule.entropy > 0 && shannonEntropy(secret) < rule.entropy) return false;
+  for (const allow of rule.allow) if (allow.test(secret)) return false;
+  for (const allow of rule.allowMatch) if (allow.test(match)) return false;
+  if (rule.stopwords.length > 0) {
+    const lower = secret.toLowerCase();
+    for (const word of rule.stopwords) if (lower.includes(word)) return false;
+  }
+  return rule.check === undefined || rule.check(secret, match);
+}
+
+/** gitleaks' line allowlists: the line around the secret matches one. */
+function allowedByLine(rule: CompiledRule, text: string, start: number, end: number): boolean {
+  if (rule.allowLine.length === 0) return false;
+  const from = text.lastIndexOf("\n", start - 1) + 1;
+  const to = text.indexOf("\n", end);
+  const line = text.slice(from, to < 0 ? text.length : to);
+  return rule.allowLine.some((allow) => allow.test(line));
+}
+
+/** The text with each span replaced by the marker of its rule. */
+export function applySpans(text: string, spans: readonly Span[], set: RuleSet): string {
+  let out = "";
+  let last = 0;
+  for (const span of spans) {
+    out += text.slice(last, span.start) + (set.rules[span.rank] as CompiledRule).token;
+    last = span.end;
+  }
+  return out + text.slice(last);
+}

@@ -1,0 +1,117 @@
+/**
+ * The built-in rules, assembled: the ported provider rules (`gitleaks.ts`) held to gitleaks'
+ * precision (word boundaries, the allowlists of the generated rule of the same id, placeholders
+ * kept), the context rules (`context.ts`), and gitleaks' generated default rules
+ * (`gitleaks-default.ts`) with gitleaks' global allowlist, less those the context rules replace.
+ */
+import { CONTEXT_RULES } from "./context.js";
+import { GITLEAKS_RULES } from "./gitleaks.js";
+import {
+  GITLEAKS_DEFAULT_RULES,
+  GITLEAKS_GLOBAL_ALLOW,
+  GITLEAKS_GLOBAL_STOPWORDS,
+} from "./gitleaks-default.js";
+import type { SecretRule } from "./types.js";
+
+/** How far before its first keyword a generated rule's match may start (`https://x.webhook.office.com`, `[\w.-]{0,50}?identifier`). */
+const GENERATED_LOOKBACK = 128;
+
+/** Whether every match of a rule starts with one of its keywords (then it needs no look-back). */
+function startsWithKeyword(rule: SecretRule): boolean {
+  const head = rule.pattern.replace(/^(?:\\b|\(\?:|\()+/, "");
+  // The literal start of the pattern, case folded (`[sS]` counts as `s`).
+  const literal = head
+    .replace(/\[([a-zA-Z])([a-zA-Z])\]/g, (all, a: string, b: string) =>
+      a.toLowerCase() === b.toLowerCase() ? a : all,
+    )
+    .match(/^(?:[a-zA-Z0-9_-]|\\\.)+/)?.[0]
+    .replace(/\\/g, "")
+    .toLowerCase();
+  return literal !== undefined && rule.keywords.every((keyword) => literal.startsWith(keyword));
+}
+
+/**
+ * Keywords narrowed where gitleaks' own occur in most prose (`ey` of `key`, `they`): every
+ * JWT starts `eyJ` (the base64 of `{"`).
+ */
+const NARROWER_KEYWORDS: Readonly<Record<string, readonly string[]>> = { jwt: ["eyj"] };
+
+/**
+ * gitleaks' rules that the context rules replace, with precision rules of their own: a value
+ * must look like a credential, examples are kept, quotes around a value stay.
+ */
+const OWN_CONTEXT_RULES = new Set([
+  "generic-api-key",
+  "curl-auth-user",
+  "curl-auth-header",
+  "private-key",
+]);
+
+/**
+ * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
+ * first), with gitleaks' global allowlist, less those the context rules replace.
+ */
+const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
+  (rule) => !OWN_CONTEXT_RULES.has(rule.id),
+).map((rule) => ({
+  ...rule,
+  keywords: NARROWER_KEYWORDS[rule.id] ?? rule.keywords,
+  lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,
+  flags: `d${rule.flags ?? ""}`,
+  allow: [...(rule.allow ?? []), ...GITLEAKS_GLOBAL_ALLOW],
+  stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
+}));
+
+/** A placeholder's run inside a token: `xxxxxx`, `XXXXXX`, `000000`, `######`, `******`. */
+const PLACEHOLDER_RUN = "([xX01#*.])\\1{5,}";
+
+const PEERS = new Map(GITLEAKS_DEFAULT_RULES.map((rule) => [rule.id, rule]));
+
+/**
+ * The ported provider rules, held to gitleaks' precision: a token starts and ends at a word
+ * boundary (`task_test_...` holds no Stripe key), and the entropy floor and allowlists of the
+ * gitleaks rule of the same id apply (`ghp_xxxx...` is a placeholder).
+ */
+const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
+  const peer = PEERS.get(rule.id);
+  return {
+    ...rule,
+    // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
+    // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
+    pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
+    // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
+    // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
+    allow: [
+      ...(rule.allow ?? []),
+      ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
+      ...(peer?.allow ?? []),
+      ...GITLEAKS_GLOBAL_ALLOW,
+    ],
+    stopwords: peer?.stopwords ?? [],
+  };
+});
+
+/**
+ * The literal prefixes (4 characters or more) the provider rules' matches start with
+ * (`ghp_`, `glsa_`, `dop_v1_`): their base64 forms are the base64 rule's keywords, so that
+ * a wrapped token of any provider is decoded and found.
+ */
+function literalPrefixes(rules: readonly SecretRule[]): string[] {
+  const out = new Set<string>();
+  for (const rule of rules) {
+    const head = rule.pattern.replace(/^(?:\(\?<![^)]*\)|\\b|\(\?:|\()+/, "");
+    const literal = head.match(/^(?:[A-Za-z0-9_-]|\\\.)+/)?.[0]?.replace(/\\/g, "");
+    if (literal !== undefined && literal.length >= 4) out.add(literal);
+  }
+  return [...out];
+}
+
+/**
+ * Every built-in rule that sees plain text, in priority order (where spans overlap, the first
+ * rule names the marker): the ported provider rules, the context rules, gitleaks' generated
+ * rules. The base64 rule is added by the redactor, which looks for wrapped secrets with these.
+ */
+export const PLAIN_RULES: readonly SecretRule[] = [...PORTED, ...CONTEXT_RULES, ...GENERATED];
+
+/** The provider rules' literal prefixes: base64 keywords, so that any wrapped token is decoded. */
+export const PROVIDER_PREFIXES: readonly string[] = literalPrefixes([...PORTED, ...GENERATED]);
