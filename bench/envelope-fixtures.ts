@@ -127,7 +127,8 @@ export function writeEnvelopeFile(path: string, options: EnvelopeFileOptions): E
             `{"schema_version":"agentbus-envelope/v1","message_type":"heartbeat.v1","sent_at":"${sentAt}","sender":{"role":"wor`,
           );
         } else {
-          // task_progress.v1 without its required `stage`: an invalid payload.
+          // task_progress.v1 whose `stage` is a number, not text: an invalid payload (upstream
+          // fixes no task_progress fields, so a missing stage would be valid).
           emit(
             JSON.stringify({
               schema_version: "agentbus-envelope/v1",
@@ -135,7 +136,7 @@ export function writeEnvelopeFile(path: string, options: EnvelopeFileOptions): E
               sent_at: sentAt,
               sender: { role: "worker", id: w.id },
               seq: ++w.seq,
-              payload: { progress: 0.5 },
+              payload: { stage: 42, progress: 0.5 },
               event_id: `ev_${rng.hex(32)}`,
             }),
           );
