@@ -150,6 +150,27 @@ describe("classifyCommit", () => {
     expect(c("style: use single quotes in tests").convention).toBe("use single quotes in tests");
   });
 
+  it("calls a refactor's preferred language construct a convention, a library or tool a decision", () => {
+    for (const subject of [
+      "refactor: use an object spread instead of Object.assign",
+      "refactor: use optional chaining instead of && guards",
+      "Refactor the loaders to async/await instead of callbacks",
+      "style: prefer template literals over string concatenation",
+    ]) {
+      const cls = c(subject);
+      expect(cls.decision, subject).toBeUndefined();
+      expect(cls.convention, subject).toBeDefined();
+    }
+    for (const subject of [
+      "refactor: parse with zod instead of hand-written guards",
+      "refactor: switch to esbuild",
+      "Use node:util stripVTControlCharacters instead of own code",
+      "feat: use Object.hasOwn instead of the in operator for options",
+    ]) {
+      expect(c(subject).decision, subject).toBeDefined();
+    }
+  });
+
   it("types and plain changes: conventional when present, inferred otherwise", () => {
     expect(c("Add a retry to the client")).toMatchObject({ type: "feat" });
     expect(c("fix(parser): handle empty input")).toMatchObject({ type: "fix", scope: "parser" });

@@ -203,6 +203,14 @@ const BODY_CHOICE =
 /** Not a choice, though it reads like one: a temporary step back, the first commit. */
 const NOT_A_CHOICE =
   /\b(switch|switched|revert|reverted) back\b|^initial\b|\b(until|for now|temporarily|temporary)\b/i;
+/**
+ * A language construct or built-in preferred to another ("use an object spread instead of
+ * Object.assign", "use optional chaining"): in a refactor or style commit that is a coding
+ * convention, not a decision about the project (a library or tool adopted still is one).
+ */
+const LANGUAGE_IDIOM =
+  /\b(object spread|spread (syntax|operator)|rest param\w*|optional chaining|nullish coalescing|destructuring|arrow functions?|template (literals?|strings?)|async\/await|for\.\.\.of|for-of loops?|list comprehensions?|f-strings?|(Object|Array|String|Promise|Math|JSON|Number|Reflect)\.\w+)/i;
+const IDIOM_TYPES = new Set(["refactor", "style", "perf"]);
 /** Words after which the rest of a sentence is its reason. */
 const REASON = /\b(because|so that|otherwise|since|as it|to avoid|which means)\b/i;
 const REVERT = /^Revert\s+"(.+)"\s*$/i;
@@ -285,6 +293,9 @@ export function classifyCommit(commit: CommitText): CommitClass {
   // engram's own commits of memory (`engram: init`, `engram: memory`) say nothing of the code.
   if (/^engram(\([^()]*\))?:/i.test(subject)) return { ...base, noise: "trivial" };
 
+  if (IDIOM_TYPES.has(type) && LANGUAGE_IDIOM.test(description) && !breaking) {
+    return { ...base, convention: description };
+  }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
   const chosen =
     isChoice(description) ||
