@@ -46,7 +46,7 @@ export interface RealHistoryScore {
 /** Recall and precision of decisions on each labelled real history (and its held-out part). */
 export function realHistoryScores(): RealHistoryScore[] {
   const out: RealHistoryScore[] = [];
-  for (const history of ["release-please-action", "checkout", "commander"]) {
+  for (const history of ["release-please-action", "checkout", "commander", "chai"]) {
     const corpus = loadCorpus(history);
     for (const heldOut of [false, true]) {
       const score = scoreCorpus(corpus, { heldOut });

@@ -2,7 +2,7 @@ import type { Link } from "../../schema/common.js";
 import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
-import { type CommitClass, classifyCommit } from "./classify.js";
+import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
 import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
 
 export { GIT_SENDER_ID } from "./kinds.js";
@@ -91,7 +91,8 @@ function parseTrailerBlock(paragraph: string): Trailer[] | undefined {
       continue;
     }
     const m = TRAILER_LINE.exec(line);
-    if (!m) return undefined;
+    // `fix: the parser` is a pull request's title in a merge's body, not a trailer.
+    if (!m || isConventionalType(m[1] as string)) return undefined;
     trailers.push({ key: m[1] as string, value: (m[2] as string).trim() });
   }
   return trailers;
@@ -199,9 +200,14 @@ export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
   const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
+  // A merged pull request's title may read as a trailer (`Breaking: fix the parser`): a
+  // merge's body is read whole.
+  const merge = (commit.parents ?? 1) > 1 || /^Merge pull request\b/i.test(subject);
   const cls = classifyCommit({
     subject,
-    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
+    body: merge
+      ? messageAfterSubject(commit.message)
+      : [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
     ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
     ...(commit.author !== undefined ? { author: commit.author } : {}),
     decisionTrailer: notes.some((n) => n.kind === "decision"),
@@ -308,6 +314,13 @@ export function gitHistoryNdjson(
     }
   }
   return { text: lines.length === 0 ? "" : `${lines.join("\n")}\n`, events: lines.length };
+}
+
+/** Everything after a message's first paragraph (the subject), trailers included. */
+function messageAfterSubject(message: string): string {
+  const text = message.replace(/\r\n?/g, "\n").replace(/^\n+/, "");
+  const cut = text.search(/\n[ \t]*\n/);
+  return cut === -1 ? "" : text.slice(cut).trim();
 }
 
 function collapse(text: string): string {
