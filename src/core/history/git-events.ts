@@ -4,6 +4,7 @@ import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
 import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
 import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
+import { linkPullRequests } from "./pull-requests.js";
 
 export { GIT_SENDER_ID } from "./kinds.js";
 
@@ -19,6 +20,8 @@ export interface GitCommitInfo {
   parents?: number;
   /** `Name <email>` of the author (bots are told by it). */
   author?: string;
+  /** Full shas of the parents, first parent first (links branch commits to their merge). */
+  parentShas?: readonly string[];
 }
 
 /** An agent-bus envelope built from history (the fields `normalizeEnvelope` checks). */
@@ -215,6 +218,85 @@ export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents
   return { subject, body, cls, notes };
 }
 
+/** A commit as the import reads it, in the light of the history around it. */
+export type ClassifiedCommit = ReturnType<typeof classifyMessage> & {
+  /** The pull request of the commit: `(#N)` in its subject, or the merge that brought it in. */
+  pr?: number;
+};
+
+/**
+ * The commits of a history (oldest first) as the import reads them: each alone, then a
+ * decision without a reason of its own takes its pull request's title, as the history's merge
+ * commit holds it, when that says more than the subject. The corpus tests read this way.
+ */
+export function classifyHistory(
+  commits: readonly Pick<GitCommitInfo, "sha" | "message" | "parents" | "author" | "parentShas">[],
+): ClassifiedCommit[] {
+  const links = linkPullRequests(commits);
+  const read = commits.map((commit) => classifyMessage(commit));
+  // A merge's decision without a reason takes the reason its branch gave for the same choice.
+  const branchReasons = new Map<number, { title: string; rationale: string }[]>();
+  commits.forEach((commit, i) => {
+    const pr = links.member.get(commit.sha);
+    const decision = read[i]?.cls.decision;
+    if (pr === undefined || decision?.rationale === undefined) return;
+    const list = branchReasons.get(pr) ?? [];
+    list.push({ title: decision.title, rationale: decision.rationale });
+    branchReasons.set(pr, list);
+  });
+  return commits.map((commit, i) => {
+    const one = read[i] as ReturnType<typeof classifyMessage>;
+    const pr = one.cls.pr ?? links.member.get(commit.sha);
+    const decision = one.cls.decision;
+    const branch = branchReasons.get(one.cls.pr ?? -1) ?? [];
+    const fromBranch =
+      branch.find((b) => decision !== undefined && sameWords(b.title, decision.title)) ?? branch[0];
+    if (decision !== undefined && decision.rationale === undefined && fromBranch !== undefined) {
+      return {
+        ...one,
+        cls: { ...one.cls, decision: { ...decision, rationale: fromBranch.rationale } },
+        pr,
+      };
+    }
+    const title = pr === undefined ? undefined : links.titles.get(pr);
+    if (
+      decision !== undefined &&
+      decision.rationale === undefined &&
+      title !== undefined &&
+      saysMore(title, `${decision.title} ${one.subject}`)
+    ) {
+      const cls = {
+        ...one.cls,
+        decision: { ...decision, rationale: `Pull request #${pr}: ${title}` },
+      };
+      return { ...one, cls, pr };
+    }
+    return pr === undefined ? one : { ...one, pr };
+  });
+}
+
+/** Whether two subjects say the same, conventional prefix and `(#N)` aside. */
+function sameWords(a: string, b: string): boolean {
+  return plainWords(a) === plainWords(b);
+}
+
+/** Whether a pull request's title names a word (3 letters or more) the commit does not. */
+function saysMore(title: string, commit: string): boolean {
+  const known = new Set(plainWords(commit).split(" "));
+  return plainWords(title)
+    .split(" ")
+    .some((w) => w.length >= 3 && !known.has(w));
+}
+
+function plainWords(text: string): string {
+  return text
+    .replace(/^[a-z]+(\([^()]*\))?!?:\s*/i, "")
+    .replace(/\s*\(#\d+\)\s*$/, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
+}
+
 /**
  * The envelopes of one commit: a `memory_event.v1` with `event_id` `git:<sha>` whose kind
  * says what the commit is (`commit:<type>` for a change, `noise:<kind>` for a commit only
@@ -226,14 +308,16 @@ export function commitEnvelopes(
   commit: GitCommitInfo,
   firstSeq = 0,
   areasOf?: AreasOf,
+  read: ClassifiedCommit = classifyMessage(commit),
 ): GitEnvelope[] {
-  const { subject, body, cls, notes } = classifyMessage(commit);
+  const { subject, body, cls, notes } = read;
+  const pr = read.pr ?? cls.pr;
   const sentAt = new Date(commit.committedAt * 1000).toISOString();
   const area = areaOf(commit.files, areasOf);
   const topics = [...new Set([area, ...topFolders(commit.files)])].slice(0, MAX_TOPICS);
   const commitLink: Link = { type: "commit", ref: commit.sha };
   const refLinks: Link[] =
-    cls.pr === undefined ? [commitLink] : [commitLink, { type: "pr", ref: `#${cls.pr}` }];
+    pr === undefined ? [commitLink] : [commitLink, { type: "pr", ref: `#${pr}` }];
   const fileLinks: Link[] = cls.noise
     ? []
     : commit.files
@@ -308,8 +392,9 @@ export function gitHistoryNdjson(
   events: number;
 } {
   const lines: string[] = [];
-  for (const commit of commits) {
-    for (const env of commitEnvelopes(commit, lines.length, areasOf)) {
+  const read = classifyHistory(commits);
+  for (const [i, commit] of commits.entries()) {
+    for (const env of commitEnvelopes(commit, lines.length, areasOf, read[i])) {
       lines.push(JSON.stringify(env));
     }
   }
