@@ -71,6 +71,23 @@ describe("decisions of real histories in MEMORY.md", () => {
   }
 });
 
+describe("a later decision superseding an earlier one", () => {
+  it("keeps both in MEMORY.md, the later naming the earlier (release-please-action)", async () => {
+    const repo = dirs.repo("engram-corpus-supersede-");
+    writeCorpusRepo(repo.dir, loadCorpus("release-please-action"));
+    const md = await importHistory(repo.dir);
+    const later = md
+      .split("\n")
+      .find((l) => l.includes("**the include-component-in-tag should default"));
+    expect(later).toContain('Supersedes "restore include-component-in-tag default (false)"');
+    expect(md).toContain("**restore include-component-in-tag default (false)**");
+    const decisions = readEngrams(repo.dir).flatMap((e) => e.engram.decisions);
+    // Both kept (short-term and promoted long-term engrams may each hold them).
+    const titles = decisions.filter((d) => d.title.includes("include-component-in-tag"));
+    expect(new Set(titles.map((d) => d.title)).size).toBe(2);
+  });
+});
+
 describe("a pull request's title in the history", () => {
   it("gives a terse decision on its branch its reason, and links the pull request", async () => {
     const repo = dirs.repo("engram-pr-title-");

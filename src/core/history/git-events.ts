@@ -5,6 +5,7 @@ import { truncateChars } from "../model/text.js";
 import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
 import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
 import { linkPullRequests } from "./pull-requests.js";
+import { supersessions } from "./supersede.js";
 
 export { GIT_SENDER_ID } from "./kinds.js";
 
@@ -222,6 +223,8 @@ export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents
 export type ClassifiedCommit = ReturnType<typeof classifyMessage> & {
   /** The pull request of the commit: `(#N)` in its subject, or the merge that brought it in. */
   pr?: number;
+  /** The commit whose decision this commit's decision supersedes. */
+  supersedes?: { sha: string; title: string };
 };
 
 /**
@@ -244,7 +247,7 @@ export function classifyHistory(
     list.push({ title: decision.title, rationale: decision.rationale });
     branchReasons.set(pr, list);
   });
-  return commits.map((commit, i) => {
+  const withReasons = commits.map((commit, i): ClassifiedCommit => {
     const one = read[i] as ReturnType<typeof classifyMessage>;
     const pr = one.cls.pr ?? links.member.get(commit.sha);
     const decision = one.cls.decision;
@@ -273,6 +276,40 @@ export function classifyHistory(
     }
     return pr === undefined ? one : { ...one, pr };
   });
+  return withSupersessions(commits, withReasons);
+}
+
+/** Each decision that supersedes an earlier one names it, first thing in its rationale. */
+function withSupersessions(
+  commits: readonly Pick<GitCommitInfo, "sha">[],
+  read: ClassifiedCommit[],
+): ClassifiedCommit[] {
+  const at: number[] = [];
+  const decisions = read.flatMap((r, i) => {
+    if (r.cls.decision === undefined) return [];
+    at.push(i);
+    const sha = (commits[i] as { sha: string }).sha;
+    return [{ sha, title: r.cls.decision.title, ...(r.pr !== undefined ? { pr: r.pr } : {}) }];
+  });
+  const out = [...read];
+  for (const [later, earlier] of supersessions(decisions)) {
+    const r = out[at[later] as number] as ClassifiedCommit;
+    const before = decisions[earlier] as { sha: string; title: string };
+    const decision = r.cls.decision as { title: string; rationale?: string };
+    const note = `Supersedes "${before.title}" (${before.sha.slice(0, 12)})`;
+    out[at[later] as number] = {
+      ...r,
+      cls: {
+        ...r.cls,
+        decision: {
+          ...decision,
+          rationale: decision.rationale ? `${note}. ${decision.rationale}` : note,
+        },
+      },
+      supersedes: { sha: before.sha, title: before.title },
+    };
+  }
+  return out;
 }
 
 /** Whether two subjects say the same, conventional prefix and `(#N)` aside. */
@@ -352,6 +389,10 @@ export function commitEnvelopes(
       links: [...refLinks, ...fileLinks],
     }),
   ];
+  // A superseding decision links the commit it supersedes.
+  const supersededLink: Link[] = read.supersedes
+    ? [{ type: "commit", ref: read.supersedes.sha }]
+    : [];
   const note = (id: string, kind: NoteKind, noteText: string, rationale?: string) =>
     out.push(
       envelope("memory_note.v1", `git:${commit.sha}:${id}`, {
@@ -359,7 +400,7 @@ export function commitEnvelopes(
         text: truncateChars(noteText, MAX_TEXT_CHARS),
         ...(rationale ? { rationale: truncateChars(rationale, MAX_TEXT_CHARS) } : {}),
         topics,
-        links: refLinks,
+        links: id === "decision" ? [...refLinks, ...supersededLink] : refLinks,
       }),
     );
   notes.forEach((n, i) => {
