@@ -172,6 +172,10 @@ describe("classifyCommit", () => {
       "Un-deprecate `length` and add guard",
       "refactor(lengthOf): favor it over `length`",
       "No longer silently allowing undefined method calls",
+      "Remove hasProperty util",
+      "drop the --fast flag",
+      "chore: use travis sauce_connect addon for saucelabs",
+      "Fix broken tests in Node v6.5 and update supported node versions",
     ]) {
       expect(c(subject).decision, subject).toBeDefined();
     }
@@ -179,9 +183,16 @@ describe("classifyCommit", () => {
       "fix: always honor custom message",
       "Fix tests for .throws using getConstructorName instead of .name",
       "fix: no longer crash on empty input",
+      "Remove new methods and properties after using them for test",
+      "Remove bump command to change lib/chai.js",
     ]) {
       expect(c(subject).decision, subject).toBeUndefined();
     }
+    // One code construct for another is how the code is written.
+    expect(c("Use getOwnPropertyDescriptor instead of __lookupGetter__")).toMatchObject({
+      convention: "Use getOwnPropertyDescriptor instead of __lookupGetter__",
+    });
+    expect(c("Use pnpm instead of npm").decision).toBeDefined();
     // A conventional title in a body's last paragraph is not a trailer.
     expect(
       parseCommitMessage("Merge pull request #7 from a/b\n\nfix: the parser").trailers,

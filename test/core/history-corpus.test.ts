@@ -25,14 +25,13 @@ describe("decisions of real histories", () => {
 
   // chai's 3.5.0..4.0.0 (merge commits carrying the pull request's title) was labelled before
   // any rule was measured on it: recall 0.30, precision 0.58 then. Rules drawn from it since
-  // (merge titles read as commits, `Breaking:` subjects, runtime support, external modules)
-  // reach 0.73 and 0.84: below the targets, so issue 28 stays open for this style; this floor
-  // keeps it from sliding.
-  it("chai (merge commits with pull request titles): no lower than measured", () => {
+  // (merge titles read as commits, `Breaking:` subjects, runtime support, libraries adopted,
+  // interfaces removed) reach 0.89 and 0.89: the precision target is not met by one call.
+  it("chai (merge commits with pull request titles): recall at least 0.75, precision 0.85", () => {
     const score = scoreCorpus(loadCorpus("chai"), { heldOut: false });
     expect(score.labelled).toBeGreaterThan(30);
-    expect(score.recall, missed(score)).toBeGreaterThanOrEqual(0.7);
-    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.8);
+    expect(score.recall, missed(score)).toBeGreaterThanOrEqual(RECALL);
+    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.85);
   });
 
   // The held-out part was labelled after the rules were written and never tuned on: its
@@ -42,7 +41,8 @@ describe("decisions of real histories", () => {
     const score = scoreCorpus(loadCorpus("commander"), { heldOut: true });
     expect(score.labelled).toBeGreaterThan(10);
     expect(score.recall, missed(score)).toBeGreaterThanOrEqual(0.5);
-    // 0.50 before the rules drawn from chai; one more wrong call (0.47) since, not looked into.
+    // 0.50 before the rules drawn from chai; one more wrong call (0.47) since: the held-out
+    // commits' figures were watched, the commits themselves not read.
     expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.45);
   });
 

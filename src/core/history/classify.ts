@@ -190,10 +190,13 @@ const CHOICE = [
   /\b(prefer|prefers|preferred|favou?r|favou?rs|favou?red) \S+ (over|to)\b/i,
   /\b(un-?deprecate|un-?deprecates|un-?deprecated)\b/i,
   // The runtimes supported or tested: "update supported Node versions", "ci: update node-version".
-  /^(update|updates|updated|change|changes|changed|raise|raises|raised)\b.*\b(node(\.js)?[ -]versions?|engines?\b.*\bnode|supported (\S+ )?versions?|minimum (\S+ )?versions?)\b/i,
+  /\b(update|updates|updated|change|changes|changed|raise|raises|raised)\b.*\b(node(\.js)?[ -]versions?|engines?\b.*\bnode|supported (\S+ )?versions?|minimum (\S+ )?versions?)\b/i,
   // A library adopted in place of the project's own code: "use external pathval module".
   /\b(use|uses|using|adopt|adopts) (an? |the )?(external|third[- ]party|upstream) \S/i,
-  /\bto use (the |an? )?\S+ (module|library|package)\b/i,
+  /\b(to use|using) (the |an? )?\S+ (module|library|package)\b/i,
+  // A public interface removed, named as code: "Remove hasProperty util", "drop the --fast flag".
+  // (Case matters: camelCase is how the name reads as code.)
+  /^([Rr]emove[sd]?|[Dd]elete[sd]?|[Dd]rop(s|ped)?) (the )?(`[^`]+`|--?[a-z][\w-]+|[a-z]+[A-Z]\w*) (utils?|utility|utilities|helpers?|api|API|methods?|options?|flags?|inputs?|outputs?|commands?|exports?)\b/,
   // An architecture decision record written or revised (not merely touched up).
   /\barchitecture decision record\b|^(revise|revises|revised|add|adds|added|new|write|create)\b.*\badrs?\b|\badrs?$/i,
 ];
@@ -208,7 +211,8 @@ const CHOICE_UNLESS_FIX = [
   /^fall ?back to\b/i,
 ];
 /** A tool or practice adopted, in a ci, build or chore commit: "enable merge queue". */
-const ADOPTED = /^(enable|enables|adopt|adopts|introduce|introduces)\b|\bconfigure\b.*\bto use\b/i;
+const ADOPTED =
+  /^(enable|enables|adopt|adopts|introduce|introduces)\b|\bconfigure\b.*\bto use\b|^use (the |an? )?(\S+ ){1,2}(addon|add-on|plugin|action|service|bot)\b/i;
 /** A choice stated in the body's first paragraph, strong enough to stand for the commit. */
 const BODY_CHOICE =
   /\b(switch|switched|migrate|migrated|move|moved) from \S.{0,60}? to \S|\bin favou?r of\b|^(replace|replaced) .+ with\b/i;
@@ -223,6 +227,8 @@ const NOT_A_CHOICE =
 const LANGUAGE_IDIOM =
   /\b(object spread|spread (syntax|operator)|rest param\w*|optional chaining|nullish coalescing|destructuring|arrow functions?|template (literals?|strings?)|async\/await|for\.\.\.of|for-of loops?|list comprehensions?|f-strings?|(Object|Array|String|Promise|Math|JSON|Number|Reflect)\.\w+)/i;
 const IDIOM_TYPES = new Set(["refactor", "style", "perf"]);
+/** A word that is code: camelCase, `__dunder`, dotted, a call, or backticked. */
+const CODE_LIKE = /[a-z][A-Z]|^__|\w\.\w|\(\)|`/;
 /** Words after which the rest of a sentence is its reason. */
 const REASON = /\b(because|so that|otherwise|since|as it|to avoid|which means)\b/i;
 const REVERT = /^Revert\s+"(.+)"\s*$/i;
@@ -314,6 +320,12 @@ export function classifyCommit(commit: CommitText): CommitClass {
   if (/^engram(\([^()]*\))?:/i.test(subject)) return { ...base, noise: "trivial" };
 
   if (IDIOM_TYPES.has(type) && LANGUAGE_IDIOM.test(description) && !breaking) {
+    return { ...base, convention: description };
+  }
+  // One code construct for another ("Use getOwnPropertyDescriptor instead of __lookupGetter__")
+  // is how the code is written: a convention.
+  const swap = /^use (\S+) instead of (\S+)/i.exec(description);
+  if (swap && CODE_LIKE.test(swap[1] as string) && CODE_LIKE.test(swap[2] as string) && !breaking) {
     return { ...base, convention: description };
   }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
