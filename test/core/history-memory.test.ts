@@ -4,7 +4,7 @@
  * through its real renderer, newest first; a pull request's title gives a terse commit its
  * reason.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
@@ -12,6 +12,7 @@ import { clean } from "../../src/core/rendering/focus-text.js";
 import { ingestGitRange } from "../../src/director/from-git.js";
 import { initRepository } from "../../src/director/init.js";
 import { runCycle } from "../../src/director/run.js";
+import { ROOT } from "../support/bins.js";
 import { importedDecisions, loadCorpus, writeCorpusRepo } from "../support/history-corpus.js";
 import { readEngrams } from "../support/memory.js";
 import { git, TempDirs } from "../support/repo.js";
@@ -22,10 +23,10 @@ afterAll(() => dirs.cleanup());
 /** The share of decisions found that MEMORY.md must show (issue 28). */
 const IN_MEMORY_MD = 0.6;
 
-async function importHistory(dir: string): Promise<string> {
+async function importHistory(dir: string, range = "main"): Promise<string> {
   const ctx = await openContext({ repo: dir });
   initRepository(ctx);
-  await ingestGitRange(ctx, "main");
+  await ingestGitRange(ctx, range);
   process.env.SOURCE_DATE_EPOCH = "1795000000";
   try {
     await runCycle(ctx);
@@ -86,6 +87,40 @@ describe("a later decision superseding an earlier one", () => {
     const titles = decisions.filter((d) => d.title.includes("include-component-in-tag"));
     expect(new Set(titles.map((d) => d.title)).size).toBe(2);
   });
+});
+
+describe("a newcomer's run on this repository's own history", () => {
+  it.skipIf(!existsSync(join(ROOT, ".git")))(
+    "shows the decisions its commits state in MEMORY.md, and no commit log",
+    async () => {
+      const dir = dirs.dir("engram-self-decisions-");
+      git(dir, ["clone", "-q", "--no-hardlinks", ROOT, "clone"]);
+      const clone = join(dir, "clone");
+      // From scratch: the memory this repository keeps is not the newcomer's.
+      for (const path of ["memory", "MEMORY.md", "config"]) {
+        rmSync(join(clone, path), { recursive: true, force: true });
+      }
+      const md = await importHistory(clone, "HEAD");
+      const section = md.slice(
+        md.indexOf("## Decisions"),
+        md.indexOf("\n## ", md.indexOf("## Decisions") + 1),
+      );
+      const bullets = section.split("\n").filter((l) => l.startsWith("- **"));
+      expect(bullets.length, md).toBeGreaterThanOrEqual(5);
+      const titles = new Set(
+        readEngrams(clone).flatMap((e) =>
+          e.engram.decisions.map((d) => clean(d.title).slice(0, 40)),
+        ),
+      );
+      for (const bullet of bullets) {
+        expect(
+          [...titles].some((t) => bullet.startsWith(`- **${t}`)),
+          bullet,
+        ).toBe(true);
+      }
+      expect(md).not.toMatch(/^- .*\bMerge (branch|pull request|wip\/)/m);
+    },
+  );
 });
 
 describe("a pull request's title in the history", () => {
