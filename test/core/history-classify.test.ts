@@ -193,6 +193,18 @@ describe("classifyCommit", () => {
       convention: "Use getOwnPropertyDescriptor instead of __lookupGetter__",
     });
     expect(c("Use pnpm instead of npm").decision).toBeDefined();
+    // A wrapped BREAKING CHANGE paragraph: its first sentence in the title, the rest the reason.
+    expect(
+      classifyMessage({
+        message:
+          "fix: wrong assertion types\n\nBREAKING CHANGE: `.change` changed from\r\nChainable Method " +
+          "Assertions to Method Assertions. They have no\r\nchaining behavior.",
+      }).cls.decision,
+    ).toEqual({
+      title:
+        "wrong assertion types (breaking: `.change` changed from Chainable Method Assertions to Method Assertions)",
+      rationale: "They have no chaining behavior.",
+    });
     // A conventional title in a body's last paragraph is not a trailer.
     expect(
       parseCommitMessage("Merge pull request #7 from a/b\n\nfix: the parser").trailers,

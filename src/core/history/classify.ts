@@ -334,9 +334,9 @@ export function classifyCommit(commit: CommitText): CommitClass {
     (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
     (["ci", "build", "chore"].includes(type) && ADOPTED.test(description));
   if (inferred && (type === "decision" || breaking || chosen)) {
-    const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim().replace(/\.$/, "");
-    const title = breakingText ? `${description} (breaking: ${breakingText})` : description;
-    return { ...base, decision: withReason(title, body) };
+    const { what, why } = breakingChange(body);
+    const title = what ? `${description} (breaking: ${what})` : description;
+    return { ...base, decision: withReason(title, why) };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
@@ -360,6 +360,19 @@ export function classifyCommit(commit: CommitText): CommitClass {
 }
 
 const PROSE_TYPES = new Set(["docs", "test", "style"]);
+
+/**
+ * A `BREAKING CHANGE:` paragraph (its lines may wrap): its first sentence says what broke, for
+ * the title; the body with the rest of that paragraph in its place gives the reason.
+ */
+function breakingChange(body: string): { what?: string; why: string } {
+  const m = /^BREAKING[ -]CHANGE:[ \t]*([^\n]*(?:\n(?![ \t]*\n)[^\n]*)*)/m.exec(body);
+  if (!m) return { why: body };
+  const paragraph = (m[1] as string).replace(/\s+/g, " ").trim();
+  const [first = "", ...rest] = paragraph.split(/(?<=[.!?])\s+(?=[A-Z0-9"'`(])/);
+  const why = `${body.slice(0, m.index)}${rest.join(" ")}${body.slice(m.index + m[0].length)}`;
+  return { what: first.replace(/\.$/, ""), why: why.trim() };
+}
 
 /** The first sentence of the body's first paragraph, when it states a choice outright. */
 function choiceInBody(body: string): string | undefined {
