@@ -3,12 +3,21 @@
  * and conventional subjects, merges, bumps, releases, reverts, decisions; one `git
  * fast-import`, not timed) become memory through `director ingest --from-git main` and one
  * `director run` (history is compacted whole), each the real command line in its own process.
+ * Then the labelled real histories (test/fixtures/history-corpus): recall, precision and the
+ * share of decisions with a rationale per history, and the share MEMORY.md shows after the
+ * same two commands on each history written as a real repository (not timed).
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { loadCorpus, scoreCorpus } from "../test/support/history-corpus.js";
+import { clean } from "../src/core/rendering/focus-text.js";
+import {
+  importedDecisions,
+  loadCorpus,
+  scoreCorpus,
+  writeCorpusRepo,
+} from "../test/support/history-corpus.js";
 import { writeHistoryFixture } from "../test/support/history-fixture.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { DIRECTOR_CLI, log, removeDir, round, runNode, tempDir } from "./util.js";
@@ -41,12 +50,51 @@ export interface RealHistoryScore {
   labelled_decisions: number;
   recall: number;
   precision: number;
+  /** Of the labelled decisions found, the share whose decision carries a rationale. */
+  with_rationale: number;
+  /**
+   * Of the labelled decisions found in the whole history (both parts), the share MEMORY.md
+   * shows after `ingest --from-git main` and one `director run` (on the first part only).
+   */
+  in_memory_md?: number;
+}
+
+const HISTORIES = ["release-please-action", "checkout", "commander", "chai"];
+
+/** The labelled history as a real repository, imported by the CLI: the share of MEMORY.md. */
+async function memoryMdShare(history: string): Promise<number> {
+  const work = tempDir(`from-git-${history}`);
+  try {
+    const repo = join(work, "repo");
+    execFileSync("git", ["init", "-q", "-b", "main", repo]);
+    const corpus = loadCorpus(history);
+    writeCorpusRepo(repo, corpus);
+    await initBenchRepo(repo, ROOMY_BUDGETS);
+    const env = { ...process.env, SOURCE_DATE_EPOCH: "1795000000" };
+    for (const args of [["ingest", "--from-git", "main"], ["run"]]) {
+      const r = await runNode([DIRECTOR_CLI, ...args, "--repo", repo, "--json"], { env });
+      if (r.code !== 0) throw new Error(`director ${args[0]} failed: ${r.stderr}`);
+    }
+    const md = readFileSync(join(repo, "MEMORY.md"), "utf8").toLowerCase();
+    const decisions = md.slice(md.indexOf("## decisions"));
+    const imported = importedDecisions(corpus);
+    const found = corpus.commits.flatMap((c) => {
+      const d = c.decision ? imported.get(c.sha) : undefined;
+      return d ? [clean(d.title).slice(0, 48).toLowerCase()] : [];
+    });
+    const unique = [...new Set(found)];
+    const shown = unique.filter((n) => decisions.includes(n)).length;
+    return unique.length === 0 ? 1 : shown / unique.length;
+  } finally {
+    removeDir(work);
+  }
 }
 
 /** Recall and precision of decisions on each labelled real history (and its held-out part). */
-export function realHistoryScores(): RealHistoryScore[] {
+export async function realHistoryScores(): Promise<RealHistoryScore[]> {
   const out: RealHistoryScore[] = [];
-  for (const history of ["release-please-action", "checkout", "commander"]) {
+  for (const history of HISTORIES) {
+    const share = round(await memoryMdShare(history));
     const corpus = loadCorpus(history);
     for (const heldOut of [false, true]) {
       const score = scoreCorpus(corpus, { heldOut });
@@ -58,6 +106,8 @@ export function realHistoryScores(): RealHistoryScore[] {
         labelled_decisions: score.labelled,
         recall: round(score.recall),
         precision: round(score.precision),
+        with_rationale: round(score.found === 0 ? 1 : score.with_rationale / score.found),
+        ...(heldOut ? {} : { in_memory_md: share }),
       });
     }
   }
@@ -129,7 +179,7 @@ export async function runFromGitScenario(commits = 10_000): Promise<FromGitScena
       engrams_written: ran.engrams_written,
       decisions_in_engrams: decisions,
       memory_md: ran.focus ? { bytes: ran.focus.bytes, items: ran.focus.items } : null,
-      real_histories: realHistoryScores(),
+      real_histories: await realHistoryScores(),
       setup_seconds: round(setup),
       how:
         "history written by one git fast-import (not timed); timed: node dist/src/cli/director.js ingest --from-git main, " +

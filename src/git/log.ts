@@ -86,6 +86,10 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
         .filter((f) => f !== "")
         .sort(),
       parents: parents?.trim() === "" ? 0 : (parents ?? "").trim().split(" ").length,
+      parentShas: (parents ?? "")
+        .trim()
+        .split(" ")
+        .filter((p) => p !== ""),
       author: author ?? "",
     });
   }

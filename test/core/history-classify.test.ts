@@ -4,7 +4,7 @@ import { compactSlice } from "../../src/core/compaction/compact.js";
 import { decideCompaction } from "../../src/core/compaction/decide.js";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { classifyCommit } from "../../src/core/history/classify.js";
-import { areaOf } from "../../src/core/history/git-events.js";
+import { areaOf, classifyMessage, parseCommitMessage } from "../../src/core/history/git-events.js";
 import { MemoryConfig } from "../../src/schema/config.js";
 import { memoryEvent } from "./engine-fixtures.js";
 
@@ -148,6 +148,88 @@ describe("classifyCommit", () => {
     );
     expect(c("Rename getUser to fetchUser").convention).toBe("Rename getUser to fetchUser");
     expect(c("style: use single quotes in tests").convention).toBe("use single quotes in tests");
+  });
+
+  it("reads merge titles, `Breaking:` subjects, runtime support and libraries adopted", () => {
+    const merge = (title: string) =>
+      classifyMessage({
+        message: `Merge pull request #7 from a/b\n\n${title}`,
+        parents: 2,
+      }).cls;
+    // The title reads as a trailer line, and as a commit of its own.
+    expect(merge("chore: update supported Node versions").decision?.title).toBe(
+      "update supported Node versions",
+    );
+    expect(merge("Breaking: Rename `.deep.property` to `.nested.property`").decision).toBeDefined();
+    expect(merge("Fix tests for .throws using getName instead of .name").noise).toBe("merge");
+    expect(merge("Update mocha to version 3.0.0").noise).toBe("merge");
+    expect(c("Breaking: Fix `.include` to always use strict equality").breaking).toBe(true);
+    for (const subject of [
+      "Update package.json engines node version",
+      "ci: Update node-version",
+      "Use external pathval module instead of internal util modules",
+      "Refactor throw to use checkError module",
+      "Un-deprecate `length` and add guard",
+      "refactor(lengthOf): favor it over `length`",
+      "No longer silently allowing undefined method calls",
+      "Remove hasProperty util",
+      "drop the --fast flag",
+      "chore: use travis sauce_connect addon for saucelabs",
+      "Fix broken tests in Node v6.5 and update supported node versions",
+    ]) {
+      expect(c(subject).decision, subject).toBeDefined();
+    }
+    for (const subject of [
+      "fix: always honor custom message",
+      "Fix tests for .throws using getConstructorName instead of .name",
+      "fix: no longer crash on empty input",
+      "Remove new methods and properties after using them for test",
+      "Remove bump command to change lib/chai.js",
+    ]) {
+      expect(c(subject).decision, subject).toBeUndefined();
+    }
+    // One code construct for another is how the code is written.
+    expect(c("Use getOwnPropertyDescriptor instead of __lookupGetter__")).toMatchObject({
+      convention: "Use getOwnPropertyDescriptor instead of __lookupGetter__",
+    });
+    expect(c("Use pnpm instead of npm").decision).toBeDefined();
+    // A wrapped BREAKING CHANGE paragraph: its first sentence in the title, the rest the reason.
+    expect(
+      classifyMessage({
+        message:
+          "fix: wrong assertion types\n\nBREAKING CHANGE: `.change` changed from\r\nChainable Method " +
+          "Assertions to Method Assertions. They have no\r\nchaining behavior.",
+      }).cls.decision,
+    ).toEqual({
+      title:
+        "wrong assertion types (breaking: `.change` changed from Chainable Method Assertions to Method Assertions)",
+      rationale: "They have no chaining behavior.",
+    });
+    // A conventional title in a body's last paragraph is not a trailer.
+    expect(
+      parseCommitMessage("Merge pull request #7 from a/b\n\nfix: the parser").trailers,
+    ).toEqual([]);
+  });
+
+  it("calls a refactor's preferred language construct a convention, a library or tool a decision", () => {
+    for (const subject of [
+      "refactor: use an object spread instead of Object.assign",
+      "refactor: use optional chaining instead of && guards",
+      "Refactor the loaders to async/await instead of callbacks",
+      "style: prefer template literals over string concatenation",
+    ]) {
+      const cls = c(subject);
+      expect(cls.decision, subject).toBeUndefined();
+      expect(cls.convention, subject).toBeDefined();
+    }
+    for (const subject of [
+      "refactor: parse with zod instead of hand-written guards",
+      "refactor: switch to esbuild",
+      "Use node:util stripVTControlCharacters instead of own code",
+      "feat: use Object.hasOwn instead of the in operator for options",
+    ]) {
+      expect(c(subject).decision, subject).toBeDefined();
+    }
   });
 
   it("types and plain changes: conventional when present, inferred otherwise", () => {

@@ -1,12 +1,15 @@
 /** The labelled commit histories of test/fixtures/history-corpus, and their scores. */
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { classifyMessage } from "../../src/core/history/git-events.js";
-import { ROOT } from "./bins.js";
+import { classifyHistory } from "../../src/core/history/git-events.js";
+import { childEnv, ROOT } from "./bins.js";
 
 export interface CorpusCommit {
   sha: string;
   parents: number;
+  /** Abbreviated like `sha`, first parent first; only where the history has merges. */
+  parent_shas?: string[];
   bot: boolean;
   message: string;
   decision: boolean;
@@ -31,6 +34,13 @@ export interface CorpusScore {
   missed: string[];
   /** `sha subject => title` of what the import called a decision, labelled otherwise. */
   wrong: string[];
+  /** Labelled decisions found whose decision carries a rationale. */
+  with_rationale: number;
+}
+
+export interface ImportedDecision {
+  title: string;
+  rationale?: string;
 }
 
 // From the package root: the bench runs this module from dist/, where no fixture is copied.
@@ -40,15 +50,28 @@ export function loadCorpus(name: string): Corpus {
   return JSON.parse(readFileSync(join(DIR, `${name}.json`), "utf8")) as Corpus;
 }
 
-/** What the import makes of a commit: a decision's title, or undefined. */
-export function importedDecision(c: CorpusCommit): string | undefined {
-  const { cls } = classifyMessage({
-    message: c.message,
-    parents: c.parents,
-    // Only whether the author is a bot matters to the classifier.
-    author: c.bot ? "bot <bot[bot]@users.noreply.github.com>" : "someone <someone@example.com>",
+/**
+ * What the import makes of each commit of a history, read whole and oldest first as `ingest
+ * --from-git` reads it (a pull request's title from its merge commit included): sha ->
+ * decision.
+ */
+export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision> {
+  const commits = [...corpus.commits].reverse();
+  const read = classifyHistory(
+    commits.map((c) => ({
+      sha: c.sha,
+      message: c.message,
+      parents: c.parents,
+      ...(c.parent_shas ? { parentShas: c.parent_shas } : {}),
+      // Only whether the author is a bot matters to the classifier.
+      author: c.bot ? "bot <bot[bot]@users.noreply.github.com>" : "someone <someone@example.com>",
+    })),
+  );
+  const out = new Map<string, ImportedDecision>();
+  read.forEach((r, i) => {
+    if (r.cls.decision) out.set((commits[i] as CorpusCommit).sha, r.cls.decision);
   });
-  return cls.decision?.title;
+  return out;
 }
 
 /**
@@ -58,22 +81,28 @@ export function importedDecision(c: CorpusCommit): string | undefined {
 export function scoreCorpus(
   corpus: Corpus,
   part: { heldOut: boolean },
-  decide: (c: CorpusCommit) => string | boolean | undefined = importedDecision,
+  decide?: (c: CorpusCommit) => ImportedDecision | boolean | undefined,
 ): CorpusScore {
+  const imported = decide === undefined ? importedDecisions(corpus) : undefined;
+  const decideOf = decide ?? ((c: CorpusCommit) => imported?.get(c.sha));
   const commits = corpus.commits.filter((c) => (c.held_out === true) === part.heldOut);
   let labelled = 0;
   let found = 0;
   let called = 0;
+  let withRationale = 0;
   const missed: string[] = [];
   const wrong: string[] = [];
   for (const c of commits) {
-    const title = decide(c);
+    const decision = decideOf(c);
     const subject = c.message.split("\n")[0] ?? "";
     if (c.decision) labelled++;
-    if (title !== undefined && title !== false) {
+    if (decision !== undefined && decision !== false) {
       called++;
-      if (c.decision) found++;
-      else wrong.push(`${c.sha.slice(0, 8)} ${subject} => ${title}`);
+      const title = typeof decision === "object" ? decision.title : "(decision)";
+      if (c.decision) {
+        found++;
+        if (typeof decision === "object" && decision.rationale) withRationale++;
+      } else wrong.push(`${c.sha.slice(0, 8)} ${subject} => ${title}`);
     } else if (c.decision) missed.push(`${c.sha.slice(0, 8)} ${subject}`);
   }
   return {
@@ -85,5 +114,80 @@ export function scoreCorpus(
     precision: called === 0 ? 1 : found / called,
     missed,
     wrong,
+    with_rationale: withRationale,
   };
+}
+
+const DAY = 86400;
+const START = Date.UTC(2020, 0, 6) / 1000;
+
+/**
+ * The corpus as a real git repository at `dir` (already `git init`ed): every commit with its
+ * message, oldest first, one a day from 2020-01-06, merges with their parents where the corpus
+ * records them (linear otherwise), by one `git fast-import`; `main` checked out. Returns the
+ * commits in the order written, with the time each was given.
+ */
+export function writeCorpusRepo(
+  dir: string,
+  corpus: Corpus,
+): { commit: CorpusCommit; at: number }[] {
+  const known = new Map(corpus.commits.map((c) => [c.sha, c]));
+  // Oldest first, parents before children, whatever order the corpus lists them in.
+  const order: CorpusCommit[] = [];
+  const placed = new Set<string>();
+  const visit = (c: CorpusCommit) => {
+    if (placed.has(c.sha)) return;
+    placed.add(c.sha);
+    for (const p of c.parent_shas ?? []) {
+      const parent = known.get(p);
+      if (parent) visit(parent);
+    }
+    order.push(c);
+  };
+  for (const c of [...corpus.commits].reverse()) visit(c);
+
+  const data = (text: string) => `data ${Buffer.byteLength(text, "utf8")}\n${text}\n`;
+  const marks = new Map<string, number>();
+  const chunks: string[] = [];
+  const written: { commit: CorpusCommit; at: number }[] = [];
+  order.forEach((c, i) => {
+    const mark = i + 1;
+    const at = START + i * DAY;
+    const who = c.bot
+      ? "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
+      : "A Maintainer <maintainer@example.invalid>";
+    const parents = c.parent_shas
+      ? c.parent_shas.flatMap((p) => (marks.has(p) ? [marks.get(p) as number] : []))
+      : i > 0
+        ? [i]
+        : [];
+    const lines = parents.length === 0 ? ["reset refs/heads/import"] : [];
+    lines.push(
+      "commit refs/heads/import",
+      `mark :${mark}`,
+      `author ${who} ${at} +0000`,
+      `committer ${who} ${at} +0000`,
+      data(`${c.message}\n`).trimEnd(),
+      ...parents.map((p, n) => `${n === 0 ? "from" : "merge"} :${p}`),
+    );
+    if (parents.length < 2) {
+      const path = `src/part${i % 7}.txt`;
+      lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
+    }
+    chunks.push(`${lines.join("\n")}\n\n`);
+    marks.set(c.sha, mark);
+    written.push({ commit: c, at });
+  });
+  chunks.push(`reset refs/heads/main\nfrom :${order.length}\n\n`);
+  execFileSync("git", ["fast-import", "--quiet"], {
+    cwd: dir,
+    input: chunks.join(""),
+    env: childEnv({ GIT_CONFIG_GLOBAL: "/dev/null" }),
+    stdio: ["pipe", "ignore", "pipe"],
+  });
+  execFileSync("git", ["checkout", "-q", "-f", "main"], {
+    cwd: dir,
+    env: childEnv({ GIT_CONFIG_GLOBAL: "/dev/null" }),
+  });
+  return written;
 }

@@ -55,6 +55,10 @@ const TYPES = new Set([
   "release",
   "decision",
 ]);
+/** Whether a `key:` opening a line is a conventional commit type (a title, not a trailer). */
+export function isConventionalType(key: string): boolean {
+  return key === key.toLowerCase() && TYPES.has(key) && key !== "decision";
+}
 const PR_SUFFIX = /\s*\(#(\d+)\)\s*$/;
 const MERGE_PR = /^Merge pull request #(\d+)\b/i;
 const BOT = /\[bot\]|\b(dependabot|renovate|greenkeeper|snyk-bot|depfu|pyup-bot|mergify)\b/i;
@@ -148,7 +152,6 @@ const CONTENT_FREE = new Set([
 /** Stated choices, tried on the description (and on each sentence of a merged PR's title). */
 const CHOICE = [
   /\bin favou?r of\b/i,
-  /\binstead of\b/i,
   // "switch to X", "migrate from X to Y", "Switch the parser to X"; not "a switch statement to".
   /\b(switch|switched|switches|switching|migrate|migrated|migrates|migrating) (from \S+ )?to\b/i,
   /^(switch|migrate)\w* (\S+ ){1,6}to\b/i,
@@ -162,7 +165,6 @@ const CHOICE = [
   /^(drop|drops|dropped) (node|python|ruby|go|java|ie|php)\b/i,
   /^(drop|drops|dropped|remove|removes|removed) .+ in favou?r of \S/i,
   /^(replace|replaces|replaced) .+ with\b/i,
-  /^(always|never) \S/i,
   /^(use|uses) .+ (by default|instead|everywhere|for (all|every|each))\b/i,
   /^stop (using|supporting)\b/i,
   /\bdecided?\b.*\bto\b/i,
@@ -185,24 +187,48 @@ const CHOICE = [
   /^stop (\w+ly )?\w+ing\b/i,
   // A public interface renamed or split: "rename the inputs and outputs", "split the workflow".
   /^(rename|renames|renamed|split|splits) (the |its |our )?(\S+ )?(inputs?|outputs?|options?|flags?|commands?|api|interfaces?|workflows?|packages?|modules?|endpoints?|config|settings)\b/i,
-  /\b(prefer|prefers|preferred) \S+ (over|to)\b/i,
+  /\b(prefer|prefers|preferred|favou?r|favou?rs|favou?red) \S+ (over|to)\b/i,
+  /\b(un-?deprecate|un-?deprecates|un-?deprecated)\b/i,
+  // The runtimes supported or tested: "update supported Node versions", "ci: update node-version".
+  /\b(update|updates|updated|change|changes|changed|raise|raises|raised)\b.*\b(node(\.js)?[ -]versions?|engines?\b.*\bnode|supported (\S+ )?versions?|minimum (\S+ )?versions?)\b/i,
+  // A library adopted in place of the project's own code: "use external pathval module".
+  /\b(use|uses|using|adopt|adopts) (an? |the )?(external|third[- ]party|upstream) \S/i,
+  /\b(to use|using) (the |an? )?\S+ (module|library|package)\b/i,
+  // A public interface removed, named as code: "Remove hasProperty util", "drop the --fast flag".
+  // (Case matters: camelCase is how the name reads as code.)
+  /^([Rr]emove[sd]?|[Dd]elete[sd]?|[Dd]rop(s|ped)?) (the )?(`[^`]+`|--?[a-z][\w-]+|[a-z]+[A-Z]\w*) (utils?|utility|utilities|helpers?|api|API|methods?|options?|flags?|inputs?|outputs?|commands?|exports?)\b/,
   // An architecture decision record written or revised (not merely touched up).
   /\barchitecture decision record\b|^(revise|revises|revised|add|adds|added|new|write|create)\b.*\badrs?\b|\badrs?$/i,
 ];
 /** Choices only a commit that is not a bug fix states: a fix "does not" do a wrong thing. */
 const CHOICE_UNLESS_FIX = [
+  // A fix that "always" does the right thing, or "uses X instead of" a wrong Y, repairs a bug.
+  /\binstead of\b/i,
+  /^(always|never) \S/i,
+  /^no longer\b/i,
   /^(do not|don't|never) \w+/i,
   /^(convert|converts|converted) .+ to \S/i,
   /^fall ?back to\b/i,
 ];
 /** A tool or practice adopted, in a ci, build or chore commit: "enable merge queue". */
-const ADOPTED = /^(enable|enables|adopt|adopts|introduce|introduces)\b|\bconfigure\b.*\bto use\b/i;
+const ADOPTED =
+  /^(enable|enables|adopt|adopts|introduce|introduces)\b|\bconfigure\b.*\bto use\b|^use (the |an? )?(\S+ ){1,2}(addon|add-on|plugin|action|service|bot)\b/i;
 /** A choice stated in the body's first paragraph, strong enough to stand for the commit. */
 const BODY_CHOICE =
-  /\b(switch|switched|migrate|migrated|move|moved) from \S.{0,60}? to \S|\b(in favou?r of|instead of)\b|^(replace|replaced) .+ with\b/i;
+  /\b(switch|switched|migrate|migrated|move|moved) from \S.{0,60}? to \S|\bin favou?r of\b|^(replace|replaced) .+ with\b/i;
 /** Not a choice, though it reads like one: a temporary step back, the first commit. */
 const NOT_A_CHOICE =
   /\b(switch|switched|revert|reverted) back\b|^initial\b|\b(until|for now|temporarily|temporary)\b/i;
+/**
+ * A language construct or built-in preferred to another ("use an object spread instead of
+ * Object.assign", "use optional chaining"): in a refactor or style commit that is a coding
+ * convention, not a decision about the project (a library or tool adopted still is one).
+ */
+const LANGUAGE_IDIOM =
+  /\b(object spread|spread (syntax|operator)|rest param\w*|optional chaining|nullish coalescing|destructuring|arrow functions?|template (literals?|strings?)|async\/await|for\.\.\.of|for-of loops?|list comprehensions?|f-strings?|(Object|Array|String|Promise|Math|JSON|Number|Reflect)\.\w+)/i;
+const IDIOM_TYPES = new Set(["refactor", "style", "perf"]);
+/** A word that is code: camelCase, `__dunder`, dotted, a call, or backticked. */
+const CODE_LIKE = /[a-z][A-Z]|^__|\w\.\w|\(\)|`/;
 /** Words after which the rest of a sentence is its reason. */
 const REASON = /\b(because|so that|otherwise|since|as it|to avoid|which means)\b/i;
 const REVERT = /^Revert\s+"(.+)"\s*$/i;
@@ -241,7 +267,10 @@ export function classifyCommit(commit: CommitText): CommitClass {
   if (prMatch) description = description.slice(0, prMatch.index).trim();
   const scope = convType?.[2]?.trim().toLowerCase();
   const type = convType ? normalizeType(convType[1] as string) : inferType(description);
-  const breaking = Boolean(convType?.[3]) || /^BREAKING[ -]CHANGE:/m.test(body);
+  const breaking =
+    Boolean(convType?.[3]) ||
+    /^BREAKING[ -]CHANGE:/m.test(body) ||
+    /^(\[breaking\]|breaking( change)?:)/i.test(subject);
   const base: CommitClass = {
     type,
     ...(scope ? { scope } : {}),
@@ -254,10 +283,15 @@ export function classifyCommit(commit: CommitText): CommitClass {
     (commit.parents ?? 1) > 1 ||
     /^Merge (branch|remote-tracking|tag|commit)\b|^Merge pull request\b/i.test(subject)
   ) {
-    // A merged pull request's title is the first line of the body: a decision there counts.
+    // A merged pull request's title is the first line of the body: read as a commit of its
+    // own, a decision there counts (a title that is a bump or a fix of tests does not).
     const title = firstLine(body);
-    if (title !== "" && isChoice(title)) {
-      return { ...base, description: title, decision: withReason(title, restAfterFirstLine(body)) };
+    const merged =
+      title === "" || /^Merge\b/i.test(title)
+        ? undefined
+        : classifyCommit({ ...commit, subject: title, body: restAfterFirstLine(body), parents: 1 });
+    if (merged?.decision && merged.noise === undefined) {
+      return { ...base, description: title, decision: merged.decision };
     }
     return { ...base, noise: "merge" };
   }
@@ -285,15 +319,24 @@ export function classifyCommit(commit: CommitText): CommitClass {
   // engram's own commits of memory (`engram: init`, `engram: memory`) say nothing of the code.
   if (/^engram(\([^()]*\))?:/i.test(subject)) return { ...base, noise: "trivial" };
 
+  if (IDIOM_TYPES.has(type) && LANGUAGE_IDIOM.test(description) && !breaking) {
+    return { ...base, convention: description };
+  }
+  // One code construct for another ("Use getOwnPropertyDescriptor instead of __lookupGetter__")
+  // is how the code is written: a convention.
+  const swap = /^use (\S+) instead of (\S+)/i.exec(description);
+  if (swap && CODE_LIKE.test(swap[1] as string) && CODE_LIKE.test(swap[2] as string) && !breaking) {
+    return { ...base, convention: description };
+  }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
   const chosen =
     isChoice(description) ||
     (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
     (["ci", "build", "chore"].includes(type) && ADOPTED.test(description));
   if (inferred && (type === "decision" || breaking || chosen)) {
-    const breakingText = /^BREAKING[ -]CHANGE:\s*(.+)$/m.exec(body)?.[1]?.trim().replace(/\.$/, "");
-    const title = breakingText ? `${description} (breaking: ${breakingText})` : description;
-    return { ...base, decision: withReason(title, body) };
+    const { what, why } = breakingChange(body);
+    const title = what ? `${description} (breaking: ${what})` : description;
+    return { ...base, decision: withReason(title, why) };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
@@ -317,6 +360,19 @@ export function classifyCommit(commit: CommitText): CommitClass {
 }
 
 const PROSE_TYPES = new Set(["docs", "test", "style"]);
+
+/**
+ * A `BREAKING CHANGE:` paragraph (its lines may wrap): its first sentence says what broke, for
+ * the title; the body with the rest of that paragraph in its place gives the reason.
+ */
+function breakingChange(body: string): { what?: string; why: string } {
+  const m = /^BREAKING[ -]CHANGE:[ \t]*([^\n]*(?:\n(?![ \t]*\n)[^\n]*)*)/m.exec(body);
+  if (!m) return { why: body };
+  const paragraph = (m[1] as string).replace(/\s+/g, " ").trim();
+  const [first = "", ...rest] = paragraph.split(/(?<=[.!?])\s+(?=[A-Z0-9"'`(])/);
+  const why = `${body.slice(0, m.index)}${rest.join(" ")}${body.slice(m.index + m[0].length)}`;
+  return { what: first.replace(/\.$/, ""), why: why.trim() };
+}
 
 /** The first sentence of the body's first paragraph, when it states a choice outright. */
 function choiceInBody(body: string): string | undefined {

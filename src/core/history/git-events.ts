@@ -2,8 +2,10 @@ import type { Link } from "../../schema/common.js";
 import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
-import { type CommitClass, classifyCommit } from "./classify.js";
+import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
 import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
+import { linkPullRequests } from "./pull-requests.js";
+import { supersessions } from "./supersede.js";
 
 export { GIT_SENDER_ID } from "./kinds.js";
 
@@ -19,6 +21,8 @@ export interface GitCommitInfo {
   parents?: number;
   /** `Name <email>` of the author (bots are told by it). */
   author?: string;
+  /** Full shas of the parents, first parent first (links branch commits to their merge). */
+  parentShas?: readonly string[];
 }
 
 /** An agent-bus envelope built from history (the fields `normalizeEnvelope` checks). */
@@ -91,7 +95,8 @@ function parseTrailerBlock(paragraph: string): Trailer[] | undefined {
       continue;
     }
     const m = TRAILER_LINE.exec(line);
-    if (!m) return undefined;
+    // `fix: the parser` is a pull request's title in a merge's body, not a trailer.
+    if (!m || isConventionalType(m[1] as string)) return undefined;
     trailers.push({ key: m[1] as string, value: (m[2] as string).trim() });
   }
   return trailers;
@@ -199,14 +204,134 @@ export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
   const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
+  // A merged pull request's title may read as a trailer (`Breaking: fix the parser`): a
+  // merge's body is read whole.
+  const merge = (commit.parents ?? 1) > 1 || /^Merge pull request\b/i.test(subject);
   const cls = classifyCommit({
     subject,
-    body: [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
+    body: merge
+      ? messageAfterSubject(commit.message)
+      : [body, ...breaking.map((t) => `BREAKING CHANGE: ${t.value}`)].join("\n\n"),
     ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
     ...(commit.author !== undefined ? { author: commit.author } : {}),
     decisionTrailer: notes.some((n) => n.kind === "decision"),
   });
   return { subject, body, cls, notes };
+}
+
+/** A commit as the import reads it, in the light of the history around it. */
+export type ClassifiedCommit = ReturnType<typeof classifyMessage> & {
+  /** The pull request of the commit: `(#N)` in its subject, or the merge that brought it in. */
+  pr?: number;
+  /** The commit whose decision this commit's decision supersedes. */
+  supersedes?: { sha: string; title: string };
+};
+
+/**
+ * The commits of a history (oldest first) as the import reads them: each alone, then a
+ * decision without a reason of its own takes its pull request's title, as the history's merge
+ * commit holds it, when that says more than the subject. The corpus tests read this way.
+ */
+export function classifyHistory(
+  commits: readonly Pick<GitCommitInfo, "sha" | "message" | "parents" | "author" | "parentShas">[],
+): ClassifiedCommit[] {
+  const links = linkPullRequests(commits);
+  const read = commits.map((commit) => classifyMessage(commit));
+  // A merge's decision without a reason takes the reason its branch gave for the same choice.
+  const branchReasons = new Map<number, { title: string; rationale: string }[]>();
+  commits.forEach((commit, i) => {
+    const pr = links.member.get(commit.sha);
+    const decision = read[i]?.cls.decision;
+    if (pr === undefined || decision?.rationale === undefined) return;
+    const list = branchReasons.get(pr) ?? [];
+    list.push({ title: decision.title, rationale: decision.rationale });
+    branchReasons.set(pr, list);
+  });
+  const withReasons = commits.map((commit, i): ClassifiedCommit => {
+    const one = read[i] as ReturnType<typeof classifyMessage>;
+    const pr = one.cls.pr ?? links.member.get(commit.sha);
+    const decision = one.cls.decision;
+    const branch = branchReasons.get(one.cls.pr ?? -1) ?? [];
+    const fromBranch =
+      branch.find((b) => decision !== undefined && sameWords(b.title, decision.title)) ?? branch[0];
+    if (decision !== undefined && decision.rationale === undefined && fromBranch !== undefined) {
+      return {
+        ...one,
+        cls: { ...one.cls, decision: { ...decision, rationale: fromBranch.rationale } },
+        pr,
+      };
+    }
+    const title = pr === undefined ? undefined : links.titles.get(pr);
+    if (
+      decision !== undefined &&
+      decision.rationale === undefined &&
+      title !== undefined &&
+      saysMore(title, `${decision.title} ${one.subject}`)
+    ) {
+      const cls = {
+        ...one.cls,
+        decision: { ...decision, rationale: `Pull request #${pr}: ${title}` },
+      };
+      return { ...one, cls, pr };
+    }
+    return pr === undefined ? one : { ...one, pr };
+  });
+  return withSupersessions(commits, withReasons);
+}
+
+/** Each decision that supersedes an earlier one names it, first thing in its rationale. */
+function withSupersessions(
+  commits: readonly Pick<GitCommitInfo, "sha">[],
+  read: ClassifiedCommit[],
+): ClassifiedCommit[] {
+  const at: number[] = [];
+  const decisions = read.flatMap((r, i) => {
+    if (r.cls.decision === undefined) return [];
+    at.push(i);
+    const sha = (commits[i] as { sha: string }).sha;
+    return [{ sha, title: r.cls.decision.title, ...(r.pr !== undefined ? { pr: r.pr } : {}) }];
+  });
+  const out = [...read];
+  for (const [later, earlier] of supersessions(decisions)) {
+    const r = out[at[later] as number] as ClassifiedCommit;
+    const before = decisions[earlier] as { sha: string; title: string };
+    const decision = r.cls.decision as { title: string; rationale?: string };
+    const note = `Supersedes "${before.title}" (${before.sha.slice(0, 12)})`;
+    out[at[later] as number] = {
+      ...r,
+      cls: {
+        ...r.cls,
+        decision: {
+          ...decision,
+          rationale: decision.rationale ? `${note}. ${decision.rationale}` : note,
+        },
+      },
+      supersedes: { sha: before.sha, title: before.title },
+    };
+  }
+  return out;
+}
+
+/** Whether two subjects say the same, conventional prefix and `(#N)` aside. */
+function sameWords(a: string, b: string): boolean {
+  return plainWords(a) === plainWords(b);
+}
+
+/** Whether a pull request's title names a word (3 letters or more) the commit does not. */
+function saysMore(title: string, commit: string): boolean {
+  const known = new Set(plainWords(commit).split(" "));
+  return plainWords(title)
+    .split(" ")
+    .some((w) => w.length >= 3 && !known.has(w));
+}
+
+function plainWords(text: string): string {
+  return text
+    .replace(/^[a-z]+(\([^()]*\))?!?:\s*/i, "")
+    .replace(/\s*\(#\d+\)\s*$/, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
 }
 
 /**
@@ -220,14 +345,16 @@ export function commitEnvelopes(
   commit: GitCommitInfo,
   firstSeq = 0,
   areasOf?: AreasOf,
+  read: ClassifiedCommit = classifyMessage(commit),
 ): GitEnvelope[] {
-  const { subject, body, cls, notes } = classifyMessage(commit);
+  const { subject, body, cls, notes } = read;
+  const pr = read.pr ?? cls.pr;
   const sentAt = new Date(commit.committedAt * 1000).toISOString();
   const area = areaOf(commit.files, areasOf);
   const topics = [...new Set([area, ...topFolders(commit.files)])].slice(0, MAX_TOPICS);
   const commitLink: Link = { type: "commit", ref: commit.sha };
   const refLinks: Link[] =
-    cls.pr === undefined ? [commitLink] : [commitLink, { type: "pr", ref: `#${cls.pr}` }];
+    pr === undefined ? [commitLink] : [commitLink, { type: "pr", ref: `#${pr}` }];
   const fileLinks: Link[] = cls.noise
     ? []
     : commit.files
@@ -262,6 +389,10 @@ export function commitEnvelopes(
       links: [...refLinks, ...fileLinks],
     }),
   ];
+  // A superseding decision links the commit it supersedes.
+  const supersededLink: Link[] = read.supersedes
+    ? [{ type: "commit", ref: read.supersedes.sha }]
+    : [];
   const note = (id: string, kind: NoteKind, noteText: string, rationale?: string) =>
     out.push(
       envelope("memory_note.v1", `git:${commit.sha}:${id}`, {
@@ -269,7 +400,7 @@ export function commitEnvelopes(
         text: truncateChars(noteText, MAX_TEXT_CHARS),
         ...(rationale ? { rationale: truncateChars(rationale, MAX_TEXT_CHARS) } : {}),
         topics,
-        links: refLinks,
+        links: id === "decision" ? [...refLinks, ...supersededLink] : refLinks,
       }),
     );
   notes.forEach((n, i) => {
@@ -302,12 +433,20 @@ export function gitHistoryNdjson(
   events: number;
 } {
   const lines: string[] = [];
-  for (const commit of commits) {
-    for (const env of commitEnvelopes(commit, lines.length, areasOf)) {
+  const read = classifyHistory(commits);
+  for (const [i, commit] of commits.entries()) {
+    for (const env of commitEnvelopes(commit, lines.length, areasOf, read[i])) {
       lines.push(JSON.stringify(env));
     }
   }
   return { text: lines.length === 0 ? "" : `${lines.join("\n")}\n`, events: lines.length };
+}
+
+/** Everything after a message's first paragraph (the subject), trailers included. */
+function messageAfterSubject(message: string): string {
+  const text = message.replace(/\r\n?/g, "\n").replace(/^\n+/, "");
+  const cut = text.search(/\n[ \t]*\n/);
+  return cut === -1 ? "" : text.slice(cut).trim();
 }
 
 function collapse(text: string): string {
