@@ -242,6 +242,16 @@ describe("classifyCommit", () => {
   });
 });
 
+describe("classifyCommit: a choice of prose is no decision", () => {
+  it("keeps headline, wording and typo choices out, and the same forms about code in", () => {
+    expect(c("updated headlines to use h3's instead of h1's", "").decision).toBeUndefined();
+    expect(c('Use weaker wording: "broken" instead of "illegal"', "").decision).toBeUndefined();
+    expect(c("Prefer the oxford comma in spelling of docs", "").decision).toBeUndefined();
+    expect(c("Use the REST API instead of git for pushes", "").decision).toBeDefined();
+    expect(c("Prefer ESM over CommonJS", "").decision).toBeDefined();
+  });
+});
+
 describe("decideCompaction with history events", () => {
   const memory = MemoryConfig.parse({ buffer_keep_recent_events: 200 });
   const at = "2026-01-01T00:00:00.000Z";

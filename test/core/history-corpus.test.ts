@@ -11,7 +11,11 @@ const RECALL = 0.75;
 const PRECISION = 0.9;
 
 /** Every labelled history (its tuned part) is held to the targets of issue 28. */
-const HISTORIES = ["release-please-action", "checkout", "commander"];
+// chai's 3.5.0..4.0.0 (merge commits carrying the pull request's title) was labelled before
+// any rule was measured on it: recall 0.30, precision 0.58 then; the rules drawn from it since
+// (merge titles read as commits, `Breaking:` subjects, runtime support, libraries adopted,
+// interfaces removed, prose choices) reach 0.89 and 0.92.
+const HISTORIES = ["release-please-action", "checkout", "commander", "chai"];
 
 describe("decisions of real histories", () => {
   for (const name of HISTORIES) {
@@ -23,17 +27,6 @@ describe("decisions of real histories", () => {
     });
   }
 
-  // chai's 3.5.0..4.0.0 (merge commits carrying the pull request's title) was labelled before
-  // any rule was measured on it: recall 0.30, precision 0.58 then. Rules drawn from it since
-  // (merge titles read as commits, `Breaking:` subjects, runtime support, libraries adopted,
-  // interfaces removed) reach 0.89 and 0.89: the precision target is not met by one call.
-  it("chai (merge commits with pull request titles): recall at least 0.75, precision 0.85", () => {
-    const score = scoreCorpus(loadCorpus("chai"), { heldOut: false });
-    expect(score.labelled).toBeGreaterThan(30);
-    expect(score.recall, missed(score)).toBeGreaterThanOrEqual(RECALL);
-    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.85);
-  });
-
   // The held-out part was labelled after the rules were written and never tuned on: its
   // figures say how the rules carry to commits they were not written from. They are below
   // the targets today (issue 28 stays open); this floor keeps them from sliding further.
@@ -41,9 +34,10 @@ describe("decisions of real histories", () => {
     const score = scoreCorpus(loadCorpus("commander"), { heldOut: true });
     expect(score.labelled).toBeGreaterThan(10);
     expect(score.recall, missed(score)).toBeGreaterThanOrEqual(0.5);
-    // 0.50 before the rules drawn from chai; one more wrong call (0.47) since: the held-out
-    // commits' figures were watched, the commits themselves not read.
-    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.45);
+    // 0.50 before the rules drawn from chai, 0.47 after some, 0.50 again with the prose rule.
+    // The held-out figures were watched while rules changed, and one listing of its wrong calls
+    // was seen: it is no longer a fully clean check (chai's first figures are the cleaner one).
+    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.5);
   });
 
   it("scores a classifier that calls everything a decision as imprecise", () => {

@@ -220,6 +220,12 @@ const BODY_CHOICE =
 const NOT_A_CHOICE =
   /\b(switch|switched|revert|reverted) back\b|^initial\b|\b(until|for now|temporarily|temporary)\b/i;
 /**
+ * Words about how text reads, not what the project does ("use h3 headlines instead of h1",
+ * "weaker wording: broken instead of illegal"): a choice of prose is no project decision.
+ */
+const PROSE_ONLY =
+  /\b(headlines?|headings?|wording|typos?|spelling|grammar|punctuation|whitespace|indentation|capitali[sz]ation)\b/i;
+/**
  * A language construct or built-in preferred to another ("use an object spread instead of
  * Object.assign", "use optional chaining"): in a refactor or style commit that is a coding
  * convention, not a decision about the project (a library or tool adopted still is one).
@@ -330,9 +336,10 @@ export function classifyCommit(commit: CommitText): CommitClass {
   }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
   const chosen =
-    isChoice(description) ||
-    (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
-    (["ci", "build", "chore"].includes(type) && ADOPTED.test(description));
+    !PROSE_ONLY.test(description) &&
+    (isChoice(description) ||
+      (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
+      (["ci", "build", "chore"].includes(type) && ADOPTED.test(description)));
   if (inferred && (type === "decision" || breaking || chosen)) {
     const { what, why } = breakingChange(body);
     const title = what ? `${description} (breaking: ${what})` : description;
