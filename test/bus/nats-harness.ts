@@ -49,6 +49,10 @@ export async function natsRepo(extra: Record<string, number | string> = {}): Pro
         subject_prefix: `t${streams}.events`,
         consumer,
         ack_wait_seconds: 1,
+        // A connect or a publish that succeeds must not time out on a loaded machine: the
+        // tests that exercise these timeouts set them themselves.
+        connect_timeout_seconds: 120,
+        publish_timeout_seconds: 120,
         ...extra,
       },
     }),
