@@ -48,9 +48,11 @@ export async function natsRepo(extra: Record<string, number | string> = {}): Pro
         stream,
         subject_prefix: `t${streams}.events`,
         consumer,
-        ack_wait_seconds: 1,
-        // A connect or a publish that succeeds must not time out on a loaded machine: the
-        // tests that exercise these timeouts set them themselves.
+        // A drain that takes longer than the ack wait to fsync and ack gets its messages
+        // again (counted twice as acknowledged): on a loaded machine that can take seconds.
+        // The tests of redelivery after a crash set 1 s themselves. Likewise a connect or a
+        // publish that succeeds must not time out: the tests of these timeouts set them.
+        ack_wait_seconds: 120,
         connect_timeout_seconds: 120,
         publish_timeout_seconds: 120,
         ...extra,

@@ -137,7 +137,7 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
   });
 
   it("acknowledges only after the journal fsync: a drain that dies before it loses nothing", async () => {
-    const { repo, stream, consumer } = await natsRepo();
+    const { repo, stream, consumer } = await natsRepo({ ack_wait_seconds: 1 });
     const ctx: RepoContext = await openContext({ repo: repo.dir });
     const envelopes = Array.from({ length: 20 }, (_, i) =>
       asEnvelope(note("fact", `fsync first ${i}`, { eventId: `ev-${i}`, sender: "w1" })),
@@ -235,7 +235,8 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
   });
 
   it("50 concurrent writers, the Director's drain SIGKILLed mid-way and restarted: every acknowledged event is in the buffer exactly once", async () => {
-    const { repo, stream, consumer } = await natsRepo();
+    // The killed drain's unacknowledged messages come back to the next one after 1 s.
+    const { repo, stream, consumer } = await natsRepo({ ack_wait_seconds: 1 });
     const ctx = await openContext({ repo: repo.dir });
     const WRITERS = 50;
     const PER_WRITER = 80;
