@@ -5,7 +5,6 @@
  */
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type GitRefDelivery, gitRefSender } from "../../src/bus/git-ref.js";
 import { openContext } from "../../src/context/repo-context.js";
@@ -27,6 +26,7 @@ import { fakeGithubToken } from "../support/envelopes.js";
 import { readJournal } from "../support/memory.js";
 import { Rng } from "../support/random.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
+import { waitUntil } from "../support/wait.js";
 
 const dirs = new TempDirs();
 /** A repository after `director init`, committed: what every origin starts from. */
@@ -122,12 +122,8 @@ function journalIds(dir: string): Map<string, number> {
 }
 
 /** Waits for a file a hook or a child writes (a safety bound, not a timing assertion). */
-async function waitForFile(path: string, limitMs = 60_000): Promise<void> {
-  const start = Date.now();
-  while (!existsSync(path)) {
-    if (Date.now() - start > limitMs) throw new Error(`${path} did not appear`);
-    await sleep(10);
-  }
+function waitForFile(path: string): Promise<void> {
+  return waitUntil(() => existsSync(path), `${path} to appear`, 10);
 }
 
 /**
@@ -217,7 +213,7 @@ describe("git-ref transport", () => {
 
     // Nothing left: a second drain finds nothing.
     expect(await drain(s.director)).toMatchObject({ accepted: 0, duplicates: 0, refs: 0 });
-  }, 180_000);
+  });
 
   it("fifty writers, two thousand events, a Director killed mid-drain and restarted: each event once", async () => {
     const s = await swarm();

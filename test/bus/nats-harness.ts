@@ -48,7 +48,13 @@ export async function natsRepo(extra: Record<string, number | string> = {}): Pro
         stream,
         subject_prefix: `t${streams}.events`,
         consumer,
-        ack_wait_seconds: 1,
+        // A drain that takes longer than the ack wait to fsync and ack gets its messages
+        // again (counted twice as acknowledged): on a loaded machine that can take seconds.
+        // The tests of redelivery after a crash set 1 s themselves. Likewise a connect or a
+        // publish that succeeds must not time out: the tests of these timeouts set them.
+        ack_wait_seconds: 120,
+        connect_timeout_seconds: 120,
+        publish_timeout_seconds: 120,
         ...extra,
       },
     }),
@@ -74,18 +80,6 @@ export async function streamState(stream: string, consumer?: string) {
       pending: c?.num_pending,
       ackPending: c?.num_ack_pending,
     };
-  } finally {
-    await nc.close();
-  }
-}
-
-/** An operator's change of a stream's max age (the Director uses an existing stream as it is). */
-export async function setStreamMaxAge(stream: string, seconds: number): Promise<void> {
-  const nc = await connect({ servers: `127.0.0.1:${server.port}` });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const info = await jsm.streams.info(stream);
-    await jsm.streams.update(stream, { ...info.config, max_age: seconds * 1e9 });
   } finally {
     await nc.close();
   }

@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../support/bins.js";
+import { CHILD_SAFETY_MS, ROOT } from "../support/bins.js";
 
 const VITEST = join(ROOT, "node_modules", "vitest", "vitest.mjs");
 
@@ -22,7 +22,7 @@ function vitestWithoutNats(ci: boolean): { status: number | null; output: string
     cwd: ROOT,
     env,
     encoding: "utf8",
-    timeout: 120_000,
+    timeout: CHILD_SAFETY_MS,
   });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }

@@ -19,6 +19,7 @@ import { EXIT } from "../../src/errors.js";
 import type { Envelope } from "../../src/schema/envelope.js";
 import { describeResult, director, jsonOf, worker } from "../support/bins.js";
 import { note } from "../support/envelopes.js";
+import { waitUntil } from "../support/wait.js";
 import {
   asEnvelope,
   busUrl,
@@ -172,13 +173,22 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     expect(drain.stderr).toContain(`nats://127.0.0.1:${port}: cannot connect`);
   });
   it("spools a batch JetStream does not acknowledge in time; stored there too, it is ingested once", async () => {
-    const { repo, stream } = await natsRepo({ publish_timeout_seconds: 1 });
-    const ctx = await openContext({ repo: repo.dir });
-    const sender = await openNatsSender(ctx, busUrl());
+    const { repo, stream } = await natsRepo();
     const ready = asEnvelope(
       note("fact", "before the stall", { eventId: "ev-ready", sender: "w1" }),
     );
-    expect(await sender.send([ready])).toMatchObject({ spooled: false });
+    // Acknowledged within the test repositories' 120 s publish timeout, however loaded the machine.
+    const before = await openNatsSender(await openContext({ repo: repo.dir }), busUrl());
+    expect(await before.send([ready])).toMatchObject({ spooled: false });
+    await before.close();
+    // Then a 1 s timeout: the paused server, not the machine's speed, is what it runs out on.
+    const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
+    repo.writeConfig(
+      config.replace(/^publish_timeout_seconds = .*$/m, "publish_timeout_seconds = 1"),
+    );
+    const ctx = await openContext({ repo: repo.dir });
+    expect(ctx.config.agent_bus.nats.publish_timeout_seconds).toBe(1);
+    const sender = await openNatsSender(ctx, busUrl());
     const stalled = asEnvelope(
       note("fact", "during the stall", { eventId: "ev-stall", sender: "w1" }),
     );
@@ -197,8 +207,10 @@ describe.skipIf(skipNats)("NATS JetStream sender", () => {
     expect(delivery.fallback_reason).toContain("no ack within 1000 ms");
     // Resumed, the server stores what it had received: the event is now in the spool AND in
     // JetStream. director run drains both; the buffer keeps it once.
-    await expect.poll(async () => (await streamState(stream)).messages).toBe(2);
-    const config = readFileSync(repo.path("config", "dev.toml"), "utf8");
+    await waitUntil(
+      async () => (await streamState(stream)).messages === 2,
+      "the resumed server to store the stalled publish",
+    );
     repo.writeConfig(`[agent_bus]\nsources = ["${natsServer().url}"]\n\n${config}`);
     const run = jsonOf<{
       drained: { accepted: number };
@@ -237,7 +249,9 @@ async function stopped(pid: number): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
     return;
   }
-  await expect
-    .poll(() => readFileSync(stat, "utf8").split(") ")[1]?.[0], { timeout: 5_000, interval: 5 })
-    .toBe("T");
+  await waitUntil(
+    () => readFileSync(stat, "utf8").split(") ")[1]?.[0] === "T",
+    `${pid} stopped`,
+    5,
+  );
 }

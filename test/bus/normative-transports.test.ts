@@ -28,6 +28,7 @@ import {
   upstreamHello,
 } from "../support/normative.js";
 import { git, TempDirs, type TempRepo, tomlConfig } from "../support/repo.js";
+import { WAIT_SAFETY_MS } from "../support/wait.js";
 
 const dirs = new TempDirs();
 const GIT_ENV = { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
@@ -79,7 +80,7 @@ async function initRepo(prefix: string): Promise<TempRepo> {
   return repo;
 }
 
-describe("the upstream-shaped stream through every transport", { timeout: 180_000 }, () => {
+describe("the upstream-shaped stream through every transport", () => {
   it("the local spool (worker sends, drained by director run)", async () => {
     const repo = await initRepo("engram-normative-spool-");
     const ctx = await openContext({ repo: repo.dir });
@@ -167,7 +168,6 @@ describe("the upstream-shaped stream through every transport", { timeout: 180_00
         await server.stop();
       }
     },
-    180_000,
   );
 
   it("director serve, with a raw socket whose upstream hello is far behind main: sync_required.v1, then every line read", async () => {
@@ -220,7 +220,6 @@ describe("the upstream-shaped stream through every transport", { timeout: 180_00
         (m) =>
           m.message_type === "bus_ack.v1" &&
           (m.payload.through_seq as number) >= stream.lines.length + 1,
-        120_000,
       );
       socket.end();
       hub.child.kill("SIGTERM");
@@ -278,8 +277,8 @@ function collectLines(socket: Socket) {
   });
   socket.on("error", () => {});
   return {
-    async waitFor(test: (m: Line) => boolean, limitMs = 30_000): Promise<Line> {
-      const deadline = Date.now() + limitMs;
+    async waitFor(test: (m: Line) => boolean): Promise<Line> {
+      const deadline = Date.now() + WAIT_SAFETY_MS;
       for (;;) {
         const found = lines.find(test);
         if (found) return found;

@@ -21,6 +21,7 @@ import {
 } from "../support/bins.js";
 import { envelope, note } from "../support/envelopes.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { WAIT_SAFETY_MS } from "../support/wait.js";
 
 export const dirs = new TempDirs();
 export const running: Spawned[] = [];
@@ -113,7 +114,7 @@ export class Peer {
   }
 
   async waitFor(test: (m: Message) => boolean, what: string): Promise<Message> {
-    const deadline = Date.now() + 30_000;
+    const deadline = Date.now() + WAIT_SAFETY_MS;
     for (;;) {
       const found = this.messages.find(test);
       if (found) return found;

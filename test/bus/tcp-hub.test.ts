@@ -7,6 +7,7 @@ import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { readCatalog } from "../../src/repo/memory-tree.js";
 import { describeResult } from "../support/bins.js";
 import { envelope, fakeGithubToken, note } from "../support/envelopes.js";
+import { waitUntil } from "../support/wait.js";
 import {
   hello,
   journalKeys,
@@ -163,18 +164,15 @@ describe("TcpBusClient", () => {
     });
     await client.connect();
     expect(client.welcome?.heartbeat_interval_seconds).toBe(1);
-    const deadline = Date.now() + 30_000;
     const beats = () =>
       readFileSync(repo.path(".engram", "buffer", "journal.ndjson"), "utf8")
         .split("\n")
         .filter((l) => l.includes('"heartbeat.v1"') && l.includes('"beater"'));
-    while (Date.now() < deadline) {
-      if (existsSync(repo.path(".engram", "buffer", "journal.ndjson")) && beats().length >= 2) {
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    expect(beats().length).toBeGreaterThanOrEqual(2);
+    await waitUntil(
+      () => existsSync(repo.path(".engram", "buffer", "journal.ndjson")) && beats().length >= 2,
+      "two heartbeats in the journal",
+      100,
+    );
     expect(JSON.parse(beats()[0] as string)).toMatchObject({ stage: "testing", progress: 0.5 });
     await client.close();
     expect((await stop(hub)).code).toBe(0);

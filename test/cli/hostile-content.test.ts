@@ -55,7 +55,7 @@ beforeAll(async () => {
   await ok(director(["verify"], at));
   git(template.dir, ["add", "-A"]);
   git(template.dir, ["commit", "-q", "-m", "memory"]);
-}, 120_000);
+});
 
 function firstEngram(repo: TempRepo): string {
   const st = repo.path("memory", "st");

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, childEnv, DIRECTOR_BIN, ROOT, WORKER_BIN } from "../support/bins.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { waitUntil } from "../support/wait.js";
 
 const TRACE = join(ROOT, "test", "support", "import-trace.mjs");
 const HEAVY = /node_modules\/(@octokit|@nats-io|isomorphic-git|simple-git)\//;
@@ -193,8 +194,7 @@ describe("command start-up loads only what the command uses", () => {
     ).toEqual([]);
     // The detached run it started ends by releasing the hook lock.
     const lock = join(repo.dir, ".engram", "sync", "graphiti", "hook.lock");
-    for (let i = 0; i < 600 && existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(lock)).toBe(false);
+    await waitUntil(() => !existsSync(lock), "the detached sync run to release its hook lock");
   });
 
   it("director ingest of envelopes the quick check is sure of loads no zod; a doubtful one does", () => {

@@ -322,7 +322,7 @@ describe("kill -9 of the Director", () => {
     await expectNothingLost(repo, ledger, seedNote);
     // The rounds must have exercised crashes at all.
     expect(kills, `${seedNote}\n${log.join("\n")}`).toBeGreaterThan(ITERATIONS / 4);
-  }, 180_000);
+  });
 
   it("while run --force writes: the recovery run finishes the interrupted cycle from cycle-intent.json", async () => {
     onTestFailed(() => {
@@ -395,7 +395,7 @@ describe("kill -9 of the Director", () => {
         .soft(e.seq, "an event the interrupted cycle compacted is still buffered")
         .toBeGreaterThan(intent.through_seq);
     }
-  }, 120_000);
+  });
 });
 
 describe("crash states of append-only files", () => {
@@ -494,5 +494,5 @@ describe("crash states of append-only files", () => {
       redacted: 0,
     });
     await expectNothingLost(repo, ledger, `seed ${SEED}`);
-  }, 120_000);
+  });
 });

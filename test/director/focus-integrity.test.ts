@@ -45,7 +45,7 @@ beforeAll(async () => {
   }
   expectCode(await dir(template, ["run", "--flush"], { SOURCE_DATE_EPOCH: "1795000000" }), 0);
   commitAll(template, "memory: version 1");
-}, 60_000);
+});
 
 describe.concurrent("a hand-edited MEMORY.md", () => {
   it("fails director verify and worker check, naming MEMORY.md and the line", async () => {

@@ -52,7 +52,7 @@ function allFiles(dir: string, skip: (path: string) => boolean): { path: string;
 }
 
 describe("no secret leaves", () => {
-  it("through every channel, into nothing engram writes", { timeout: 240_000 }, async () => {
+  it("through every channel, into nothing engram writes", async () => {
     const fakes = fakeSecrets(2026);
     const planted: FakeSecret[] = [];
     let next = 0;

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { childEnv, ROOT, type Spawned } from "../support/bins.js";
+import { CHILD_SAFETY_MS, childEnv, ROOT, type Spawned } from "../support/bins.js";
 import { httpMcpServer, memoryRepo } from "../support/mcp-client.js";
 import { TempDirs } from "../support/repo.js";
 
@@ -61,7 +61,12 @@ describe("the MCP conformance suite", () => {
       execFile(
         process.execPath,
         [...args, "--expected-failures", BASELINE],
-        { cwd: ROOT, env: childEnv({ NO_COLOR: "1" }), timeout: 120_000, maxBuffer: 1 << 24 },
+        {
+          cwd: ROOT,
+          env: childEnv({ NO_COLOR: "1" }),
+          timeout: CHILD_SAFETY_MS,
+          maxBuffer: 1 << 24,
+        },
         (error, stdout, stderr) => {
           const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1;
           resolve({ code, stdout, stderr });

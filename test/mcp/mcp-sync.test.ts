@@ -11,6 +11,7 @@ import { FakeNotion } from "../support/fake-notion.js";
 import { stdioMcpClient } from "../support/mcp-client.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 import { episodeNote, notionSyncRepo, SYNC_TOKEN, syncEnv } from "../support/sync-repo.js";
+import { waitUntil } from "../support/wait.js";
 
 const dirs = new TempDirs();
 const server = new FakeNotion({ token: SYNC_TOKEN, perSecond: 50 });
@@ -30,7 +31,7 @@ beforeAll(async () => {
     url,
   );
   client = await stdioMcpClient(repo.dir, syncEnv(10));
-}, 120_000);
+});
 
 afterAll(async () => {
   await client?.close();
@@ -85,7 +86,7 @@ describe("memory_sync and hybrid memory_recall over stdio", () => {
       arguments: { target: "jira" },
     });
     expect(wrongTarget.isError).toBe(true);
-  }, 60_000);
+  });
 
   it("memory_recall with a low confidence adds the store's hits, and says when it is down", async () => {
     const r = await client.callTool({
@@ -114,11 +115,14 @@ describe("memory_sync and hybrid memory_recall over stdio", () => {
     const first = (await call()).structuredContent as { remote: { targets: { state: string }[] } };
     expect(first.remote.targets[0]?.state).toBe("deferred");
     let later = first;
-    for (let i = 0; i < 100 && later.remote.targets[0]?.state !== "cached"; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      later = (await call()).structuredContent as typeof first;
-    }
-    expect(later.remote.targets[0]?.state).toBe("cached");
+    await waitUntil(
+      async () => {
+        later = (await call()).structuredContent as typeof first;
+        return later.remote.targets[0]?.state === "cached";
+      },
+      "the background validation to cache the remote answer",
+      100,
+    );
     expect(
       (later as unknown as { remote_hits: { title: string }[] }).remote_hits[0]?.title,
     ).toContain("flag cleanup");
@@ -136,5 +140,5 @@ describe("memory_sync and hybrid memory_recall over stdio", () => {
     } finally {
       server.setDown(false);
     }
-  }, 60_000);
+  });
 });

@@ -287,5 +287,5 @@ describe("worker session", () => {
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
     expect(lines.at(-1)).toContain('"after"');
     expect(lines).toHaveLength(shown.items.length + 2);
-  }, 120_000);
+  });
 });

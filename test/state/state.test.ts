@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import {
   appendFileSync,
   existsSync,
@@ -292,15 +292,17 @@ describe("lock", () => {
 
   it("Directors racing to take over a dead lock: one holder at a time", async () => {
     const lockModule = join(ROOT, "dist", "src", "state", "lock.js");
-    // Each racer loads the lock module, says it is ready, then spins until the go file
-    // exists: no racer starts before every one of them is loaded and waiting.
+    // Each racer loads the lock module, says it is ready, then waits for a line on stdin:
+    // no racer starts before every one of them is loaded and waiting. (A racer that spun on
+    // a file instead starved the ones still loading on a busy two-core machine.)
     const racer = `
-      import { appendFileSync, existsSync } from "node:fs";
-      const [lockModule, path, log, go] = process.argv.slice(1);
+      import { appendFileSync } from "node:fs";
+      const [lockModule, path, log] = process.argv.slice(1);
       const { acquireLock } = await import(lockModule);
       process.stdout.write("ready\\n");
-      while (!existsSync(go)) {}
-      const lock = await acquireLock(path, { timeoutMs: 20000 });
+      await new Promise((resolve) => process.stdin.once("data", resolve));
+      process.stdin.destroy();
+      const lock = await acquireLock(path, { timeoutMs: 200000 });
       appendFileSync(log, "enter\\n");
       await new Promise((resolve) => setTimeout(resolve, 20));
       appendFileSync(log, "exit\\n");
@@ -310,9 +312,9 @@ describe("lock", () => {
     for (let round = 0; round < 6; round++) {
       const path = join(dir, `race-${round}.lock`);
       const log = join(dir, `race-${round}.log`);
-      const go = join(dir, `race-${round}.go`);
       writeFileSync(path, `${gone}\n`);
       let ready = 0;
+      const racers: ChildProcess[] = [];
       const exits = await Promise.all(
         Array.from(
           { length: RACERS },
@@ -320,12 +322,13 @@ describe("lock", () => {
             new Promise<number | null>((resolve, reject) => {
               const child = spawn(
                 process.execPath,
-                ["--input-type=module", "-e", racer, lockModule, path, log, go],
-                { stdio: ["ignore", "pipe", "inherit"] },
+                ["--input-type=module", "-e", racer, lockModule, path, log],
+                { stdio: ["pipe", "pipe", "inherit"] },
               );
+              racers.push(child);
               child.stdout.once("data", () => {
                 // The last racer ready: all see the dead lock, and all are let go at once.
-                if (++ready === RACERS) writeFileSync(go, "");
+                if (++ready === RACERS) for (const r of racers) r.stdin?.write("go\n");
               });
               child.once("error", reject);
               child.once("exit", (code) => resolve(code));
@@ -338,7 +341,7 @@ describe("lock", () => {
       expect(lines).toEqual(Array(RACERS).fill(["enter", "exit"]).flat());
       expect(existsSync(path)).toBe(false);
     }
-  }, 30_000);
+  });
 });
 
 describe("EventBuffer: keys written before event ids were hashed", () => {

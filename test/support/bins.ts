@@ -79,7 +79,10 @@ export interface BinOptions {
   env?: Env;
   /** Written to stdin, which is then closed; without it stdin is empty. */
   input?: string;
-  /** Kills the child (SIGKILL) after this long; a safety net, not a test device. */
+  /**
+   * Kills the child (SIGKILL) after this long, or after `CHILD_SAFETY_MS` if that is longer:
+   * a safety net against a hung child, not a test device (a loaded machine is slow, not hung).
+   */
   timeoutMs?: number;
 }
 
@@ -116,7 +119,7 @@ export function spawnBin(bin: string, args: readonly string[], options: BinOptio
   const timer =
     options.timeoutMs === undefined
       ? undefined
-      : setTimeout(() => child.kill("SIGKILL"), options.timeoutMs);
+      : setTimeout(() => child.kill("SIGKILL"), Math.max(options.timeoutMs, CHILD_SAFETY_MS));
   const done = new Promise<BinResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
@@ -127,12 +130,20 @@ export function spawnBin(bin: string, args: readonly string[], options: BinOptio
   return { child, done, startedAt };
 }
 
+/**
+ * The shortest life a child's safety net allows: above the waits' deadline
+ * (test/support/wait.ts), below the integration tests' timeout (vitest.config.ts), so a hung
+ * child fails its test with its own output. A bin that takes 2 s on a quiet machine takes
+ * 10 s on one five times slower; 30 s nets killed such bins on busy machines.
+ */
+export const CHILD_SAFETY_MS = 270_000;
+
 export function runBin(
   bin: string,
   args: readonly string[],
   options: BinOptions,
 ): Promise<BinResult> {
-  return spawnBin(bin, args, { timeoutMs: 30_000, ...options }).done;
+  return spawnBin(bin, args, { timeoutMs: CHILD_SAFETY_MS, ...options }).done;
 }
 
 export function director(args: readonly string[], options: BinOptions): Promise<BinResult> {

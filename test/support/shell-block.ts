@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { childEnv, DIRECTOR_BIN, WORKER_BIN } from "./bins.js";
+import { CHILD_SAFETY_MS, childEnv, DIRECTOR_BIN, WORKER_BIN } from "./bins.js";
 
 /**
  * The commands of a shell code block as a person would type them: comment and blank lines
@@ -101,7 +101,7 @@ export function runShellSteps(commands: readonly string[], options: ShellOptions
       cwd: options.cwd,
       env,
       encoding: "utf8",
-      timeout: 120_000,
+      timeout: CHILD_SAFETY_MS,
     });
     steps.push({ command, status: r.status, stdout: r.stdout, stderr: r.stderr });
     if (r.status !== 0) break;
@@ -130,7 +130,7 @@ export function runShellSession(commands: readonly string[], options: ShellOptio
     cwd: options.cwd,
     env: shellEnv(options),
     encoding: "utf8",
-    timeout: 120_000,
+    timeout: CHILD_SAFETY_MS,
   });
   return { command: script, status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

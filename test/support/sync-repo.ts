@@ -45,7 +45,9 @@ export async function notionSyncRepo(
       `base_url = "${url}"`,
       'parent_page_id = "parent-page"',
       `requests_per_second = ${perSecond}`,
-      "timeout_seconds = 2",
+      // The stand-in answers in milliseconds; a loaded machine may take seconds. 10 s is also
+      // the most a recall waits for a store (src/sync/remote-search.ts).
+      "timeout_seconds = 10",
       ...(extra.notion ?? []),
       "",
     ].join("\n"),

@@ -167,5 +167,5 @@ describe("sync is exactly once against a knowledge graph that fails after the wr
       notes.map((n) => n.text).sort(),
     );
     expect(graph.earlyRequests).toBe(0);
-  }, 240_000);
+  });
 });

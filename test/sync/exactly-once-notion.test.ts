@@ -124,7 +124,7 @@ describe("sync is exactly once against a Notion that answers late, loses answers
       notion,
       notes.map((n) => n.text),
     );
-  }, 180_000);
+  });
 
   it("200 items through 5xx after the write, lost answers, 429 bursts, a stretch of 500s and an outage", async () => {
     const bad = lagging(100);

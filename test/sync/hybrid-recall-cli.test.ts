@@ -17,6 +17,7 @@ import {
   SYNC_TOKEN,
   syncEnv,
 } from "../support/sync-repo.js";
+import { waitUntil } from "../support/wait.js";
 
 interface Recall {
   hits: { source: string; path: string }[];
@@ -65,7 +66,7 @@ beforeAll(async () => {
       ],
     },
   );
-}, 120_000);
+});
 
 afterAll(async () => {
   await server.stop();
@@ -116,7 +117,7 @@ describe("worker recall --confidence through the bins", () => {
     const expired = await recall(b, ["canary rollout", "--confidence", "0.3"], 30 + TTL + 1);
     expect(expired.remote_hits[0]?.cached).toBe(false);
     expect(queries() - before).toBe(3 * asked);
-  }, 60_000);
+  });
 
   it("from 0.5 to 0.7 asks only on a local miss", async () => {
     const before = queries();
@@ -131,7 +132,7 @@ describe("worker recall --confidence through the bins", () => {
     expect(miss.remote.asked).toBe(true);
     expect(miss.remote_hits[0]?.title).toContain("blue green switch lost sessions");
     expect(queries()).toBeGreaterThan(before);
-  }, 60_000);
+  });
 
   it("at 0.7 or more answers locally and validates in the background for the next recall", async () => {
     const first = await recall(b, ["checkout", "--confidence", "0.9"]);
@@ -141,12 +142,11 @@ describe("worker recall --confidence through the bins", () => {
     const cache = join(b.dir, ".engram", "sync", "recall-cache.json");
     const filled = () =>
       existsSync(cache) && readFileSync(cache, "utf8").includes('"notion|checkout"');
-    for (let i = 0; i < 200 && !filled(); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(filled()).toBe(true);
+    await waitUntil(filled, "the background validation to fill the recall cache", 100);
     const next = await recall(b, ["checkout", "--confidence", "0.9"]);
     expect(next.remote_hits[0]).toMatchObject({ source: "notion", cached: true });
     expect(next.remote_hits[0]?.title).toContain("checkout");
-  }, 60_000);
+  });
 
   it("a related item synced after the answer was cached invalidates it", async () => {
     const cached = await recall(b, ["warmup", "--confidence", "0.3"], 100);
@@ -164,7 +164,7 @@ describe("worker recall --confidence through the bins", () => {
     expect(after.remote.targets[0]?.state).toBe("queried");
     expect(after.remote_hits.length).toBeGreaterThan(cached.remote_hits.length);
     expect(after.remote_hits.some((h) => h.title.includes("arm runners"))).toBe(true);
-  }, 60_000);
+  });
 
   it("the extension hit rate counts remote recalls that found something", async () => {
     const status = json<{ metrics: { extension_hit_rate: number | null } }>(
@@ -181,7 +181,7 @@ describe("worker recall --confidence through the bins", () => {
     expect(recalls.length).toBeGreaterThan(3);
     const rate = recalls.filter((e) => e.ok).length / recalls.length;
     expect(status.metrics.extension_hit_rate).toBeCloseTo(rate, 3);
-  }, 60_000);
+  });
 
   it("with the store down or not set up, answers from local memory and says so", async () => {
     server.setDown(true);
@@ -217,5 +217,5 @@ describe("worker recall --confidence through the bins", () => {
     const none = await recall(bare, ["anything at all", "--confidence", "0.1"]);
     expect(none.remote.asked).toBe(false);
     expect(none.notices.join("\n")).toMatch(/no external store is set up/);
-  }, 60_000);
+  });
 });

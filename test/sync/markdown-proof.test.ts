@@ -6,6 +6,7 @@ import { GraphitiTarget } from "../../src/sync/targets/graphiti-target.js";
 import { assertBuilt, director, succeeded } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
+import { waitUntil } from "../support/wait.js";
 
 const EPOCH = 1_767_607_200; // 2026-01-05T10:00:00Z
 const dirs = new TempDirs();
@@ -210,8 +211,7 @@ describe("markdown memory files to the knowledge-graph stand-in (the Proof)", ()
       }),
     );
     expect(JSON.parse(hook.stdout)).toMatchObject({ started: true });
-    for (let i = 0; i < 600 && existsSync(lock); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(lock)).toBe(false);
+    await waitUntil(() => !existsSync(lock), "the detached sync run to release its hook lock");
     const log = readFileSync(join(repo.dir, ".engram", "sync", "graphiti", "hook.log"), "utf8");
     expect(log).toContain("local-only");
 

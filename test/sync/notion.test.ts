@@ -155,5 +155,5 @@ describe("Notion target against the local Notion server", () => {
     expect(again.sent.created_or_updated).toBe(0);
     expect(server.rateViolations).toBe(0);
     expect(server.earlyRequests).toBe(0);
-  }, 120_000);
+  });
 });

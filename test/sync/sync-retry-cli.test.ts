@@ -78,5 +78,5 @@ describe("director sync retry", () => {
         .sort(),
     ).toEqual(notes.map((n) => n.text).sort());
     expect(notion.doubles()).toEqual([]);
-  }, 120_000);
+  });
 });
