@@ -101,7 +101,10 @@ export interface LearningItemOptions {
 
 const TITLE_CHARS = 120;
 
-/** The learnings' engrams' strictest privacy and mean confidence. */
+/**
+ * The strictest privacy of the learning's engrams and of what its knowledge record says, and
+ * the engrams' mean confidence.
+ */
 function evidenceOf(
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
@@ -119,6 +122,10 @@ function evidenceOf(
     confidences.length === 0
       ? options.default_confidence
       : Math.round((confidences.reduce((a, b) => a + b, 0) / confidences.length) * 1000) / 1000;
+  // A session's record speaks for itself, never for an engram stating the same claim.
+  if (learning.privacy !== undefined) {
+    privacy = privacy === null ? learning.privacy : strictestPrivacy(privacy, learning.privacy);
+  }
   return { privacy: privacy ?? options.default_privacy, confidence };
 }
 
