@@ -118,9 +118,10 @@ function evidenceOf(
     privacy = privacy === null ? engram.privacy : strictestPrivacy(privacy, engram.privacy);
     if (engram.signals.mean_confidence !== null) confidences.push(engram.signals.mean_confidence);
   }
+  // No engram stated one: the learning's own (a session's record states its confidence).
   const confidence =
     confidences.length === 0
-      ? options.default_confidence
+      ? (learning.confidence ?? options.default_confidence)
       : Math.round((confidences.reduce((a, b) => a + b, 0) / confidences.length) * 1000) / 1000;
   // A session's record speaks for itself, never for an engram stating the same claim.
   if (learning.privacy !== undefined) {

@@ -236,6 +236,8 @@ describe("sync candidates of the sessions' knowledge", () => {
         [learningId("Keep the key offline"), "private"],
       ].sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
     );
+    // The record's own confidence, as Notion's insight shows it, not the default.
+    expect(items.map((c) => c.item.fields.confidence)).toEqual([0.9, 0.9]);
     const engram = sealEngram(engramBody({ privacy: "private" }));
     const stated = { ...pub, engrams: [engram.engram_id] };
     const joined = learningCandidates(
