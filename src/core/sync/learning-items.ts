@@ -164,6 +164,18 @@ function graphItem(
   };
 }
 
+/**
+ * Where a learning is read from, its tier and evidence, in the same words for an engram's and
+ * for a session's knowledge record (whose "engram" is its knowledge file, long-term memory).
+ */
+function sourceOf(learning: LinkedLearning): string {
+  const from = learning.engrams[0] ?? "?";
+  const tier = `${learning.scope}, ${learning.evidence}`;
+  return from.startsWith("memory/")
+    ? `knowledge ${from} (${tier} statement(s))`
+    : `engram ${from} (${tier} engram(s))`;
+}
+
 function learningItem(
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
@@ -172,7 +184,7 @@ function learningItem(
 ): SyncItem {
   return graphItem("learning", learning, engrams, options, {
     kind: learning.type,
-    source: `engram ${learning.engrams[0] ?? "?"} (${learning.scope}, ${learning.evidence} engram(s))`,
+    source: sourceOf(learning),
     confirmed_at: confirmedAt,
     related_people: ofKind(learning.entities, "person"),
     related_projects: ofKind(learning.entities, "project"),

@@ -236,8 +236,12 @@ describe("sync candidates of the sessions' knowledge", () => {
         [learningId("Keep the key offline"), "private"],
       ].sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
     );
-    // The record's own confidence, as Notion's insight shows it, not the default.
+    // The record's own confidence, as Notion's insight shows it, not the default; its file
+    // and tier as an engram's are shown.
     expect(items.map((c) => c.item.fields.confidence)).toEqual([0.9, 0.9]);
+    expect(items[0]?.item.fields.source).toBe(
+      "knowledge memory/knowledge/decision.json (lt, 1 statement(s))",
+    );
     const engram = sealEngram(engramBody({ privacy: "private" }));
     const stated = { ...pub, engrams: [engram.engram_id] };
     const joined = learningCandidates(
