@@ -8,7 +8,7 @@ import { EXIT } from "./main.js";
 
 /** How memory is made to leave the machine: said wherever privacy keeps something back. */
 const SHARE_HOW =
-  'To share a note, emit it with `worker emit --privacy public` (or `--privacy sensitive`: sent encrypted, once approved with `director sync approve`); `[sync] default_privacy = "public"` in config/dev.toml shares the items that carry no privacy of their own (memory versions). See docs/sync.md, "Privacy and approval".';
+  'To share a note, emit it with `worker emit --privacy public` (or `--privacy sensitive`: sent encrypted, once approved with `director sync approve`), and knowledge written in a session with `worker session write --privacy public`; `[sync] default_privacy = "public"` in config/dev.toml shares the items that carry no privacy of their own (memory versions). See docs/sync.md, "Privacy and approval".';
 
 /**
  * `director sync run` (and `sync --id`): a run, a dry run (`--dry-run`), or a hook that syncs

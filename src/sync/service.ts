@@ -11,6 +11,7 @@ import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/s
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
 import { graphitiUrl, notionAccess } from "../core/trust/destinations.js";
 import { UsageError } from "../errors.js";
+import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import { STATE_DIR_MODE, writeFileAtomicSync } from "../state/atomic.js";
 import { acquireLock, type Lock } from "../state/lock.js";
@@ -55,7 +56,8 @@ export async function lockSync(ctx: RepoContext): Promise<Lock> {
 }
 
 /**
- * Every candidate memory offers (from the catalog on disk and its engrams), plus the earlier
+ * Every candidate memory offers (from the catalog on disk, its engrams and the sessions'
+ * knowledge records), plus the earlier
  * memory versions the queue knows, now superseded. `hash` is the catalog's: the engine skips
  * building candidates when the queue last read the same memory.
  */
@@ -68,6 +70,7 @@ export async function memorySource(
   const load = async (queue: TargetQueue) => {
     const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
     const candidates = syncCandidates(engrams, catalog, {
+      knowledge: await readKnowledge(ctx.repoDir, catalog),
       thresholds: thresholdsOf(ctx),
       default_privacy: s.default_privacy,
       default_confidence: s.default_confidence,
@@ -96,7 +99,7 @@ export function requestedKeys(
     const found = candidates.find((c) => c.item.local_id === id || itemKey(c.item) === id);
     if (found === undefined) {
       throw new UsageError(
-        `--id ${id}: no episode, insight, pattern or memory version has this id`,
+        `--id ${id}: no episode, insight (k_ ids: sessions' knowledge), pattern or memory version has this id`,
       );
     }
     keys.add(itemKey(found.item));

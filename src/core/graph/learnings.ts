@@ -1,3 +1,4 @@
+import type { Privacy } from "../../schema/common.js";
 import type { Engram } from "../../schema/engram.js";
 import { sha256Hex } from "../model/canonical.js";
 
@@ -41,6 +42,11 @@ export interface Learning {
   confidence?: number | null;
   /** Imported from another memory (`origins`): where from, and when it was confirmed there. */
   origin?: { source: string; confirmed_at: string | null } | null;
+  /**
+   * Where a session's knowledge record says it may go (`KnowledgeItem.privacy`); absent for
+   * engrams' learnings, whose privacy is their engrams'. Sync takes the strictest of both.
+   */
+  privacy?: Privacy;
   /** Creation time of the oldest engram stating it (ISO-8601). */
   written_at: string;
   topics: string[];

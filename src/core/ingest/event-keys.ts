@@ -11,6 +11,14 @@ import { errorDedupKey } from "./telemetry-fields.js";
 
 const PRIVACY_RANK: Record<Privacy, number> = { public: 0, private: 1, sensitive: 2 };
 
+/** The privacy values, in order from the most open; a plain list, so readers load no zod. */
+export const PRIVACIES = Object.keys(PRIVACY_RANK) as Privacy[];
+
+/** Whether a value read from a file is a privacy tag (without loading the schema library). */
+export function isPrivacy(value: unknown): value is Privacy {
+  return typeof value === "string" && Object.hasOwn(PRIVACY_RANK, value);
+}
+
 export function strictestPrivacy(a: Privacy, b: Privacy): Privacy {
   return PRIVACY_RANK[a] >= PRIVACY_RANK[b] ? a : b;
 }

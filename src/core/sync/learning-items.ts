@@ -101,7 +101,10 @@ export interface LearningItemOptions {
 
 const TITLE_CHARS = 120;
 
-/** The learnings' engrams' strictest privacy and mean confidence. */
+/**
+ * The strictest privacy of the learning's engrams and of what its knowledge record says, and
+ * the engrams' mean confidence.
+ */
 function evidenceOf(
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
@@ -115,10 +118,15 @@ function evidenceOf(
     privacy = privacy === null ? engram.privacy : strictestPrivacy(privacy, engram.privacy);
     if (engram.signals.mean_confidence !== null) confidences.push(engram.signals.mean_confidence);
   }
+  // No engram stated one: the learning's own (a session's record states its confidence).
   const confidence =
     confidences.length === 0
-      ? options.default_confidence
+      ? (learning.confidence ?? options.default_confidence)
       : Math.round((confidences.reduce((a, b) => a + b, 0) / confidences.length) * 1000) / 1000;
+  // A session's record speaks for itself, never for an engram stating the same claim.
+  if (learning.privacy !== undefined) {
+    privacy = privacy === null ? learning.privacy : strictestPrivacy(privacy, learning.privacy);
+  }
   return { privacy: privacy ?? options.default_privacy, confidence };
 }
 
@@ -156,6 +164,18 @@ function graphItem(
   };
 }
 
+/**
+ * Where a learning is read from, its tier and evidence, in the same words for an engram's and
+ * for a session's knowledge record (whose "engram" is its knowledge file, long-term memory).
+ */
+function sourceOf(learning: LinkedLearning): string {
+  const from = learning.engrams[0] ?? "?";
+  const tier = `${learning.scope}, ${learning.evidence}`;
+  return from.startsWith("memory/")
+    ? `knowledge ${from} (${tier} statement(s))`
+    : `engram ${from} (${tier} engram(s))`;
+}
+
 function learningItem(
   learning: LinkedLearning,
   engrams: ReadonlyMap<string, Engram>,
@@ -164,7 +184,7 @@ function learningItem(
 ): SyncItem {
   return graphItem("learning", learning, engrams, options, {
     kind: learning.type,
-    source: `engram ${learning.engrams[0] ?? "?"} (${learning.scope}, ${learning.evidence} engram(s))`,
+    source: sourceOf(learning),
     confirmed_at: confirmedAt,
     related_people: ofKind(learning.entities, "person"),
     related_projects: ofKind(learning.entities, "project"),

@@ -4,6 +4,9 @@ import { factKey } from "../compaction/compact.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { sha256Hex } from "../model/canonical.js";
 import { compareText, truncateChars } from "../model/text.js";
+import { knowledgeId, knowledgeKey } from "../versions/consolidate-values.js";
+import { knowledgeFactText } from "../versions/items.js";
+import type { KnowledgeItem } from "../versions/knowledge-view.js";
 import type { SyncCandidate, SyncItem } from "./item.js";
 import {
   episodeVerdict,
@@ -23,6 +26,8 @@ export interface SourceOptions {
   project: string;
   /** Local ids requested explicitly (`sync --id`): synced whatever the policy says. */
   requested?: ReadonlySet<string>;
+  /** The sessions' knowledge records (`knowledgeItems`): insights beside the engrams' facts. */
+  knowledge?: readonly KnowledgeItem[];
 }
 
 const digest = (text: string) => sha256Hex(text).slice(0, 24);
@@ -33,9 +38,10 @@ const byId = (a: SyncCandidate, b: SyncCandidate) =>
 
 /**
  * Every item memory offers an external store, with the policy's verdict: episodes (notes with
- * an outcome and a confidence), insights (facts and lessons with their evidence), patterns
- * (recurring error types, stalls and lessons) and the current memory version. Pure: the same
- * engrams and catalog give the same candidates, in the same order.
+ * an outcome and a confidence), insights (facts, lessons and decisions with their evidence,
+ * the engrams' and the sessions' knowledge records'), patterns (recurring error types, stalls
+ * and lessons) and the current memory version. Pure: the same engrams, knowledge and catalog
+ * give the same candidates, in the same order.
  */
 export function syncCandidates(
   engrams: readonly Engram[],
@@ -95,6 +101,11 @@ function episodeCandidates(
 
 interface FactEvidence {
   text: string;
+  /** `decision` for a decision's title; else read from the fact's prefix. */
+  kind: string | null;
+  rationale: string | null;
+  /** The session knowledge records stating it (LT memory, like an LT engram). */
+  records: KnowledgeItem[];
   st: Set<string>;
   lt: Set<string>;
   superseded: number;
@@ -105,18 +116,24 @@ interface FactEvidence {
   topics: string[];
 }
 
-/** Facts and lessons (not tentative ones) with how many engrams repeat them. */
+/** Facts, lessons and decisions (not tentative ones) with how many engrams repeat them. */
 function factEvidence(engrams: readonly Engram[]): Map<string, FactEvidence> {
   const facts = new Map<string, FactEvidence>();
   for (const engram of engrams) {
     const tentative = new Set(engram.tentative ?? []);
-    for (const text of engram.facts) {
-      if (tentative.has(text)) continue;
+    const claims = [
+      ...engram.facts.filter((t) => !tentative.has(t)).map((text) => ({ text, decision: null })),
+      ...engram.decisions.map((d) => ({ text: d.title, decision: d })),
+    ];
+    for (const { text, decision } of claims) {
       const key = factKey(text);
       let entry = facts.get(key);
       if (entry === undefined) {
         entry = {
           text,
+          kind: decision === null ? null : "decision",
+          rationale: decision === null || decision.rationale === "" ? null : decision.rationale,
+          records: [],
           st: new Set(),
           lt: new Set(),
           superseded: 0,
@@ -148,18 +165,67 @@ const mean = (values: readonly number[], fallback: number) =>
     ? fallback
     : Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 1000) / 1000;
 
+/**
+ * The engrams' claims with the sessions' knowledge records joined in by the same key: a record
+ * stating what an engram states is that engram's insight (its privacy the strictest of both,
+ * its evidence added), any other is an insight of its own, named by its `k_` id. The id is
+ * derived from the text, not read from the file, so a record cannot take another's sync key.
+ * Sealed records (no clear text) are left out, as every reader leaves them.
+ */
+function claimEvidence(
+  engrams: readonly Engram[],
+  knowledge: readonly KnowledgeItem[],
+): Map<string, FactEvidence> {
+  const facts = factEvidence(engrams);
+  for (const record of knowledge) {
+    const text =
+      record.kind === "decision" ? record.text : knowledgeFactText(record.kind, record.text);
+    const key = factKey(text);
+    const entry = facts.get(key) ?? {
+      text,
+      kind: record.kind,
+      rationale: record.rationale,
+      records: [],
+      st: new Set<string>(),
+      lt: new Set<string>(),
+      superseded: 0,
+      confidences: [],
+      privacy: record.privacy,
+      first: record.written_at,
+      last: record.written_at,
+      topics: [],
+    };
+    entry.records.push(record);
+    entry.privacy = strictestPrivacy(entry.privacy, record.privacy);
+    entry.confidences.push(record.confidence);
+    if (record.written_at < entry.first) entry.first = record.written_at;
+    if (record.written_at > entry.last) entry.last = record.written_at;
+    facts.set(key, entry);
+  }
+  return facts;
+}
+
 function insightCandidates(
   engrams: readonly Engram[],
   options: SourceOptions,
   requested: ReadonlySet<string>,
 ): SyncCandidate[] {
   const out: SyncCandidate[] = [];
-  for (const [key, fact] of factEvidence(engrams)) {
-    const localId = `in_${digest(key)}`;
-    const evidence = Math.max(fact.st.size, fact.superseded, 1);
-    const status = fact.lt.size > 0 ? "validated" : "pending";
+  for (const [key, fact] of claimEvidence(engrams, options.knowledge ?? [])) {
+    const fromEngrams = fact.st.size + fact.lt.size > 0;
+    const first = fact.records[0];
+    const localId =
+      fromEngrams || first === undefined
+        ? `in_${digest(key)}`
+        : knowledgeId(knowledgeKey(first.text, undefined));
+    const recordEvidence = fact.records.reduce((n, r) => n + r.evidence, 0);
+    const fromEngramsEvidence = fromEngrams ? Math.max(fact.st.size, fact.superseded, 1) : 0;
+    const evidence = Math.max(fromEngramsEvidence + recordEvidence, 1);
+    // A session's record is long-term memory, as an LT engram's fact is.
+    const status = fact.lt.size > 0 || fact.records.length > 0 ? "validated" : "pending";
     const confidence = mean(fact.confidences, options.default_confidence);
-    const kind = /^(Lesson|Convention|Incident): /.exec(fact.text)?.[1]?.toLowerCase() ?? "fact";
+    const kind =
+      fact.kind ?? /^(Lesson|Convention|Incident): /.exec(fact.text)?.[1]?.toLowerCase() ?? "fact";
     const item: SyncItem = {
       type: "insight",
       local_id: localId,
@@ -180,7 +246,7 @@ function insightCandidates(
         privacy: fact.privacy,
         shareable: fact.privacy === "public",
       },
-      content: fact.text,
+      content: fact.rationale === null ? fact.text : `${fact.text}\n\nWhy: ${fact.rationale}`,
     };
     out.push({
       item,
@@ -250,7 +316,7 @@ function recurrences(engrams: readonly Engram[], options: SourceOptions): Map<st
     }
   }
   for (const [key, fact] of factEvidence(engrams)) {
-    if (!fact.text.startsWith("Lesson: ")) continue;
+    if (fact.kind !== null || !fact.text.startsWith("Lesson: ")) continue;
     const occurrences = Math.max(fact.st.size, fact.superseded);
     if (occurrences < 2) continue;
     found.set(`lesson:${key}`, {

@@ -2,8 +2,9 @@
  * The values of a consolidation: what makes two items the same (their keys and ids) and how
  * a core value merges. consolidate.ts applies the rules with them.
  */
-import type { Sealed } from "../../schema/common.js";
+import type { Privacy, Sealed } from "../../schema/common.js";
 import { normalizeClaim } from "../graph/learnings.js";
+import { isPrivacy, strictestPrivacy } from "../ingest/event-keys.js";
 import { canonicalJson, sha256Hex } from "../model/canonical.js";
 import type { SessionItem } from "./items.js";
 
@@ -39,6 +40,28 @@ export function episodeId(sessionId: string, item: SessionItem): string {
     sealed: item.sealed,
   };
   return `ep_${sha256Hex(canonicalJson(content)).slice(0, 16)}`;
+}
+
+/**
+ * The privacy a session's item states for a new knowledge record; absent (the notes' default)
+ * and private are returned as undefined, so records written without `--privacy` keep the
+ * bytes they had before the field existed. A value no reader knows is private.
+ */
+export function statedPrivacy(stated: string | undefined): Privacy | undefined {
+  const privacy = isPrivacy(stated) ? stated : "private";
+  return privacy === "private" ? undefined : privacy;
+}
+
+/**
+ * A record's privacy once a session restates it: the strictest of the two, so a restatement
+ * can make a record more private, never less (undefined: private, as in `statedPrivacy`).
+ */
+export function mergedPrivacy(
+  existing: Privacy | undefined,
+  stated: string | undefined,
+): Privacy | undefined {
+  const privacy = strictestPrivacy(existing ?? "private", statedPrivacy(stated) ?? "private");
+  return privacy === "private" ? undefined : privacy;
 }
 
 export function knowledgeId(key: string): string {

@@ -7,6 +7,8 @@ import {
   knowledgeId,
   knowledgeKey,
   mergeCoreValue,
+  mergedPrivacy,
+  statedPrivacy,
 } from "./consolidate-values.js";
 import {
   DOCUMENT_KEY_RE,
@@ -228,6 +230,9 @@ function addKnowledge(
   if (existing) {
     existing.evidence++;
     existing.confidence = Math.max(existing.confidence, item.confidence ?? 0);
+    const privacy = mergedPrivacy(existing.privacy, item.privacy);
+    if (privacy === undefined) delete existing.privacy;
+    else existing.privacy = privacy;
     merged(step, item, existing.id, existing.evidence);
     return undefined;
   }
@@ -240,12 +245,14 @@ function addKnowledge(
     merged(step, item, learning.id, learning.evidence + raised);
     return undefined;
   }
-  const record = {
+  const privacy = statedPrivacy(item.privacy);
+  const record: KnowledgeRecord = {
     id: knowledgeId(key),
     kind: item.kind as KnowledgeKind,
     ...(item.text !== undefined ? { text: item.text } : {}),
     ...(item.rationale !== undefined ? { rationale: item.rationale } : {}),
     ...(item.sealed !== undefined ? { sealed: item.sealed } : {}),
+    ...(privacy !== undefined ? { privacy } : {}),
     confidence: item.confidence ?? 0,
     evidence: 1,
     version: to,

@@ -1,5 +1,6 @@
 import type { DocumentEntry } from "../../schema/engram.js";
 import { StateError } from "../errors.js";
+import { isPrivacy, PRIVACIES } from "../ingest/event-keys.js";
 import { sha256Hex } from "../model/canonical.js";
 import { MEMORY_DIR } from "../model/paths.js";
 import type { Conflict } from "./consolidate.js";
@@ -140,10 +141,25 @@ export function coreFile(
   };
 }
 
+/**
+ * Fixed key order, so a record merged into (its privacy set later) is the same bytes as one
+ * written new; a record without privacy keeps the bytes it had before the field existed.
+ */
 export function knowledgeFile(kind: KnowledgeKind, records: readonly KnowledgeRecord[]) {
   return {
     kind,
-    records: records.filter((r) => r.kind === kind).map(({ kind: _kind, ...rest }) => rest),
+    records: records
+      .filter((r) => r.kind === kind)
+      .map((r) => ({
+        id: r.id,
+        ...(r.text !== undefined ? { text: r.text } : {}),
+        ...(r.rationale !== undefined ? { rationale: r.rationale } : {}),
+        ...(r.sealed !== undefined ? { sealed: r.sealed } : {}),
+        ...(r.privacy !== undefined ? { privacy: r.privacy } : {}),
+        confidence: r.confidence,
+        evidence: r.evidence,
+        version: r.version,
+      })),
   } satisfies KnowledgeFile;
 }
 
@@ -235,9 +251,21 @@ export function loadMaster(
           `${KNOWLEDGE_KINDS.join(" | ")} | evidence`,
         );
         need(p, Array.isArray(doc.records), "records", "an array");
+        const records = doc.records as Omit<KnowledgeRecord, "kind">[];
+        // A record's privacy decides whether its text may leave: a value no reader knows is
+        // refused, never read as "not private".
+        records.forEach((r, i) => {
+          const privacy = (r as { privacy?: unknown } | null)?.privacy;
+          need(
+            p,
+            privacy === undefined || isPrivacy(privacy),
+            `records[${i}].privacy`,
+            PRIVACIES.join(" | "),
+          );
+        });
         knowledge.set(
           kind,
-          (doc.records as Omit<KnowledgeRecord, "kind">[]).map((r) => ({ ...r, kind })),
+          records.map((r) => ({ ...r, kind })),
         );
         break;
       }

@@ -1,3 +1,4 @@
+import type { Privacy } from "../../schema/common.js";
 import type { Catalog } from "../../schema/engram.js";
 import type { EntityMatcher, LinkedLearning } from "../graph/entities.js";
 import { type LearningType, learningId } from "../graph/learnings.js";
@@ -19,6 +20,8 @@ export interface KnowledgeItem {
   rationale: string | null;
   confidence: number;
   evidence: number;
+  /** What the record says of itself (`worker session write --privacy`); absent there: private. */
+  privacy: Privacy;
   /** The version that added it. */
   version: number;
   /** ISO-8601: when that version was made (the version log's, else the catalog's). */
@@ -68,6 +71,8 @@ export function knowledgeItems(
         rationale: typeof r.rationale === "string" && r.rationale !== "" ? r.rationale : null,
         confidence: typeof r.confidence === "number" ? r.confidence : 1,
         evidence: Number.isInteger(r.evidence) && r.evidence > 0 ? r.evidence : 1,
+        // loadMaster refused any other value: absent is the notes' default.
+        privacy: r.privacy ?? "private",
         version,
         written_at: madeAt.get(version) ?? catalog.created_at,
       });
@@ -110,6 +115,7 @@ export function knowledgeLearning(k: KnowledgeItem, matcher: EntityMatcher): Lin
     scope: "lt",
     evidence: k.evidence,
     confidence: k.confidence,
+    privacy: k.privacy,
     origin: null,
     written_at: k.written_at,
     topics: [],

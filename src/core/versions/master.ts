@@ -1,4 +1,4 @@
-import type { Sealed } from "../../schema/common.js";
+import type { Privacy, Sealed } from "../../schema/common.js";
 import type { LearningClaim } from "../graph/claims-cache.js";
 import type { LearningType } from "../graph/learnings.js";
 import type { EpisodeOutcome, KnowledgeKind } from "./items.js";
@@ -24,6 +24,11 @@ export interface KnowledgeRecord {
   text?: string;
   rationale?: string;
   sealed?: Sealed[];
+  /**
+   * Where it may go beyond the repository, as the session's item said (`worker session write
+   * --privacy`); absent: private, the notes' default. It speaks for this record only.
+   */
+  privacy?: Privacy;
   confidence: number;
   /** How many sources stated it: a duplicate raises this instead of adding a copy. */
   evidence: number;
