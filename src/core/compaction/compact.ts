@@ -115,8 +115,22 @@ function engramEvents(slice: readonly MemoryEvent[]): readonly MemoryEvent[] {
  */
 export function sliceVersion(slice: readonly MemoryEvent[]): string | undefined {
   const events = engramEvents(slice);
-  const last = events[events.length - 1];
-  return last === undefined ? undefined : batchIdFromIso(last.received_at);
+  return events.length === 0 ? undefined : batchIdFromIso(receivedSpan(events).end);
+}
+
+/**
+ * The earliest and the latest receipt time of some events. Not the first and the last: a
+ * Director's clock can step back (a state folder restored on another machine, an earlier
+ * SOURCE_DATE_EPOCH), and a window whose start is after its end is memory no reader accepts.
+ */
+export function receivedSpan(events: readonly MemoryEvent[]): { start: string; end: string } {
+  let start = (events[0] as MemoryEvent).received_at;
+  let end = start;
+  for (const e of events) {
+    if (Date.parse(e.received_at) < Date.parse(start)) start = e.received_at;
+    if (Date.parse(e.received_at) > Date.parse(end)) end = e.received_at;
+  }
+  return { start, end };
 }
 
 /** An event whose content an engram is made of: a note, a memory event, a commit, an error. */
@@ -137,8 +151,7 @@ function authoredContent(event: MemoryEvent): boolean {
 export function compactSlice(slice: readonly MemoryEvent[], policy: CompactionPolicy): Engram[] {
   const events = engramEvents(slice);
   if (events.length === 0) return [];
-  const last = events[events.length - 1] as MemoryEvent;
-  const version = batchIdFromIso(last.received_at);
+  const version = batchIdFromIso(receivedSpan(events).end);
   // Events read from git history are knowledge to extract, not activity to list.
   const history = events.filter(isHistoryEvent);
   const engrams = compactHistory(history, version, policy, buildGroupEngrams);
@@ -345,15 +358,14 @@ function buildGroupEngrams(
   }
 
   const topics = topicsFor(label, topicCounts);
-  const first = events[0] as MemoryEvent;
-  const last = events[events.length - 1] as MemoryEvent;
+  const span = receivedSpan(events);
   const base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
     signals: Omit<EngramBody["signals"], "truncated">;
   } = {
     version,
     scope: "st",
-    created_at: last.received_at,
-    source_window: { start_ts: first.received_at, end_ts: last.received_at },
+    created_at: span.end,
+    source_window: { start_ts: span.start, end_ts: span.end },
     topics,
     links: links.slice(0, 64),
     provenance: {
