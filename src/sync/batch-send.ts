@@ -84,6 +84,8 @@ export function retryOrFail(
 
 /** Consecutive failed calls after which the rest of the run is left for later. */
 const DOWN_AFTER = 3;
+/** The longest Retry-After the next run waits out (the engine's limit). */
+const MAX_HOLD_MS = 10_000;
 
 /**
  * The engine's send step for a store that takes many items a call: every due record is
@@ -234,7 +236,17 @@ export async function sendBatches(
         notices.push(`${outcome.key}: failed, rejected by ${target.name} (${failure.message})`);
       } else {
         q = retryOrFail(q, outcome.key, failure, { schedule, at: finished, sent, notices });
-        if (failure.kind === "rate_limited") stop = true;
+        if (failure.kind === "rate_limited") {
+          stop = true;
+          // As a single send: a short Retry-After binds the next run (another process) too.
+          const wait = (failure.retryAfterSeconds ?? 1) * 1000;
+          if (wait <= MAX_HOLD_MS && q.status) {
+            q = {
+              ...q,
+              status: { ...q.status, hold_until: new Date(Date.now() + wait).toISOString() },
+            };
+          }
+        }
       }
     }
     store.commit(q, keys);
