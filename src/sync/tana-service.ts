@@ -282,6 +282,8 @@ export async function tanaRun(
     report.recreated = [...target.recreated];
     notices.push(...target.notes, ...target.linkNotes());
     logLinkSkips(ctx, target);
+    const relink = relinkLater(store, target);
+    if (relink !== null) notices.push(relink);
     if (report.stale.length > 0 && request.resync !== true) {
       notices.push(
         `tana: ${report.stale.length} mapping(s) point at nodes gone from Tana (workspace reset or deleted); director sync run --target tana --resync creates them again`,
@@ -291,6 +293,21 @@ export async function tanaRun(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * Items written without a link because its lookup failed (not because the entity has no
+ * node): their sent hash is forgotten, so the next run updates them in place and links them.
+ */
+function relinkLater(store: QueueStore, target: TanaTarget): string | null {
+  const failed = new Set(
+    target.linker.skips.filter((s) => s.status === "failed").map((s) => s.key),
+  );
+  const q = store.load();
+  const keys = [...failed].filter((k) => q.mapping[k] !== undefined).sort();
+  if (keys.length === 0) return null;
+  store.commit({ ...forgetSent(q, keys), source_hash: null }, keys);
+  return `tana: ${keys.length} item(s) went without a link (lookup failed); the next run updates them to link`;
 }
 
 /** Each entity left unlinked goes to the sync log with its item and why. */
