@@ -126,7 +126,13 @@ export async function sendBatches(
       entries.push({ item, remoteId: record.remote_id });
       continue;
     }
-    if (failedLookups >= DOWN_AFTER) continue;
+    if (failedLookups === DOWN_AFTER) {
+      failedLookups++;
+      notices.push(
+        `${target.name}: ${DOWN_AFTER} lookups by key failed in a row; the other items of unknown outcome wait for the next run`,
+      );
+    }
+    if (failedLookups > DOWN_AFTER) continue;
     const at = clock();
     if (record.inflight_at !== null) {
       q = markCrashed(q, key, at);
@@ -144,6 +150,7 @@ export async function sendBatches(
       failedLookups++;
       continue;
     }
+    failedLookups = 0;
     if (found !== null) {
       entries.push({ item, remoteId: found });
       continue;
