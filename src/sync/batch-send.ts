@@ -1,11 +1,13 @@
 import type { OutgoingItem } from "../core/sync/outgoing.js";
 import {
   deferRecord,
+  markCrashed,
   markFailed,
   markInflight,
   markSynced,
   outcomeUnknown,
   type QueueRecord,
+  reconcileMiss,
   type SyncSchedule,
 } from "../core/sync/queue.js";
 import type { QueueStore, StoredQueue, TargetStatus } from "./queue-store.js";
@@ -82,12 +84,17 @@ export function retryOrFail(
 
 /** Consecutive failed calls after which the rest of the run is left for later. */
 const DOWN_AFTER = 3;
+/** The longest Retry-After the next run waits out (the engine's limit). */
+const MAX_HOLD_MS = 10_000;
 
 /**
  * The engine's send step for a store that takes many items a call: every due record is
  * prepared, the target groups them into calls, and each group is marked in flight, sent, and
- * its outcomes journalled before the next call, so a crash repeats at most one call (and the
- * records it carried are looked up before they are created again).
+ * its outcomes journalled before the next call, so a crash repeats at most one call. A record
+ * whose last call's outcome is unknown (a lost answer, a 5xx after the write, a kill between
+ * the request and the record of its answer) is first looked up by its key, as a single send
+ * is (the 60 s rule): found, it is updated in place; not found, it waits until the store's
+ * queries have had `settle_seconds` since the ambiguous call, and only then is created again.
  */
 export async function sendBatches(
   queue: StoredQueue,
@@ -98,14 +105,12 @@ export async function sendBatches(
   const { store, schedule, clock, log, notices, sent } = options;
   let q = queue;
   const entries: BatchEntry[] = [];
+  let failedLookups = 0;
   for (const key of due) {
     const record = q.records[key] as QueueRecord;
+    let item: OutgoingItem;
     try {
-      entries.push({
-        item: options.prepare(record),
-        remoteId: record.remote_id,
-        lookup: outcomeUnknown(record) || (record.remote_id === null && record.attempts > 0),
-      });
+      item = options.prepare(record);
     } catch (error) {
       const at = clock();
       const message = (error as Error).message;
@@ -114,7 +119,59 @@ export async function sendBatches(
       sent.failed++;
       notices.push(`${key}: not sent: ${message}`);
       log.append({ at, target: target.name, op: "send", key, ok: false, error: message });
+      continue;
     }
+    // An update sent again changes nothing; a create sent again may make a second node.
+    if (!outcomeUnknown(record) || record.remote_id !== null) {
+      entries.push({ item, remoteId: record.remote_id });
+      continue;
+    }
+    if (failedLookups === DOWN_AFTER) {
+      failedLookups++;
+      notices.push(
+        `${target.name}: ${DOWN_AFTER} lookups by key failed in a row; the other items of unknown outcome wait for the next run`,
+      );
+    }
+    if (failedLookups > DOWN_AFTER) continue;
+    const at = clock();
+    if (record.inflight_at !== null) {
+      q = markCrashed(q, key, at);
+      store.commit(q, [key]);
+    }
+    let found: string | null;
+    try {
+      found = await target.findByKey(record.type, key, item);
+    } catch (error) {
+      // Not known either way: the record keeps its unknown outcome and is looked up again.
+      const failure = asTargetError(error);
+      log.append({ at, target: target.name, op: "send", key, ok: false, error: failure.message });
+      q = retryOrFail(q, key, failure, { schedule, at, sent, notices });
+      store.commit(q, [key]);
+      failedLookups++;
+      continue;
+    }
+    failedLookups = 0;
+    if (found !== null) {
+      entries.push({ item, remoteId: found });
+      continue;
+    }
+    const miss = reconcileMiss(q, key, schedule, at);
+    if (!miss.wait) {
+      entries.push({ item, remoteId: null });
+      continue;
+    }
+    q = miss.queue;
+    store.commit(q, [key]);
+    sent.deferred++;
+    log.append({
+      at,
+      target: target.name,
+      op: "send",
+      key,
+      ok: false,
+      error: (q.records[key] as QueueRecord).last_error ?? "deferred",
+      detail: { deferred: true },
+    });
   }
   if (entries.length === 0) return q;
   const groups = await target.planBatches(entries);
@@ -129,12 +186,7 @@ export async function sendBatches(
     try {
       outcomes = await target.upsertBatch(group);
     } catch (error) {
-      const failure =
-        error instanceof SyncTargetError
-          ? error
-          : new SyncTargetError((error as Error).message, "unavailable", undefined, {
-              cause: error,
-            });
+      const failure = asTargetError(error);
       outcomes = keys.map((key) => ({ key, ok: false, error: failure }));
     }
     const finished = clock();
@@ -191,7 +243,17 @@ export async function sendBatches(
         notices.push(`${outcome.key}: failed, rejected by ${target.name} (${failure.message})`);
       } else {
         q = retryOrFail(q, outcome.key, failure, { schedule, at: finished, sent, notices });
-        if (failure.kind === "rate_limited") stop = true;
+        if (failure.kind === "rate_limited") {
+          stop = true;
+          // As a single send: a short Retry-After binds the next run (another process) too.
+          const wait = (failure.retryAfterSeconds ?? 1) * 1000;
+          if (wait <= MAX_HOLD_MS && q.status) {
+            q = {
+              ...q,
+              status: { ...q.status, hold_until: new Date(Date.now() + wait).toISOString() },
+            };
+          }
+        }
       }
     }
     store.commit(q, keys);
@@ -208,4 +270,10 @@ export async function sendBatches(
     }
   }
   return q;
+}
+
+function asTargetError(error: unknown): SyncTargetError {
+  return error instanceof SyncTargetError
+    ? error
+    : new SyncTargetError((error as Error).message, "unavailable", undefined, { cause: error });
 }

@@ -38,5 +38,12 @@ export function openTanaTarget(
       proposal: config.proposal_tag,
     }),
     clock: receiptTime,
+    // When each node was written: the Local API's search may not show a new one yet.
+    syncedAt: writtenAt(mapping),
   });
+}
+
+/** When each mapped node was written, by its id. */
+export function writtenAt(mapping: Readonly<Record<string, MappingEntry>>): Map<string, string> {
+  return new Map(Object.values(mapping).map((m) => [m.remote_id, m.synced_at]));
 }

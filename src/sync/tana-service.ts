@@ -17,7 +17,7 @@ import type { Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { runSync, type SyncRunResult } from "./engine.js";
 import type { QueueStore, StoredQueue } from "./queue-store.js";
-import { engineSettings, lockSync, queueStore } from "./service.js";
+import { engineSettings, lockSync, queueStore, syncLog } from "./service.js";
 import { openTanaTarget } from "./tana-open.js";
 import { SCHEMA_PREFIX, schemaMapping } from "./targets/tana-schema.js";
 import type { TanaTarget } from "./targets/tana-target.js";
@@ -96,7 +96,8 @@ export interface TanaReport {
   /** Keys whose node was created again (`--resync`, or found gone on update). */
   recreated: string[];
   archived: { trashed: number; marked: number; gone: number };
-  links: { linked: number; unknown: number; failed: number };
+  /** Entity links made, and skipped: no such node, more than one, the lookup failed. */
+  links: { linked: number; unknown: number; ambiguous: number; failed: number };
 }
 
 /** What a Tana run reads beside memory: the registry and the learning states. */
@@ -209,13 +210,21 @@ export async function tanaRun(
       report.schema = await target.ensureSchema();
       q = recordSchema(store, q, target);
     }
-    const live = health.healthy ? await target.liveNodes() : null;
+    let live: Awaited<ReturnType<TanaTarget["liveNodes"]>> = null;
+    try {
+      live = health.healthy ? await target.liveNodes() : null;
+    } catch (error) {
+      target.notes.push(`tana: stale nodes not checked (${(error as Error).message})`);
+    }
     if (live !== null) {
       const liveIds = new Set(live.keys());
-      report.stale = Object.entries(q.mapping)
-        .filter(([key, m]) => isItemKey(key) && !isArchived(m) && !liveIds.has(m.remote_id))
-        .map(([key]) => key)
-        .sort();
+      // Missing from the listing: gone, unless written moments ago (the search index lags)
+      // and still there when read by id.
+      for (const [key, m] of Object.entries(q.mapping)) {
+        if (!isItemKey(key) || isArchived(m) || liveIds.has(m.remote_id)) continue;
+        if (await target.isGone(m.remote_id)) report.stale.push(key);
+      }
+      report.stale.sort();
     }
     if (request.resync === true && report.stale.length > 0) {
       // A changed hash re-queues the item as an update; the update finds the node gone and
@@ -271,7 +280,10 @@ export async function tanaRun(
       if (failed !== null) notices.push(failed);
     }
     report.recreated = [...target.recreated];
-    notices.push(...target.notes);
+    notices.push(...target.notes, ...target.linkNotes());
+    logLinkSkips(ctx, target);
+    const relink = relinkLater(store, target);
+    if (relink !== null) notices.push(relink);
     if (report.stale.length > 0 && request.resync !== true) {
       notices.push(
         `tana: ${report.stale.length} mapping(s) point at nodes gone from Tana (workspace reset or deleted); director sync run --target tana --resync creates them again`,
@@ -281,6 +293,37 @@ export async function tanaRun(
   } finally {
     lock.release();
   }
+}
+
+/**
+ * Items written without a link because its lookup failed (not because the entity has no
+ * node): their sent hash is forgotten, so the next run updates them in place and links them.
+ */
+function relinkLater(store: QueueStore, target: TanaTarget): string | null {
+  const failed = new Set(
+    target.linker.skips.filter((s) => s.status === "failed").map((s) => s.key),
+  );
+  const q = store.load();
+  const keys = [...failed].filter((k) => q.mapping[k] !== undefined).sort();
+  if (keys.length === 0) return null;
+  store.commit({ ...forgetSent(q, keys), source_hash: null }, keys);
+  return `tana: ${keys.length} item(s) went without a link (lookup failed); the next run updates them to link`;
+}
+
+/** Each entity left unlinked goes to the sync log with its item and why. */
+function logLinkSkips(ctx: RepoContext, target: TanaTarget): void {
+  const at = receiptTime();
+  syncLog(ctx).append(
+    target.linker.skips.map((s) => ({
+      at,
+      target: "tana",
+      op: "notice" as const,
+      key: s.key,
+      ok: false,
+      error: `${s.entity} not linked: ${s.reason}`,
+      detail: { entity: s.entity, link: s.status },
+    })),
+  );
 }
 
 /** Nodes of learnings memory no longer has: trashed (Local API) or marked archived. */
@@ -315,5 +358,5 @@ async function archiveRemoved(
 /** One line for the terminal: what the Tana run did beyond sending. */
 export function tanaSummary(r: TanaReport): string {
   const schema = r.schema ? `; supertags created ${r.schema.created.join(", ") || "none"}` : "";
-  return `links ${r.links.linked} (unknown ${r.links.unknown}, lookups failed ${r.links.failed}); stale ${r.stale.length}, recreated ${r.recreated.length}; archived ${r.archived.trashed} trashed, ${r.archived.marked} marked${schema}`;
+  return `links ${r.links.linked} (not found ${r.links.unknown}, ambiguous ${r.links.ambiguous}, lookups failed ${r.links.failed}); stale ${r.stale.length}, recreated ${r.recreated.length}; archived ${r.archived.trashed} trashed, ${r.archived.marked} marked${schema}`;
 }

@@ -21,7 +21,14 @@ export interface FakeNode {
   fields: Map<string, string[]>;
   inTrash: boolean;
   created: number;
+  /** When it was made, on the stand-in's clock (ms): search shows it `searchLagMs` later. */
+  createdAt: number;
+  /** Tags this tag extends (a `#colleague` that extends `#person`): for tag nodes only. */
+  extendsTags: string[];
 }
+
+/** A `/nodes/search` query as its deepObject parameters decode (`query[and][0][hasType]`). */
+export type SearchQuery = { [key: string]: string | SearchQuery | SearchQuery[] };
 
 export class InputError extends Error {
   constructor(
@@ -57,13 +64,20 @@ export class FakeTanaStore {
   readonly workspace = { id: "wsMain001", name: "Main", homeNodeId: "wsHome001" };
   private next = 1;
   private clock = 0;
+  /** The stand-in's clock (ms); tests of the bins set it to the Director's. */
+  now: () => number = () => Date.now();
+  /** Search (the app's index) shows a new node only this long after it was made. */
+  searchLagMs = 0;
 
   private newId(): string {
     return `tn${String(this.next++).padStart(8, "0")}`;
   }
 
   private add(
-    node: Omit<FakeNode, "id" | "children" | "fields" | "inTrash" | "created">,
+    node: Omit<
+      FakeNode,
+      "id" | "children" | "fields" | "inTrash" | "created" | "createdAt" | "extendsTags"
+    >,
   ): FakeNode {
     const full: FakeNode = {
       ...node,
@@ -72,6 +86,8 @@ export class FakeTanaStore {
       fields: new Map(),
       inTrash: false,
       created: this.clock++,
+      createdAt: this.now(),
+      extendsTags: [],
     };
     this.nodes.set(full.id, full);
     this.nodes.get(node.parent)?.children.push(full.id);
@@ -82,13 +98,25 @@ export class FakeTanaStore {
     return [...this.nodes.values()].find((n) => n.kind === "tag" && n.name === name && !n.inTrash);
   }
 
+  /** A supertag, made when missing; `extendsTag` names the tag it extends (made too). */
+  addTag(name: string, extendsTag?: string): FakeNode {
+    const tag =
+      this.tagByName(name) ??
+      this.add({ name, description: "", kind: "tag", tagIds: [], parent: "SCHEMA" });
+    if (extendsTag !== undefined) tag.extendsTags.push(this.addTag(extendsTag).id);
+    return tag;
+  }
+
   /** An existing entity the learnings may link to (a person or a project). */
   addEntity(name: string, tagName: string): string {
-    const tag =
-      this.tagByName(tagName) ??
-      this.add({ name: tagName, description: "", kind: "tag", tagIds: [], parent: "SCHEMA" });
+    const tag = this.addTag(tagName);
     return this.add({ name, description: "", kind: "node", tagIds: [tag.id], parent: "LIBRARY" })
       .id;
+  }
+
+  /** Any plain node (a meeting, a task) that the user's workspace holds. */
+  addNode(name: string, tagIds: string[] = []): string {
+    return this.add({ name, description: "", kind: "node", tagIds, parent: "LIBRARY" }).id;
   }
 
   /** Nodes carrying this tag, trash included. */
@@ -199,16 +227,38 @@ export class FakeTanaStore {
     };
   }
 
-  search(query: Record<string, string>): FakeNode[] {
+  /**
+   * `/nodes/search` as the app answers it: `textContains` matches node names only (not
+   * descriptions), `hasType` includes tags that extend the type, `and` / `or` combine, nodes
+   * made less than `searchLagMs` ago are not in the index yet, and the order is the app's own
+   * (newest first here): nothing promises that an entity comes before the nodes naming it.
+   */
+  search(query: SearchQuery): FakeNode[] {
+    const indexed = this.now() - this.searchLagMs;
     return [...this.nodes.values()]
-      .filter((n) => n.kind === "node")
-      .filter((n) => query.hasType === undefined || n.tagIds.includes(query.hasType))
-      .filter(
-        (n) =>
-          query.textContains === undefined ||
-          `${n.name} ${n.description}`.toLowerCase().includes(query.textContains.toLowerCase()),
-      )
-      .sort((a, b) => a.created - b.created);
+      .filter((n) => n.kind === "node" && n.createdAt <= indexed && this.matches(n, query))
+      .sort((a, b) => b.created - a.created);
+  }
+
+  private matches(n: FakeNode, query: SearchQuery): boolean {
+    for (const [op, value] of Object.entries(query)) {
+      const list = (v: typeof value) =>
+        (Array.isArray(v) ? v : typeof v === "object" ? Object.values(v) : []) as SearchQuery[];
+      if (op === "and" && !list(value).every((q) => this.matches(n, q))) return false;
+      if (op === "or" && !list(value).some((q) => this.matches(n, q))) return false;
+      if (op === "hasType" && !n.tagIds.some((t) => this.isA(t, String(value)))) return false;
+      if (op === "textContains" && !n.name.toLowerCase().includes(String(value).toLowerCase())) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Whether tag `id` is `type` or extends it. */
+  private isA(id: string, type: string, depth = 0): boolean {
+    if (id === type) return true;
+    const tag = this.nodes.get(id);
+    return depth < 8 && (tag?.extendsTags ?? []).some((t) => this.isA(t, type, depth + 1));
   }
 
   /** A workspace reset: every node engram wrote disappears, the tags too. */

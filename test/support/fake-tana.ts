@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { type Answer, localApi } from "./fake-tana-local.js";
 import { FakeTanaStore, InputError } from "./fake-tana-store.js";
 import { LocalHttp } from "./local-http.js";
 
@@ -10,7 +11,31 @@ export interface FakeTanaOptions {
   localToken: string;
   /** Enforce one call per second per token (429 past it); off for a pure speed test. */
   rateLimit?: boolean;
+  /** Search shows a node only this many ms of `clock` after it was made (the app's index). */
+  searchLagMs?: number;
 }
+
+/** What a script makes of a request instead of its plain answer: a bad day. */
+export type TanaFault =
+  /** This status; `afterWrite`: the Input API call is carried out first (the nodes exist). */
+  | { kind: "status"; status: number; retryAfter?: number; afterWrite?: boolean }
+  /** Carried out, then the connection is cut: the answer is lost. */
+  | { kind: "lost" }
+  /** Carried out at once, answered `ms` later: the nodes exist before their answer. */
+  | { kind: "delay"; ms: number };
+
+/** What a script sees of a request. */
+export interface TanaRequest {
+  method: string;
+  path: string;
+  /** The query string, decoded (`query[and][1][textContains]=Ada`). */
+  query: string;
+  /** Input API calls carried out so far (this one not yet counted). */
+  writes: number;
+}
+
+/** How the stand-in answers one request: an answer (maybe held back), or a cut connection. */
+type Outcome = { answer: Answer; delayMs?: number } | { cut: true };
 
 export interface InputCall {
   at: number;
@@ -34,13 +59,10 @@ function countNodes(nodes: unknown): number {
 
 class Listener {
   private readonly http = new LocalHttp();
+  /** Answers held back by a delay (cut by `stop`). */
+  private readonly held = new Set<ServerResponse>();
 
-  constructor(
-    private readonly handle: (
-      req: IncomingMessage,
-      body: string,
-    ) => { status: number; body: unknown; headers?: Record<string, string> },
-  ) {}
+  constructor(private readonly handle: (req: IncomingMessage, body: string) => Outcome) {}
 
   get url(): string {
     return this.http.url;
@@ -55,6 +77,8 @@ class Listener {
   }
 
   stop(): Promise<void> {
+    for (const res of this.held) res.destroy();
+    this.held.clear();
     return this.http.stop();
   }
 
@@ -63,8 +87,28 @@ class Listener {
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const out = this.handle(req, Buffer.concat(chunks).toString("utf8"));
-      res.writeHead(out.status, { "content-type": "application/json", ...out.headers });
-      res.end(JSON.stringify(out.body));
+      if ("cut" in out) {
+        res.socket?.destroy();
+        return;
+      }
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(out.answer.status, {
+          "content-type": "application/json",
+          ...out.answer.headers,
+        });
+        res.end(JSON.stringify(out.answer.body));
+      };
+      if (out.delayMs === undefined) return send();
+      this.held.add(res);
+      const timer = setTimeout(() => {
+        this.held.delete(res);
+        send();
+      }, out.delayMs);
+      res.on("close", () => {
+        this.held.delete(res);
+        clearTimeout(timer);
+      });
     });
   }
 }
@@ -73,7 +117,10 @@ class Listener {
  * A local Tana for tests: the Input API (`addToNodeV2`: Bearer token, one call per second per
  * token or 429, at most 100 nodes and 5000 characters per call or 400, `{children: [...]}`
  * answers) and the desktop app's Local API (health, workspaces, tags, search, read, update,
- * field content, trash), over one shared store of nodes.
+ * field content, trash), over one shared store of nodes. A bad day on demand: scripts give
+ * 429 with a Retry-After that is enforced (a request before it is counted in `earlyRequests`),
+ * 5xx before or after the write, lost and late answers; search lags behind writes
+ * (`searchLagMs` on `clock`); either server goes down mid-run.
  */
 export class FakeTana {
   readonly store = new FakeTanaStore();
@@ -83,12 +130,31 @@ export class FakeTana {
   localRequests = 0;
   /** Input API calls carried out whose answer was an error (`failAfterWrite`). */
   lostAnswers = 0;
+  /** Input API calls carried out (their nodes made), answered or not. */
+  writes = 0;
+  /** Requests that came before a Retry-After had passed. */
+  earlyRequests = 0;
+  /** Decides a fault per Input API call that passed authentication. */
+  inputScript: ((request: TanaRequest) => TanaFault | undefined) | undefined;
+  /** Decides a fault per authenticated Local API request (health checks pass it by). */
+  localScript: ((request: TanaRequest) => TanaFault | undefined) | undefined;
   private afterWrite: number[] = [];
   private lastAccepted: number | null = null;
+  /** The clock Retry-After is enforced on (ms); a test that injects the client's sleep sets it. */
+  retryClock: () => number = () => performance.now();
+  /** Retry-After in force, per API (`retryClock` ms). */
+  private readonly notBefore = { input: 0, local: 0 };
   private readonly input = new Listener((req, body) => this.inputApi(req, body));
   private readonly local = new Listener((req, body) => this.localApi(req, body));
 
-  constructor(private readonly options: FakeTanaOptions) {}
+  constructor(private readonly options: FakeTanaOptions) {
+    this.store.searchLagMs = options.searchLagMs ?? 0;
+  }
+
+  /** The stand-in's clock (ms) for search lag; tests of the bins set it to the Director's. */
+  set clock(now: () => number) {
+    this.store.now = now;
+  }
 
   /** Accepted calls that broke a limit (possible only with the rate limit off): for the bench. */
   get overLimit(): number {
@@ -143,173 +209,130 @@ export class FakeTana {
     this.input.setDown(down);
   }
 
-  private inputApi(req: IncomingMessage, text: string) {
-    if (req.method !== "POST") return { status: 405, body: { error: "Method not allowed" } };
+  /** A request before the Retry-After in force: counted, and refused again. */
+  private early(api: "input" | "local"): Outcome | null {
+    const wait = this.notBefore[api] - this.retryClock();
+    if (wait <= 0) return null;
+    this.earlyRequests++;
+    return plain(429, { error: "Retry-After not respected" }, String(Math.ceil(wait / 1000)));
+  }
+
+  /** A status fault before the work: a 429 sets the Retry-After it announces. */
+  private refuse(api: "input" | "local", fault: TanaFault & { kind: "status" }): Outcome {
+    const retry = fault.status === 429 ? String(fault.retryAfter ?? 1) : undefined;
+    if (retry !== undefined) {
+      this.notBefore[api] = this.retryClock() + Number(retry) * 1000;
+    }
+    return plain(fault.status, { error: `scripted ${fault.status}` }, retry);
+  }
+
+  private inputApi(req: IncomingMessage, text: string): Outcome {
+    if (req.method !== "POST") return plain(405, { error: "Method not allowed" });
     if (req.headers.authorization !== `Bearer ${this.options.token}`) {
-      return { status: 401, body: { error: "Invalid token" } };
+      return plain(401, { error: "Invalid token" });
     }
     const now = performance.now();
     const gap = this.lastAccepted === null ? null : now - this.lastAccepted;
     const record = (status: number, nodes: number) => {
       this.calls.push({ at: now, status, nodes, chars: text.length, gap });
     };
+    const early = this.early("input");
+    if (early !== null) {
+      record(429, 0);
+      return early;
+    }
     if (this.options.rateLimit !== false && gap !== null && gap < 1000 / TANA_LIMITS.perSecond) {
       this.refused.rate++;
       record(429, 0);
-      return {
-        status: 429,
-        body: { error: "Too many requests: one call per second per token" },
-        headers: { "retry-after": "1" },
-      };
+      return plain(429, { error: "Too many requests: one call per second per token" }, "1");
     }
     let body: { targetNodeId?: unknown; nodes?: unknown };
     try {
       body = JSON.parse(text);
     } catch {
       record(400, 0);
-      return { status: 400, body: { error: "Body is not JSON" } };
+      return plain(400, { error: "Body is not JSON" });
     }
     const nodes = countNodes(body.nodes);
     if (text.length > TANA_LIMITS.maxChars) {
       this.refused.chars++;
       record(400, nodes);
-      return {
-        status: 400,
-        body: {
-          error: `Request too large: ${text.length} characters, max ${TANA_LIMITS.maxChars}`,
-        },
-      };
+      return plain(400, {
+        error: `Request too large: ${text.length} characters, max ${TANA_LIMITS.maxChars}`,
+      });
     }
     if (nodes > TANA_LIMITS.maxNodes) {
       this.refused.nodes++;
       record(400, nodes);
-      return {
-        status: 400,
-        body: { error: `Too many nodes: ${nodes}, max ${TANA_LIMITS.maxNodes}` },
-      };
+      return plain(400, { error: `Too many nodes: ${nodes}, max ${TANA_LIMITS.maxNodes}` });
     }
+    const fault = this.inputScript?.({
+      method: "POST",
+      path: "/addToNodeV2",
+      query: "",
+      writes: this.writes,
+    });
+    if (fault?.kind === "status" && fault.afterWrite !== true) {
+      record(fault.status, nodes);
+      return this.refuse("input", fault);
+    }
+    let children: ReturnType<FakeTanaStore["addToNode"]>;
     try {
-      const children = this.store.addToNode(body);
-      this.lastAccepted = now;
-      const lost = this.afterWrite.shift();
-      if (lost !== undefined) {
-        // The nodes exist; the client hears of a failure.
-        this.lostAnswers++;
-        record(lost, nodes);
-        return { status: lost, body: { error: "Service unavailable" } };
-      }
-      record(200, nodes);
-      return { status: 200, body: { children } };
+      children = this.store.addToNode(body);
     } catch (error) {
       if (!(error instanceof InputError)) throw error;
       record(error.status, nodes);
-      return { status: error.status, body: { error: error.message } };
+      return plain(error.status, { error: error.message });
     }
+    this.writes++;
+    this.lastAccepted = now;
+    const lost = this.afterWrite.shift() ?? (fault?.kind === "status" ? fault.status : undefined);
+    if (lost !== undefined) {
+      // The nodes exist; the client hears of a failure.
+      this.lostAnswers++;
+      record(lost, nodes);
+      return plain(lost, { error: "Service unavailable" });
+    }
+    if (fault?.kind === "lost") {
+      this.lostAnswers++;
+      record(-1, nodes);
+      return { cut: true };
+    }
+    record(200, nodes);
+    const answer = { answer: { status: 200, body: { children } } };
+    return fault?.kind === "delay" ? { ...answer, delayMs: fault.ms } : answer;
   }
 
-  private localApi(req: IncomingMessage, text: string) {
+  private localApi(req: IncomingMessage, text: string): Outcome {
     this.localRequests++;
+    const method = req.method ?? "GET";
     const url = new URL(req.url ?? "/", "http://local");
-    const path = url.pathname;
-    if (path === "/health") {
-      return {
-        status: 200,
-        body: { status: "ok", timestamp: new Date(0).toISOString(), nodeSpaceReady: true },
-      };
+    const authorized = req.headers.authorization === `Bearer ${this.options.localToken}`;
+    if (url.pathname !== "/health" && authorized) {
+      const early = this.early("local");
+      if (early !== null) return early;
+      const fault = this.localScript?.({
+        method,
+        path: url.pathname,
+        query: decodeURIComponent(url.search),
+        writes: this.writes,
+      });
+      if (fault?.kind === "status" && fault.afterWrite !== true) return this.refuse("local", fault);
+      const answer = localApi(this.store, method, url, text, authorized);
+      if (fault?.kind === "status") return plain(fault.status, { error: "after the write" });
+      if (fault?.kind === "lost") return { cut: true };
+      return fault?.kind === "delay" ? { answer, delayMs: fault.ms } : { answer };
     }
-    if (req.headers.authorization !== `Bearer ${this.options.localToken}`) {
-      return { status: 401, body: { error: "Unauthorized" } };
-    }
-    const json = text === "" ? {} : (JSON.parse(text) as Record<string, unknown>);
-    const store = this.store;
-    const notFound = { status: 404, body: { error: `Not found: ${path}` } };
-    if (req.method === "GET" && path === "/workspaces")
-      return { status: 200, body: [store.workspace] };
-    let m = /^\/workspaces\/([^/]+)\/tags$/.exec(path);
-    if (req.method === "GET" && m) {
-      if (m[1] !== store.workspace.id) return notFound;
-      const tags = [...store.nodes.values()].filter((n) => n.kind === "tag" && !n.inTrash);
-      return { status: 200, body: tags.map((t) => ({ id: t.id, name: t.name })) };
-    }
-    m = /^\/tags\/([^/]+)\/fields$/.exec(path);
-    if (req.method === "POST" && m) {
-      const tag = store.nodes.get(m[1] as string);
-      if (tag?.kind !== "tag") return notFound;
-      const created = store.addToNode({
-        targetNodeId: "SCHEMA",
-        nodes: [{ name: json.name, supertags: [{ id: "SYS_T02" }] }],
-      })[0];
-      return {
-        status: 200,
-        body: {
-          tagId: tag.id,
-          tagName: tag.name,
-          fieldId: created?.nodeId,
-          fieldName: json.name,
-          dataType: json.dataType,
-          message: "Field added",
-        },
-      };
-    }
-    if (req.method === "GET" && path === "/nodes/search") {
-      const query: Record<string, string> = {};
-      for (const [k, v] of url.searchParams) {
-        const q = /^query\[(\w+)\]$/.exec(k);
-        if (q) query[q[1] as string] = v;
-      }
-      const limit = Number(url.searchParams.get("limit") ?? "50");
-      const offset = Number(url.searchParams.get("offset") ?? "0");
-      if (limit > 100) return { status: 400, body: { error: "limit at most 100" } };
-      const found = store.search(query).slice(offset, offset + limit);
-      return { status: 200, body: found.map((n) => store.searchShape(n)) };
-    }
-    m = /^\/nodes\/([^/]+)(?:\/(update|trash|fields\/([^/]+)\/content))?$/.exec(path);
-    const node = m ? store.nodes.get(decodeURIComponent(m[1] as string)) : undefined;
-    if (m === null || node === undefined) return notFound;
-    if (req.method === "GET" && m[2] === undefined) {
-      return {
-        status: 200,
-        body: {
-          markdown: `- ${node.name}`,
-          name: node.name,
-          description: node.description || null,
-        },
-      };
-    }
-    if (req.method !== "POST") return notFound;
-    if (m[2] === "update") {
-      if (typeof json.name === "string") node.name = json.name;
-      if (typeof json.description === "string") node.description = json.description;
-      return {
-        status: 200,
-        body: {
-          nodeId: node.id,
-          name: node.name,
-          description: node.description,
-          message: "Node updated",
-        },
-      };
-    }
-    if (m[2] === "trash") {
-      node.inTrash = true;
-      return {
-        status: 200,
-        body: {
-          nodeId: node.id,
-          nodeName: node.name,
-          trashNodeId: "wsTrash01",
-          message: "Moved to trash",
-        },
-      };
-    }
-    const attribute = decodeURIComponent(m[3] as string);
-    if (store.nodes.get(attribute)?.kind !== "field") return notFound;
-    const content = String(json.content ?? "");
-    const refs = [...content.matchAll(/\[\[\^([A-Za-z0-9_-]+)\]\]/g)].map((r) => `ref:${r[1]}`);
-    node.fields.set(attribute, refs.length > 0 ? refs : [content]);
-    return {
-      status: 200,
-      body: { nodeId: node.id, attributeId: attribute, content, message: "Field updated" },
-    };
+    return { answer: localApi(this.store, method, url, text, authorized) };
   }
+}
+
+function plain(status: number, body: unknown, retryAfter?: string): Outcome {
+  return {
+    answer: {
+      status,
+      body,
+      ...(retryAfter !== undefined ? { headers: { "retry-after": retryAfter } } : {}),
+    },
+  };
 }

@@ -9,8 +9,12 @@ import { learningCandidates, learningStates } from "../../src/core/sync/learning
 import { defaultConfig, type TanaSyncConfig } from "../../src/schema/config.js";
 import type { Engram } from "../../src/schema/engram.js";
 import type { Registry } from "../../src/schema/registry.js";
+import type { QueueStore } from "../../src/sync/queue-store.js";
+import { schemaFromMapping, schemaMapping } from "../../src/sync/targets/tana-schema.js";
+import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
 import type { FakeTana } from "./fake-tana.js";
+import type { FakeNode } from "./fake-tana-store.js";
 
 /** People and projects: Ada, Grace and Atlas exist in Tana; Bob and Zephyr do not. */
 export const TANA_REGISTRY: Registry = {
@@ -107,4 +111,42 @@ export function tanaRepoConfig(fake: FakeTana): string {
     `local_api_url = "${fake.localUrl}"`,
     "",
   ].join("\n");
+}
+
+export const TANA_TAGS = { learning: "pai_learning", proposal: "pai_proposal" };
+export const TANA_AT = "2026-01-05T10:00:00.000Z";
+
+/** A target as a new process opens it: the schema ids from the queue's mapping. */
+export function openTanaTarget(
+  tana: FakeTana,
+  store: QueueStore,
+  extra: Partial<TanaSyncConfig> = {},
+  more: Partial<TanaTargetOptions> = {},
+): TanaTarget {
+  return new TanaTarget({
+    config: tanaConfig(tana, extra),
+    token: "input-token",
+    localToken: "local-token",
+    registry: TANA_REGISTRY,
+    schema: schemaFromMapping(store.load().mapping, TANA_TAGS),
+    clock: () => TANA_AT,
+    ...more,
+  });
+}
+
+/** `director sync init --target tana` on a target: the supertags, their ids in the mapping. */
+export async function initTana(store: QueueStore, target: TanaTarget): Promise<void> {
+  await target.health();
+  await target.ensureSchema();
+  const q = store.load();
+  const ids = target.schemaIds;
+  if (ids === null) throw new Error("no schema ids");
+  const entries = schemaMapping(ids, TANA_TAGS, TANA_AT);
+  store.commit({ ...q, mapping: { ...q.mapping, ...entries } }, Object.keys(entries));
+}
+
+/** The learning nodes Tana holds (not in the trash). */
+export function tanaLearningNodes(tana: FakeTana): FakeNode[] {
+  const tag = tana.store.tagByName(TANA_TAGS.learning);
+  return tag === undefined ? [] : tana.store.tagged(tag.id).filter((n) => !n.inTrash);
 }

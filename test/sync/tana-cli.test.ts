@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { FakeTana } from "../support/fake-tana.js";
@@ -20,12 +22,16 @@ function ok(r: BinResult): BinResult {
   return r;
 }
 
-/** A repository whose two learnings are on main, a Tana stand-in with Ada, and `sync`. */
-async function setup() {
+/**
+ * A repository whose two learnings (and `more`) are on main, a Tana stand-in with Ada and
+ * thirty meetings naming her, and `sync`.
+ */
+async function setup(more: readonly string[] = []) {
   const fake = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
   tana = fake;
   await fake.start();
   const ada = fake.store.addEntity("Ada Lovelace", "person");
+  for (let i = 0; i < 30; i++) fake.store.addNode(`1:1 with Ada Lovelace, week ${i}`);
   const repo = dirs.repo("engram-tana-cli-");
   const env = {
     SOURCE_DATE_EPOCH: String(EPOCH),
@@ -36,11 +42,13 @@ async function setup() {
   repo.writeConfig(tanaRepoConfig(fake));
   repo.write(
     "config/registry.toml",
-    '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n',
+    '[[people]]\nid = "ada"\nname = "Ada Lovelace"\naliases = ["Ada"]\n[[people]]\nid = "bob"\nname = "Bob Nobody"\naliases = ["Bob"]\n',
   );
-  const notes = ["Ada found the cache must be warmed first", "retry the flaky fetch twice"].map(
-    (text) => ({ kind: "lesson", text, confidence: 0.95, privacy: "public", topics: ["t"] }),
-  );
+  const notes = [
+    "Ada found the cache must be warmed first",
+    "retry the flaky fetch twice",
+    ...more,
+  ].map((text) => ({ kind: "lesson", text, confidence: 0.95, privacy: "public", topics: ["t"] }));
   const file = repo.write("notes.ndjson", `${notes.map((n) => JSON.stringify(n)).join("\n")}\n`);
   ok(await worker(["emit", "--from", file], { cwd: repo.dir, env }));
   ok(await director(["run", "--force"], { cwd: repo.dir, env }));
@@ -79,6 +87,37 @@ describe("director sync --target tana through the bins", () => {
     expect(status.health.healthy).toBe(true);
     expect(status.health.schema).toEqual({ learning: "ok", proposal: "ok" });
   });
+
+  it("says which entity was not linked and why, in the warnings and the sync log", async () => {
+    const { fake, repo, env } = await setup(["Bob says pin the toolchain first"]);
+    tana = fake;
+    const r = ok(
+      await director(["sync", "run", "--target", "tana", "--json"], { cwd: repo.dir, env }),
+    );
+    const out = JSON.parse(r.stdout);
+    expect(out.sent.created_or_updated).toBe(3);
+    expect(out.tana.links).toEqual({ linked: 1, unknown: 1, ambiguous: 0, failed: 0 });
+    expect(r.stderr).toContain(
+      'tana: not linked in 1 item(s): person:bob (not found: no #person node named "Bob Nobody" or "Bob" in Tana)',
+    );
+    const log = readFileSync(
+      join(repo.dir, ".engram/sync/log", readdirSync(join(repo.dir, ".engram/sync/log"))[0] ?? ""),
+      "utf8",
+    );
+    const notice = log
+      .split("\n")
+      .filter((l) => l.includes('"op":"notice"'))
+      .map((l) => JSON.parse(l));
+    expect(notice).toEqual([
+      expect.objectContaining({
+        target: "tana",
+        ok: false,
+        key: expect.stringMatching(/^learning:/),
+        detail: { entity: "person:bob", link: "not_found" },
+      }),
+    ]);
+    expect([...fake.store.nodes.values()].filter((n) => /Bob Nobody/.test(n.name))).toEqual([]);
+  }, 120_000);
 
   it("--dry-run lists what would be sent with no call; --all sends everything again in place", async () => {
     const { fake, sync, repo, env } = await setup();

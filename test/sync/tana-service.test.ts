@@ -5,7 +5,12 @@ import { queueStore } from "../../src/sync/service.js";
 import { tanaInit, tanaRun } from "../../src/sync/tana-service.js";
 import { FakeTana } from "../support/fake-tana.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
-import { seedTanaEntities, tanaCandidates, tanaEngrams } from "../support/tana-fixtures.js";
+import {
+  seedTanaEntities,
+  TANA_REGISTRY,
+  tanaCandidates,
+  tanaEngrams,
+} from "../support/tana-fixtures.js";
 
 const dirs = new TempDirs();
 let tana: FakeTana;
@@ -108,6 +113,34 @@ describe("director sync --target tana (service)", () => {
       n.children.some((c) => tana.store.nodes.get(c)?.fields.has(archivedAt?.id ?? "")),
     );
     expect(marked).toHaveLength(1);
+  });
+
+  it("learnings written without a link because the lookup failed are linked by the next run", async () => {
+    const ctx = await openContext({ repo: repo.dir });
+    const entities = new Set([...tana.store.nodes.values()].map((n) => n.id));
+    let failing = true;
+    tana.localScript = (r) =>
+      failing && r.path === "/nodes/search" && r.query.includes("textContains")
+        ? { kind: "status", status: 503 }
+        : undefined;
+    const candidates = tanaCandidates(tanaEngrams(8));
+    const request = { registry: TANA_REGISTRY };
+    const first = await tanaRun(ctx, request, source("v1", candidates));
+    expect(first.sent.created_or_updated).toBe(8);
+    expect(first.tana.links.linked).toBe(0);
+    expect(first.notices.join("\n")).toMatch(/item\(s\) went without a link .*next run/);
+    const refs = () =>
+      live().flatMap((n) => [...n.fields.values()].flat().filter((v) => v.startsWith("ref:")));
+    expect(refs()).toEqual([]);
+    failing = false;
+    const second = await tanaRun(ctx, request, source("v1", candidates));
+    expect(second.sent.created_or_updated).toBeGreaterThan(0);
+    expect(second.tana.links.failed).toBe(0);
+    expect(refs().length).toBeGreaterThan(0);
+    for (const ref of refs()) expect(entities.has(ref.slice(4))).toBe(true);
+    expect(live()).toHaveLength(8);
+    // Linked now: a third run sends nothing.
+    expect((await tanaRun(ctx, request, source("v1", candidates))).sent.created_or_updated).toBe(0);
   });
 
   it("Tana not running: the run is local-only with a warning, and nothing is lost", async () => {

@@ -7,20 +7,25 @@ import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { SyncLog } from "../../src/sync/sync-log.js";
-import { schemaFromMapping, schemaMapping } from "../../src/sync/targets/tana-schema.js";
-import { TanaTarget } from "../../src/sync/targets/tana-target.js";
+import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
+import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
 import { FakeTana, TANA_LIMITS } from "../support/fake-tana.js";
 import {
+  initTana,
+  openTanaTarget,
   seedTanaEntities,
+  TANA_AT,
   TANA_REGISTRY,
+  TANA_TAGS,
   tanaCandidates,
-  tanaConfig,
+  type tanaConfig,
   tanaEngrams,
+  tanaLearningNodes,
   tempSyncDir,
 } from "../support/tana-fixtures.js";
 
-const NAMES = { learning: "pai_learning", proposal: "pai_proposal" };
-const AT = "2026-01-05T10:00:00.000Z";
+const NAMES = TANA_TAGS;
+const AT = TANA_AT;
 let tana: FakeTana;
 let tmp: { dir: string; remove: () => void };
 
@@ -34,17 +39,8 @@ afterEach(async () => {
   tmp.remove();
 });
 
-/** A target as a new process opens it: the schema ids from the queue's mapping. */
-function openTarget(store: QueueStore, extra: Parameters<typeof tanaConfig>[1] = {}): TanaTarget {
-  return new TanaTarget({
-    config: tanaConfig(tana, extra),
-    token: "input-token",
-    localToken: "local-token",
-    registry: TANA_REGISTRY,
-    schema: schemaFromMapping(store.load().mapping, NAMES),
-    clock: () => AT,
-  });
-}
+const openTarget = (store: QueueStore, extra: Parameters<typeof tanaConfig>[1] = {}) =>
+  openTanaTarget(tana, store, extra);
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
   return {
@@ -57,22 +53,8 @@ function engine(store: QueueStore, target: TanaTarget): EngineOptions {
   };
 }
 
-async function init(store: QueueStore, target: TanaTarget): Promise<void> {
-  await target.health();
-  await target.ensureSchema();
-  const q = store.load();
-  const entries = schemaMapping(
-    target.schemaIds as NonNullable<typeof target.schemaIds>,
-    NAMES,
-    AT,
-  );
-  store.commit({ ...q, mapping: { ...q.mapping, ...entries } }, Object.keys(entries));
-}
-
-function learningNodes() {
-  const tag = tana.store.tagByName("pai_learning");
-  return tag === undefined ? [] : tana.store.tagged(tag.id).filter((n) => !n.inTrash);
-}
+const init = initTana;
+const learningNodes = () => tanaLearningNodes(tana);
 
 describe("Tana target against the Tana stand-in", () => {
   it("syncs 150 learnings twice: no duplicate, no call over the limits, links only to existing entities", async () => {
@@ -124,7 +106,7 @@ describe("Tana target against the Tana stand-in", () => {
     for (const ref of refs) expect(existing.has(ref.replace(/^ref:/, ""))).toBe(true);
     const names = [...tana.store.nodes.values()].map((n) => n.name);
     expect(names.filter((n) => /Bob|Zephyr/.test(n) && !n.startsWith("retry"))).toEqual([]);
-    expect(first.notes.some((n) => n.includes("person:bob has no Tana node"))).toBe(true);
+    expect(first.linkNotes().join("\n")).toMatch(/person:bob \(not found: no #person node named/);
     expect(first.links.linked).toBeGreaterThan(0);
   });
 

@@ -19,7 +19,17 @@ export interface TanaLocalOptions {
   baseUrl: string;
   token: string;
   timeoutMs: number;
+  /** Waits out a Retry-After (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
 }
+
+/** A `/nodes/search` query (operators `textContains`, `hasType`, `and`, `or`, ...). */
+export type LocalQuery = { [key: string]: string | LocalQuery | LocalQuery[] };
+
+/** 429 answers waited out in place before the caller hears of them. */
+const RATE_RETRIES = 2;
+/** The longest Retry-After waited out in place; a longer one goes to the caller. */
+const MAX_WAIT_MS = 10_000;
 
 /** The page size of listings: search pages through larger sets. */
 export const LOCAL_PAGE = 100;
@@ -73,20 +83,17 @@ export class TanaLocalClient {
   }
 
   /** One page of `/nodes/search` (the query in OpenAPI deepObject form). */
-  async search(
-    query: Record<string, string>,
-    page: { limit: number; offset: number },
-  ): Promise<LocalNode[]> {
+  async search(query: LocalQuery, page: { limit: number; offset: number }): Promise<LocalNode[]> {
     const params: Record<string, string> = {
       limit: String(page.limit),
       offset: String(page.offset),
     };
-    for (const [k, v] of Object.entries(query)) params[`query[${k}]`] = v;
+    deepObject("query", query, params);
     return (await this.request("GET", "/nodes/search", undefined, params)) as LocalNode[];
   }
 
   /** Every node the query finds, page after page. */
-  async searchAll(query: Record<string, string>): Promise<LocalNode[]> {
+  async searchAll(query: LocalQuery): Promise<LocalNode[]> {
     const out: LocalNode[] = [];
     for (let offset = 0; ; offset += LOCAL_PAGE) {
       const page = await this.search(query, { limit: LOCAL_PAGE, offset });
@@ -120,7 +127,26 @@ export class TanaLocalClient {
     await this.request("POST", `/nodes/${enc(id)}/trash`, {});
   }
 
+  /** A request; a 429 is waited out (its Retry-After, if short) and asked again, twice. */
   private async request(
+    method: "GET" | "POST",
+    path: string,
+    body?: unknown,
+    query?: Record<string, string>,
+  ): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.once(method, path, body, query);
+      } catch (error) {
+        const wait = ((error as SyncTargetError).retryAfterSeconds ?? 0) * 1000;
+        const limited = error instanceof SyncTargetError && error.kind === "rate_limited";
+        if (!limited || attempt >= RATE_RETRIES || wait > MAX_WAIT_MS) throw error;
+        await (this.options.sleep ?? sleep)(wait);
+      }
+    }
+  }
+
+  private async once(
     method: "GET" | "POST",
     path: string,
     body?: unknown,
@@ -150,6 +176,10 @@ export class TanaLocalClient {
     const text = await response.text();
     if (!response.ok) {
       const message = `Tana Local API ${method} ${path}: ${response.status} ${text.slice(0, 200)}`;
+      if (response.status === 429) {
+        const seconds = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
+        throw new SyncTargetError(message, "rate_limited", Number.isFinite(seconds) ? seconds : 1);
+      }
       const kind =
         response.status === 401 || response.status === 403
           ? "auth"
@@ -169,3 +199,15 @@ export class TanaLocalClient {
 }
 
 const enc = encodeURIComponent;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** `{and: [{hasType: "x"}]}` as `query[and][0][hasType]=x` (OpenAPI deepObject, exploded). */
+function deepObject(prefix: string, value: unknown, out: Record<string, string>): void {
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) deepObject(`${prefix}[${i}]`, v, out);
+  } else if (typeof value === "object" && value !== null) {
+    for (const [k, v] of Object.entries(value)) deepObject(`${prefix}[${k}]`, v, out);
+  } else if (value !== undefined) {
+    out[prefix] = String(value);
+  }
+}

@@ -1,6 +1,6 @@
-import type { SyncValue } from "../../core/sync/item.js";
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import type { SyncType } from "../../core/sync/policy.js";
+import { DEFAULT_SETTLE_SECONDS } from "../../core/sync/queue.js";
 import {
   annotationNode,
   archiveNode,
@@ -18,7 +18,7 @@ import {
 } from "../../core/sync/tana-nodes.js";
 import type { TanaSyncConfig } from "../../schema/config.js";
 import type { Registry } from "../../schema/registry.js";
-import { EntityResolver } from "./tana-entities.js";
+import { EntityLinker } from "./tana-entities.js";
 import { TanaInputClient, TanaNodeGoneError } from "./tana-input-client.js";
 import { TanaLocalClient } from "./tana-local-client.js";
 import { createSchema } from "./tana-schema.js";
@@ -41,6 +41,15 @@ export interface TanaTargetOptions {
   /** The Director's clock (archive dates). */
   clock: () => string;
   fetch?: typeof fetch;
+  /** Waits out a Local API Retry-After (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
+  /**
+   * When each mapped node was written (remote id -> ISO time, from the mapping): a node
+   * written less than `settleSeconds` ago may be missing from the Local API's search (its
+   * index lags behind writes) without being gone.
+   */
+  syncedAt?: ReadonlyMap<string, string>;
+  settleSeconds?: number;
 }
 
 /** A node engram wrote, as the Local API lists it. */
@@ -65,7 +74,6 @@ export class TanaTarget implements BatchSyncTarget {
   readonly notes: string[] = [];
   /** Keys whose mapped node was gone and was created again. */
   readonly recreated: string[] = [];
-  readonly links = { linked: 0, unknown: 0, failed: 0 };
   private schema: TanaSchemaIds | null;
   private localUp = false;
   private workspace: string | null = null;
@@ -74,7 +82,8 @@ export class TanaTarget implements BatchSyncTarget {
   private liveIds: Set<string> | null = null;
   private readonly planned = new Map<string, PlannedNode>();
   private readonly invalid = new Map<string, string>();
-  private readonly resolver: EntityResolver;
+  /** Links to people and projects, and what could not be linked and why. */
+  readonly linker: EntityLinker;
   private readonly limits: TanaLimits;
 
   constructor(private readonly options: TanaTargetOptions) {
@@ -95,15 +104,17 @@ export class TanaTarget implements BatchSyncTarget {
             baseUrl: c.local_api_url,
             token: options.localToken,
             timeoutMs: c.timeout_seconds * 1000,
+            ...(options.sleep ? { sleep: options.sleep } : {}),
           });
     this.schema = options.schema;
-    this.resolver = new EntityResolver(
+    this.linker = new EntityLinker(
       {
         registry: options.registry,
         map: c.entities,
         tags: { person: c.person_tag, project: c.project_tag },
       },
       this.local,
+      async () => (this.local as TanaLocalClient).listTags(await this.workspaceId()),
     );
   }
 
@@ -221,14 +232,40 @@ export class TanaTarget implements BatchSyncTarget {
     return out;
   }
 
+  /**
+   * The node engram wrote for this key, from the Local API's listing. Throws when Tana cannot
+   * be searched (no Local API: the Input API is write-only), so that an unknown outcome stays
+   * unknown instead of passing for "not there".
+   */
   async findByKey(_type: SyncType, key: string): Promise<string | null> {
-    if (this.listing === null && (await this.liveNodes()) === null) return null;
+    if (this.schema === null) return null;
+    if (this.local === null) {
+      throw new SyncTargetError(
+        `${key}: its last call may have created its node, and the Input API cannot be searched; it is not created again until a run with the Local API (local_api_url, the desktop app running) looks it up`,
+        "unavailable",
+      );
+    }
+    if (!this.localUp) await this.health();
+    if (this.listing === null && (await this.liveNodes()) === null) {
+      throw new SyncTargetError(
+        `${key}: Tana Local API not reachable to look it up`,
+        "unavailable",
+      );
+    }
     return this.listing?.get(key) ?? null;
   }
 
   async planBatches(entries: readonly BatchEntry[]): Promise<BatchEntry[][]> {
     const schema = this.requireSchema();
-    if (this.localUp && this.listing === null) await this.liveNodes();
+    if (this.localUp && this.listing === null) {
+      try {
+        await this.liveNodes();
+      } catch (error) {
+        // New items are created all the same; only an equivalent node made outside this
+        // queue (a lost mapping) goes unnoticed this run.
+        this.notes.push(`tana: listing engram's nodes failed (${(error as Error).message})`);
+      }
+    }
     const creates: { entry: BatchEntry; planned: PlannedNode }[] = [];
     const updates: BatchEntry[][] = [];
     for (const original of entries) {
@@ -236,7 +273,7 @@ export class TanaTarget implements BatchSyncTarget {
       // An equivalent node already in Tana (the same learning key): updated, not created again.
       const existing = entry.remoteId === null ? (this.listing?.get(entry.item.key) ?? null) : null;
       if (existing !== null) entry = { ...entry, remoteId: existing };
-      const links = await this.linksOf(entry.item);
+      const links = await this.linker.linksOf(entry.item);
       const node = renderNode(entry.item, schema, links);
       const content = schema.fields[tagKind(entry.item)].content ?? "";
       let planned: PlannedNode;
@@ -276,7 +313,7 @@ export class TanaTarget implements BatchSyncTarget {
   }
 
   async upsert(item: OutgoingItem, remoteId: string | null): Promise<string> {
-    const [entry] = await this.planBatches([{ item, remoteId, lookup: remoteId === null }]);
+    const [entry] = await this.planBatches([{ item, remoteId }]);
     const [outcome] = await this.upsertBatch(entry ?? []);
     if (outcome === undefined)
       throw new SyncTargetError(`${item.key}: nothing sent`, "unavailable");
@@ -287,7 +324,7 @@ export class TanaTarget implements BatchSyncTarget {
   /** Trashes the node (Local API) or marks it archived with a child (Input API). */
   async archive(remoteId: string): Promise<"trashed" | "marked" | "gone"> {
     if (this.local !== null && this.localUp) {
-      if (await this.gone(remoteId)) return "gone";
+      if (await this.isGone(remoteId)) return "gone";
       await this.local.trash(remoteId);
       this.liveIds?.delete(remoteId);
       return "trashed";
@@ -305,10 +342,21 @@ export class TanaTarget implements BatchSyncTarget {
     }
   }
 
-  /** Gone: not in the listing (trashed or deleted), or not there at all. */
-  private async gone(remoteId: string): Promise<boolean> {
-    if (this.liveIds !== null && !this.liveIds.has(remoteId)) return true;
-    return (await (this.local as TanaLocalClient).readNode(remoteId)) === null;
+  /**
+   * Gone: not there at all, or missing from the listing (trashed) although written long
+   * enough ago for the search index to show it.
+   */
+  async isGone(remoteId: string): Promise<boolean> {
+    if ((await (this.local as TanaLocalClient).readNode(remoteId)) === null) return true;
+    return this.liveIds !== null && !this.liveIds.has(remoteId) && !this.recent(remoteId);
+  }
+
+  /** Written less than the settle time ago: the search index may not show it yet. */
+  private recent(remoteId: string): boolean {
+    const at = this.options.syncedAt?.get(remoteId);
+    if (at === undefined) return false;
+    const settle = (this.options.settleSeconds ?? DEFAULT_SETTLE_SECONDS) * 1000;
+    return Date.parse(this.options.clock()) - Date.parse(at) < settle;
   }
 
   private requireSchema(): TanaSchemaIds {
@@ -325,24 +373,14 @@ export class TanaTarget implements BatchSyncTarget {
     return this.options.config.target_node_id;
   }
 
-  private async linksOf(item: OutgoingItem) {
-    const list = (v: SyncValue | undefined) => (Array.isArray(v) ? (v as string[]) : []);
-    const people = list(item.fields.related_people);
-    const projects = list(item.fields.related_projects);
-    if (people.length === 0 && projects.length === 0) return { people: [], projects: [] };
-    const resolved = await this.resolver.resolve(people, projects);
-    if (resolved.failed !== null) {
-      this.links.failed++;
-      this.notes.push(
-        `${item.key}: entity lookup failed (${resolved.failed}); synced without links`,
-      );
-    }
-    for (const entity of resolved.unknown) {
-      this.links.unknown++;
-      this.notes.push(`${item.key}: ${entity} has no Tana node; not linked`);
-    }
-    this.links.linked += resolved.links.people.length + resolved.links.projects.length;
-    return resolved.links;
+  /** Links made, and skipped: no such node, more than one, the lookup failed. */
+  get links() {
+    return this.linker.counts;
+  }
+
+  /** The entities left unlinked this run, one line per entity and reason. */
+  linkNotes(): string[] {
+    return this.linker.notes();
   }
 
   /** One Input API call for the group, then the overflowing content of any node, in parts. */
@@ -366,13 +404,19 @@ export class TanaTarget implements BatchSyncTarget {
         });
         continue;
       }
-      for (const [n, part] of plan.overflow.entries()) {
-        await this.input.post({
-          targetNodeId: nodeId,
-          nodes: [overflowNode(part, n + 2, plan.overflow.length + 1)],
-        });
-      }
       this.liveIds?.add(nodeId);
+      try {
+        for (const [n, part] of plan.overflow.entries()) {
+          await this.input.post({
+            targetNodeId: nodeId,
+            nodes: [overflowNode(part, n + 2, plan.overflow.length + 1)],
+          });
+        }
+      } catch (error) {
+        // The node exists, its content is not whole: looked up by its key, then updated.
+        outcomes.push({ key: plan.key, ok: false, error: asUnknown(error) });
+        continue;
+      }
       outcomes.push({ key: plan.key, ok: true, remoteId: nodeId });
     }
     return outcomes;
@@ -383,7 +427,7 @@ export class TanaTarget implements BatchSyncTarget {
     const plan = this.planned.get(item.key) as PlannedNode;
     try {
       if (this.local !== null && this.localUp) {
-        if (await this.gone(remoteId)) throw new TanaNodeGoneError("node gone", remoteId);
+        if (await this.isGone(remoteId)) throw new TanaNodeGoneError("node gone", remoteId);
         await this.local.updateNode(remoteId, {
           name: plan.node.name,
           description: nodeDescription(item.key, item.content_hash),
@@ -421,4 +465,12 @@ function asTargetError(error: unknown): SyncTargetError {
   return error instanceof SyncTargetError
     ? error
     : new SyncTargetError((error as Error).message, "unavailable", undefined, { cause: error });
+}
+
+/** A failure after the node was made: its outcome counts as unknown (looked up first). */
+function asUnknown(error: unknown): SyncTargetError {
+  const e = asTargetError(error);
+  return e.kind === "unavailable"
+    ? e
+    : new SyncTargetError(e.message, "unavailable", undefined, { cause: e });
 }

@@ -59,12 +59,14 @@ export interface SyncTarget {
   findByKey(type: SyncType, key: string, item?: OutgoingItem): Promise<string | null>;
 }
 
-/** One item of a batch: what to write and the remote id it has (null: create). */
+/**
+ * One item of a batch: what to write and the remote id it has (null: create). An item whose
+ * earlier create has an unknown outcome comes only once reconciled by its key (the batch
+ * sender's lookup and settle rule), so a null id here always means "create".
+ */
 export interface BatchEntry {
   item: OutgoingItem;
   remoteId: string | null;
-  /** Sent before without a recorded outcome: look it up in the store before creating. */
-  lookup: boolean;
 }
 
 export type BatchOutcome =
