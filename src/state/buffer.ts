@@ -8,7 +8,9 @@ import {
   openSync,
   readFileSync,
   readSync,
+  renameSync,
   truncateSync,
+  unlinkSync,
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
@@ -16,7 +18,13 @@ import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
-import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
+import {
+  fsyncDirSync,
+  STATE_DIR_MODE,
+  STATE_FILE_MODE,
+  tempName,
+  writeFileAtomicSync,
+} from "./atomic.js";
 import type { StatePaths } from "./paths.js";
 import { assertBufferedEvent } from "./state-file-check.js";
 
@@ -115,6 +123,14 @@ export class EventBuffer {
   private fd: number | undefined;
   /** Lines written and not yet fsynced. */
   private unsynced = false;
+  /** Bytes of the journal file as this buffer read and wrote it: whole lines only. */
+  private fileBytes = 0;
+  /**
+   * The journal's lines are those of `events`, in order, byte for byte (no duplicate skipped
+   * on load, no key read in an older form): what a compaction keeps is then the file's tail,
+   * copied as it is instead of serialized again.
+   */
+  private verbatim = true;
 
   private constructor(
     private readonly paths: StatePaths,
@@ -206,6 +222,7 @@ export class EventBuffer {
     } finally {
       closeSync(fd);
     }
+    this.fileBytes = validEnd;
     // A torn tail was never fsynced as a whole line, so it was never acknowledged.
     if (validEnd < fileSize && !readOnly) truncateSync(this.paths.journal, validEnd);
   }
@@ -231,9 +248,17 @@ export class EventBuffer {
       receivedAt = event.received_at;
     }
     // An event id stored raw by an older version: deduplicate it by today's key.
+    const stored = key;
     key = currentKey(key);
-    if (event !== undefined && event.key !== key) event.key = key;
-    if (this.keys.has(key)) return true;
+    if (key !== stored) {
+      // The line keeps its old form: a rewrite must serialize it again.
+      this.verbatim = false;
+      if (event !== undefined) event.key = key;
+    }
+    if (this.keys.has(key)) {
+      this.verbatim = false;
+      return true;
+    }
     this.keys.add(key);
     if (this.retainEvents && event) {
       shareRepeated(event, strings);
@@ -262,6 +287,7 @@ export class EventBuffer {
     for (const key of this.compactedKeys) this.keys.add(key);
     this.eventCount = 0;
     this.totalBytes = 0;
+    this.verbatim = true;
     if (existsSync(this.paths.journal)) this.loadJournal(true);
   }
 
@@ -356,6 +382,7 @@ export class EventBuffer {
     }
     const data = Buffer.from(lines.join(""), "utf8");
     this.totalBytes += data.length;
+    this.fileBytes += data.length;
     writeSync(this.fd, data);
     if (sync) fsyncSync(this.fd);
     this.unsynced = !sync;
@@ -413,16 +440,45 @@ export class EventBuffer {
     }
     const kept = this.events.filter((s) => s.event.seq > throughSeq);
     this.closeJournal();
-    writeFileAtomicSync(
-      this.paths.journal,
-      inPieces(kept, (s) => journalLine(s.event)),
-    );
+    this.rewriteJournal(kept);
     this.events.length = 0;
     for (const stored of kept) this.events.push(stored);
     this.eventCount = kept.length;
     this.totalBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
     this.meta = { ...this.meta, ...metaUpdate };
     this.saveMeta();
+  }
+
+  /**
+   * Replaces the journal, atomically, by the lines of `kept`. They are the newest events, so
+   * when the file holds exactly the buffer's lines they are its tail: copied as bytes (a
+   * compaction for room keeps half a buffer, dozens of times in one large ingest, and
+   * serializing it again each time cost more than the copy). Otherwise each line is
+   * serialized again, and its size taken from the new line.
+   */
+  private rewriteJournal(kept: readonly StoredEvent[]): void {
+    let keptBytes = 0;
+    for (const s of kept) keptBytes += s.bytes;
+    const from = this.fileBytes - keptBytes;
+    if (
+      this.verbatim &&
+      this.fileBytes === this.totalBytes &&
+      keptBytes > 0 &&
+      copyTail(this.paths.journal, from, keptBytes)
+    ) {
+      this.fileBytes = keptBytes;
+      return;
+    }
+    writeFileAtomicSync(
+      this.paths.journal,
+      inPieces(kept, (s) => {
+        const line = journalLine(s.event);
+        s.bytes = Buffer.byteLength(line, "utf8");
+        return line;
+      }),
+    );
+    this.fileBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
+    this.verbatim = true;
   }
 
   saveMeta(): void {
@@ -456,6 +512,48 @@ function shareRepeated(event: MemoryEvent, strings: Map<string, string>): void {
     if (held === undefined) strings.set(value, value);
     else fields[field] = held;
   }
+}
+
+/**
+ * Writes the `length` bytes of `path` from `from` on as the whole new `path` (temp, fsync,
+ * rename, fsync of the folder). False, with nothing changed, when those bytes do not start
+ * and end at a line's boundary: the caller then writes the lines itself.
+ */
+function copyTail(path: string, from: number, length: number): boolean {
+  const source = openSync(path, "r");
+  let temp: string | undefined;
+  try {
+    const edge = Buffer.alloc(1);
+    const lineStart =
+      from === 0 || (readSync(source, edge, 0, 1, from - 1) === 1 && edge[0] === 10);
+    const lineEnd = readSync(source, edge, 0, 1, from + length - 1) === 1 && edge[0] === 10;
+    if (!lineStart || !lineEnd || fstatSync(source).size !== from + length) return false;
+    temp = tempName(path);
+    const out = openSync(temp, "w", STATE_FILE_MODE);
+    try {
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, length));
+      for (let done = 0; done < length; ) {
+        const read = readSync(source, chunk, 0, Math.min(chunk.length, length - done), from + done);
+        if (read <= 0) throw new Error(`${path}: ended before byte ${from + length}`);
+        writeSync(out, chunk, 0, read);
+        done += read;
+      }
+      fsyncSync(out);
+    } finally {
+      closeSync(out);
+    }
+    renameSync(temp, path);
+    temp = undefined;
+  } finally {
+    closeSync(source);
+    if (temp !== undefined) {
+      try {
+        unlinkSync(temp);
+      } catch {}
+    }
+  }
+  fsyncDirSync(dirname(path));
+  return true;
 }
 
 /**
