@@ -54,8 +54,14 @@ export function updateRoom(paths: StatePaths, ledger: string | null): void {
   writeFileAtomicSync(join(dir, LEDGER), ledger);
   const parsed = parseLedger(ledger);
   const kept = new Set(typeof parsed === "string" ? [] : parsed.pending.map((p) => p.file));
+  let removed = false;
   for (const name of readdirSync(dir)) {
-    if (name.startsWith("pending-") && !kept.has(name)) unlinkSync(join(dir, name));
+    if (name.startsWith("pending-") && !kept.has(name)) {
+      unlinkSync(join(dir, name));
+      removed = true;
+    }
   }
-  fsyncDirSync(dir);
+  // The ledger's write fsynced the folder already: only a removal needs it again (a
+  // compaction for room, dozens of times in one large ingest, removes nothing).
+  if (removed) fsyncDirSync(dir);
 }

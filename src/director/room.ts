@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { decideCompaction, tallyRecalls } from "../core/compaction/decide.js";
-import { planRoomCompaction } from "../core/compaction/room.js";
+import { planRoomCompaction, roomLinker } from "../core/compaction/room.js";
 import { emptyLedger, pendingFileName, serializeLedger } from "../core/compaction/room-ledger.js";
 import { parseVersionLog, VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError } from "../errors.js";
@@ -84,7 +84,7 @@ export async function compactForRoom(
   const plan = planRoomCompaction({
     slice,
     memory,
-    registry: loadRegistry(ctx.repoDir),
+    entities: linkerFor(ctx, buffer),
     ledger,
     pendingFile,
   });
@@ -116,6 +116,18 @@ export async function compactForRoom(
   if (plan.engrams.length > 0 && last !== undefined) {
     rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, plan.engrams);
   }
+}
+
+/**
+ * One entity linker for every compaction for room of a buffer's life (one command): the
+ * registry is read once, as a cycle reads it, and each fact or decision is linked once, not
+ * once per slice that holds it again. Linking is pure, so the engrams are the same bytes.
+ */
+const linkers = new WeakMap<EventBuffer, ReturnType<typeof roomLinker>>();
+
+function linkerFor(ctx: RepoContext, buffer: EventBuffer): ReturnType<typeof roomLinker> {
+  if (!linkers.has(buffer)) linkers.set(buffer, roomLinker(loadRegistry(ctx.repoDir)));
+  return linkers.get(buffer);
 }
 
 /**

@@ -65,7 +65,13 @@ export async function writeSnapshot(
   record: VersionRecord,
   files: VersionFiles,
 ): Promise<Snapshot> {
-  const { version, tag, commit } = await writeWhole(repo, record, files);
+  // One pack for a whole memory's objects (a first snapshot holds every engram): a loose
+  // file each cost more than compacting the events they were made of. Tags move after.
+  const pending: Snapshot[] = [];
+  const { version, tag, commit } = await batchedObjects(repo, () =>
+    writeWhole(repo, record, files, pending),
+  );
+  for (const snapshot of pending) pointTag(repo, snapshot);
   return { version, tag, commit };
 }
 

@@ -17,8 +17,20 @@ import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
+import {
+  CHUNK_BYTES,
+  copyTail,
+  inPieces,
+  journalLine,
+  journalLineBytes,
+  peekKeyAndSeq,
+  shareRepeated,
+} from "./journal-lines.js";
 import type { StatePaths } from "./paths.js";
 import { assertBufferedEvent } from "./state-file-check.js";
+
+// Callers size and lay out journal lines through the buffer, as before the split.
+export { journalLine, journalLineBytes };
 
 /** A normalized event on its way into the journal: `body` is its JSON without `seq`. */
 export interface SerializedEvent {
@@ -85,20 +97,6 @@ export interface OpenOptions {
   retainEvents?: boolean;
 }
 
-const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Lines per write of a rewritten file: some 70 KB of keys, a few hundred KB of events. */
-const LINES_PER_WRITE = 1024;
-
-/** The lines of `items`, joined `LINES_PER_WRITE` at a time. */
-function* inPieces<T>(items: readonly T[], line: (item: T) => string): Generator<string> {
-  for (let i = 0; i < items.length; i += LINES_PER_WRITE) {
-    let piece = "";
-    const end = Math.min(items.length, i + LINES_PER_WRITE);
-    for (let k = i; k < end; k++) piece += line(items[k] as T);
-    yield piece;
-  }
-}
-
 export class EventBuffer {
   readonly events: StoredEvent[] = [];
   totalBytes = 0;
@@ -115,6 +113,14 @@ export class EventBuffer {
   private fd: number | undefined;
   /** Lines written and not yet fsynced. */
   private unsynced = false;
+  /** Bytes of the journal file as this buffer read and wrote it: whole lines only. */
+  private fileBytes = 0;
+  /**
+   * The journal's lines are those of `events`, in order, byte for byte (no duplicate skipped
+   * on load, no key read in an older form): what a compaction keeps is then the file's tail,
+   * copied as it is instead of serialized again.
+   */
+  private verbatim = true;
 
   private constructor(
     private readonly paths: StatePaths,
@@ -206,6 +212,7 @@ export class EventBuffer {
     } finally {
       closeSync(fd);
     }
+    this.fileBytes = validEnd;
     // A torn tail was never fsynced as a whole line, so it was never acknowledged.
     if (validEnd < fileSize && !readOnly) truncateSync(this.paths.journal, validEnd);
   }
@@ -231,9 +238,17 @@ export class EventBuffer {
       receivedAt = event.received_at;
     }
     // An event id stored raw by an older version: deduplicate it by today's key.
+    const stored = key;
     key = currentKey(key);
-    if (event !== undefined && event.key !== key) event.key = key;
-    if (this.keys.has(key)) return true;
+    if (key !== stored) {
+      // The line keeps its old form: a rewrite must serialize it again.
+      this.verbatim = false;
+      if (event !== undefined) event.key = key;
+    }
+    if (this.keys.has(key)) {
+      this.verbatim = false;
+      return true;
+    }
     this.keys.add(key);
     if (this.retainEvents && event) {
       shareRepeated(event, strings);
@@ -262,6 +277,7 @@ export class EventBuffer {
     for (const key of this.compactedKeys) this.keys.add(key);
     this.eventCount = 0;
     this.totalBytes = 0;
+    this.verbatim = true;
     if (existsSync(this.paths.journal)) this.loadJournal(true);
   }
 
@@ -356,6 +372,7 @@ export class EventBuffer {
     }
     const data = Buffer.from(lines.join(""), "utf8");
     this.totalBytes += data.length;
+    this.fileBytes += data.length;
     writeSync(this.fd, data);
     if (sync) fsyncSync(this.fd);
     this.unsynced = !sync;
@@ -413,16 +430,45 @@ export class EventBuffer {
     }
     const kept = this.events.filter((s) => s.event.seq > throughSeq);
     this.closeJournal();
-    writeFileAtomicSync(
-      this.paths.journal,
-      inPieces(kept, (s) => journalLine(s.event)),
-    );
+    this.rewriteJournal(kept);
     this.events.length = 0;
     for (const stored of kept) this.events.push(stored);
     this.eventCount = kept.length;
     this.totalBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
     this.meta = { ...this.meta, ...metaUpdate };
     this.saveMeta();
+  }
+
+  /**
+   * Replaces the journal, atomically, by the lines of `kept`. They are the newest events, so
+   * when the file holds exactly the buffer's lines they are its tail: copied as bytes (a
+   * compaction for room keeps half a buffer, dozens of times in one large ingest, and
+   * serializing it again each time cost more than the copy). Otherwise each line is
+   * serialized again, and its size taken from the new line.
+   */
+  private rewriteJournal(kept: readonly StoredEvent[]): void {
+    let keptBytes = 0;
+    for (const s of kept) keptBytes += s.bytes;
+    const from = this.fileBytes - keptBytes;
+    if (
+      this.verbatim &&
+      this.fileBytes === this.totalBytes &&
+      keptBytes > 0 &&
+      copyTail(this.paths.journal, from, keptBytes)
+    ) {
+      this.fileBytes = keptBytes;
+      return;
+    }
+    writeFileAtomicSync(
+      this.paths.journal,
+      inPieces(kept, (s) => {
+        const line = journalLine(s.event);
+        s.bytes = Buffer.byteLength(line, "utf8");
+        return line;
+      }),
+    );
+    this.fileBytes = kept.reduce((sum, s) => sum + s.bytes, 0);
+    this.verbatim = true;
   }
 
   saveMeta(): void {
@@ -438,53 +484,10 @@ export class EventBuffer {
   }
 }
 
-/**
- * Fields whose values repeat from event to event by nature: one receipt stamp per ingest
- * batch, a few message types, and what a whole swarm reports alike in its heartbeats (the
- * main commit, the catalog seen). Parsing gives every event its own copy; a buffer of
- * 100,000 events held them at some 14 MB.
- */
-const REPEATED_FIELDS = ["received_at", "type", "main_ancestor_sha", "catalog_hash_seen"] as const;
-
-/** Points the event's repeated fields at the first equal string seen (`strings` remembers them). */
-function shareRepeated(event: MemoryEvent, strings: Map<string, string>): void {
-  const fields = event as unknown as Record<string, unknown>;
-  for (const field of REPEATED_FIELDS) {
-    const value = fields[field];
-    if (typeof value !== "string") continue;
-    const held = strings.get(value);
-    if (held === undefined) strings.set(value, value);
-    else fields[field] = held;
-  }
-}
-
-/**
- * The key and sequence number of a journal line without parsing the whole event: lines are
- * written as `{"seq":N,"key":"...",`. Anything unusual (an escape in the key, an older
- * layout) returns undefined and the caller parses the line.
- */
-function peekKeyAndSeq(line: string): { key: string; seq: number } | undefined {
-  const m = /^\{"seq":(\d+),"key":"([^"\\]*)",/.exec(line);
-  if (!m || line.charCodeAt(line.length - 1) !== 125) return undefined;
-  return { seq: Number(m[1]), key: m[2] as string };
-}
-
 /** The buffer's hard budgets (`memory.buffer_max_events`, `memory.buffer_max_bytes`). */
 export interface BufferLimits {
   maxEvents: number;
   maxBytes: number;
-}
-
-/** Bytes of the journal line `append` writes for a serialized body at sequence number `seq`. */
-export function journalLineBytes(body: string, seq: number): number {
-  // `{"seq":N,` + the body without its `{` + `\n`.
-  return Buffer.byteLength(body, "utf8") + String(seq).length + 8;
-}
-
-/** The journal's line for an event: `seq` first, so `peekKeyAndSeq` can read it cheaply. */
-export function journalLine(event: MemoryEvent): string {
-  const { seq, ...rest } = event;
-  return `{"seq":${seq},${JSON.stringify(rest).slice(1)}\n`;
 }
 
 /** Whether the buffer holds a part of an ended session (`session_end.v1`) to consolidate. */

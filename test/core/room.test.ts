@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { planCycle } from "../../src/core/compaction/plan.js";
-import { parsePending, planRoomCompaction } from "../../src/core/compaction/room.js";
+import { parsePending, planRoomCompaction, roomLinker } from "../../src/core/compaction/room.js";
 import {
   emptyLedger,
   parseLedger,
@@ -16,6 +16,7 @@ import {
 import { sha256Hex } from "../../src/core/model/canonical.js";
 import { emptyCatalog } from "../../src/core/model/engram.js";
 import { defaultConfig } from "../../src/schema/config.js";
+import { Registry } from "../../src/schema/registry.js";
 import { memoryEvent } from "./engine-fixtures.js";
 
 const memory = defaultConfig().memory;
@@ -92,5 +93,44 @@ describe("compaction for room", () => {
     expect(parseLedger('{"compactions":-1}')).toMatch(/compactions/);
     const bad = { ...room.ledger, pending: [{ file: "../../etc/passwd", sha256: digest }] };
     expect(parseLedger(JSON.stringify(bad))).toMatch(/pending/);
+  });
+});
+
+describe("compaction for room: one entity linker for a command's compactions", () => {
+  it("links every slice as a linker made for that slice alone would, byte for byte", () => {
+    const registry = Registry.parse({
+      people: [{ id: "ana", name: "Ana Silva", aliases: ["ana"] }],
+      components: [{ id: "billing", name: "Billing", paths: ["src/billing/**"] }],
+    });
+    const slices = [0, 1, 2].map((k) =>
+      Array.from({ length: 8 }, (_, i) =>
+        memoryEvent(k * 8 + i + 1, {
+          // The same facts come back in later slices: the kept linker answers from memory.
+          text: `@ana reworked billing retries, step ${i % 4}`,
+          topics: [`t${i % 2}`],
+        }),
+      ),
+    );
+    const kept = roomLinker(registry);
+    let ledger = emptyLedger();
+    for (const part of slices) {
+      const shared = planRoomCompaction({
+        slice: part,
+        memory,
+        entities: kept,
+        ledger,
+        pendingFile: pendingFileName(ledger),
+      });
+      const fresh = planRoomCompaction({
+        slice: part,
+        memory,
+        registry,
+        ledger,
+        pendingFile: pendingFileName(ledger),
+      });
+      expect(shared.pendingText).toBe(fresh.pendingText);
+      expect(shared.engrams.some((e) => e.entities?.includes("person:ana"))).toBe(true);
+      ledger = shared.ledger;
+    }
   });
 });

@@ -51,11 +51,15 @@ export function planRoomCompaction(input: {
   slice: readonly MemoryEvent[];
   memory: MemoryConfig;
   registry?: Registry | undefined;
+  /**
+   * How bodies find their entities, when the caller keeps one linker from compaction to
+   * compaction (it remembers each item it linked); otherwise one is made from `registry`.
+   */
+  entities?: CompactionPolicy["entities"];
   ledger: RoomLedger;
   pendingFile: string;
 }): RoomPlan {
-  const matcher = input.registry ? entityMatcher(input.registry) : undefined;
-  const entities = matcher ? bodyLinker(matcher) : undefined;
+  const entities = input.entities ?? roomLinker(input.registry);
   const engrams = compactSlice(input.slice, slicePolicy(input.memory, entities, undefined));
   const pendingText = engrams.map((e) => `${JSON.stringify(e)}\n`).join("");
   const file = { file: input.pendingFile, sha256: sha256Hex(pendingText) };
@@ -67,6 +71,11 @@ export function planRoomCompaction(input: {
     pending: engrams.length > 0 ? [...input.ledger.pending, file] : input.ledger.pending,
   };
   return { engrams, pendingText, ledger };
+}
+
+/** The entity linker of engram bodies for `registry` (undefined: no registry, no entities). */
+export function roomLinker(registry: Registry | undefined): CompactionPolicy["entities"] {
+  return registry ? bodyLinker(entityMatcher(registry)) : undefined;
 }
 
 /**

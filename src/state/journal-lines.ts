@@ -1,0 +1,119 @@
+/**
+ * The journal's lines as bytes on disk: how a line is laid out and read cheaply, and how a
+ * rewritten journal is written (in pieces, or its tail copied as it is). `buffer.ts` owns
+ * the journal; these are its file-level helpers.
+ */
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
+import { dirname } from "node:path";
+import type { MemoryEvent } from "../schema/memory-event.js";
+import { fsyncDirSync, STATE_FILE_MODE, tempName } from "./atomic.js";
+
+/** Bytes read (or copied) at a time: a large journal is never held whole. */
+export const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/** Lines per write of a rewritten file: some 70 KB of keys, a few hundred KB of events. */
+const LINES_PER_WRITE = 1024;
+
+/** The lines of `items`, joined `LINES_PER_WRITE` at a time. */
+export function* inPieces<T>(items: readonly T[], line: (item: T) => string): Generator<string> {
+  for (let i = 0; i < items.length; i += LINES_PER_WRITE) {
+    let piece = "";
+    const end = Math.min(items.length, i + LINES_PER_WRITE);
+    for (let k = i; k < end; k++) piece += line(items[k] as T);
+    yield piece;
+  }
+}
+
+/**
+ * Fields whose values repeat from event to event by nature: one receipt stamp per ingest
+ * batch, a few message types, and what a whole swarm reports alike in its heartbeats (the
+ * main commit, the catalog seen). Parsing gives every event its own copy; a buffer of
+ * 100,000 events held them at some 14 MB.
+ */
+const REPEATED_FIELDS = ["received_at", "type", "main_ancestor_sha", "catalog_hash_seen"] as const;
+
+/** Points the event's repeated fields at the first equal string seen (`strings` remembers them). */
+export function shareRepeated(event: MemoryEvent, strings: Map<string, string>): void {
+  const fields = event as unknown as Record<string, unknown>;
+  for (const field of REPEATED_FIELDS) {
+    const value = fields[field];
+    if (typeof value !== "string") continue;
+    const held = strings.get(value);
+    if (held === undefined) strings.set(value, value);
+    else fields[field] = held;
+  }
+}
+
+/**
+ * Writes the `length` bytes of `path` from `from` on as the whole new `path` (temp, fsync,
+ * rename, fsync of the folder). False, with nothing changed, when those bytes do not start
+ * and end at a line's boundary: the caller then writes the lines itself.
+ */
+export function copyTail(path: string, from: number, length: number): boolean {
+  const source = openSync(path, "r");
+  let temp: string | undefined;
+  try {
+    const edge = Buffer.alloc(1);
+    const lineStart =
+      from === 0 || (readSync(source, edge, 0, 1, from - 1) === 1 && edge[0] === 10);
+    const lineEnd = readSync(source, edge, 0, 1, from + length - 1) === 1 && edge[0] === 10;
+    if (!lineStart || !lineEnd || fstatSync(source).size !== from + length) return false;
+    temp = tempName(path);
+    const out = openSync(temp, "w", STATE_FILE_MODE);
+    try {
+      const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, length));
+      for (let done = 0; done < length; ) {
+        const read = readSync(source, chunk, 0, Math.min(chunk.length, length - done), from + done);
+        if (read <= 0) throw new Error(`${path}: ended before byte ${from + length}`);
+        writeSync(out, chunk, 0, read);
+        done += read;
+      }
+      fsyncSync(out);
+    } finally {
+      closeSync(out);
+    }
+    renameSync(temp, path);
+    temp = undefined;
+  } finally {
+    closeSync(source);
+    if (temp !== undefined) {
+      try {
+        unlinkSync(temp);
+      } catch {}
+    }
+  }
+  fsyncDirSync(dirname(path));
+  return true;
+}
+
+/**
+ * The key and sequence number of a journal line without parsing the whole event: lines are
+ * written as `{"seq":N,"key":"...",`. Anything unusual (an escape in the key, an older
+ * layout) returns undefined and the caller parses the line.
+ */
+export function peekKeyAndSeq(line: string): { key: string; seq: number } | undefined {
+  const m = /^\{"seq":(\d+),"key":"([^"\\]*)",/.exec(line);
+  if (!m || line.charCodeAt(line.length - 1) !== 125) return undefined;
+  return { seq: Number(m[1]), key: m[2] as string };
+}
+
+/** Bytes of the journal line `append` writes for a serialized body at sequence number `seq`. */
+export function journalLineBytes(body: string, seq: number): number {
+  // `{"seq":N,` + the body without its `{` + `\n`.
+  return Buffer.byteLength(body, "utf8") + String(seq).length + 8;
+}
+
+/** The journal's line for an event: `seq` first, so `peekKeyAndSeq` can read it cheaply. */
+export function journalLine(event: MemoryEvent): string {
+  const { seq, ...rest } = event;
+  return `{"seq":${seq},${JSON.stringify(rest).slice(1)}\n`;
+}
