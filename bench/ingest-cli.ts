@@ -177,7 +177,8 @@ export async function runIngestCliScenario(lines = 100_000): Promise<IngestCliSc
         ...m,
         ...(multiCounts as IngestCounts),
         ratio_to_floor: mRatio,
-        threads: "ENGRAM_INGEST_THREADS unset: one worker per core, up to 4",
+        threads:
+          "ENGRAM_INGEST_THREADS unset: one worker per core beside the main thread, up to 4 (none on two cores or fewer)",
       },
       hard_budget: { ...budget, ratio_to_roomy: round(budget.ms / m.median_ms, 2) },
       target: `director ingest FILE --json (process wall, median of ${RUNS}) <= ${INGEST_FLOOR_RATIO_TARGET}x the floor, single- and multi-threaded`,

@@ -8,7 +8,7 @@ import { ingestSource } from "../../src/director/ingest.js";
 import { initRepository } from "../../src/director/init.js";
 import { git } from "../support/repo.js";
 
-// Large enough that `director ingest` (built) starts its worker threads; the in-process run
+// Large enough that `director ingest` (built) uses its worker threads; the in-process run
 // from the TypeScript sources has no compiled worker and stays single-threaded.
 const LINES = 20_000;
 const DIRECTOR = join(import.meta.dirname, "..", "..", "dist", "src", "cli", "director.js");
@@ -72,7 +72,8 @@ describe("ingest with worker threads", () => {
         [DIRECTOR, "ingest", input, "--repo", pooled, "--json"],
         {
           encoding: "utf8",
-          env: { ...process.env, SOURCE_DATE_EPOCH: "1795000000" },
+          // Two workers whatever the machine: by default there are none on two cores.
+          env: { ...process.env, SOURCE_DATE_EPOCH: "1795000000", ENGRAM_INGEST_THREADS: "2" },
         },
       );
       expect(run.status, run.stderr).toBe(0);
