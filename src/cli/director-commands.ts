@@ -13,7 +13,12 @@ import {
   stringOption,
 } from "./args.js";
 import { BUS_COMMANDS } from "./bus-commands.js";
-import { GIT_COMMANDS, ingestFromGitOption, runIngestFromGit } from "./git-commands.js";
+import {
+  GIT_COMMANDS,
+  importPrivacy,
+  ingestFromGitOption,
+  runIngestFromGit,
+} from "./git-commands.js";
 import { EXIT } from "./main.js";
 import { SET_ASIDE_COMMAND } from "./set-aside-command.js";
 import { humanBudget } from "./sizes.js";
@@ -61,7 +66,7 @@ const ingest: Command = {
   summary:
     "Read agent-bus envelopes (NDJSON) from FILE or - (stdin), from a bus source with --bus URL, commits and their trailers with --from-git RANGE, or a pai-seed seed.json with --from-seed PATH, into the durable buffer; bad lines go to the quarantine.",
   usage:
-    "director ingest FILE|-|--bus URL|--from-git RANGE|--from-seed PATH [--repo DIR] [--config FILE] [--json]",
+    "director ingest FILE|-|--bus URL|--from-git RANGE|--from-seed PATH [--privacy public|private] [--repo DIR] [--config FILE] [--json]",
   options: {
     ...ingestFromGitOption(),
     "from-seed": {
@@ -93,12 +98,17 @@ const ingest: Command = {
         { usage: `usage: ${ingest.usage}\n` },
       );
     }
+    if (stringOption(args, "privacy") !== undefined && !fromGit && fromSeed === undefined) {
+      throw new UsageError(
+        "--privacy: only with --from-git or --from-seed (an envelope states its own privacy)",
+      );
+    }
     if (fromGit) return runIngestFromGit(args);
     if (fromSeed !== undefined) {
       const { ingestSeed } = await import("../director/from-seed.js");
       const path = inputFile(fromSeed);
       const ctx = await openCtx(args);
-      const { buffer: _buffer, ...r } = await ingestSeed(ctx, path);
+      const { buffer: _buffer, ...r } = await ingestSeed(ctx, path, importPrivacy(args));
       return {
         json: r,
         text: `seed ${fromSeed}: ${r.learnings} learning(s), ${r.proposals} proposal(s), ${r.skipped} skipped: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}\n`,

@@ -131,7 +131,23 @@ export function ingestFromGitOption(): OptionSpecs {
       description:
         "ingest commit history instead of a file: A..B, or one ref for all of its history",
     },
+    privacy: {
+      type: "string",
+      value: "public|private",
+      description:
+        "with --from-git or --from-seed: the notes' privacy (default private; public lets director sync send them)",
+    },
   };
+}
+
+/** `--privacy` of an import (`--from-git`, `--from-seed`): private unless the user says public. */
+export function importPrivacy(args: ParsedArgs): "public" | "private" {
+  const stated = stringOption(args, "privacy");
+  if (stated === undefined || stated === "private") return "private";
+  if (stated === "public") return "public";
+  throw new UsageError(
+    `--privacy: expected public or private, got ${JSON.stringify(stated.slice(0, 40))} (a sensitive import is not offered: mark single notes sensitive with worker emit)`,
+  );
 }
 
 /** `director ingest --from-git RANGE`: commits and their trailers as events. */
@@ -145,7 +161,7 @@ export async function runIngestFromGit(args: ParsedArgs): Promise<CommandOutput>
     import("../director/from-git.js"),
   ]);
   const ctx = await openContext(repoOptions(args));
-  const { buffer: _buffer, ...r } = await ingestGitRange(ctx, range);
+  const { buffer: _buffer, ...r } = await ingestGitRange(ctx, range, importPrivacy(args));
   return {
     json: r,
     text: `git ${r.range}: ${r.commits} commit(s), ${r.events} event(s): accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}\n`,

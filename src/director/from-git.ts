@@ -26,13 +26,17 @@ export async function readGitRange(repoDir: string, range: string): Promise<GitC
  * `director ingest --from-git RANGE`: commit history as envelopes, through the normal ingest
  * path (validated, redacted, journalled, deduplicated by `git:<sha>` event ids).
  */
-export async function ingestGitRange(ctx: RepoContext, range: string): Promise<FromGitResult> {
+export async function ingestGitRange(
+  ctx: RepoContext,
+  range: string,
+  privacy: "public" | "private" = "private",
+): Promise<FromGitResult> {
   const commits = await readGitRange(ctx.repoDir, range);
   // Areas are the registry's components where it names them, else top folders.
   const registry = loadRegistry(ctx.repoDir);
   const matcher =
     registry.components.length + registry.projects.length > 0 ? entityMatcher(registry) : undefined;
-  const { text, events } = gitHistoryNdjson(commits, matcher?.areasOf);
+  const { text, events } = gitHistoryNdjson(commits, matcher?.areasOf, privacy);
   const { noteLines, ...counts } = await ingestSource(ctx, {
     stream: Readable.from([text]),
     name: `git:${range}`,

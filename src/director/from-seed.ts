@@ -48,9 +48,13 @@ export function readSeed(path: string): Seed {
  * as notes, through the normal ingest path (validated, redacted, journalled, deduplicated by
  * their `seed:` event ids, so a second import adds nothing).
  */
-export async function ingestSeed(ctx: RepoContext, path: string): Promise<FromSeedResult> {
+export async function ingestSeed(
+  ctx: RepoContext,
+  path: string,
+  privacy: "public" | "private" = "private",
+): Promise<FromSeedResult> {
   const seed = readSeed(path);
-  const { text, learnings, proposals, skipped } = seedEnvelopes(seed);
+  const { text, learnings, proposals, skipped } = seedEnvelopes(seed, privacy);
   const { noteLines: _noteLines, ...counts } = await ingestSource(ctx, {
     stream: Readable.from([text]),
     name: `seed:${path}`,

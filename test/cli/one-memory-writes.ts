@@ -23,12 +23,14 @@ export const WORDS = {
 } as const;
 export type WritePath = keyof typeof WORDS;
 
-/** The paths that say where their note may go; git history and seeds are always private. */
+/** The paths that say where their note may go (every one of them: private by default). */
 export const STATES_PRIVACY: ReadonlySet<WritePath> = new Set([
   "worker emit",
   "director ingest (envelopes)",
   "worker session",
   "MCP memory_emit",
+  "director ingest --from-git",
+  "director ingest --from-seed",
 ]);
 
 const seed = (word: string) => ({
@@ -116,13 +118,13 @@ export async function writeDecision(
       writeFileSync(join(repo.dir, `build-${word}.txt`), `${word}\n`);
       git(repo.dir, ["add", `build-${word}.txt`]);
       git(repo.dir, ["commit", "-qm", `Adopt ${word} builds instead of make`]);
-      expectExit(await dir(repo, ["ingest", "--from-git", "main", "--json"]), 0);
+      expectExit(await dir(repo, ["ingest", "--from-git", "main", "--json", ...privacy]), 0);
       return;
     }
     case "director ingest --from-seed": {
       const file = join(repo.dir, "..", `seed-${word}.json`);
       writeFileSync(file, JSON.stringify(seed(word)));
-      expectExit(await dir(repo, ["ingest", "--from-seed", file, "--json"]), 0);
+      expectExit(await dir(repo, ["ingest", "--from-seed", file, "--json", ...privacy]), 0);
       return;
     }
   }

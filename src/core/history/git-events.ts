@@ -428,6 +428,7 @@ function inferredNotes(cls: CommitClass): [string, NoteKind, string, string | un
 export function gitHistoryNdjson(
   commits: readonly GitCommitInfo[],
   areasOf?: AreasOf,
+  privacy: "public" | "private" = "private",
 ): {
   text: string;
   events: number;
@@ -436,6 +437,8 @@ export function gitHistoryNdjson(
   const read = classifyHistory(commits);
   for (const [i, commit] of commits.entries()) {
     for (const env of commitEnvelopes(commit, lines.length, areasOf, read[i])) {
+      // Private is every note's default: stated only when the user said public.
+      if (privacy === "public") env.payload.privacy = "public";
       lines.push(JSON.stringify(env));
     }
   }

@@ -46,7 +46,10 @@ function topicsOf(tags: readonly string[]): string[] {
  * list, the seed's id and the content, so a second import of the same seed adds nothing.
  * Pure: the same seed gives the same bytes.
  */
-export function seedEnvelopes(seed: Seed): SeedEnvelopes {
+export function seedEnvelopes(
+  seed: Seed,
+  privacy: "public" | "private" = "private",
+): SeedEnvelopes {
   const lines: string[] = [];
   let learnings = 0;
   let proposals = 0;
@@ -71,7 +74,7 @@ export function seedEnvelopes(seed: Seed): SeedEnvelopes {
           text: `${TYPE_PREFIX[type]}${item.content}`.slice(0, MAX_TEXT),
           topics: fields.topics,
           ...(fields.confidence !== undefined ? { confidence: fields.confidence } : {}),
-          privacy: "private",
+          privacy,
         },
       }),
     );
