@@ -163,15 +163,7 @@ export async function sendBatches(
     q = miss.queue;
     store.commit(q, [key]);
     sent.deferred++;
-    log.append({
-      at,
-      target: target.name,
-      op: "send",
-      key,
-      ok: false,
-      error: (q.records[key] as QueueRecord).last_error ?? "deferred",
-      detail: { deferred: true },
-    });
+    log.deferred(at, target.name, key, (q.records[key] as QueueRecord).last_error);
   }
   if (entries.length === 0) return q;
   const groups = await target.planBatches(entries);

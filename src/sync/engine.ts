@@ -234,15 +234,7 @@ export async function runSync(
             q = miss.queue;
             store.commit(q, [key]);
             sent.deferred++;
-            log.append({
-              at,
-              target: target.name,
-              op: "send",
-              key,
-              ok: false,
-              error: (q.records[key] as QueueRecord).last_error ?? "deferred",
-              detail: { deferred: true },
-            });
+            log.deferred(at, target.name, key, (q.records[key] as QueueRecord).last_error);
             continue;
           }
         }

@@ -52,6 +52,22 @@ export class SyncLog {
     private readonly keepWeeks: number,
   ) {}
 
+  /**
+   * A create of unknown outcome whose key the store does not show yet waits (the 60 s rule)
+   * rather than being sent again: said once per run and key.
+   */
+  deferred(at: string, target: string, key: string, lastError: string | null | undefined): void {
+    this.append({
+      at,
+      target,
+      op: "send",
+      key,
+      ok: false,
+      error: lastError ?? "deferred",
+      detail: { deferred: true },
+    });
+  }
+
   append(entries: SyncLogEntry | readonly SyncLogEntry[]): void {
     const list = Array.isArray(entries) ? entries : [entries as SyncLogEntry];
     if (list.length === 0) return;

@@ -38,35 +38,32 @@ function npmEnv(): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs npm to its exit, stdout and stderr interleaved as a user sees them. */
-function npm(args: readonly string[], cwd: string): Promise<Run> {
+/** Runs a command to its exit, stdout and stderr interleaved as a user sees them. */
+function run(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env?: NodeJS.ProcessEnv,
+): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn("npm", args, { cwd, env: npmEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    const take = (d: string) => {
       output += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      output += d;
-    });
+    };
+    child.stdout.setEncoding("utf8").on("data", take);
+    child.stderr.setEncoding("utf8").on("data", take);
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, output }));
   });
 }
 
+function npm(args: readonly string[], cwd: string): Promise<Run> {
+  return run("npm", args, cwd, npmEnv());
+}
+
 function node(args: readonly string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      output += d;
-    });
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      output += d;
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, output }));
-  });
+  return run(process.execPath, args, cwd);
 }
 
 interface Manifest {
