@@ -52,7 +52,7 @@ describe("workflow and action YAML", () => {
     const [checkout, node, engram] = steps(job);
     expect(checkout?.uses).toMatch(/^actions\/checkout@v\d+$/);
     expect(checkout?.with).toEqual({ "fetch-depth": 0 });
-    expect(node?.with).toEqual({ "node-version": 20 });
+    expect(node?.with).toEqual({ "node-version": 24 });
     expect(engram?.uses).toBe("./");
     expect(engram?.with).toMatchObject({ role: "director", "state-branch": "engram-state" });
   });
