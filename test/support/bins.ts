@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -97,7 +98,7 @@ export interface Spawned {
 /** Starts a bin with `node`; the caller may kill it. */
 export function spawnBin(bin: string, args: readonly string[], options: BinOptions): Spawned {
   const startedAt = Date.now();
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(process.execPath, [...REPORT_FLAGS(), bin, ...args], {
     cwd: options.cwd,
     env: childEnv(options.env),
     stdio: ["pipe", "pipe", "pipe"],
@@ -116,18 +117,66 @@ export function spawnBin(bin: string, args: readonly string[], options: BinOptio
   child.stdin?.on("error", () => {});
   if (options.input !== undefined) child.stdin?.end(options.input);
   else child.stdin?.end();
+  let diagnosis = "";
   const timer =
     options.timeoutMs === undefined
       ? undefined
-      : setTimeout(() => child.kill("SIGKILL"), Math.max(options.timeoutMs, CHILD_SAFETY_MS));
+      : setTimeout(
+          () =>
+            diagnoseAndKill(child).then((d) => {
+              diagnosis = d;
+            }),
+          Math.max(options.timeoutMs, CHILD_SAFETY_MS),
+        );
   const done = new Promise<BinResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code, signal) => {
       if (timer) clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
+      resolve({ code, signal, stdout, stderr: stderr + diagnosis, ms: Date.now() - startedAt });
     });
   });
   return { child, done, startedAt };
+}
+
+let reportDir: string | undefined;
+
+/** Node writes a diagnostic report (its JavaScript stack, its open handles) on SIGUSR2. */
+function REPORT_FLAGS(): string[] {
+  reportDir ??= mkdtempSync(join(tmpdir(), "engram-hung-"));
+  return ["--report-on-signal", "--report-signal=SIGUSR2", `--report-directory=${reportDir}`];
+}
+
+/**
+ * A child past its safety net: asks it where it is (a diagnostic report; the kernel's wait
+ * channel when it is stuck outside JavaScript), then kills it. The answer goes to its stderr,
+ * so that a hang seen once on a loaded machine says what it waited for.
+ */
+export async function diagnoseAndKill(child: ChildProcess, graceMs = 3000): Promise<string> {
+  const pid = child.pid;
+  child.kill("SIGUSR2");
+  await new Promise((resolve) => setTimeout(resolve, graceMs));
+  let text = `\n[hung: killed by the test's safety net (pid ${pid})]`;
+  try {
+    const wchan = readFileSync(`/proc/${pid}/wchan`, "utf8");
+    text += `\n[kernel wait channel: ${wchan === "0" || wchan === "" ? "none, running on a CPU (a loop, not a wait)" : wchan}]`;
+  } catch {}
+  const file = readdirSync(reportDir ?? ".").find((f) => f.includes(`.${pid}.`));
+  if (file !== undefined && reportDir !== undefined) {
+    try {
+      const report = JSON.parse(readFileSync(join(reportDir, file), "utf8")) as {
+        javascriptStack?: { message?: string; stack?: string[] };
+        libuv?: { type: string; is_active?: boolean }[];
+      };
+      const stack = report.javascriptStack?.stack?.slice(0, 25).join("\n") ?? "";
+      const handles = (report.libuv ?? []).filter((h) => h.is_active).map((h) => h.type);
+      text += `\n[JavaScript stack: ${report.javascriptStack?.message ?? ""}\n${stack}]`;
+      text += `\n[active handles: ${handles.join(", ")}]`;
+    } catch {}
+  } else {
+    text += "\n[no diagnostic report: the signal was not taken (a busy loop or a blocking call)]";
+  }
+  child.kill("SIGKILL");
+  return text;
 }
 
 /**
