@@ -320,3 +320,18 @@ describe("a redaction takes only the secret", () => {
     );
   });
 });
+
+describe("gitleaks' global allowlist, as it means it", () => {
+  // gitleaks spells `^true|false|null$` without a group: any secret ending in `null`,
+  // starting with `true` or holding `false` passed (a property run found `sk-...NULL`).
+  it("allows a value that is true, false or null, not a secret that merely holds one", () => {
+    const key = (tail: string) =>
+      `sk-${"Ab3dEfGhIjKlMnOpQrStUvWxYz0123456789abcdef".slice(0, 44)}${tail}`;
+    for (const secret of [key("NULL"), key("null"), key("FaLs"), `${key("")}false`]) {
+      const out = redactor.redact(`OPENAI_KEY ${secret} here`).text;
+      expect(out, secret).not.toContain(secret);
+    }
+    expect(redactor.redact("api_key = null").text).toBe("api_key = null");
+    expect(redactor.redact("password: false").text).toBe("password: false");
+  });
+});

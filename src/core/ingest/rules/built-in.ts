@@ -13,6 +13,18 @@ import {
 } from "./gitleaks-default.js";
 import type { SecretRule } from "./types.js";
 
+/**
+ * gitleaks' global allowlist, with one slip mended: it spells `^true|false|null$` without a
+ * group, so a secret that starts with `true`, ends with `null` or holds `false` anywhere was
+ * allowed (a planted `sk-...NULL` passed). What it means is a whole value of one of the three.
+ */
+const SLIPPED_WORDS = "^[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[nN][uU][lL][lL]$";
+const GLOBAL_ALLOW = GITLEAKS_GLOBAL_ALLOW.map((source) =>
+  source === SLIPPED_WORDS
+    ? "^(?:[tT][rR][uU][eE]|[fF][aA][lL][sS][eE]|[nN][uU][lL][lL])$"
+    : source,
+);
+
 /** How far before its first keyword a generated rule's match may start (`https://x.webhook.office.com`, `[\w.-]{0,50}?identifier`). */
 const GENERATED_LOOKBACK = 128;
 
@@ -58,7 +70,7 @@ const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
   keywords: NARROWER_KEYWORDS[rule.id] ?? rule.keywords,
   lookback: startsWithKeyword(rule) ? 0 : GENERATED_LOOKBACK,
   flags: `d${rule.flags ?? ""}`,
-  allow: [...(rule.allow ?? []), ...GITLEAKS_GLOBAL_ALLOW],
+  allow: [...(rule.allow ?? []), ...GLOBAL_ALLOW],
   stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
 }));
 
@@ -85,7 +97,7 @@ const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
       ...(rule.allow ?? []),
       ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
       ...(peer?.allow ?? []),
-      ...GITLEAKS_GLOBAL_ALLOW,
+      ...GLOBAL_ALLOW,
     ],
     stopwords: peer?.stopwords ?? [],
   };
