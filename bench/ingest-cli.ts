@@ -9,7 +9,6 @@ import {
   closeSync,
   fsyncSync,
   openSync,
-  readdirSync,
   readFileSync,
   readSync,
   writeSync,
@@ -20,6 +19,7 @@ import { EventBuffer } from "../src/state/buffer.js";
 import { swarmStreamOptions, writeEnvelopeFile } from "./envelope-fixtures.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
+  countEngrams,
   DIRECTOR_CLI,
   log,
   mb,
@@ -215,12 +215,4 @@ async function budgetRun(work: string, file: string) {
   } finally {
     removeDir(repo);
   }
-}
-
-function countEngrams(dir: string): number {
-  let n = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.startsWith("engram_")) n++;
-  }
-  return n;
 }

@@ -7,12 +7,13 @@
  * processes' CPU time (every thread, user and system) is reported too: on a loaded machine
  * it varies far less than their wall time, which stays the target.
  */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { swarmStreamOptions, writeEnvelopeFile } from "./envelope-fixtures.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   BENCH_DIR,
+  countEngrams,
   DIRECTOR_CLI,
   log,
   mb,
@@ -161,12 +162,4 @@ export async function runRoomScenario(lines = 100_000): Promise<RoomScenarioResu
   } finally {
     removeDir(work);
   }
-}
-
-function countEngrams(dir: string): number {
-  let n = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.startsWith("engram_")) n++;
-  }
-  return n;
 }

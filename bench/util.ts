@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -144,4 +144,13 @@ export async function runCli<T>(
     );
   }
   return { ms: run.ms, json: JSON.parse(run.stdout) as T };
+}
+
+/** Engram files below a memory folder (every tier, every batch). */
+export function countEngrams(dir: string): number {
+  let n = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.startsWith("engram_")) n++;
+  }
+  return n;
 }
