@@ -5,14 +5,7 @@
  * swarm stream, single-threaded (ENGRAM_INGEST_THREADS=0) and with the worker threads.
  */
 import { createHash } from "node:crypto";
-import {
-  closeSync,
-  fsyncSync,
-  openSync,
-  readFileSync,
-  readSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { IngestCounts } from "../src/ingest/ingest.js";
 import { EventBuffer } from "../src/state/buffer.js";
