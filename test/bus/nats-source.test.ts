@@ -300,7 +300,14 @@ describe.skipIf(skipNats)("NATS JetStream source", () => {
 
     // Half of every writer's events are in JetStream: start a drain and kill it as soon as it
     // has written to the journal, while it is still taking messages.
-    await firstHalvesDone;
+    // A writer that fails before its first half is done fails the test with its error,
+    // instead of leaving it waiting for halves that will never all come.
+    await Promise.race([
+      firstHalvesDone,
+      writers.then(() => {
+        throw new Error("the writers ended before every first half was sent");
+      }),
+    ]);
     const journal = repo.path(".engram", "buffer", "journal.ndjson");
     const first = spawnBin(DIRECTOR_BIN, ["ingest", "--bus", natsServer().url, "--json"], {
       cwd: repo.dir,
