@@ -1,93 +1,39 @@
 import type { EngramBody } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { clipItem, compareText, cutText, round3 } from "../model/text.js";
-import { secondsBetween } from "../model/time.js";
+import { type TelemetryState, trackTelemetry } from "./telemetry-state.js";
 
 export type Telemetry = NonNullable<EngramBody["telemetry"]>;
 
 /** Heartbeats and progress condensed per worker (stages, durations, stalls); errors by type. */
 export function condenseTelemetry(events: readonly MemoryEvent[], stallSeconds: number): Telemetry {
-  const workers = new Map<string, MemoryEvent[]>();
-  const errorGroups = new Map<string, MemoryEvent[]>();
-  const errorIds = new Set<string>();
-  for (const event of events) {
-    if (event.kind === "heartbeat" || event.kind === "progress") {
-      const list = workers.get(event.sender.id);
-      if (list) list.push(event);
-      else workers.set(event.sender.id, [event]);
-    } else if (event.kind === "error") {
-      // Repeated reports of one error (its upstream `error_id`) count once.
-      if (event.error_id !== undefined) {
-        const id = `${event.sender.id}\u0000${event.error_id}`;
-        if (errorIds.has(id)) continue;
-        errorIds.add(id);
-      }
-      const type = event.error_type ?? "unknown";
-      const list = errorGroups.get(type);
-      if (list) list.push(event);
-      else errorGroups.set(type, [event]);
-    }
-  }
-  // Durations and gaps come from each worker's own clock (its `sent_at` deltas): skew
-  // between machines cancels out, and batch ingest (one receipt stamp for many events) does
-  // not flatten them. Order is still the Director's (buffer sequence).
-  const workerSummaries = [...workers.entries()]
-    .sort((a, b) => compareText(a[0], b[0]))
-    .map(([worker, list]) => {
-      const stages: string[] = [];
-      let longestGap = 0;
-      let span = 0;
-      let reportedMs = 0;
-      let previous: string | undefined;
-      for (const event of list) {
-        if (event.stage !== undefined && stages[stages.length - 1] !== event.stage) {
-          stages.push(event.stage);
-        }
-        if (event.kind === "progress" && event.duration_ms !== undefined)
-          reportedMs += event.duration_ms;
-        if (previous !== undefined) {
-          const gap = Math.max(0, secondsBetween(previous, event.sent_at));
-          longestGap = Math.max(longestGap, gap);
-          span += gap;
-        }
-        previous = event.sent_at;
-      }
-      const firstTs = (list[0] as MemoryEvent).received_at;
-      const lastTs = (list[list.length - 1] as MemoryEvent).received_at;
-      return {
-        worker,
-        heartbeats: list.filter((e) => e.kind === "heartbeat").length,
-        progress_events: list.filter((e) => e.kind === "progress").length,
-        stages: stages.slice(-16),
-        first_ts: firstTs,
-        last_ts: lastTs,
-        active_seconds: round3(Math.max(span, reportedMs / 1000)),
-        longest_gap_seconds: round3(longestGap),
-        stalled: longestGap > stallSeconds,
-      };
-    });
-  const errors = [...errorGroups.entries()]
-    .sort((a, b) => b[1].length - a[1].length || compareText(a[0], b[0]))
-    .map(([errorType, list]) => {
-      const retryValues = new Set(list.map((e) => e.retryable));
-      const retryable =
-        retryValues.size === 1 && !retryValues.has(undefined)
-          ? (list[0]?.retryable as boolean)
-          : null;
-      const sampleEvent = list.find((e) => e.text !== undefined);
-      return {
-        error_type: errorType,
-        count: list.length,
-        retryable,
-        // Cut on a grapheme boundary: half a surrogate pair is not text.
-        sample: cutText(
-          clipItem(sampleEvent?.text ?? (sampleEvent?.sealed ? "(sensitive, sealed)" : "")),
-          280,
-        ),
-        workers: [...new Set(list.map((e) => e.sender.id))].sort().slice(0, 32),
-      };
-    });
-  return { workers: workerSummaries.slice(0, 64), errors: errors.slice(0, 32) };
+  return condenseState(trackTelemetry(events), stallSeconds);
+}
+
+/** The condensed view of a telemetry record (see telemetry-state.ts). */
+export function condenseState(state: TelemetryState, stallSeconds: number): Telemetry {
+  const workers = state.workers.map((w) => ({
+    worker: w.worker,
+    heartbeats: w.heartbeats,
+    progress_events: w.progress_events,
+    stages: w.stages,
+    first_ts: w.first_ts,
+    last_ts: w.last_ts,
+    active_seconds: round3(Math.max(w.span_ms / 1000, w.reported_ms / 1000)),
+    longest_gap_seconds: round3(w.longest_gap_ms / 1000),
+    stalled: w.longest_gap_ms / 1000 > stallSeconds,
+  }));
+  const errors = [...state.errors]
+    .sort((a, b) => b.count - a.count || compareText(a.error_type, b.error_type))
+    .map((e) => ({
+      error_type: e.error_type,
+      count: e.count,
+      retryable: e.retryable.length === 1 ? (e.retryable[0] ?? null) : null,
+      // Cut on a grapheme boundary: half a surrogate pair is not text.
+      sample: cutText(clipItem(e.sample ?? ""), 280),
+      workers: e.workers,
+    }));
+  return { workers: workers.slice(0, 64), errors: errors.slice(0, 32) };
 }
 
 /** A worker whose telemetry matters: it stalled, or its last stage says it is blocked. */
