@@ -229,10 +229,6 @@ async function cycle(
     import("./versions.js"),
   ]);
   const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
-  const pending =
-    ledger === undefined
-      ? []
-      : (await import("./room-pending.js")).loadPendingEngrams(ctx.paths, ledger);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
   tallyRecalls(
@@ -244,6 +240,14 @@ async function cycle(
   const documents = await loadFocusDocuments(ctx.repoDir, catalog);
   const registry =
     options.registry ?? (await import("../graph/registry.js")).loadRegistry(ctx.repoDir);
+  // What compactions for room left, packed here with the registry this cycle links to.
+  const taken =
+    ledger === undefined
+      ? { engrams: [], fromGroups: 0 }
+      : (await import("./room-pending.js")).loadPendingEngrams(ctx.paths, ledger, memory, registry);
+  const pending = taken.engrams;
+  // The engrams of the groups' records count as made by the compactions that left them.
+  if (base.compacted_for_room !== null) base.compacted_for_room.engrams += taken.fromGroups;
   const plan = planCycle({
     ...(documents !== undefined ? { documents } : {}),
     slice,
@@ -299,7 +303,7 @@ async function cycle(
     deletes: plan.deletes,
     ...(ledger === undefined
       ? {}
-      : { room: { ledger: roomAfter(ledger, pending, plan, options) } }),
+      : { room: { ledger: roomAfter(ledger, pending, taken.fromGroups, plan, options) } }),
     meta: {
       ...(slice.length > 0 ? { last_compaction_at: now } : {}),
       // With the files, in one intent: a run whose end is lost leaves the record as it was.
@@ -327,12 +331,17 @@ async function cycle(
 function roomAfter(
   ledger: RoomLedger,
   pending: readonly Engram[],
+  fromGroups: number,
   plan: { written: readonly Engram[] },
   options: CycleOptions,
 ): string | null {
   if (!options.settle) return null;
   const ids = new Set(pending.map((e) => e.engram_id));
-  return settledLedgerText(ledger, plan.written.filter((e) => ids.has(e.engram_id)).length);
+  return settledLedgerText(
+    ledger,
+    plan.written.filter((e) => ids.has(e.engram_id)).length,
+    fromGroups,
+  );
 }
 
 interface Cadence {

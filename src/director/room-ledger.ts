@@ -29,10 +29,14 @@ export function readRoomLedger(paths: StatePaths): RoomLedger | undefined {
   return ledger;
 }
 
-/** The ledger's text after a cycle took its pending engrams: they count as written. */
-export function settledLedgerText(ledger: RoomLedger, written: number): string {
+/**
+ * The ledger's text after a cycle took its pending engrams: those new to memory count as
+ * written, and the engrams its groups' records made (`fromGroups`) as made.
+ */
+export function settledLedgerText(ledger: RoomLedger, written: number, fromGroups: number): string {
   return serializeLedger({
     ...ledger,
+    engrams: ledger.engrams + fromGroups,
     written_by_ingest: ledger.written_by_ingest + written,
     pending: [],
   });

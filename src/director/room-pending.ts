@@ -1,31 +1,46 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parsePending } from "../core/compaction/room.js";
+import {
+  type PendingContent,
+  parsePending,
+  pendingEngrams,
+  roomLinker,
+} from "../core/compaction/room.js";
 import type { RoomLedger } from "../core/compaction/room-ledger.js";
 import { StateError } from "../errors.js";
+import type { MemoryConfig } from "../schema/config.js";
 import type { Engram } from "../schema/engram.js";
+import type { Registry } from "../schema/registry.js";
 import type { StatePaths } from "../state/paths.js";
 import { LEDGER, roomDir } from "./room-ledger.js";
 
 /**
- * Engrams this process compacted for room, by pending file and digest: the cycle that takes
- * them in the same process (a settle, or `run --pr` after its drains) reads no file back.
+ * What this process compacted for room, by pending file and digest: the cycle that takes it
+ * in the same process (a settle, or `run --pr` after its drains) reads no file back.
  */
-const made = new Map<string, { sha256: string; engrams: Engram[] }>();
+const made = new Map<string, { sha256: string; content: PendingContent }>();
 
-/** Remembers the engrams this process wrote to a pending file, by the file's digest. */
-export function rememberPending(path: string, sha256: string, engrams: Engram[]): void {
-  made.set(path, { sha256, engrams });
+/** Remembers what this process wrote to a pending file, by the file's digest. */
+export function rememberPending(path: string, sha256: string, content: PendingContent): void {
+  made.set(path, { sha256, content });
 }
 
-/** The engrams the ledger names as pending, oldest first, each file checked against its digest. */
-export function loadPendingEngrams(paths: StatePaths, ledger: RoomLedger): Engram[] {
-  const out: Engram[] = [];
+/**
+ * The engrams of what the ledger names as pending (see `pendingEngrams`), each file checked
+ * against its digest, linked to `registry`'s entities.
+ */
+export function loadPendingEngrams(
+  paths: StatePaths,
+  ledger: RoomLedger,
+  memory: MemoryConfig,
+  registry: Registry | undefined,
+): { engrams: Engram[]; fromGroups: number } {
+  const out: PendingContent[] = [];
   for (const { file, sha256 } of ledger.pending) {
     const path = join(roomDir(paths), file);
     const known = made.get(path);
     if (known !== undefined && known.sha256 === sha256) {
-      out.push(...known.engrams);
+      out.push(known.content);
       continue;
     }
     if (!existsSync(path)) {
@@ -33,13 +48,13 @@ export function loadPendingEngrams(paths: StatePaths, ledger: RoomLedger): Engra
         `${path}: missing, though ${join(roomDir(paths), LEDGER)} lists it; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
       );
     }
-    const engrams = parsePending(readFileSync(path, "utf8"), sha256);
-    if (typeof engrams === "string") {
+    const content = parsePending(readFileSync(path, "utf8"), sha256);
+    if (typeof content === "string") {
       throw new StateError(
-        `${path}: ${engrams}; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
+        `${path}: ${content}; restore it, or move ${roomDir(paths)} away to drop what ingests compacted for room`,
       );
     }
-    out.push(...engrams);
+    out.push(content);
   }
-  return out;
+  return pendingEngrams(out, memory, roomLinker(registry));
 }

@@ -107,14 +107,13 @@ export async function compactForRoom(
   // The engrams first, durably, outside the intent: no ledger names the file until the
   // intent's does, so a crash before it leaves a file the next compaction writes again.
   mkdirSync(roomDir(ctx.paths), { recursive: true });
-  if (plan.engrams.length > 0) {
-    writeFileAtomicSync(join(roomDir(ctx.paths), pendingFile), plan.pendingText);
-  }
+  const made = plan.engrams.length + plan.groups.length > 0;
+  if (made) writeFileAtomicSync(join(roomDir(ctx.paths), pendingFile), plan.pendingText);
   writeIntent(ctx.paths.intent, intent);
   await finishCycle(ctx, buffer, intent);
   const last = plan.ledger.pending[plan.ledger.pending.length - 1];
-  if (plan.engrams.length > 0 && last !== undefined) {
-    rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, plan.engrams);
+  if (made && last !== undefined) {
+    rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, plan);
   }
 }
 

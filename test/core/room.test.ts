@@ -4,8 +4,15 @@
  * the pending engrams in as its own.
  */
 import { describe, expect, it } from "vitest";
+import { compactSlice } from "../../src/core/compaction/compact.js";
 import { planCycle } from "../../src/core/compaction/plan.js";
-import { parsePending, planRoomCompaction, roomLinker } from "../../src/core/compaction/room.js";
+import {
+  parsePending,
+  pendingEngrams,
+  planRoomCompaction,
+  roomLinker,
+  slicePolicy,
+} from "../../src/core/compaction/room.js";
 import {
   emptyLedger,
   parseLedger,
@@ -14,7 +21,7 @@ import {
   serializeLedger,
 } from "../../src/core/compaction/room-ledger.js";
 import { sha256Hex } from "../../src/core/model/canonical.js";
-import { emptyCatalog } from "../../src/core/model/engram.js";
+import { emptyCatalog, serializeEngram } from "../../src/core/model/engram.js";
 import { defaultConfig } from "../../src/schema/config.js";
 import { Registry } from "../../src/schema/registry.js";
 import { memoryEvent } from "./engine-fixtures.js";
@@ -29,8 +36,12 @@ function plan() {
   return planRoomCompaction({ slice, memory, ledger, pendingFile: pendingFileName(ledger) });
 }
 
+function engramsOf(...plans: ReturnType<typeof plan>[]) {
+  return pendingEngrams(plans, memory, undefined).engrams;
+}
+
 describe("compaction for room", () => {
-  it("makes the slice's engrams, as a cycle would, and counts them in the ledger", () => {
+  it("leaves the slice's group records, which make the engrams a cycle would, counted in the ledger", () => {
     const room = plan();
     const cycle = planCycle({
       slice,
@@ -40,19 +51,85 @@ describe("compaction for room", () => {
       memory,
       asOf: slice[slice.length - 1]?.received_at as string,
     });
-    expect(room.engrams.map((e) => e.engram_id).sort()).toEqual(
-      cycle.written.map((e) => e.engram_id).sort(),
+    expect(room.engrams).toEqual([]);
+    expect(room.groups.map((g) => g.group.label)).toEqual(["t0", "t1", "t2"]);
+    expect(engramsOf(room).map(serializeEngram).sort()).toEqual(
+      cycle.written.map(serializeEngram).sort(),
     );
     expect(roomReport(room.ledger)).toEqual({
       compactions: 1,
       events: 12,
-      engrams: room.engrams.length,
+      engrams: 0,
+      groups: 3,
       written_by_ingest: 0,
     });
     expect(room.ledger.pending).toEqual([
       { file: "pending-00000001.ndjson", sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
     ]);
     expect(parseLedger(serializeLedger(room.ledger))).toEqual(room.ledger);
+    // A ledger written before group records existed reads as one without any.
+    const { groups: _, ...older } = room.ledger;
+    expect(parseLedger(JSON.stringify(older))).toEqual({ ...room.ledger, groups: 0 });
+  });
+
+  it("compacted in many slices, a stream makes the engrams of one slice, byte for byte", () => {
+    // Notes, decisions said again across slices, heartbeats whose stages and gaps cross the
+    // cuts, errors reported again under one id: 240 events in 12 slices of 20.
+    const stream = Array.from({ length: 240 }, (_, i) => {
+      const seq = i + 1;
+      const sender = { role: "worker" as const, id: `w${i % 5}` };
+      if (i % 4 === 1) {
+        return memoryEvent(seq, {
+          type: "heartbeat.v1",
+          kind: "heartbeat",
+          text: undefined,
+          sender,
+          stage: ["plan", "build", "blocked"][Math.floor(i / 40) % 3] as string,
+          issue: `#${i % 3}`,
+        });
+      }
+      if (i % 9 === 2) {
+        return memoryEvent(seq, {
+          type: "worker_error.v1",
+          kind: "error",
+          text: "timeout talking to the registry",
+          error_type: "Timeout",
+          error_id: `e${i % 2}`,
+          sender,
+          issue: `#${i % 3}`,
+        });
+      }
+      return memoryEvent(seq, {
+        kind: i % 5 === 0 ? "decision" : "fact",
+        text: `note ${i % 37} on issue ${i % 3}`,
+        ...(i % 5 === 0 ? { rationale: `reason ${i % 4}` } : {}),
+        issue: `#${i % 3}`,
+        confidence: (i % 10) / 10,
+        outcome: "success",
+        sender,
+      });
+    });
+    let ledger = emptyLedger();
+    const plans: ReturnType<typeof plan>[] = [];
+    for (let start = 0; start < stream.length; start += 20) {
+      const room = planRoomCompaction({
+        slice: stream.slice(start, start + 20),
+        memory,
+        ledger,
+        pendingFile: pendingFileName(ledger),
+      });
+      plans.push(room);
+      ledger = room.ledger;
+    }
+    expect(ledger.groups).toBe(36);
+    const once = compactSlice(stream, slicePolicy(memory, undefined, undefined));
+    expect(once.length).toBe(3);
+    expect(engramsOf(...plans).map(serializeEngram)).toEqual(once.map(serializeEngram));
+    // Read back from their files, they make the same.
+    const read = plans.map((p, i) =>
+      parsePending(p.pendingText, ledger.pending[i]?.sha256 as string),
+    );
+    expect(pendingEngrams(read as never, memory, undefined).engrams).toEqual(once);
   });
 
   it("a cycle takes pending engrams as new ones, each once, and never those already listed", () => {
@@ -65,28 +142,52 @@ describe("compaction for room", () => {
       memory,
       asOf: slice[slice.length - 1]?.received_at as string,
     };
-    const taken = planCycle({ ...input, pending: [...room.engrams, ...room.engrams] });
+    const pending = engramsOf(room);
+    const taken = planCycle({ ...input, pending: [...pending, ...pending] });
     expect(taken.written.map((e) => e.engram_id).sort()).toEqual(
-      room.engrams.map((e) => e.engram_id).sort(),
+      pending.map((e) => e.engram_id).sort(),
     );
-    expect(taken.catalog.entries).toHaveLength(room.engrams.length);
+    expect(taken.catalog.entries).toHaveLength(pending.length);
     // Once listed (a cycle whose end was lost ran again), they are not new.
-    const again = planCycle({ ...input, catalog: taken.catalog, pending: room.engrams });
+    const again = planCycle({ ...input, catalog: taken.catalog, pending: engramsOf(room) });
     expect(again.written).toEqual([]);
   });
 
   it("reads back only what it wrote: a damaged or forged ledger or pending file is refused", () => {
     const room = plan();
     const digest = room.ledger.pending[0]?.sha256 as string;
-    expect(parsePending(room.pendingText, digest)).toEqual(room.engrams);
+    expect(parsePending(room.pendingText, digest)).toEqual({ engrams: [], groups: room.groups });
     // One byte changed, a line cut, another file swapped in: the digest says so.
     expect(parsePending(room.pendingText.replace("room fact", "room fakt"), digest)).toMatch(
       /do not match the sha256/,
     );
     expect(parsePending(room.pendingText.slice(0, -10), digest)).toMatch(/sha256/);
     // A line of the wrong shape is refused even with a matching digest (a forged ledger).
-    const forged = `${JSON.stringify({ ...room.engrams[0], scope: "lt" })}\n`;
+    const engram = engramsOf(room)[0];
+    const forged = `${JSON.stringify({ ...engram, scope: "lt" })}\n`;
     expect(parsePending(forged, sha256Hex(forged))).toMatch(/line 1: scope/);
+    // A group record is checked field by field, and the error names the line and the field.
+    const group = room.groups[0] as (typeof room.groups)[number];
+    const line = (value: unknown) =>
+      `${JSON.stringify(room.groups[1])}\n${JSON.stringify(value)}\n`;
+    const refused = (value: unknown) => parsePending(line(value), sha256Hex(line(value)));
+    expect(refused({ ...group, version: "yesterday" })).toMatch(/^line 2: group\.version: /);
+    expect(refused({ ...group, group: { ...group.group, events: -3 } })).toMatch(
+      /^line 2: group\.group\.events: /,
+    );
+    expect(
+      refused({ ...group, group: { ...group.group, links: [{ type: "file", ref: "" }] } }),
+    ).toMatch(/^line 2: group\.group\.links\.0\.ref: /);
+    expect(
+      refused({
+        ...group,
+        group: { ...group.group, telemetry: { workers: [{ worker: "a\nb" }], errors: [] } },
+      }),
+    ).toMatch(/^line 2: group\.group\.telemetry\.workers\.0/);
+    expect(refused({ ...group, group: { ...group.group, admin: true } })).toMatch(
+      /^line 2: group\.group/,
+    );
+    expect(refused({ ...group, extra: 1 })).toMatch(/^line 2: group/);
     expect(parsePending("{not json\n", sha256Hex("{not json\n"))).toMatch(/line 1: not JSON/);
 
     expect(parseLedger("{")).toMatch(/not JSON/);
@@ -96,8 +197,8 @@ describe("compaction for room", () => {
   });
 });
 
-describe("compaction for room: one entity linker for a command's compactions", () => {
-  it("links every slice as a linker made for that slice alone would, byte for byte", () => {
+describe("compaction for room: entities", () => {
+  it("links the engrams its groups make to the registry, as a cycle does", () => {
     const registry = Registry.parse({
       people: [{ id: "ana", name: "Ana Silva", aliases: ["ana"] }],
       components: [{ id: "billing", name: "Billing", paths: ["src/billing/**"] }],
@@ -105,32 +206,28 @@ describe("compaction for room: one entity linker for a command's compactions", (
     const slices = [0, 1, 2].map((k) =>
       Array.from({ length: 8 }, (_, i) =>
         memoryEvent(k * 8 + i + 1, {
-          // The same facts come back in later slices: the kept linker answers from memory.
           text: `@ana reworked billing retries, step ${i % 4}`,
           topics: [`t${i % 2}`],
         }),
       ),
     );
-    const kept = roomLinker(registry);
     let ledger = emptyLedger();
+    const plans: ReturnType<typeof plan>[] = [];
     for (const part of slices) {
-      const shared = planRoomCompaction({
-        slice: part,
-        memory,
-        entities: kept,
-        ledger,
-        pendingFile: pendingFileName(ledger),
-      });
-      const fresh = planRoomCompaction({
+      const room = planRoomCompaction({
         slice: part,
         memory,
         registry,
         ledger,
         pendingFile: pendingFileName(ledger),
       });
-      expect(shared.pendingText).toBe(fresh.pendingText);
-      expect(shared.engrams.some((e) => e.entities?.includes("person:ana"))).toBe(true);
-      ledger = shared.ledger;
+      plans.push(room);
+      ledger = room.ledger;
     }
+    const linked = pendingEngrams(plans, memory, roomLinker(registry)).engrams;
+    expect(linked.every((e) => e.entities?.includes("person:ana"))).toBe(true);
+    const all = slices.flat();
+    const cycle = compactSlice(all, slicePolicy(memory, roomLinker(registry), undefined));
+    expect(linked.map(serializeEngram)).toEqual(cycle.map(serializeEngram));
   });
 });

@@ -12,7 +12,10 @@
 export interface RoomLedger {
   compactions: number;
   events: number;
+  /** Engrams made: of history events at once, of groups when a cycle packs their records. */
   engrams: number;
+  /** Group records the compactions left (each group's records become its engrams together). */
+  groups: number;
   written_by_ingest: number;
   pending: PendingFile[];
 }
@@ -27,7 +30,7 @@ export interface PendingFile {
 export type RoomReport = Omit<RoomLedger, "pending">;
 
 export function emptyLedger(): RoomLedger {
-  return { compactions: 0, events: 0, engrams: 0, written_by_ingest: 0, pending: [] };
+  return { compactions: 0, events: 0, engrams: 0, groups: 0, written_by_ingest: 0, pending: [] };
 }
 
 export function roomReport(ledger: RoomLedger): RoomReport {
@@ -67,10 +70,16 @@ export function parseLedger(text: string): RoomLedger | string {
   if (!Array.isArray(pending) || !pending.every(isPendingFile)) {
     return "pending: expected [{file: pending-NNNNNNNN.ndjson, sha256: 64 hex digits}]";
   }
+  // A ledger written before group records existed has no `groups`.
+  const groups = v.groups ?? 0;
+  if (!Number.isSafeInteger(groups) || (groups as number) < 0) {
+    return "groups: expected a non-negative integer";
+  }
   return {
     compactions: v.compactions as number,
     events: v.events as number,
     engrams: v.engrams as number,
+    groups: groups as number,
     written_by_ingest: v.written_by_ingest as number,
     pending: pending.map((p: PendingFile) => ({ file: p.file, sha256: p.sha256 })),
   };

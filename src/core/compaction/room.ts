@@ -1,17 +1,23 @@
 /**
  * Compaction for room: an ingest about to take the buffer past a hard budget compacts the
- * oldest slice into engrams that wait, with a ledger of what was compacted, until the next
- * cycle takes them into the memory tree the repository publishes (the work tree, or the
- * staging tree of `director run --pr`). Only the engrams are made here: the catalog,
- * promotion, eviction and MEMORY.md are the cycle's, once for every compaction before it.
+ * oldest slice into what waits, with a ledger of what was compacted, until the next cycle
+ * takes it into the memory tree the repository publishes (the work tree, or the staging tree
+ * of `director run --pr`). A slice leaves the records of its groups (see group.ts) and the
+ * engrams of its history events; the cycle joins each group's records across compactions and
+ * packs them once, so a budget that makes many small slices makes the engrams of one (as many
+ * files, each group once). The catalog, promotion, eviction and MEMORY.md are the cycle's.
  */
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import type { Registry } from "../../schema/registry.js";
+import { PendingGroupLine } from "../../schema/room-group.js";
 import { entityMatcher } from "../graph/entities.js";
 import { sha256Hex } from "../model/canonical.js";
-import { compactSlice } from "./compact.js";
+import { compareText } from "../model/text.js";
+import { sliceGroups } from "./compact.js";
+import { type GroupState, packGroup } from "./group.js";
+import { joinGroups } from "./group-join.js";
 import { bodyLinker } from "./pack.js";
 import type { CompactionPolicy } from "./policy.js";
 import type { RoomLedger } from "./room-ledger.js";
@@ -35,9 +41,20 @@ export function slicePolicy(
   };
 }
 
-export interface RoomPlan {
+/** What one compaction for room leaves: its history engrams and its groups' records. */
+export interface PendingContent {
   engrams: Engram[];
-  /** The pending file: one engram per line, in the order they were made. */
+  groups: PendingGroup[];
+}
+
+/** A group's record and the batch its slice went to. */
+export interface PendingGroup {
+  version: string;
+  group: GroupState;
+}
+
+export interface RoomPlan extends PendingContent {
+  /** The pending file: one engram or group record per line, in the order they were made. */
   pendingText: string;
   ledger: RoomLedger;
 }
@@ -60,17 +77,54 @@ export function planRoomCompaction(input: {
   pendingFile: string;
 }): RoomPlan {
   const entities = input.entities ?? roomLinker(input.registry);
-  const engrams = compactSlice(input.slice, slicePolicy(input.memory, entities, undefined));
-  const pendingText = engrams.map((e) => `${JSON.stringify(e)}\n`).join("");
+  const made = sliceGroups(input.slice, slicePolicy(input.memory, entities, undefined));
+  const engrams = made?.history ?? [];
+  const groups = (made?.live ?? []).map((group) => ({ version: made?.version as string, group }));
+  const pendingText = [
+    ...engrams.map((e) => `${JSON.stringify(e)}\n`),
+    ...groups.map((g) => `${JSON.stringify(g)}\n`),
+  ].join("");
   const file = { file: input.pendingFile, sha256: sha256Hex(pendingText) };
+  const any = engrams.length + groups.length > 0;
   const ledger: RoomLedger = {
     compactions: input.ledger.compactions + 1,
     events: input.ledger.events + input.slice.length,
     engrams: input.ledger.engrams + engrams.length,
+    groups: input.ledger.groups + groups.length,
     written_by_ingest: input.ledger.written_by_ingest,
-    pending: engrams.length > 0 ? [...input.ledger.pending, file] : input.ledger.pending,
+    pending: any ? [...input.ledger.pending, file] : input.ledger.pending,
   };
-  return { engrams, pendingText, ledger };
+  return { engrams, groups, pendingText, ledger };
+}
+
+/**
+ * The engrams of what compactions for room left, oldest first (and how many of them its
+ * groups made): their history engrams as they
+ * are, and each group's records joined across the compactions and packed once, in the batch
+ * of the latest slice that held the group. Pure: the same pending content, memory settings
+ * and linker give the same engrams, so a cycle run again after a crash makes the same files.
+ */
+export function pendingEngrams(
+  contents: readonly PendingContent[],
+  memory: MemoryConfig,
+  entities: CompactionPolicy["entities"],
+): { engrams: Engram[]; fromGroups: number } {
+  const out: Engram[] = contents.flatMap((c) => c.engrams);
+  const byLabel = new Map<string, PendingGroup[]>();
+  for (const g of contents.flatMap((c) => c.groups)) {
+    const list = byLabel.get(g.group.label);
+    if (list) list.push(g);
+    else byLabel.set(g.group.label, [g]);
+  }
+  const policy = slicePolicy(memory, entities, undefined);
+  const made: Engram[] = [];
+  for (const list of byLabel.values()) {
+    const version = list.map((g) => g.version).reduce((a, b) => (b > a ? b : a));
+    made.push(...packGroup(joinGroups(list.map((g) => g.group)), version, policy));
+  }
+  // In id order, as a slice's engrams are.
+  made.sort((a, b) => compareText(a.engram_id, b.engram_id));
+  return { engrams: [...out, ...made], fromGroups: made.length };
 }
 
 /** The entity linker of engram bodies for `registry` (undefined: no registry, no entities). */
@@ -79,14 +133,15 @@ export function roomLinker(registry: Registry | undefined): CompactionPolicy["en
 }
 
 /**
- * The engrams of a pending file. Its bytes must hash to the digest the ledger holds (a torn,
- * damaged or swapped file is refused, never written to memory), and each line must have an
- * engram's shape; the cycle that takes them checks nothing more than it checks of the
- * buffer's events (the content hash is the ledger's, so no engram is hashed again).
+ * What a pending file holds. Its bytes must hash to the digest the ledger holds (a torn,
+ * damaged or swapped file is refused, never written to memory); each line must be an
+ * engram's shape or a group's record (checked field by field: the state folder is input).
+ * The cycle that takes them checks nothing more than it checks of the buffer's events (the
+ * content hash is the ledger's, so no engram is hashed again).
  */
-export function parsePending(text: string, digest: string): Engram[] | string {
+export function parsePending(text: string, digest: string): PendingContent | string {
   if (sha256Hex(text) !== digest) return "its bytes do not match the sha256 the ledger holds";
-  const out: Engram[] = [];
+  const out: PendingContent = { engrams: [], groups: [] };
   let line = 0;
   for (const raw of text.split("\n")) {
     line++;
@@ -97,9 +152,18 @@ export function parsePending(text: string, digest: string): Engram[] | string {
     } catch (error) {
       return `line ${line}: not JSON (${(error as Error).message})`;
     }
+    if (typeof value === "object" && value !== null && "group" in value) {
+      const parsed = PendingGroupLine.safeParse(value);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        return `line ${line}: ${["group", ...(issue?.path ?? []).map(String)].join(".")}: ${issue?.message ?? "not a group record"}`;
+      }
+      out.groups.push(parsed.data as PendingGroup);
+      continue;
+    }
     const problem = shapeProblem(value);
     if (problem !== undefined) return `line ${line}: ${problem}`;
-    out.push(value as Engram);
+    out.engrams.push(value as Engram);
   }
   return out;
 }
