@@ -43,3 +43,40 @@ describe("batch ids", () => {
     expect(isoFromBatchId("20261122-181458Z")).toBe("2026-11-22T18:14:58.000Z");
   });
 });
+
+describe("canonicalJson against the plain recursive form", () => {
+  /** RFC 8785 as written: every value on its own, keys sorted by UTF-16 code units. */
+  function reference(value: unknown): string {
+    if (value === null || typeof value !== "object") return JSON.stringify(value);
+    if (Array.isArray(value)) {
+      return `[${value.map((v) => (v === undefined ? "null" : reference(v))).join(",")}]`;
+    }
+    const record = value as Record<string, unknown>;
+    const keys = Object.keys(record)
+      .filter((k) => record[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(record[k])}`).join(",")}}`;
+  }
+
+  it("writes what it writes for any JSON value, lists of strings and mixed lists alike", () => {
+    const value = fc.letrec((tie) => ({
+      leaf: fc.oneof(
+        fc.string({ unit: "binary" }),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.boolean(),
+        fc.constant(null),
+      ),
+      node: fc.oneof(
+        { depthSize: "small" },
+        tie("leaf"),
+        fc.array(tie("node"), { maxLength: 5 }),
+        fc.array(fc.string({ unit: "binary" }), { maxLength: 5 }),
+        fc.dictionary(fc.string({ unit: "binary" }), tie("node"), { maxKeys: 5 }),
+      ),
+    }));
+    fc.assert(
+      fc.property(value.node, (v) => canonicalJson(v) === reference(v)),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -16,18 +16,39 @@ export function canonicalJson(value: unknown): string {
       return JSON.stringify(value);
     case "object": {
       if (Array.isArray(value)) {
-        return `[${value.map((item) => (item === undefined ? "null" : canonicalJson(item))).join(",")}]`;
+        // A list of strings (facts, topics, senders) is already canonical as JSON.stringify
+        // writes it: one native call instead of one per item.
+        if (value.every(isPlainScalar)) return JSON.stringify(value);
+        let out = "[";
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          out += `${i > 0 ? "," : ""}${item === undefined ? "null" : canonicalJson(item)}`;
+        }
+        return `${out}]`;
       }
       const record = value as Record<string, unknown>;
       // Default sort compares UTF-16 code units, exactly what RFC 8785 asks for.
-      const keys = Object.keys(record)
-        .filter((key) => record[key] !== undefined)
-        .sort();
-      return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(record[key])}`).join(",")}}`;
+      let out = "{";
+      for (const key of Object.keys(record).sort()) {
+        const field = record[key];
+        if (field === undefined) continue;
+        out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${canonicalJson(field)}`;
+      }
+      return `${out}}`;
     }
     default:
       throw new TypeError(`canonicalJson: unsupported type ${typeof value}`);
   }
+}
+
+/** A value JSON.stringify writes in canonical form as an array item: no object, no -0 trap. */
+function isPlainScalar(item: unknown): boolean {
+  return (
+    typeof item === "string" ||
+    typeof item === "boolean" ||
+    item === null ||
+    (typeof item === "number" && Number.isFinite(item))
+  );
 }
 
 export function sha256Hex(text: string | Uint8Array): string {
