@@ -37,6 +37,8 @@ export function settledLedgerText(ledger: RoomLedger, written: number, fromGroup
   return serializeLedger({
     ...ledger,
     engrams: ledger.engrams + fromGroups,
+    // The groups are packed: the next compaction starts new ones.
+    labels: [],
     written_by_ingest: ledger.written_by_ingest + written,
     pending: [],
   });

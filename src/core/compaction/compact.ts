@@ -87,11 +87,14 @@ export interface SliceGroups {
 /**
  * The groups of a slice, before packing (undefined when the slice makes no engram). Each
  * event is filed under one group (`groupKeyOf`); quiet telemetry joins the largest group,
- * and beyond the largest `max_groups - 1` the rest are one group, `other`.
+ * and beyond the largest `max_groups - 1` the rest are one group, `other`. How large a group
+ * is counts `earlier` events of its label too (compaction for room: the slices before it
+ * whose records it joins), so the groups kept stay the same from slice to slice.
  */
 export function sliceGroups(
   slice: readonly MemoryEvent[],
   policy: CompactionPolicy,
+  earlier: ReadonlyMap<string, number> = new Map(),
 ): SliceGroups | undefined {
   const events = engramEvents(slice);
   if (events.length === 0) return undefined;
@@ -115,21 +118,21 @@ export function sliceGroups(
   // engram of its own: its events are counted in the largest group that has something to say
   // (its provenance and telemetry block). A slice with no such group makes no engram; its
   // events are counted in the cycle's compacted events.
+  const size = (label: string, list: readonly MemoryEvent[]) =>
+    (earlier.get(label) ?? 0) + list.length;
+  const largestFirst = (a: [string, MemoryEvent[]], b: [string, MemoryEvent[]]) =>
+    size(b[0], b[1]) - size(a[0], a[1]) || compareText(a[0], b[0]);
   const quiet = [...groups.entries()].filter(([, list]) => saysNothing(list, policy.stall_seconds));
   // (History engrams, built above, stand whatever the live slice holds.)
   if (quiet.length === groups.size) return { version, history: engrams, live: [] };
   if (quiet.length > 0) {
     for (const [key] of quiet) groups.delete(key);
-    const [, largest] = [...groups.entries()].sort(
-      (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
-    )[0] as [string, MemoryEvent[]];
+    const [, largest] = [...groups.entries()].sort(largestFirst)[0] as [string, MemoryEvent[]];
     largest.push(...quiet.flatMap(([, list]) => list));
     largest.sort((a, b) => a.seq - b.seq);
   }
   // Largest groups keep their own engram; the tail is merged so one slice stays a few files.
-  const ordered = [...groups.entries()].sort(
-    (a, b) => b[1].length - a[1].length || compareText(a[0], b[0]),
-  );
+  const ordered = [...groups.entries()].sort(largestFirst);
   const kept = ordered.slice(0, Math.max(1, policy.max_groups - 1));
   const rest = ordered.slice(kept.length);
   if (rest.length > 0) {

@@ -16,6 +16,11 @@ export interface RoomLedger {
   engrams: number;
   /** Group records the compactions left (each group's records become its engrams together). */
   groups: number;
+  /**
+   * The events each pending group label holds so far, by label: the next compaction keeps
+   * the same groups (see `sliceGroups`). Not reported.
+   */
+  labels: [string, number][];
   written_by_ingest: number;
   pending: PendingFile[];
 }
@@ -27,14 +32,22 @@ export interface PendingFile {
 }
 
 /** What `director run --json` reports as `compacted_for_room`. */
-export type RoomReport = Omit<RoomLedger, "pending">;
+export type RoomReport = Omit<RoomLedger, "pending" | "labels">;
 
 export function emptyLedger(): RoomLedger {
-  return { compactions: 0, events: 0, engrams: 0, groups: 0, written_by_ingest: 0, pending: [] };
+  return {
+    compactions: 0,
+    events: 0,
+    engrams: 0,
+    groups: 0,
+    labels: [],
+    written_by_ingest: 0,
+    pending: [],
+  };
 }
 
 export function roomReport(ledger: RoomLedger): RoomReport {
-  const { pending: _, ...report } = ledger;
+  const { pending: _, labels: __, ...report } = ledger;
   return report;
 }
 
@@ -75,14 +88,30 @@ export function parseLedger(text: string): RoomLedger | string {
   if (!Number.isSafeInteger(groups) || (groups as number) < 0) {
     return "groups: expected a non-negative integer";
   }
+  // Nor `labels`: the next compaction then ranks groups by its own slice alone.
+  const labels = v.labels ?? [];
+  if (!Array.isArray(labels) || !labels.every(isLabelCount)) {
+    return "labels: expected [[label, events], ...]";
+  }
   return {
     compactions: v.compactions as number,
     events: v.events as number,
     engrams: v.engrams as number,
     groups: groups as number,
+    labels: labels.map(([label, n]: [string, number]) => [label, n] as [string, number]),
     written_by_ingest: v.written_by_ingest as number,
     pending: pending.map((p: PendingFile) => ({ file: p.file, sha256: p.sha256 })),
   };
+}
+
+function isLabelCount(value: unknown): boolean {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    typeof value[0] === "string" &&
+    Number.isSafeInteger(value[1]) &&
+    value[1] > 0
+  );
 }
 
 function isPendingFile(value: unknown): value is PendingFile {

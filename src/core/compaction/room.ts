@@ -77,7 +77,8 @@ export function planRoomCompaction(input: {
   pendingFile: string;
 }): RoomPlan {
   const entities = input.entities ?? roomLinker(input.registry);
-  const made = sliceGroups(input.slice, slicePolicy(input.memory, entities, undefined));
+  const earlier = new Map(input.ledger.labels);
+  const made = sliceGroups(input.slice, slicePolicy(input.memory, entities, undefined), earlier);
   const engrams = made?.history ?? [];
   const groups = (made?.live ?? []).map((group) => ({ version: made?.version as string, group }));
   const pendingText = [
@@ -86,11 +87,15 @@ export function planRoomCompaction(input: {
   ].join("");
   const file = { file: input.pendingFile, sha256: sha256Hex(pendingText) };
   const any = engrams.length + groups.length > 0;
+  for (const { group } of groups) {
+    earlier.set(group.label, (earlier.get(group.label) ?? 0) + group.events);
+  }
   const ledger: RoomLedger = {
     compactions: input.ledger.compactions + 1,
     events: input.ledger.events + input.slice.length,
     engrams: input.ledger.engrams + engrams.length,
     groups: input.ledger.groups + groups.length,
+    labels: [...earlier.entries()].sort((a, b) => compareText(a[0], b[0])),
     written_by_ingest: input.ledger.written_by_ingest,
     pending: any ? [...input.ledger.pending, file] : input.ledger.pending,
   };
