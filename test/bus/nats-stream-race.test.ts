@@ -5,12 +5,18 @@
  * rival with another config while lookups lag, and the cases that must end in the spool.
  */
 import { existsSync, readdirSync } from "node:fs";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import {
+  AckPolicy,
+  DeliverPolicy,
+  type JetStreamManager,
+  jetstreamManager,
+} from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
 import { describe, expect, it } from "vitest";
 import { openNatsSender } from "../../src/bus/nats.js";
 import { drainNats } from "../../src/bus/nats-source.js";
 import {
+  ensureConsumer,
   ensureStream,
   natsSettings,
   RACE_PAUSES_MS,
@@ -200,5 +206,42 @@ describe.skipIf(skipNats)("NATS stream creation under concurrency", () => {
     );
     // Not a race: no pause, no second try.
     expect(pauses).toEqual([]);
+  });
+
+  it("a consumer created by a rival Director with other settings just before this one's create is used", async () => {
+    const { repo, stream, consumer } = await natsRepo();
+    const ctx = await openContext({ repo: repo.dir });
+    const settings = natsSettings(ctx.config.agent_bus.nats);
+    const before = await withManager(async (jsm) => {
+      await ensureStream(jsm, settings);
+      const racing = {
+        consumers: {
+          info: jsm.consumers.info.bind(jsm.consumers),
+          update: jsm.consumers.update.bind(jsm.consumers),
+          // The rival's create reaches the server first, with a deliver policy that cannot be
+          // changed (another ack wait nats-server 2.9 would just update): the real server
+          // refuses this create.
+          add: async (name: string, config: Parameters<typeof jsm.consumers.add>[1]) => {
+            await withManager((rival) =>
+              rival.consumers.add(name, {
+                durable_name: consumer,
+                ack_policy: AckPolicy.Explicit,
+                deliver_policy: DeliverPolicy.New,
+                filter_subject: `${settings.subjectPrefix}.>`,
+              }),
+            );
+            return jsm.consumers.add(name, config);
+          },
+        },
+      } as unknown as JetStreamManager;
+      return ensureConsumer(racing, settings);
+    });
+    // Created during this call (by the rival): nothing to compare a drop against.
+    expect(before).toBeUndefined();
+    await withManager(async (jsm) => {
+      expect((await jsm.consumers.info(stream, consumer)).config.deliver_policy).toBe(
+        DeliverPolicy.New,
+      );
+    });
   });
 });
