@@ -29,6 +29,7 @@ import { note } from "../support/envelopes.js";
 import {
   asEnvelope,
   busUrl,
+  emitOverNats,
   journalKeys,
   natsRepo,
   natsServer,
@@ -89,6 +90,20 @@ describe.skipIf(skipNats)("NATS stream creation under concurrency", () => {
       events.map((e) => eventIdKey(e.event_id as string)).sort(),
     );
     expect(existsSync(ctx.paths.spool) ? readdirSync(ctx.paths.spool) : []).toEqual([]);
+  });
+
+  it("fifty `worker emit --bus nats://` processes started at once with no stream: each exits stored, not spooled", async () => {
+    const { repo, stream } = await natsRepo();
+    const WRITERS = 50;
+    const results = await Promise.all(
+      Array.from({ length: WRITERS }, (_, w) => emitOverNats(repo, "fact", `cli ${w}`, `w${w}`)),
+    );
+    for (const result of results) {
+      expect(result, JSON.stringify(result)).toMatchObject({ transport: "nats", spooled: false });
+    }
+    expect(await streamState(stream)).toMatchObject({ messages: WRITERS });
+    const spool = repo.path(".engram", "spool");
+    expect(existsSync(spool) ? readdirSync(spool) : []).toEqual([]);
   });
 
   it("publishes again, after a pause, to a stream that exists but does not take its subjects yet", async () => {
