@@ -103,18 +103,24 @@ export async function drainNats(
       acknowledged += group.length;
       lastCommit = performance.now();
     };
+    const commitLater = (wait: number): void => {
+      timer ??= setTimeout(
+        () => {
+          commit().catch((err: unknown) => {
+            commitError = err;
+            messages.stop();
+          });
+        },
+        Math.max(0, wait),
+      );
+    };
     const commitSoon = async (): Promise<void> => {
       const wait = lastCommit + COMMIT_INTERVAL_MS - performance.now();
       if (wait <= 0 || groupFull()) {
         await commit();
         return;
       }
-      timer ??= setTimeout(() => {
-        commit().catch((err: unknown) => {
-          commitError = err;
-          messages.stop();
-        });
-      }, wait);
+      commitLater(wait);
     };
 
     const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
@@ -141,6 +147,11 @@ export async function drainNats(
         // Nothing more has arrived yet (or the group is full): time to think of a commit.
         if (messages.getPending() === 0 || groupFull()) {
           await commitSoon();
+        } else {
+          // More is said to be waiting, but the iterator's count can stay above 0 after one of
+          // its own pull requests went through it (@nats-io/nats-core 3.x): the timer makes
+          // sure the last message of a batch is committed and acknowledged all the same.
+          commitLater(lastCommit + COMMIT_INTERVAL_MS - performance.now());
         }
       }
       if (commitError !== undefined) throw commitError;

@@ -2,9 +2,12 @@ import {
   AckPolicy,
   type ConsumerInfo,
   DeliverPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
   type JetStreamManager,
   RetentionPolicy,
   StorageType,
+  type StreamAPI,
   type StreamInfo,
 } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
@@ -70,36 +73,93 @@ export function connectNats(
   });
 }
 
+/** How a transport waits between two attempts (a test makes the world change there instead). */
+export type Pause = (ms: number) => Promise<void>;
+
+export const pause: Pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The pauses before each new attempt of a lost creation race: bounded, about 1.6 s in all,
+ * far longer than a server takes to finish creating a stream another client asked for.
+ */
+export const RACE_PAUSES_MS: readonly number[] = [20, 50, 100, 200, 400, 800];
+
+/** JetStream API error codes (the server's `err_code`, stable across versions). */
+const STREAM_NAME_IN_USE = 10058;
+const STREAM_SUBJECTS_OVERLAP = 10065;
+
+/** What `ensureStream` needs of a JetStreamManager (a test may wrap it). */
+export interface StreamLookup {
+  streams: Pick<StreamAPI, "info" | "add">;
+}
+
 /**
  * Creates the stream when it is missing. Limits retention with a maximum age: messages stay
  * for `max_age_seconds` whether ingested or not (a Director's consumer tracks what it has
  * taken), which costs the server far less per message than work-queue retention (measured
  * by bench/transport-nats.ts: about half the server CPU) and lets a new consumer replay.
  * An existing stream is used as it is (an operator may have set replicas or limits).
+ *
+ * Any number of workers and Directors may call this at the same moment. The server answers
+ * a create with the same config as one in progress with success, and one with another config
+ * (another version's defaults) with "stream name already in use" (10058): the loser looks the
+ * stream up again and uses it, waiting `RACE_PAUSES_MS` between looks while the lookup lags
+ * behind the name (bounded: then it fails and the caller spools). Anything else that refuses
+ * the creation (10065: another stream takes these subjects) fails at once with what to do.
  */
 export async function ensureStream(
-  jsm: JetStreamManager,
+  jsm: StreamLookup,
   settings: NatsSettings,
+  wait: Pause = pause,
 ): Promise<StreamInfo> {
-  try {
-    return await jsm.streams.info(settings.stream);
-  } catch (err) {
-    if (!isNotFound(err)) throw err;
+  for (let attempt = 0; ; attempt++) {
+    const existing = await lookUpStream(jsm, settings.stream);
+    if (existing !== undefined) return existing;
+    try {
+      return await jsm.streams.add({
+        name: settings.stream,
+        subjects: [`${settings.subjectPrefix}.>`],
+        retention: RetentionPolicy.Limits,
+        max_age: nanos(settings.maxAgeMs),
+        storage: StorageType.File,
+        duplicate_window: nanos(settings.duplicateWindowMs),
+      });
+    } catch (err) {
+      // Lost the race: whoever won made the stream, so look again before anything else.
+      const made = await lookUpStream(jsm, settings.stream).catch(() => undefined);
+      if (made !== undefined) return made;
+      const delay = RACE_PAUSES_MS[attempt];
+      if (apiCode(err) !== STREAM_NAME_IN_USE || delay === undefined) {
+        throw new StreamSetupError(settings, err);
+      }
+      await wait(delay);
+    }
   }
+}
+
+/** The stream's info; undefined when there is no stream of that name (yet). */
+async function lookUpStream(jsm: StreamLookup, name: string): Promise<StreamInfo | undefined> {
   try {
-    return await jsm.streams.add({
-      name: settings.stream,
-      subjects: [`${settings.subjectPrefix}.>`],
-      retention: RetentionPolicy.Limits,
-      max_age: nanos(settings.maxAgeMs),
-      storage: StorageType.File,
-      duplicate_window: nanos(settings.duplicateWindowMs),
-    });
+    return await jsm.streams.info(name);
   } catch (err) {
-    // Another writer created it between our look and our add: fine if it now exists.
-    return await jsm.streams.info(settings.stream).catch(() => {
-      throw err;
-    });
+    if (apiCode(err) === JetStreamApiCodes.StreamNotFound) return undefined;
+    throw err;
+  }
+}
+
+/** The stream could not be created nor found: names it and says what to change. */
+export class StreamSetupError extends Error {
+  override readonly name = "StreamSetupError";
+  constructor(settings: NatsSettings, cause: unknown) {
+    const subjects = `${settings.subjectPrefix}.>`;
+    const hint =
+      apiCode(cause) === STREAM_SUBJECTS_OVERLAP
+        ? `; another stream already takes ${subjects}: name that stream in [agent_bus.nats] stream, or choose another subject_prefix`
+        : "";
+    super(
+      `stream ${settings.stream} (${subjects}) cannot be created: ${describeNatsError(cause)}${hint}`,
+      { cause },
+    );
   }
 }
 
@@ -129,13 +189,20 @@ export async function ensureConsumer(
   } catch (err) {
     if (!isNotFound(err)) throw err;
   }
-  await jsm.consumers.add(settings.stream, {
-    durable_name: settings.consumer,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    filter_subject: `${settings.subjectPrefix}.>`,
-    ...wanted,
-  });
+  try {
+    await jsm.consumers.add(settings.stream, {
+      durable_name: settings.consumer,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: `${settings.subjectPrefix}.>`,
+      ...wanted,
+    });
+  } catch (err) {
+    // Another drain created it first (with other settings): it exists now, which is enough.
+    await jsm.consumers.info(settings.stream, settings.consumer).catch(() => {
+      throw err;
+    });
+  }
   return undefined;
 }
 
@@ -157,19 +224,21 @@ export function droppedBeforeDelivery(
 }
 
 function isNotFound(err: unknown): boolean {
-  const name = (err as { name?: unknown } | null)?.name;
-  return name === "StreamNotFoundError" || name === "ConsumerNotFoundError";
+  const code = apiCode(err);
+  return code === JetStreamApiCodes.StreamNotFound || code === JetStreamApiCodes.ConsumerNotFound;
 }
 
-/** A publish to a subject no stream takes comes back as "JetStream not enabled" (503). */
-export function isNoStream(err: unknown): boolean {
-  return (err as { name?: unknown } | null)?.name === "JetStreamNotEnabled";
+/** The JetStream API's `err_code` of an error the client threw; undefined for any other error. */
+function apiCode(err: unknown): number | undefined {
+  return err instanceof JetStreamApiError ? err.code : undefined;
 }
 
 /** A short reason for a report: the vendor's message, never a stack or a whole response. */
 export function describeNatsError(err: unknown): string {
   const e = err as { name?: unknown; message?: unknown; code?: unknown } | null;
   const message = typeof e?.message === "string" ? e.message : String(err);
-  const code = typeof e?.code === "string" ? ` (${e.code})` : "";
+  const api = apiCode(err);
+  const code =
+    typeof e?.code === "string" ? ` (${e.code})` : api !== undefined ? ` (JetStream ${api})` : "";
   return `${message}${code}`.slice(0, 300);
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { jetstreamManager } from "@nats-io/jetstream";
+import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
 import { ServiceError } from "../errors.js";
@@ -9,10 +9,12 @@ import {
   connectNats,
   describeNatsError,
   ensureStream,
-  isNoStream,
   type NatsSettings,
   type NatsUrl,
   natsSettings,
+  type Pause,
+  pause,
+  RACE_PAUSES_MS,
   subjectFor,
 } from "./nats-stream.js";
 import { formatBusUrl } from "./url.js";
@@ -25,7 +27,16 @@ import { formatBusUrl } from "./url.js";
  * whatever it did not acknowledge (server down, timeout) goes to the local spool instead, so
  * a delivery is always durable somewhere. The Director deduplicates by event id either way.
  */
-export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<BusSender> {
+export interface NatsSenderOptions {
+  /** How the sender waits before publishing again to a stream not yet taking its subjects. */
+  wait?: Pause;
+}
+
+export async function openNatsSender(
+  ctx: RepoContext,
+  url: NatsUrl,
+  options: NatsSenderOptions = {},
+): Promise<BusSender> {
   const settings = natsSettings(ctx.config.agent_bus.nats);
   const spool = spoolSender(ctx);
   let nc: NatsConnection;
@@ -45,15 +56,10 @@ export async function openNatsSender(ctx: RepoContext, url: NatsUrl): Promise<Bu
   return {
     async send(envelopes) {
       let failed = await publisher.publishAll(envelopes);
-      if (failed.length > 0 && !streamChecked && failed.every((f) => isNoStream(f.error))) {
-        // No stream takes our subjects yet: create it once, then try again.
+      if (!streamChecked && failed.some((f) => f.error instanceof NoStreamError)) {
+        // Once per sender: a stream that never takes our subjects costs one round of waits.
         streamChecked = true;
-        try {
-          await ensureStream(await jetstreamManager(nc), settings);
-          failed = await publisher.publishAll(failed.map((f) => f.envelope));
-        } catch (err) {
-          failed = failed.map((f) => ({ ...f, error: err }));
-        }
+        failed = await publishWhenStreamTakes(nc, publisher, settings, failed, options.wait);
       }
       if (failed.length === 0) return { transport: "nats", spooled: false };
       const first = failed[0] as Failure;
@@ -75,6 +81,64 @@ interface Failure {
   error: unknown;
 }
 
+/**
+ * Publishes again what no stream took (503): the stream is looked up (and created when
+ * missing, see `ensureStream`) before each new attempt, with `RACE_PAUSES_MS` between them.
+ * Fifty workers starting at once against a server without the stream race to create it, and
+ * a server can answer a lookup or a create with "it exists" a moment before the stream takes
+ * its subjects (nats-server 2.9 registers the name before it subscribes): a publish in that
+ * moment is refused as if there were no stream. Bounded: still refused after the last pause,
+ * the envelopes go to the spool, with the stream's subjects in the reason.
+ */
+async function publishWhenStreamTakes(
+  nc: NatsConnection,
+  publisher: PipelinedPublisher,
+  settings: NatsSettings,
+  failed: readonly Failure[],
+  wait: Pause = pause,
+): Promise<Failure[]> {
+  const outcome = new Map<Envelope, unknown>(failed.map((f) => [f.envelope, f.error]));
+  let refused = failed.filter((f) => f.error instanceof NoStreamError).map((f) => f.envelope);
+  let takes = "";
+  let attempts = 0;
+  let jsm: JetStreamManager | undefined;
+  for (let attempt = 0; refused.length > 0; attempt++) {
+    if (attempt > 0) {
+      const delay = RACE_PAUSES_MS[attempt - 1];
+      if (delay === undefined) break;
+      await wait(delay);
+    }
+    try {
+      jsm ??= await jetstreamManager(nc);
+      const stream = await ensureStream(jsm, settings, wait);
+      takes = (stream.config.subjects ?? []).join(", ");
+    } catch (err) {
+      // No JetStream, or a stream that cannot be made: no use trying again.
+      for (const envelope of refused) outcome.set(envelope, err);
+      break;
+    }
+    attempts++;
+    const again = await publisher.publishAll(refused);
+    for (const envelope of refused) outcome.set(envelope, undefined);
+    for (const f of again) outcome.set(f.envelope, f.error);
+    refused = again.filter((f) => f.error instanceof NoStreamError).map((f) => f.envelope);
+  }
+  for (const envelope of refused) {
+    if (!(outcome.get(envelope) instanceof NoStreamError)) continue;
+    const subject = subjectFor(settings, envelope.sender.id);
+    outcome.set(
+      envelope,
+      new NoStreamError(
+        `no stream took ${subject} in ${attempts + 1} publishes (stream ${settings.stream} has subjects ${takes || "none"}); its subjects must include ${settings.subjectPrefix}.>, or name another stream in [agent_bus.nats] stream`,
+      ),
+    );
+  }
+  return failed.flatMap((f) => {
+    const error = outcome.get(f.envelope);
+    return error === undefined ? [] : [{ envelope: f.envelope, error }];
+  });
+}
+
 /** What JetStream answers a publish with. */
 interface PubAckReply {
   stream?: string;
@@ -90,10 +154,8 @@ class PublishError extends ServiceError {
   }
 }
 
-/** The vendor's name for a publish no stream takes: `isNoStream` recognises both. */
-class NoStreamError extends PublishError {
-  override readonly name = "JetStreamNotEnabled";
-}
+/** A publish no stream took: the server's 503 "no responders" to a JetStream publish. */
+class NoStreamError extends PublishError {}
 
 /**
  * JetStream publishes with pipelined acks: every message goes out at once, each with its own
