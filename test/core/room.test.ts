@@ -132,6 +132,47 @@ describe("compaction for room", () => {
     expect(pendingEngrams(read as never, memory, undefined).engrams).toEqual(once);
   });
 
+  it("keeps the same groups from slice to slice: the labels' earlier events count", () => {
+    // 40 issues; each slice favours 23 others (5 notes each, 1 for the rest), so a slice
+    // alone would keep a different 23 each time, and every one becomes a group of its own.
+    let seq = 0;
+    const slices = Array.from({ length: 10 }, (_, k) =>
+      Array.from({ length: 40 }, (_, issue) => {
+        const favoured = (issue - 3 * k + 400) % 40 < 23;
+        return Array.from({ length: favoured ? 5 : 1 }, () => {
+          seq++;
+          return memoryEvent(seq, { text: `note ${seq}`, issue: `#${issue}` });
+        });
+      }).flat(),
+    );
+    const labels = (rank: boolean) => {
+      let ledger = emptyLedger();
+      const seen = new Set<string>();
+      const plans: ReturnType<typeof plan>[] = [];
+      for (const part of slices) {
+        const room = planRoomCompaction({
+          slice: part,
+          memory,
+          ledger: rank ? ledger : { ...ledger, labels: [] },
+          pendingFile: pendingFileName(ledger),
+        });
+        for (const g of room.groups) seen.add(g.group.label);
+        plans.push(room);
+        ledger = room.ledger;
+      }
+      const facts = engramsOf(...plans).flatMap((e) => e.facts);
+      return { seen: seen.size, facts: new Set(facts).size, ledger };
+    };
+    const ranked = labels(true);
+    const alone = labels(false);
+    expect(alone.seen).toBeGreaterThan(30);
+    expect(ranked.seen).toBeLessThanOrEqual(26);
+    // Nothing is lost either way: every note is a fact of memory.
+    expect(ranked.facts).toBe(seq);
+    expect(alone.facts).toBe(seq);
+    expect(ranked.ledger.labels.reduce((n, [, c]) => n + c, 0)).toBe(seq);
+  });
+
   it("a cycle takes pending engrams as new ones, each once, and never those already listed", () => {
     const room = plan();
     const input = {
