@@ -20,7 +20,7 @@ import type { FileChanges } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
 import { PathConfiner } from "../repo/confine.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
-import { fsyncDirSync, tempName } from "../state/atomic.js";
+import { fsyncDirSync, tempName, withDirSyncsDeferred } from "../state/atomic.js";
 import type { BufferMeta, EventBuffer } from "../state/buffer.js";
 import { assertIntent } from "../state/state-file-check.js";
 import { rememberSightings } from "./liveness-file.js";
@@ -154,18 +154,23 @@ export async function finishCycle(
     await onVersions(ctx, intent.versions, target);
   }
   await applyFileChanges(target, intent.writes, intent.deletes, ctx.paths.intent);
-  if (intent.room !== undefined) {
-    (await import("./room-ledger.js")).updateRoom(ctx.paths, intent.room.ledger);
-  }
-  // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
-  if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
-    // The workers' sightings outlive their heartbeats, so `director status` still knows them.
-    rememberSightings(
-      ctx.paths,
-      buffer.events.filter((s) => s.event.seq <= intent.through_seq).map((s) => s.event),
-    );
-    buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
-  }
+  const room = intent.room === undefined ? undefined : await import("./room-ledger.js");
+  // The intent replays every step below after a crash: their folders are synced once, at the
+  // end, before the intent goes (a compaction for room runs this dozens of times an ingest).
+  withDirSyncsDeferred(() => {
+    if (room !== undefined && intent.room !== undefined) {
+      room.updateRoom(ctx.paths, intent.room.ledger);
+    }
+    // A session step leaves the buffer alone: rewriting its journal for nothing costs a lot.
+    if (intent.through_seq > 0 || Object.keys(intent.meta).length > 0) {
+      // The workers' sightings outlive their heartbeats, so `director status` still knows them.
+      rememberSightings(
+        ctx.paths,
+        buffer.events.filter((s) => s.event.seq <= intent.through_seq).map((s) => s.event),
+      );
+      buffer.dropThrough(intent.through_seq, intent.meta, ctx.config.memory.dedup_window_events);
+    }
+  });
   unlinkSync(ctx.paths.intent);
   fsyncDirSync(join(ctx.paths.intent, ".."));
 }

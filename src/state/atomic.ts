@@ -59,8 +59,37 @@ export function removeStaleTemps(dirs: Iterable<string>): number {
   return removed;
 }
 
+/** Folders whose fsync waits for the end of `withDirSyncsDeferred` (undefined: none waits). */
+let deferredDirs: Set<string> | undefined;
+
 /** Makes a rename or unlink inside `dir` durable. */
 export function fsyncDirSync(dir: string): void {
+  if (deferredDirs !== undefined) {
+    deferredDirs.add(dir);
+    return;
+  }
+  syncDir(dir);
+}
+
+/**
+ * Runs `fn` with the folder fsyncs of its renames and unlinks gathered, then fsyncs each
+ * folder once. For a step whose every write a journal replays after a crash (a cycle
+ * intent's writes to the state folder): their order among themselves does not matter, only
+ * that all are durable before the intent is removed. Each file's own fsync still happens.
+ */
+export function withDirSyncsDeferred<T>(fn: () => T): T {
+  if (deferredDirs !== undefined) return fn();
+  const dirs = new Set<string>();
+  deferredDirs = dirs;
+  try {
+    return fn();
+  } finally {
+    deferredDirs = undefined;
+    for (const dir of dirs) syncDir(dir);
+  }
+}
+
+function syncDir(dir: string): void {
   const fd = openSync(dir, "r");
   try {
     fsyncSync(fd);
