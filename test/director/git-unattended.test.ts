@@ -24,7 +24,8 @@ function fakeGit(): { bin: string; log: string } {
   const log = join(bin, "starts.log");
   const script = [
     "#!/bin/sh",
-    `if [ -p /dev/stdin ]; then stdin=pipe; else stdin=closed; fi`,
+    // Node gives a child's "pipe" a socket: anything but a character device (/dev/null) is open.
+    `if [ -c /dev/stdin ]; then stdin=closed; else stdin=open; fi`,
     `echo "stdin=$stdin prompt=\${GIT_TERMINAL_PROMPT-unset} git_dir=\${GIT_DIR-unset} git $*" >> "${log}"`,
     'case "$FAKE_GIT_MODE" in',
     // Waits for the end of its stdin, as a git asking for input would wait for an answer.
