@@ -5,9 +5,9 @@
  * that does not answer ends the command with an error naming it, instead of a silent hang.
  */
 import { spawn } from "node:child_process";
-import { StateError } from "../errors.js";
+import { EngramError, StateError, UsageError } from "../errors.js";
 
-/** How long a local git command may take by default: `ENGRAM_GIT_TIMEOUT_MS`. */
+/** How long a git child may stay silent and unfinished by default: `ENGRAM_GIT_TIMEOUT_MS`. */
 export const DEFAULT_GIT_TIMEOUT_MS = 120_000;
 
 // Environment variables that say which repository git works on: engram opens the
@@ -54,7 +54,7 @@ export function gitTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
   if (text === undefined || text.trim() === "") return DEFAULT_GIT_TIMEOUT_MS;
   const ms = Number(text);
   if (!Number.isInteger(ms) || ms <= 0) {
-    throw new StateError(
+    throw new UsageError(
       `ENGRAM_GIT_TIMEOUT_MS: expected a positive number of milliseconds, got "${text}"`,
     );
   }
@@ -81,9 +81,9 @@ export class GitTimeoutError extends StateError {}
 /**
  * Runs `git args` in `cwd`. Resolves with the exit status and output (a failing status is
  * not an error: callers read it); rejects when git cannot be started, or with a
- * `GitTimeoutError` when it has not finished (exited, and its output closed) within the
- * bound: then it is killed, and the message names the command, the folder and the likely
- * causes.
+ * `GitTimeoutError` when it has neither finished (exited, and its output closed) nor written
+ * anything for the bound: then it is killed, and the message names the command, the folder
+ * and the likely causes.
  */
 export function runGitChild(
   cwd: string,
@@ -117,10 +117,11 @@ export function runGitChild(
       const what = exited
         ? "exited, but a process it started kept its output open"
         : "did not finish (killed)";
+      // The bound is on silence: a long history scan streams as it goes, a stuck git does not.
       finish(() =>
         reject(
           new GitTimeoutError(
-            `${shown} (in ${cwd}) ${what} within ${timeoutMs / 1000} s: is another git process holding the repository, a hook or credential helper waiting, or the disk stalled? Run the command by hand to see, or set ENGRAM_GIT_TIMEOUT_MS to wait longer`,
+            `${shown} (in ${cwd}) ${what}, silent for ${timeoutMs / 1000} s: is another git process holding the repository, a hook or credential helper waiting, or the disk stalled? Run the command by hand to see, or set ENGRAM_GIT_TIMEOUT_MS to wait longer`,
           ),
         ),
       );
@@ -131,8 +132,14 @@ export function runGitChild(
     });
     // Out of descriptors (EMFILE), Node sets up no pipes and reports it as an error event.
     if (!child.stdout || !child.stderr) return;
-    child.stdout.on("data", (c: Buffer) => out.push(c));
-    child.stderr.on("data", (c: Buffer) => err.push(c));
+    child.stdout.on("data", (c: Buffer) => {
+      out.push(c);
+      timer.refresh();
+    });
+    child.stderr.on("data", (c: Buffer) => {
+      err.push(c);
+      timer.refresh();
+    });
     child.on("close", (code) =>
       finish(() =>
         resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString("utf8") }),
@@ -158,7 +165,8 @@ export async function gitAnswer(
     const r = await runGitChild(cwd, args);
     return { code: r.code ?? -1, stdout: r.stdout.toString("utf8") };
   } catch (error) {
-    if (error instanceof GitTimeoutError) throw error;
+    // Only a git that cannot start reads as "no answer"; a hang or a bad bound is said.
+    if (error instanceof EngramError) throw error;
     return { code: -1, stdout: "" };
   }
 }
@@ -176,7 +184,8 @@ export async function gitText(
     const r = await runGitChild(cwd, args, options);
     return r.code === 0 ? r.stdout.toString("utf8") : undefined;
   } catch (error) {
-    if (error instanceof GitTimeoutError) throw error;
+    // Only a git that cannot start reads as "no answer"; a hang or a bad bound is said.
+    if (error instanceof EngramError) throw error;
     return undefined;
   }
 }

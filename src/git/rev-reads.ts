@@ -4,7 +4,8 @@
  * the time loading the in-process git library takes. Every call runs in the engram repository
  * folder; a folder outside any git repository reads as "nothing there".
  */
-import { GitTimeoutError, gitText, runGitChild } from "./git-child.js";
+import { EngramError } from "../errors.js";
+import { gitText, runGitChild } from "./git-child.js";
 
 /** A revision's commit and its committer time (seconds). */
 export interface CommitTime {
@@ -49,7 +50,7 @@ async function batchCommits(
       input: lines.length > 0 ? `${lines.join("\n")}\n` : "",
     });
   } catch (error) {
-    if (error instanceof GitTimeoutError) throw error;
+    if (error instanceof EngramError) throw error;
     return undefined;
   }
   return answer.code === 0 ? parseBatch(answer.stdout, revs.length) : undefined;

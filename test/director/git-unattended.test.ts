@@ -82,7 +82,7 @@ describe("director run's git children", () => {
     expect(JSON.parse(r.stdout).catalog_version).toBe(0);
   });
 
-  it("stops with an error naming the git that never answered, within ENGRAM_GIT_TIMEOUT_MS", async () => {
+  it("stops with an error naming the git that stayed silent for ENGRAM_GIT_TIMEOUT_MS", async () => {
     const repo = await initialized();
     const fake = fakeGit();
     const r = await director(["run", "--json"], {
@@ -92,10 +92,19 @@ describe("director run's git children", () => {
     expect(r.code, describeResult(r)).toBe(3);
     expect(JSON.parse(r.stdout)).toMatchObject({ code: "state", exit_code: 3 });
     expect(r.stderr).toMatch(
-      /git (ls-files|check-ignore) .*\(in .*\) did not finish \(killed\) within 1 s: .*ENGRAM_GIT_TIMEOUT_MS/,
+      /git (ls-files|check-ignore) .*\(in .*\) did not finish \(killed\), silent for 1 s: .*ENGRAM_GIT_TIMEOUT_MS/,
     );
     // Nothing was done under a lock it left behind: the next run, with git back, works.
     const again = await director(["run", "--json"], { cwd: repo.dir });
     expect(again.code, describeResult(again)).toBe(0);
+  });
+
+  it("refuses an ENGRAM_GIT_TIMEOUT_MS that is not a number of milliseconds, naming it", async () => {
+    const repo = await initialized();
+    const r = await director(["run"], { cwd: repo.dir, env: { ENGRAM_GIT_TIMEOUT_MS: "soon" } });
+    expect(r.code, describeResult(r)).toBe(2);
+    expect(r.stderr).toContain(
+      'ENGRAM_GIT_TIMEOUT_MS: expected a positive number of milliseconds, got "soon"',
+    );
   });
 });
