@@ -58,7 +58,8 @@ export function gitTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
       `ENGRAM_GIT_TIMEOUT_MS: expected a positive number of milliseconds, got "${text}"`,
     );
   }
-  return ms;
+  // A timer longer than this fires at once (Node clamps it to 1 ms): wait "for ever" instead.
+  return Math.min(ms, 2_147_483_647);
 }
 
 export interface GitChildResult {

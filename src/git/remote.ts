@@ -5,21 +5,9 @@
  */
 import { type SimpleGit, simpleGit } from "simple-git";
 import { ServiceError, StateError } from "../errors.js";
+import { REPOSITORY_VARIABLES } from "./git-child.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
-
-// Environment variables that say which repository git works on: the Director opens the
-// repository from its folder (isomorphic-git too), so git must use that folder as well.
-const REPOSITORY_VARIABLES = new Set([
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_COMMON_DIR",
-  "GIT_NAMESPACE",
-  "GIT_PREFIX",
-]);
 
 /**
  * The user's own `GIT_*` variables (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_AUTHOR_NAME,

@@ -11,6 +11,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeResult, director, type Env } from "../support/bins.js";
+import { proposeRun, remember, setup } from "../support/proposals.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -97,6 +98,23 @@ describe("director run's git children", () => {
     // Nothing was done under a lock it left behind: the next run, with git back, works.
     const again = await director(["run", "--json"], { cwd: repo.dir });
     expect(again.code, describeResult(again)).toBe(0);
+  });
+
+  it("with --pr, every git it starts (pushes included) has terminal prompts off and no GIT_DIR", async () => {
+    const { clone } = await setup(dirs);
+    await remember(clone, ["pushes never ask for a password"]);
+    const fake = fakeGit();
+    const r = await director(["run", "--pr", "--force", "--json"], {
+      cwd: clone.dir,
+      env: withFakeGit(fake.bin, { FAKE_GIT_MODE: "record", GIT_DIR: clone.path("nowhere") }),
+    });
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(JSON.parse(r.stdout).proposal.pushed).toBe(true);
+    const starts = readFileSync(fake.log, "utf8").trim().split("\n");
+    expect(starts.some((line) => / git push /.test(line))).toBe(true);
+    for (const line of starts) expect(line).toMatch(/^stdin=\w+ prompt=0 git_dir=unset git /);
+    // The same run without the fake git: nothing else differs.
+    expect((await proposeRun(clone)).code).toBe(0);
   });
 
   it("refuses an ENGRAM_GIT_TIMEOUT_MS that is not a number of milliseconds, naming it", async () => {
