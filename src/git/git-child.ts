@@ -48,15 +48,28 @@ export function gitChildEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Proce
   return env;
 }
 
+/**
+ * How long a git talking to a remote (push, fetch, ls-remote) may stay silent by default:
+ * `ENGRAM_GIT_REMOTE_TIMEOUT_MS`. Long: a large push with `--quiet` says nothing until it ends.
+ */
+export const DEFAULT_GIT_REMOTE_TIMEOUT_MS = 600_000;
+
 /** `ENGRAM_GIT_TIMEOUT_MS`, else the default; a bad value is a usage error of the environment. */
 export function gitTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.ENGRAM_GIT_TIMEOUT_MS;
-  if (text === undefined || text.trim() === "") return DEFAULT_GIT_TIMEOUT_MS;
+  return millisecondsOf(env, "ENGRAM_GIT_TIMEOUT_MS", DEFAULT_GIT_TIMEOUT_MS);
+}
+
+/** `ENGRAM_GIT_REMOTE_TIMEOUT_MS`, else the default. */
+export function gitRemoteTimeoutMs(env: NodeJS.ProcessEnv = process.env): number {
+  return millisecondsOf(env, "ENGRAM_GIT_REMOTE_TIMEOUT_MS", DEFAULT_GIT_REMOTE_TIMEOUT_MS);
+}
+
+function millisecondsOf(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const text = env[name];
+  if (text === undefined || text.trim() === "") return fallback;
   const ms = Number(text);
   if (!Number.isInteger(ms) || ms <= 0) {
-    throw new UsageError(
-      `ENGRAM_GIT_TIMEOUT_MS: expected a positive number of milliseconds, got "${text}"`,
-    );
+    throw new UsageError(`${name}: expected a positive number of milliseconds, got "${text}"`);
   }
   // A timer longer than this fires at once (Node clamps it to 1 ms): wait "for ever" instead.
   return Math.min(ms, 2_147_483_647);

@@ -5,7 +5,7 @@
  */
 import { type SimpleGit, simpleGit } from "simple-git";
 import { ServiceError, StateError } from "../errors.js";
-import { REPOSITORY_VARIABLES } from "./git-child.js";
+import { gitRemoteTimeoutMs, REPOSITORY_VARIABLES } from "./git-child.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
 
@@ -21,14 +21,33 @@ export function userGitEnvironment(): string[] {
   );
 }
 
-/** The user's git in `dir`; `timeoutMs` kills a command that stays silent that long. */
-export function gitAt(dir: string, timeoutMs?: number): SimpleGit {
+/**
+ * The user's git in `dir`; `timeoutMs` kills a command that stays silent that long (by
+ * default `ENGRAM_GIT_REMOTE_TIMEOUT_MS`: a remote that stalls never holds the Director, and
+ * its lock, for good).
+ */
+export function gitAt(dir: string, timeoutMs = gitRemoteTimeoutMs()): SimpleGit {
   return simpleGit({
     baseDir: dir,
     trimmed: true,
     allowEnvironment: userGitEnvironment(),
-    ...(timeoutMs !== undefined ? { timeout: { block: timeoutMs } } : {}),
+    timeout: { block: timeoutMs },
   });
+}
+
+/** `git args` against a remote; a stall or a failure is the remote's error, naming the command. */
+async function remoteRaw(dir: string, args: readonly string[]): Promise<string> {
+  try {
+    return await gitAt(dir).raw([...args]);
+  } catch (error) {
+    throw new ServiceError(
+      `git ${args.slice(0, 2).join(" ")}: ${firstLine(messageOf(error))}`,
+      "remote",
+      {
+        cause: error,
+      },
+    );
+  }
 }
 
 /**
@@ -56,7 +75,7 @@ export async function remoteHeads(
   remote: string,
   branches: readonly string[],
 ): Promise<Map<string, string>> {
-  const text = await gitAt(dir).raw([
+  const text = await remoteRaw(dir, [
     "ls-remote",
     "--heads",
     remote,
@@ -77,7 +96,7 @@ export async function fetchBranches(
   branches: readonly string[],
 ): Promise<void> {
   if (branches.length === 0) return;
-  await gitAt(dir).raw([
+  await remoteRaw(dir, [
     "fetch",
     "--no-tags",
     "--quiet",
@@ -151,7 +170,11 @@ export class PushError extends ServiceError {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // simple-git's words for a git it killed for staying silent (`gitAt`'s bound).
+  return message === "block timeout reached"
+    ? `no answer from the remote for ${gitRemoteTimeoutMs() / 1000} s: stopped (ENGRAM_GIT_REMOTE_TIMEOUT_MS)`
+    : message;
 }
 
 function firstLine(text: string): string {

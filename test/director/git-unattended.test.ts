@@ -12,7 +12,7 @@ import { delimiter, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { describeResult, director, type Env } from "../support/bins.js";
 import { proposeRun, remember, setup } from "../support/proposals.js";
-import { TempDirs, type TempRepo } from "../support/repo.js";
+import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
@@ -33,6 +33,8 @@ function fakeGit(): { bin: string; log: string } {
     "  read-stdin) cat > /dev/null ;;",
     // Never answers (killed with the Director's git child, exec keeps it that one process).
     "  block) exec sleep 600 ;;",
+    // A remote that accepts the push and then says nothing.
+    '  block-push) if [ "$1" = push ]; then exec sleep 600; fi ;;',
     "esac",
     `exec "${REAL_GIT}" "$@"`,
     "",
@@ -115,6 +117,26 @@ describe("director run's git children", () => {
     for (const line of starts) expect(line).toMatch(/^stdin=\w+ prompt=0 git_dir=unset git /);
     // The same run without the fake git: nothing else differs.
     expect((await proposeRun(clone)).code).toBe(0);
+  });
+
+  it("with --pr, a push that stalls stops the run as the remote's failure, and the next run pushes", async () => {
+    const { origin, clone } = await setup(dirs);
+    await remember(clone, ["a stalled push is retried by the next run"]);
+    const fake = fakeGit();
+    const r = await director(["run", "--pr", "--force", "--json"], {
+      cwd: clone.dir,
+      env: withFakeGit(fake.bin, {
+        FAKE_GIT_MODE: "block-push",
+        ENGRAM_GIT_REMOTE_TIMEOUT_MS: "3000",
+      }),
+    });
+    expect(r.code, describeResult(r)).toBe(69);
+    expect(r.stderr).toMatch(
+      /git (push|ls-remote|fetch) .*no answer from the remote for 3 s: stopped \(ENGRAM_GIT_REMOTE_TIMEOUT_MS\)/,
+    );
+    const again = await proposeRun(clone);
+    expect(again.code, describeResult(again)).toBe(0);
+    expect(git(origin, ["log", "-1", "--format=%s", "engram/memory"])).toMatch(/engram/i);
   });
 
   it("refuses an ENGRAM_GIT_TIMEOUT_MS that is not a number of milliseconds, naming it", async () => {
