@@ -16,6 +16,9 @@ export async function runMain(
   commands: readonly Command[],
   argv: string[],
 ): Promise<void> {
+  // Unattended: no git this process starts waits for a password typed on a terminal
+  // (simple-git passes the user's GIT_* variables on; src/git/git-child.ts sets its own).
+  process.env.GIT_TERMINAL_PROMPT ??= "0";
   const [name, ...rest] = argv;
   const json = argv.includes("--json");
   const overview = () => overviewOf(program, commands);

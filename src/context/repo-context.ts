@@ -51,9 +51,13 @@ export async function openContext(options: RepoOptions): Promise<RepoContext> {
  * word when work was left in the default state folder after `[state] dir` moved elsewhere.
  */
 export async function checkContextState(ctx: RepoContext): Promise<void> {
-  const { checkStateFolder, unfinishedWork } = await import("../state/state-folder.js");
+  const [{ checkStateFolder, unfinishedWork }, { gitAnswer }] = await Promise.all([
+    import("../state/state-folder.js"),
+    import("../git/git-child.js"),
+  ]);
   const dir = ctx.config.state.dir;
   await checkStateFolder({
+    git: gitAnswer,
     repoDir: ctx.repoDir,
     dir,
     configFile: relative(ctx.repoDir, ctx.configPath) || ctx.configPath,

@@ -1,7 +1,4 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { gitOutput, gitText } from "./git-child.js";
 
 /** One commit of the history, with the paths it changed. */
 export interface LoggedCommit {
@@ -15,7 +12,6 @@ export interface LoggedCommit {
 
 // Fields separated by a unit separator; each commit starts with a record separator.
 const FORMAT = "%x1e%H%x1f%ct%x1f%ae%x1f%an";
-const MAX_BUFFER = 512 * 1024 * 1024;
 
 /**
  * Commits reachable from HEAD, newest first, with the files each changed (merges omitted:
@@ -24,11 +20,14 @@ const MAX_BUFFER = 512 * 1024 * 1024;
  */
 export async function logWithFiles(repoDir: string, maxCount: number): Promise<LoggedCommit[]> {
   if (!(await hasHead(repoDir))) return [];
-  const { stdout } = await run(
-    "git",
-    ["log", "--no-merges", "--name-only", `--max-count=${maxCount}`, `--format=${FORMAT}`, "HEAD"],
-    { cwd: repoDir, maxBuffer: MAX_BUFFER, encoding: "utf8" },
-  );
+  const stdout = await gitOutput(repoDir, [
+    "log",
+    "--no-merges",
+    "--name-only",
+    `--max-count=${maxCount}`,
+    `--format=${FORMAT}`,
+    "HEAD",
+  ]);
   return parse(stdout);
 }
 
@@ -43,33 +42,25 @@ export async function firstAdded(
 ): Promise<Map<string, number>> {
   const added = new Map<string, number>();
   if (!(await hasHead(repoDir))) return added;
-  const { stdout } = await run(
-    "git",
-    [
-      "log",
-      "--first-parent",
-      "-m",
-      "--diff-filter=A",
-      "--name-only",
-      `--format=${FORMAT}`,
-      ref,
-      "--",
-      prefix,
-    ],
-    { cwd: repoDir, maxBuffer: MAX_BUFFER, encoding: "utf8" },
-  );
+  const stdout = await gitOutput(repoDir, [
+    "log",
+    "--first-parent",
+    "-m",
+    "--diff-filter=A",
+    "--name-only",
+    `--format=${FORMAT}`,
+    ref,
+    "--",
+    prefix,
+  ]);
   // Newest first: the last time seen for a path is its first addition.
   for (const commit of parse(stdout)) for (const file of commit.files) added.set(file, commit.at);
   return added;
 }
 
 export async function headSha(repoDir: string): Promise<string | null> {
-  try {
-    const { stdout } = await run("git", ["rev-parse", "--verify", "-q", "HEAD"], { cwd: repoDir });
-    return stdout.trim() || null;
-  } catch {
-    return null;
-  }
+  const stdout = await gitText(repoDir, ["rev-parse", "--verify", "-q", "HEAD"]);
+  return stdout?.trim() || null;
 }
 
 async function hasHead(repoDir: string): Promise<boolean> {

@@ -5,21 +5,9 @@
  */
 import { type SimpleGit, simpleGit } from "simple-git";
 import { ServiceError, StateError } from "../errors.js";
+import { gitRemoteTimeoutMs, REPOSITORY_VARIABLES } from "./git-child.js";
 
 const ZERO = "0000000000000000000000000000000000000000";
-
-// Environment variables that say which repository git works on: the Director opens the
-// repository from its folder (isomorphic-git too), so git must use that folder as well.
-const REPOSITORY_VARIABLES = new Set([
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_INDEX_FILE",
-  "GIT_OBJECT_DIRECTORY",
-  "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-  "GIT_COMMON_DIR",
-  "GIT_NAMESPACE",
-  "GIT_PREFIX",
-]);
 
 /**
  * The user's own `GIT_*` variables (GIT_SSH_COMMAND, GIT_ASKPASS, GIT_AUTHOR_NAME,
@@ -33,14 +21,33 @@ export function userGitEnvironment(): string[] {
   );
 }
 
-/** The user's git in `dir`; `timeoutMs` kills a command that stays silent that long. */
-export function gitAt(dir: string, timeoutMs?: number): SimpleGit {
+/**
+ * The user's git in `dir`; `timeoutMs` kills a command that stays silent that long (by
+ * default `ENGRAM_GIT_REMOTE_TIMEOUT_MS`: a remote that stalls never holds the Director, and
+ * its lock, for good).
+ */
+export function gitAt(dir: string, timeoutMs = gitRemoteTimeoutMs()): SimpleGit {
   return simpleGit({
     baseDir: dir,
     trimmed: true,
     allowEnvironment: userGitEnvironment(),
-    ...(timeoutMs !== undefined ? { timeout: { block: timeoutMs } } : {}),
+    timeout: { block: timeoutMs },
   });
+}
+
+/** `git args` against a remote; a stall or a failure is the remote's error, naming the command. */
+async function remoteRaw(dir: string, args: readonly string[]): Promise<string> {
+  try {
+    return await gitAt(dir).raw([...args]);
+  } catch (error) {
+    throw new ServiceError(
+      `git ${args.slice(0, 2).join(" ")}: ${firstLine(messageOf(error))}`,
+      "remote",
+      {
+        cause: error,
+      },
+    );
+  }
 }
 
 /**
@@ -68,7 +75,7 @@ export async function remoteHeads(
   remote: string,
   branches: readonly string[],
 ): Promise<Map<string, string>> {
-  const text = await gitAt(dir).raw([
+  const text = await remoteRaw(dir, [
     "ls-remote",
     "--heads",
     remote,
@@ -89,7 +96,7 @@ export async function fetchBranches(
   branches: readonly string[],
 ): Promise<void> {
   if (branches.length === 0) return;
-  await gitAt(dir).raw([
+  await remoteRaw(dir, [
     "fetch",
     "--no-tags",
     "--quiet",
@@ -163,7 +170,11 @@ export class PushError extends ServiceError {
 }
 
 function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const message = error instanceof Error ? error.message : String(error);
+  // simple-git's words for a git it killed for staying silent (`gitAt`'s bound).
+  return message === "block timeout reached"
+    ? `no answer from the remote for ${gitRemoteTimeoutMs() / 1000} s: stopped (ENGRAM_GIT_REMOTE_TIMEOUT_MS)`
+    : message;
 }
 
 function firstLine(text: string): string {

@@ -4,10 +4,8 @@
  * the time loading the in-process git library takes. Every call runs in the engram repository
  * folder; a folder outside any git repository reads as "nothing there".
  */
-import { execFile, spawn } from "node:child_process";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { EngramError } from "../errors.js";
+import { gitText, runGitChild } from "./git-child.js";
 
 /** A revision's commit and its committer time (seconds). */
 export interface CommitTime {
@@ -22,12 +20,7 @@ function plainRev(rev: string): boolean {
 
 /** Trimmed stdout of a git command, or undefined when it fails (or git is missing). */
 async function gitLine(cwd: string, args: readonly string[]): Promise<string | undefined> {
-  try {
-    const { stdout } = await run("git", [...args], { cwd, encoding: "utf8" });
-    return stdout.trim();
-  } catch {
-    return undefined;
-  }
+  return (await gitText(cwd, args))?.trim();
 }
 
 /**
@@ -46,25 +39,21 @@ export async function commitTimes(
   return revs.map((r) => (plainRev(r) ? found[asked.indexOf(r)] : undefined));
 }
 
-function batchCommits(
+async function batchCommits(
   cwd: string,
   revs: readonly string[],
 ): Promise<(CommitTime | undefined)[] | undefined> {
-  return new Promise((resolve) => {
-    const child = spawn("git", ["cat-file", "--batch"], { cwd, stdio: ["pipe", "pipe", "ignore"] });
-    child.on("error", () => resolve(undefined));
-    // Out of descriptors (EMFILE), Node sets up no pipes and reports it as an error event.
-    if (!child.stdout || !child.stdin) return;
-    const chunks: Buffer[] = [];
-    child.stdout.on("data", (c: Buffer) => chunks.push(c));
-    child.stdin.on("error", () => undefined);
-    child.on("close", (code) => {
-      if (code !== 0) return resolve(undefined);
-      resolve(parseBatch(Buffer.concat(chunks), revs.length));
+  const lines = revs.map((r) => `${r}^{commit}`);
+  let answer: Awaited<ReturnType<typeof runGitChild>>;
+  try {
+    answer = await runGitChild(cwd, ["cat-file", "--batch"], {
+      input: lines.length > 0 ? `${lines.join("\n")}\n` : "",
     });
-    const lines = revs.map((r) => `${r}^{commit}`);
-    child.stdin.end(lines.length > 0 ? `${lines.join("\n")}\n` : "");
-  });
+  } catch (error) {
+    if (error instanceof EngramError) throw error;
+    return undefined;
+  }
+  return answer.code === 0 ? parseBatch(answer.stdout, revs.length) : undefined;
 }
 
 function parseBatch(all: Buffer, count: number): (CommitTime | undefined)[] {
@@ -93,16 +82,7 @@ function parseBatch(all: Buffer, count: number): (CommitTime | undefined)[] {
 /** One file's text at a commit, the path relative to `cwd`; undefined when absent. */
 export async function textAt(cwd: string, sha: string, path: string): Promise<string | undefined> {
   if (!plainRev(sha)) return undefined;
-  try {
-    const { stdout } = await run("git", ["cat-file", "blob", `${sha}:./${path}`], {
-      cwd,
-      encoding: "utf8",
-      maxBuffer: 512 * 1024 * 1024,
-    });
-    return stdout;
-  } catch {
-    return undefined;
-  }
+  return gitText(cwd, ["cat-file", "blob", `${sha}:./${path}`]);
 }
 
 /** The best common ancestor of two commits (the least id of several), or undefined. */

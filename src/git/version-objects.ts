@@ -3,25 +3,13 @@
  * that must start fast (`worker recall --session`) and must not load the in-process git
  * library. Every call runs in the engram repository folder, so paths are relative to it.
  */
-import { execFile, spawn } from "node:child_process";
-import { promisify } from "node:util";
 import { FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import { VERSION_LOG_PATH, versionTag } from "../core/versions/log.js";
+import { gitText, runGitChild } from "./git-child.js";
 
-const run = promisify(execFile);
-const MAX_BUFFER = 512 * 1024 * 1024;
-
-async function gitOut(cwd: string, args: readonly string[]): Promise<string | undefined> {
-  try {
-    const { stdout } = await run("git", [...args], {
-      cwd,
-      maxBuffer: MAX_BUFFER,
-      encoding: "utf8",
-    });
-    return stdout;
-  } catch {
-    return undefined;
-  }
+/** Git's stdout, or undefined when it fails (no such ref, not a repository, no git). */
+function gitOut(cwd: string, args: readonly string[]): Promise<string | undefined> {
+  return gitText(cwd, args);
 }
 
 /** The commit a revision names, or undefined (no such ref, or not a git repository). */
@@ -84,30 +72,21 @@ export async function memoryFilesOf(
 }
 
 /** Blob texts in order, through one `git cat-file --batch`. */
-function catBlobs(cwd: string, oids: readonly string[]): Promise<string[]> {
-  if (oids.length === 0) return Promise.resolve([]);
-  return new Promise((resolve, reject) => {
-    const child = spawn("git", ["cat-file", "--batch"], { cwd, stdio: ["pipe", "pipe", "pipe"] });
-    child.on("error", reject);
-    // Out of descriptors (EMFILE), Node sets up no pipes and reports it as an error event.
-    if (!child.stdout || !child.stdin) return;
-    const chunks: Buffer[] = [];
-    child.stdout.on("data", (c: Buffer) => chunks.push(c));
-    child.on("close", (code) => {
-      if (code !== 0) return reject(new Error(`git cat-file --batch exited with ${code}`));
-      const all = Buffer.concat(chunks);
-      const out: string[] = [];
-      let at = 0;
-      for (let i = 0; i < oids.length; i++) {
-        const eol = all.indexOf(10, at);
-        const size = Number(all.subarray(at, eol).toString("latin1").split(" ")[2]);
-        out.push(all.subarray(eol + 1, eol + 1 + size).toString("utf8"));
-        at = eol + 1 + size + 1;
-      }
-      resolve(out);
-    });
-    child.stdin.end(`${oids.join("\n")}\n`);
+async function catBlobs(cwd: string, oids: readonly string[]): Promise<string[]> {
+  if (oids.length === 0) return [];
+  const { code, stdout: all } = await runGitChild(cwd, ["cat-file", "--batch"], {
+    input: `${oids.join("\n")}\n`,
   });
+  if (code !== 0) throw new Error(`git cat-file --batch exited with ${code}`);
+  const out: string[] = [];
+  let at = 0;
+  for (let i = 0; i < oids.length; i++) {
+    const eol = all.indexOf(10, at);
+    const size = Number(all.subarray(at, eol).toString("latin1").split(" ")[2]);
+    out.push(all.subarray(eol + 1, eol + 1 + size).toString("utf8"));
+    at = eol + 1 + size + 1;
+  }
+  return out;
 }
 
 /**

@@ -1,9 +1,8 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { promisify } from "node:util";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { type CheckoutVerdict, judgeCheckout, type SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
+import { gitText } from "../git/git-child.js";
 import { mergeBaseOf } from "../git/rev-reads.js";
 import { findMainAndHead, judgeAgainstMain } from "./main-drift.js";
 import { readCatalogShape } from "./memory-tree.js";
@@ -53,14 +52,12 @@ export async function readDrift(
  * itself; `--no-optional-locks`: a check never writes the index.
  */
 async function catalogUncommitted(repoDir: string): Promise<boolean> {
-  try {
-    const { stdout } = await promisify(execFile)(
-      "git",
-      ["--no-optional-locks", "status", "--porcelain", "--", `:(literal)${CATALOG_PATH}`],
-      { cwd: repoDir, encoding: "utf8" },
-    );
-    return stdout.trim() !== "";
-  } catch {
-    return false;
-  }
+  const stdout = await gitText(repoDir, [
+    "--no-optional-locks",
+    "status",
+    "--porcelain",
+    "--",
+    `:(literal)${CATALOG_PATH}`,
+  ]);
+  return stdout !== undefined && stdout.trim() !== "";
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -63,10 +64,22 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
   // A fresh clone of an initialized repository has no state folder yet.
   mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
   let tookOver = false;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     if (tryCreate(path, content)) return heldLock(path, content, tookOver);
+    // Every path through this loop passes the deadline: a lock that keeps changing hands,
+    // or a dead holder's lock that reappears, must not keep this Director in it for good.
+    if (attempt > 0 && Date.now() > deadline) throw lockHeld(path, readLock(path));
     const seen = readLock(path);
-    if (seen === undefined) continue; // released meanwhile: try again at once
+    if (seen === undefined) {
+      // A link to nowhere exists for the exclusive create and not for the read: without
+      // this, the loop spun for good without a word.
+      if (lstatSync(path, { throwIfNoEntry: false })?.isSymbolicLink()) {
+        throw new StateError(
+          `${path}: a symbolic link where the lock belongs; engram never makes one and never follows it: remove it`,
+        );
+      }
+      continue; // released meanwhile: try again at once
+    }
     const holder = Number.parseInt(seen, 10);
     const [first = "", second] = seen.split("\n");
     // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
@@ -89,14 +102,17 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
         purpose: doing === undefined || doing === "" ? undefined : doing,
       });
     }
-    if (Date.now() > deadline) {
-      throw new StateError(
-        `${path}: held by another Director (pid ${Number.isInteger(holder) ? holder : "unknown"}); wait for it to finish or remove the file if that process is gone`,
-        { code: "lock_held" },
-      );
-    }
+    if (Date.now() > deadline) throw lockHeld(path, seen);
     await new Promise((resolve) => setTimeout(resolve, 25 + Math.floor(Math.random() * 25)));
   }
+}
+
+function lockHeld(path: string, seen: string | undefined): StateError {
+  const holder = Number.parseInt(seen ?? "", 10);
+  return new StateError(
+    `${path}: held by another Director (pid ${Number.isInteger(holder) ? holder : "unknown"}); wait for it to finish or remove the file if that process is gone`,
+    { code: "lock_held" },
+  );
 }
 
 /** Creates the lock file with our content; false when it exists. */

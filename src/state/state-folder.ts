@@ -1,4 +1,3 @@
-import { execFile } from "node:child_process";
 import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CATALOG_PATH } from "../core/model/paths.js";
@@ -16,7 +15,15 @@ export interface StateFolderSetting {
   configFile: string;
   /** Whether the repository has been initialized (default: it has memory/catalog.json). */
   initialized?: boolean;
+  /** Runs git (bounded, unattended: `gitAnswer` of src/git/git-child.ts). */
+  git: GitRunner;
 }
+
+/** Git's exit code (-1: git could not run) and stdout in a folder. */
+export type GitRunner = (
+  cwd: string,
+  args: readonly string[],
+) => Promise<{ code: number; stdout: string }>;
 
 /**
  * Checks the state folder where the repository is at hand (the config rule has already
@@ -26,7 +33,7 @@ export interface StateFolderSetting {
  * what to do. Outside a git repository (or without git) only the links are checked.
  */
 export async function checkStateFolder(setting: StateFolderSetting): Promise<void> {
-  const { repoDir, configFile } = setting;
+  const { repoDir, configFile, git } = setting;
   const dir = setting.dir.replace(/\/$/, "");
   const refuse = (message: string): never => {
     throw new ConfigError(`${configFile}: state.dir: ${message}`, configFile, [
@@ -110,15 +117,6 @@ export function refuseLinksIn(root: string, shown: string): void {
     }
   };
   visit(root, shown, 0);
-}
-
-function git(cwd: string, args: string[]): Promise<{ code: number; stdout: string }> {
-  return new Promise((resolve) => {
-    execFile("git", args, { cwd, encoding: "utf8" }, (error, stdout) => {
-      const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-      resolve({ code, stdout });
-    });
-  });
 }
 
 /** What is left to do in a state folder: events not compacted yet, spool files not drained. */

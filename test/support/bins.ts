@@ -160,6 +160,8 @@ export async function diagnoseAndKill(child: ChildProcess, graceMs = 3000): Prom
     const wchan = readFileSync(`/proc/${pid}/wchan`, "utf8");
     text += `\n[kernel wait channel: ${wchan === "0" || wchan === "" ? "none, running on a CPU (a loop, not a wait)" : wchan}]`;
   } catch {}
+  const tree = pid === undefined ? { text: "", pids: [] } : processTree(pid);
+  text += tree.text;
   const file = readdirSync(reportDir ?? ".").find((f) => f.includes(`.${pid}.`));
   if (file !== undefined && reportDir !== undefined) {
     try {
@@ -176,7 +178,51 @@ export async function diagnoseAndKill(child: ChildProcess, graceMs = 3000): Prom
     text += "\n[no diagnostic report: the signal was not taken (a busy loop or a blocking call)]";
   }
   child.kill("SIGKILL");
+  // Its own children (a git it waited for) would outlive it, orphaned: they go too.
+  for (const descendant of tree.pids) {
+    try {
+      process.kill(descendant, "SIGKILL");
+    } catch {}
+  }
   return text;
+}
+
+/**
+ * The hung child's state (R running, S waiting, D in the kernel's I/O, T stopped by a
+ * signal) and those of its descendants (a git it waits for), each with its wait channel and
+ * command line: what the child was waiting for, when it waited on another process.
+ */
+function processTree(root: number): { text: string; pids: number[] } {
+  const lines: string[] = [];
+  const pids: number[] = [];
+  const visit = (pid: number, depth: number): void => {
+    let state = "?";
+    let wchan = "?";
+    let command = "?";
+    try {
+      // The state follows the command name, which is in parentheses and may hold spaces.
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "?";
+      wchan = readFileSync(`/proc/${pid}/wchan`, "utf8") || "0";
+      command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    } catch {
+      return;
+    }
+    lines.push(`${"  ".repeat(depth)}${pid} ${state} ${wchan} ${command.slice(0, 200)}`);
+    if (depth > 0) pids.push(pid);
+    if (depth >= 4) return;
+    let children: string[] = [];
+    try {
+      children = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/);
+    } catch {}
+    for (const child of children) if (child !== "") visit(Number(child), depth + 1);
+  };
+  visit(root, 0);
+  const text =
+    lines.length > 0
+      ? `\n[processes (pid, state, wait channel, command):\n${lines.join("\n")}]`
+      : "";
+  return { text, pids };
 }
 
 /**
