@@ -78,32 +78,32 @@ export async function runAction(
     import("../sync/operations.js"),
     import("../sync/hook.js"),
   ]);
-  // The detached half of --hook: it holds the hook lock until its run ends.
+  // The detached half of --hook: it holds the hook lock until it has said how its run went
+  // (its output is hook.log, written synchronously before the process exits), so a hook
+  // started after it never shares the log, and whoever waits for the lock reads it whole.
   const hookLock = process.env[hook.HOOK_CHILD_ENV];
-  let r: Awaited<ReturnType<typeof ops.syncRun>>;
-  const tana = target === "tana" ? await tanaInputs(ctx) : null;
-  try {
-    r = await ops.syncRun(ctx, {
-      target,
-      ids: requested,
-      force: args.values.force === true,
-      all,
-      resync: args.values.resync === true,
-      ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
-      // Large sets take a while at Tana's one call a second: a terminal sees them move.
-      ...(process.stderr.isTTY
-        ? {
-            progress: (done: number, total: number) => {
-              process.stderr.write(
-                `\r${target}: ${done}/${total} item(s) sent${done === total ? "\n" : ""}`,
-              );
-            },
-          }
-        : {}),
-    });
-  } finally {
-    if (hookLock !== undefined && hookLock !== "") hook.releaseHookLock(hookLock, process.pid);
+  if (hookLock !== undefined && hookLock !== "") {
+    process.once("exit", () => hook.releaseHookLock(hookLock, process.pid));
   }
+  const tana = target === "tana" ? await tanaInputs(ctx) : null;
+  const r = await ops.syncRun(ctx, {
+    target,
+    ids: requested,
+    force: args.values.force === true,
+    all,
+    resync: args.values.resync === true,
+    ...(tana ? { registry: tana.registry, learnings: tana.learnings } : {}),
+    // Large sets take a while at Tana's one call a second: a terminal sees them move.
+    ...(process.stderr.isTTY
+      ? {
+          progress: (done: number, total: number) => {
+            process.stderr.write(
+              `\r${target}: ${done}/${total} item(s) sent${done === total ? "\n" : ""}`,
+            );
+          },
+        }
+      : {}),
+  });
   const st = r.stats;
   const lines = [
     `${r.target}: ${r.mode}; queued ${r.queued.added} new, ${r.queued.updated} changed (${r.queued.private} private kept local)`,
