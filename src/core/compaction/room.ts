@@ -103,11 +103,11 @@ export function planRoomCompaction(input: {
 }
 
 /**
- * The engrams of what compactions for room left, oldest first (and how many of them its
- * groups made): their history engrams as they
- * are, and each group's records joined across the compactions and packed once, in the batch
- * of the latest slice that held the group. Pure: the same pending content, memory settings
- * and linker give the same engrams, so a cycle run again after a crash makes the same files.
+ * The engrams of what compactions for room left, oldest first, and how many its groups
+ * made: the history engrams as they are, then each group's records joined across the
+ * compactions and packed once, in the batch of the latest slice that held the group. Pure:
+ * the same pending content, memory settings and linker give the same engrams, so a cycle
+ * run again after a crash makes the same files.
  */
 export function pendingEngrams(
   contents: readonly PendingContent[],
