@@ -91,7 +91,7 @@ const UNPACK_LIMIT = 100;
  */
 export async function batchedObjects<T>(repo: GitRepo, task: () => Promise<T>): Promise<T> {
   if (repo.pack !== undefined) return task();
-  const pack = new PackBuilder();
+  const pack = new PackBuilder(UNPACK_LIMIT);
   repo.pack = pack;
   let result: T;
   try {

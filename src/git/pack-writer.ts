@@ -27,9 +27,21 @@ const DELTA_MIN_BYTES = 16 * 1024;
 interface Entry {
   oid: string;
   type: PackedType;
-  body: Buffer;
+  /** The object's bytes, until they are compressed into `packed` (see `PackBuilder`). */
+  body?: Buffer;
+  /** The entry's bytes in the pack, stored whole, once it is sure to be packed. */
+  packed?: Buffer;
+  /** It may be another's delta base, or its delta: its bytes stay whole until `write`. */
+  deltaPart?: boolean;
   /** The first object added like this one, stored whole: deltas are never of deltas. */
   base?: Entry;
+}
+
+/** An object the batch stores loose: its type and bytes. */
+export interface LooseObject {
+  oid: string;
+  type: PackedType;
+  body: Buffer;
 }
 
 interface Placed {
@@ -38,20 +50,30 @@ interface Placed {
   crc: number;
 }
 
-/** The objects of one pack, gathered in memory until `write`. */
+/**
+ * The objects of one pack, gathered in memory until `write`. Once the batch holds `packFrom`
+ * objects it is sure to be written as a pack: from then on each object is kept compressed,
+ * as the pack stores it, not whole (a version snapshot of a large memory holds some 20 MB
+ * of text; only possible deltas and their bases stay whole until `write`).
+ */
 export class PackBuilder {
   private readonly entries: Entry[] = [];
   private readonly held = new Set<string>();
   private readonly firstLike = new Map<string, Entry>();
   private candidates = 0;
 
+  constructor(private readonly packFrom = Number.POSITIVE_INFINITY) {}
+
   get size(): number {
     return this.entries.length;
   }
 
-  /** The objects gathered, in the order they were added. */
-  get objects(): readonly Entry[] {
-    return this.entries;
+  /** The objects gathered, in the order they were added, whole: only before `packFrom`. */
+  get objects(): readonly LooseObject[] {
+    return this.entries.map((e) => {
+      if (e.body === undefined) throw new Error("a packed batch has no loose objects");
+      return { oid: e.oid, type: e.type, body: e.body };
+    });
   }
 
   has(oid: string): boolean {
@@ -72,6 +94,7 @@ export class PackBuilder {
     if (this.held.has(oid)) return;
     const entry: Entry = { oid, type, body };
     if (like !== undefined && body.length >= DELTA_MIN_BYTES) {
+      entry.deltaPart = true;
       const first = this.firstLike.get(like);
       if (first === undefined) this.firstLike.set(like, entry);
       else if (first.type === type) {
@@ -81,6 +104,8 @@ export class PackBuilder {
     }
     this.entries.push(entry);
     this.held.add(oid);
+    if (this.entries.length === this.packFrom) for (const e of this.entries) compress(e);
+    else if (this.entries.length > this.packFrom) compress(entry);
   }
 
   /**
@@ -95,41 +120,60 @@ export class PackBuilder {
     header.writeUInt32BE(2, 4);
     header.writeUInt32BE(this.entries.length, 8);
     const sum = createHash("sha1").update(header);
-    const chunks: Buffer[] = [header];
-    const placed: Placed[] = [];
-    let length = header.length;
-    const offsets = new Map<Entry, number>();
-    for (const entry of this.entries) {
-      const data = packedEntry(entry, length, offsets);
-      // The index's offsets are 31 bits here: a pack of one cycle's versions stays far below.
-      if (length + data.length >= 2 ** 31) throw new RangeError("pack over 2 GiB");
-      offsets.set(entry, length);
-      placed.push({ oid: entry.oid, offset: length, crc: crc32(data) });
-      sum.update(data);
-      chunks.push(data);
-      length += data.length;
-    }
-    const checksum = sum.digest();
-    chunks.push(checksum);
     const dir = join(gitdir, "objects", "pack");
     mkdirSync(dir, { recursive: true });
-    const name = `pack-${checksum.toString("hex")}`;
-    writeDurably(join(dir, `${name}.pack`), "tmp_pack_", chunks);
-    writeDurably(join(dir, `${name}.idx`), "tmp_idx_", [indexOf(placed, checksum)]);
-    const fd = openSync(dir, "r");
+    // Written as it is made: the pack's name is its checksum, known at the end.
+    // Git's own names for a pack being written: `git gc` removes those a crash left behind.
+    const temp = join(dir, `tmp_pack_${process.pid}`);
+    const fd = openSync(temp, "w", 0o444);
+    const placed: Placed[] = [];
+    let checksum: Buffer;
     try {
+      writeSync(fd, header);
+      let length = header.length;
+      const offsets = new Map<Entry, number>();
+      for (const entry of this.entries) {
+        const data = entry.packed ?? packedEntry(entry, length, offsets);
+        // The index's offsets are 31 bits here: a pack of one cycle's versions stays far below.
+        if (length + data.length >= 2 ** 31) throw new RangeError("pack over 2 GiB");
+        offsets.set(entry, length);
+        placed.push({ oid: entry.oid, offset: length, crc: crc32(data) });
+        sum.update(data);
+        writeSync(fd, data);
+        length += data.length;
+      }
+      checksum = sum.digest();
+      writeSync(fd, checksum);
       fsyncSync(fd);
     } finally {
       closeSync(fd);
+    }
+    const name = `pack-${checksum.toString("hex")}`;
+    renameSync(temp, join(dir, `${name}.pack`));
+    writeDurably(join(dir, `${name}.idx`), "tmp_idx_", [indexOf(placed, checksum)]);
+    const folder = openSync(dir, "r");
+    try {
+      fsyncSync(folder);
+    } finally {
+      closeSync(folder);
     }
     return name;
   }
 }
 
+/** Keeps an entry as the pack stores it whole, unless it may take part in a delta. */
+function compress(entry: Entry): void {
+  if (entry.deltaPart || entry.body === undefined) return;
+  entry.packed = wholeEntry(entry.type, entry.body);
+  entry.body = undefined;
+}
+
 /** An entry's bytes in the pack at `at`: a delta of its base (written before it), or whole. */
 function packedEntry(entry: Entry, at: number, offsets: ReadonlyMap<Entry, number>): Buffer {
+  const body = entry.body as Buffer;
   const baseAt = entry.base === undefined ? undefined : offsets.get(entry.base);
-  const delta = baseAt === undefined ? undefined : deltaOf((entry.base as Entry).body, entry.body);
+  const delta =
+    baseAt === undefined ? undefined : deltaOf((entry.base as Entry).body as Buffer, body);
   if (baseAt !== undefined && delta !== undefined) {
     return Buffer.concat([
       objectHeader(OFS_DELTA, delta.length),
@@ -137,9 +181,13 @@ function packedEntry(entry: Entry, at: number, offsets: ReadonlyMap<Entry, numbe
       deflateSync(delta, { level: 1 }),
     ]);
   }
+  return wholeEntry(entry.type, body);
+}
+
+function wholeEntry(type: PackedType, body: Buffer): Buffer {
   return Buffer.concat([
-    objectHeader(TYPE_CODE[entry.type], entry.body.length),
-    deflateSync(entry.body, { level: 1 }),
+    objectHeader(TYPE_CODE[type], body.length),
+    deflateSync(body, { level: 1 }),
   ]);
 }
 
@@ -199,7 +247,7 @@ function indexOf(entries: readonly Placed[], packChecksum: Buffer): Buffer {
 }
 
 function writeDurably(path: string, prefix: string, parts: readonly Buffer[]): void {
-  // Git's own names for a pack being written: `git gc` removes those a crash left behind.
+  // Git's own names for a file being written: `git gc` removes those a crash left behind.
   const temp = join(path, "..", `${prefix}${process.pid}`);
   const fd = openSync(temp, "w", 0o444);
   try {

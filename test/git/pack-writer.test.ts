@@ -148,6 +148,38 @@ describe("objects written as one pack", () => {
     }
   });
 
+  it("past git's unpack limit, keep every object compressed but deltas and their bases, read back whole", async () => {
+    // Versions of one large file among many small objects: once the batch is sure to be a
+    // pack (100 objects), the small ones are kept as the pack stores them; the versions stay
+    // whole until the pack is written, so they can still be deltas of the first.
+    const versions = Array.from({ length: 3 }, (_, v) => {
+      const lines = Array.from({ length: 3000 }, (_, i) => `  {"id": "e_${i * 31}", "n": ${i}},`);
+      return `{"version": ${v + 2},\n${lines.join("\n")}\n"tail": ${v}}\n`;
+    });
+    const repo = dirs.repo("engram-pack-late-delta-");
+    const opened = await openRepo(repo.dir);
+    const oids = await batchedObjects(opened, async () => [
+      writeTextBlobFast(opened, versions[0] as string, "memory/catalog.json"),
+      ...writeSome(opened, 110),
+      ...versions.slice(1).map((text) => writeTextBlobFast(opened, text, "memory/catalog.json")),
+    ]);
+    const files = packFiles(opened.gitdir);
+    expect(files).toHaveLength(2);
+    const idx = join(opened.gitdir, "objects", "pack", files[0] as string);
+    expect(gitCli(repo.dir, ["verify-pack", "-v", idx])).toContain("chain length = 1: 2 objects");
+    gitCli(repo.dir, ["fsck", "--strict", "--no-dangling"]);
+    expect(looseCount(opened.gitdir)).toBe(0);
+    const last = oids.length - 1;
+    for (const [i, text] of [
+      [0, versions[0]],
+      [last - 1, versions[1]],
+      [last, versions[2]],
+    ] as const) {
+      const oid = oids[i] as string;
+      expect(execFileSync("git", ["cat-file", "-p", oid], { cwd: repo.dir }).toString()).toBe(text);
+    }
+  });
+
   it("carry the CRC-32 zlib computes", () => {
     expect(crc32(Buffer.from("123456789"))).toBe(0xcbf43926);
     expect(crc32(Buffer.alloc(0))).toBe(0);

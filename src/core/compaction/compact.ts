@@ -3,7 +3,7 @@ import type { MemoryEvent } from "../../schema/memory-event.js";
 import { isHistoryEvent } from "../history/kinds.js";
 import { compareText } from "../model/text.js";
 import { batchIdFromIso } from "../model/time.js";
-import { collectGroup, type GroupState, packGroup, receivedSpan } from "./group.js";
+import { collectGroup, packGroup, receivedSpan } from "./group.js";
 import { compactHistory } from "./history.js";
 import type { CompactionPolicy } from "./policy.js";
 import { condenseTelemetry, telemetrySaysSomething } from "./telemetry.js";
@@ -71,17 +71,20 @@ export function compactSlice(slice: readonly MemoryEvent[], policy: CompactionPo
   const groups = sliceGroups(slice, policy);
   if (groups === undefined) return [];
   const engrams = [...groups.history];
-  for (const group of groups.live) engrams.push(...packGroup(group, groups.version, policy));
+  // One group's record at a time: a slice of 100,000 events holds no two at once.
+  for (const [label, events] of groups.live) {
+    engrams.push(...packGroup(collectGroup(label, events, policy), groups.version, policy));
+  }
   return engrams.sort((a, b) => compareText(a.engram_id, b.engram_id));
 }
 
-/** A slice as its groups: the engrams of its history events, the records of its live groups. */
+/** A slice as its groups: the engrams of its history events, the events of its live groups. */
 export interface SliceGroups {
   /** The batch its engrams go to. */
   version: string;
   history: Engram[];
-  /** By label. */
-  live: GroupState[];
+  /** Label and events (in buffer order) of each group, by label. */
+  live: [string, MemoryEvent[]][];
 }
 
 /**
@@ -139,13 +142,7 @@ export function sliceGroups(
     const merged = rest.flatMap(([, list]) => list).sort((a, b) => a.seq - b.seq);
     kept.push(["other", merged]);
   }
-  return {
-    version,
-    history: engrams,
-    live: kept
-      .sort((a, b) => compareText(a[0], b[0]))
-      .map(([label, list]) => collectGroup(label, list, policy)),
-  };
+  return { version, history: engrams, live: kept.sort((a, b) => compareText(a[0], b[0])) };
 }
 
 /** Pure telemetry or signals, with nothing in it worth an engram of its own. */

@@ -16,7 +16,7 @@ import { entityMatcher } from "../graph/entities.js";
 import { sha256Hex } from "../model/canonical.js";
 import { compareText } from "../model/text.js";
 import { sliceGroups } from "./compact.js";
-import { type GroupState, packGroup } from "./group.js";
+import { collectGroup, type GroupState, packGroup } from "./group.js";
 import { joinGroups } from "./group-join.js";
 import { bodyLinker } from "./pack.js";
 import type { CompactionPolicy } from "./policy.js";
@@ -80,7 +80,10 @@ export function planRoomCompaction(input: {
   const earlier = new Map(input.ledger.labels);
   const made = sliceGroups(input.slice, slicePolicy(input.memory, entities, undefined), earlier);
   const engrams = made?.history ?? [];
-  const groups = (made?.live ?? []).map((group) => ({ version: made?.version as string, group }));
+  const groups = (made?.live ?? []).map(([label, events]) => ({
+    version: made?.version as string,
+    group: collectGroup(label, events, input.memory),
+  }));
   const pendingText = [
     ...engrams.map((e) => `${JSON.stringify(e)}\n`),
     ...groups.map((g) => `${JSON.stringify(g)}\n`),
