@@ -113,7 +113,11 @@ export async function compactForRoom(
   await finishCycle(ctx, buffer, intent);
   const last = plan.ledger.pending[plan.ledger.pending.length - 1];
   if (made && last !== undefined) {
-    rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, plan);
+    // Its records, not its text: the cycle that takes them in this process reads no file.
+    rememberPending(join(roomDir(ctx.paths), last.file), last.sha256, {
+      engrams: plan.engrams,
+      groups: plan.groups,
+    });
   }
 }
 
