@@ -56,18 +56,15 @@ export async function runGraphitiScenario(): Promise<GraphitiScenarioResult> {
   const server = new FakeGraphiti();
   await server.start();
   const repoDir = tempDir("graphiti");
+  // Where memory goes is the environment's choice, never the repository's (docs/security.md).
+  const before = process.env.ENGRAM_GRAPHITI_URL;
+  process.env.ENGRAM_GRAPHITI_URL = server.url;
   try {
     execFileSync("git", ["init", "-q", repoDir], { stdio: "ignore" });
     mkdirSync(join(repoDir, "config"), { recursive: true });
     writeFileSync(
       join(repoDir, "config", "dev.toml"),
-      [
-        "[sync.graphiti]",
-        `url = "${server.url}"`,
-        "[[sources.markdown.folders]]",
-        'path = "notes"',
-        "",
-      ].join("\n"),
+      ["[[sources.markdown.folders]]", 'path = "notes"', ""].join("\n"),
     );
     writeFiles(join(repoDir, "notes"));
     const ctx = await openContext({ repo: repoDir });
@@ -115,6 +112,8 @@ export async function runGraphitiScenario(): Promise<GraphitiScenarioResult> {
         healthMedian < GRAPHITI_HEALTH_TARGET_MS,
     };
   } finally {
+    if (before === undefined) delete process.env.ENGRAM_GRAPHITI_URL;
+    else process.env.ENGRAM_GRAPHITI_URL = before;
     await server.stop();
     removeDir(repoDir);
   }
