@@ -9,6 +9,7 @@ import { linkKey } from "../model/links.js";
 import { keptEpisodes } from "./episodes.js";
 import {
   factKey,
+  factKeysOf,
   type GroupFact,
   type GroupState,
   MAX_LINKS,
@@ -42,8 +43,10 @@ export function joinGroups(states: readonly GroupState[]): GroupState {
   let maxSurprise: number | null = null;
   let privacy: Privacy = "public";
   for (const s of states) {
-    for (const f of s.facts) {
-      const key = factKey(f.text);
+    // The keys each record was made with, not normalized again (most come from this process).
+    const keys = factKeysOf(s);
+    for (const [i, f] of s.facts.entries()) {
+      const key = keys[i] as string;
       if (seenFacts.has(key)) continue;
       seenFacts.add(key);
       facts.push(f);

@@ -116,6 +116,16 @@ export function rememberFactKeys(state: GroupState, keys: Set<string>): void {
   factKeys.set(state, keys);
 }
 
+/**
+ * The keys of a record's facts (`factKey`), in the order of its facts: a record made or joined
+ * in this process has them already, one per fact, as it kept each fact once.
+ */
+export function factKeysOf(state: GroupState): string[] {
+  const keys = factKeys.get(state);
+  if (keys !== undefined && keys.size === state.facts.length) return [...keys];
+  return state.facts.map((f) => factKey(f.text));
+}
+
 function keysOf(state: GroupState): Set<string> {
   let keys = factKeys.get(state);
   if (keys === undefined) {
