@@ -72,8 +72,17 @@ export const TYPE_PREFIX: Record<Exclude<LearningType, "decision">, string> = {
 
 /** Lowercased, whitespace-folded text: two statements that differ only there are one. */
 export function normalizeClaim(text: string): string {
+  // Most claims are printable ASCII with single spaces: NFKC leaves such text as it is and
+  // the only whitespace to fold is a doubled, leading or trailing space. Promotion and dedup
+  // key every fact of memory each cycle, so the regular expression is kept for the rest.
+  if (PRINTABLE_ASCII.test(text) && !text.includes("  ")) {
+    const lower = text.toLowerCase();
+    return lower.startsWith(" ") || lower.endsWith(" ") ? lower.trim() : lower;
+  }
   return text.normalize("NFKC").toLowerCase().replace(/\s+/g, " ").trim();
 }
+
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 export function learningId(text: string): string {
   return `l_${sha256Hex(normalizeClaim(text)).slice(0, 16)}`;
