@@ -217,7 +217,7 @@ const run: Command = {
 function runLines(r: RunResult): string[] {
   return [
     `${r.dry_run ? "would write" : "catalog"} version ${r.catalog_version} ${r.catalog_hash}`,
-    `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}`,
+    `drained ${r.drained.files} spool file(s): accepted ${r.drained.accepted}, duplicates ${r.drained.duplicates}, quarantined ${r.drained.quarantined}${r.drained.set_aside.length > 0 ? `, set aside ${r.drained.set_aside.length} entries that are not spool files` : ""}`,
     ...r.sources.map((s) =>
       s.error !== undefined
         ? `could not drain ${s.source}: ${s.error}`

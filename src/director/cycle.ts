@@ -3,7 +3,7 @@
  * drain, consolidate ended sessions, compact, promote, evict, write the catalog and MEMORY.md.
  * run.ts takes the state for it; room.ts settles with it.
  */
-import { basename } from "node:path";
+import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { overBudget, type TierUsage } from "../core/compaction/budget.js";
@@ -33,7 +33,12 @@ import type { Catalog, Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
 import { loadSealKey } from "../state/seal-key.js";
-import { listSpoolFiles, removeSpoolFiles } from "../state/spool.js";
+import {
+  listSpoolFiles,
+  removeSpoolFiles,
+  type SpoolOddity,
+  setAsideOddSpoolEntries,
+} from "../state/spool.js";
 import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle } from "./cycle-intent.js";
 import { judgeFocus, lastNow, rememberFocus } from "./focus-fresh.js";
@@ -45,7 +50,7 @@ import { readRoomLedger, settledLedgerText } from "./room-ledger.js";
  */
 export async function settleCycle(ctx: RepoContext, buffer: EventBuffer): Promise<RunResult> {
   buffer.loadEvents();
-  const intake = { drained: { ...zeroCounts(), files: 0 }, sources: [] };
+  const intake = { drained: { ...zeroCounts(), files: 0, set_aside: [] }, sources: [] };
   return cycle(ctx, buffer, intake, { settle: true });
 }
 
@@ -89,7 +94,7 @@ export interface RunResult {
   compaction: CompactionReason;
   /** Why nothing was compacted, with what would compact now; null when events were compacted. */
   not_compacted: NotCompacted | null;
-  drained: IngestCounts & { files: number };
+  drained: SpoolDrain;
   /** The networked sources of `agent_bus.sources`, drained after the spool. */
   sources: SourceDrain[];
   buffer: { events: number; bytes: number };
@@ -114,25 +119,41 @@ export interface RunResult {
   compacted_for_room: RoomReport | null;
 }
 
-/** Drains the local spool into the buffer; files are removed only after the journal fsync. */
-export async function drainSpool(
-  ctx: RepoContext,
-  buffer: EventBuffer,
-): Promise<IngestCounts & { files: number }> {
+/**
+ * Drains the local spool into the buffer; files are removed only after the journal fsync.
+ * Entries named like spool files that are not regular files are moved aside first and
+ * reported (`set_aside`): a FIFO or a link from a restored state folder never stops a drain.
+ */
+export async function drainSpool(ctx: RepoContext, buffer: EventBuffer): Promise<SpoolDrain> {
+  const setAside = setAsideOddSpoolEntries(ctx.paths.spool);
+  for (const odd of setAside) {
+    process.stderr.write(
+      `engram: ${join(ctx.paths.spool, odd.name)}: a ${odd.kind}, not a spool file: never read; ${odd.moved_to === null ? "left where it is" : `moved to ${join(ctx.paths.spool, odd.moved_to)}`}\n`,
+    );
+  }
   const files = listSpoolFiles(ctx.paths.spool);
   if (files.length === 0) {
     // Nothing to read: the ingest machinery and its schemas stay unloaded. The seal key is
     // still checked (and made on a first run), as an ingest would.
     loadSealKey(ctx.paths.sealKey, true);
-    return { ...zeroCounts(), files: 0 };
+    return { ...zeroCounts(), files: 0, set_aside: setAside };
   }
-  const { ingestorFor, ingestSmallFile } = await import("../ingest/ingest.js");
+  const [{ ingestorFor }, { ingestSpoolFile }] = await Promise.all([
+    import("../ingest/ingest.js"),
+    import("../ingest/spool-file.js"),
+  ]);
   const ingestor = ingestorFor(ctx, buffer);
-  for (const file of files) await ingestSmallFile(ingestor, file, `spool/${basename(file)}`);
+  const read: string[] = [];
+  for (const file of files) {
+    if (await ingestSpoolFile(ingestor, file, `spool/${basename(file)}`)) read.push(file);
+  }
   await ingestor.commit();
-  removeSpoolFiles(ctx.paths.spool, files);
-  return { ...ingestor.counts, files: files.length };
+  removeSpoolFiles(ctx.paths.spool, read);
+  return { ...ingestor.counts, files: read.length, set_aside: setAside };
 }
+
+/** What a spool drain did: its counts, the files it read, the entries it moved aside. */
+export type SpoolDrain = IngestCounts & { files: number; set_aside: SpoolOddity[] };
 
 /** One cycle for a caller that already holds the Director state (the TCP hub between cycles). */
 export async function runCycleOn(

@@ -1,4 +1,4 @@
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
@@ -70,14 +70,14 @@ export function ingestorFor(
 }
 
 /** Lines per group commit: one journal write and one fsync for each batch. */
-const BATCH_LINES = 4096;
+export const BATCH_LINES = 4096;
 /**
  * Lines per journal write while reading a large input on this thread: few events alive at
  * once keeps the garbage collector's copying small. Their fsync still comes per BATCH_LINES.
  */
 const WRITE_LINES = 1024;
 /** Characters per chunk of a large input: one worker job, one group commit. */
-const CHUNK_CHARS = 1024 * 1024;
+export const CHUNK_CHARS = 1024 * 1024;
 /** A file this large starts the worker threads at once. */
 export const LARGE_FILE_BYTES = 4 * CHUNK_CHARS;
 /** Chunks read before worker threads are started: small inputs never pay for them. */
@@ -477,19 +477,4 @@ export async function ingestFile(ingestor: Ingestor, path: string, source = path
   // each a wait on a busy machine.
   const input = createReadStream(path, { encoding: "utf8", highWaterMark: CHUNK_CHARS });
   await ingestReadable(ingestor, input, source);
-}
-
-/** Small files (spool entries) are read whole: faster than a stream per file. */
-export async function ingestSmallFile(
-  ingestor: Ingestor,
-  path: string,
-  source: string,
-): Promise<void> {
-  const lines = readFileSync(path, "utf8").split("\n");
-  let n = 0;
-  for (const text of lines) {
-    n++;
-    ingestor.push({ text, source, line: n });
-  }
-  if (ingestor.pending >= BATCH_LINES) await ingestor.commit();
 }

@@ -1,7 +1,19 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, unlinkSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  type Dirent,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  type Stats,
+  unlinkSync,
+} from "node:fs";
 import { join } from "node:path";
-import { StateError } from "../errors.js";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 
 /**
@@ -20,19 +32,115 @@ export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: 
 }
 
 export function listSpoolFiles(spoolDir: string): string[] {
+  return spoolEntries(spoolDir)
+    .filter((e) => e.kind === "file")
+    .map((e) => join(spoolDir, e.name));
+}
+
+/** The folder of a spool where entries that are not a worker's file are moved. */
+export const SPOOL_SET_ASIDE = "set-aside";
+
+/** A `*.ndjson` entry of the spool that is not a regular file, and where it went. */
+export interface SpoolOddity {
+  name: string;
+  /** What it is: `symbolic link`, `fifo`, `socket`, `directory`, `device`. */
+  kind: string;
+  /** Where it is now, relative to the spool; null when it could not be moved (left, never read). */
+  moved_to: string | null;
+}
+
+/**
+ * Moves the spool's `*.ndjson` entries that no worker wrote (a link, a FIFO, a folder, a
+ * socket or a device: a restored or hostile state folder) into `set-aside/`, so that none of
+ * them can stop a drain (a FIFO blocks a read for ever) and each is reported once. Never
+ * opened, never followed. An entry that cannot be moved stays where it is, still never read.
+ */
+export function setAsideOddSpoolEntries(spoolDir: string): SpoolOddity[] {
+  const odd = spoolEntries(spoolDir).filter((e) => e.kind !== "file");
+  if (odd.length === 0) return [];
+  const aside = join(spoolDir, SPOOL_SET_ASIDE);
+  let usable = true;
+  try {
+    mkdirSync(aside, { mode: 0o700 });
+  } catch (error) {
+    // Only a real folder of our own: a link here would carry the entries elsewhere.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST" || !lstatSync(aside).isDirectory()) {
+      usable = false;
+    }
+  }
+  const out: SpoolOddity[] = [];
+  for (const { name, kind } of odd) {
+    let movedTo: string | null = null;
+    if (usable) {
+      const target = freeName(aside, name);
+      try {
+        renameSync(join(spoolDir, name), join(aside, target));
+        movedTo = `${SPOOL_SET_ASIDE}/${target}`;
+      } catch {}
+    }
+    out.push({ name, kind, moved_to: movedTo });
+  }
+  if (out.some((o) => o.moved_to !== null)) {
+    fsyncDirSync(aside);
+    fsyncDirSync(spoolDir);
+  }
+  return out;
+}
+
+/** `name`, or `name.1`, `name.2`...: the first that `dir` does not hold. */
+function freeName(dir: string, name: string): string {
+  for (let n = 0; ; n++) {
+    const candidate = n === 0 ? name : `${name}.${n}`;
+    if (!existsSync(join(dir, candidate))) return candidate;
+  }
+}
+
+/** The spool's `*.ndjson` entries (dot files are writers' temp files), by name, with their kind. */
+function spoolEntries(spoolDir: string): { name: string; kind: string }[] {
   if (!existsSync(spoolDir)) return [];
-  const names: string[] = [];
+  const out: { name: string; kind: string }[] = [];
   for (const entry of readdirSync(spoolDir, { withFileTypes: true })) {
     if (!entry.name.endsWith(".ndjson") || entry.name.startsWith(".")) continue;
-    // Workers write regular files only: a link (a restored state folder) is never read.
-    if (entry.isSymbolicLink()) {
-      throw new StateError(
-        `${join(spoolDir, entry.name)}: a symbolic link in the spool: never followed; remove it`,
-      );
-    }
-    names.push(entry.name);
+    out.push({ name: entry.name, kind: entryKind(entry, join(spoolDir, entry.name)) });
   }
-  return names.sort().map((name) => join(spoolDir, name));
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function entryKind(entry: Dirent | Stats, path: string): string {
+  if (entry.isFile()) return "file";
+  if (entry.isSymbolicLink()) return "symbolic link";
+  if (entry.isDirectory()) return "directory";
+  if (entry.isFIFO()) return "fifo";
+  if (entry.isSocket()) return "socket";
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return "device";
+  // Some file systems do not say in the listing: ask the entry itself, never following it.
+  if (!("dev" in entry)) {
+    try {
+      return entryKind(lstatSync(path), path);
+    } catch {}
+  }
+  return "unknown";
+}
+
+/**
+ * Opens a spool file to read it: never through a link, never blocking on a FIFO, and only if
+ * it is (still) a regular file. Undefined when it is not; the caller closes the descriptor.
+ */
+export function openSpoolFile(path: string): { fd: number; bytes: number } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ELOOP" || code === "ENXIO") return undefined;
+    throw error;
+  }
+  const stat = fstatSync(fd);
+  if (!stat.isFile()) {
+    closeSync(fd);
+    return undefined;
+  }
+  return { fd, bytes: stat.size };
 }
 
 export function removeSpoolFiles(spoolDir: string, paths: readonly string[]): void {

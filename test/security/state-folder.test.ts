@@ -139,10 +139,11 @@ describe("a state folder restored from a branch holds no link engram follows", (
     const outside = join(repo.dir, "..", `${repo.dir.split("/").pop()}-notes.ndjson`);
     writeFileSync(outside, "not an envelope\n");
     symlinkSync(outside, repo.path(".engram", "spool", "000000000000001-1-aaaaaaaaaaaa.ndjson"));
+    // Moved aside and reported, never followed; the run goes on (test/cli/spool-oddities).
     const r = await dir(repo, ["run", "--json"]);
-    expectExit(r, 3);
+    expectExit(r, 0);
     noBug(r);
-    expect(r.stderr).toContain("a symbolic link");
+    expect(r.stderr).toContain("a symbolic link, not a spool file: never read");
     expect(readFileSync(outside, "utf8")).toBe("not an envelope\n");
   });
 });
