@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, type Dirent, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { ConfigError, StateError } from "../errors.js";
@@ -112,11 +112,29 @@ export function refuseLinksIn(root: string, shown: string): void {
           `${path}: a symbolic link in the state folder: engram never makes one there, and it is never followed; remove it (was the state folder restored from a branch?)`,
         );
       }
+      const odd = oddKind(entry, join(at, entry.name));
+      if (odd !== undefined) {
+        throw new StateError(
+          `${path}: a ${odd} in the state folder: engram never makes one there, and a read of it could block for ever; remove it (was the state folder restored from an archive?)`,
+        );
+      }
       const skip = depth === 0 && (entry.name === "spool" || entry.name.startsWith("staging-"));
       if (entry.isDirectory() && !skip && depth < 4) visit(join(at, entry.name), path, depth + 1);
     }
   };
   visit(root, shown, 0);
+}
+
+/** What an entry is when it is neither a file, a folder nor a link (a FIFO, socket, device). */
+function oddKind(entry: Dirent, path: string): string | undefined {
+  if (entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()) return undefined;
+  if (entry.isFIFO()) return "fifo";
+  if (entry.isSocket()) return "socket";
+  if (entry.isBlockDevice() || entry.isCharacterDevice()) return "device";
+  // Some file systems do not say in the listing: ask the entry itself, never following it.
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (st === undefined || st.isFile() || st.isDirectory()) return undefined;
+  return st.isSymbolicLink() ? "symbolic link" : st.isFIFO() ? "fifo" : "special file";
 }
 
 /** What is left to do in a state folder: events not compacted yet, spool files not drained. */

@@ -3,7 +3,7 @@
  * the repository, and what the state folder holds is private whatever the umask. Through the
  * built bins, on real repositories.
  */
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
   lstatSync,
@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -132,6 +133,29 @@ describe("a state folder restored from a branch holds no link engram follows", (
       );
     }
     expect(readFileSync(outside, "utf8")).toBe("precious, no newline at the end");
+  });
+
+  it("a FIFO among the state files is refused by name, never opened (a read would block for ever)", async () => {
+    const repo = await initRepo();
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "kept"]), 0);
+    for (const file of [
+      ["buffer", "meta.json"],
+      ["buffer", "liveness.json"],
+      ["room", "ledger.json"],
+    ]) {
+      mkdirSync(repo.path(".engram", file[0] as string), { recursive: true });
+      execFileSync("mkfifo", [repo.path(".engram", ...file)]);
+      for (const args of [["run", "--json"], ["status"]]) {
+        const r = await dir(repo, args);
+        expectExit(r, 3);
+        noBug(r);
+        expect(r.stderr).toContain(`.engram/${file.join("/")}: a fifo in the state folder`);
+      }
+      rmSync(repo.path(".engram", ...file));
+    }
+    // Removed, as the message says: the run goes on and nothing was lost.
+    expectExit(await dir(repo, ["run", "--flush", "--json"]), 0);
+    expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain("kept");
   });
 
   it("a spool file that links elsewhere is never read", async () => {
