@@ -31,6 +31,7 @@ export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: 
   return path;
 }
 
+/** The spool's files to drain, in name order: regular `*.ndjson` files only. */
 export function listSpoolFiles(spoolDir: string): string[] {
   return spoolEntries(spoolDir)
     .filter((e) => e.kind === "file")
