@@ -8,7 +8,13 @@ import {
 } from "../../core/sync/tana-nodes.js";
 import type { TanaInputClient } from "./tana-input-client.js";
 import type { TanaLocalClient } from "./tana-local-client.js";
-import { type PartsJournal, partsEntry, sendMissingParts, trashStrays } from "./tana-parts.js";
+import {
+  type PartsEntry,
+  type PartsJournal,
+  partsEntry,
+  sendMissingParts,
+  trashStrays,
+} from "./tana-parts.js";
 import { SyncTargetError } from "./target.js";
 
 /**
@@ -44,6 +50,18 @@ export async function writeInPlace(
   parts.forget(item.key);
 }
 
+/** The journal's parts are of this node and this content (bounds ascending, to its end). */
+function fitsContent(known: PartsEntry, remoteId: string, item: OutgoingItem): boolean {
+  const b = known.bounds;
+  const ascending = b.every((v, i) => i === 0 || v >= (b[i - 1] as number));
+  return (
+    known.node === remoteId &&
+    known.hash === item.content_hash &&
+    ascending &&
+    b[b.length - 1] === item.content.length
+  );
+}
+
 /**
  * An update through the Input API alone. When the node already holds this content, or the
  * start of it (a run cut short between its parts), exactly the missing parts are posted.
@@ -60,7 +78,7 @@ export async function annotate(
   contentAttr: string | undefined,
 ): Promise<void> {
   const known = parts.get(item.key);
-  if (known !== undefined && known.node === remoteId && known.hash === item.content_hash) {
+  if (known !== undefined && fitsContent(known, remoteId, item)) {
     await sendMissingParts(input, parts, item.key, item.content);
     return;
   }
