@@ -44,6 +44,7 @@ export function openTanaTarget(
     syncedAt: writtenAt(mapping),
     // Which parts of long content reached Tana: beside the queue, in the state folder.
     partsPath: join(syncDir(ctx), "tana", "parts.json"),
+    mapping,
   });
 }
 

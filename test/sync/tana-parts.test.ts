@@ -52,6 +52,7 @@ function open(store: QueueStore, local: boolean): TanaTarget {
   return openTanaTarget(tana, store, local ? {} : { local_api_url: undefined }, {
     clock: iso,
     syncedAt: writtenAt(store.load().mapping),
+    mapping: store.load().mapping,
     settleSeconds: 60,
     partsPath: join(tmp.dir, "tana", "parts.json"),
   });
@@ -251,5 +252,56 @@ describe("Tana: sync init within the call limits", () => {
       /max_nodes_per_call = 10 .*raise them to at least 19/,
     );
     expect(tana.writes).toBe(0);
+  });
+});
+
+describe("Tana: an update through the Input API alone", () => {
+  it("carries long content whole in its annotation, and one whose answer was lost is not posted twice", async () => {
+    const store = new QueueStore(tmp.dir, "tana");
+    await initTana(store, open(store, true));
+    const items = candidates();
+    await runSync(items, engine(store, open(store, false)));
+    const key = `learning:${(items[0] as SyncCandidate).item.local_id}`;
+    const revise = (content: string) =>
+      items.map((c, i) => (i === 0 ? { ...c, item: { ...c.item, content } } : c));
+    const attr = () =>
+      schemaFromMapping(store.load().mapping, TANA_TAGS)?.fields.learning.content as string;
+    const annotations = () =>
+      (tana.store.nodes.get(store.load().mapping[key]?.remote_id ?? "")?.children ?? [])
+        .map((id) => tana.store.nodes.get(id))
+        .filter((n) => n !== undefined && !n.inTrash && /^engram update /.test(n.name));
+
+    // A revision: one child annotation, its content whole (its own parts after its head).
+    const revised = revise(`${"a lesson relearned the hard way, ".repeat(400)}END`);
+    seconds = 10;
+    await runSync(revised, engine(store, open(store, false)));
+    expect(store.load().records[key]?.state).toBe("synced");
+    const [first] = annotations();
+    if (first === undefined) throw new Error("no annotation");
+    expect(tanaContentOf(tana, first, attr()).text).toBe(revised[0]?.item.content);
+
+    // Another, whose annotation call is carried out and its answer lost: held, not posted again.
+    const third = revise(`${"third time lucky, ".repeat(800)}END`);
+    let failed = false;
+    tana.inputScript = (r) => {
+      if (failed || !r.body.includes('"name":"engram update')) return undefined;
+      failed = true;
+      return { kind: "lost" };
+    };
+    seconds = 20;
+    await runSync(third, engine(store, open(store, false)));
+    seconds = 200;
+    await runSync(third, engine(store, open(store, false)));
+    expect(failed).toBe(true);
+    expect(annotations()).toHaveLength(2);
+    expect(store.load().records[key]?.last_error).toMatch(
+      /annotation .* may or may not be in Tana/,
+    );
+
+    // The Local API writes it in place, whole, and trashes the annotations and parts.
+    seconds = 600;
+    await runSync(third, engine(store, open(store, true)));
+    expect(annotations()).toEqual([]);
+    expectWhole(store, third, "none");
   });
 });

@@ -13,8 +13,11 @@ import { SyncTargetError } from "./target.js";
 export interface PartsEntry {
   /** The learning's node. */
   node: string;
-  /** Where the parts go: the node itself, or the annotation child that carries an update. */
-  parent: string;
+  /**
+   * Where the parts go: the node itself, or the annotation child that carries an update;
+   * null while the annotation's call has left without a recorded answer (it may exist).
+   */
+  parent: string | null;
   /** The content the parts are of. */
   hash: string;
   /** Where each child part (2..total) starts in the content, then where the content ends. */
@@ -34,14 +37,14 @@ function validEntry(v: unknown): PartsEntry | null {
   const e = v as Partial<PartsEntry> | null;
   if (typeof e !== "object" || e === null) return null;
   if (typeof e.node !== "string" || !ID.test(e.node)) return null;
-  if (typeof e.parent !== "string" || !ID.test(e.parent)) return null;
+  if (e.parent !== null && (typeof e.parent !== "string" || !ID.test(e.parent))) return null;
   if (typeof e.hash !== "string" || !HASH.test(e.hash)) return null;
   if (!Array.isArray(e.bounds) || e.bounds.length < 2 || !e.bounds.every(index)) return null;
   if (!Array.isArray(e.posted) || !e.posted.every(index)) return null;
   if (e.sending !== null && !index(e.sending)) return null;
   return {
     node: e.node,
-    parent: e.parent,
+    parent: e.parent ?? null,
     hash: e.hash,
     bounds: e.bounds,
     posted: e.posted,
@@ -77,11 +80,14 @@ export class PartsJournal {
     return this.entries.get(key);
   }
 
-  /** Entries whose parts are all in Tana and whose node the queue has mapped: done with. */
-  prune(mapped: (node: string) => boolean): void {
+  /**
+   * Entries whose parts are all in Tana and whose outcome the queue has recorded (`done`: the
+   * key mapped to the node with this content): done with.
+   */
+  prune(done: (key: string, e: PartsEntry) => boolean): void {
     let changed = false;
     for (const [key, e] of this.entries) {
-      if (missingParts(e).length === 0 && e.sending === null && mapped(e.node)) {
+      if (e.parent !== null && missingParts(e).length === 0 && e.sending === null && done(key, e)) {
         this.entries.delete(key);
         changed = true;
       }
@@ -116,7 +122,7 @@ export function missingParts(e: PartsEntry): number[] {
 /** A new entry for parts of `content` about to go to `parent`, the node's head sent. */
 export function partsEntry(
   node: string,
-  parent: string,
+  parent: string | null,
   hash: string,
   content: string,
   parts: readonly string[],
@@ -144,6 +150,12 @@ export async function sendMissingParts(
 ): Promise<void> {
   const start = journal.get(key);
   if (start === undefined) return;
+  if (start.parent === null) {
+    throw new SyncTargetError(
+      `${key}: the call of its annotation (an update through the Input API) left without an answer, so it may or may not be in Tana, and the Input API cannot be searched; it is not sent again until a run with the Local API (local_api_url, the desktop app running) writes the node in place`,
+      "unavailable",
+    );
+  }
   if (start.sending !== null) {
     throw new SyncTargetError(
       `${key}: part ${start.sending} of ${start.bounds.length} of its content may or may not have reached Tana, and the Input API cannot be searched; it is not sent again until a run with the Local API (local_api_url, the desktop app running) writes the content whole`,
@@ -153,7 +165,10 @@ export async function sendMissingParts(
   const total = start.bounds.length;
   for (const i of missingParts(start)) {
     const text = content.slice(start.bounds[i - 2], start.bounds[i - 1]);
-    const body = { targetNodeId: start.parent, nodes: [overflowNode(text, i, total, start.hash)] };
+    const body = {
+      targetNodeId: start.parent as string,
+      nodes: [overflowNode(text, i, total, start.hash)],
+    };
     try {
       await input.post(body, () => {
         const now = journal.get(key) as PartsEntry;

@@ -1,6 +1,6 @@
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import type { SyncType } from "../../core/sync/policy.js";
-import { DEFAULT_SETTLE_SECONDS } from "../../core/sync/queue.js";
+import { DEFAULT_SETTLE_SECONDS, type MappingEntry } from "../../core/sync/queue.js";
 import {
   archiveNode,
   fitNode,
@@ -55,6 +55,8 @@ export interface TanaTargetOptions {
    * or absent: kept in memory only (a killed run's parts are then finished by the Local API).
    */
   partsPath?: string | null;
+  /** The queue's id mapping: a parts journal entry whose outcome it records is done with. */
+  mapping?: Readonly<Record<string, MappingEntry>>;
 }
 
 /** A node engram wrote, as the Local API lists it. */
@@ -117,8 +119,13 @@ export class TanaTarget implements BatchSyncTarget {
           });
     this.schema = options.schema;
     this.parts = new PartsJournal(options.partsPath ?? null);
-    const mapped = options.syncedAt;
-    if (mapped !== undefined) this.parts.prune((node) => mapped.has(node));
+    const mapping = options.mapping;
+    if (mapping !== undefined) {
+      this.parts.prune((key, e) => {
+        const m = mapping[key];
+        return m !== undefined && m.remote_id === e.node && m.content_hash === e.hash;
+      });
+    }
     this.linker = new EntityLinker(
       {
         registry: options.registry,

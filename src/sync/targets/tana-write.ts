@@ -6,7 +6,7 @@ import {
   type TanaLimits,
   type TanaNode,
 } from "../../core/sync/tana-nodes.js";
-import type { TanaInputClient } from "./tana-input-client.js";
+import type { TanaCreated, TanaInputClient } from "./tana-input-client.js";
 import type { TanaLocalClient } from "./tana-local-client.js";
 import {
   type PartsEntry,
@@ -89,14 +89,21 @@ export async function annotate(
     remoteId,
     limits,
   );
-  const [made] = await input.post({ targetNodeId: remoteId, nodes: [fitted.node] });
-  if (fitted.overflow.length === 0) return;
+  // Journalled as it leaves: a second annotation after a lost answer would say it all twice.
+  const entry = partsEntry(remoteId, null, item.content_hash, item.content, fitted.overflow);
+  let made: TanaCreated | undefined;
+  try {
+    [made] = await input.post({ targetNodeId: remoteId, nodes: [fitted.node] }, () =>
+      parts.set(item.key, entry),
+    );
+  } catch (error) {
+    const kind = (error as SyncTargetError).kind;
+    if (kind === "rate_limited" || kind === "validation") parts.forget(item.key);
+    throw error;
+  }
   if (made === undefined) {
     throw new SyncTargetError(`${item.key}: Tana answered no annotation node`, "unavailable");
   }
-  parts.set(
-    item.key,
-    partsEntry(remoteId, made.nodeId, item.content_hash, item.content, fitted.overflow),
-  );
+  parts.set(item.key, { ...entry, parent: made.nodeId });
   await sendMissingParts(input, parts, item.key, item.content);
 }
