@@ -7,6 +7,7 @@
  * part whose call went unanswered is not sent again blind. The stand-in's search lags 30 s
  * behind its writes; both clocks are the test's.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
@@ -16,6 +17,7 @@ import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore, type StoredQueue } from "../../src/sync/queue-store.js";
 import { SyncLog } from "../../src/sync/sync-log.js";
 import { writtenAt } from "../../src/sync/tana-open.js";
+import { PartsJournal } from "../../src/sync/targets/tana-parts.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
 import { FakeTana, type TanaFault } from "../support/fake-tana.js";
@@ -303,5 +305,35 @@ describe("Tana: an update through the Input API alone", () => {
     await runSync(third, engine(store, open(store, true)));
     expect(annotations()).toEqual([]);
     expectWhole(store, third, "none");
+  });
+});
+
+describe("Tana: the parts journal as read from the state folder", () => {
+  it("keeps only entries that parse, and reads a torn or hostile file as empty", () => {
+    const path = join(tmp.dir, "tana", "parts.json");
+    mkdirSync(join(tmp.dir, "tana"), { recursive: true });
+    const good = {
+      node: "tn00000042",
+      parent: "tn00000042",
+      hash: `sha256:${"a".repeat(64)}`,
+      bounds: [10, 20, 30],
+      posted: [2],
+      sending: null,
+    };
+    const entries = {
+      "learning:good": good,
+      "learning:path": { ...good, node: "../../etc/passwd" },
+      "learning:hash": { ...good, hash: "md5:00" },
+      "learning:bounds": { ...good, bounds: [-1, "x"] },
+      "learning:null": null,
+    };
+    writeFileSync(path, JSON.stringify({ version: 1, entries }));
+    const journal = new PartsJournal(path);
+    expect(journal.get("learning:good")).toEqual(good);
+    for (const key of Object.keys(entries).filter((k) => k !== "learning:good")) {
+      expect(journal.get(key)).toBeUndefined();
+    }
+    writeFileSync(path, '{"entries": {"learning:good": ');
+    expect(new PartsJournal(path).get("learning:good")).toBeUndefined();
   });
 });
