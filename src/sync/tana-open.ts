@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
@@ -5,6 +6,7 @@ import type { MappingEntry } from "../core/sync/queue.js";
 import { tanaAccess } from "../core/trust/destinations.js";
 import { EMPTY_REGISTRY } from "../schema/empty-registry.js";
 import type { Registry } from "../schema/registry.js";
+import { syncDir } from "./state-paths.js";
 import { schemaFromMapping } from "./targets/tana-schema.js";
 import { TanaTarget } from "./targets/tana-target.js";
 
@@ -40,6 +42,9 @@ export function openTanaTarget(
     clock: receiptTime,
     // When each node was written: the Local API's search may not show a new one yet.
     syncedAt: writtenAt(mapping),
+    // Which parts of long content reached Tana: beside the queue, in the state folder.
+    partsPath: join(syncDir(ctx), "tana", "parts.json"),
+    mapping,
   });
 }
 

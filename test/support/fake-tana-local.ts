@@ -1,4 +1,4 @@
-import type { FakeTanaStore, SearchQuery } from "./fake-tana-store.js";
+import type { FakeNode, FakeTanaStore, SearchQuery } from "./fake-tana-store.js";
 
 /** One answer of the stand-in: a status and a JSON body. */
 export interface Answer {
@@ -80,6 +80,26 @@ export function localApi(
     if (limit > 100) return { status: 400, body: { error: "limit at most 100" } };
     const found = store.search(decodeQuery(url.searchParams)).slice(offset, offset + limit);
     return { status: 200, body: found.map((n) => store.searchShape(n)) };
+  }
+  m = /^\/nodes\/([^/]+)\/children$/.exec(path);
+  if (method === "GET" && m) {
+    // Read from the node graph, not the search index: no lag. A trashed node has left.
+    const parent = store.nodes.get(decodeURIComponent(m[1] as string));
+    if (parent === undefined) return notFound;
+    const limit = Number(url.searchParams.get("limit") ?? "50");
+    const offset = Number(url.searchParams.get("offset") ?? "0");
+    if (limit > 100) return { status: 400, body: { error: "limit at most 100" } };
+    const all = parent.children
+      .map((id) => store.nodes.get(id))
+      .filter((n) => n !== undefined && !n.inTrash) as FakeNode[];
+    return {
+      status: 200,
+      body: {
+        children: all.slice(offset, offset + limit).map((n) => store.childShape(n)),
+        total: all.length,
+        hasMore: offset + limit < all.length,
+      },
+    };
   }
   m = /^\/nodes\/([^/]+)(?:\/(update|trash|fields\/([^/]+)\/content))?$/.exec(path);
   const node = m ? store.nodes.get(decodeURIComponent(m[1] as string)) : undefined;

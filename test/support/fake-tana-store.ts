@@ -227,6 +227,12 @@ export class FakeTanaStore {
     };
   }
 
+  /** A node as `/nodes/{id}/children` lists it. */
+  childShape(n: FakeNode) {
+    const { breadcrumb: _b, workspaceId: _w, ...rest } = this.searchShape(n);
+    return { ...rest, childCount: n.children.length };
+  }
+
   /**
    * `/nodes/search` as the app answers it: `textContains` matches node names only (not
    * descriptions), `hasType` includes tags that extend the type, `and` / `or` combine, nodes

@@ -32,6 +32,8 @@ export interface TanaRequest {
   query: string;
   /** Input API calls carried out so far (this one not yet counted). */
   writes: number;
+  /** The request body as sent (empty for Local API requests). */
+  body: string;
 }
 
 /** How the stand-in answers one request: an answer (maybe held back), or a cut connection. */
@@ -271,6 +273,7 @@ export class FakeTana {
       path: "/addToNodeV2",
       query: "",
       writes: this.writes,
+      body: text,
     });
     if (fault?.kind === "status" && fault.afterWrite !== true) {
       record(fault.status, nodes);
@@ -316,6 +319,7 @@ export class FakeTana {
         path: url.pathname,
         query: decodeURIComponent(url.search),
         writes: this.writes,
+        body: "",
       });
       if (fault?.kind === "status" && fault.afterWrite !== true) return this.refuse("local", fault);
       const answer = localApi(this.store, method, url, text, authorized);

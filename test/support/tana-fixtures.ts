@@ -150,3 +150,25 @@ export function tanaLearningNodes(tana: FakeTana): FakeNode[] {
   const tag = tana.store.tagByName(TANA_TAGS.learning);
   return tag === undefined ? [] : tana.store.tagged(tag.id).filter((n) => !n.inTrash);
 }
+
+/**
+ * A node's content as a reader of Tana sees it: its `content` field, then its content parts
+ * (children described `content, part i of n`, not in the trash) in the order of their index;
+ * `indexes` lists every part child found, so a repeated or missing part shows.
+ */
+export function tanaContentOf(
+  tana: FakeTana,
+  node: FakeNode,
+  contentAttr: string,
+): { text: string; indexes: number[] } {
+  const parts = node.children
+    .map((id) => tana.store.nodes.get(id))
+    .filter((n): n is FakeNode => n !== undefined && !n.inTrash)
+    .map((n) => ({ n, index: Number(/^content, part (\d+) of \d+/.exec(n.description)?.[1]) }))
+    .filter((p) => Number.isInteger(p.index))
+    .sort((a, b) => a.index - b.index);
+  return {
+    text: (node.fields.get(contentAttr)?.[0] ?? "") + parts.map((p) => p.n.name).join(""),
+    indexes: parts.map((p) => p.index),
+  };
+}

@@ -269,16 +269,36 @@ export function splitForJson(text: string, maxJson: number): string[] {
   return parts;
 }
 
-/** The child that carries one overflowing part of a node's content. */
-export function overflowNode(part: string, index: number, total: number): TanaNode {
-  return { name: part, description: `content, part ${index} of ${total}` };
+/**
+ * The child that carries one overflowing part of a node's content. Its description says which
+ * part of how many, and of which content (its hash), so that a reader and a reconciler can
+ * tell a missing, a repeated or an outdated part.
+ */
+export function overflowNode(
+  part: string,
+  index: number,
+  total: number,
+  contentHash?: string,
+): TanaNode {
+  const of = contentHash === undefined ? "" : ` (${contentHash})`;
+  return { name: part, description: `content, part ${index} of ${total}${of}` };
+}
+
+/** Which part of how many, and of which content, a child is; null for any other child. */
+export function parsePart(
+  description: string | undefined,
+): { index: number; total: number; hash: string | null } | null {
+  const m = /^content, part (\d{1,6}) of (\d{1,6})(?: \((sha256:[0-9a-f]{64})\))?$/.exec(
+    description ?? "",
+  );
+  return m ? { index: Number(m[1]), total: Number(m[2]), hash: m[3] ?? null } : null;
 }
 
 /** Room for a part in a follow-up call: the limit less the call's own characters. */
 export function overflowRoom(limits: TanaLimits, nodeId: string): number {
   const empty = bodyChars({
     targetNodeId: nodeId,
-    nodes: [overflowNode("", 99, 99)],
+    nodes: [overflowNode("", 999_999, 999_999, `sha256:${"0".repeat(64)}`)],
   });
   return limits.max_chars - empty - 8;
 }

@@ -59,7 +59,11 @@ export class TanaInputClient {
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(wait)));
   }
 
-  async post(body: TanaCallBody): Promise<TanaCreated[]> {
+  /**
+   * One call. `beforeSend` runs once the call's turn has come, just before each request
+   * leaves (a journal of what may have reached Tana writes there).
+   */
+  async post(body: TanaCallBody, beforeSend?: () => void): Promise<TanaCreated[]> {
     const chars = bodyChars(body);
     const nodes = nodeCount(body.nodes);
     const { limits } = this.options;
@@ -73,6 +77,7 @@ export class TanaInputClient {
       let response: Response;
       try {
         await this.turn();
+        beforeSend?.();
         this.calls++;
         response = await this.fetch(this.options.endpoint, {
           method: "POST",

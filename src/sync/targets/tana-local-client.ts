@@ -10,6 +10,14 @@ export interface LocalNode {
   inTrash: boolean;
 }
 
+/** A child as `/nodes/{id}/children` lists it (supertag-cli `types/local-api.ts`). */
+export interface LocalChild {
+  id: string;
+  name: string;
+  description?: string;
+  inTrash: boolean;
+}
+
 export interface LocalTag {
   id: string;
   name: string;
@@ -112,6 +120,20 @@ export class TanaLocalClient {
     } catch (error) {
       if (error instanceof SyncTargetError && /\b404\b/.test(error.message)) return null;
       throw error;
+    }
+  }
+
+  /** `GET /nodes/{id}/children`, every page: a node's children as the app holds them. */
+  async children(id: string): Promise<LocalChild[]> {
+    const out: LocalChild[] = [];
+    for (let offset = 0; ; offset += LOCAL_PAGE) {
+      const page = (await this.request("GET", `/nodes/${enc(id)}/children`, undefined, {
+        limit: String(LOCAL_PAGE),
+        offset: String(offset),
+      })) as { children?: LocalChild[]; hasMore?: boolean };
+      const children = Array.isArray(page.children) ? page.children : [];
+      out.push(...children);
+      if (page.hasMore !== true || children.length === 0) return out;
     }
   }
 

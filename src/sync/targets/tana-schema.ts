@@ -1,14 +1,19 @@
 import type { MappingEntry } from "../../core/sync/queue.js";
 import {
+  bodyChars,
   fieldDefinitions,
+  nodeCount,
+  planCalls,
   TAG_FIELDS,
   TANA_FIELDS,
+  type TanaCallBody,
   type TanaFieldName,
+  type TanaLimits,
   type TanaSchemaIds,
   type TanaTagKind,
   tagDefinitions,
 } from "../../core/sync/tana-nodes.js";
-import type { TanaInputClient } from "./tana-input-client.js";
+import type { TanaCreated, TanaInputClient } from "./tana-input-client.js";
 import type { TanaLocalClient } from "./tana-local-client.js";
 import { SyncTargetError } from "./target.js";
 
@@ -77,13 +82,14 @@ export interface SchemaOutcome {
 
 /**
  * Creates what is missing: with the Local API, a tag already named so is adopted and given the
- * seed's fields; otherwise the fields are created under SCHEMA (one call), then both tags with
- * those fields (another call).
+ * seed's fields; otherwise the fields are created under SCHEMA, then the tags with those fields,
+ * each in as few calls as `max_nodes_per_call` and `max_chars_per_call` allow.
  */
 export async function createSchema(
   input: TanaInputClient,
   local: { client: TanaLocalClient; workspace: string } | null,
   names: Record<TanaTagKind, string>,
+  limits: TanaLimits,
 ): Promise<SchemaOutcome> {
   const existing: Partial<Record<TanaTagKind, string>> = {};
   if (local !== null) {
@@ -101,7 +107,12 @@ export async function createSchema(
   const adopted: TanaTagKind[] = [];
   const missing = KINDS.filter((k) => existing[k] === undefined);
   if (missing.length > 0) {
-    const fields = await input.post(fieldDefinitions());
+    // Every tag must fit a call with its fields (ids of the longest form) before any is made.
+    const widest = Object.fromEntries(
+      Object.keys(TANA_FIELDS).map((n) => [n, "x".repeat(16)]),
+    ) as Record<TanaFieldName, string>;
+    schemaCalls(tagDefinitions(names, widest, missing), limits);
+    const fields = await postWithin(input, fieldDefinitions(), limits);
     const names_ = Object.keys(TANA_FIELDS) as TanaFieldName[];
     if (fields.length !== names_.length) {
       throw new SyncTargetError(
@@ -113,7 +124,7 @@ export async function createSchema(
       TanaFieldName,
       string
     >;
-    const tags = await input.post(tagDefinitions(names, fieldIds, missing));
+    const tags = await postWithin(input, tagDefinitions(names, fieldIds, missing), limits);
     for (const [i, kind] of missing.entries()) {
       const id = tags[i]?.nodeId;
       if (id === undefined)
@@ -133,4 +144,46 @@ export async function createSchema(
     adopted.push(kind);
   }
   return { ids, created, adopted };
+}
+
+/**
+ * The nodes of a schema call in calls within the limits, in order. A supertag goes with all
+ * its fields in one call (that is how the Input API gives a tag its fields): one over the
+ * limits alone is refused, before anything is created, with the setting that lets it through.
+ */
+function schemaCalls(body: TanaCallBody, limits: TanaLimits): TanaCallBody[] {
+  const target = body.targetNodeId ?? "SCHEMA";
+  const planned = body.nodes.map((node, i) => ({ key: String(i), node, overflow: [] }));
+  return planCalls(planned, target, limits).map((call) => {
+    const nodes = call.map((p) => p.node);
+    const count = nodeCount(nodes);
+    const chars = bodyChars({ targetNodeId: target, nodes });
+    if (count > limits.max_nodes || chars > limits.max_chars) {
+      throw new SyncTargetError(
+        `Tana schema node "${nodes[0]?.name}" needs ${count} nodes and ${chars} characters in one call, over [sync.tana] max_nodes_per_call = ${limits.max_nodes} or max_chars_per_call = ${limits.max_chars}: raise them to at least ${count} and ${chars}`,
+        "schema",
+      );
+    }
+    return { targetNodeId: target, nodes };
+  });
+}
+
+/** Sends a schema call in as many calls as the limits need; the created nodes in order. */
+async function postWithin(
+  input: TanaInputClient,
+  body: TanaCallBody,
+  limits: TanaLimits,
+): Promise<TanaCreated[]> {
+  const out: TanaCreated[] = [];
+  for (const call of schemaCalls(body, limits)) {
+    const created = await input.post(call);
+    if (created.length !== call.nodes.length) {
+      throw new SyncTargetError(
+        `Tana created ${created.length} of ${call.nodes.length} schema nodes in one call`,
+        "schema",
+      );
+    }
+    out.push(...created);
+  }
+  return out;
 }

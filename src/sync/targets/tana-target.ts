@@ -1,17 +1,15 @@
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import type { SyncType } from "../../core/sync/policy.js";
-import { DEFAULT_SETTLE_SECONDS } from "../../core/sync/queue.js";
+import { DEFAULT_SETTLE_SECONDS, type MappingEntry } from "../../core/sync/queue.js";
 import {
-  annotationNode,
   archiveNode,
   fitNode,
-  nodeDescription,
-  overflowNode,
   type PlannedNode,
   parseDescription,
   planCalls,
   renderNode,
   type TanaLimits,
+  type TanaNode,
   type TanaSchemaIds,
   type TanaTagKind,
   tagKind,
@@ -21,7 +19,9 @@ import type { Registry } from "../../schema/registry.js";
 import { EntityLinker } from "./tana-entities.js";
 import { TanaInputClient, TanaNodeGoneError } from "./tana-input-client.js";
 import { TanaLocalClient } from "./tana-local-client.js";
+import { PartsJournal, partsEntry, sendMissingParts } from "./tana-parts.js";
 import { createSchema } from "./tana-schema.js";
+import { annotate, writeInPlace } from "./tana-write.js";
 import {
   type BatchEntry,
   type BatchOutcome,
@@ -50,6 +50,13 @@ export interface TanaTargetOptions {
    */
   syncedAt?: ReadonlyMap<string, string>;
   settleSeconds?: number;
+  /**
+   * Where the journal of content sent in parts lives (`<state>/sync/tana/parts.json`); null
+   * or absent: kept in memory only (a killed run's parts are then finished by the Local API).
+   */
+  partsPath?: string | null;
+  /** The queue's id mapping: a parts journal entry whose outcome it records is done with. */
+  mapping?: Readonly<Record<string, MappingEntry>>;
 }
 
 /** A node engram wrote, as the Local API lists it. */
@@ -81,6 +88,10 @@ export class TanaTarget implements BatchSyncTarget {
   /** Ids of the nodes engram wrote that the listing found alive (not trashed). */
   private liveIds: Set<string> | null = null;
   private readonly planned = new Map<string, PlannedNode>();
+  /** Each planned item's node with its whole content (an annotation carries it whole). */
+  private readonly rendered = new Map<string, TanaNode>();
+  /** Which parts of content sent in parts reached Tana, across runs. */
+  readonly parts: PartsJournal;
   private readonly invalid = new Map<string, string>();
   /** Links to people and projects, and what could not be linked and why. */
   readonly linker: EntityLinker;
@@ -107,6 +118,14 @@ export class TanaTarget implements BatchSyncTarget {
             ...(options.sleep ? { sleep: options.sleep } : {}),
           });
     this.schema = options.schema;
+    this.parts = new PartsJournal(options.partsPath ?? null);
+    const mapping = options.mapping;
+    if (mapping !== undefined) {
+      this.parts.prune((key, e) => {
+        const m = mapping[key];
+        return m !== undefined && m.remote_id === e.node && m.content_hash === e.hash;
+      });
+    }
     this.linker = new EntityLinker(
       {
         registry: options.registry,
@@ -177,7 +196,7 @@ export class TanaTarget implements BatchSyncTarget {
         `tana: supertag(s) ${gone.join(", ")} recorded but gone from the workspace; created again`,
       );
     }
-    const outcome = await createSchema(this.input, localUse, this.tagNames);
+    const outcome = await createSchema(this.input, localUse, this.tagNames, this.limits);
     this.schema = outcome.ids;
     return {
       created: outcome.created,
@@ -239,13 +258,16 @@ export class TanaTarget implements BatchSyncTarget {
    */
   async findByKey(_type: SyncType, key: string): Promise<string | null> {
     if (this.schema === null) return null;
+    if (this.local !== null && !this.localUp) await this.health();
+    // Not searchable now: a node whose parts were journalled is known by its id all the same.
+    const journalled = this.parts.get(key)?.node;
+    if (journalled !== undefined && !this.localUp) return journalled;
     if (this.local === null) {
       throw new SyncTargetError(
         `${key}: its last call may have created its node, and the Input API cannot be searched; it is not created again until a run with the Local API (local_api_url, the desktop app running) looks it up`,
         "unavailable",
       );
     }
-    if (!this.localUp) await this.health();
     if (this.listing === null && (await this.liveNodes()) === null) {
       throw new SyncTargetError(
         `${key}: Tana Local API not reachable to look it up`,
@@ -286,6 +308,7 @@ export class TanaTarget implements BatchSyncTarget {
         continue;
       }
       this.planned.set(entry.item.key, planned);
+      this.rendered.set(entry.item.key, node);
       if (entry.remoteId === null) creates.push({ entry, planned });
       else updates.push([entry]);
     }
@@ -405,12 +428,12 @@ export class TanaTarget implements BatchSyncTarget {
         continue;
       }
       this.liveIds?.add(nodeId);
+      const item = items[i] as OutgoingItem;
       try {
-        for (const [n, part] of plan.overflow.entries()) {
-          await this.input.post({
-            targetNodeId: nodeId,
-            nodes: [overflowNode(part, n + 2, plan.overflow.length + 1)],
-          });
+        if (plan.overflow.length > 0) {
+          const entry = partsEntry(nodeId, nodeId, item.content_hash, item.content, plan.overflow);
+          this.parts.set(plan.key, entry);
+          await sendMissingParts(this.input, this.parts, plan.key, item.content);
         }
       } catch (error) {
         // The node exists, its content is not whole: looked up by its key, then updated.
@@ -428,25 +451,12 @@ export class TanaTarget implements BatchSyncTarget {
     try {
       if (this.local !== null && this.localUp) {
         if (await this.isGone(remoteId)) throw new TanaNodeGoneError("node gone", remoteId);
-        await this.local.updateNode(remoteId, {
-          name: plan.node.name,
-          description: nodeDescription(item.key, item.content_hash),
-        });
         const contentAttr = this.requireSchema().fields[tagKind(item)].content;
-        for (const field of plan.node.children ?? []) {
-          if (!("attributeId" in field)) continue;
-          // The Local API has no 5000-character limit: the content goes whole. References in
-          // Tana Paste form; options by name.
-          const content =
-            field.attributeId === contentAttr
-              ? item.content
-              : field.children
-                  .map((v) => ("id" in v ? `[[^${v.id}]]` : "name" in v ? v.name : String(v.value)))
-                  .join(", ");
-          await this.local.setFieldContent(remoteId, field.attributeId, content);
-        }
+        await writeInPlace(this.local, this.parts, item, plan.node, remoteId, contentAttr);
       } else {
-        await this.input.post({ targetNodeId: remoteId, nodes: [annotationNode(item, plan.node)] });
+        const contentAttr = this.requireSchema().fields[tagKind(item)].content;
+        const rendered = this.rendered.get(item.key) as TanaNode;
+        await annotate(this.input, this.parts, this.limits, item, rendered, remoteId, contentAttr);
       }
       return { key: item.key, ok: true, remoteId };
     } catch (error) {
