@@ -102,3 +102,15 @@ export function fileSystemError(
     cause: error,
   });
 }
+
+/**
+ * `error` with `path` when the file system left it out: a read of a folder fails in `read`
+ * (EISDIR) with no path, and the message could not say which file. Returns `error`.
+ */
+export function withPath(error: unknown, path: string): unknown {
+  const e = error as ErrnoLike | null;
+  if (typeof e === "object" && e !== null && typeof e.code === "string" && e.path === undefined) {
+    (e as { path?: string }).path = path;
+  }
+  return error;
+}

@@ -9,6 +9,7 @@ import {
 import { sha256Hex } from "../core/model/canonical.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
+import { withPath } from "../errors.js";
 import type { Catalog } from "../schema/engram.js";
 import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
 import { PathConfiner } from "./confine.js";
@@ -42,7 +43,7 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
       remember: () => {},
     };
   }
-  const bytes = await readFile(path);
+  const bytes = await readFile(path).catch((e) => Promise.reject(withPath(e, CATALOG_PATH)));
   let parsed: Promise<Catalog> | undefined;
   const catalog = () => {
     parsed ??= parseCatalog(bytes.toString("utf8"));

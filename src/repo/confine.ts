@@ -2,7 +2,7 @@ import { lstatSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { confinePath, type DOCUMENT_FOLDERS, type PathKind } from "../core/model/paths.js";
-import { StateError } from "../errors.js";
+import { StateError, withPath } from "../errors.js";
 
 /**
  * The file system's half of confinement: a path that passed `confinePath` (its shape and
@@ -92,6 +92,6 @@ export async function readConfinedText(
     return await readFile(full, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
+    throw withPath(error, rel);
   }
 }

@@ -13,7 +13,7 @@ import {
   tierDir,
 } from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
-import { StateError } from "../errors.js";
+import { StateError, withPath } from "../errors.js";
 import { checkedCatalog, protoKeyPath } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
@@ -23,7 +23,9 @@ import { PathConfiner } from "./confine.js";
 export async function readCatalog(repoDir: string): Promise<Catalog> {
   const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
-  return parseCatalog(await readFile(path, "utf8"));
+  return parseCatalog(
+    await readFile(path, "utf8").catch((e) => Promise.reject(withPath(e, CATALOG_PATH))),
+  );
 }
 
 /**
@@ -33,7 +35,9 @@ export async function readCatalog(repoDir: string): Promise<Catalog> {
 export async function readCatalogShape(repoDir: string): Promise<Catalog> {
   const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
-  return parseCatalogShape(await readFile(path, "utf8"));
+  return parseCatalogShape(
+    await readFile(path, "utf8").catch((e) => Promise.reject(withPath(e, CATALOG_PATH))),
+  );
 }
 
 /** The text of `memory/catalog.json`, validated; a `StateError` names what is wrong. */
@@ -111,7 +115,15 @@ function readEngramWith(
   try {
     json = JSON.parse(readFileSync(full, "utf8"));
   } catch (error) {
-    const why = (error as NodeJS.ErrnoException).code === "ENOENT" ? "missing" : "not valid JSON";
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOENT" || code === "ENOTDIR"
+        ? "missing"
+        : code === "EISDIR"
+          ? "a folder, not a file"
+          : typeof code === "string"
+            ? `cannot be read (${code})`
+            : "not valid JSON";
     throw new StateError(`${path}: ${why}; run director verify${setAsideHint(path)}`, {
       cause: error,
     });
@@ -230,7 +242,7 @@ export async function readTextIfExists(path: string): Promise<string | undefined
     return await readFile(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
+    throw withPath(error, path);
   }
 }
 

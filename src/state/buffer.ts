@@ -15,6 +15,7 @@ import { dirname } from "node:path";
 import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
+import { withPath } from "../errors.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
 import {
@@ -78,6 +79,15 @@ export interface BufferMeta {
   compacted_batch?: BatchRecord;
 }
 
+/** A state file's text; a failure names the file (a folder in its place fails with no path). */
+function readStateText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw withPath(error, path);
+  }
+}
+
 function emptyMeta(): BufferMeta {
   return { last_seq: 0, recall_counts: {}, compacted_events: 0, recall_checked_seq: 0 };
 }
@@ -134,11 +144,11 @@ export class EventBuffer {
     if (!options.readOnly)
       mkdirSync(dirname(paths.journal), { recursive: true, mode: STATE_DIR_MODE });
     const meta = existsSync(paths.meta)
-      ? { ...emptyMeta(), ...(JSON.parse(readFileSync(paths.meta, "utf8")) as BufferMeta) }
+      ? { ...emptyMeta(), ...(JSON.parse(readStateText(paths.meta)) as BufferMeta) }
       : emptyMeta();
     const buffer = new EventBuffer(paths, meta, options.retainEvents !== false);
     if (existsSync(paths.seen)) {
-      const text = readFileSync(paths.seen, "utf8");
+      const text = readStateText(paths.seen);
       // A key cut short by a crash mid-append is not a key: drop it (and cut it off the file,
       // so the next append does not glue onto it).
       const whole = text.slice(0, text.lastIndexOf("\n") + 1);
@@ -159,7 +169,13 @@ export class EventBuffer {
         writeFileAtomicSync(paths.seen, `${buffer.compactedKeys.join("\n")}\n`);
       }
     }
-    if (existsSync(paths.journal)) buffer.loadJournal(options.readOnly === true);
+    if (existsSync(paths.journal)) {
+      try {
+        buffer.loadJournal(options.readOnly === true);
+      } catch (error) {
+        throw withPath(error, paths.journal);
+      }
+    }
     return buffer;
   }
 
