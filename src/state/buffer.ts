@@ -6,7 +6,6 @@ import {
   fsyncSync,
   mkdirSync,
   openSync,
-  readFileSync,
   readSync,
   truncateSync,
   writeSync,
@@ -15,7 +14,6 @@ import { dirname } from "node:path";
 import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
-import { withPath } from "../errors.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
 import {
@@ -28,7 +26,7 @@ import {
   shareRepeated,
 } from "./journal-lines.js";
 import type { StatePaths } from "./paths.js";
-import { assertBufferedEvent } from "./state-file-check.js";
+import { assertBufferedEvent, readingStateFile, readStateText } from "./state-file-check.js";
 
 // Callers size and lay out journal lines through the buffer, as before the split.
 export { journalLine, journalLineBytes };
@@ -77,15 +75,6 @@ export interface BufferMeta {
    * same second takes them for earlier memory, not for its own.
    */
   compacted_batch?: BatchRecord;
-}
-
-/** A state file's text; a failure names the file (a folder in its place fails with no path). */
-function readStateText(path: string): string {
-  try {
-    return readFileSync(path, "utf8");
-  } catch (error) {
-    throw withPath(error, path);
-  }
 }
 
 function emptyMeta(): BufferMeta {
@@ -170,11 +159,7 @@ export class EventBuffer {
       }
     }
     if (existsSync(paths.journal)) {
-      try {
-        buffer.loadJournal(options.readOnly === true);
-      } catch (error) {
-        throw withPath(error, paths.journal);
-      }
+      readingStateFile(paths.journal, () => buffer.loadJournal(options.readOnly === true));
     }
     return buffer;
   }

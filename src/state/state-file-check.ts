@@ -1,10 +1,25 @@
-import { StateError } from "../errors.js";
+import { readFileSync } from "node:fs";
+import { StateError, withPath } from "../errors.js";
 
 /**
  * The state folder may come from elsewhere (a state ref in CI, a copied checkout): a file of
  * it that is valid JSON but not what engram wrote is a state error naming the file and what
  * to do, never a crash deep in a cycle. Only what the readers rely on is checked.
  */
+
+/** Runs `fn`, a read of the state file `path`: a failure names the file (a folder in its place fails with none). */
+export function readingStateFile<T>(path: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (error) {
+    throw withPath(error, path);
+  }
+}
+
+/** A state file's text, its failure naming the file. */
+export function readStateText(path: string): string {
+  return readingStateFile(path, () => readFileSync(path, "utf8"));
+}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
