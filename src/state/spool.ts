@@ -2,7 +2,6 @@ import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
-  type Dirent,
   existsSync,
   fstatSync,
   lstatSync,
@@ -10,11 +9,11 @@ import {
   openSync,
   readdirSync,
   renameSync,
-  type Stats,
   unlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
+import { type EntryKind, entryKind } from "./entry-kind.js";
 
 /**
  * The local spool, the embedded bus: every `worker emit` writes its own file (temp, fsync,
@@ -45,7 +44,7 @@ export const SPOOL_SET_ASIDE = "set-aside";
 export interface SpoolOddity {
   name: string;
   /** What it is: `symbolic link`, `fifo`, `socket`, `directory`, `device`. */
-  kind: string;
+  kind: EntryKind;
   /** Where it is now, relative to the spool; null when it could not be moved (left, never read). */
   moved_to: string | null;
 }
@@ -97,30 +96,14 @@ function freeName(dir: string, name: string): string {
 }
 
 /** The spool's `*.ndjson` entries (dot files are writers' temp files), by name, with their kind. */
-function spoolEntries(spoolDir: string): { name: string; kind: string }[] {
+function spoolEntries(spoolDir: string): { name: string; kind: EntryKind }[] {
   if (!existsSync(spoolDir)) return [];
-  const out: { name: string; kind: string }[] = [];
+  const out: { name: string; kind: EntryKind }[] = [];
   for (const entry of readdirSync(spoolDir, { withFileTypes: true })) {
     if (!entry.name.endsWith(".ndjson") || entry.name.startsWith(".")) continue;
     out.push({ name: entry.name, kind: entryKind(entry, join(spoolDir, entry.name)) });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-function entryKind(entry: Dirent | Stats, path: string): string {
-  if (entry.isFile()) return "file";
-  if (entry.isSymbolicLink()) return "symbolic link";
-  if (entry.isDirectory()) return "directory";
-  if (entry.isFIFO()) return "fifo";
-  if (entry.isSocket()) return "socket";
-  if (entry.isBlockDevice() || entry.isCharacterDevice()) return "device";
-  // Some file systems do not say in the listing: ask the entry itself, never following it.
-  if (!("dev" in entry)) {
-    try {
-      return entryKind(lstatSync(path), path);
-    } catch {}
-  }
-  return "unknown";
 }
 
 /**

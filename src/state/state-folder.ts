@@ -1,8 +1,9 @@
-import { chmodSync, type Dirent, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { ConfigError, StateError } from "../errors.js";
 import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
+import { entryKind } from "./entry-kind.js";
 import type { StatePaths } from "./paths.js";
 
 export { STATE_DIR_MODE, STATE_FILE_MODE };
@@ -100,41 +101,31 @@ function closeFolders(root: string): void {
 /**
  * Throws when the state folder holds a symbolic link: engram never makes one there, and one
  * restored from a branch (the Action keeps the state folder on one) could point a read or a
- * truncation of the journal at any file. Folder reads only (file types come with the names);
- * the spool's files are checked as they are listed, a staging tree's paths as they are used.
+ * truncation of the journal at any file. A FIFO, socket or device is refused the same way (a
+ * read of a FIFO blocks for ever; an archive can hold one). Folder reads only (file types
+ * come with the names); the spool's entries are set aside by the drain, a staging tree's
+ * paths are checked as they are used.
  */
 export function refuseLinksIn(root: string, shown: string): void {
   const visit = (at: string, rel: string, depth: number): void => {
     for (const entry of readdirSync(at, { withFileTypes: true })) {
       const path = `${rel}/${entry.name}`;
-      if (entry.isSymbolicLink()) {
+      const kind = entryKind(entry, join(at, entry.name));
+      if (kind === "symbolic link") {
         throw new StateError(
           `${path}: a symbolic link in the state folder: engram never makes one there, and it is never followed; remove it (was the state folder restored from a branch?)`,
         );
       }
-      const odd = oddKind(entry, join(at, entry.name));
-      if (odd !== undefined) {
+      if (kind !== "file" && kind !== "directory" && kind !== "unknown") {
         throw new StateError(
-          `${path}: a ${odd} in the state folder: engram never makes one there, and a read of it could block for ever; remove it (was the state folder restored from an archive?)`,
+          `${path}: a ${kind} in the state folder: engram never makes one there, and a read of it could block for ever; remove it (was the state folder restored from an archive?)`,
         );
       }
       const skip = depth === 0 && (entry.name === "spool" || entry.name.startsWith("staging-"));
-      if (entry.isDirectory() && !skip && depth < 4) visit(join(at, entry.name), path, depth + 1);
+      if (kind === "directory" && !skip && depth < 4) visit(join(at, entry.name), path, depth + 1);
     }
   };
   visit(root, shown, 0);
-}
-
-/** What an entry is when it is neither a file, a folder nor a link (a FIFO, socket, device). */
-function oddKind(entry: Dirent, path: string): string | undefined {
-  if (entry.isFile() || entry.isDirectory() || entry.isSymbolicLink()) return undefined;
-  if (entry.isFIFO()) return "fifo";
-  if (entry.isSocket()) return "socket";
-  if (entry.isBlockDevice() || entry.isCharacterDevice()) return "device";
-  // Some file systems do not say in the listing: ask the entry itself, never following it.
-  const st = lstatSync(path, { throwIfNoEntry: false });
-  if (st === undefined || st.isFile() || st.isDirectory()) return undefined;
-  return st.isSymbolicLink() ? "symbolic link" : st.isFIFO() ? "fifo" : "special file";
 }
 
 /** What is left to do in a state folder: events not compacted yet, spool files not drained. */
