@@ -6,6 +6,7 @@ import type { MappingEntry } from "../core/sync/queue.js";
 import { tanaAccess } from "../core/trust/destinations.js";
 import { EMPTY_REGISTRY } from "../schema/empty-registry.js";
 import type { Registry } from "../schema/registry.js";
+import type { QueueStore } from "./queue-store.js";
 import { syncDir } from "./state-paths.js";
 import { schemaFromMapping } from "./targets/tana-schema.js";
 import { TanaTarget } from "./targets/tana-target.js";
@@ -19,6 +20,7 @@ export function openTanaTarget(
   ctx: RepoContext,
   mapping: Readonly<Record<string, MappingEntry>>,
   registry: Registry = EMPTY_REGISTRY,
+  store?: QueueStore,
 ): TanaTarget {
   const configured = ctx.config.sync.tana;
   // Where the requests go and which tokens they carry: the environment's choice, not the repository's.
@@ -45,7 +47,17 @@ export function openTanaTarget(
     // Which parts of long content reached Tana: beside the queue, in the state folder.
     partsPath: join(syncDir(ctx), "tana", "parts.json"),
     mapping,
+    // An init's progress, durable call by call (the queue's journal).
+    ...(store !== undefined ? { recordSchemaProgress: recordIn(store) } : {}),
   });
+}
+
+/** Adds mapping entries to the queue's journal now. */
+export function recordIn(store: QueueStore): (entries: Record<string, MappingEntry>) => void {
+  return (entries) => {
+    const q = store.load();
+    store.commit({ ...q, mapping: { ...q.mapping, ...entries } }, Object.keys(entries));
+  };
 }
 
 /** When each mapped node was written, by its id. */

@@ -19,7 +19,7 @@ import { runSync, type SyncRunResult } from "./engine.js";
 import type { QueueStore, StoredQueue } from "./queue-store.js";
 import { engineSettings, lockSync, queueStore, syncLog } from "./service.js";
 import { openTanaTarget } from "./tana-open.js";
-import { SCHEMA_PREFIX, schemaMapping } from "./targets/tana-schema.js";
+import { SCHEMA_PREFIX, schemaRecord } from "./targets/tana-schema.js";
 import type { TanaTarget } from "./targets/tana-target.js";
 import type { SchemaReport } from "./targets/target.js";
 
@@ -159,8 +159,10 @@ const isArchived = (entry: MappingEntry) => entry.content_hash.startsWith("archi
 function recordSchema(store: QueueStore, q: StoredQueue, target: TanaTarget): StoredQueue {
   const ids = target.schemaIds;
   if (ids === null) return q;
-  const entries = schemaMapping(ids, target.tagNames, receiptTime());
-  const next = { ...q, mapping: { ...q.mapping, ...entries } };
+  // The store's mapping, not `q`'s: the init recorded its progress there as it went.
+  const mapping = { ...store.load().mapping, ...q.mapping };
+  const entries = schemaRecord(ids, target.tagNames, receiptTime(), mapping);
+  const next = { ...q, mapping: { ...mapping, ...entries } };
   store.commit(next, Object.keys(entries));
   return next;
 }
@@ -171,7 +173,7 @@ export async function tanaInit(ctx: RepoContext): Promise<SchemaReport> {
   try {
     const store = queueStore(ctx, "tana");
     const q = store.load();
-    const target = openTanaTarget(ctx, q.mapping);
+    const target = openTanaTarget(ctx, q.mapping, EMPTY_REGISTRY, store);
     await target.health();
     const report = await target.ensureSchema();
     recordSchema(store, q, target);
@@ -197,7 +199,7 @@ export async function tanaRun(
     const store = queueStore(ctx, "tana");
     let q = store.load();
     const registry = request.registry ?? EMPTY_REGISTRY;
-    const target = openTanaTarget(ctx, q.mapping, registry);
+    const target = openTanaTarget(ctx, q.mapping, registry, store);
     const report: TanaReport = {
       schema: null,
       stale: [],

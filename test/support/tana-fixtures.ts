@@ -10,7 +10,7 @@ import { defaultConfig, type TanaSyncConfig } from "../../src/schema/config.js";
 import type { Engram } from "../../src/schema/engram.js";
 import type { Registry } from "../../src/schema/registry.js";
 import type { QueueStore } from "../../src/sync/queue-store.js";
-import { schemaFromMapping, schemaMapping } from "../../src/sync/targets/tana-schema.js";
+import { schemaFromMapping, schemaRecord } from "../../src/sync/targets/tana-schema.js";
 import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
 import type { FakeTana } from "./fake-tana.js";
@@ -141,7 +141,7 @@ export async function initTana(store: QueueStore, target: TanaTarget): Promise<v
   const q = store.load();
   const ids = target.schemaIds;
   if (ids === null) throw new Error("no schema ids");
-  const entries = schemaMapping(ids, TANA_TAGS, TANA_AT);
+  const entries = schemaRecord(ids, TANA_TAGS, TANA_AT, q.mapping);
   store.commit({ ...q, mapping: { ...q.mapping, ...entries } }, Object.keys(entries));
 }
 

@@ -79,10 +79,12 @@ export interface TanaSchemaIds {
 }
 
 /** The field definitions, created first under SCHEMA (their ids go into the tags). */
-export function fieldDefinitions(): TanaCallBody {
+export function fieldDefinitions(
+  names: readonly TanaFieldName[] = Object.keys(TANA_FIELDS) as TanaFieldName[],
+): TanaCallBody {
   return {
     targetNodeId: "SCHEMA",
-    nodes: (Object.keys(TANA_FIELDS) as TanaFieldName[]).map((name) => ({
+    nodes: names.map((name) => ({
       name,
       description: `engram: ${TANA_FIELDS[name].about}`,
       supertags: [{ id: SYS_FIELD }],

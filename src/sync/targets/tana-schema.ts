@@ -73,6 +73,79 @@ export function schemaMapping(
   return out;
 }
 
+/**
+ * The schema nodes an init made so far, recorded as each call is answered (`tana-schema:made:`
+ * keys): an init stopped between its calls (a failure, a kill) is run again on them instead of
+ * leaving the first calls' fields and tags in the workspace and making them twice.
+ */
+export interface SchemaProgress {
+  fields: Partial<Record<TanaFieldName, string>>;
+  tags: Partial<Record<TanaTagKind, string>>;
+}
+
+const madeFieldKey = (name: TanaFieldName) => `${SCHEMA_PREFIX}made:field:${name}`;
+const madeTagKey = (kind: TanaTagKind) => `${SCHEMA_PREFIX}made:tag:${kind}`;
+
+/** What an earlier init made, from the mapping (a tag only under the name it was made for). */
+export function schemaProgressFromMapping(
+  mapping: Readonly<Record<string, MappingEntry>>,
+  names: Record<TanaTagKind, string>,
+): SchemaProgress {
+  const progress: SchemaProgress = { fields: {}, tags: {} };
+  for (const name of Object.keys(TANA_FIELDS) as TanaFieldName[]) {
+    const made = mapping[madeFieldKey(name)];
+    if (made?.content_hash === `field:${name}`) progress.fields[name] = made.remote_id;
+  }
+  for (const kind of KINDS) {
+    const made = mapping[madeTagKey(kind)];
+    if (made?.content_hash === `name:${names[kind]}`) progress.tags[kind] = made.remote_id;
+  }
+  return progress;
+}
+
+/** The mapping entries that record an init's progress. */
+export function schemaProgressMapping(
+  progress: SchemaProgress,
+  names: Record<TanaTagKind, string>,
+  at: string,
+): Record<string, MappingEntry> {
+  const out: Record<string, MappingEntry> = {};
+  for (const [name, id] of Object.entries(progress.fields)) {
+    out[madeFieldKey(name as TanaFieldName)] = {
+      remote_id: id,
+      content_hash: `field:${name}`,
+      synced_at: at,
+    };
+  }
+  for (const [kind, id] of Object.entries(progress.tags)) {
+    out[madeTagKey(kind as TanaTagKind)] = {
+      remote_id: id,
+      content_hash: `name:${names[kind as TanaTagKind]}`,
+      synced_at: at,
+    };
+  }
+  return out;
+}
+
+/**
+ * The entries that record a finished init: its schema ids, and its progress marked used (a
+ * later init, after a tag was deleted in Tana, starts afresh rather than from nodes of this one).
+ */
+export function schemaRecord(
+  ids: TanaSchemaIds,
+  names: Record<TanaTagKind, string>,
+  at: string,
+  mapping: Readonly<Record<string, MappingEntry>>,
+): Record<string, MappingEntry> {
+  const out = schemaMapping(ids, names, at);
+  for (const [key, entry] of Object.entries(mapping)) {
+    if (key.startsWith(`${SCHEMA_PREFIX}made:`) && entry.content_hash !== "used") {
+      out[key] = { ...entry, content_hash: "used", synced_at: at };
+    }
+  }
+  return out;
+}
+
 export interface SchemaOutcome {
   ids: TanaSchemaIds;
   created: TanaTagKind[];
@@ -90,6 +163,10 @@ export async function createSchema(
   local: { client: TanaLocalClient; workspace: string } | null,
   names: Record<TanaTagKind, string>,
   limits: TanaLimits,
+  made: { progress: SchemaProgress; record: (progress: SchemaProgress) => void } = {
+    progress: { fields: {}, tags: {} },
+    record: () => {},
+  },
 ): Promise<SchemaOutcome> {
   const existing: Partial<Record<TanaTagKind, string>> = {};
   if (local !== null) {
@@ -112,21 +189,29 @@ export async function createSchema(
       Object.keys(TANA_FIELDS).map((n) => [n, "x".repeat(16)]),
     ) as Record<TanaFieldName, string>;
     schemaCalls(tagDefinitions(names, widest, missing), limits);
-    const fields = await postWithin(input, fieldDefinitions(), limits);
-    const names_ = Object.keys(TANA_FIELDS) as TanaFieldName[];
-    if (fields.length !== names_.length) {
-      throw new SyncTargetError(
-        `Tana created ${fields.length} of ${names_.length} fields`,
-        "schema",
-      );
-    }
-    const fieldIds = Object.fromEntries(names_.map((n, i) => [n, fields[i]?.nodeId])) as Record<
-      TanaFieldName,
-      string
-    >;
-    const tags = await postWithin(input, tagDefinitions(names, fieldIds, missing), limits);
-    for (const [i, kind] of missing.entries()) {
-      const id = tags[i]?.nodeId;
+    const progress: SchemaProgress = {
+      fields: { ...made.progress.fields },
+      tags: { ...made.progress.tags },
+    };
+    const allFields = Object.keys(TANA_FIELDS) as TanaFieldName[];
+    const newFields = allFields.filter((n) => progress.fields[n] === undefined);
+    // Each call's nodes are recorded once it is answered, before the next call.
+    await postWithin(input, fieldDefinitions(newFields), limits, (nodes, from) => {
+      for (const [i, node] of nodes.entries()) {
+        progress.fields[newFields[from + i] as TanaFieldName] = node.nodeId;
+      }
+      made.record(progress);
+    });
+    const fieldIds = progress.fields as Record<TanaFieldName, string>;
+    const newTags = missing.filter((k) => progress.tags[k] === undefined);
+    await postWithin(input, tagDefinitions(names, fieldIds, newTags), limits, (nodes, from) => {
+      for (const [i, node] of nodes.entries()) {
+        progress.tags[newTags[from + i] as TanaTagKind] = node.nodeId;
+      }
+      made.record(progress);
+    });
+    for (const kind of missing) {
+      const id = progress.tags[kind];
       if (id === undefined)
         throw new SyncTargetError(`Tana did not create tag ${names[kind]}`, "schema");
       ids.tags[kind] = id;
@@ -168,13 +253,18 @@ function schemaCalls(body: TanaCallBody, limits: TanaLimits): TanaCallBody[] {
   });
 }
 
-/** Sends a schema call in as many calls as the limits need; the created nodes in order. */
+/**
+ * Sends a schema call in as many calls as the limits need, handing each call's created nodes
+ * (and the index of its first node in `body`) to `answered` before the next call.
+ */
 async function postWithin(
   input: TanaInputClient,
   body: TanaCallBody,
   limits: TanaLimits,
-): Promise<TanaCreated[]> {
-  const out: TanaCreated[] = [];
+  answered: (nodes: TanaCreated[], from: number) => void,
+): Promise<void> {
+  if (body.nodes.length === 0) return;
+  let from = 0;
   for (const call of schemaCalls(body, limits)) {
     const created = await input.post(call);
     if (created.length !== call.nodes.length) {
@@ -183,7 +273,7 @@ async function postWithin(
         "schema",
       );
     }
-    out.push(...created);
+    answered(created, from);
+    from += call.nodes.length;
   }
-  return out;
 }

@@ -20,7 +20,7 @@ import { EntityLinker } from "./tana-entities.js";
 import { TanaInputClient, TanaNodeGoneError } from "./tana-input-client.js";
 import { TanaLocalClient } from "./tana-local-client.js";
 import { PartsJournal, partsEntry, sendMissingParts } from "./tana-parts.js";
-import { createSchema } from "./tana-schema.js";
+import { createSchema, schemaProgressFromMapping, schemaProgressMapping } from "./tana-schema.js";
 import { annotate, writeInPlace } from "./tana-write.js";
 import {
   type BatchEntry,
@@ -57,6 +57,11 @@ export interface TanaTargetOptions {
   partsPath?: string | null;
   /** The queue's id mapping: a parts journal entry whose outcome it records is done with. */
   mapping?: Readonly<Record<string, MappingEntry>>;
+  /**
+   * Records the schema nodes an init has made so far, as each call is answered (mapping
+   * entries): an init stopped between its calls is run again on them, making nothing twice.
+   */
+  recordSchemaProgress?: (entries: Record<string, MappingEntry>) => void;
 }
 
 /** A node engram wrote, as the Local API lists it. */
@@ -196,7 +201,16 @@ export class TanaTarget implements BatchSyncTarget {
         `tana: supertag(s) ${gone.join(", ")} recorded but gone from the workspace; created again`,
       );
     }
-    const outcome = await createSchema(this.input, localUse, this.tagNames, this.limits);
+    // A first init goes on from what an earlier one made; tags gone from Tana start afresh.
+    const progress =
+      this.schema === null
+        ? schemaProgressFromMapping(this.options.mapping ?? {}, this.tagNames)
+        : { fields: {}, tags: {} };
+    const record = this.options.recordSchemaProgress;
+    const outcome = await createSchema(this.input, localUse, this.tagNames, this.limits, {
+      progress,
+      record: (p) => record?.(schemaProgressMapping(p, this.tagNames, this.options.clock())),
+    });
     this.schema = outcome.ids;
     return {
       created: outcome.created,
