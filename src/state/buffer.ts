@@ -11,11 +11,11 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
-import type { BatchRecord } from "../core/compaction/plan.js";
 import { currentKey } from "../core/ingest/event-keys.js";
 import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
+import { type BufferMeta, emptyMeta, readBufferMeta } from "./buffer-meta.js";
 import {
   CHUNK_BYTES,
   copyTail,
@@ -27,6 +27,8 @@ import {
 } from "./journal-lines.js";
 import type { StatePaths } from "./paths.js";
 import { assertBufferedEvent, readingStateFile, readStateText } from "./state-file-check.js";
+
+export type { BufferMeta };
 
 // Callers size and lay out journal lines through the buffer, as before the split.
 export { journalLine, journalLineBytes };
@@ -52,33 +54,6 @@ export interface StoredEvent {
   event: MemoryEvent;
   /** Bytes of its journal line: what the buffer budget counts. */
   bytes: number;
-}
-
-export interface BufferMeta {
-  /** Highest sequence number ever assigned (compacted or not). */
-  last_seq: number;
-  /** Receipt time of the last compaction, for the rate limit. */
-  last_compaction_at?: string;
-  /** Recall hits of events already compacted out of the buffer. */
-  recall_counts: Record<string, number>;
-  compacted_events: number;
-  /** Newest receipt stamp seen: the cycle time when the buffer is empty. */
-  last_received_at?: string;
-  /** Recall events up to this sequence number have been weighed for promotion. */
-  recall_checked_seq: number;
-  /** Heartbeats up to this sequence number have been counted for MEMORY.md's cadence. */
-  focus_heartbeat_seq?: number;
-  /** The "Now" lines MEMORY.md was last rendered with (periodic cadence keeps them). */
-  focus_now?: string[];
-  /**
-   * The batch the last compaction wrote into and the engrams it held then: a slice of the
-   * same second takes them for earlier memory, not for its own.
-   */
-  compacted_batch?: BatchRecord;
-}
-
-function emptyMeta(): BufferMeta {
-  return { last_seq: 0, recall_counts: {}, compacted_events: 0, recall_checked_seq: 0 };
 }
 
 /**
@@ -132,9 +107,7 @@ export class EventBuffer {
   static open(paths: StatePaths, options: OpenOptions = {}): EventBuffer {
     if (!options.readOnly)
       mkdirSync(dirname(paths.journal), { recursive: true, mode: STATE_DIR_MODE });
-    const meta = existsSync(paths.meta)
-      ? { ...emptyMeta(), ...(JSON.parse(readStateText(paths.meta)) as BufferMeta) }
-      : emptyMeta();
+    const meta = existsSync(paths.meta) ? readBufferMeta(paths.meta) : emptyMeta();
     const buffer = new EventBuffer(paths, meta, options.retainEvents !== false);
     if (existsSync(paths.seen)) {
       const text = readStateText(paths.seen);

@@ -25,7 +25,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function damaged(path: string, what: string, advice: string): StateError {
+export function damaged(path: string, what: string, advice: string): StateError {
   return new StateError(`${path}: ${what}; the state folder was edited or damaged: ${advice}`);
 }
 
@@ -52,6 +52,45 @@ export function assertBufferedEvent(value: unknown, path: string, seq: unknown):
   }
 }
 
+const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/**
+ * What is wrong with a buffer meta (or the part of one a cycle intent carries), or undefined:
+ * each field present has the type its readers rely on (a sequence number that is a string
+ * made the next journal line unreadable).
+ */
+export function bufferMetaProblem(value: unknown): string | undefined {
+  if (!isObject(value)) return "not an object";
+  for (const field of [
+    "last_seq",
+    "compacted_events",
+    "recall_checked_seq",
+    "focus_heartbeat_seq",
+  ]) {
+    if (value[field] !== undefined && !count(value[field])) return `${field} is not a count`;
+  }
+  for (const field of ["last_compaction_at", "last_received_at"]) {
+    if (value[field] !== undefined && typeof value[field] !== "string")
+      return `${field} is not a time`;
+  }
+  if (value.recall_counts !== undefined) {
+    if (!isObject(value.recall_counts) || !Object.values(value.recall_counts).every(count)) {
+      return "recall_counts is not a table of counts";
+    }
+  }
+  if (value.focus_now !== undefined && !strings(value.focus_now))
+    return "focus_now is not a list of lines";
+  const batch = value.compacted_batch;
+  if (
+    batch !== undefined &&
+    !(isObject(batch) && typeof batch.version === "string" && strings(batch.engrams))
+  ) {
+    return "compacted_batch is not a batch record";
+  }
+  return undefined;
+}
+
 const INTENT_ADVICE =
   "it is only a crashed cycle's plan: remove it to start afresh (the events it compacted are still in the buffer)";
 
@@ -66,7 +105,8 @@ export function assertIntent(header: unknown, writes: readonly unknown[], path: 
   if (!Array.isArray(header.deletes) || !header.deletes.every((d) => typeof d === "string")) {
     throw bad("deletes is not a list of paths");
   }
-  if (!isObject(header.meta)) throw bad("meta is not an object");
+  const meta = bufferMetaProblem(header.meta);
+  if (meta !== undefined) throw bad(`meta: ${meta}`);
   if (header.tree !== undefined && typeof header.tree !== "string") {
     throw bad("tree is not a folder name");
   }

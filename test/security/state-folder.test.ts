@@ -6,6 +6,7 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import {
   chmodSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -156,6 +157,48 @@ describe("a state folder restored from a branch holds no link engram follows", (
     // Removed, as the message says: the run goes on and nothing was lost.
     expectExit(await dir(repo, ["run", "--flush", "--json"]), 0);
     expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain("kept");
+  });
+
+  it("a buffer meta that is not JSON or not of its types is named with what to do, never a crash", async () => {
+    const repo = await initRepo();
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "before"]), 0);
+    expectExit(await dir(repo, ["run", "--flush", "--json"]), 0);
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "kept through the meta"]), 0);
+    expectExit(await dir(repo, ["run", "--json"]), 0);
+    const meta = repo.path(".engram", "buffer", "meta.json");
+    expect(existsSync(meta)).toBe(true);
+    // A sequence number that is a string made the next journal line unreadable (exit 70).
+    for (const [text, says] of [
+      ["{not json", "not valid JSON"],
+      ['{"last_seq":"x","recall_counts":5}', "last_seq is not a count"],
+      ['{"recall_counts":{"e_1":-2}}', "recall_counts is not a table of counts"],
+    ]) {
+      writeFileSync(meta, text as string);
+      for (const args of [["run", "--json"], ["status"]]) {
+        const r = await dir(repo, args);
+        expectExit(r, 3);
+        noBug(r);
+        expect(r.stderr).toContain(`.engram/buffer/meta.json: ${says}`);
+        expect(r.stderr).toContain("move it aside");
+      }
+    }
+    // As the message says: moved aside, the run goes on and no event is lost.
+    renameSync(meta, `${meta}.bad`);
+    expectExit(await dir(repo, ["run", "--flush", "--json"]), 0);
+    expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain("kept through the meta");
+  });
+
+  it("a cycle intent whose meta is not of its types is refused by name", async () => {
+    const repo = await initRepo();
+    mkdirSync(repo.path(".engram", "buffer"), { recursive: true });
+    writeFileSync(
+      repo.path(".engram", "buffer", "cycle-intent.json"),
+      `${JSON.stringify({ through_seq: 0, deletes: [], meta: { last_seq: "x" } })}\n`,
+    );
+    const r = await dir(repo, ["run", "--json"]);
+    expectExit(r, 3);
+    noBug(r);
+    expect(r.stderr).toContain("cycle-intent.json: meta: last_seq is not a count");
   });
 
   it("a spool file that links elsewhere is never read", async () => {
