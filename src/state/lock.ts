@@ -20,7 +20,7 @@ export interface Lock {
   readonly tookOver: boolean;
 }
 
-/** A lock file with no pid yet this long after it was created: its creator died first. */
+/** A lock file with no pid this long after it was written: its creator died first, or none wrote it. */
 const EMPTY_LOCK_STALE_MS = 5_000;
 /** A takeover guard this old: its taker died inside (it needs microseconds). */
 const GUARD_STALE_MS = 10_000;
@@ -83,7 +83,7 @@ export async function acquireLock(path: string, options: LockOptions = {}): Prom
     const holder = Number.parseInt(seen, 10);
     const [first = "", second] = seen.split("\n");
     // Taken over: try again at once. (Another taker busy with it: wait like everyone else.)
-    if (isStale(path, seen, holder)) {
+    if (isStale(path, holder)) {
       if (removeStaleLock(path, seen)) {
         tookOver = true;
         continue;
@@ -164,10 +164,12 @@ function readLock(path: string): string | undefined {
   }
 }
 
-function isStale(path: string, content: string, holder: number): boolean {
+function isStale(path: string, holder: number): boolean {
   if (Number.isInteger(holder) && holder > 0) return !processAlive(holder);
-  // No pid: a creator that died between creating the file and writing it, once old enough.
-  return content.trim() === "" && ageMs(path) > EMPTY_LOCK_STALE_MS;
+  // No pid: a creator that died between creating the file and writing it, or a file no
+  // Director wrote (a restored state folder), once old enough. A live creator writes its pid
+  // within microseconds; waiting out the full timeout on every run would stop the Director.
+  return ageMs(path) > EMPTY_LOCK_STALE_MS;
 }
 
 /**
