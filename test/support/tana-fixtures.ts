@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach } from "vitest";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { learningsOf } from "../../src/core/graph/learnings.js";
 import { sealEngram } from "../../src/core/model/engram.js";
@@ -13,7 +14,7 @@ import type { QueueStore } from "../../src/sync/queue-store.js";
 import { schemaFromMapping, schemaRecord } from "../../src/sync/targets/tana-schema.js";
 import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
-import type { FakeTana } from "./fake-tana.js";
+import { FakeTana, type FakeTanaOptions } from "./fake-tana.js";
 import type { FakeNode } from "./fake-tana-store.js";
 
 /** People and projects: Ada, Grace and Atlas exist in Tana; Bob and Zephyr do not. */
@@ -170,5 +171,34 @@ export function tanaContentOf(
   return {
     text: (node.fields.get(contentAttr)?.[0] ?? "") + parts.map((p) => p.n.name).join(""),
     indexes: parts.map((p) => p.index),
+  };
+}
+
+/**
+ * A Tana stand-in started and a sync folder made for each test of the calling file, stopped
+ * and removed after it: `tana` and `dir` are the current test's.
+ */
+export function useFakeTana(options: Partial<FakeTanaOptions> = {}): {
+  readonly tana: FakeTana;
+  readonly dir: string;
+} {
+  let tana: FakeTana | undefined;
+  let tmp: { dir: string; remove: () => void } | undefined;
+  beforeEach(async () => {
+    tana = new FakeTana({ token: "input-token", localToken: "local-token", ...options });
+    await tana.start();
+    tmp = tempSyncDir();
+  });
+  afterEach(async () => {
+    await tana?.stop();
+    tmp?.remove();
+  });
+  return {
+    get tana() {
+      return tana as FakeTana;
+    },
+    get dir() {
+      return (tmp as { dir: string }).dir;
+    },
   };
 }

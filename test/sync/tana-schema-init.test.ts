@@ -5,45 +5,40 @@
  * call's nodes are recorded in the queue's mapping once answered, and the next init goes on
  * from them. Through the Input API alone (it cannot be searched).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { TANA_FIELDS } from "../../src/core/sync/tana-nodes.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { recordIn } from "../../src/sync/tana-open.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import { FakeTana } from "../support/fake-tana.js";
-import { initTana, openTanaTarget, TANA_TAGS, tempSyncDir } from "../support/tana-fixtures.js";
+import {
+  initTana,
+  openTanaTarget,
+  TANA_TAGS,
+  tempSyncDir,
+  useFakeTana,
+} from "../support/tana-fixtures.js";
 
-let tana: FakeTana;
-let tmp: { dir: string; remove: () => void };
-
-beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token" });
-  await tana.start();
-  tmp = tempSyncDir();
-});
-afterEach(async () => {
-  await tana.stop();
-  tmp.remove();
-});
+const fake = useFakeTana();
 
 const LIMITS = { max_chars_per_call: 1000, local_api_url: undefined };
 
 /** A target as a new process opens it: the mapping as the store holds it, progress recorded. */
 function open(store: QueueStore) {
-  return openTanaTarget(tana, store, LIMITS, {
+  return openTanaTarget(fake.tana, store, LIMITS, {
     mapping: store.load().mapping,
     recordSchemaProgress: recordIn(store),
   });
 }
 
 const live = (kind: "field" | "tag") =>
-  [...tana.store.nodes.values()].filter((n) => n.kind === kind && !n.inTrash);
+  [...fake.tana.store.nodes.values()].filter((n) => n.kind === kind && !n.inTrash);
 
 describe("Tana: sync init stopped between its calls", () => {
   it("a clean init takes several calls (the premise of the cases below)", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     await initTana(store, open(store));
-    expect(tana.writes).toBeGreaterThan(3);
+    expect(fake.tana.writes).toBeGreaterThan(3);
     expect(live("field")).toHaveLength(Object.keys(TANA_FIELDS).length);
   });
 
@@ -62,23 +57,23 @@ describe("Tana: sync init stopped between its calls", () => {
       await clean.stop();
       cleanDir.remove();
 
-      const store = new QueueStore(tmp.dir, "tana");
-      tana.inputScript = (r) =>
+      const store = new QueueStore(fake.dir, "tana");
+      fake.tana.inputScript = (r) =>
         r.writes === failing ? { kind: "status", status: 503 } : undefined;
       await expect(initTana(store, open(store))).rejects.toThrow();
-      expect(tana.writes).toBe(failing);
-      tana.inputScript = undefined;
+      expect(fake.tana.writes).toBe(failing);
+      fake.tana.inputScript = undefined;
 
       await initTana(store, open(store));
       // Every call carried out once, across both inits.
-      expect(tana.writes).toBe(calls);
+      expect(fake.tana.writes).toBe(calls);
       expect(live("field")).toHaveLength(Object.keys(TANA_FIELDS).length);
       for (const name of Object.values(TANA_TAGS)) {
         expect(live("tag").filter((t) => t.name === name)).toHaveLength(1);
       }
       // The recorded ids are those of the nodes Tana holds.
       const ids = schemaFromMapping(store.load().mapping, TANA_TAGS);
-      expect(ids?.tags.learning).toBe(tana.store.tagByName(TANA_TAGS.learning)?.id);
+      expect(ids?.tags.learning).toBe(fake.tana.store.tagByName(TANA_TAGS.learning)?.id);
       const fieldIds = new Set(live("field").map((f) => f.id));
       for (const id of Object.values(ids?.fields.learning ?? {}))
         expect(fieldIds.has(id)).toBe(true);
@@ -86,7 +81,7 @@ describe("Tana: sync init stopped between its calls", () => {
   }
 
   it("after a finished init its progress is marked used: a later init starts afresh", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     await initTana(store, open(store));
     const mapping = store.load().mapping;
     const made = Object.entries(mapping).filter(([k]) => k.startsWith("tana-schema:made:"));

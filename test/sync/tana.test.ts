@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { learningsOf } from "../../src/core/graph/learnings.js";
 import { learningCandidates } from "../../src/core/sync/learning-items.js";
@@ -9,7 +9,7 @@ import { QueueStore } from "../../src/sync/queue-store.js";
 import { SyncLog } from "../../src/sync/sync-log.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
-import { FakeTana, TANA_LIMITS } from "../support/fake-tana.js";
+import { TANA_LIMITS } from "../support/fake-tana.js";
 import {
   initTana,
   openTanaTarget,
@@ -21,26 +21,15 @@ import {
   type tanaConfig,
   tanaEngrams,
   tanaLearningNodes,
-  tempSyncDir,
+  useFakeTana,
 } from "../support/tana-fixtures.js";
 
 const NAMES = TANA_TAGS;
 const AT = TANA_AT;
-let tana: FakeTana;
-let tmp: { dir: string; remove: () => void };
-
-beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token" });
-  await tana.start();
-  tmp = tempSyncDir();
-});
-afterEach(async () => {
-  await tana.stop();
-  tmp.remove();
-});
+const fake = useFakeTana();
 
 const openTarget = (store: QueueStore, extra: Parameters<typeof tanaConfig>[1] = {}) =>
-  openTanaTarget(tana, store, extra);
+  openTanaTarget(fake.tana, store, extra);
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
   return {
@@ -48,18 +37,18 @@ function engine(store: QueueStore, target: TanaTarget): EngineOptions {
     target,
     schedule: DEFAULT_SCHEDULE,
     clock: () => AT,
-    log: new SyncLog(join(tmp.dir, "log"), 8),
+    log: new SyncLog(join(fake.dir, "log"), 8),
     sealKey: () => undefined,
   };
 }
 
 const init = initTana;
-const learningNodes = () => tanaLearningNodes(tana);
+const learningNodes = () => tanaLearningNodes(fake.tana);
 
 describe("Tana target against the Tana stand-in", () => {
   it("syncs 150 learnings twice: no duplicate, no call over the limits, links only to existing entities", async () => {
-    const entities = seedTanaEntities(tana);
-    const store = new QueueStore(tmp.dir, "tana");
+    const entities = seedTanaEntities(fake.tana);
+    const store = new QueueStore(fake.dir, "tana");
     const first = openTarget(store);
     await init(store, first);
     const candidates = tanaCandidates(tanaEngrams(150));
@@ -70,11 +59,11 @@ describe("Tana target against the Tana stand-in", () => {
     expect(learningNodes()).toHaveLength(150);
 
     // A second run, in a new process: the mapping says everything is there.
-    const callsBefore = tana.calls.length;
+    const callsBefore = fake.tana.calls.length;
     const second = openTarget(store);
     const r2 = await runSync(tanaCandidates(tanaEngrams(150)), engine(store, second));
     expect(r2.sent.created_or_updated).toBe(0);
-    expect(tana.calls.length).toBe(callsBefore);
+    expect(fake.tana.calls.length).toBe(callsBefore);
 
     const nodes = learningNodes();
     expect(nodes).toHaveLength(150);
@@ -84,15 +73,15 @@ describe("Tana target against the Tana stand-in", () => {
     expect(new Set(seedIds).size).toBe(150);
 
     // Every accepted call kept to Tana's limits, and none was refused.
-    expect(tana.refused).toEqual({ rate: 0, nodes: 0, chars: 0 });
-    for (const call of tana.calls) {
+    expect(fake.tana.refused).toEqual({ rate: 0, nodes: 0, chars: 0 });
+    for (const call of fake.tana.calls) {
       expect(call.status).toBe(200);
       expect(call.nodes).toBeLessThanOrEqual(TANA_LIMITS.maxNodes);
       expect(call.chars).toBeLessThanOrEqual(TANA_LIMITS.maxChars);
       if (call.gap !== null) expect(call.gap).toBeGreaterThanOrEqual(1000);
     }
     // Batched: far fewer calls than learnings.
-    expect(tana.calls.length).toBeLessThan(150 / 3);
+    expect(fake.tana.calls.length).toBeLessThan(150 / 3);
 
     // Links: only Ada, Grace and Atlas (which Tana has); Bob and Zephyr are never created.
     const existing = new Set(Object.values(entities));
@@ -104,15 +93,15 @@ describe("Tana target against the Tana stand-in", () => {
     ]);
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) expect(existing.has(ref.replace(/^ref:/, ""))).toBe(true);
-    const names = [...tana.store.nodes.values()].map((n) => n.name);
+    const names = [...fake.tana.store.nodes.values()].map((n) => n.name);
     expect(names.filter((n) => /Bob|Zephyr/.test(n) && !n.startsWith("retry"))).toEqual([]);
     expect(first.linkNotes().join("\n")).toMatch(/person:bob \(not found: no #person node named/);
     expect(first.links.linked).toBeGreaterThan(0);
   });
 
   it("updates a changed learning in place through the Local API, and annotates it without", async () => {
-    seedTanaEntities(tana);
-    const store = new QueueStore(tmp.dir, "tana");
+    seedTanaEntities(fake.tana);
+    const store = new QueueStore(fake.dir, "tana");
     const target = openTarget(store);
     await init(store, target);
     await runSync(tanaCandidates(tanaEngrams(12)), engine(store, target));
@@ -145,16 +134,16 @@ describe("Tana target against the Tana stand-in", () => {
     const inputOnly = openTarget(store, { local_api_url: undefined });
     await runSync(again, engine(store, inputOnly));
     expect(learningNodes()).toHaveLength(13);
-    const child = tana.store.nodes.get(node?.children.at(-1) as string);
+    const child = fake.tana.store.nodes.get(node?.children.at(-1) as string);
     expect(child?.name).toMatch(/^engram update /);
     expect(child?.fields.get(conf)).toEqual(["7"]);
   });
 
   it("queues everything while the desktop app is closed and delivers it once when it opens", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     const target = openTarget(store);
     await init(store, target);
-    tana.setLocalDown(true);
+    fake.tana.setLocalDown(true);
     const down = await runSync(tanaCandidates(tanaEngrams(20)), engine(store, openTarget(store)));
     expect(down.mode).toBe("local-only");
     expect(down.depth.pending).toBe(20);
@@ -163,14 +152,14 @@ describe("Tana target against the Tana stand-in", () => {
     );
     expect(learningNodes()).toHaveLength(0);
 
-    tana.setLocalDown(false);
+    fake.tana.setLocalDown(false);
     const up = await runSync(tanaCandidates(tanaEngrams(20)), engine(store, openTarget(store)));
     expect(up.sent.created_or_updated).toBe(20);
     expect(learningNodes()).toHaveLength(20);
   });
 
   it("splits a learning over 5000 characters into parts, none lost", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     const target = openTarget(store);
     await init(store, target);
     const [base] = tanaCandidates(tanaEngrams(1));
@@ -183,15 +172,16 @@ describe("Tana target against the Tana stand-in", () => {
       .content as string;
     const parts = [
       node?.fields.get(content)?.[0] ?? "",
-      ...(node?.children ?? []).map((id) => tana.store.nodes.get(id)?.name ?? ""),
+      ...(node?.children ?? []).map((id) => fake.tana.store.nodes.get(id)?.name ?? ""),
     ];
     expect(parts.length).toBeGreaterThan(1);
     expect(parts.join("")).toBe(long);
-    for (const call of tana.calls) expect(call.chars).toBeLessThanOrEqual(TANA_LIMITS.maxChars);
+    for (const call of fake.tana.calls)
+      expect(call.chars).toBeLessThanOrEqual(TANA_LIMITS.maxChars);
   });
 
   it("sends proposals as proposal nodes with their status", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     const target = openTarget(store);
     await init(store, target);
     const engrams = tanaEngrams(3);
@@ -216,8 +206,8 @@ describe("Tana target against the Tana stand-in", () => {
     const r = await runSync(candidates, engine(store, target));
     expect(r.sent.created_or_updated).toBe(3);
     const ids = schemaFromMapping(store.load().mapping, NAMES);
-    const tag = tana.store.tagByName("pai_proposal");
-    const proposals = tana.store.tagged(tag?.id ?? "");
+    const tag = fake.tana.store.tagByName("pai_proposal");
+    const proposals = fake.tana.store.tagged(tag?.id ?? "");
     const status = ids?.fields.proposal.status as string;
     const from = ids?.fields.proposal.extractedFrom as string;
     expect(proposals.map((n) => n.fields.get(status)?.[0]).sort()).toEqual(["pending", "rejected"]);
