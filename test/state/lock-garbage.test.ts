@@ -8,38 +8,21 @@
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { assertBuilt, describeResult, ROOT, spawnBin } from "../support/bins.js";
+import { describeResult } from "../support/bins.js";
+import { acquireInChild } from "../support/lock-child.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-lock-garbage-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("a lock file no Director wrote", () => {
   it("is taken over once it is old enough, not waited on until the timeout", async () => {
-    assertBuilt();
     const lock = join(dir, "director.lock");
     writeFileSync(lock, "zz not a pid\n");
     const old = new Date(Date.now() - 60_000);
     utimesSync(lock, old, old);
-    const lockModule = pathToFileURL(join(ROOT, "dist", "src", "state", "lock.js")).href;
-    const script = join(dir, "acquire.mjs");
     // A timeout far beyond the test's: acquiring at all shows the lock was taken over.
-    writeFileSync(
-      script,
-      [
-        `import { acquireLock } from ${JSON.stringify(lockModule)};`,
-        "try {",
-        `  const lock = await acquireLock(${JSON.stringify(lock)}, { timeoutMs: 3_600_000 });`,
-        '  console.log("acquired " + lock.tookOver);',
-        "  lock.release();",
-        "} catch (error) {",
-        '  console.log("refused: " + error.message);',
-        "}",
-        "",
-      ].join("\n"),
-    );
-    const r = await spawnBin(script, [], { cwd: dir, timeoutMs: 0 }).done;
+    const r = await acquireInChild(dir, lock, 3_600_000);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout.trim()).toBe("acquired true");
     expect(() => readFileSync(lock)).toThrow();

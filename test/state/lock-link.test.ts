@@ -4,37 +4,21 @@
  * 24). It runs in a child of its own, so that a spin fails this test through the child's
  * safety net instead of freezing the test runner.
  */
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { assertBuilt, describeResult, ROOT, spawnBin } from "../support/bins.js";
+import { describeResult } from "../support/bins.js";
+import { acquireInChild } from "../support/lock-child.js";
 
 const dir = mkdtempSync(join(tmpdir(), "engram-lock-link-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the Director lock at a link to nowhere", () => {
   it("is refused at once, naming the link, instead of a silent spin", async () => {
-    assertBuilt();
     const lock = join(dir, "director.lock");
     symlinkSync(join(dir, "nowhere"), lock);
-    const lockModule = pathToFileURL(join(ROOT, "dist", "src", "state", "lock.js")).href;
-    const script = join(dir, "acquire.mjs");
-    writeFileSync(
-      script,
-      [
-        `import { acquireLock } from ${JSON.stringify(lockModule)};`,
-        "try {",
-        `  await acquireLock(${JSON.stringify(lock)}, { timeoutMs: 60_000 });`,
-        '  console.log("acquired");',
-        "} catch (error) {",
-        '  console.log("refused: " + error.code + ": " + error.message);',
-        "}",
-        "",
-      ].join("\n"),
-    );
-    const r = await spawnBin(script, [], { cwd: dir, timeoutMs: 0 }).done;
+    const r = await acquireInChild(dir, lock, 60_000);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout).toMatch(/^refused: state: .*director\.lock: a symbolic link where the lock/);
   });
