@@ -176,16 +176,19 @@ export function tanaContentOf(
 
 /**
  * A Tana stand-in started and a sync folder made for each test of the calling file, stopped
- * and removed after it: `tana` and `dir` are the current test's.
+ * and removed after it: `tana` and `dir` are the current test's. `clock`: the stand-in's
+ * clock for search lag (a test's own, read at each request).
  */
-export function useFakeTana(options: Partial<FakeTanaOptions> = {}): {
+export function useFakeTana(options: Partial<FakeTanaOptions> & { clock?: () => number } = {}): {
   readonly tana: FakeTana;
   readonly dir: string;
 } {
   let tana: FakeTana | undefined;
   let tmp: { dir: string; remove: () => void } | undefined;
   beforeEach(async () => {
-    tana = new FakeTana({ token: "input-token", localToken: "local-token", ...options });
+    const { clock, ...rest } = options;
+    tana = new FakeTana({ token: "input-token", localToken: "local-token", ...rest });
+    if (clock !== undefined) tana.clock = clock;
     await tana.start();
     tmp = tempSyncDir();
   });

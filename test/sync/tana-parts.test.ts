@@ -9,7 +9,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
 import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { TAG_FIELDS } from "../../src/core/sync/tana-nodes.js";
@@ -20,7 +20,7 @@ import { writtenAt } from "../../src/sync/tana-open.js";
 import { PartsJournal } from "../../src/sync/targets/tana-parts.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
-import { FakeTana, type TanaFault } from "../support/fake-tana.js";
+import type { TanaFault } from "../support/fake-tana.js";
 import {
   initTana,
   openTanaTarget,
@@ -28,35 +28,25 @@ import {
   tanaCandidates,
   tanaContentOf,
   tanaEngrams,
-  tempSyncDir,
+  useFakeTana,
 } from "../support/tana-fixtures.js";
 
 const T0 = Date.parse("2026-01-05T10:00:00.000Z");
-let tana: FakeTana;
-let tmp: { dir: string; remove: () => void };
-let seconds: number;
+let seconds = 0;
 const iso = () => new Date(T0 + seconds * 1000).toISOString();
-
-beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token", searchLagMs: 30_000 });
+const fake = useFakeTana({ searchLagMs: 30_000, clock: () => T0 + seconds * 1000 });
+beforeEach(() => {
   seconds = 0;
-  tana.clock = () => T0 + seconds * 1000;
-  await tana.start();
-  tmp = tempSyncDir();
-});
-afterEach(async () => {
-  await tana.stop();
-  tmp.remove();
 });
 
 /** A target as a new process opens it: the Local API or not, the parts journal on disk. */
 function open(store: QueueStore, local: boolean): TanaTarget {
-  return openTanaTarget(tana, store, local ? {} : { local_api_url: undefined }, {
+  return openTanaTarget(fake.tana, store, local ? {} : { local_api_url: undefined }, {
     clock: iso,
     syncedAt: writtenAt(store.load().mapping),
     mapping: store.load().mapping,
     settleSeconds: 60,
-    partsPath: join(tmp.dir, "tana", "parts.json"),
+    partsPath: join(fake.dir, "tana", "parts.json"),
   });
 }
 
@@ -66,7 +56,7 @@ function engine(store: QueueStore, target: TanaTarget): EngineOptions {
     target,
     schedule: DEFAULT_SCHEDULE,
     clock: iso,
-    log: new SyncLog(join(tmp.dir, "log"), 8),
+    log: new SyncLog(join(fake.dir, "log"), 8),
     sealKey: () => undefined,
   };
 }
@@ -120,17 +110,17 @@ async function killedAfterParts(store: QueueStore, items: SyncCandidate[], k: nu
  * API wrote it whole), or each of 2..n exactly once (the Input API alone); no annotation.
  */
 function expectWhole(store: QueueStore, items: SyncCandidate[], parts: "none" | "each once") {
-  expect([...tana.copiesByKey().values()]).toEqual(items.map(() => 1));
+  expect([...fake.tana.copiesByKey().values()]).toEqual(items.map(() => 1));
   const q = store.load();
   const attr = schemaFromMapping(q.mapping, TANA_TAGS)?.fields.learning.content as string;
   for (const c of items) {
     const key = `learning:${c.item.local_id}`;
     expect(q.records[key]?.state).toBe("synced");
-    const node = tana.store.nodes.get(q.mapping[key]?.remote_id ?? "");
+    const node = fake.tana.store.nodes.get(q.mapping[key]?.remote_id ?? "");
     if (node === undefined || node.inTrash) throw new Error(`${key}: no live node`);
-    const { text, indexes } = tanaContentOf(tana, node, attr);
+    const { text, indexes } = tanaContentOf(fake.tana, node, attr);
     expect(text).toBe(c.item.content);
-    const children = node.children.map((id) => tana.store.nodes.get(id));
+    const children = node.children.map((id) => fake.tana.store.nodes.get(id));
     expect(children.filter((n) => !n?.inTrash && /^engram update/.test(n?.name ?? ""))).toEqual([]);
     if (parts === "none" || indexes.length === 0) expect(indexes).toEqual([]);
     else expect(indexes).toEqual(Array.from({ length: indexes.length }, (_, i) => i + 2));
@@ -142,7 +132,7 @@ describe("Tana: content in parts under kill -9 and lost answers", () => {
   // Input API's case only (its node must be found without a search).
   for (const k of [1, 2, 3]) {
     it(`killed after ${k} of 3 parts, then runs with the Local API: written whole, the parts trashed`, async () => {
-      const store = new QueueStore(tmp.dir, "tana");
+      const store = new QueueStore(fake.dir, "tana");
       await initTana(store, open(store, true));
       const items = candidates();
       await killedAfterParts(store, items, k);
@@ -160,22 +150,22 @@ describe("Tana: content in parts under kill -9 and lost answers", () => {
 
   for (const k of [0, 1, 2, 3]) {
     it(`killed after ${k} of 3 parts, then runs with the Input API alone: exactly the missing parts`, async () => {
-      const store = new QueueStore(tmp.dir, "tana");
+      const store = new QueueStore(fake.dir, "tana");
       await initTana(store, open(store, true));
       const items = candidates();
       await killedAfterParts(store, items, k);
-      const before = tana.writes;
+      const before = fake.tana.writes;
       seconds = 5;
       await runSync(items, engine(store, open(store, false)));
       // The missing parts, and the learnings whose call never left: one call each here.
       const long = items[0] as SyncCandidate;
-      const node = [...tana.store.nodes.values()].find((n) =>
+      const node = [...fake.tana.store.nodes.values()].find((n) =>
         n.description.startsWith(`engram learning:${long.item.local_id} `),
       );
       const made = node?.children.length ?? 0;
       expect(made).toBe(3);
       expectWhole(store, items, "each once");
-      expect(tana.writes - before).toBeLessThanOrEqual(3 - k + 2);
+      expect(fake.tana.writes - before).toBeLessThanOrEqual(3 - k + 2);
       seconds = 130;
       const again = await runSync(items, engine(store, open(store, false)));
       expect(again.sent.created_or_updated).toBe(0);
@@ -189,11 +179,11 @@ describe("Tana: content in parts under kill -9 and lost answers", () => {
   ];
   for (const [name, fault] of faults) {
     it(`a part call ${name}: not sent again blind by the Input API, made whole by the Local API`, async () => {
-      const store = new QueueStore(tmp.dir, "tana");
+      const store = new QueueStore(fake.dir, "tana");
       await initTana(store, open(store, true));
       const items = candidates();
       let failed = false;
-      tana.inputScript = (r) => {
+      fake.tana.inputScript = (r) => {
         if (failed || !r.body.includes('"content, part 3 of')) return undefined;
         failed = true;
         return fault;
@@ -202,12 +192,12 @@ describe("Tana: content in parts under kill -9 and lost answers", () => {
       expect(failed).toBe(true);
       const key = `learning:${(items[0] as SyncCandidate).item.local_id}`;
       const partIndexes = () => {
-        const node = [...tana.store.nodes.values()].find((n) =>
+        const node = [...fake.tana.store.nodes.values()].find((n) =>
           n.description.startsWith(`engram ${key} `),
         );
         const q = store.load();
         const attr = schemaFromMapping(q.mapping, TANA_TAGS)?.fields.learning.content as string;
-        return node === undefined ? [] : tanaContentOf(tana, node, attr).indexes;
+        return node === undefined ? [] : tanaContentOf(fake.tana, node, attr).indexes;
       };
       // Part 3 reached Tana; its answer did not: held, not posted a second time.
       seconds = 100;
@@ -226,11 +216,11 @@ describe("Tana: content in parts under kill -9 and lost answers", () => {
 describe("Tana: sync init within the call limits", () => {
   for (const limits of [{ max_nodes_per_call: 20 }, { max_chars_per_call: 1000 }]) {
     it(`creates the schema in calls within ${JSON.stringify(limits)}`, async () => {
-      const store = new QueueStore(tmp.dir, "tana");
-      const target = openTanaTarget(tana, store, { ...limits, local_api_url: undefined });
+      const store = new QueueStore(fake.dir, "tana");
+      const target = openTanaTarget(fake.tana, store, { ...limits, local_api_url: undefined });
       await initTana(store, target);
-      const accepted = tana.calls.filter((c) => c.status === 200);
-      expect(accepted.length).toBe(tana.calls.length);
+      const accepted = fake.tana.calls.filter((c) => c.status === 200);
+      expect(accepted.length).toBe(fake.tana.calls.length);
       expect(accepted.length).toBeGreaterThan(2);
       for (const c of accepted) {
         expect(c.nodes).toBeLessThanOrEqual(limits.max_nodes_per_call ?? 100);
@@ -239,7 +229,7 @@ describe("Tana: sync init within the call limits", () => {
       const ids = schemaFromMapping(store.load().mapping, TANA_TAGS);
       for (const kind of ["learning", "proposal"] as const) {
         expect(Object.keys(ids?.fields[kind] ?? {}).sort()).toEqual([...TAG_FIELDS[kind]].sort());
-        const tag = tana.store.tagByName(TANA_TAGS[kind]);
+        const tag = fake.tana.store.tagByName(TANA_TAGS[kind]);
         expect([...(tag?.fields.keys() ?? [])].sort()).toEqual(
           TAG_FIELDS[kind].map((f) => ids?.fields[kind][f]).sort(),
         );
@@ -248,18 +238,18 @@ describe("Tana: sync init within the call limits", () => {
   }
 
   it("refuses a limit below one supertag with its fields before creating anything, and says which", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
-    const target = openTanaTarget(tana, store, { max_nodes_per_call: 10 });
+    const store = new QueueStore(fake.dir, "tana");
+    const target = openTanaTarget(fake.tana, store, { max_nodes_per_call: 10 });
     await expect(initTana(store, target)).rejects.toThrow(
       /max_nodes_per_call = 10 .*raise them to at least 19/,
     );
-    expect(tana.writes).toBe(0);
+    expect(fake.tana.writes).toBe(0);
   });
 });
 
 describe("Tana: an update through the Input API alone", () => {
   it("carries long content whole in its annotation, and one whose answer was lost is not posted twice", async () => {
-    const store = new QueueStore(tmp.dir, "tana");
+    const store = new QueueStore(fake.dir, "tana");
     await initTana(store, open(store, true));
     const items = candidates();
     await runSync(items, engine(store, open(store, false)));
@@ -269,8 +259,8 @@ describe("Tana: an update through the Input API alone", () => {
     const attr = () =>
       schemaFromMapping(store.load().mapping, TANA_TAGS)?.fields.learning.content as string;
     const annotations = () =>
-      (tana.store.nodes.get(store.load().mapping[key]?.remote_id ?? "")?.children ?? [])
-        .map((id) => tana.store.nodes.get(id))
+      (fake.tana.store.nodes.get(store.load().mapping[key]?.remote_id ?? "")?.children ?? [])
+        .map((id) => fake.tana.store.nodes.get(id))
         .filter((n) => n !== undefined && !n.inTrash && /^engram update /.test(n.name));
 
     // A revision: one child annotation, its content whole (its own parts after its head).
@@ -280,12 +270,12 @@ describe("Tana: an update through the Input API alone", () => {
     expect(store.load().records[key]?.state).toBe("synced");
     const [first] = annotations();
     if (first === undefined) throw new Error("no annotation");
-    expect(tanaContentOf(tana, first, attr()).text).toBe(revised[0]?.item.content);
+    expect(tanaContentOf(fake.tana, first, attr()).text).toBe(revised[0]?.item.content);
 
     // Another, whose annotation call is carried out and its answer lost: held, not posted again.
     const third = revise(`${"third time lucky, ".repeat(800)}END`);
     let failed = false;
-    tana.inputScript = (r) => {
+    fake.tana.inputScript = (r) => {
       if (failed || !r.body.includes('"name":"engram update')) return undefined;
       failed = true;
       return { kind: "lost" };
@@ -310,8 +300,8 @@ describe("Tana: an update through the Input API alone", () => {
 
 describe("Tana: the parts journal as read from the state folder", () => {
   it("keeps only entries that parse, and reads a torn or hostile file as empty", () => {
-    const path = join(tmp.dir, "tana", "parts.json");
-    mkdirSync(join(tmp.dir, "tana"), { recursive: true });
+    const path = join(fake.dir, "tana", "parts.json");
+    mkdirSync(join(fake.dir, "tana"), { recursive: true });
     const good = {
       node: "tn00000042",
       parent: "tn00000042",
