@@ -7,7 +7,7 @@ import { catalogHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
-import { commitTimes, countBetween, textAt } from "../git/rev-reads.js";
+import { commitTimes, countBetween, mergeBaseOf, textAt } from "../git/rev-reads.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */
 const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
@@ -45,10 +45,19 @@ export async function findMainAndHead(
     throw new StateError(`${explicit}: no branch, tag or commit of that name`);
   }
   let best: { ref: string; sha: string; time: number } | undefined;
-  refs.forEach((ref, i) => {
+  for (const [i, ref] of refs.entries()) {
     const commit = found[i];
-    if (commit && (!best || commit.time > best.time)) best = { ref, ...commit };
-  });
+    if (commit === undefined) continue;
+    // Commit times have a second's grain: of two in the same second, the one that descends
+    // from the other is the newer (a local main committed just after origin/main's).
+    const newer =
+      best === undefined ||
+      commit.time > best.time ||
+      (commit.time === best.time &&
+        commit.sha !== best.sha &&
+        (await mergeBaseOf(repoDir, best.sha, commit.sha)) === best.sha);
+    if (newer) best = { ref, ...commit };
+  }
   const headSha = head ? found[refs.length]?.sha : undefined;
   if (!best) return { main: undefined, head: headSha };
   return {
