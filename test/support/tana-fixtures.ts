@@ -7,10 +7,13 @@ import { learningsOf } from "../../src/core/graph/learnings.js";
 import { sealEngram } from "../../src/core/model/engram.js";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
 import { learningCandidates, learningStates } from "../../src/core/sync/learning-items.js";
+import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { defaultConfig, type TanaSyncConfig } from "../../src/schema/config.js";
 import type { Engram } from "../../src/schema/engram.js";
 import type { Registry } from "../../src/schema/registry.js";
+import type { EngineOptions } from "../../src/sync/engine.js";
 import type { QueueStore } from "../../src/sync/queue-store.js";
+import { SyncLog } from "../../src/sync/sync-log.js";
 import { schemaFromMapping, schemaRecord } from "../../src/sync/targets/tana-schema.js";
 import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
@@ -203,5 +206,22 @@ export function useFakeTana(options: Partial<FakeTanaOptions> & { clock?: () => 
     get dir() {
       return (tmp as { dir: string }).dir;
     },
+  };
+}
+
+/** The engine's options for a Tana test: the default schedule, a sync log in `dir`, no seal key. */
+export function tanaEngine(
+  store: QueueStore,
+  target: TanaTarget,
+  dir: string,
+  clock: () => string,
+): EngineOptions {
+  return {
+    store,
+    target,
+    schedule: DEFAULT_SCHEDULE,
+    clock,
+    log: new SyncLog(join(dir, "log"), 8),
+    sealKey: () => undefined,
   };
 }

@@ -5,12 +5,9 @@
  * learning links to the existing `#person` / `#project` node it names, never to a new one,
  * and an entity not linked is said, with why.
  */
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
-import { SyncLog } from "../../src/sync/sync-log.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
 import { FakeTana, type TanaRequest } from "../support/fake-tana.js";
@@ -21,6 +18,7 @@ import {
   TANA_AT,
   TANA_TAGS,
   tanaCandidates,
+  tanaEngine,
   tanaEngrams,
   tanaLearningNodes,
   tempSyncDir,
@@ -47,14 +45,7 @@ afterEach(async () => {
 });
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
-  return {
-    store,
-    target,
-    schedule: DEFAULT_SCHEDULE,
-    clock: () => TANA_AT,
-    log: new SyncLog(join(tmp.dir, "log"), 8),
-    sealKey: () => undefined,
-  };
+  return tanaEngine(store, target, tmp.dir, () => TANA_AT);
 }
 
 /**

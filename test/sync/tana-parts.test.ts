@@ -11,11 +11,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
-import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { TAG_FIELDS } from "../../src/core/sync/tana-nodes.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore, type StoredQueue } from "../../src/sync/queue-store.js";
-import { SyncLog } from "../../src/sync/sync-log.js";
 import { writtenAt } from "../../src/sync/tana-open.js";
 import { PartsJournal } from "../../src/sync/targets/tana-parts.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
@@ -27,6 +25,7 @@ import {
   TANA_TAGS,
   tanaCandidates,
   tanaContentOf,
+  tanaEngine,
   tanaEngrams,
   useFakeTana,
 } from "../support/tana-fixtures.js";
@@ -51,14 +50,7 @@ function open(store: QueueStore, local: boolean): TanaTarget {
 }
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
-  return {
-    store,
-    target,
-    schedule: DEFAULT_SCHEDULE,
-    clock: iso,
-    log: new SyncLog(join(fake.dir, "log"), 8),
-    sealKey: () => undefined,
-  };
+  return tanaEngine(store, target, fake.dir, iso);
 }
 
 /** Three learnings, the first some 14,000 characters long: a node and three content parts. */

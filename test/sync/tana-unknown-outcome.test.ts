@@ -5,13 +5,10 @@
  * believed only once the search index has had the settle time to show the node. The
  * stand-in's search lags 30 s behind its writes; both clocks are the test's.
  */
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
-import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore, type StoredQueue } from "../../src/sync/queue-store.js";
-import { SyncLog } from "../../src/sync/sync-log.js";
 import { writtenAt } from "../../src/sync/tana-open.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
 import { FakeTana } from "../support/fake-tana.js";
@@ -19,6 +16,7 @@ import {
   initTana,
   openTanaTarget,
   tanaCandidates,
+  tanaEngine,
   tanaEngrams,
   tempSyncDir,
 } from "../support/tana-fixtures.js";
@@ -52,14 +50,7 @@ function open(store: QueueStore, local = true): TanaTarget {
 }
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
-  return {
-    store,
-    target,
-    schedule: DEFAULT_SCHEDULE,
-    clock: iso,
-    log: new SyncLog(join(tmp.dir, "log"), 8),
-    sealKey: () => undefined,
-  };
+  return tanaEngine(store, target, tmp.dir, iso);
 }
 
 /**

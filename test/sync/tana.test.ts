@@ -1,12 +1,9 @@
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { learningsOf } from "../../src/core/graph/learnings.js";
 import { learningCandidates } from "../../src/core/sync/learning-items.js";
-import { DEFAULT_SCHEDULE } from "../../src/core/sync/queue.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
-import { SyncLog } from "../../src/sync/sync-log.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
 import { TANA_LIMITS } from "../support/fake-tana.js";
@@ -19,6 +16,7 @@ import {
   TANA_TAGS,
   tanaCandidates,
   type tanaConfig,
+  tanaEngine,
   tanaEngrams,
   tanaLearningNodes,
   useFakeTana,
@@ -32,14 +30,7 @@ const openTarget = (store: QueueStore, extra: Parameters<typeof tanaConfig>[1] =
   openTanaTarget(fake.tana, store, extra);
 
 function engine(store: QueueStore, target: TanaTarget): EngineOptions {
-  return {
-    store,
-    target,
-    schedule: DEFAULT_SCHEDULE,
-    clock: () => AT,
-    log: new SyncLog(join(fake.dir, "log"), 8),
-    sealKey: () => undefined,
-  };
+  return tanaEngine(store, target, fake.dir, () => AT);
 }
 
 const init = initTana;
