@@ -26,7 +26,12 @@ export async function ingestSpoolFile(
       encoding: "utf8",
       highWaterMark: CHUNK_CHARS,
     });
-    await ingestReadable(ingestor, input, source);
+    try {
+      await ingestReadable(ingestor, input, source);
+    } finally {
+      // Closes the descriptor when the ingest stopped before the stream's end.
+      input.destroy();
+    }
     return true;
   }
   let text: string;

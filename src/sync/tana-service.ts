@@ -159,10 +159,10 @@ const isArchived = (entry: MappingEntry) => entry.content_hash.startsWith("archi
 function recordSchema(store: QueueStore, q: StoredQueue, target: TanaTarget): StoredQueue {
   const ids = target.schemaIds;
   if (ids === null) return q;
-  // The store's mapping, not `q`'s: the init recorded its progress there as it went.
-  const mapping = { ...store.load().mapping, ...q.mapping };
-  const entries = schemaRecord(ids, target.tagNames, receiptTime(), mapping);
-  const next = { ...q, mapping: { ...mapping, ...entries } };
+  // The store's queue, not `q`: the init recorded its progress there as it went.
+  const current = store.load();
+  const entries = schemaRecord(ids, target.tagNames, receiptTime(), current.mapping);
+  const next = { ...current, mapping: { ...current.mapping, ...entries } };
   store.commit(next, Object.keys(entries));
   return next;
 }

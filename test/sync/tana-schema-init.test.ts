@@ -9,7 +9,10 @@ import { describe, expect, it } from "vitest";
 import { TANA_FIELDS } from "../../src/core/sync/tana-nodes.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { recordIn } from "../../src/sync/tana-open.js";
-import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
+import {
+  schemaFromMapping,
+  schemaProgressFromMapping,
+} from "../../src/sync/targets/tana-schema.js";
 import { FakeTana } from "../support/fake-tana.js";
 import {
   initTana,
@@ -80,12 +83,13 @@ describe("Tana: sync init stopped between its calls", () => {
     });
   }
 
-  it("after a finished init its progress is marked used: a later init starts afresh", async () => {
+  it("after a finished init its progress is marked used, so no later init reads it", async () => {
     const store = new QueueStore(fake.dir, "tana");
     await initTana(store, open(store));
     const mapping = store.load().mapping;
     const made = Object.entries(mapping).filter(([k]) => k.startsWith("tana-schema:made:"));
     expect(made.length).toBeGreaterThan(0);
     for (const [, entry] of made) expect(entry.content_hash).toBe("used");
+    expect(schemaProgressFromMapping(mapping, TANA_TAGS)).toEqual({ fields: {}, tags: {} });
   });
 });
