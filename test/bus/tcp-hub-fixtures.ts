@@ -140,10 +140,17 @@ export function hello(version = "1", extra: Record<string, unknown> = {}) {
   return envelope("protocol_hello.v1", { protocol_version: version, ...extra }, { seq: 0 });
 }
 
+/**
+ * The keys of the journal's whole lines. A line still being appended (read while the hub
+ * writes a later batch) is left out, as the Director leaves out a torn last line: it was
+ * never acknowledged.
+ */
 export function journalKeys(repo: TempRepo): string[] {
   const path = repo.path(".engram", "buffer", "journal.ndjson");
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8")
+  const text = readFileSync(path, "utf8");
+  return text
+    .slice(0, text.lastIndexOf("\n") + 1)
     .split("\n")
     .filter((l) => l.length > 0)
     .map((l) => (JSON.parse(l) as { key: string }).key);
