@@ -14,7 +14,7 @@ import {
 import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
-import { REMOTE_RECALL_OPTIONS, remoteRecallOptions } from "./recall-options.js";
+import { recall } from "./recall-command.js";
 import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 import { session } from "./session-commands.js";
 
@@ -145,75 +145,6 @@ async function emitFrom(args: ParsedArgs, from: string) {
     : `sent ${count} note(s) (${result.transport})\n`;
   return { json: result, text: summary };
 }
-
-const recall: Command = {
-  name: "recall",
-  summary:
-    "Search memory by text, topic, recency and tier; with --confidence, also the external stores memory syncs to (Notion, Graphiti), by how sure you are. The recall is recorded as a promotion signal.",
-  usage:
-    "worker recall QUERY [--limit N] [--scope st|lt] [--include-superseded] [--confidence 0..1] [--refresh] [--no-signal] [--worker ID] [--session ID] [--repo DIR] [--config FILE] [--json]",
-  options: {
-    limit: { type: "string", value: "N", description: "most hits (default 10)" },
-    scope: { type: "string", value: "st|lt", description: "only this tier" },
-    "no-signal": { type: "boolean", description: "do not record the recall for promotion" },
-    "include-superseded": {
-      type: "boolean",
-      description: "also return ST engrams an LT engram superseded (left out by default)",
-    },
-    worker: { type: "string", value: "ID", description: "worker id for the recall signal" },
-    ...REMOTE_RECALL_OPTIONS,
-    session: {
-      type: "string",
-      value: "ID",
-      description:
-        "read the memory the session started on (its parent version), even after main moved on",
-    },
-  },
-  positionals: [1, 1],
-  async run(args) {
-    const scope = stringOption(args, "scope");
-    if (scope !== undefined && scope !== "st" && scope !== "lt")
-      throw new UsageError("--scope: expected st or lt");
-    const limit = numberOption(args, "limit");
-    if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) {
-      throw new UsageError("--limit: expected a positive integer");
-    }
-    const remote = remoteRecallOptions(args);
-    const [{ openContext }, { recallMemory }] = await Promise.all([
-      import("../context/repo-context.js"),
-      import("../worker/recall.js"),
-    ]);
-    const ctx = await openContext(repoOptions(args));
-    const query = args.positionals[0] as string;
-    const recallOptions = {
-      limit,
-      scope,
-      signal: args.values["no-signal"] !== true,
-      worker: stringOption(args, "worker"),
-      includeSuperseded: args.values["include-superseded"] === true,
-    } as const;
-    const sessionId = stringOption(args, "session");
-    // Only a session's recall reads git objects: loaded when asked for.
-    const result =
-      sessionId === undefined
-        ? await recallMemory(ctx, query, recallOptions)
-        : await (await import("../sessions/recall.js")).recallInSession(
-            ctx,
-            sessionId,
-            query,
-            recallOptions,
-          );
-    const hits = result.hits.map((h) => ({ ...h, source: "local" as const }));
-    const text =
-      hits.length === 0
-        ? "no match\n"
-        : `${hits.map((h) => `${h.score.toFixed(3)}  ${h.path}${h.superseded_by ? `  (superseded by ${h.superseded_by.join(", ")})` : ""}\n        ${h.snippet}${h.rationale ? `\n        why: ${h.rationale}` : ""}`).join("\n")}\n`;
-    if (remote === undefined) return { json: hits, text };
-    // Only a stated confidence loads the sync code (and, if a store is asked, its client).
-    const { hybridRecallOutput } = await import("./recall-output.js");
-    return hybridRecallOutput(ctx, query, hits, { ...remote, limit: limit ?? 10 }, text);
-  },
-};
 
 const check: Command = {
   name: "check",

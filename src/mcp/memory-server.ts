@@ -5,6 +5,7 @@ import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { learningTypeOf } from "../core/graph/learnings.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
+import { DEFAULT_RECALL_TOKENS } from "../core/recall/fit.js";
 import { recallScope } from "../graph/scope.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { emitNotes } from "../worker/emit.js";
@@ -58,31 +59,35 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
     name: "memory_recall",
     title: "Recall memory",
     description:
-      "Search this repository's memory (engrams on main) by text, topic and tier. Every answer states the scope searched; an empty answer says whether memory itself is empty or the query matched nothing.",
+      "Search this repository's memory (engrams on main) and its commit history for the notes that answer a question: each hit is one fact, decision, lesson, episode or commit, whole when it fits the token budget (512 by default), with where it lives, when and who. Every answer states the scope searched; an empty answer says whether memory itself is empty or the query matched nothing.",
     input: recallInput,
     output: recallOutput,
     annotations: { readOnlyHint: false, openWorldHint: false },
     async run(input) {
       const tiers: ("st" | "lt")[] = input.tiers ? [...new Set(input.tiers)].sort() : ["lt", "st"];
-      const single = tiers.length === 1 ? tiers[0] : undefined;
+      const history = input.history !== false;
       const loaded = await memory.get();
       const result = await recallIn(ctx, loaded, input.query, {
         limit: input.limit,
-        scope: single,
+        scopes: history ? [...tiers, "history"] : tiers,
+        maxTokens: input.max_tokens ?? DEFAULT_RECALL_TOKENS,
         signal: false,
         includeSuperseded: input.include_superseded === true,
       });
       // The recall signal (a promotion hint) is spooled after the answer, one at a time,
       // so an agent does not wait for its fsync.
-      if (result.hits.length > 0) {
-        const hits = result.hits.map((h) => h.engram_id);
+      const engrams = [
+        ...new Set(result.hits.flatMap((h) => (h.engram_id !== undefined ? [h.engram_id] : []))),
+      ];
+      if (engrams.length > 0) {
         signals = signals
-          .then(() => recordRecall(ctx, input.query, hits, options.worker))
+          .then(() => recordRecall(ctx, input.query, engrams, options.worker))
           .catch(() => undefined);
       }
       const remote = await remoteRecallPart(ctx, input, result.hits.length);
       const scope = {
         ...recallScope(ctx, loaded.catalog, tiers),
+        history_in_scope: history,
         remote_store: { asked: remote.remote.asked, reason: remote.remote.reason },
       };
       const status =
@@ -95,14 +100,16 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         status === "memory_empty"
           ? `no engram in tiers ${tiers.join(", ")} of ${scope.repository} at memory version ${scope.memory_version}: memory is empty there, not the query`
           : status === "no_match"
-            ? `no engram of ${scope.engrams_in_scope} in scope matched "${input.query}"`
-            : `${result.hits.length} hit(s) of ${scope.engrams_in_scope} engram(s) in scope${remote.remote_hits.length > 0 ? `, ${remote.remote_hits.length} from the sync stores` : ""}`;
+            ? `no note of ${scope.engrams_in_scope} engram(s)${history ? " or the commit history" : ""} in scope matched "${input.query}"`
+            : `${result.hits.length} hit(s) in ${result.tokens} token(s) from ${scope.engrams_in_scope} engram(s)${history ? " and the commit history" : ""} in scope${remote.remote_hits.length > 0 ? `, ${remote.remote_hits.length} from the sync stores` : ""}`;
       return structured({
         status,
         message,
         scope,
         hits: result.hits.map((h) => ({ ...h, source: "local" as const })),
-        signal: result.hits.length > 0,
+        tokens: result.tokens,
+        max_tokens: result.max_tokens ?? DEFAULT_RECALL_TOKENS,
+        signal: engrams.length > 0,
         ...remote,
       });
     },

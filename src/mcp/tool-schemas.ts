@@ -17,6 +17,7 @@ const scopeSchema = z.object({
   catalog_hash: z.string(),
   tiers: z.array(z.enum(["st", "lt"])),
   engrams_in_scope: z.number().int().optional(),
+  history_in_scope: z.boolean().optional(),
   learnings_in_scope: z.number().int().optional(),
   activity_sources: z
     .object({
@@ -33,18 +34,36 @@ export const recallOutput = z.object({
   scope: scopeSchema,
   hits: z.array(
     z.object({
-      engram_id: z.string(),
-      path: z.string(),
-      scope: z.enum(["st", "lt"]),
-      version: z.string(),
-      score: z.number(),
-      topics: z.array(z.string()),
-      matched: z.array(z.string()),
-      snippet: z.string(),
+      id: z.string(),
+      kind: z.enum([
+        "fact",
+        "decision",
+        "lesson",
+        "convention",
+        "incident",
+        "question",
+        "episode",
+        "commit",
+      ]),
+      text: z.string(),
       rationale: z.string().optional(),
+      truncated: z.literal(true).optional(),
+      scope: z.enum(["st", "lt", "history"]),
+      engram_id: z.string().optional(),
+      path: z.string().optional(),
+      commit: z.string().optional(),
+      at: z.string(),
+      senders: z.array(z.string()),
+      topics: z.array(z.string()),
+      score: z.number(),
+      matched: z.array(z.string()),
+      tokens: z.number().int(),
+      superseded_by: z.array(z.string()).optional(),
       source: z.literal("local"),
     }),
   ),
+  tokens: z.number().int(),
+  max_tokens: z.number().int(),
   signal: z.boolean(),
   ...remoteRecallOutput,
 });
@@ -132,6 +151,17 @@ const QUERY_MAX = 2_000;
 export const recallInput = z.strictObject({
   query: z.string().min(1).max(QUERY_MAX).describe("what to look for (1-2,000 characters)"),
   limit: z.number().int().min(1).max(100).optional().describe("most hits, 1-100 (default 10)"),
+  max_tokens: z
+    .number()
+    .int()
+    .min(16)
+    .max(100_000)
+    .optional()
+    .describe("most tokens of note text in all hits together, filled in rank order (default 512)"),
+  history: z
+    .boolean()
+    .optional()
+    .describe("also search the repository's commit history (default true)"),
   tiers: z
     .array(z.enum(["st", "lt"]))
     .min(1)
@@ -153,7 +183,9 @@ export const recallInput = z.strictObject({
   include_superseded: z
     .boolean()
     .optional()
-    .describe("also short-term engrams a long-term one superseded (default false)"),
+    .describe(
+      "also the short-term copies of notes a long-term engram carried forward (default false)",
+    ),
 });
 
 export const contextInput = z.strictObject({

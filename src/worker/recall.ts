@@ -2,23 +2,29 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import {
+  carriedKeys,
+  noteOfKnowledge,
+  notesOfEngram,
+  type RecallKnowledge,
+  type RecallNote,
+  type RecallScope,
+} from "../core/recall/notes.js";
+import {
   buildRecallIndex,
   deserializeRecallIndex,
   type RecallHit,
   type RecallIndex,
-  type RecallKnowledge,
   recall,
-  recallDocFromEngram,
-  recallDocFromKnowledge,
   type SerializedRecallIndex,
   serializeRecallIndex,
-  supersededBy,
 } from "../core/recall/recall.js";
 import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { sendEnvelope } from "./emit.js";
+import { historyIndexFor } from "./history-index.js";
+import { counted } from "./note-tokens.js";
 
 interface CachedIndex {
   catalog_hash: string;
@@ -26,9 +32,9 @@ interface CachedIndex {
 }
 
 /**
- * The recall index of a catalog, cached built in the state folder by catalog hash: a query
- * loads one file instead of reading and tokenizing every engram, and the cache is rebuilt
- * whenever memory changes (or when it cannot be read).
+ * The recall index of a catalog's notes, cached built in the state folder by catalog hash:
+ * a query loads one file instead of reading and tokenizing every engram, and the cache is
+ * rebuilt whenever memory changes (or when it cannot be read).
  */
 export async function recallIndexFor(
   ctx: RepoContext,
@@ -59,25 +65,57 @@ export async function recallIndexFor(
   const listed = catalog.entries
     .map((entry) => engrams.get(entry.engram_id))
     .filter((e) => e !== undefined);
-  const superseded = supersededBy(listed);
-  const docs = listed.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id)));
+  const notes = memoryNotes(listed);
   const knowledge = source.knowledge
     ? await source.knowledge()
     : await readKnowledge(ctx.repoDir, catalog);
-  for (const k of knowledge) docs.push(recallDocFromKnowledge(k));
-  const index = buildRecallIndex(docs);
+  for (const k of knowledge) notes.push(noteOfKnowledge(k));
+  const index = buildRecallIndex(counted(notes));
   mkdirSync(ctx.paths.root, { recursive: true });
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
   writeFileAtomicSync(cachePath, JSON.stringify(cache));
   return index;
 }
 
+/**
+ * The notes of the listed engrams. An ST note is superseded only by an LT engram that names
+ * its engram in `supersedes` and carries that very note: what promotion left behind stays.
+ */
+export function memoryNotes(engrams: readonly Engram[]): RecallNote[] {
+  const carriers = new Map<string, { engram_id: string; keys: Set<string> }[]>();
+  for (const engram of engrams) {
+    if (engram.scope !== "lt" || !engram.supersedes?.length) continue;
+    const carried = { engram_id: engram.engram_id, keys: carriedKeys(engram) };
+    for (const id of engram.supersedes) {
+      const list = carriers.get(id);
+      if (list) list.push(carried);
+      else carriers.set(id, [carried]);
+    }
+  }
+  return engrams.flatMap((e) => notesOfEngram(e, carriers.get(e.engram_id)));
+}
+
 export interface RecallResult {
   query: string;
   catalog_hash: string;
   hits: RecallHit[];
+  /** The tokens the hits' text holds, within `max_tokens` when one was given. */
+  tokens: number;
+  max_tokens: number | null;
   /** The recall was spooled as a promotion signal (false with --no-signal or no hits). */
   signal: boolean;
+}
+
+export interface RecallMemoryOptions {
+  limit?: number | undefined;
+  /** Only these scopes (st, lt, history); default all. */
+  scopes?: readonly RecallScope[] | undefined;
+  /** Most tokens of text in the hits (none by default). */
+  maxTokens?: number | undefined;
+  signal: boolean;
+  worker?: string | undefined;
+  /** Also the ST copies of notes an LT engram carried forward (hidden by default). */
+  includeSuperseded?: boolean | undefined;
 }
 
 export async function recallMemory(
@@ -90,38 +128,51 @@ export async function recallMemory(
   return recallIn(ctx, { catalog, index }, query, options);
 }
 
-export interface RecallMemoryOptions {
-  limit?: number | undefined;
-  scope?: "st" | "lt" | undefined;
-  signal: boolean;
-  worker?: string | undefined;
-  /** Also the ST engrams an LT engram superseded (hidden by default: one lesson, once). */
-  includeSuperseded?: boolean | undefined;
+/** The memory a recall reads: the catalog's notes, and the history when it is searched. */
+export interface LoadedRecall {
+  catalog: Catalog;
+  index: RecallIndex;
+  /** The history index; read from git when absent and the history scope is searched. */
+  history?: RecallIndex | undefined;
 }
 
 /** A recall over an index already loaded (a long-lived server keeps it between queries). */
 export async function recallIn(
   ctx: RepoContext,
-  loaded: { catalog: Catalog; index: RecallIndex },
+  loaded: LoadedRecall,
   query: string,
   options: RecallMemoryOptions,
 ): Promise<RecallResult> {
   const { catalog, index } = loaded;
-  const hits = recall(index, query, {
+  const scopes = options.scopes;
+  const wantHistory = scopes === undefined || scopes.includes("history");
+  const history = wantHistory ? (loaded.history ?? (await historyIndexFor(ctx))) : undefined;
+  const hits = recall(history ? [index, history] : [index], query, {
     ...(options.limit !== undefined ? { limit: options.limit } : {}),
-    ...(options.scope !== undefined ? { scope: options.scope } : {}),
+    ...(scopes !== undefined ? { scopes } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     includeSuperseded: options.includeSuperseded === true,
   });
   let signal = false;
   if (options.signal && hits.length > 0) {
     // Recalls count towards an engram's promotion; a session's knowledge is not promoted.
-    const engramHits = hits.filter((h) => h.engram_id.startsWith("e_")).map((h) => h.engram_id);
+    const engramHits = [
+      ...new Set(hits.flatMap((h) => (h.engram_id !== undefined ? [h.engram_id] : []))),
+    ];
     if (engramHits.length > 0) {
       await recordRecall(ctx, query, engramHits, options.worker);
       signal = true;
     }
   }
-  return { query, catalog_hash: catalog.hash, hits, signal };
+  const tokens = hits.reduce((n, h) => n + h.tokens, 0);
+  return {
+    query,
+    catalog_hash: catalog.hash,
+    hits,
+    tokens,
+    max_tokens: options.maxTokens ?? null,
+    signal,
+  };
 }
 
 /** Spools a recall as a promotion signal: always locally, recall must not wait on a network. */

@@ -8,15 +8,11 @@ import { compactSlice } from "../../src/core/compaction/compact.js";
 import { planCycle } from "../../src/core/compaction/plan.js";
 import { condenseTelemetry } from "../../src/core/compaction/telemetry.js";
 import { emptyCatalog, sealEngram } from "../../src/core/model/engram.js";
-import {
-  buildRecallIndex,
-  recall,
-  recallDocFromEngram,
-  supersededBy,
-} from "../../src/core/recall/recall.js";
+import { buildRecallIndex, recall } from "../../src/core/recall/recall.js";
 import { telemetryItemBudget } from "../../src/core/rendering/focus.js";
 import { defaultConfig, type MemoryConfig } from "../../src/schema/config.js";
 import type { MemoryEvent } from "../../src/schema/memory-event.js";
+import { memoryNotes } from "../../src/worker/recall.js";
 import { engramBody, memoryEvent } from "./engine-fixtures.js";
 
 const policy = {
@@ -173,10 +169,7 @@ describe("recall of a promoted lesson", () => {
     }),
   );
   const all = [...st, lt];
-  const superseded = supersededBy(all);
-  const index = buildRecallIndex(
-    all.map((e) => recallDocFromEngram(e, superseded.get(e.engram_id))),
-  );
+  const index = buildRecallIndex(memoryNotes(all));
 
   it("returns it once, as the LT engram", () => {
     const hits = recall(index, "cache npm in CI");

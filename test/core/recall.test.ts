@@ -1,38 +1,29 @@
 import fc from "fast-check";
+import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it } from "vitest";
-import { engramPath, sealEngram } from "../../src/core/model/engram.js";
+import { sealEngram } from "../../src/core/model/engram.js";
+import { estimateTokens } from "../../src/core/recall/fit.js";
+import { noteOfCommit } from "../../src/core/recall/notes.js";
 import {
   buildRecallIndex,
   deserializeRecallIndex,
-  type RecallDoc,
   recall,
-  recallDocFromEngram,
+  recallTerms,
   serializeRecallIndex,
   tokenize,
 } from "../../src/core/recall/recall.js";
+import { stem } from "../../src/core/recall/terms.js";
+import type { Engram, EngramBody } from "../../src/schema/engram.js";
+import { counted } from "../../src/worker/note-tokens.js";
+import { memoryNotes } from "../../src/worker/recall.js";
 import { engramBody } from "./engine-fixtures.js";
 
-let counter = 0;
-function doc(spec: Partial<RecallDoc> & { id?: number }): RecallDoc {
-  const n = spec.id ?? ++counter + 1000;
-  const engram_id = `e_${n.toString(16).padStart(32, "0")}`;
-  const scope = spec.scope ?? "st";
-  const version = spec.version ?? "20250101-000000Z";
-  return {
-    engram_id,
-    path: engramPath(scope, version, engram_id),
-    scope,
-    version,
-    topics: spec.topics ?? [],
-    facts: spec.facts ?? [],
-    decisions: spec.decisions ?? [],
-  };
-}
+const engram = (fields: Partial<EngramBody>): Engram => sealEngram(engramBody(fields));
+const indexOf = (...engrams: Engram[]) => buildRecallIndex(memoryNotes(engrams));
+const texts = (hits: { text: string }[]) => hits.map((h) => h.text);
 
-const ids = (hits: { engram_id: string }[]) => hits.map((h) => h.engram_id);
-
-describe("tokenize", () => {
-  it("lowercases, splits on non-alphanumerics, drops stop words and one-character tokens", () => {
+describe("recall terms", () => {
+  it("tokenize lowercases, splits on non-alphanumerics, drops stop words and one-character tokens", () => {
     expect(tokenize("The Auth-Service of a CI_pipeline: v2, x!")).toEqual([
       "auth",
       "service",
@@ -41,297 +32,305 @@ describe("tokenize", () => {
       "v2",
     ]);
     expect(tokenize("Zürich straße 東京 ＡＰＩ")).toEqual(["zürich", "straße", "東京", "api"]);
-    expect(tokenize("   ")).toEqual([]);
+  });
+
+  it("meet across plurals, -ing, -ed and a final y, and leave derivations apart", () => {
+    const same = [
+      ["webhook", "webhooks"],
+      ["retry", "retries", "retried", "retrying"],
+      ["cache", "caches", "cached", "caching"],
+      ["policy", "policies"],
+      ["run", "running"],
+      ["deploy", "deploys", "deployed", "deploying"],
+    ];
+    for (const group of same) {
+      expect(new Set(group.map(stem)), group.join(" ")).toHaveLength(1);
+    }
+    expect(stem("authentication")).not.toBe(stem("author"));
+    expect(stem("status")).toBe("status");
+    expect(stem("v2")).toBe("v2");
+  });
+
+  it("leave out the words a question is made of", () => {
+    expect(recallTerms("Why did we switch to Redis, and what should I know?")).toEqual([
+      "switch",
+      "redis",
+      "know",
+    ]);
+    expect(recallTerms("what did she say about it")).toEqual(["say"]);
   });
 });
 
-describe("recall: the hit", () => {
-  it("carries a decision's rationale when the snippet is that decision, none for a fact", () => {
-    const decided = doc({
-      id: 7001,
-      facts: ["the cache lives in memory"],
-      decisions: [{ title: "Pin the cache size", rationale: "  evictions  hurt\nthe p99 " }],
+describe("recall: a hit is a note", () => {
+  const both = engram({
+    topics: ["payments"],
+    facts: ["Lesson: The payment API returns 429 under load; retry with jitter"],
+    decisions: [{ title: "Store money as integer cents", rationale: "floats lose precision" }],
+    provenance: {
+      created_by: "t",
+      run_id: "r",
+      event_count: 2,
+      senders: ["agent-a", "agent-b"],
+      message_types: {},
+    },
+  });
+
+  it("ranks a lesson and a decision of one engram apart, each whole, with where and who", () => {
+    const index = indexOf(both);
+    const [lesson] = recall(index, "retry with jitter");
+    expect(lesson).toMatchObject({
+      id: `${both.engram_id}#f0`,
+      kind: "lesson",
+      text: "The payment API returns 429 under load; retry with jitter",
+      scope: "st",
+      engram_id: both.engram_id,
+      at: "2025-01-01T00:00:00.000Z",
+      senders: ["agent-a", "agent-b"],
+      matched: ["retri", "jitter"],
     });
-    const fact = doc({ id: 7002, facts: ["the cache size is 64 MiB"] });
-    const index = buildRecallIndex([decided, fact]);
-    const hits = recall(index, "pin cache size");
-    expect(hits[0]).toMatchObject({
-      engram_id: decided.engram_id,
-      snippet: "Pin the cache size",
-      rationale: "evictions hurt the p99",
+    expect(lesson).not.toHaveProperty("rationale");
+    const [decision] = recall(index, "why integer cents?");
+    expect(decision).toMatchObject({
+      kind: "decision",
+      text: "Store money as integer cents",
+      rationale: "floats lose precision",
     });
-    const factHit = hits.find((h) => h.engram_id === fact.engram_id);
-    expect(factHit?.snippet).toBe("the cache size is 64 MiB");
-    expect(factHit).not.toHaveProperty("rationale");
-    // Through the serialized index (the recall cache) too.
-    const copy = deserializeRecallIndex(JSON.parse(JSON.stringify(serializeRecallIndex(index))));
-    expect(copy).toBeDefined();
-    const again = recall(copy!, "pin cache size");
-    expect(again[0]?.rationale).toBe("evictions hurt the p99");
-    // Long rationales are cut like snippets.
-    const long = doc({ id: 7003, decisions: [{ title: "Pin it", rationale: "why ".repeat(200) }] });
-    const cut = recall(buildRecallIndex([long]), "pin")[0]?.rationale ?? "";
-    expect(cut.length).toBeLessThanOrEqual(301);
+  });
+
+  it("keeps a lesson recallable when an LT engram promoted only the decision beside it", () => {
+    const lt = engram({
+      scope: "lt",
+      version: "20250102-000000Z",
+      topics: ["payments"],
+      decisions: [{ title: "Store money as integer cents", rationale: "floats lose precision" }],
+      supersedes: [both.engram_id],
+    });
+    const index = indexOf(both, lt);
+    const lesson = recall(index, "retry with jitter");
+    expect(texts(lesson)).toEqual(["The payment API returns 429 under load; retry with jitter"]);
+    const decision = recall(index, "integer cents");
+    expect(decision.map((h) => [h.scope, h.engram_id])).toEqual([["lt", lt.engram_id]]);
+    const all = recall(index, "integer cents", { includeSuperseded: true });
+    expect(all).toHaveLength(2);
+    expect(all.find((h) => h.scope === "st")?.superseded_by).toEqual([lt.engram_id]);
+  });
+
+  it("gives a claim said in several engrams once, and episodes as notes of their own", () => {
+    const a = engram({ facts: ["Use pnpm for installs"] });
+    const b = engram({ version: "20250103-000000Z", facts: ["use  pnpm for installs"] });
+    expect(recall(indexOf(a, b), "pnpm")).toHaveLength(1);
+    const withEpisode = engram({
+      episodes: [
+        {
+          id: "ep_000000000000000000000001",
+          at: "2025-01-01T10:00:00.000Z",
+          kind: "lesson",
+          sender: "agent-c",
+          outcome: "failure",
+          confidence: 0.9,
+          surprise: 0.9,
+          privacy: "public",
+          text: "The migration locked the orders table for ten minutes",
+        },
+      ],
+    });
+    const [hit] = recall(indexOf(withEpisode), "orders table locked");
+    expect(hit).toMatchObject({ kind: "episode", senders: ["agent-c"] });
+    expect(hit?.text).toContain("locked the orders table");
+  });
+
+  it("never indexes sealed text", () => {
+    const sealed = engram({
+      privacy: "sensitive",
+      facts: ["a public fact"],
+      sealed: [{ alg: "A256GCM", iv: "aXY=", ct: "Q0lQSEVS", tag: "dGFn", field: "text" }],
+    });
+    const index = indexOf(sealed);
+    expect(JSON.stringify(serializeRecallIndex(index))).not.toContain("Q0lQSEVS");
   });
 });
 
 describe("recall: ranking", () => {
-  it("ranks by text match: more and rarer query terms first", () => {
-    const both = doc({ id: 1, facts: ["the flaky deploy job needs a retry"] });
-    const one = doc({ id: 2, facts: ["the deploy job is slow"] });
-    const none = doc({ id: 3, facts: ["unrelated words only"] });
-    const index = buildRecallIndex([none, one, both]);
-    const hits = recall(index, "flaky deploy");
-    expect(ids(hits)).toEqual([both.engram_id, one.engram_id]);
-    expect(hits[0]?.matched).toEqual(["flaky", "deploy"]);
-    expect(hits[1]?.matched).toEqual(["deploy"]);
-    expect(hits[0]?.snippet).toBe("the flaky deploy job needs a retry");
-  });
-
-  it("weights topic matches above text and exact topics highest", () => {
-    const exact = doc({ id: 3, topics: ["auth"], facts: ["login flow"] });
-    const token = doc({ id: 2, topics: ["auth-service"], facts: ["tokens expire"] });
-    const text = doc({ id: 1, facts: ["auth auth auth is mentioned in the text"] });
-    const filler = Array.from({ length: 20 }, (_, i) =>
-      doc({ id: 100 + i, facts: [`filler ${i}`] }),
+  it("weighs rare terms over common ones, so a common word does not choose the note", () => {
+    const notes = Array.from({ length: 30 }, (_, i) =>
+      engram({
+        version: `202501${String(i + 1).padStart(2, "0")}-000000Z`,
+        facts: [`alice did task ${i}`],
+      }),
     );
-    const index = buildRecallIndex([text, token, exact, ...filler]);
-    expect(ids(recall(index, "auth"))).toEqual([exact.engram_id, token.engram_id, text.engram_id]);
+    const answer = engram({ facts: ["The flaky deploy job needs a retry budget"] });
+    const hits = recall(
+      indexOf(...notes, answer),
+      "what did alice say about the flaky deploy job?",
+    );
+    expect(hits[0]?.text).toBe("The flaky deploy job needs a retry budget");
   });
 
-  it("matches hyphenated topics from `auth service` and `auth-service`", () => {
-    const topic = doc({ id: 1, topics: ["auth-service"] });
-    const partial = doc({ id: 2, topics: ["auth"], facts: ["the service restarts"] });
-    const index = buildRecallIndex([partial, topic]);
-    for (const q of ["auth service", "auth-service", "AUTH_SERVICE"]) {
-      const hits = recall(index, q);
-      expect(hits[0]?.engram_id).toBe(topic.engram_id);
-      expect(hits[0]?.matched).toEqual(["auth", "service"]);
-      expect(hits[0]?.topics).toEqual(["auth-service"]);
-    }
+  it("finds plurals and inflections", () => {
+    const index = indexOf(engram({ facts: ["Webhooks are retried three times"] }));
+    expect(recall(index, "webhook retry")).toHaveLength(1);
+    expect(recall(index, "retrying the webhook")).toHaveLength(1);
   });
 
-  it("prefers newer engrams, relative to the newest in the index", () => {
-    const old = doc({ id: 1, version: "20240101-000000Z", facts: ["cache invalidation bug"] });
-    const recent = doc({ id: 2, version: "20250101-000000Z", facts: ["cache invalidation bug"] });
-    const hits = recall(buildRecallIndex([old, recent]), "cache bug");
-    expect(ids(hits)).toEqual([recent.engram_id, old.engram_id]);
-    expect(hits[0]?.score).toBeGreaterThan(hits[1]?.score as number);
-  });
-
-  it("boosts long-term engrams", () => {
-    const st = doc({ id: 1, scope: "st", facts: ["migrations run before deploy"] });
-    const lt = doc({ id: 2, scope: "lt", facts: ["migrations run before deploy"] });
-    expect(ids(recall(buildRecallIndex([st, lt]), "migrations"))).toEqual([
-      lt.engram_id,
-      st.engram_id,
+  it("adds topic matches and a proximity bonus to text matches, not in place of them", () => {
+    const topicOnly = engram({ topics: ["deploy"], facts: ["Nothing here matches"] });
+    const near = engram({ facts: ["The deploy cache is rebuilt nightly"] });
+    const far = engram({ facts: ["The deploy step runs after the job that warms the cache"] });
+    const hits = recall(indexOf(topicOnly, near, far), "deploy cache");
+    expect(texts(hits)).toEqual([
+      "The deploy cache is rebuilt nightly",
+      "The deploy step runs after the job that warms the cache",
+      "Nothing here matches",
     ]);
   });
 
-  it("breaks ties by engram_id, whatever the input order", () => {
-    const docs = [5, 3, 9, 1, 7].map((id) => doc({ id, facts: ["identical fact about queues"] }));
-    const expected = [...docs.map((d) => d.engram_id)].sort();
-    expect(ids(recall(buildRecallIndex(docs), "queues"))).toEqual(expected);
-    expect(ids(recall(buildRecallIndex([...docs].reverse()), "queues"))).toEqual(expected);
-    const scores = recall(buildRecallIndex(docs), "queues").map((h) => h.score);
-    expect(new Set(scores).size).toBe(1);
+  it("breaks a tie by recency, then by tier, then by id", () => {
+    const older = engram({ version: "20250101-000000Z", facts: ["redis holds sessions"] });
+    const newer = engram({ version: "20250301-000000Z", facts: ["redis holds the queue"] });
+    expect(texts(recall(indexOf(older, newer), "redis"))[0]).toBe("redis holds the queue");
+    const st = engram({ facts: ["the build uses esbuild"] });
+    const lt = engram({ scope: "lt", facts: ["esbuild bundles the bins"] });
+    expect(recall(indexOf(st, lt), "esbuild")[0]?.scope).toBe("lt");
   });
 
-  it("filters by scope and honours the limit (10 by default)", () => {
-    const docs = Array.from({ length: 30 }, (_, i) =>
-      doc({ id: i + 1, scope: i % 3 === 0 ? "lt" : "st", facts: [`shared topic words ${i}`] }),
+  it("ranks memory and history as one collection, and filters by scope", () => {
+    const memory = buildRecallIndex(
+      memoryNotes([engram({ facts: ["Node 20 is the minimum runtime"] })]),
     );
-    const index = buildRecallIndex(docs);
-    expect(index.size).toBe(30);
-    expect(recall(index, "shared").length).toBe(10);
-    expect(recall(index, "shared", { limit: 3 }).length).toBe(3);
-    expect(recall(index, "shared", { limit: 0 })).toEqual([]);
-    const lt = recall(index, "shared", { scope: "lt", limit: 100 });
-    expect(lt.length).toBe(10);
-    expect(lt.every((h) => h.scope === "lt")).toBe(true);
-    expect(
-      recall(index, "shared", { scope: "st", limit: 100 }).every((h) => h.scope === "st"),
-    ).toBe(true);
+    const history = buildRecallIndex([
+      noteOfCommit({
+        sha: "a".repeat(40),
+        at: "2024-05-01T00:00:00.000Z",
+        author: "Ada",
+        subject: "Drop Node 18 support",
+        body: "Node 18 reaches end of life; the engines field now says >=20.",
+      }),
+      noteOfCommit({
+        sha: "b".repeat(40),
+        at: "2024-05-02T00:00:00.000Z",
+        author: "Bob",
+        subject: "Merge pull request #7 from bob/docs",
+        body: "Document the cache folder\n\nMore text.",
+      }),
+    ]);
+    const hits = recall([memory, history], "minimum node version");
+    expect(hits.map((h) => h.scope)).toEqual(["st", "history"]);
+    expect(hits[1]).toMatchObject({ kind: "commit", commit: "a".repeat(40), senders: ["Ada"] });
+    expect(recall([memory, history], "node", { scopes: ["history"] })).toHaveLength(1);
+    const merge = recall([memory, history], "document cache folder")[0];
+    expect(merge?.text).toBe("Document the cache folder (Merge pull request #7 from bob/docs)");
   });
 
-  it("returns nothing for empty, blank or stop-word queries", () => {
-    const index = buildRecallIndex([doc({ facts: ["the and of"], topics: ["x"] })]);
+  it("returns nothing for empty, blank or question-word queries and honours the limit", () => {
+    const index = indexOf(
+      ...Array.from({ length: 15 }, (_, i) => engram({ facts: [`queue fact ${i}`] })),
+    );
     expect(recall(index, "")).toEqual([]);
-    expect(recall(index, "   \n\t")).toEqual([]);
-    expect(recall(index, "the and of")).toEqual([]);
-    expect(recall(index, "-- !!")).toEqual([]);
-    expect(recall(buildRecallIndex([]), "anything")).toEqual([]);
+    expect(recall(index, "   ")).toEqual([]);
+    expect(recall(index, "what is the")).toEqual([]);
+    expect(recall(index, "queue")).toHaveLength(10);
+    expect(recall(index, "queue", { limit: 3 })).toHaveLength(3);
   });
+});
 
-  it("picks the best-matching fact or decision title as snippet, cut to ~200 chars", () => {
-    const d = doc({
-      facts: ["nothing here", `release ${"notes ".repeat(80)}`],
-      decisions: [{ title: "Freeze releases on Friday", rationale: "weekend pager load" }],
-    });
-    const index = buildRecallIndex([d]);
-    expect(recall(index, "friday pager")[0]?.snippet).toBe("Freeze releases on Friday");
-    const long = recall(index, "notes")[0]?.snippet ?? "";
-    expect(Array.from(long).length).toBeLessThanOrEqual(200);
-    expect(long.endsWith("…")).toBe(true);
-    const topicOnly = buildRecallIndex([doc({ topics: ["billing"], facts: ["first fact"] })]);
-    expect(recall(topicOnly, "billing")[0]?.snippet).toBe("first fact");
-  });
+describe("recall: the token budget", () => {
+  const long = "The release job signs every artifact with the project key before upload. ".repeat(
+    30,
+  );
+  const index = indexOf(
+    engram({ facts: [long.trim()] }),
+    ...Array.from({ length: 6 }, (_, i) =>
+      engram({ facts: [`The release job ${i} runs on tags only, never on branches`] }),
+    ),
+  );
 
-  it("keeps one document per engram_id, the newest version", () => {
-    const a = doc({ id: 1, version: "20250101-000000Z", facts: ["alpha"] });
-    const b = { ...a, version: "20250201-000000Z", facts: ["beta"] };
-    for (const order of [
-      [a, b],
-      [b, a],
-    ]) {
-      const index = buildRecallIndex(order);
-      expect(index.size).toBe(1);
-      expect(recall(index, "alpha")).toEqual([]);
-      expect(recall(index, "beta")[0]?.version).toBe("20250201-000000Z");
+  it("fills hits in rank order within the budget, cutting only where it must", () => {
+    for (const budget of [64, 128, 512]) {
+      const hits = recall(index, "release job artifact", { maxTokens: budget, limit: 5 });
+      const total = hits.reduce((n, h) => n + h.tokens, 0);
+      expect(total).toBeLessThanOrEqual(budget);
+      expect(hits.length).toBeGreaterThan(1);
+      for (const h of hits) {
+        expect(h.tokens).toBe(
+          estimateTokens(h.text) + (h.rationale ? estimateTokens(h.rationale) : 0),
+        );
+        if (h.truncated) expect(h.text.endsWith("…")).toBe(true);
+      }
     }
+    const whole = recall(index, "release job artifact", { limit: 1 });
+    expect(whole[0]?.text).toBe(long.trim());
+    expect(whole[0]?.truncated).toBeUndefined();
   });
 
-  it("rejects an index it did not build", () => {
-    expect(() => recall({ size: 0 }, "x y")).toThrow(TypeError);
-  });
-});
-
-describe("recallDocFromEngram", () => {
-  it("takes plain fields and the engram path, never sealed text", () => {
-    const engram = sealEngram(
-      engramBody({
-        scope: "lt",
-        topics: ["ci"],
-        facts: ["a fact"],
-        decisions: [{ title: "t", rationale: "r" }],
-        privacy: "sensitive",
-        sealed: [{ alg: "A256GCM", iv: "aXY=", ct: "Q0lQSEVS", tag: "dGFn", field: "text" }],
-      }),
+  it("counts whole notes with the real tokenizer, and a cut one at or above it", () => {
+    const notes = counted(
+      memoryNotes([
+        engram({ facts: [long.trim(), "Mollis euismod: the vendored lorem ipsum module"] }),
+      ]),
     );
-    const d = recallDocFromEngram(engram);
-    expect(d).toEqual({
-      engram_id: engram.engram_id,
-      path: engramPath("lt", "20250101-000000Z", engram.engram_id),
-      scope: "lt",
-      version: "20250101-000000Z",
-      topics: ["ci"],
-      facts: ["a fact"],
-      decisions: [{ title: "t", rationale: "r" }],
-    });
-    expect(JSON.stringify(d)).not.toContain("Q0lQSEVS");
-  });
-});
-
-const words = [
-  "auth",
-  "service",
-  "deploy",
-  "cache",
-  "flaky",
-  "test",
-  "db",
-  "queue",
-  "retry",
-  "the",
-  "ci",
-  "zürich",
-];
-const phraseArb = fc
-  .tuple(
-    fc.array(fc.oneof(fc.constantFrom(...words), fc.string({ maxLength: 6 })), { maxLength: 8 }),
-    fc.constantFrom(" ", "-", "_", ", "),
-  )
-  .map(([ws, sep]) => ws.join(sep));
-const docArb = fc.record({
-  id: fc.integer({ min: 1, max: 60 }),
-  scope: fc.constantFrom("st" as const, "lt" as const),
-  version: fc.constantFrom(
-    "20240101-000000Z",
-    "20250101-120000Z",
-    "20250301-000000Z",
-    "not-a-version",
-  ),
-  topics: fc.array(phraseArb, { maxLength: 4 }),
-  facts: fc.array(phraseArb, { maxLength: 4 }),
-  decisions: fc.array(fc.record({ title: phraseArb, rationale: phraseArb }), { maxLength: 2 }),
-});
-const docsArb = fc.array(docArb, { maxLength: 25 }).map((specs) => {
-  const byId = new Map(specs.map((s) => [s.id, doc(s)]));
-  return [...byId.values()];
-});
-
-describe("recall: properties", () => {
-  it("matched terms are query tokens, scores descend with id tie-break, hits are exactly the docs sharing a token", () => {
-    fc.assert(
-      fc.property(
-        docsArb,
-        phraseArb,
-        fc.option(fc.constantFrom("st" as const, "lt" as const), { nil: undefined }),
-        (docs, query, scope) => {
-          const index = buildRecallIndex(docs);
-          const q = new Set(tokenize(query));
-          const hits = recall(index, query, { limit: 1000, scope });
-          for (const h of hits) {
-            expect(h.matched.length).toBeGreaterThan(0);
-            for (const m of h.matched) expect(q.has(m)).toBe(true);
-            expect(h.score).toBeGreaterThan(0);
-            if (scope) expect(h.scope).toBe(scope);
-          }
-          for (let i = 1; i < hits.length; i++) {
-            const a = hits[i - 1]!;
-            const b = hits[i]!;
-            expect(a.score > b.score || (a.score === b.score && a.engram_id < b.engram_id)).toBe(
-              true,
-            );
-          }
-          const expected = docs
-            .filter((d) => !scope || d.scope === scope)
-            .filter((d) => {
-              const text = [
-                ...d.topics,
-                ...d.facts,
-                ...d.decisions.flatMap((x) => [x.title, x.rationale]),
-              ];
-              return text.some((t) => tokenize(t).some((tok) => q.has(tok)));
-            })
-            .map((d) => d.engram_id)
-            .sort();
-          expect(ids(hits).sort()).toEqual(expected);
-          const limited = recall(index, query, { limit: 3, scope });
-          expect(limited).toEqual(hits.slice(0, 3));
-        },
-      ),
-      { numRuns: 300 },
-    );
-  });
-
-  it("is deterministic: input order does not change results", () => {
-    fc.assert(
-      fc.property(docsArb, phraseArb, (docs, query) => {
-        const a = recall(buildRecallIndex(docs), query, { limit: 50 });
-        const b = recall(buildRecallIndex([...docs].reverse()), query, { limit: 50 });
-        expect(b).toEqual(a);
-      }),
-      { numRuns: 100 },
-    );
+    const real = buildRecallIndex(notes);
+    const [whole] = recall(real, "lorem ipsum module");
+    expect(whole?.tokens).toBe(countTokens("Mollis euismod: the vendored lorem ipsum module"));
+    for (const budget of [16, 40, 100]) {
+      const [cut] = recall(real, "release artifact signs", { maxTokens: budget });
+      expect(cut?.truncated).toBe(true);
+      expect(cut?.tokens).toBeLessThanOrEqual(budget);
+      expect(cut?.tokens).toBeGreaterThanOrEqual(countTokens(cut?.text ?? ""));
+    }
+    const prose = "The payment API returns 429 under load; retry with jitter and a budget.";
+    expect(estimateTokens(prose)).toBeGreaterThanOrEqual(countTokens(prose));
   });
 });
 
 describe("recall: the serialized index", () => {
   it("gives the same hits after a JSON round trip, and refuses anything else", () => {
+    const index = indexOf(
+      engram({ topics: ["ci"], facts: ["Lesson: cache npm in CI"] }),
+      engram({ decisions: [{ title: "Pin node", rationale: "reproducible builds" }] }),
+    );
+    const copy = deserializeRecallIndex(JSON.parse(JSON.stringify(serializeRecallIndex(index))));
+    expect(copy).toBeDefined();
+    for (const q of ["cache npm", "pin node", "ci builds"]) {
+      expect(recall(copy!, q)).toEqual(recall(index, q));
+    }
+    expect(deserializeRecallIndex({ format: "engram-recall-index/v2" })).toBeUndefined();
+    expect(deserializeRecallIndex(null)).toBeUndefined();
+  });
+});
+
+describe("recall: properties", () => {
+  const words = ["auth", "service", "deploy", "cache", "flaky", "tests", "queue", "retry", "the"];
+  const phrase = fc
+    .array(fc.constantFrom(...words), { minLength: 1, maxLength: 6 })
+    .map((w) => w.join(" "));
+  const engramArb = fc.record({
+    day: fc.integer({ min: 1, max: 28 }),
+    scope: fc.constantFrom("st" as const, "lt" as const),
+    topics: fc.array(phrase, { maxLength: 2 }),
+    facts: fc.array(phrase, { maxLength: 3 }),
+  });
+
+  it("is deterministic, scores descend, matched terms are query terms", () => {
     fc.assert(
-      fc.property(docsArb, phraseArb, (docs, query) => {
-        const index = buildRecallIndex(docs);
-        const copy = deserializeRecallIndex(
-          JSON.parse(JSON.stringify(serializeRecallIndex(index))),
+      fc.property(fc.array(engramArb, { maxLength: 12 }), phrase, (specs, query) => {
+        const engrams = specs.map((s) =>
+          engram({
+            version: `202501${String(s.day).padStart(2, "0")}-000000Z`,
+            scope: s.scope,
+            topics: s.topics,
+            facts: s.facts,
+          }),
         );
-        expect(copy).toBeDefined();
-        expect(recall(copy!, query, { limit: 1000 })).toEqual(
-          recall(index, query, { limit: 1000 }),
-        );
+        const hits = recall(indexOf(...engrams), query);
+        const again = recall(indexOf(...[...engrams].reverse()), query);
+        expect(again).toEqual(hits);
+        const terms = new Set(recallTerms(query));
+        for (let i = 0; i < hits.length; i++) {
+          const h = hits[i]!;
+          for (const m of h.matched) expect(terms.has(m)).toBe(true);
+          if (i > 0) expect(h.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+        }
       }),
     );
-    expect(deserializeRecallIndex({ catalog_hash: "x", docs: [] })).toBeUndefined();
-    expect(deserializeRecallIndex(null)).toBeUndefined();
   });
 });

@@ -194,13 +194,15 @@ describe("reads inside a session", () => {
     expect(start.parent_version).toBe(1);
     await version(repo, 2, ["main later learns about redis"]);
     const recall = async (query: string, session: boolean) =>
-      jsonOf<{ path: string; snippet: string }[]>(
+      jsonOf<{ path: string; text: string }[]>(
         await worker(
           [
             "recall",
             query,
             "--no-signal",
             "--json",
+            "--scope",
+            "st,lt",
             ...(session ? ["--session", start.session_id] : []),
           ],
           { cwd: repo.dir },
@@ -208,7 +210,7 @@ describe("reads inside a session", () => {
       );
     expect(await recall("redis", false)).toHaveLength(1);
     expect(await recall("redis", true)).toEqual([]);
-    expect((await recall("postgres", true))[0]?.snippet).toContain("postgres");
+    expect((await recall("postgres", true))[0]?.text).toContain("postgres");
 
     const unknown = await worker(["recall", "x", "--session", "s_0000000000000000"], {
       cwd: repo.dir,

@@ -96,14 +96,17 @@ async function exercise(client: Client): Promise<void> {
   const sc = found.structuredContent as {
     status: string;
     scope: { memory_version: number; tiers: string[]; remote_store: { asked: boolean } };
-    hits: { snippet: string; rationale?: string }[];
+    hits: { text: string; rationale?: string; kind: string }[];
+    tokens: number;
   };
   expect(sc.status).toBe("found");
   expect(sc.scope.memory_version).toBeGreaterThanOrEqual(1);
   expect(sc.scope.tiers).toEqual(["lt", "st"]);
   expect(sc.scope.remote_store.asked).toBe(false);
   expect((found.structuredContent as { remote: { mode: string } }).remote.mode).toBe("off");
-  expect(sc.hits[0]?.snippet).toContain("zod");
+  expect(sc.hits[0]?.text).toContain("zod");
+  expect(sc.hits[0]?.kind).toBe("decision");
+  expect(sc.tokens).toBeLessThanOrEqual(512);
   // A decision's hit carries why it was decided, as the CLI's --json does.
   expect(sc.hits[0]?.rationale).toBe("one validator from input to output");
 
@@ -194,7 +197,7 @@ describe("worker recall", () => {
   it("prints a decision's rationale with its hit, as --json and memory_recall give it", async () => {
     const json = await worker(["recall", "zod schema", "--json"], { cwd: repo.dir, env: ENV });
     expect(json.code, json.stderr).toBe(0);
-    const hits = JSON.parse(json.stdout) as { snippet: string; rationale?: string }[];
+    const hits = JSON.parse(json.stdout) as { text: string; rationale?: string }[];
     expect(hits[0]?.rationale).toBe("one validator from input to output");
     const text = await worker(["recall", "zod schema"], { cwd: repo.dir, env: ENV });
     expect(text.stdout).toContain("why: one validator from input to output");

@@ -1,293 +1,179 @@
-import type { Engram } from "../../schema/engram.js";
-import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
-import { knowledgeFactText } from "../versions/items.js";
-import { tokenize } from "./tokenize.js";
+import type { RecallNote } from "./notes.js";
+import { recallTerms } from "./terms.js";
 
 /**
- * The recall index: the searchable part of each engram, weighed once (BM25's term weights,
- * topic postings, exact-topic phrases, a recency and tier prior per engram), and its plain
- * JSON form for the cache a command line loads. `recall.ts` ranks queries over it.
+ * The recall index: one document per note, weighed once (BM25's term-frequency part, topic
+ * postings, exact-topic phrases, a recency prior), and its plain JSON form for the cache a
+ * command line loads. Inverse document frequencies are left to query time, so that memory
+ * and the repository's history, indexed apart (they change apart), are ranked as one
+ * collection. `recall.ts` ranks queries over one or more of them.
  */
 
-/** The searchable part of one engram. */
-export interface RecallDoc {
-  engram_id: string;
-  path: string;
-  scope: "st" | "lt";
-  version: string;
-  topics: readonly string[];
-  facts: readonly string[];
-  decisions: readonly { title: string; rationale: string }[];
-  /** LT engrams that carry this (ST) engram's content forward: then it is left out by default. */
-  superseded_by?: readonly string[];
-}
-
-/** An inverted index over recall documents, built once by `buildRecallIndex`. */
-export interface RecallIndex {
-  readonly size: number;
-}
-
 // BM25 parameters, the usual defaults.
-const K1 = 1.2;
+export const K1 = 1.2;
 const B = 0.75;
-// Text matches are worth at most (K1 + 1) * idf; a topic token beats any text match and an
-// exact topic beats any topic token.
-export const TOPIC_WEIGHT = 3;
-const EXACT_TOPIC_WEIGHT = 4;
-const RECENCY_WEIGHT = 0.5;
-const RECENCY_HALF_LIFE_DAYS = 14;
-const LT_BOOST = 1.25;
-/** Longest topic, in tokens, matched as an exact phrase. */
+/** A decision's reason and a commit's body say less about the note than its text does. */
+const RATIONALE_WEIGHT = 0.5;
+/** Longest topic, in terms, matched as an exact phrase. */
 export const MAX_PHRASE_TERMS = 8;
+const RECENCY_HALF_LIFE_DAYS = 30;
 
 export interface Postings {
-  idf: number;
+  /** Notes whose text or topics hold the term. */
+  df: number;
   textDocs: Int32Array;
-  /** BM25 term-frequency part per text posting; multiplied by idf at query time. */
+  /** BM25's term-frequency part per text posting; multiplied by the idf at query time. */
   textWeights: Float64Array;
   topicDocs: Int32Array;
 }
 
-export interface StoredDoc {
-  doc: RecallDoc;
-  /** Recency and tier factor, in [1, (1 + RECENCY_WEIGHT) * LT_BOOST]. */
-  prior: number;
+export interface StoredNote {
+  note: RecallNote;
+  /** Recency in [0, 1]: 1 for the newest note of the index, halving every 30 days. */
+  recency: number;
 }
 
-export class InvertedIndex implements RecallIndex {
+/** An inverted index over recall notes, built once by `buildRecallIndex`. */
+export class RecallIndex {
   constructor(
-    readonly docs: readonly StoredDoc[],
+    readonly notes: readonly StoredNote[],
     readonly terms: ReadonlyMap<string, Postings>,
-    /** Topic token sequence joined by spaces -> its docs and bonus. */
-    readonly phrases: ReadonlyMap<string, { docs: Int32Array; bonus: number }>,
+    /** Topic terms joined by spaces -> the notes with that exact topic. */
+    readonly phrases: ReadonlyMap<string, Int32Array>,
   ) {}
 
   get size(): number {
-    return this.docs.length;
+    return this.notes.length;
   }
 }
 
-/** Builds the inverted index once; `recall` then touches only the postings of query terms. */
-export function buildRecallIndex(docs: Iterable<RecallDoc>): RecallIndex {
-  const unique = new Map<string, RecallDoc>();
-  for (const doc of docs) {
-    const known = unique.get(doc.engram_id);
-    // One doc per id, the newest; independent of input order except for exact twins.
-    if (
-      !known ||
-      compareText(known.version, doc.version) < 0 ||
-      (known.version === doc.version && compareText(known.path, doc.path) < 0)
-    ) {
-      unique.set(doc.engram_id, doc);
-    }
-  }
-  // Sorted by id, so a doc's position is the ranking tie-break.
-  const sorted = [...unique.values()].sort((a, b) => compareText(a.engram_id, b.engram_id));
+/** Builds the index once; a query then touches only the postings of its terms. */
+export function buildRecallIndex(input: Iterable<RecallNote>): RecallIndex {
+  const unique = new Map<string, RecallNote>();
+  for (const note of input) if (!unique.has(note.id)) unique.set(note.id, note);
+  // Sorted by id, so a note's position is the ranking's tie-break.
+  const sorted = [...unique.values()].sort((a, b) => compareText(a.id, b.id));
   const n = sorted.length;
 
   const textPostings = new Map<string, { docs: number[]; tfs: number[] }>();
   const topicPostings = new Map<string, number[]>();
   const phraseDocs = new Map<string, number[]>();
-  const df = new Map<string, number>();
   const lengths = new Float64Array(n);
+  const tfsOf: Map<string, number>[] = [];
   let totalLength = 0;
 
-  sorted.forEach((doc, d) => {
+  sorted.forEach((note, d) => {
     const tf = new Map<string, number>();
     let length = 0;
-    const count = (text: string) => {
-      for (const t of tokenize(text)) {
-        tf.set(t, (tf.get(t) ?? 0) + 1);
-        length++;
+    const count = (text: string, weight: number) => {
+      for (const t of recallTerms(text)) {
+        tf.set(t, (tf.get(t) ?? 0) + weight);
+        length += weight;
       }
     };
-    for (const fact of doc.facts) count(fact);
-    for (const decision of doc.decisions) {
-      count(decision.title);
-      count(decision.rationale);
-    }
+    count(note.text, 1);
+    if (note.rationale !== undefined) count(note.rationale, RATIONALE_WEIGHT);
     lengths[d] = length;
     totalLength += length;
+    tfsOf.push(tf);
 
     const topicTerms = new Set<string>();
-    const phrases = new Set<string>();
-    for (const topic of doc.topics) {
-      const tokens = tokenize(topic);
-      for (const t of tokens) topicTerms.add(t);
-      if (tokens.length > 0 && tokens.length <= MAX_PHRASE_TERMS) phrases.add(tokens.join(" "));
+    for (const topic of note.topics) {
+      const terms = recallTerms(topic);
+      for (const t of terms) topicTerms.add(t);
+      if (terms.length > 0 && terms.length <= MAX_PHRASE_TERMS) {
+        entry(phraseDocs, terms.join(" "), () => []).push(d);
+      }
     }
-
-    for (const [t, f] of tf) {
-      const p = entry(textPostings, t, () => ({ docs: [] as number[], tfs: [] as number[] }));
-      p.docs.push(d);
-      p.tfs.push(f);
-      df.set(t, (df.get(t) ?? 0) + 1);
-    }
-    for (const t of topicTerms) {
-      entry(topicPostings, t, () => []).push(d);
-      if (!tf.has(t)) df.set(t, (df.get(t) ?? 0) + 1);
-    }
-    for (const phrase of phrases) {
-      entry(phraseDocs, phrase, () => []).push(d);
-    }
+    for (const t of topicTerms) entry(topicPostings, t, () => []).push(d);
   });
 
   const avgLength = n > 0 && totalLength > 0 ? totalLength / n : 1;
-  const idfOf = (t: string) => {
-    const f = df.get(t) ?? 0;
-    return Math.log(1 + (n - f + 0.5) / (f + 0.5));
-  };
-  const terms = new Map<string, Postings>();
-  for (const t of df.keys()) {
-    const text = textPostings.get(t);
-    const weights = new Float64Array(text?.docs.length ?? 0);
-    text?.tfs.forEach((f, i) => {
-      const length = lengths[text.docs[i] as number] as number;
-      weights[i] = (f * (K1 + 1)) / (f + K1 * (1 - B + (B * length) / avgLength));
-    });
-    terms.set(t, {
-      idf: idfOf(t),
-      textDocs: Int32Array.from(text?.docs ?? []),
-      textWeights: weights,
-      topicDocs: Int32Array.from(topicPostings.get(t) ?? []),
-    });
-  }
-  const phrases = new Map<string, { docs: Int32Array; bonus: number }>();
-  for (const [phrase, ds] of phraseDocs) {
-    let bonus = 0;
-    for (const t of phrase.split(" ")) bonus += EXACT_TOPIC_WEIGHT * idfOf(t);
-    phrases.set(phrase, { docs: Int32Array.from(ds), bonus });
-  }
-
-  const times = sorted.map((doc) => batchSeconds(doc.version));
-  let newest = Number.NEGATIVE_INFINITY;
-  for (const t of times) if (t !== undefined && t > newest) newest = t;
-  const stored = sorted.map((doc, d): StoredDoc => {
-    const t = times[d];
-    const ageDays = t === undefined ? Number.POSITIVE_INFINITY : (newest - t) / 86_400;
-    const recency = 2 ** (-ageDays / RECENCY_HALF_LIFE_DAYS);
-    const prior = (1 + RECENCY_WEIGHT * recency) * (doc.scope === "lt" ? LT_BOOST : 1);
-    return { doc, prior };
+  tfsOf.forEach((tf, d) => {
+    const norm = K1 * (1 - B + (B * (lengths[d] as number)) / avgLength);
+    for (const [t, f] of tf) {
+      const p = entry(textPostings, t, () => ({ docs: [] as number[], tfs: [] as number[] }));
+      p.docs.push(d);
+      p.tfs.push((f * (K1 + 1)) / (f + norm));
+    }
   });
-  return new InvertedIndex(stored, terms, phrases);
+
+  const terms = new Map<string, Postings>();
+  const names = new Set([...textPostings.keys(), ...topicPostings.keys()]);
+  for (const t of [...names].sort(compareText)) {
+    const text = textPostings.get(t);
+    const topics = topicPostings.get(t) ?? [];
+    const docs = new Set([...(text?.docs ?? []), ...topics]);
+    terms.set(t, {
+      df: docs.size,
+      textDocs: Int32Array.from(text?.docs ?? []),
+      textWeights: Float64Array.from(text?.tfs ?? []),
+      topicDocs: Int32Array.from(topics),
+    });
+  }
+  const phrases = new Map<string, Int32Array>();
+  for (const [phrase, ds] of phraseDocs) phrases.set(phrase, Int32Array.from(new Set(ds)));
+
+  const times = sorted.map((note) => Date.parse(note.at));
+  let newest = Number.NEGATIVE_INFINITY;
+  for (const t of times) if (Number.isFinite(t) && t > newest) newest = t;
+  const stored = sorted.map((note, d): StoredNote => {
+    const t = times[d] as number;
+    const ageDays = Number.isFinite(t) ? (newest - t) / 86_400_000 : Number.POSITIVE_INFINITY;
+    return { note, recency: 2 ** (-ageDays / RECENCY_HALF_LIFE_DAYS) };
+  });
+  return new RecallIndex(stored, terms, phrases);
 }
 
 /** A built index as plain JSON, so a command line can load it instead of rebuilding it. */
 export interface SerializedRecallIndex {
-  format: "engram-recall-index/v2";
-  docs: { doc: RecallDoc; prior: number }[];
-  /** term, idf, text docs, text weights, topic docs */
+  format: "engram-recall-index/v3";
+  notes: StoredNote[];
+  /** term, df, text docs, text weights, topic docs */
   terms: [string, number, number[], number[], number[]][];
-  /** phrase, docs, bonus */
-  phrases: [string, number[], number][];
+  /** phrase, docs */
+  phrases: [string, number[]][];
 }
 
 export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex {
-  const inverted = asInverted(index);
   return {
-    format: "engram-recall-index/v2",
-    docs: inverted.docs.map((d) => ({ doc: d.doc, prior: d.prior })),
-    terms: [...inverted.terms].map(([t, p]) => [
+    format: "engram-recall-index/v3",
+    notes: [...index.notes],
+    terms: [...index.terms].map(([t, p]) => [
       t,
-      p.idf,
+      p.df,
       [...p.textDocs],
       [...p.textWeights],
       [...p.topicDocs],
     ]),
-    phrases: [...inverted.phrases].map(([phrase, p]) => [phrase, [...p.docs], p.bonus]),
+    phrases: [...index.phrases].map(([phrase, docs]) => [phrase, [...docs]]),
   };
 }
 
 /** The index `serializeRecallIndex` wrote; `undefined` for anything else (rebuild then). */
 export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
   const d = data as Partial<SerializedRecallIndex> | null;
-  if (d?.format !== "engram-recall-index/v2" || !d.docs || !d.terms || !d.phrases) {
+  if (
+    d?.format !== "engram-recall-index/v3" ||
+    !Array.isArray(d.notes) ||
+    !Array.isArray(d.terms) ||
+    !Array.isArray(d.phrases)
+  ) {
     return undefined;
   }
   const terms = new Map<string, Postings>();
-  for (const [t, idf, textDocs, textWeights, topicDocs] of d.terms) {
+  for (const [t, df, textDocs, textWeights, topicDocs] of d.terms) {
     terms.set(t, {
-      idf,
+      df,
       textDocs: Int32Array.from(textDocs),
       textWeights: Float64Array.from(textWeights),
       topicDocs: Int32Array.from(topicDocs),
     });
   }
-  const phrases = new Map<string, { docs: Int32Array; bonus: number }>();
-  for (const [phrase, docs, bonus] of d.phrases) {
-    phrases.set(phrase, { docs: Int32Array.from(docs), bonus });
-  }
-  return new InvertedIndex(d.docs, terms, phrases);
-}
-
-function asInverted(index: RecallIndex): InvertedIndex {
-  if (!(index instanceof InvertedIndex))
-    throw new TypeError("not an index built by buildRecallIndex");
-  return index;
-}
-
-/** ST engram id -> the LT engrams that supersede it, from the LT engrams' `supersedes`. */
-export function supersededBy(engrams: Iterable<Engram>): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const engram of engrams) {
-    if (engram.scope !== "lt") continue;
-    for (const id of engram.supersedes ?? []) entry(out, id, () => []).push(engram.engram_id);
-  }
-  for (const list of out.values()) list.sort(compareText);
-  return out;
-}
-
-/** The recall document of an engram: its plain fields, never its sealed ones. */
-export function recallDocFromEngram(
-  engram: Engram,
-  supersededByIds?: readonly string[],
-): RecallDoc {
-  return {
-    ...(supersededByIds !== undefined && supersededByIds.length > 0
-      ? { superseded_by: supersededByIds }
-      : {}),
-    engram_id: engram.engram_id,
-    path: engramPath(engram.scope, engram.version, engram.engram_id),
-    scope: engram.scope,
-    version: engram.version,
-    topics: engram.topics,
-    facts: engram.facts,
-    decisions: engram.decisions.map((d) => ({ title: d.title, rationale: d.rationale })),
-  };
-}
-
-/** What a recall document of a session's knowledge record needs of it (`KnowledgeItem`). */
-export interface RecallKnowledge {
-  id: string;
-  path: string;
-  kind: "fact" | "lesson" | "convention" | "decision";
-  text: string;
-  rationale: string | null;
-  /** ISO-8601: when the version that added it was made (its recency). */
-  written_at: string;
-}
-
-/**
- * The recall document of a session's knowledge record: long-term memory like an LT engram's,
- * named by its record id and read from its knowledge file.
- */
-export function recallDocFromKnowledge(k: RecallKnowledge): RecallDoc {
-  return {
-    engram_id: k.id,
-    path: k.path,
-    scope: "lt",
-    version: batchIdOf(k.written_at),
-    topics: [],
-    facts: k.kind === "decision" ? [] : [knowledgeFactText(k.kind, k.text)],
-    decisions: k.kind === "decision" ? [{ title: k.text, rationale: k.rationale ?? "" }] : [],
-  };
-}
-
-/** `2026-11-20T09:00:00.000Z` -> `20261120-090000Z`, the batch id form recency is read from. */
-function batchIdOf(iso: string): string {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})/.exec(iso);
-  return m ? `${m[1]}${m[2]}${m[3]}-${m[4]}${m[5]}${m[6]}Z` : "";
+  const phrases = new Map<string, Int32Array>();
+  for (const [phrase, docs] of d.phrases) phrases.set(phrase, Int32Array.from(docs));
+  return new RecallIndex(d.notes, terms, phrases);
 }
 
 function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -297,12 +183,4 @@ function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
     map.set(key, value);
   }
   return value;
-}
-
-/** Seconds since the epoch of a batch id `YYYYMMDD-HHMMSSZ`; undefined if it is not one. */
-function batchSeconds(version: string): number | undefined {
-  const m = /^(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})Z$/.exec(version);
-  if (!m) return undefined;
-  const [y, mo, d, h, mi, s] = m.slice(1).map(Number);
-  return Date.UTC(y!, mo! - 1, d, h, mi, s) / 1000;
 }

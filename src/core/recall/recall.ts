@@ -1,195 +1,248 @@
-import { truncateChars } from "../model/text.js";
-import {
-  InvertedIndex,
-  MAX_PHRASE_TERMS,
-  type RecallDoc,
-  type RecallIndex,
-  type StoredDoc,
-  TOPIC_WEIGHT,
-} from "./recall-index.js";
-import { tokenize } from "./tokenize.js";
+import { fitHits } from "./fit.js";
+import type { RecallNote, RecallNoteKind, RecallScope } from "./notes.js";
+import { K1, MAX_PHRASE_TERMS, RecallIndex, type StoredNote } from "./recall-index.js";
+import { recallTerms } from "./terms.js";
 
-// The index is built in its own module; callers of this one still find it here.
 export {
   buildRecallIndex,
   deserializeRecallIndex,
-  type RecallDoc,
-  type RecallIndex,
-  type RecallKnowledge,
-  recallDocFromEngram,
-  recallDocFromKnowledge,
+  RecallIndex,
   type SerializedRecallIndex,
   serializeRecallIndex,
-  supersededBy,
 } from "./recall-index.js";
-export { tokenize };
+export { recallTerms } from "./terms.js";
+export { tokenize } from "./tokenize.js";
 
-/** One ranked result of `recall`. */
+/** One ranked result of `recall`: a note, whole when it fits the budget. */
 export interface RecallHit {
-  engram_id: string;
-  path: string;
-  scope: "st" | "lt";
-  version: string;
-  score: number;
-  topics: string[];
-  /** The query tokens that matched this engram, in query order. */
-  matched: string[];
-  /** The best-matching fact or decision title, cut to about 200 characters. */
-  snippet: string;
-  /** When the snippet is a decision's title: why it was decided, cut to about 300 characters. */
+  id: string;
+  kind: RecallNoteKind;
+  /** The note's text; cut (and `truncated`) only where the token budget required it. */
+  text: string;
   rationale?: string;
-  /** Only with `includeSuperseded`: the LT engrams that superseded this one. */
+  truncated?: true;
+  scope: RecallScope;
+  engram_id?: string;
+  path?: string;
+  commit?: string;
+  at: string;
+  senders: string[];
+  topics: string[];
+  score: number;
+  /** The query terms (stems) the note matched, in query order. */
+  matched: string[];
+  /** The tokens `text` and `rationale` hold (cl100k's count; estimated upward for a cut). */
+  tokens: number;
+  /** Only with `includeSuperseded`: the LT engrams that carried this note forward. */
   superseded_by?: string[];
 }
 
 export interface RecallOptions {
   /** Most hits returned; 10 by default. */
   limit?: number;
-  /** Only engrams of this tier. */
-  scope?: "st" | "lt";
-  /**
-   * Also return engrams an LT engram superseded (its ST sources, until eviction). Off by
-   * default, so a promoted lesson is returned once, as the LT engram.
-   */
+  /** Only notes of these scopes (default: all). */
+  scopes?: readonly RecallScope[];
+  /** Also notes an LT engram carried forward (their ST copies, until eviction). */
   includeSuperseded?: boolean;
+  /** Most tokens of text the hits hold together (none by default). */
+  maxTokens?: number;
 }
 
 const MAX_QUERY_TERMS = 32; // one bit each in a Uint32 mask
-const SNIPPET_MAX_CHARS = 200;
-const RATIONALE_MAX_CHARS = 300;
 const DEFAULT_LIMIT = 10;
+/** A topic is shared by an engram's notes: it adds to a text match, it does not make one. */
+const TOPIC_WEIGHT = 0.35;
+const EXACT_TOPIC_WEIGHT = 0.5;
+/** Two query terms side by side in the note (or one apart), as they are in the query. */
+const PROXIMITY_WEIGHT = 0.6;
+/** Recency and tier break near-ties; they never outweigh a matched term. */
+const RECENCY_WEIGHT = 0.04;
+const LT_WEIGHT = 0.03;
+/** A commit is the raw record; a note in memory is what the team kept of it. */
+const HISTORY_WEIGHT = 0.9;
+/** How many notes, beyond the limit, are re-scored for proximity. */
+const RERANK_DEPTH = 40;
+
+interface Candidate {
+  index: RecallIndex;
+  d: number;
+  score: number;
+  mask: number;
+}
 
 /**
- * Ranked recall: BM25 over facts and decisions, topic tokens weighted higher and exact topics
- * highest, scaled by recency (relative to the newest engram in the index, never a clock) and
- * tier (LT boost). Ties go to the smaller engram_id. An empty query gives no hits.
+ * Ranked recall over one or more indexes (memory, the repository's history) as one
+ * collection: BM25 over each note's text (a decision's reason and a commit's body at half
+ * weight), light stems, question words ignored; topic terms and exact topics add to a
+ * text match; query terms next to each other in the note add a proximity bonus; recency and
+ * tier break near-ties. A note said in several engrams is one hit (its best); a note an LT
+ * engram carried forward is left out in favour of the LT copy. Ties go to the smaller id.
  */
 export function recall(
-  index: RecallIndex,
+  indexes: RecallIndex | readonly RecallIndex[],
   query: string,
   options: RecallOptions = {},
 ): RecallHit[] {
-  if (!(index instanceof InvertedIndex))
-    throw new TypeError("recall: index was not built by buildRecallIndex");
+  const list = (Array.isArray(indexes) ? indexes : [indexes]) as RecallIndex[];
+  for (const index of list) {
+    if (!(index instanceof RecallIndex))
+      throw new TypeError("recall: index was not built by buildRecallIndex");
+  }
   const limit = options.limit === undefined ? DEFAULT_LIMIT : Math.floor(options.limit);
-  const sequence = tokenize(query).slice(0, MAX_QUERY_TERMS * 4);
+  const sequence = recallTerms(query).slice(0, MAX_QUERY_TERMS * 4);
   const terms = [...new Set(sequence)].slice(0, MAX_QUERY_TERMS);
-  if (terms.length === 0 || !(limit > 0) || index.size === 0) return [];
+  const total = list.reduce((n, index) => n + index.size, 0);
+  if (terms.length === 0 || !(limit > 0) || total === 0) return [];
 
-  const scores = new Float64Array(index.size);
-  const masks = new Uint32Array(index.size);
-  const touched: number[] = [];
+  // One collection: a term's document frequency summed over the indexes.
+  const idf = terms.map((t) => {
+    let df = 0;
+    for (const index of list) df += index.terms.get(t)?.df ?? 0;
+    return Math.log(1 + (total - df + 0.5) / (df + 0.5));
+  });
+  const scopes = options.scopes ? new Set(options.scopes) : undefined;
+  const candidates: Candidate[] = [];
+  for (const index of list) collect(index, sequence, terms, idf, candidates);
+
+  const eligible = candidates.filter(({ index, d }) => {
+    const { note } = index.notes[d] as StoredNote;
+    if (scopes && !scopes.has(note.scope)) return false;
+    return options.includeSuperseded === true || (note.superseded_by?.length ?? 0) === 0;
+  });
+  eligible.sort(byScore);
+  // Proximity needs the note's words in order: only the best few are read again.
+  const depth = Math.min(eligible.length, limit + RERANK_DEPTH);
+  const head = eligible.slice(0, depth);
+  for (const c of head) c.score += proximity(c, terms, idf);
+  head.sort(byScore);
+
+  const seen = new Set<string>();
+  const top: Candidate[] = [];
+  for (const c of [...head, ...eligible.slice(depth)]) {
+    const { note } = c.index.notes[c.d] as StoredNote;
+    // The same claim said twice is one hit; an asked-for superseded copy is its own.
+    const key = (note.superseded_by?.length ?? 0) > 0 ? `${note.key}\0${note.id}` : note.key;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    top.push(c);
+    if (top.length === limit) break;
+  }
+  const hits = top.map((c) => hitOf(c, terms));
+  const counts = top.map((c) => (c.index.notes[c.d] as StoredNote).note.tokens);
+  return fitHits(hits, counts, options.maxTokens ?? Number.POSITIVE_INFINITY);
+}
+
+/** Scores every note holding a query term in `index`, into `out`. */
+function collect(
+  index: RecallIndex,
+  sequence: readonly string[],
+  terms: readonly string[],
+  idf: readonly number[],
+  out: Candidate[],
+): void {
+  const scores = new Map<number, Candidate>();
   const hit = (d: number, score: number, bit: number) => {
-    if (masks[d] === 0) touched.push(d);
-    scores[d] = (scores[d] as number) + score;
-    masks[d] = (masks[d] as number) | bit;
+    let c = scores.get(d);
+    if (!c) {
+      c = { index, d, score: 0, mask: 0 };
+      scores.set(d, c);
+    }
+    c.score += score;
+    c.mask |= bit;
   };
-
   terms.forEach((term, i) => {
     const p = index.terms.get(term);
     if (!p) return;
-    const bit = 1 << i;
+    const weight = idf[i] as number;
     for (let k = 0; k < p.textDocs.length; k++) {
-      hit(p.textDocs[k] as number, p.idf * (p.textWeights[k] as number), bit);
+      hit(p.textDocs[k] as number, weight * (p.textWeights[k] as number), 1 << i);
     }
-    const topic = TOPIC_WEIGHT * p.idf;
-    for (const d of p.topicDocs) hit(d, topic, bit);
+    for (const d of p.topicDocs) hit(d, TOPIC_WEIGHT * weight, 1 << i);
   });
-
-  // Exact topics: every contiguous run of query tokens that equals a whole topic.
-  const seenPhrases = new Set<string>();
+  // Exact topics: a run of query terms that is a whole topic.
+  const seen = new Set<string>();
   for (let start = 0; start < sequence.length; start++) {
     for (let end = start + 1; end <= Math.min(sequence.length, start + MAX_PHRASE_TERMS); end++) {
-      const phrase = sequence.slice(start, end).join(" ");
-      if (seenPhrases.has(phrase)) continue;
-      seenPhrases.add(phrase);
-      const p = index.phrases.get(phrase);
-      if (!p) continue;
+      const run = sequence.slice(start, end);
+      const phrase = run.join(" ");
+      if (seen.has(phrase)) continue;
+      seen.add(phrase);
+      const docs = index.phrases.get(phrase);
+      if (!docs) continue;
+      let bonus = 0;
       let bits = 0;
-      for (const t of sequence.slice(start, end)) {
+      for (const t of run) {
         const i = terms.indexOf(t);
-        if (i >= 0) bits |= 1 << i;
+        if (i < 0) continue;
+        bonus += EXACT_TOPIC_WEIGHT * (idf[i] as number);
+        bits |= 1 << i;
       }
-      if (bits === 0) continue;
-      for (const d of p.docs) hit(d, p.bonus, bits);
+      for (const d of docs) hit(d, bonus, bits);
     }
   }
-
-  // Bounded insertion: `limit` is small, the touched set may not be.
-  const top: { d: number; score: number }[] = [];
-  for (const d of touched) {
-    const stored = index.docs[d] as StoredDoc;
-    if (options.scope !== undefined && stored.doc.scope !== options.scope) continue;
-    if (!options.includeSuperseded && (stored.doc.superseded_by?.length ?? 0) > 0) continue;
-    const score = (scores[d] as number) * stored.prior;
-    const worst = top[top.length - 1];
-    if (top.length >= limit && worst && !better(score, d, worst.score, worst.d)) continue;
-    let at = top.length;
-    while (
-      at > 0 &&
-      better(score, d, (top[at - 1] as { score: number }).score, (top[at - 1] as { d: number }).d)
-    )
-      at--;
-    top.splice(at, 0, { d, score });
-    if (top.length > limit) top.pop();
+  for (const c of scores.values()) {
+    const { note, recency } = index.notes[c.d] as StoredNote;
+    const prior =
+      (1 + RECENCY_WEIGHT * recency + (note.scope === "lt" ? LT_WEIGHT : 0)) *
+      (note.scope === "history" ? HISTORY_WEIGHT : 1);
+    c.score *= prior;
+    out.push(c);
   }
+}
 
-  return top.map(({ d, score }) => {
-    const { doc } = index.docs[d] as StoredDoc;
-    const mask = masks[d] as number;
-    const matched = terms.filter((_, i) => (mask & (1 << i)) !== 0);
-    const { snippet, rationale } = snippetOf(doc, matched);
-    return {
-      engram_id: doc.engram_id,
-      path: doc.path,
-      scope: doc.scope,
-      version: doc.version,
-      score,
-      topics: [...doc.topics],
-      matched,
-      snippet,
-      ...(rationale ? { rationale } : {}),
-      ...((doc.superseded_by?.length ?? 0) > 0
-        ? { superseded_by: [...(doc.superseded_by as string[])] }
-        : {}),
-    };
+/**
+ * The proximity bonus: for each pair of query terms next to each other in the query that
+ * stand within two words of each other, in order, in the note's text.
+ */
+function proximity(c: Candidate, terms: readonly string[], idf: readonly number[]): number {
+  if (terms.length < 2) return 0;
+  const { note } = c.index.notes[c.d] as StoredNote;
+  const words = recallTerms(note.text);
+  const at = new Map<string, number[]>();
+  words.forEach((w, i) => {
+    const list = at.get(w);
+    if (list) list.push(i);
+    else at.set(w, [i]);
   });
-}
-
-/** Higher score first; a smaller doc position (smaller engram_id) wins a tie. */
-function better(score: number, d: number, otherScore: number, otherD: number): boolean {
-  return score > otherScore || (score === otherScore && d < otherD);
-}
-
-function snippetOf(
-  doc: RecallDoc,
-  matched: readonly string[],
-): { snippet: string; rationale: string | undefined } {
-  const wanted = new Set(matched);
-  let best = "";
-  let bestRationale: string | undefined;
-  let bestCount = 0;
-  const consider = (text: string, scored: string, rationale?: string) => {
-    let count = 0;
-    for (const t of new Set(tokenize(scored))) if (wanted.has(t)) count++;
-    if (count > bestCount) {
-      best = text;
-      bestRationale = rationale;
-      bestCount = count;
+  let bonus = 0;
+  for (let i = 0; i + 1 < terms.length; i++) {
+    const a = at.get(terms[i] as string);
+    const b = at.get(terms[i + 1] as string);
+    if (!a || !b) continue;
+    if (a.some((p) => b.some((q) => q > p && q - p <= 2))) {
+      bonus += PROXIMITY_WEIGHT * Math.min(idf[i] as number, idf[i + 1] as number);
     }
-  };
-  for (const fact of doc.facts) consider(fact, fact);
-  for (const d of doc.decisions) consider(d.title, `${d.title} ${d.rationale}`, d.rationale);
-  if (bestCount === 0) {
-    const fallback = doc.facts.length > 0 ? undefined : doc.decisions[0];
-    best = doc.facts[0] ?? fallback?.title ?? "";
-    bestRationale = fallback?.rationale;
   }
-  const oneLine = (text: string, max: number) =>
-    truncateChars(text.replace(/\s+/gu, " ").trim(), max);
-  const rationale = bestRationale === undefined ? "" : oneLine(bestRationale, RATIONALE_MAX_CHARS);
+  return bonus / (K1 + 1);
+}
+
+function byScore(a: Candidate, b: Candidate): number {
+  if (a.score !== b.score) return b.score - a.score;
+  const idA = (a.index.notes[a.d] as StoredNote).note.id;
+  const idB = (b.index.notes[b.d] as StoredNote).note.id;
+  return idA < idB ? -1 : idA > idB ? 1 : 0;
+}
+
+function hitOf(c: Candidate, terms: readonly string[]): RecallHit {
+  const note: RecallNote = (c.index.notes[c.d] as StoredNote).note;
+  const matched = terms.filter((_, i) => (c.mask & (1 << i)) !== 0);
   return {
-    snippet: oneLine(best, SNIPPET_MAX_CHARS),
-    rationale: rationale === "" ? undefined : rationale,
+    id: note.id,
+    kind: note.kind,
+    text: note.text,
+    ...(note.rationale !== undefined ? { rationale: note.rationale } : {}),
+    scope: note.scope,
+    ...(note.engram_id !== undefined ? { engram_id: note.engram_id } : {}),
+    ...(note.path !== undefined ? { path: note.path } : {}),
+    ...(note.commit !== undefined ? { commit: note.commit } : {}),
+    at: note.at,
+    senders: [...note.senders],
+    topics: [...note.topics],
+    score: Math.round(c.score * 1000) / 1000,
+    matched,
+    tokens: 0,
+    ...((note.superseded_by?.length ?? 0) > 0
+      ? { superseded_by: [...(note.superseded_by as string[])] }
+      : {}),
   };
 }

@@ -1,0 +1,200 @@
+import type { Engram } from "../../schema/engram.js";
+import { normalizeClaim } from "../graph/learnings.js";
+import { engramPath } from "../model/engram.js";
+import { compareText } from "../model/text.js";
+import type { NoteTokens } from "./fit.js";
+
+/**
+ * What recall ranks: one note each, not one engram. A fact, decision, lesson, convention,
+ * incident, question or episode of an engram, a session's knowledge record, or a commit of
+ * the repository's history, with where it lives and who said it.
+ */
+
+export type RecallNoteKind =
+  | "fact"
+  | "decision"
+  | "lesson"
+  | "convention"
+  | "incident"
+  | "question"
+  | "episode"
+  | "commit";
+
+export type RecallScope = "st" | "lt" | "history";
+
+export interface RecallNote {
+  /** `<engram_id>#f<n>` (a fact), `#d<n>` (a decision), `#<episode id>`, a record id, a sha. */
+  id: string;
+  kind: RecallNoteKind;
+  text: string;
+  /** A decision's reason; a commit's body. */
+  rationale?: string;
+  topics: readonly string[];
+  scope: RecallScope;
+  /** The engram holding the note (absent for knowledge records and commits). */
+  engram_id?: string;
+  /** The memory file holding the note; absent for a commit. */
+  path?: string;
+  /** A history note's commit (full sha). */
+  commit?: string;
+  /** When it was said (ISO-8601 UTC): the episode's time, else its engram's window end. */
+  at: string;
+  /** Who said it: the engram's content senders, or a commit's author. */
+  senders: readonly string[];
+  /** Its normalized claim: notes saying the same thing are one hit. */
+  key: string;
+  /** LT engrams that carried this very note forward: left out by default. */
+  superseded_by?: readonly string[];
+  /** Its text's and reason's tokens, counted by the real tokenizer when it was indexed. */
+  tokens?: NoteTokens;
+}
+
+const PREFIXES: [string, RecallNoteKind][] = [
+  ["Lesson: ", "lesson"],
+  ["Convention: ", "convention"],
+  ["Incident: ", "incident"],
+  ["Question: ", "question"],
+];
+
+/** A fact's kind and text without the kind's prefix (`Lesson: x` is the lesson `x`). */
+export function factNote(fact: string): { kind: RecallNoteKind; text: string } {
+  for (const [prefix, kind] of PREFIXES) {
+    if (fact.startsWith(prefix)) return { kind, text: fact.slice(prefix.length) };
+  }
+  return { kind: "fact", text: fact };
+}
+
+/** The claim keys an LT engram carries: what it supersedes, item by item. */
+export function carriedKeys(engram: Engram): Set<string> {
+  const keys = new Set<string>();
+  for (const fact of engram.facts) keys.add(normalizeClaim(fact));
+  for (const d of engram.decisions) keys.add(normalizeClaim(d.title));
+  return keys;
+}
+
+/**
+ * The notes of an engram. `carriers` are the LT engrams that name this one in `supersedes`,
+ * with the claims each carries: a note is superseded only by an engram that took it.
+ */
+export function notesOfEngram(
+  engram: Engram,
+  carriers: readonly { engram_id: string; keys: ReadonlySet<string> }[] = [],
+): RecallNote[] {
+  const path = engramPath(engram.scope, engram.version, engram.engram_id);
+  const at = engram.source_window.end_ts;
+  const senders = engram.provenance.senders;
+  const base = { topics: engram.topics, scope: engram.scope, engram_id: engram.engram_id, path };
+  const supersededBy = (key: string) => {
+    const ids = carriers
+      .filter((c) => c.keys.has(key))
+      .map((c) => c.engram_id)
+      .sort(compareText);
+    return ids.length > 0 ? { superseded_by: ids } : {};
+  };
+  const out: RecallNote[] = [];
+  engram.facts.forEach((fact, i) => {
+    const key = normalizeClaim(fact);
+    out.push({
+      ...base,
+      id: `${engram.engram_id}#f${i}`,
+      ...factNote(fact),
+      at,
+      senders,
+      key,
+      ...supersededBy(key),
+    });
+  });
+  engram.decisions.forEach((d, i) => {
+    const key = normalizeClaim(d.title);
+    out.push({
+      ...base,
+      id: `${engram.engram_id}#d${i}`,
+      kind: "decision",
+      text: d.title,
+      ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
+      at,
+      senders,
+      key,
+      ...supersededBy(key),
+    });
+  });
+  for (const episode of engram.episodes ?? []) {
+    if (episode.text === undefined || episode.text.trim() === "") continue;
+    out.push({
+      ...base,
+      id: `${engram.engram_id}#${episode.id}`,
+      kind: "episode",
+      text: `${episode.text} (${episode.outcome}, confidence ${episode.confidence})`,
+      at: episode.at,
+      senders: [episode.sender],
+      key: normalizeClaim(episode.text),
+    });
+  }
+  return out;
+}
+
+/** What a recall note of a session's knowledge record needs of it (`KnowledgeItem`). */
+export interface RecallKnowledge {
+  id: string;
+  path: string;
+  kind: "fact" | "lesson" | "convention" | "decision";
+  text: string;
+  rationale: string | null;
+  /** ISO-8601: when the version that added it was made (its recency). */
+  written_at: string;
+}
+
+/** A session's knowledge record: long-term memory, named by its record id. */
+export function noteOfKnowledge(k: RecallKnowledge): RecallNote {
+  return {
+    id: k.id,
+    kind: k.kind,
+    text: k.text,
+    ...(k.rationale ? { rationale: k.rationale } : {}),
+    topics: [],
+    scope: "lt",
+    path: k.path,
+    at: k.written_at,
+    senders: [],
+    key: normalizeClaim(k.text),
+  };
+}
+
+/** A commit of the repository's history, as `git log` reads it. */
+export interface HistoryCommit {
+  sha: string;
+  /** Committer time, ISO-8601 UTC. */
+  at: string;
+  author: string;
+  subject: string;
+  body: string;
+}
+
+const MERGE_SUBJECT = /^Merge (?:pull request|branch|remote-tracking branch)\b/;
+
+/**
+ * A commit as a history note: its subject, and its body as the reason. A merge's subject
+ * says nothing ("Merge pull request #12 from a/b"): its body's first line, the pull
+ * request's title, leads then.
+ */
+export function noteOfCommit(commit: HistoryCommit): RecallNote {
+  let subject = commit.subject.trim();
+  let body = commit.body.trim();
+  if (MERGE_SUBJECT.test(subject) && body !== "") {
+    const [title = "", ...rest] = body.split("\n");
+    subject = `${title.trim()} (${subject})`;
+    body = rest.join("\n").trim();
+  }
+  return {
+    id: commit.sha,
+    kind: "commit",
+    text: subject === "" ? `commit ${commit.sha.slice(0, 12)}` : subject,
+    ...(body !== "" ? { rationale: body } : {}),
+    topics: [],
+    scope: "history",
+    commit: commit.sha,
+    at: commit.at,
+    senders: [commit.author],
+    key: `commit:${commit.sha}`,
+  };
+}
