@@ -190,8 +190,7 @@ function packPromotion(
         lessons: items.filter((c) => c.fact?.startsWith("Lesson: ")).length,
         incidents: items.filter((c) => c.fact?.startsWith("Incident: ")).length,
         errors: 0,
-        max_surprise: null,
-        mean_confidence: null,
+        ...confidenceOf(sourceEngrams),
         redactions: 0,
         truncated: 0,
       },
@@ -237,6 +236,30 @@ function packPromotion(
     if (fits(chunk)) out.push(sealEngram(buildBody(chunk, out.length)));
   }
   return out;
+}
+
+/**
+ * What the sources said of their confidence and surprise, carried into the LT engram: the
+ * mean confidence weighted by each source's notes, the highest surprise.
+ */
+function confidenceOf(
+  sources: readonly Engram[],
+): Pick<Engram["signals"], "max_surprise" | "mean_confidence"> {
+  let weighted = 0;
+  let weight = 0;
+  let surprise: number | null = null;
+  for (const e of sources) {
+    const { mean_confidence: mean, max_surprise: max, notes } = e.signals;
+    if (mean !== null) {
+      weighted += mean * Math.max(1, notes);
+      weight += Math.max(1, notes);
+    }
+    if (max !== null) surprise = surprise === null ? max : Math.max(surprise, max);
+  }
+  return {
+    max_surprise: surprise,
+    mean_confidence: weight === 0 ? null : Math.round((weighted / weight) * 1000) / 1000,
+  };
 }
 
 /** The origins the engrams record, the first engram's for a learning two of them record. */
