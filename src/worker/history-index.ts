@@ -48,10 +48,17 @@ export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | u
     if (index) return index;
   }
   let notes: RecallNote[];
-  const old = cached && (await isAncestor(ctx.repoDir, cached.head, head)) ? cached : undefined;
-  if (old) {
-    const fresh = (await readCommits(ctx.repoDir, `${old.head}..${head}`)).map(noteOfCommit);
-    notes = [...fresh, ...old.index.notes.map((n) => n.note)].slice(0, HISTORY_MAX_COMMITS);
+  const old =
+    cached && (await isAncestor(ctx.repoDir, cached.head, head))
+      ? deserializeRecallIndex(cached.index)
+      : undefined;
+  if (cached && old) {
+    const fresh = (await readCommits(ctx.repoDir, `${cached.head}..${head}`)).map(noteOfCommit);
+    // Newest first, as git gives them: the oldest fall off past the bound.
+    const kept = [...old.notes]
+      .map((n) => n.note)
+      .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+    notes = [...fresh, ...kept].slice(0, HISTORY_MAX_COMMITS);
   } else {
     notes = (await readCommits(ctx.repoDir, head)).map(noteOfCommit);
   }
@@ -75,7 +82,7 @@ function readCache(path: string): CachedHistory | undefined {
   try {
     const data = JSON.parse(readFileSync(path, "utf8")) as Partial<CachedHistory>;
     if (data.format !== "engram-recall-history/v1" || typeof data.head !== "string") return;
-    if (!/^[0-9a-f]{40,64}$/.test(data.head) || !Array.isArray(data.index?.notes)) return;
+    if (!/^[0-9a-f]{40,64}$/.test(data.head) || typeof data.index !== "object") return;
     return data as CachedHistory;
   } catch {
     return undefined; // a damaged cache is rebuilt

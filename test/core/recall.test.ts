@@ -294,6 +294,12 @@ describe("recall: the serialized index", () => {
       expect(recall(copy!, q)).toEqual(recall(index, q));
     }
     expect(deserializeRecallIndex({ format: "engram-recall-index/v2" })).toBeUndefined();
+    // A cache whose postings name notes it does not hold is rebuilt, not trusted.
+    const damaged = serializeRecallIndex(index);
+    const [term, df, , weights, topics] = damaged.terms[0]!;
+    const far = Buffer.from(Int32Array.from([99]).buffer).toString("base64");
+    damaged.terms[0] = [term, df, far, weights, topics];
+    expect(deserializeRecallIndex(JSON.parse(JSON.stringify(damaged)))).toBeUndefined();
     expect(deserializeRecallIndex(null)).toBeUndefined();
   });
 });

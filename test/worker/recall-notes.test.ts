@@ -112,6 +112,17 @@ describe("worker recall", () => {
     );
     expect(commit?.rationale).toContain("Redis locks replace them");
     expect(await recall("advisory locks", "--scope", "st,lt")).toEqual([]);
+    // A new commit is found by the next recall: the cached history grows with HEAD.
+    git(repo.dir, [
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "Adopt pnpm workspaces for the monorepo",
+    ]);
+    const [pnpm] = await recall("pnpm workspaces", "--scope", "history");
+    expect(pnpm?.text).toBe("Adopt pnpm workspaces for the monorepo");
+    expect((await recall("advisory locks", "--scope", "history"))[0]?.kind).toBe("commit");
   });
 
   it("fits the hits in the token budget, 512 by default with --json", async () => {

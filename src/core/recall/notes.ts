@@ -41,8 +41,9 @@ export interface RecallNote {
   at: string;
   /** Who said it: the engram's content senders, or a commit's author. */
   senders: readonly string[];
-  /** Its normalized claim: notes saying the same thing are one hit. */
-  key: string;
+  /** An episode's outcome and stated confidence. */
+  outcome?: string;
+  confidence?: number;
   /** LT engrams that carried this very note forward: left out by default. */
   superseded_by?: readonly string[];
   /** Its text's and reason's tokens, counted by the real tokenizer when it was indexed. */
@@ -55,6 +56,11 @@ const PREFIXES: [string, RecallNoteKind][] = [
   ["Incident: ", "incident"],
   ["Question: ", "question"],
 ];
+
+/** What makes two notes one hit: the same commit, or the same claim in any engram. */
+export function claimOf(note: RecallNote): string {
+  return note.commit !== undefined ? `commit:${note.commit}` : normalizeClaim(note.text);
+}
 
 /** A fact's kind and text without the kind's prefix (`Lesson: x` is the lesson `x`). */
 export function factNote(fact: string): { kind: RecallNoteKind; text: string } {
@@ -100,7 +106,6 @@ export function notesOfEngram(
       ...factNote(fact),
       at,
       senders,
-      key,
       ...supersededBy(key),
     });
   });
@@ -114,7 +119,6 @@ export function notesOfEngram(
       ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
       at,
       senders,
-      key,
       ...supersededBy(key),
     });
   });
@@ -124,10 +128,11 @@ export function notesOfEngram(
       ...base,
       id: `${engram.engram_id}#${episode.id}`,
       kind: "episode",
-      text: `${episode.text} (${episode.outcome}, confidence ${episode.confidence})`,
+      text: episode.text,
+      outcome: episode.outcome,
+      confidence: episode.confidence,
       at: episode.at,
       senders: [episode.sender],
-      key: normalizeClaim(episode.text),
     });
   }
   return out;
@@ -156,7 +161,6 @@ export function noteOfKnowledge(k: RecallKnowledge): RecallNote {
     path: k.path,
     at: k.written_at,
     senders: [],
-    key: normalizeClaim(k.text),
   };
 }
 
@@ -195,6 +199,5 @@ export function noteOfCommit(commit: HistoryCommit): RecallNote {
     commit: commit.sha,
     at: commit.at,
     senders: [commit.author],
-    key: `commit:${commit.sha}`,
   };
 }

@@ -126,28 +126,64 @@ export function buildRecallIndex(input: Iterable<RecallNote>): RecallIndex {
   return new RecallIndex(stored, terms, phrases);
 }
 
-/** A built index as plain JSON, so a command line can load it instead of rebuilding it. */
+/**
+ * A built index as plain JSON, so a command line can load it instead of rebuilding it. What
+ * the notes of one engram share (its id, path, scope, time, topics, senders) is written once,
+ * and the postings as base64 typed arrays: a cache of 50,000 notes loads in a fraction of
+ * the time number arrays take to parse.
+ */
 export interface SerializedRecallIndex {
   format: "engram-recall-index/v3";
-  notes: StoredNote[];
-  /** term, df, text docs, text weights, topic docs */
-  terms: [string, number, number[], number[], number[]][];
-  /** phrase, docs */
-  phrases: [string, number[]][];
+  /** engram_id or null, path or null, scope, at, topics, senders */
+  origins: [string | null, string | null, RecallNote["scope"], string, string[], string[]][];
+  /** origin, the note's fields that its origin does not give */
+  notes: [number, Partial<RecallNote>][];
+  /** Float32, one per note. */
+  recency: string;
+  /** term, df, text docs (Int32), text weights (Float32), topic docs (Int32) */
+  terms: [string, number, string, string, string][];
+  /** phrase, docs (Int32) */
+  phrases: [string, string][];
 }
 
+const SHARED = ["engram_id", "path", "scope", "at", "topics", "senders"] as const;
+
 export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex {
+  const origins: SerializedRecallIndex["origins"] = [];
+  const originOf = new Map<string, number>();
+  const notes: SerializedRecallIndex["notes"] = index.notes.map(({ note }) => {
+    const shared = [
+      note.engram_id ?? null,
+      note.path ?? null,
+      note.scope,
+      note.at,
+      [...note.topics],
+      [...note.senders],
+    ] as SerializedRecallIndex["origins"][number];
+    const key = JSON.stringify(shared);
+    let origin = originOf.get(key);
+    if (origin === undefined) {
+      origin = origins.length;
+      origins.push(shared);
+      originOf.set(key, origin);
+    }
+    const own: Partial<RecallNote> = { ...note };
+    for (const field of SHARED) delete own[field];
+    return [origin, own];
+  });
   return {
     format: "engram-recall-index/v3",
-    notes: [...index.notes],
+    origins,
+    notes,
+    recency: base64(Float32Array.from(index.notes, (n) => n.recency)),
     terms: [...index.terms].map(([t, p]) => [
       t,
       p.df,
-      [...p.textDocs],
-      [...p.textWeights],
-      [...p.topicDocs],
+      base64(p.textDocs),
+      base64(Float32Array.from(p.textWeights)),
+      base64(p.topicDocs),
     ]),
-    phrases: [...index.phrases].map(([phrase, docs]) => [phrase, [...docs]]),
+    phrases: [...index.phrases].map(([phrase, docs]) => [phrase, base64(docs)]),
   };
 }
 
@@ -156,24 +192,63 @@ export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
   const d = data as Partial<SerializedRecallIndex> | null;
   if (
     d?.format !== "engram-recall-index/v3" ||
+    !Array.isArray(d.origins) ||
     !Array.isArray(d.notes) ||
     !Array.isArray(d.terms) ||
-    !Array.isArray(d.phrases)
+    !Array.isArray(d.phrases) ||
+    typeof d.recency !== "string"
   ) {
     return undefined;
   }
+  const origins = d.origins.map(([engram_id, path, scope, at, topics, senders]) => ({
+    ...(engram_id !== null ? { engram_id } : {}),
+    ...(path !== null ? { path } : {}),
+    scope,
+    at,
+    topics,
+    senders,
+  }));
+  const recency = new Float32Array(bytes(d.recency));
+  if (recency.length !== d.notes.length) return undefined;
+  const notes: StoredNote[] = [];
+  for (const [i, [origin, own]] of d.notes.entries()) {
+    const shared = origins[origin];
+    if (shared === undefined) return undefined;
+    notes.push({ note: { ...shared, ...own } as RecallNote, recency: recency[i] as number });
+  }
+  // A posting must name a note of this index: a damaged cache is rebuilt, not trusted.
+  const inRange = (docs: Int32Array) => docs.every((doc) => doc >= 0 && doc < notes.length);
   const terms = new Map<string, Postings>();
   for (const [t, df, textDocs, textWeights, topicDocs] of d.terms) {
-    terms.set(t, {
+    const p = {
       df,
-      textDocs: Int32Array.from(textDocs),
-      textWeights: Float64Array.from(textWeights),
-      topicDocs: Int32Array.from(topicDocs),
-    });
+      textDocs: new Int32Array(bytes(textDocs)),
+      textWeights: Float64Array.from(new Float32Array(bytes(textWeights))),
+      topicDocs: new Int32Array(bytes(topicDocs)),
+    };
+    if (!inRange(p.textDocs) || !inRange(p.topicDocs)) return undefined;
+    if (p.textWeights.length !== p.textDocs.length) return undefined;
+    terms.set(t, p);
   }
   const phrases = new Map<string, Int32Array>();
-  for (const [phrase, docs] of d.phrases) phrases.set(phrase, Int32Array.from(docs));
-  return new RecallIndex(d.notes, terms, phrases);
+  for (const [phrase, docs] of d.phrases) {
+    const list = new Int32Array(bytes(docs));
+    if (!inRange(list)) return undefined;
+    phrases.set(phrase, list);
+  }
+  return new RecallIndex(notes, terms, phrases);
+}
+
+function base64(array: Int32Array | Float32Array): string {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength).toString("base64");
+}
+
+/** The bytes of a base64 string, in a buffer of their own (typed arrays need alignment). */
+function bytes(text: string): ArrayBuffer {
+  const buffer = Buffer.from(text, "base64");
+  const out = new ArrayBuffer(buffer.length - (buffer.length % 4));
+  new Uint8Array(out).set(buffer.subarray(0, out.byteLength));
+  return out;
 }
 
 function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {

@@ -1,5 +1,5 @@
 import { fitHits } from "./fit.js";
-import type { RecallNote, RecallNoteKind, RecallScope } from "./notes.js";
+import { claimOf, type RecallNote, type RecallNoteKind, type RecallScope } from "./notes.js";
 import { K1, MAX_PHRASE_TERMS, RecallIndex, type StoredNote } from "./recall-index.js";
 import { recallTerms } from "./terms.js";
 
@@ -25,6 +25,9 @@ export interface RecallHit {
   engram_id?: string;
   path?: string;
   commit?: string;
+  /** An episode's outcome and stated confidence. */
+  outcome?: string;
+  confidence?: number;
   at: string;
   senders: string[];
   topics: string[];
@@ -101,27 +104,26 @@ export function recall(
     return Math.log(1 + (total - df + 0.5) / (df + 0.5));
   });
   const scopes = options.scopes ? new Set(options.scopes) : undefined;
-  const candidates: Candidate[] = [];
-  for (const index of list) collect(index, sequence, terms, idf, candidates);
+  const keep = (note: RecallNote) =>
+    (!scopes || scopes.has(note.scope)) &&
+    (options.includeSuperseded === true || (note.superseded_by?.length ?? 0) === 0);
+  // The best few by text score; a claim said twice takes two places, so keep room for it.
+  const depth = limit + RERANK_DEPTH;
+  const best = new TopK(depth * 2);
+  for (const index of list) collect(index, sequence, terms, idf, keep, best);
 
-  const eligible = candidates.filter(({ index, d }) => {
-    const { note } = index.notes[d] as StoredNote;
-    if (scopes && !scopes.has(note.scope)) return false;
-    return options.includeSuperseded === true || (note.superseded_by?.length ?? 0) === 0;
-  });
-  eligible.sort(byScore);
   // Proximity needs the note's words in order: only the best few are read again.
-  const depth = Math.min(eligible.length, limit + RERANK_DEPTH);
-  const head = eligible.slice(0, depth);
+  const head = best.sorted().slice(0, depth);
   for (const c of head) c.score += proximity(c, terms, idf);
   head.sort(byScore);
 
   const seen = new Set<string>();
   const top: Candidate[] = [];
-  for (const c of [...head, ...eligible.slice(depth)]) {
+  for (const c of head) {
     const { note } = c.index.notes[c.d] as StoredNote;
     // The same claim said twice is one hit; an asked-for superseded copy is its own.
-    const key = (note.superseded_by?.length ?? 0) > 0 ? `${note.key}\0${note.id}` : note.key;
+    const claim = claimOf(note);
+    const key = (note.superseded_by?.length ?? 0) > 0 ? `${claim}\0${note.id}` : claim;
     if (seen.has(key)) continue;
     seen.add(key);
     top.push(c);
@@ -132,32 +134,33 @@ export function recall(
   return fitHits(hits, counts, options.maxTokens ?? Number.POSITIVE_INFINITY);
 }
 
-/** Scores every note holding a query term in `index`, into `out`. */
+/** Scores every note of `index` holding a query term, offering each to `best`. */
 function collect(
   index: RecallIndex,
   sequence: readonly string[],
   terms: readonly string[],
   idf: readonly number[],
-  out: Candidate[],
+  keep: (note: RecallNote) => boolean,
+  best: TopK,
 ): void {
-  const scores = new Map<number, Candidate>();
-  const hit = (d: number, score: number, bit: number) => {
-    let c = scores.get(d);
-    if (!c) {
-      c = { index, d, score: 0, mask: 0 };
-      scores.set(d, c);
-    }
-    c.score += score;
-    c.mask |= bit;
+  const scores = new Float64Array(index.size);
+  const masks = new Int32Array(index.size);
+  const touched: number[] = [];
+  const hit = (d: number, score: number, bits: number) => {
+    if (masks[d] === 0) touched.push(d);
+    scores[d] = (scores[d] as number) + score;
+    masks[d] = (masks[d] as number) | bits;
   };
   terms.forEach((term, i) => {
     const p = index.terms.get(term);
     if (!p) return;
     const weight = idf[i] as number;
+    const bit = 1 << i;
     for (let k = 0; k < p.textDocs.length; k++) {
-      hit(p.textDocs[k] as number, weight * (p.textWeights[k] as number), 1 << i);
+      hit(p.textDocs[k] as number, weight * (p.textWeights[k] as number), bit);
     }
-    for (const d of p.topicDocs) hit(d, TOPIC_WEIGHT * weight, 1 << i);
+    const topic = TOPIC_WEIGHT * weight;
+    for (const d of p.topicDocs) hit(d, topic, bit);
   });
   // Exact topics: a run of query terms that is a whole topic.
   const seen = new Set<string>();
@@ -180,13 +183,38 @@ function collect(
       for (const d of docs) hit(d, bonus, bits);
     }
   }
-  for (const c of scores.values()) {
-    const { note, recency } = index.notes[c.d] as StoredNote;
+  for (const d of touched) {
+    const { note, recency } = index.notes[d] as StoredNote;
     const prior =
       (1 + RECENCY_WEIGHT * recency + (note.scope === "lt" ? LT_WEIGHT : 0)) *
       (note.scope === "history" ? HISTORY_WEIGHT : 1);
-    c.score *= prior;
-    out.push(c);
+    const score = (scores[d] as number) * prior;
+    if (!best.wants(score) || !keep(note)) continue;
+    best.offer({ index, d, score, mask: masks[d] as number });
+  }
+}
+
+/** The `size` best candidates seen, by `byScore`, kept in order as they arrive. */
+class TopK {
+  private readonly items: Candidate[] = [];
+  constructor(private readonly size: number) {}
+
+  /** Whether a candidate of this score could enter (a tie is decided by `offer`). */
+  wants(score: number): boolean {
+    const worst = this.items[this.items.length - 1];
+    return this.items.length < this.size || worst === undefined || score >= worst.score;
+  }
+
+  offer(c: Candidate): void {
+    let at = this.items.length;
+    while (at > 0 && byScore(c, this.items[at - 1] as Candidate) < 0) at--;
+    if (at >= this.size) return;
+    this.items.splice(at, 0, c);
+    if (this.items.length > this.size) this.items.pop();
+  }
+
+  sorted(): Candidate[] {
+    return [...this.items];
   }
 }
 
@@ -235,6 +263,8 @@ function hitOf(c: Candidate, terms: readonly string[]): RecallHit {
     ...(note.engram_id !== undefined ? { engram_id: note.engram_id } : {}),
     ...(note.path !== undefined ? { path: note.path } : {}),
     ...(note.commit !== undefined ? { commit: note.commit } : {}),
+    ...(note.outcome !== undefined ? { outcome: note.outcome } : {}),
+    ...(note.confidence !== undefined ? { confidence: note.confidence } : {}),
     at: note.at,
     senders: [...note.senders],
     topics: [...note.topics],
