@@ -13,6 +13,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { createRedactor } from "../src/core/ingest/redact.js";
 import { loadCorpus } from "../test/support/history-corpus.js";
 import { type Baseline, type BaselineDoc, bm25Baseline } from "./retrieval-bm25.js";
 import {
@@ -109,6 +110,10 @@ interface Asked {
   evidenceDocs: ReadonlySet<string>;
 }
 
+/** Ingest redacts what looks like a secret (a few notes quote examples): match what it kept. */
+const redactor = createRedactor();
+const asKept = (text: string) => redactor.redact(text).text;
+
 const splitsOf = (split: RetrievalOptions["split"]): Split[] =>
   split === undefined || split === "all" ? ["tuning", "held_out"] : [split];
 
@@ -167,7 +172,7 @@ async function notesFigures(work: string, options: RetrievalOptions, concurrency
     .filter((q) => splits.includes(q.split))
     .map((q) => ({
       question: q,
-      matcher: { needles: q.evidence.map((id) => noteNeedle(byId.get(id)?.text ?? "")) },
+      matcher: { needles: q.evidence.map((id) => noteNeedle(asKept(byId.get(id)?.text ?? ""))) },
       repo,
       baseline,
       evidenceDocs: new Set(q.evidence),
@@ -200,7 +205,7 @@ async function historyFigures(work: string, options: RetrievalOptions, concurren
       asked.push({
         question: q,
         matcher: {
-          needles: q.evidence.map((s) => commitNeedle(messages.get(s) ?? "")),
+          needles: q.evidence.map((s) => commitNeedle(asKept(messages.get(s) ?? ""))),
           commits: new Set(full),
         },
         repo,
