@@ -84,7 +84,13 @@ export interface EvidenceMatcher {
 }
 
 export function isEvidence(hit: ReadHit, matcher: EvidenceMatcher): boolean {
-  if (hit.commit !== undefined && matcher.commits?.has(hit.commit)) return true;
+  if (hit.commit !== undefined && matcher.commits !== undefined) {
+    // A full sha, or an abbreviation of one (7 hex digits at least).
+    const sha = hit.commit.toLowerCase();
+    for (const full of matcher.commits) {
+      if (sha.length >= 7 && full.startsWith(sha)) return true;
+    }
+  }
   const text = normalize(hit.text);
   return matcher.needles.some((n) => n !== "" && text.includes(n));
 }

@@ -76,6 +76,8 @@ export interface QuestionDetail {
   engram_tokens: number;
   bm25_rank: number;
   bm25_tokens: number;
+  /** What engram returned, for reading: the start of each hit's text. */
+  engram_hits: string[];
 }
 
 export interface SetFigures {
@@ -130,6 +132,9 @@ async function askAll(asked: readonly Asked[], concurrency: number): Promise<Que
       engram_tokens: tokensReturned(read),
       bm25_rank: baseRank,
       bm25_tokens: base.tokens,
+      engram_hits: read.hits.map(
+        (h) => `${h.commit ? `${h.commit.slice(0, 12)} ` : ""}${h.text.slice(0, 100)}`,
+      ),
     };
   });
 }

@@ -37,6 +37,8 @@ describe("reading a recall", () => {
       tokens: 12,
     });
     expect(firstEvidenceRank(read.hits, { needles: [], commits: new Set([sha]) })).toBe(2);
+    const short = readRecall({ hits: [{ text: "x", commit: "aaaaaaa" }] });
+    expect(firstEvidenceRank(short.hits, { needles: [], commits: new Set([sha]) })).toBe(1);
     const needle = commitNeedle("feat!: moves to code-suggester for PR management (#57)\n\nbody");
     expect(needle).toBe("moves to code suggester for pr management");
     expect(commitNeedle("Merge pull request #9 from a/b\n\nUse external pathval module")).toBe(
