@@ -160,7 +160,14 @@ function setFigures(
   return out;
 }
 
-async function notesFigures(work: string, options: RetrievalOptions, concurrency: number) {
+/** A set's questions ready to ask, once its memory is built. */
+interface Prepared {
+  asked: Asked[];
+  documents: number;
+  build: BuildReport[];
+}
+
+async function prepareNotes(work: string, options: RetrievalOptions): Promise<Prepared> {
   const set = loadNotesSet();
   const repo = join(work, "notes", "repo");
   const t0 = performance.now();
@@ -182,47 +189,48 @@ async function notesFigures(work: string, options: RetrievalOptions, concurrency
       baseline,
       evidenceDocs: new Set(q.evidence),
     }));
-  const details = await askAll(asked, concurrency);
-  return setFigures(details, set.notes.length, [build], options);
+  return { asked, documents: set.notes.length, build: [build] };
 }
 
-async function historyFigures(work: string, options: RetrievalOptions, concurrency: number) {
-  const set = loadHistorySet();
+async function prepareHistory(work: string, name: HistoryName, questions: BenchQuestion[]) {
+  const t0 = performance.now();
+  const repo = join(work, name, "repo");
+  const { report, shas } = await buildHistoryRepo(repo, name);
+  log(`retrieval: history ${name} built in ${round((performance.now() - t0) / 1000)} s`);
+  const commits = loadCorpus(name).commits;
+  const messages = new Map(commits.map((c) => [c.sha, c.message]));
+  const baseline = bm25Baseline(commits.map((c) => ({ id: c.sha, text: c.message })));
+  const asked = questions.map((q) => ({
+    question: q,
+    matcher: {
+      needles: q.evidence.map((s) => commitNeedle(asKept(messages.get(s) ?? ""))),
+      commits: new Set(q.evidence.flatMap((s) => shas.get(s) ?? [])),
+    },
+    repo,
+    baseline,
+    evidenceDocs: new Set(q.evidence),
+  }));
+  return { asked, documents: commits.length, build: [report] };
+}
+
+async function prepareHistories(work: string, options: RetrievalOptions): Promise<Prepared> {
   const splits = splitsOf(options.split);
-  const questions = set.questions.filter((q) => splits.includes(q.split));
-  const asked: Asked[] = [];
-  const build: BuildReport[] = [];
-  let documents = 0;
-  for (const name of HISTORIES) {
-    const mine = questions.filter((q) => q.corpus === name);
-    if (mine.length === 0) continue;
-    const t0 = performance.now();
-    const repo = join(work, name, "repo");
-    const { report, shas } = await buildHistoryRepo(repo, name as HistoryName);
-    build.push(report);
-    log(`retrieval: history ${name} built in ${round((performance.now() - t0) / 1000)} s`);
-    const commits = loadCorpus(name).commits;
-    documents += commits.length;
-    const messages = new Map(commits.map((c) => [c.sha, c.message]));
-    const baseline = bm25Baseline(commits.map((c) => ({ id: c.sha, text: c.message })));
-    for (const q of mine) {
-      const full = q.evidence.flatMap((s) => shas.get(s) ?? []);
-      asked.push({
-        question: q,
-        matcher: {
-          needles: q.evidence.map((s) => commitNeedle(asKept(messages.get(s) ?? ""))),
-          commits: new Set(full),
-        },
-        repo,
-        baseline,
-        evidenceDocs: new Set(q.evidence),
-      });
-    }
-  }
-  const details = await askAll(asked, concurrency);
-  const order = new Map(set.questions.map((q, i) => [q.id, i]));
-  details.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-  return setFigures(details, documents, build, options);
+  const questions = loadHistorySet().questions.filter((q) => splits.includes(q.split));
+  // Four repositories built side by side: each is a chain of processes, mostly one at a time.
+  const parts = await Promise.all(
+    HISTORIES.map((name) =>
+      prepareHistory(
+        work,
+        name,
+        questions.filter((q) => q.corpus === name),
+      ),
+    ),
+  );
+  return {
+    asked: parts.flatMap((p) => p.asked),
+    documents: parts.reduce((n, p) => n + p.documents, 0),
+    build: parts.flatMap((p) => p.build),
+  };
 }
 
 /**
@@ -239,9 +247,27 @@ export async function runRetrieval(
   const work = tempDir("retrieval");
   try {
     const which = options.set ?? "all";
-    const notes = which === "history" ? undefined : await notesFigures(work, options, concurrency);
-    const history =
-      which === "notes" ? undefined : await historyFigures(work, options, concurrency);
+    const [notesSet, historySet] = await Promise.all([
+      which === "history" ? undefined : prepareNotes(work, options),
+      which === "notes" ? undefined : prepareHistories(work, options),
+    ]);
+    // One pool for every question of both sets, in the sets' order.
+    const details = await askAll(
+      [...(notesSet?.asked ?? []), ...(historySet?.asked ?? [])],
+      concurrency,
+    );
+    const figures = (p: Prepared | undefined) => {
+      if (p === undefined) return undefined;
+      const ids = new Set(p.asked.map((a) => a.question.id));
+      return setFigures(
+        details.filter((d) => ids.has(d.id)),
+        p.documents,
+        p.build,
+        options,
+      );
+    };
+    const notes = figures(notesSet);
+    const history = figures(historySet);
     const judged = [notes, history].filter((s): s is SetFigures => s !== undefined);
     const result: RetrievalScenarioResult = {
       ...(notes ? { notes } : {}),
