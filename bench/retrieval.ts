@@ -97,6 +97,8 @@ export interface RetrievalScenarioResult {
   /** Whether `worker recall` took `--max-tokens 512` (the note-level recall adds it). */
   max_tokens_flag: boolean;
   seconds: number;
+  /** The figures in one line, as the run logs them. */
+  summary: string;
   how: string;
   target: string;
   pass: boolean;
@@ -281,8 +283,10 @@ export async function runRetrieval(
         "evidence among the top 5 (0 if none); tokens = the output's own count, else cl100k over the hits' text",
       target: `per set, over all its questions: engram R@5 >= ${TARGETS.r_at_5} and >= ${TARGETS.over_best_baseline}x the best baseline's, top 5 within ${TARGETS.max_tokens} tokens`,
       pass: judged.length > 0 && judged.every((s) => s.all.pass),
+      summary: "",
     };
-    log(summaryLine(result));
+    result.summary = summaryLine(result);
+    log(result.summary);
     return result;
   } finally {
     removeDir(work);
