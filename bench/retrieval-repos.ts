@@ -7,9 +7,11 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+// The bins by the package root, not by this module's folder: the tests import it from source.
+import { DIRECTOR_BIN as DIRECTOR_CLI, WORKER_BIN as WORKER_CLI } from "../test/support/bins.js";
 import { loadCorpus, writeCorpusRepo } from "../test/support/history-corpus.js";
 import type { BenchNote, HistoryName } from "./retrieval-sets.js";
-import { DIRECTOR_CLI, runNode, WORKER_CLI } from "./util.js";
+import { runNode } from "./util.js";
 
 /** Receipt time of every Director command here (2026-11-18T11:06:40Z), for identical runs. */
 const EPOCH = 1_795_000_000;
