@@ -21,6 +21,8 @@
  *  14. sessions     one director run consolidating 100 ended sessions of 50 items (one version
  *                   each), and the process wall of worker session start, write and end
  *  15. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
+ *  16. retrieval    labelled questions over real notes and histories: engram's `worker recall`
+ *                   against BM25, R@1, R@5, MRR and tokens of the top 5 (test/fixtures/retrieval)
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -39,6 +41,7 @@ import { type NoopScenarioResult, runNoopScenario } from "./noop.js";
 import { type RecallTimings, runRecallScenario } from "./recall.js";
 import { type ReferenceScenarioResult, runReferenceScenario } from "./reference.js";
 import { generateEngrams, initBenchRepo, ROOMY_BUDGETS, writeEngramRepo } from "./repo-fixtures.js";
+import { type RetrievalScenarioResult, runRetrieval } from "./retrieval.js";
 import { type RoomScenarioResult, runRoomScenario } from "./room.js";
 import { runSessionsScenario, type SessionsScenarioResult } from "./sessions.js";
 import { runStartupScenario, type StartupScenarioResult } from "./startup.js";
@@ -210,6 +213,8 @@ async function main(): Promise<void> {
 
   gc();
   const sessions = await attempt<SessionsScenarioResult>("sessions", () => runSessionsScenario());
+  gc();
+  const retrieval = await attempt<RetrievalScenarioResult>("retrieval", () => runRetrieval());
 
   const rss = {
     ingest_mb: failed(ingest) ? null : ingest.max_rss_mb,
@@ -243,6 +248,7 @@ async function main(): Promise<void> {
     room,
     sessions,
     version_snapshot: snapshots,
+    retrieval,
   };
   const judged = [
     ingest,
@@ -266,6 +272,7 @@ async function main(): Promise<void> {
     room,
     sessions,
     snapshots,
+    retrieval,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));
