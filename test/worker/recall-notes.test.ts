@@ -142,6 +142,16 @@ describe("worker recall", () => {
   });
 });
 
+describe("worker context", () => {
+  it("reads a topic's words as recall does: plurals and inflections meet", async () => {
+    const r = await worker(["context", "webhook sequences", "--json"], { cwd: repo.dir, env: ENV });
+    expect(r.code, r.stderr).toBe(0);
+    expect((JSON.parse(r.stdout) as { markdown: string }).markdown).toContain(
+      "Webhooks from the billing",
+    );
+  });
+});
+
 describe("MCP memory_recall", () => {
   it("answers with the same notes, within its token budget", async () => {
     const client = await stdioMcpClient(repo.dir, ENV);

@@ -1,4 +1,4 @@
-import { tokenize } from "../recall/tokenize.js";
+import { recallTerms } from "../recall/terms.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 
@@ -48,7 +48,7 @@ export interface ContextIndex {
   entityLearnings: Postings;
   /** Per entity, every learning linked to it, shared links included: what naming it matches. */
   namedBy: Postings;
-  /** Words of texts, rationales and topics as recall tokenizes them, sorted. */
+  /** Terms of texts, rationales and topics as recall reads them (stems), sorted. */
   terms: string[];
   /** Per term, the learnings whose words hold it (ascending). */
   termLearnings: RangePostings;
@@ -93,7 +93,7 @@ function postings(lists: readonly (readonly number[])[]): Postings {
 
 /** The words a topic is matched against: the same text the query used to tokenize. */
 export function learningWords(l: LinkedLearning): string[] {
-  return tokenize(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`);
+  return recallTerms(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`);
 }
 
 export function buildContextIndex(learnings: readonly LinkedLearning[]): ContextIndex {

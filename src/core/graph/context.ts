@@ -1,3 +1,4 @@
+import { recallTerms } from "../recall/terms.js";
 import { tokenize } from "../recall/tokenize.js";
 import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
@@ -109,7 +110,7 @@ interface Ranked {
  * lives in arrays over all learnings: at 40,000 learnings most of memory can be a neighbour.
  */
 function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
-  const wanted = new Set(tokenize(options.topic));
+  const wanted = new Set(recallTerms(options.topic));
   const n = index.count;
   const types = index.index.types;
   const typeCode = options.type === undefined ? -1 : LEARNING_TYPES.indexOf(options.type);
@@ -137,6 +138,9 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
         related[count++] = i;
       }
     }
+  }
+  // Entities are named as written (`person:ada`, `component:payments`): matched unstemmed.
+  for (const w of new Set(tokenize(options.topic))) {
     for (const e of index.entitiesKeyed(w)) {
       for (let k = namedOff[e] as number; k < (namedOff[e + 1] as number); k++) {
         const i = namedRefs[k] as number;
