@@ -312,7 +312,7 @@ async function runPr(
     ...(p.rejected > 0
       ? [`${p.rejected} engram(s) rejected by closed pull requests, not proposed again`]
       : []),
-    ...workTreeLines(p.work_tree ?? undefined, p.base),
+    ...workTreeLines(p.work_tree ?? undefined, p.base, p.status === "dry-run"),
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),

@@ -4,6 +4,7 @@ import { replay } from "../core/proposal/replay.js";
 import { type GitRepo, mergeBase, resolveCommit } from "../git/history.js";
 import { catalogAt } from "../repo/memory-at.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
+import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import {
   readStagingFiles,
@@ -47,16 +48,17 @@ export async function carryWorkTreeMemory(
   const head = await resolveCommit(repo, "HEAD").catch(() => undefined);
   const fork = head === undefined ? undefined : ((await mergeBase(repo, head, main)) ?? head);
   const base = fork === undefined ? emptyCatalog() : await catalogAt(repo, fork);
+  // The catalog first: a work tree whose memory is its commit's reads nothing more.
   let tree: Awaited<ReturnType<typeof readMemoryFiles>>;
   try {
+    const catalog = await readCatalog(ctx.repoDir);
+    if (catalog.hash === base.hash || newEngrams(base, catalog).length === 0) return undefined;
     tree = await readMemoryFiles(ctx.repoDir);
   } catch (error) {
     const problem = `the work tree's memory could not be read (${(error as Error).message}); run director verify there`;
     return { memory: { engrams: 0, carried: 0, rejected: 0, problem }, meta };
   }
-  if (tree.catalog.hash === base.hash) return undefined;
   const added = newEngrams(base, tree.catalog);
-  if (added.length === 0) return undefined;
   const staged = await readStagingFiles(stagingDir(ctx.paths, meta));
   const result = replay(base, tree, staged, rejected);
   const memory: WorkTreeMemory = {
@@ -78,12 +80,20 @@ function newEngrams(base: Catalog, tree: Catalog): string[] {
 }
 
 /** What to tell the user of the work tree's memory (empty when there is nothing to say). */
-export function workTreeLines(memory: WorkTreeMemory | undefined, base: string): string[] {
+export function workTreeLines(
+  memory: WorkTreeMemory | undefined,
+  base: string,
+  dryRun = false,
+): string[] {
   if (memory === undefined) return [];
   if (memory.problem !== undefined) return [`work tree: ${memory.problem}`];
   const lines: string[] = [];
   const held = `the work tree holds ${memory.engrams} engram(s) a cycle wrote there (memory.publish = "auto" chose the work tree before anything said pull requests, or "work-tree")`;
-  if (memory.carried > 0) {
+  if (memory.carried > 0 && dryRun) {
+    lines.push(
+      `${held}; a run without --dry-run carries ${memory.carried} of them into the proposal`,
+    );
+  } else if (memory.carried > 0) {
     lines.push(
       `${held}; carried ${memory.carried} of them into this proposal`,
       `  the work tree keeps its copies (run --pr never writes there): once the pull request is merged, discard them (git restore memory MEMORY.md; git clean -fd memory) and pull ${base}`,

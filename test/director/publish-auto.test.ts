@@ -147,6 +147,13 @@ describe("run --pr and memory in the work tree", () => {
       expect(inTree.length).toBeGreaterThan(1000);
       const view = status(repo);
 
+      const planned = await bin(repo, ["run", "--pr", "--dry-run"], {
+        ...env,
+        SOURCE_DATE_EPOCH: "1800000010",
+      });
+      expect(planned.stdout).toMatch(/a run without --dry-run carries \d+ of them/);
+      expect(fake.branchSha("engram/memory")).toBeNull();
+
       const r = await bin(repo, ["run", "--pr"], { ...env, SOURCE_DATE_EPOCH: "1800000010" });
       expect(r.stdout).toMatch(/^proposal: created;/m);
       expect(r.stdout).toMatch(/the work tree holds \d+ engram\(s\) a cycle wrote there/);
