@@ -24,6 +24,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // A CI runner's own GitHub Actions variables would make `memory.publish = "auto"` mean
+    // pull requests in every test repository: tests that want them set them themselves.
+    env: { GITHUB_ACTIONS: "", GITHUB_REPOSITORY: "" },
     // One fork per core, not Vitest's cores minus one: most integration tests wait on the
     // bins, git and servers they start, so a second fork on two cores halves the wall time.
     maxWorkers: Math.max(2, availableParallelism()),

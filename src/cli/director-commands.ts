@@ -271,14 +271,16 @@ async function runPr(
   args: ParsedArgs,
   cycle: RunOptions & Pick<ProposeOptions, "beforeCycle">,
 ): Promise<CommandOutput> {
-  const [github, port, { runProposal }, { droppedWarnings }, { proposalPlanLines }] =
+  const [github, port, { runProposal }, { droppedWarnings }, { proposalPlanLines }, tree] =
     await Promise.all([
       import("../github/client.js"),
       import("../director/github-port.js"),
       import("../director/propose.js"),
       import("../bus/sources.js"),
       import("../core/rendering/proposal-plan.js"),
+      import("../director/work-tree-memory.js"),
     ]);
+  const { workTreeLines } = tree;
   const { callCount, createGitHub, githubSettings } = github;
   const { githubCommitter, githubFileUrl, githubPulls } = port;
   const { trustOf } = await import("../context/trust.js");
@@ -310,6 +312,7 @@ async function runPr(
     ...(p.rejected > 0
       ? [`${p.rejected} engram(s) rejected by closed pull requests, not proposed again`]
       : []),
+    ...workTreeLines(p.work_tree ?? undefined, p.base, p.status === "dry-run"),
     ...(p.pr
       ? [`pull request #${p.pr.number} ${p.pr.created ? "opened" : "updated"}: ${p.pr.url}`]
       : []),

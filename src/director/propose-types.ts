@@ -3,6 +3,7 @@ import type { ProposalPlan } from "../core/proposal/plan.js";
 import type { Proposal } from "../core/rendering/pr-body.js";
 import type { EventBuffer } from "../state/buffer.js";
 import type { RunOptions } from "./run.js";
+import type { WorkTreeMemory } from "./work-tree-memory.js";
 
 /** The pull-request side of a proposal (GitHub, or the local test server). */
 export interface PullRequestPort {
@@ -81,4 +82,6 @@ export interface ProposalResult {
   review: Proposal | null;
   /** With `--dry-run`: what the run would do, nothing of it done (null otherwise). */
   plan: ProposalPlan | null;
+  /** Memory a cycle wrote into the work tree that its HEAD lacks (null: none). */
+  work_tree: WorkTreeMemory | null;
 }

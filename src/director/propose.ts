@@ -25,6 +25,7 @@ import {
   stagingDir,
   writeStagingMeta,
 } from "./staging.js";
+import { carryWorkTreeMemory } from "./work-tree-memory.js";
 
 const MAX_ATTEMPTS = 5;
 
@@ -62,6 +63,19 @@ export async function runProposal(
         }
         const rejected = await updateRejections(ctx, repo, refs, options);
         const staging = await prepareStaging(ctx, repo, refs, rejected, options.dryRun === true);
+        // Memory a cycle left in the work tree is proposed too, never left behind.
+        const fromTree = await carryWorkTreeMemory(
+          ctx,
+          repo,
+          refs.main,
+          staging.meta,
+          rejected,
+          options.dryRun === true,
+        );
+        if (fromTree !== undefined) {
+          staging.meta = fromTree.meta;
+          if (fromTree.memory.carried > 0 && options.dryRun !== true) staging.pending = true;
+        }
         const dir = stagingDir(ctx.paths, staging.meta);
         let stepped = false;
         if (attempt === 1 && options.beforeCycle !== undefined && options.dryRun !== true) {
@@ -88,6 +102,7 @@ export async function runProposal(
           would_open: null,
           review: null,
           plan: null,
+          work_tree: fromTree?.memory ?? null,
         };
         const github = {
           pulls: options.pulls != null,

@@ -26,13 +26,20 @@ import { readStagingMeta, stagingDir } from "./staging.js";
 /**
  * Whether this repository publishes memory by pull request (`memory.publish`): then what an
  * ingest compacts for room waits in the state folder for the next `director run --pr`.
- * `auto` says yes once this state folder has a staging tree (a `run --pr` ran here) or the
- * repository has the engram branch, locally or from `origin`.
+ * `auto` says yes when anything says pull requests: a `run --pr` ran with this state folder
+ * (it has a staging tree), the repository has the engram branch (locally or from `origin`),
+ * `github.repository` is configured, or the environment names a GitHub repository
+ * (`GITHUB_REPOSITORY`) or is GitHub Actions (`GITHUB_ACTIONS=true`).
  */
-export async function publishesByPullRequest(ctx: RepoContext): Promise<boolean> {
+export async function publishesByPullRequest(
+  ctx: RepoContext,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<boolean> {
   const mode = ctx.config.memory.publish;
   if (mode !== "auto") return mode === "pull-request";
   if (existsSync(join(ctx.paths.root, "staging.json"))) return true;
+  if (ctx.config.github.repository !== undefined) return true;
+  if ((env.GITHUB_REPOSITORY ?? "").trim() !== "" || env.GITHUB_ACTIONS === "true") return true;
   const branch = ctx.config.github.head_branch;
   const found = await commitTimes(ctx.repoDir, [
     `refs/heads/${branch}`,

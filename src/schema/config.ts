@@ -72,7 +72,7 @@ export const MemoryConfig = z
       .enum(["auto", "pull-request", "work-tree"])
       .default("auto")
       .describe(
-        "Where memory is published, so where an ingest's compactions for room go: work-tree (written there when the ingest ends), pull-request (kept in the state folder for the next director run --pr), or auto (pull-request once a run --pr ran here or the engram branch exists).",
+        "Where memory is published, so where an ingest's compactions for room go: work-tree (written there when the ingest ends), pull-request (kept in the state folder for the next director run --pr), or auto (pull-request when GITHUB_REPOSITORY or GITHUB_ACTIONS=true is set, github.repository is, a run --pr ran here or the engram branch exists).",
       ),
   })
   .strict();

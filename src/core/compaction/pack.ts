@@ -3,7 +3,9 @@ import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../.
 import { capEntities, type EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
+
 import { cutText } from "../model/text.js";
+import { fitBody } from "./fit.js";
 import type { Telemetry } from "./telemetry.js";
 
 /** What an engram says about learnings beyond its items, and how it finds its entities. */
@@ -131,14 +133,19 @@ export function packEngrams(
         (tentative.has(item.text) ? 2 : 1)
       : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
 
-  const out: Engram[] = [];
+  const bodies: EngramBody[] = [];
   let index = 0;
-  while (index < queue.length || out.length === 0) {
-    const part = out.length;
+  while (index < queue.length || bodies.length === 0) {
+    const part = bodies.length;
     const withExtras = part === 0;
-    const overhead = size(build([], part, withExtras, 0)) + 16;
+    const bare = size(build([], part, false, 0)) + 16;
+    const full = withExtras ? size(build([], part, true, 0)) + 16 : bare;
+    // Extras that crowd the items out (many long episodes, sealed notes) are not a reason to
+    // cut an item: the items are packed as if they were not there, and `fitBody` moves the
+    // extras on to parts of their own.
+    const spill = withExtras && full > maxBytes / 2;
     const chunk: Item[] = [];
-    let estimate = overhead;
+    let estimate = spill ? bare : full;
     while (index < queue.length) {
       const item = queue[index] as Item;
       const c = cost(item);
@@ -148,21 +155,40 @@ export function packEngrams(
       index++;
     }
     let cut = 0;
-    let engram = build(chunk, part, withExtras, cut);
+    let engram = build(chunk, part, withExtras && !spill, cut);
     // The estimate can be off by a little: give items back until the engram fits.
     while (size(engram) > maxBytes && chunk.length > 1) {
       chunk.pop();
       index--;
-      engram = build(chunk, part, withExtras, cut);
+      engram = build(chunk, part, withExtras && !spill, cut);
     }
     while (size(engram) > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
       cut = 1;
-      engram = build(chunk, part, withExtras, cut);
+      engram = build(chunk, part, withExtras && !spill, cut);
     }
-    out.push(size(engram) <= maxBytes ? sealEngram(engram) : trimExtras(engram, maxBytes));
+    bodies.push(spill ? build(chunk, part, true, cut) : engram);
     if (chunk.length === 0 && index >= queue.length) break;
   }
-  return out;
+  // Whatever still does not fit (extras, links, senders) is spread over further parts.
+  const fitted = bodies.flatMap((body) => fitBody(body, maxBytes, links.entities));
+  return numberParts(fitted, base.provenance.event_count).map(sealEngram);
+}
+
+/**
+ * Parts numbered in order: the group's events are counted once, on its first part (which
+ * carries no number), so counts add up.
+ */
+function numberParts(bodies: readonly EngramBody[], eventCount: number): EngramBody[] {
+  return bodies.map((body, i) => {
+    const { part: _part, ...provenance } = body.provenance;
+    return {
+      ...body,
+      provenance:
+        i === 0
+          ? { ...provenance, event_count: eventCount }
+          : { ...provenance, event_count: 0, part: i + 1 },
+    };
+  });
 }
 
 function shrink(
@@ -183,68 +209,4 @@ function shrink(
     return true;
   }
   return false;
-}
-
-function trimExtras(body: EngramBody, maxBytes: number): Engram {
-  const next: EngramBody = {
-    ...body,
-    signals: { ...body.signals, truncated: body.signals.truncated + 1 },
-  };
-  const fits = () => engramFileSize(next) <= maxBytes;
-  if (next.telemetry) {
-    const { workers, errors } = next.telemetry;
-    const telemetry = { workers, errors };
-    next.telemetry = telemetry;
-    telemetry.workers = longestFitting(workers, (kept) => {
-      telemetry.workers = kept;
-      return fits();
-    });
-    telemetry.errors = longestFitting(errors, (kept) => {
-      telemetry.errors = kept;
-      return fits();
-    });
-    if (telemetry.workers.length === 0 && telemetry.errors.length === 0) delete next.telemetry;
-  }
-  // Derived entity ids go first: the links they come from are the record.
-  if (next.entities) {
-    next.entities = longestFitting(next.entities, (kept) => {
-      next.entities = kept;
-      return fits();
-    });
-    if (next.entities.length === 0) delete next.entities;
-  }
-  next.links = longestFitting(next.links, (kept) => {
-    next.links = kept;
-    return fits();
-  });
-  if (next.sealed) {
-    next.sealed = longestFitting(next.sealed, (kept) => {
-      next.sealed = kept;
-      return fits();
-    });
-  }
-  const provenance = { ...next.provenance };
-  next.provenance = provenance;
-  provenance.senders = longestFitting(provenance.senders, (kept) => {
-    provenance.senders = kept;
-    return fits();
-  });
-  return sealEngram(next);
-}
-
-/**
- * The longest start of `list` with which the engram fits (none if even the empty one does
- * not): what dropping the last item until it fits would keep, found by halving, since an
- * engram only shrinks as items go.
- */
-function longestFitting<T>(list: readonly T[], fitsWith: (kept: T[]) => boolean): T[] {
-  if (fitsWith([...list])) return [...list];
-  let lo = 0;
-  let hi = list.length - 1;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fitsWith(list.slice(0, mid))) lo = mid;
-    else hi = mid - 1;
-  }
-  return list.slice(0, lo);
 }

@@ -16,6 +16,7 @@ import { batchIdFromIso } from "../model/time.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { planEviction, type TierUsage, tierUsage } from "./budget.js";
 import { compactSlice, sliceVersion } from "./compact.js";
+import { fitEngrams } from "./fit.js";
 import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
 import { slicePolicy } from "./room.js";
@@ -87,6 +88,7 @@ export interface CyclePlan {
  */
 export function planCycle(input: CycleInput): CyclePlan {
   const { memory } = input;
+  const max = memory.engram_max_bytes;
   const matcher = input.registry ? entityMatcher(input.registry) : undefined;
   const entities = matcher ? bodyLinker(matcher) : undefined;
   const version = sliceVersion(input.slice);
@@ -102,7 +104,9 @@ export function planCycle(input: CycleInput): CyclePlan {
   // Engrams compacted for room come first (their events are older), each id once.
   const fresh: Engram[] = [];
   const seen = new Set<string>();
-  for (const engram of [...(input.pending ?? []), ...compacted]) {
+  // Every engram written is within the budget, however it was made (see fit.ts).
+  const made = fitEngrams([...(input.pending ?? []), ...compacted], max, entities);
+  for (const engram of made) {
     if (known.has(engram.engram_id) || seen.has(engram.engram_id)) continue;
     seen.add(engram.engram_id);
     fresh.push(engram);
@@ -112,7 +116,7 @@ export function planCycle(input: CycleInput): CyclePlan {
 
   const st = [...all.values()].filter((e) => e.scope === "st");
   const lt = [...all.values()].filter((e) => e.scope === "lt");
-  const promoted = planPromotion({
+  const promotion = planPromotion({
     st,
     lt,
     recalls: input.recalls,
@@ -120,7 +124,10 @@ export function planCycle(input: CycleInput): CyclePlan {
     createdAt: input.asOf,
     policy: memory,
     entities,
-  }).filter((e) => !known.has(e.engram_id) && !all.has(e.engram_id));
+  });
+  const promoted = fitEngrams(promotion, max, entities).filter(
+    (e) => !known.has(e.engram_id) && !all.has(e.engram_id),
+  );
   for (const engram of promoted) all.set(engram.engram_id, engram);
 
   const texts = new Map<string, string>();

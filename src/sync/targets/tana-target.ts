@@ -19,9 +19,9 @@ import type { Registry } from "../../schema/registry.js";
 import { EntityLinker } from "./tana-entities.js";
 import { TanaInputClient, TanaNodeGoneError } from "./tana-input-client.js";
 import { TanaLocalClient } from "./tana-local-client.js";
-import { PartsJournal, partsEntry, sendMissingParts } from "./tana-parts.js";
+import { PartsJournal } from "./tana-parts.js";
 import { createSchema, schemaProgressFromMapping, schemaProgressMapping } from "./tana-schema.js";
-import { annotate, writeInPlace } from "./tana-write.js";
+import { annotate, asTargetError, createNodes, writeInPlace } from "./tana-write.js";
 import {
   type BatchEntry,
   type BatchOutcome,
@@ -423,40 +423,9 @@ export class TanaTarget implements BatchSyncTarget {
   /** One Input API call for the group, then the overflowing content of any node, in parts. */
   private async create(items: readonly OutgoingItem[]): Promise<BatchOutcome[]> {
     const plans = items.map((i) => this.planned.get(i.key) as PlannedNode);
-    const created = await this.input.post({
-      targetNodeId: this.parent(),
-      nodes: plans.map((p) => p.node),
-    });
-    const outcomes: BatchOutcome[] = [];
-    for (const [i, plan] of plans.entries()) {
-      const nodeId = created[i]?.nodeId;
-      if (nodeId === undefined) {
-        outcomes.push({
-          key: plan.key,
-          ok: false,
-          error: new SyncTargetError(
-            `Tana answered ${created.length} nodes for ${plans.length}`,
-            "unavailable",
-          ),
-        });
-        continue;
-      }
-      this.liveIds?.add(nodeId);
-      const item = items[i] as OutgoingItem;
-      try {
-        if (plan.overflow.length > 0) {
-          const entry = partsEntry(nodeId, nodeId, item.content_hash, item.content, plan.overflow);
-          this.parts.set(plan.key, entry);
-          await sendMissingParts(this.input, this.parts, plan.key, item.content);
-        }
-      } catch (error) {
-        // The node exists, its content is not whole: looked up by its key, then updated.
-        outcomes.push({ key: plan.key, ok: false, error: asUnknown(error) });
-        continue;
-      }
-      outcomes.push({ key: plan.key, ok: true, remoteId: nodeId });
-    }
-    return outcomes;
+    const made = await createNodes(this.input, this.parts, this.parent(), items, plans);
+    for (const id of made.created) this.liveIds?.add(id);
+    return made.outcomes;
   }
 
   /** Updates a node in place (Local API) or annotates it (Input API); a node gone is created again. */
@@ -483,18 +452,4 @@ export class TanaTarget implements BatchSyncTarget {
       return outcome as BatchOutcome;
     }
   }
-}
-
-function asTargetError(error: unknown): SyncTargetError {
-  return error instanceof SyncTargetError
-    ? error
-    : new SyncTargetError((error as Error).message, "unavailable", undefined, { cause: error });
-}
-
-/** A failure after the node was made: its outcome counts as unknown (looked up first). */
-function asUnknown(error: unknown): SyncTargetError {
-  const e = asTargetError(error);
-  return e.kind === "unavailable"
-    ? e
-    : new SyncTargetError(e.message, "unavailable", undefined, { cause: e });
 }

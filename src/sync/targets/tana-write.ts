@@ -3,6 +3,7 @@ import {
   annotationNode,
   fitNode,
   nodeDescription,
+  type PlannedNode,
   type TanaLimits,
   type TanaNode,
 } from "../../core/sync/tana-nodes.js";
@@ -15,7 +16,7 @@ import {
   sendMissingParts,
   trashStrays,
 } from "./tana-parts.js";
-import { SyncTargetError } from "./target.js";
+import { type BatchOutcome, SyncTargetError } from "./target.js";
 
 /**
  * A node updated in place through the Local API: name, description and each field, the
@@ -106,4 +107,65 @@ export async function annotate(
   }
   parts.set(item.key, { ...entry, parent: made.nodeId });
   await sendMissingParts(input, parts, item.key, item.content);
+}
+
+/**
+ * Nodes created by one Input API call for a group of planned nodes, then the overflowing
+ * content of any node sent in parts (journalled first, so a run killed between the parts
+ * sends only the missing ones). `created`: the ids of the nodes Tana made.
+ */
+export async function createNodes(
+  input: TanaInputClient,
+  parts: PartsJournal,
+  parent: string,
+  items: readonly OutgoingItem[],
+  plans: readonly PlannedNode[],
+): Promise<{ outcomes: BatchOutcome[]; created: string[] }> {
+  const answered = await input.post({ targetNodeId: parent, nodes: plans.map((p) => p.node) });
+  const outcomes: BatchOutcome[] = [];
+  const created: string[] = [];
+  for (const [i, plan] of plans.entries()) {
+    const nodeId = answered[i]?.nodeId;
+    if (nodeId === undefined) {
+      outcomes.push({
+        key: plan.key,
+        ok: false,
+        error: new SyncTargetError(
+          `Tana answered ${answered.length} nodes for ${plans.length}`,
+          "unavailable",
+        ),
+      });
+      continue;
+    }
+    created.push(nodeId);
+    const item = items[i] as OutgoingItem;
+    try {
+      if (plan.overflow.length > 0) {
+        const entry = partsEntry(nodeId, nodeId, item.content_hash, item.content, plan.overflow);
+        parts.set(plan.key, entry);
+        await sendMissingParts(input, parts, plan.key, item.content);
+      }
+    } catch (error) {
+      // The node exists, its content is not whole: looked up by its key, then updated.
+      outcomes.push({ key: plan.key, ok: false, error: asUnknown(error) });
+      continue;
+    }
+    outcomes.push({ key: plan.key, ok: true, remoteId: nodeId });
+  }
+  return { outcomes, created };
+}
+
+/** A failure as a sync target error (an unknown one: the target is unavailable). */
+export function asTargetError(error: unknown): SyncTargetError {
+  return error instanceof SyncTargetError
+    ? error
+    : new SyncTargetError((error as Error).message, "unavailable", undefined, { cause: error });
+}
+
+/** A failure after the node was made: its outcome counts as unknown (looked up first). */
+function asUnknown(error: unknown): SyncTargetError {
+  const e = asTargetError(error);
+  return e.kind === "unavailable"
+    ? e
+    : new SyncTargetError(e.message, "unavailable", undefined, { cause: e });
 }
