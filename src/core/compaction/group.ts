@@ -88,7 +88,7 @@ export interface GroupState {
   /** The first 64, in order. */
   links: Link[];
   sealed: Sealed[];
-  /** The 32 an engram keeps (see `keptEpisodes`), in order. */
+  /** Up to `MAX_GROUP_EPISODES` (see `keptEpisodes`), in order; 32 an engram part. */
   episodes: Episode[];
   /** Authors of content, sorted, the first 64; `all_senders` counts telemetry senders too. */
   senders: string[];

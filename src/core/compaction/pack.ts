@@ -3,8 +3,8 @@ import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../.
 import { capEntities, type EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact } from "../graph/learnings.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
-
 import { cutText } from "../model/text.js";
+import { MAX_EPISODES } from "./episodes.js";
 import { fitBody } from "./fit.js";
 import type { Telemetry } from "./telemetry.js";
 
@@ -83,12 +83,19 @@ export function packEngrams(
   base: Omit<EngramBody, "facts" | "decisions" | "signals"> & {
     signals: Omit<EngramBody["signals"], "truncated">;
   },
-  extra: { telemetry?: Telemetry; episodes?: Episode[] },
+  extras: { telemetry?: Telemetry; episodes?: Episode[] },
   items: GroupItems,
   sealed: readonly Sealed[],
   maxBytes: number,
   links: GroupLinks = { evidence: {}, origins: new Map() },
 ): Engram[] {
+  // An engram holds at most MAX_EPISODES episodes: the first part the first of them, and
+  // each further run of them a part of its own, so none is left out of the sync queue.
+  const [firstEpisodes = [], ...moreEpisodes] = chunks(extras.episodes ?? [], MAX_EPISODES);
+  const extra = {
+    ...(extras.telemetry ? { telemetry: extras.telemetry } : {}),
+    ...(firstEpisodes.length > 0 ? { episodes: firstEpisodes } : {}),
+  };
   type Item = { kind: "fact"; text: string } | { kind: "decision"; value: Decision };
   const queue: Item[] = [
     ...items.decisions.map((value) => ({ kind: "decision" as const, value: { ...value } })),
@@ -169,6 +176,8 @@ export function packEngrams(
     bodies.push(spill ? build(chunk, part, true, cut) : engram);
     if (chunk.length === 0 && index >= queue.length) break;
   }
+  for (const episodes of moreEpisodes)
+    bodies.push({ ...build([], bodies.length, false, 0), episodes });
   // Whatever still does not fit (extras, links, senders) is spread over further parts.
   const fitted = bodies.flatMap((body) => fitBody(body, maxBytes, links.entities));
   return numberParts(fitted, base.provenance.event_count).map(sealEngram);
@@ -189,6 +198,12 @@ function numberParts(bodies: readonly EngramBody[], eventCount: number): EngramB
           : { ...provenance, event_count: 0, part: i + 1 },
     };
   });
+}
+
+function chunks<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
 }
 
 function shrink(
