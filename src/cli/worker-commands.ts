@@ -15,7 +15,7 @@ import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 import { REMOTE_RECALL_OPTIONS, remoteRecallOptions } from "./recall-options.js";
-import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
+import { busOption, checkBusOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 import { session } from "./session-commands.js";
 
 /*
@@ -71,12 +71,13 @@ const emit: Command = {
     const text = stringOption(args, "text");
     if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
     if (text === undefined) throw new UsageError("--text is required");
-    const bus = busOption(args);
+    checkBusOption(args);
     const [{ openContext }, { emitNote }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../worker/emit.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
+    const bus = await busOption(args, ctx);
     const result = await emitNote(
       ctx,
       {
@@ -126,12 +127,13 @@ async function emitFrom(args: ParsedArgs, from: string) {
   }
   const { parseNoteLines } = await import("../worker/note-lines.js");
   const notes = parseNoteLines(text, file);
-  const bus = busOption(args);
+  checkBusOption(args);
   const [{ openContext }, { emitNotes }] = await Promise.all([
     import("../context/repo-context.js"),
     import("../worker/emit.js"),
   ]);
   const ctx = await openContext(repoOptions(args));
+  const bus = await busOption(args, ctx);
   const result = await emitNotes(
     ctx,
     notes.map((n) => n.note),
@@ -295,12 +297,13 @@ const heartbeat: Command = {
     ...SENDER_OPTIONS,
   },
   async run(args) {
-    const bus = busOption(args);
+    checkBusOption(args);
     const [{ openContext }, { emitHeartbeat }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../worker/emit.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
+    const bus = await busOption(args, ctx);
     const attempt = numberOption(args, "attempt");
     const result = await emitHeartbeat(
       ctx,
