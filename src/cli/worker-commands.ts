@@ -3,6 +3,7 @@ import { fileSystemError, UsageError } from "../errors.js";
 import type { DriftReport } from "../repo/drift.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
 import type { EmitResult } from "../worker/emit.js";
+import type { UndrainedSpool } from "../worker/stranded.js";
 import {
   type Command,
   listOption,
@@ -256,6 +257,7 @@ const check: Command = {
       ...r.unsafe.map((p) => `  refused:  ${p}`),
       ...(r.focus_problem !== null ? [`  focus:    ${r.focus_problem}`] : []),
       driftLine(r.drift),
+      ...(r.undrained_spool ? [await undrainedLine(r.undrained_spool)] : []),
     ];
     return {
       json: r,
@@ -264,6 +266,12 @@ const check: Command = {
     };
   },
 };
+
+/** What waits in a spool no Director drains, and what to do about it. */
+async function undrainedLine(u: UndrainedSpool): Promise<string> {
+  const { strandedRemedy } = await import("../worker/stranded.js");
+  return `stranded: ${u.files} spool file(s) in ${u.path} (oldest ${u.oldest ?? "unknown"}) wait where no Director drains them; ${strandedRemedy()}`;
+}
 
 /** The drift line of `worker check`: what the README's agent loop acts on. */
 function driftLine(d: DriftReport | null): string {
@@ -321,6 +329,43 @@ const heartbeat: Command = {
   },
 };
 
+const resend: Command = {
+  name: "resend",
+  summary:
+    "Send this checkout's spooled notes over the bus (--bus, else $ENGRAM_BUS, else [worker] bus): what a clone spooled where no Director drains it, or what waited while the bus was down. Each arrives once; the spool keeps only what the bus did not take.",
+  usage: "worker resend [--bus URL] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    bus: {
+      type: "string",
+      value: "URL",
+      description:
+        "where to send: git:REMOTE | tcp://HOST:PORT | tls://HOST:PORT | nats://HOST:PORT",
+    },
+  },
+  async run(args) {
+    checkBusOption(args);
+    const [{ openContext }, { resendSpool }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/resend.js"),
+    ]);
+    const ctx = await openContext(repoOptions(args));
+    const r = await resendSpool(ctx, await busOption(args, ctx));
+    const lines =
+      r.files === 0 && r.unreadable.length === 0
+        ? [`nothing to resend: the spool is empty (${r.spool})`]
+        : [
+            `resent ${r.acknowledged} of ${r.envelopes} envelope(s) from ${r.files} spool file(s) over ${r.bus}; ${r.left} left in the spool`,
+            ...(r.fallback_reason ? [`  ${r.bus} unavailable: ${r.fallback_reason}`] : []),
+            ...r.unreadable.map((u) => `  kept, not an envelope file: ${u}`),
+          ];
+    return {
+      json: r,
+      text: `${lines.join("\n")}\n`,
+      exitCode: r.left > 0 || r.unreadable.length > 0 ? EXIT.findings : EXIT.ok,
+    };
+  },
+};
+
 const sync: Command = {
   name: "sync",
   summary:
@@ -368,6 +413,7 @@ export const WORKER_COMMANDS: readonly Command[] = [
   recall,
   check,
   heartbeat,
+  resend,
   sync,
   ...GRAPH_COMMANDS,
   session,
