@@ -158,6 +158,12 @@ describe("one bus for every checkout", () => {
     const typo = await emit(repo, "typoword", { ENGRAM_BUS: "git:orgin" });
     expect(typo.code, describeResult(typo)).toBe(EXIT.usage);
     expect(typo.stderr).toContain('no remote named "orgin"');
+    expect(typo.stderr).toContain("its remotes: origin");
+    expect(typo.stderr).toContain("nothing was sent or spooled");
+    // A path with no repository there is no bad day either.
+    const nowhere = await emit(repo, "typoword", { ENGRAM_BUS: `git:${join(repo, "no.git")}` });
+    expect(nowhere.code, describeResult(nowhere)).toBe(EXIT.usage);
+    expect(nowhere.stderr).toContain("does not appear to be a git repository");
     const malformed = await emit(repo, "typoword", { ENGRAM_BUS: "tcp://nohost" });
     expect(malformed.code, describeResult(malformed)).toBe(EXIT.usage);
     expect(malformed.stderr).toContain("ENGRAM_BUS");
