@@ -10,12 +10,14 @@ import type { Envelope } from "../schema/envelope.js";
 import { listSpoolFiles } from "../state/spool.js";
 
 /**
- * Whether a Director keeps its state in the state folder holding this checkout's spool
- * (`director init` makes its buffer folder; a cycle fills it): then it drains the spool.
+ * Whether a Director keeps its state in this checkout's state folder or in the one holding
+ * its spool (a worktree's main worktree): `director init` makes its buffer folder, a cycle
+ * fills it. A Director in either drains this spool.
  */
 export function directorDrains(ctx: Pick<RepoContext, "paths">): boolean {
-  const root = ctx.paths.spoolRoot;
-  return existsSync(join(root, "buffer")) || existsSync(join(root, "director.lock"));
+  return [ctx.paths.root, ctx.paths.spoolRoot].some(
+    (root) => existsSync(join(root, "buffer")) || existsSync(join(root, "director.lock")),
+  );
 }
 
 /** What waits in a spool no Director drains; null when it is empty or a Director drains it. */

@@ -5,7 +5,14 @@
  * worktree of it, a clone with `ENGRAM_BUS`, a clone with the config default, and a clone
  * with neither, whose note is stranded until `worker resend`.
  */
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EXIT } from "../../src/errors.js";
@@ -98,6 +105,11 @@ describe("one bus for every checkout", () => {
     const withEnv = clone();
     const envOut = jsonOf<Emitted>(await emit(withEnv, "envword", { ENGRAM_BUS: "git:origin" }));
     expect(envOut).toMatchObject({ transport: "git", spooled: false });
+    const beat = await worker(["heartbeat", "--stage", "test", "--json"], {
+      cwd: withEnv,
+      env: { ...GIT_ENV, ENGRAM_BUS: "git:origin" },
+    });
+    expect(jsonOf<Emitted>(beat)).toMatchObject({ transport: "git", spooled: false });
     const withConfig = clone();
     const cfg = await director(["init", "--bus", "git:origin", "--json"], {
       cwd: withConfig,
@@ -130,7 +142,8 @@ describe("one bus for every checkout", () => {
 
     // One cycle: the spool (the worktree's note) and git:origin (the clones' notes).
     const run = await flush(dir);
-    expect(run.sources).toEqual([expect.objectContaining({ source: "git:origin", accepted: 2 })]);
+    // The two clones' notes and the heartbeat.
+    expect(run.sources).toEqual([expect.objectContaining({ source: "git:origin", accepted: 3 })]);
     const memory = memoryText(dir);
     for (const word of ["worktreeword", "envword", "configword"]) expect(memory).toContain(word);
     expect(memory).not.toContain("strandedword");
@@ -151,6 +164,24 @@ describe("one bus for every checkout", () => {
       expect.objectContaining({ source: "git:origin", accepted: 1 }),
     ]);
     expect(memoryText(dir)).toContain("strandedword");
+  });
+
+  it("a worktree uses its main worktree's [state] dir, checked like its own", async () => {
+    const main = clone();
+    writeFileSync(join(main, "config", "dev.toml"), '[state]\ndir = "local-state"\n');
+    writeFileSync(join(main, ".gitignore"), "/local-state/\n");
+    expect((await director(["init"], { cwd: main, env: GIT_ENV })).code).toBe(0);
+    const tree = join(dirs.dir("engram-onebus-worktree-"), "tree");
+    git(main, ["worktree", "add", "-q", "-b", "agent-2", tree]);
+    const out = jsonOf<Emitted>(await emit(tree, "stateword"));
+    expect(out.path?.startsWith(join(main, "local-state", "spool"))).toBe(true);
+    // The main worktree's state folder made a link: refused from the worktree too.
+    renameSync(join(main, "local-state"), join(main, "elsewhere"));
+    symlinkSync(join(main, "elsewhere"), join(main, "local-state"));
+    const refused = await emit(tree, "stateword");
+    expect(refused.code, describeResult(refused)).toBe(EXIT.usage);
+    expect(refused.stderr).toContain("state.dir");
+    expect(refused.stderr).toContain("symbolic link");
   });
 
   it("a typo'd bus is exit 2 naming it, wherever it came from, and nothing is spooled", async () => {
