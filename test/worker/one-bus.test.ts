@@ -25,6 +25,7 @@ import {
   jsonOf,
   worker,
 } from "../support/bins.js";
+import { stdioMcpClient } from "../support/mcp-client.js";
 import { git, TempDirs } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -76,6 +77,20 @@ function memoryText(repo: string): string {
   };
   walk(join(repo, "memory"));
   return out.join("\n");
+}
+
+async function mcpEmit(cwd: string, env: Env): Promise<Emitted & { message: string }> {
+  const client = await stdioMcpClient(cwd, { ...GIT_ENV, ...env });
+  try {
+    const r = await client.callTool({
+      name: "memory_emit",
+      arguments: { kind: "fact", text: "an mcp note" },
+    });
+    expect(r.isError, JSON.stringify(r)).toBeFalsy();
+    return r.structuredContent as Emitted & { message: string };
+  } finally {
+    await client.close();
+  }
 }
 
 async function flush(repo: string): Promise<{ sources: { source: string; accepted: number }[] }> {
@@ -182,6 +197,16 @@ describe("one bus for every checkout", () => {
     expect(refused.code, describeResult(refused)).toBe(EXIT.usage);
     expect(refused.stderr).toContain("state.dir");
     expect(refused.stderr).toContain("symbolic link");
+  });
+
+  it("MCP memory_emit sends over the worker's bus, and says when its note is stranded", async () => {
+    const sent = await mcpEmit(clone(), { ENGRAM_BUS: "git:origin" });
+    expect(sent).toMatchObject({ transport: "git", spooled: false });
+    expect(sent.warning).toBeUndefined();
+    const stranded = await mcpEmit(clone(), {});
+    expect(stranded).toMatchObject({ transport: "spool", spooled: true });
+    expect(stranded.warning).toContain("which no Director drains");
+    expect(stranded.message).toContain("worker resend");
   });
 
   it("a typo'd bus is exit 2 naming it, wherever it came from, and nothing is spooled", async () => {
