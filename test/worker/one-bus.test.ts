@@ -163,6 +163,17 @@ describe("one bus for every checkout", () => {
     for (const word of ["worktreeword", "envword", "configword"]) expect(memory).toContain(word);
     expect(memory).not.toContain("strandedword");
 
+    // Resent while the bus is down: nothing acknowledged, so the note stays in the spool.
+    git(stranded, ["remote", "add", "down", "git://127.0.0.1:1/none.git"]);
+    const down = await worker(["resend", "--bus", "git:down", "--json"], {
+      cwd: stranded,
+      env: GIT_ENV,
+    });
+    expect(down.code, describeResult(down)).toBe(EXIT.findings);
+    expect(JSON.parse(down.stdout)).toMatchObject({ files: 1, acknowledged: 0, left: 1 });
+    const waiting = await worker(["check", "--offline", "--json"], { cwd: stranded, env: GIT_ENV });
+    expect(JSON.parse(waiting.stdout)).toMatchObject({ undrained_spool: { files: 1 } });
+
     // Resent once: delivered; a second resend sends nothing.
     const resent = await worker(["resend", "--bus", "git:origin", "--json"], {
       cwd: stranded,
