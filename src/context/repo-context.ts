@@ -93,7 +93,8 @@ async function mainWorktreeState(repoDir: string): Promise<MainWorktree | undefi
 
 /**
  * The state folder's checks against git and the file system (`checkStateFolder`), for the
- * main worktree's state folder too when this is a linked worktree, and a word when work was left in the default state folder after `[state] dir` moved elsewhere.
+ * main worktree's state folder too when this is a linked worktree, and a word when work was
+ * left in the default state folder after `[state] dir` moved elsewhere.
  */
 export async function checkContextState(ctx: RepoContext): Promise<void> {
   const [{ checkStateFolder, unfinishedWork }, { gitAnswer }] = await Promise.all([
