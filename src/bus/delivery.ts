@@ -23,6 +23,8 @@ export interface Delivery {
   redacted?: number;
   /** The Director's `sync_required.v1` payload, when it told this worker to sync with main. */
   sync_required?: Record<string, unknown>;
+  /** Why what was spooled will not reach memory (no Director drains this spool), and what to do. */
+  warning?: string;
 }
 
 /** One way of getting a worker's envelopes to the Director's durable buffer. */

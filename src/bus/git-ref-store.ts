@@ -125,6 +125,40 @@ export function firstLines(text: string, max = 2): string {
   return lines.slice(0, max).join("; ") || "git failed without a message";
 }
 
+/**
+ * Why git's answer is a mistake to fix rather than a bad day to wait out: no such remote or
+ * repository, or a credential refused. Then nothing is spooled (a retry would fail the same
+ * way, and a spooled note would wait for ever); anything else (a refused connection, a
+ * timeout, a name that does not resolve while offline) is transient.
+ */
+export function permanentGitFailure(stderr: string): boolean {
+  return PERMANENT.some((pattern) => pattern.test(stderr));
+}
+
+const PERMANENT = [
+  /does not appear to be a git repository/i,
+  /repository '[^']*' not found/i,
+  /Repository not found/i,
+  /Authentication failed/i,
+  /Permission denied \(publickey/i,
+  /could not read (Username|Password)/i,
+  /The requested URL returned error: 40[134]/i,
+  /Invalid username or (password|token)/i,
+];
+
+/**
+ * The remotes of the repository in `dir` when `remote` looks like a remote's name but names
+ * none of them (a typo, `git:orgin`); undefined when it is one, or a URL or a path.
+ */
+export async function unknownRemote(dir: string, remote: string): Promise<string[] | undefined> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(remote)) return undefined;
+  const run = await runGit(dir, ["remote"]);
+  if (run.code !== 0) return undefined; // not a repository git can read: the push will say
+  const remotes = run.stdout.split("\n").filter((r) => r !== "");
+  if (remotes.includes(remote)) return undefined;
+  return fs.existsSync(`${dir}/${remote}`) ? undefined : remotes;
+}
+
 /** The remote could not be read or written (network, authentication, a missing remote). */
 export class RemoteUnreachable extends ServiceError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -8,12 +8,14 @@
  * object store (no work tree, no index), and pushes it with a lease on what the ref held
  * before. A rejected push (the Director pruned the ref, someone moved it) re-reads the ref,
  * rebuilds on top of it and retries with bounded backoff; `send` resolves only once a push
- * succeeded. A remote that cannot be reached falls back to the local spool.
+ * succeeded. A remote that cannot be reached falls back to the local spool; one that is no
+ * remote at all, or refuses the credential, is a UsageError and nothing is spooled.
  */
 import { randomBytes } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { RepoContext } from "../context/repo-context.js";
 import { createRedactor, type Redactor } from "../core/ingest/redact.js";
+import { UsageError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
@@ -21,9 +23,11 @@ import {
   deleteLocalRef,
   EVENTS_PREFIX,
   fetchOneRef,
+  permanentGitFailure,
   pushRefs,
   RemoteUnreachable,
   resolveLocalRef,
+  unknownRemote,
   writeEventCommit,
 } from "./git-ref-store.js";
 import { redactEnvelopes } from "./redact-envelopes.js";
@@ -76,6 +80,7 @@ class RefSender implements GitRefSender {
   /** What this sender last pushed: the value the remote ref should still hold. */
   private tip: string | null = null;
   private repo: GitRepo | undefined;
+  private remoteChecked = false;
 
   constructor(
     private readonly ctx: RepoContext,
@@ -89,6 +94,15 @@ class RefSender implements GitRefSender {
     // Redacted here, not only by the Director: the ref sits on the remote until it is pruned.
     const { envelopes: clean, redacted } = redactEnvelopes(envelopes, this.redactor);
     if (clean.length === 0) return { transport: "git", spooled: false, attempts: 0, redacted };
+    if (!this.remoteChecked) {
+      const remotes = await unknownRemote(this.ctx.repoDir, this.remote);
+      if (remotes !== undefined) {
+        throw new UsageError(
+          `git:${this.remote}: no remote named ${JSON.stringify(this.remote)} in this repository (its remotes: ${remotes.join(", ") || "none"}); nothing was sent or spooled`,
+        );
+      }
+      this.remoteChecked = true;
+    }
     try {
       this.repo ??= await openRepo(this.ctx.repoDir);
     } catch (error) {
@@ -128,6 +142,11 @@ class RefSender implements GitRefSender {
         { ref, to: commit, expect: base },
       ]);
       if (!outcome.reached) {
+        if (permanentGitFailure(outcome.reason)) {
+          throw new UsageError(
+            `git:${this.remote}: ${outcome.reason}; nothing was sent or spooled: fix the remote or its credential, or choose another bus`,
+          );
+        }
         reason = outcome.reason;
         if (++unreachable >= this.options.maxUnreachable) break;
         continue;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
 import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
-import { ServiceError } from "../errors.js";
+import { ServiceError, UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import {
@@ -43,6 +43,13 @@ export async function openNatsSender(
   try {
     nc = await connectNats(url, settings, "engram-worker");
   } catch (err) {
+    // A server that refuses this client's credential refuses it tomorrow too: no spool.
+    const name = (err as { name?: unknown } | null)?.name;
+    if (name === "AuthorizationError" || name === "UserAuthenticationExpiredError") {
+      throw new UsageError(
+        `${formatBusUrl(url)}: the server refused the credential: ${describeNatsError(err)}; nothing was sent or spooled`,
+      );
+    }
     const reason = `${formatBusUrl(url)}: cannot connect: ${describeNatsError(err)}`;
     return {
       async send(envelopes) {

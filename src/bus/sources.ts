@@ -37,11 +37,21 @@ export function droppedWarnings(drains: readonly SourceDrain[]): string[] {
     );
 }
 
-/** The sources `director run` drains besides the spool (`agent_bus.sources`). */
+/**
+ * The sources `director run` drains besides the spool: `agent_bus.sources`, and the team's
+ * `[worker] bus` when it is one a Director drains (git:REMOTE, nats://), so that what
+ * workers send by default always arrives.
+ */
 export function configuredSources(ctx: RepoContext): BusUrl[] {
-  return ctx.config.agent_bus.sources.map((text, i) =>
+  const out = ctx.config.agent_bus.sources.map((text, i) =>
     parseBusUrl(text, `${ctx.configPath}: agent_bus.sources[${i}]`),
   );
+  const team = ctx.config.worker.bus;
+  if (team === undefined) return out;
+  const url = parseBusUrl(team, `${ctx.configPath}: worker.bus`);
+  const drained = url.kind === "git" || url.kind === "nats";
+  if (drained && !out.some((u) => formatBusUrl(u) === formatBusUrl(url))) out.push(url);
+  return out;
 }
 
 /**

@@ -77,9 +77,9 @@ async function mainAncestor(repoDir: string): Promise<string | undefined> {
 /**
  * The `tcp://` and `tls://` sender of `worker` commands: durable when it returns, either
  * acknowledged by the hub or, when the hub stays unreachable, written to the local spool
- * (`spooled: true` with the reason). The local spool is never forwarded to the hub: on the
- * Director's machine `director run` drains it; elsewhere it waits for an operator (or a
- * `director ingest` of its files).
+ * (`spooled: true` with the reason). The local spool is never forwarded to the hub by
+ * itself: on the Director's machine `director run` drains it; elsewhere it waits for
+ * `worker resend` (or a `director ingest` of its files).
  */
 export function tcpSender(
   ctx: RepoContext,

@@ -40,24 +40,44 @@ async function openCtx(args: ParsedArgs): Promise<RepoContext> {
 const init: Command = {
   name: "init",
   summary:
-    "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder.",
-  usage: "director init [--repo DIR] [--config FILE] [--json]",
-  options: {},
+    "Create config/dev.toml, the memory/ skeleton, MEMORY.md and the git-ignored state folder; with --bus, the team's default bus ([worker] bus).",
+  usage: "director init [--bus URL] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    bus: {
+      type: "string",
+      value: "URL",
+      description:
+        "the team's default bus, written as [worker] bus: git:REMOTE (director run drains it), spool, or tcp://, tls://, nats:// HOST:PORT",
+    },
+  },
   uninitialized: true,
   async run(args) {
     const [{ initRepository }, { openContext, checkContextState }] = await Promise.all([
       import("../director/init.js"),
       import("../context/repo-context.js"),
     ]);
+    const bus = stringOption(args, "bus");
+    if (bus !== undefined) (await import("../bus/url.js")).parseBusUrl(bus);
     // The state folder is checked once init has written the .gitignore line for it.
     const ctx = await openContext({ ...repoOptions(args), checkState: false });
     const result = initRepository(ctx);
     await checkContextState(ctx);
+    const team =
+      bus === undefined
+        ? undefined
+        : await (await import("../director/init-bus.js")).setTeamBus(ctx, bus);
     const text = [
       ...result.created.map((p) => `created ${p}`),
       ...result.kept.map((p) => `kept    ${p}`),
+      ...(team
+        ? [`${team.written ? "set    " : "kept   "} [worker] bus = ${JSON.stringify(team.bus)}`]
+        : []),
     ].join("\n");
-    return { json: result, text: `${text}\n` };
+    return {
+      json: team ? { ...result, bus: team } : result,
+      text: `${text}\n`,
+      ...(team?.warning ? { warnings: [team.warning] } : {}),
+    };
   },
 };
 

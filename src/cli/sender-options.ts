@@ -1,4 +1,5 @@
 import { BUS_URL_FORMS, type BusUrl, parseBusUrl } from "../bus/url.js";
+import type { RepoContext } from "../context/repo-context.js";
 import type { SenderIdentity } from "../worker/emit.js";
 import { type OptionSpecs, type ParsedArgs, stringOption } from "./args.js";
 
@@ -13,7 +14,7 @@ export const SENDER_OPTIONS: OptionSpecs = {
   bus: {
     type: "string",
     value: "URL",
-    description: `where to send: ${BUS_URL_FORMS} (default: spool)`,
+    description: `where to send: ${BUS_URL_FORMS} (default: $ENGRAM_BUS, else [worker] bus, else spool)`,
   },
 };
 
@@ -21,6 +22,14 @@ export function senderOf(args: ParsedArgs): SenderIdentity {
   return { worker: stringOption(args, "worker"), runId: stringOption(args, "run-id") };
 }
 
-export function busOption(args: ParsedArgs): BusUrl {
-  return parseBusUrl(stringOption(args, "bus") ?? "spool");
+/** Checks a `--bus` value before any work starts (a typo is exit 2, nothing sent). */
+export function checkBusOption(args: ParsedArgs): void {
+  const flag = stringOption(args, "bus");
+  if (flag !== undefined) parseBusUrl(flag);
+}
+
+/** The bus to send over: `--bus`, else `ENGRAM_BUS`, else `[worker] bus`, else the spool. */
+export async function busOption(args: ParsedArgs, ctx: RepoContext): Promise<BusUrl> {
+  const { workerBus } = await import("../bus/worker-bus.js");
+  return workerBus(ctx, stringOption(args, "bus")).url;
 }

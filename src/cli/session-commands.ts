@@ -128,7 +128,12 @@ export const session: Command = {
       }
       case "end": {
         const { endSession } = await import("../sessions/end.js");
-        const r = await endSession(ctx, sessionId(args, action), senderOf(args), busOption(args));
+        const r = await endSession(
+          ctx,
+          sessionId(args, action),
+          senderOf(args),
+          await busOption(args, ctx),
+        );
         const how = r.spooled
           ? `spooled${r.fallback_reason ? ` (${r.transport} unavailable: ${r.fallback_reason})` : ""}`
           : `sent (${r.transport})`;

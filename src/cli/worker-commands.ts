@@ -3,6 +3,7 @@ import { fileSystemError, UsageError } from "../errors.js";
 import type { DriftReport } from "../repo/drift.js";
 import { NOTE_KINDS, OUTCOMES } from "../schema/note-kinds.js";
 import type { EmitResult } from "../worker/emit.js";
+import type { UndrainedSpool } from "../worker/stranded.js";
 import {
   type Command,
   listOption,
@@ -15,7 +16,7 @@ import { GRAPH_COMMANDS } from "./graph-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 import { recall } from "./recall-command.js";
-import { busOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
+import { busOption, checkBusOption, SENDER_OPTIONS, senderOf } from "./sender-options.js";
 import { session } from "./session-commands.js";
 
 /*
@@ -71,12 +72,13 @@ const emit: Command = {
     const text = stringOption(args, "text");
     if (kind === undefined) throw new UsageError(`--kind is required (${NOTE_KINDS.join(" | ")})`);
     if (text === undefined) throw new UsageError("--text is required");
-    const bus = busOption(args);
+    checkBusOption(args);
     const [{ openContext }, { emitNote }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../worker/emit.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
+    const bus = await busOption(args, ctx);
     const result = await emitNote(
       ctx,
       {
@@ -126,12 +128,13 @@ async function emitFrom(args: ParsedArgs, from: string) {
   }
   const { parseNoteLines } = await import("../worker/note-lines.js");
   const notes = parseNoteLines(text, file);
-  const bus = busOption(args);
+  checkBusOption(args);
   const [{ openContext }, { emitNotes }] = await Promise.all([
     import("../context/repo-context.js"),
     import("../worker/emit.js"),
   ]);
   const ctx = await openContext(repoOptions(args));
+  const bus = await busOption(args, ctx);
   const result = await emitNotes(
     ctx,
     notes.map((n) => n.note),
@@ -185,6 +188,7 @@ const check: Command = {
       ...r.unsafe.map((p) => `  refused:  ${p}`),
       ...(r.focus_problem !== null ? [`  focus:    ${r.focus_problem}`] : []),
       driftLine(r.drift),
+      ...(r.undrained_spool ? [await undrainedLine(r.undrained_spool)] : []),
     ];
     return {
       json: r,
@@ -193,6 +197,12 @@ const check: Command = {
     };
   },
 };
+
+/** What waits in a spool no Director drains, and what to do about it. */
+async function undrainedLine(u: UndrainedSpool): Promise<string> {
+  const { strandedRemedy } = await import("../worker/stranded.js");
+  return `stranded: ${u.files} spool file(s) in ${u.path} (oldest ${u.oldest ?? "unknown"}) wait where no Director drains them; ${strandedRemedy()}`;
+}
 
 /** The drift line of `worker check`: what the README's agent loop acts on. */
 function driftLine(d: DriftReport | null): string {
@@ -226,12 +236,13 @@ const heartbeat: Command = {
     ...SENDER_OPTIONS,
   },
   async run(args) {
-    const bus = busOption(args);
+    checkBusOption(args);
     const [{ openContext }, { emitHeartbeat }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../worker/emit.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
+    const bus = await busOption(args, ctx);
     const attempt = numberOption(args, "attempt");
     const result = await emitHeartbeat(
       ctx,
@@ -246,6 +257,43 @@ const heartbeat: Command = {
       bus,
     );
     return { json: result, text: deliveredText(result) };
+  },
+};
+
+const resend: Command = {
+  name: "resend",
+  summary:
+    "Send this checkout's spooled notes over the bus (--bus, else $ENGRAM_BUS, else [worker] bus): what a clone spooled where no Director drains it, or what waited while the bus was down. Each arrives once; the spool keeps only what the bus did not take.",
+  usage: "worker resend [--bus URL] [--repo DIR] [--config FILE] [--json]",
+  options: {
+    bus: {
+      type: "string",
+      value: "URL",
+      description:
+        "where to send: git:REMOTE | tcp://HOST:PORT | tls://HOST:PORT | nats://HOST:PORT",
+    },
+  },
+  async run(args) {
+    checkBusOption(args);
+    const [{ openContext }, { resendSpool }] = await Promise.all([
+      import("../context/repo-context.js"),
+      import("../worker/resend.js"),
+    ]);
+    const ctx = await openContext(repoOptions(args));
+    const r = await resendSpool(ctx, await busOption(args, ctx));
+    const lines =
+      r.files === 0 && r.unreadable.length === 0
+        ? [`nothing to resend: the spool is empty (${r.spool})`]
+        : [
+            `resent ${r.acknowledged} of ${r.envelopes} envelope(s) from ${r.files} spool file(s) over ${r.bus}; ${r.left} left in the spool`,
+            ...(r.fallback_reason ? [`  ${r.bus} unavailable: ${r.fallback_reason}`] : []),
+            ...r.unreadable.map((u) => `  kept, not an envelope file: ${u}`),
+          ];
+    return {
+      json: r,
+      text: `${lines.join("\n")}\n`,
+      exitCode: r.left > 0 || r.unreadable.length > 0 ? EXIT.findings : EXIT.ok,
+    };
   },
 };
 
@@ -296,6 +344,7 @@ export const WORKER_COMMANDS: readonly Command[] = [
   recall,
   check,
   heartbeat,
+  resend,
   sync,
   ...GRAPH_COMMANDS,
   session,

@@ -49,7 +49,7 @@ export async function loadConfig(repoDir: string, configPath?: string): Promise<
  * A valid config is read without zod; anything else (or anything the quick check is not sure
  * of) goes through `parseConfigText`, which loads the zod schema and names every problem.
  */
-async function configOfText(text: string, file: string): Promise<Config> {
+export async function configOfText(text: string, file: string): Promise<Config> {
   const quick = quickConfig(text);
   if (quick !== undefined) return quick;
   const { parseConfigText } = await import("./parse.js");

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { renderDefaultConfig } from "../config/render.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
@@ -68,6 +68,9 @@ export function initRepository(ctx: RepoContext): InitResult {
     kept.push(".gitignore");
   }
   mkdirSync(ctx.paths.spool, { recursive: true, mode: STATE_DIR_MODE });
+  // The buffer's folder says "a Director drains this spool" before its first cycle, so that a
+  // worker here is not told its notes are stranded (src/worker/stranded.ts).
+  mkdirSync(dirname(ctx.paths.journal), { recursive: true, mode: STATE_DIR_MODE });
   const hadKey = existsSync(ctx.paths.sealKey) || !!process.env.ENGRAM_SEAL_KEY;
   loadSealKey(ctx.paths.sealKey, true);
   if (!hadKey) created.push(`${stateRel}/seal.key`);

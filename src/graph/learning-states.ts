@@ -26,6 +26,7 @@ import { firstAdded } from "../git/activity-log.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import type { HeadPull } from "../github/publish.js";
 import { readKnowledge } from "../repo/knowledge.js";
+import { findBase } from "../repo/main-drift.js";
 import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
@@ -112,6 +113,20 @@ function knowledgeOf(files: MemoryFiles): KnowledgeItem[] {
   );
 }
 
+/**
+ * Engrams this checkout took from main that main has since removed (a rollback merged there):
+ * still in a work tree that has not merged main again, but no proposal of anyone's.
+ */
+async function removedByMain(repo: GitRepo, main: string | null): Promise<Set<string>> {
+  if (main === null) return new Set();
+  const head = await tryResolve(repo, ["HEAD"]);
+  const from = head ? await mergeBase(repo, head, main).catch(() => undefined) : undefined;
+  if (from === undefined || from === main) return new Set();
+  const [then, now] = await Promise.all([catalogAt(repo, from), catalogAt(repo, main)]);
+  const kept = new Set(now.entries.map((e) => e.engram_id));
+  return new Set(then.entries.map((e) => e.engram_id).filter((id) => !kept.has(id)));
+}
+
 const WORK_TREE: EngramPlace = { status: "proposed", where: "work tree" };
 
 /**
@@ -161,7 +176,8 @@ export async function learningGraph(
   };
 
   const knowledge: { items: KnowledgeItem[]; place: EngramPlace }[] = [];
-  const main = await tryResolve(repo, [`refs/heads/${base}`, `refs/remotes/origin/${base}`]);
+  // The same main `worker check` judges against: the newer of the local and the fetched one.
+  const main = (await findBase(ctx.repoDir, base))?.sha ?? null;
   const pulls = pullHistory ? await pullHistory(branch) : [];
   const unreadable: number[] = [];
   // What each pull request proposed: its head's engrams that its merge base did not hold.
@@ -227,15 +243,24 @@ export async function learningGraph(
   }
   const open = pulls.find((p) => p.state === "open");
   const head = await tryResolve(repo, [`refs/heads/${branch}`, `refs/remotes/origin/${branch}`]);
-  if (head) {
+  // Only what the branch adds to where it left main is proposed: a branch already merged
+  // proposes nothing, and what main removed since (a rollback) is not proposed again.
+  const from = head && main ? await mergeBase(repo, head, main) : undefined;
+  if (head && from !== head) {
     const where = open ? "open pull request" : "branch";
     const files = await memoryFilesAt(repo, head);
+    const added = new Set(
+      proposedEngramIds(from ? await catalogAt(repo, from) : emptyCatalog(), files.catalog),
+    );
     const proposed = { status: "proposed", where, ...(open ? { pr: open.number } : {}) } as const;
-    place(engramsOf(files), () => proposed);
+    place(new Map([...engramsOf(files)].filter(([id]) => added.has(id))), () => proposed);
     knowledge.push({ items: knowledgeOf(files), place: proposed });
   }
   const tree = await readCatalog(ctx.repoDir);
-  const unplaced = tree.entries.filter((e) => !places.has(e.engram_id));
+  const removed = await removedByMain(repo, main);
+  const unplaced = tree.entries.filter(
+    (e) => !places.has(e.engram_id) && !removed.has(e.engram_id),
+  );
   place(await loadEngrams(ctx.repoDir, unplaced), () => ({
     status: "proposed",
     where: "work tree",

@@ -1,6 +1,7 @@
 import { existsSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { workerBus } from "../bus/worker-bus.js";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { learningTypeOf } from "../core/graph/learnings.js";
@@ -159,7 +160,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
     name: "memory_emit",
     title: "Record a note",
     description:
-      "Record something worth remembering, as `worker emit` does: a memory_note.v1 on the local spool, durable when this returns. It is not in memory yet: memory_recall finds it after the next `director run` has compacted it into an engram (for the team, once that run's memory pull request is merged). Secrets are redacted by the Director; mark private matters as sensitive.",
+      "Record something worth remembering, as `worker emit` does: a memory_note.v1 over the worker's bus (ENGRAM_BUS, else [worker] bus, else the local spool), durable when this returns. It is not in memory yet: memory_recall finds it after the next `director run` has compacted it into an engram (for the team, once that run's memory pull request is merged). Secrets are redacted by the Director; mark private matters as sensitive.",
     input: emitInput,
     output: emitOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
@@ -181,7 +182,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
           },
         ],
         { worker: options.worker },
-        { kind: "spool" },
+        workerBus(ctx, undefined).url,
         () => "memory_emit",
       );
       const eventId = r.event_ids[0] ?? "";
@@ -189,7 +190,11 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         event_id: eventId,
         spooled: r.spooled,
         transport: r.transport,
-        message: `recorded ${eventId} on the ${r.transport}: memory_recall finds it once the next \`director run\` has compacted it into an engram (for the team, once that run's memory pull request is merged)`,
+        message:
+          r.warning !== undefined
+            ? `recorded ${eventId}, but ${r.warning}`
+            : `recorded ${eventId} on the ${r.transport}: memory_recall finds it once the next \`director run\` has compacted it into an engram (for the team, once that run's memory pull request is merged)`,
+        ...(r.warning !== undefined ? { warning: r.warning } : {}),
       });
     },
   };

@@ -133,6 +133,8 @@ export const emitOutput = z.object({
   event_id: z.string(),
   spooled: z.boolean(),
   transport: z.string(),
+  /** Why the note will not reach memory from where it was spooled, and what to do. */
+  warning: z.string().optional(),
 });
 
 export const statusOutput = z.object({

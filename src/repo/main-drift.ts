@@ -38,7 +38,26 @@ export async function findMainAndHead(
   explicit: string | undefined,
   head = true,
 ): Promise<{ main: MainView | undefined; head: string | undefined }> {
-  const refs = explicit !== undefined ? [explicit] : MAIN_CANDIDATES;
+  return newestOf(repoDir, explicit !== undefined ? [explicit] : MAIN_CANDIDATES, explicit, head);
+}
+
+/**
+ * The base branch memory is confirmed on (`[github] base_branch`), as `worker check` finds
+ * main: the newest of the remote's and the local branch, so that a clone whose local branch
+ * is behind its fetched `origin/<base>` judges against what was merged. For `main`, the same
+ * candidates `worker check` reads.
+ */
+export async function findBase(repoDir: string, base: string): Promise<MainView | undefined> {
+  const refs = base === "main" ? MAIN_CANDIDATES : [`origin/${base}`, base];
+  return (await newestOf(repoDir, refs, undefined, false)).main;
+}
+
+async function newestOf(
+  repoDir: string,
+  refs: readonly string[],
+  explicit: string | undefined,
+  head: boolean,
+): Promise<{ main: MainView | undefined; head: string | undefined }> {
   const found = await commitTimes(repoDir, head ? [...refs, "HEAD"] : refs);
   if (found === undefined) return { main: undefined, head: undefined };
   if (explicit !== undefined && found[0] === undefined) {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { StateConfig, WorkerConfig } from "./checkout-config.js";
 import { GraphitiGroup, SourcesConfig } from "./sources-config.js";
 import { TanaSyncConfig } from "./tana-config.js";
 
@@ -183,15 +184,6 @@ export const RedactionConfig = z
       .array(z.string())
       .default([])
       .describe("Extra regular expressions (JavaScript syntax) whose matches are redacted."),
-  })
-  .strict();
-
-export const StateConfig = z
-  .object({
-    dir: z
-      .string()
-      .default(".engram")
-      .describe("Git-ignored folder (relative to the repository) for the buffer, spool and keys."),
   })
   .strict();
 
@@ -490,6 +482,7 @@ export const Config = z
     sync: SyncConfig.prefault({}),
     sessions: SessionsConfig.prefault({}),
     sources: SourcesConfig.prefault({}),
+    worker: WorkerConfig.prefault({}),
   })
   .strict();
 export type Config = z.infer<typeof Config>;

@@ -24,6 +24,7 @@ import {
 } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
+import { type UndrainedSpool, undrainedSpool } from "./stranded.js";
 
 export interface CheckResult {
   /** Memory matches its catalog and no sync with main is required. */
@@ -60,6 +61,12 @@ export interface CheckResult {
   drift: DriftReport | null;
   /** Whether `origin` was fetched first (false: offline, no such remote, or unreachable). */
   fetched: boolean;
+  /**
+   * Notes waiting in this checkout's spool where no Director drains them (a clone's own
+   * spool): `worker resend` sends them. Null when the spool is empty or a Director drains it.
+   * It does not fail the check: the memory here is still sound.
+   */
+  undrained_spool: UndrainedSpool | null;
 }
 
 /**
@@ -155,6 +162,7 @@ export async function checkMemory(
     required_action: drift?.required_action ?? null,
     drift,
     fetched,
+    undrained_spool: undrainedSpool(ctx),
   };
 }
 

@@ -8,6 +8,7 @@ import { UsageError } from "../errors.js";
 import type { Envelope, MessageType } from "../schema/envelope.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { buildEnvelope, workerId } from "./envelope.js";
+import { strandedWarning } from "./stranded.js";
 
 export interface NoteInput {
   kind: string;
@@ -131,17 +132,27 @@ export async function sendEnvelope(
   return { event_id: envelope.event_id, message_type: messageType, ...delivery };
 }
 
+/**
+ * Delivers envelopes over `bus`. What lands in a spool no Director drains is said (on the
+ * caller's stderr, and as the delivery's `warning`), never left silent.
+ */
 export async function deliver(
   ctx: RepoContext,
   envelopes: readonly Envelope[],
   bus: BusUrl,
 ): Promise<Delivery> {
   const transport = await openSender(ctx, bus);
+  let delivery: Delivery;
   try {
-    return await transport.send(envelopes);
+    delivery = await transport.send(envelopes);
   } finally {
     await transport.close();
   }
+  if (!delivery.spooled) return delivery;
+  const warning = strandedWarning(ctx, envelopes, delivery.fallback_reason);
+  if (warning === undefined) return delivery;
+  ctx.caller?.notice(`warning: ${warning}`);
+  return { ...delivery, warning };
 }
 
 export interface HeartbeatInput {

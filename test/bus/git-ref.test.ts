@@ -397,18 +397,18 @@ describe("git-ref transport", () => {
   it("an unreachable remote falls back to the spool (exit 0, spooled, with the reason)", async () => {
     const s = await swarm();
     const writer = s.clone();
-    for (const remote of ["nosuchremote", join(s.origin, "..", "missing.git")]) {
-      const r = await runBin(
-        WORKER_BIN,
-        ["emit", "--kind", "fact", "--text", "offline", "--bus", `git:${remote}`, "--json"],
-        { cwd: writer, env: GIT_ENV },
-      );
-      expect(r.code, describeResult(r)).toBe(0);
-      const out = jsonOf<Emitted>(r);
-      expect(out).toMatchObject({ transport: "git", spooled: true });
-      expect(out.fallback_reason).toMatch(/does not appear to be a git repository/);
-      expect(existsSync(out.path as string)).toBe(true);
-    }
+    // A refused connection is a bad day: the note waits in the spool.
+    git(writer, ["remote", "add", "down", "git://127.0.0.1:1/none.git"]);
+    const sent = await runBin(
+      WORKER_BIN,
+      ["emit", "--kind", "fact", "--text", "offline", "--bus", "git:down", "--json"],
+      { cwd: writer, env: GIT_ENV },
+    );
+    expect(sent.code, describeResult(sent)).toBe(0);
+    const out = jsonOf<Emitted>(sent);
+    expect(out).toMatchObject({ transport: "git", spooled: true });
+    expect(out.fallback_reason).toMatch(/127\.0\.0\.1/);
+    expect(existsSync(out.path as string)).toBe(true);
     // The Director cannot drain an unreachable remote either: exit 69 (an external service),
     // naming the source.
     const r = await runBin(DIRECTOR_BIN, ["ingest", "--bus", "git:nosuchremote"], {
