@@ -1,4 +1,5 @@
-import type { RecallHit } from "./recall.js";
+import type { RecallHit } from "./hit.js";
+import type { NoteTokens } from "./notes.js";
 
 /**
  * Recall's token budget. Counting with the real tokenizer means loading a megabyte of tables
@@ -33,12 +34,6 @@ export const DEFAULT_RECALL_TOKENS = 512;
 
 /** Fewest tokens of text a hit keeps when the budget runs short: enough to know it. */
 const MIN_HIT_TOKENS = 24;
-
-/** A note's tokens as counted when it was indexed (by the real tokenizer), else estimated. */
-export interface NoteTokens {
-  text: number;
-  rationale: number;
-}
 
 /**
  * The hits within `maxTokens` of text, filled in rank order: each hit whole while it fits,

@@ -2,7 +2,6 @@ import type { Engram } from "../../schema/engram.js";
 import { normalizeClaim } from "../graph/learnings.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
-import type { NoteTokens } from "./fit.js";
 
 /**
  * What recall ranks: one note each, not one engram. A fact, decision, lesson, convention,
@@ -21,6 +20,12 @@ export type RecallNoteKind =
   | "commit";
 
 export type RecallScope = "st" | "lt" | "history";
+
+/** A note's tokens as counted when it was indexed (by the real tokenizer), else estimated. */
+export interface NoteTokens {
+  text: number;
+  rationale: number;
+}
 
 export interface RecallNote {
   /** `<engram_id>#f<n>` (a fact), `#d<n>` (a decision), `#<episode id>`, a record id, a sha. */

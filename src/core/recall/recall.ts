@@ -1,8 +1,10 @@
 import { fitHits } from "./fit.js";
-import { claimOf, type RecallNote, type RecallNoteKind, type RecallScope } from "./notes.js";
+import type { RecallHit } from "./hit.js";
+import { claimOf, type RecallNote, type RecallScope } from "./notes.js";
 import { K1, MAX_PHRASE_TERMS, RecallIndex, type StoredNote } from "./recall-index.js";
 import { recallTerms } from "./terms.js";
 
+export type { RecallHit } from "./hit.js";
 export {
   buildRecallIndex,
   deserializeRecallIndex,
@@ -12,33 +14,6 @@ export {
 } from "./recall-index.js";
 export { recallTerms } from "./terms.js";
 export { tokenize } from "./tokenize.js";
-
-/** One ranked result of `recall`: a note, whole when it fits the budget. */
-export interface RecallHit {
-  id: string;
-  kind: RecallNoteKind;
-  /** The note's text; cut (and `truncated`) only where the token budget required it. */
-  text: string;
-  rationale?: string;
-  truncated?: true;
-  scope: RecallScope;
-  engram_id?: string;
-  path?: string;
-  commit?: string;
-  /** An episode's outcome and stated confidence. */
-  outcome?: string;
-  confidence?: number;
-  at: string;
-  senders: string[];
-  topics: string[];
-  score: number;
-  /** The query terms (stems) the note matched, in query order. */
-  matched: string[];
-  /** The tokens `text` and `rationale` hold (cl100k's count; estimated upward for a cut). */
-  tokens: number;
-  /** Only with `includeSuperseded`: the LT engrams that carried this note forward. */
-  superseded_by?: string[];
-}
 
 export interface RecallOptions {
   /** Most hits returned; 10 by default. */
