@@ -12,6 +12,7 @@ import {
   stringOption,
 } from "./args.js";
 import { GRAPH_COMMANDS } from "./graph-commands.js";
+import { hook, setup } from "./host-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 import { REMOTE_RECALL_OPTIONS, remoteRecallOptions } from "./recall-options.js";
@@ -369,4 +370,6 @@ export const WORKER_COMMANDS: readonly Command[] = [
   ...GRAPH_COMMANDS,
   session,
   mcp,
+  setup,
+  hook,
 ];
