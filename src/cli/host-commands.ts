@@ -37,7 +37,7 @@ function hookLauncher(): Launcher {
 function hostOf(given: string): HostName {
   const host = HOST_NAMES.find((h) => h === given);
   if (host !== undefined) return host;
-  const guess = nearest(given, HOST_NAMES);
+  const guess = HOST_NAMES.find((h) => h.startsWith(given)) ?? nearest(given, HOST_NAMES);
   throw new UsageError(
     `unknown host '${given}'${guess ? ` (did you mean '${guess}'?)` : ""}; expected ${HOST_NAMES.join(" | ")}`,
   );

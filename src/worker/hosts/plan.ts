@@ -90,7 +90,9 @@ export function setupTargets(request: SetupRequest): SetupTarget[] {
   const { launcher, remove, home } = request;
   const user = request.scope === "user";
   // A project's entry names its repository: hosts start servers from folders of their own.
-  const entry = remove ? undefined : mcpEntry(launcher, user ? undefined : repoOf(request));
+  // Codex's config.toml is user-wide whatever the scope: its server works where Codex runs.
+  const pinned = user || request.host === "codex" ? undefined : repoOf(request);
+  const entry = remove ? undefined : mcpEntry(launcher, pinned);
   const block = remove ? undefined : memoryInstructions(launcher);
   const servers = (path: string): SetupTarget => ({
     path,

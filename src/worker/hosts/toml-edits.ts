@@ -59,6 +59,13 @@ export function editCodexConfig(
   const had = engramOf(parseToml(text, file));
   const lines = text.split("\n");
   const section = engramSection(lines);
+  const unlike = () =>
+    new InputError(
+      `${file}: mcp_servers.engram is written in a form worker setup does not edit (an inline table or dotted keys); change it to a [mcp_servers.engram] table or remove it by hand: nothing was written`,
+      file,
+      "/mcp_servers/engram",
+    );
+  if (had !== undefined && section === undefined) throw unlike();
   const wanted =
     entry === undefined
       ? []
@@ -85,19 +92,17 @@ export function editCodexConfig(
   }
   let after: string | undefined = nextLines.join("\n");
   if (after.trim() === "") after = before === undefined || entry === undefined ? undefined : after;
-  const check = parseToml(after ?? "", file);
-  const now = engramOf(check);
+  let now: unknown;
+  try {
+    now = engramOf(parse(after ?? ""));
+  } catch {
+    throw unlike();
+  }
   const ok =
     entry === undefined
       ? now === undefined
       : JSON.stringify(now) === JSON.stringify({ command: entry.command, args: entry.args });
-  if (!ok) {
-    throw new InputError(
-      `${file}: mcp_servers.engram is written in a form worker setup does not edit (an inline table or dotted keys); change it to a [mcp_servers.engram] table or remove it by hand: nothing was written`,
-      file,
-      "/mcp_servers/engram",
-    );
-  }
+  if (!ok) throw unlike();
   if (after === before) return { after, changes: [] };
   const changes =
     entry === undefined
