@@ -173,7 +173,10 @@ export const hook: Command = {
     return {
       json: result.output,
       text: `${JSON.stringify(result.output)}\n`,
-      warnings: result.done ? [] : [result.message],
+      warnings: [
+        ...(result.done ? [] : [result.message]),
+        ...(result.payloadProblem === undefined ? [] : [result.payloadProblem]),
+      ],
     };
   },
 };

@@ -43,6 +43,8 @@ export interface HookResult {
   /** Whether engram did what the event asks (false: the output says why). */
   done: boolean;
   message: string;
+  /** What was wrong with the host's payload, read as empty instead. */
+  payloadProblem?: string;
 }
 
 /** The host's payload: a payload that is not a JSON object is read as none (and said so). */
@@ -211,11 +213,18 @@ async function recordSession(
     const how = sent.spooled
       ? `spooled${sent.fallback_reason ? ` (${sent.transport} unavailable: ${sent.fallback_reason})` : ""}`
       : `sent (${sent.transport})`;
-    return {
-      output: { suppressOutput: true },
-      done: true,
-      message: `${stage}: heartbeat ${sent.event_id} ${how}`,
-    };
+    const message = `${stage}: heartbeat ${sent.event_id} ${how}`;
+    // The Director was not reachable: the session is recorded locally, and the user is told.
+    if (sent.fallback_reason) {
+      return {
+        output: {
+          systemMessage: `engram: ${message}; the Director reads it from this checkout's spool`,
+        },
+        done: true,
+        message,
+      };
+    }
+    return { output: { suppressOutput: true }, done: true, message };
   } catch (error) {
     return fail(String((error as Error).message ?? error));
   }
@@ -246,5 +255,5 @@ export async function runHook(
     };
   }
   if (problem === undefined) return result;
-  return { ...result, message: `${result.message} (${problem}; read as empty)` };
+  return { ...result, payloadProblem: `${problem}; read as empty` };
 }
