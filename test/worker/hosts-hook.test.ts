@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { branchTopic, CONTEXT_LIMIT, fitted } from "../../src/worker/hosts/hook.js";
 import {
   assertBuilt,
   childEnv,
@@ -124,6 +125,29 @@ describe("worker hook session-start", () => {
       expect(context).toContain("# Memory: current focus");
       expect(context).toContain("Use zod for every schema");
     }
+  });
+
+  it("on a topic branch, adds what memory holds on the branch's topic", async () => {
+    const topical = dirs.copy(repo, "engram-hook-topic-");
+    git(topical.dir, ["checkout", "-q", "-b", "feat/schema-validation"]);
+    const context = contextOf(
+      await runHook("SessionStart", startPayload(topical.dir, "startup"), topical.dir),
+    );
+    expect(context).toContain('Memory on this branch\'s topic ("schema validation")');
+    expect(context.split("Use zod for every schema").length).toBe(3);
+  });
+
+  it("fits MEMORY.md into Claude Code's 10,000 characters, cut at a line and saying so", () => {
+    const focus = Array.from({ length: 400 }, (_, i) => `- item ${i}: ${"x".repeat(40)}`).join(
+      "\n",
+    );
+    const fit = fitted(focus, CONTEXT_LIMIT - 200);
+    expect(fit.length).toBeLessThanOrEqual(CONTEXT_LIMIT - 200);
+    expect(fit).toMatch(/\n- item \d+: x+\n\[MEMORY\.md cut here at 9800 of \d+ characters/);
+    expect(fitted("short\n", 100)).toBe("short\n");
+    expect(branchTopic("feat/schema-validation")).toBe("schema validation");
+    expect(branchTopic("fix/123")).toBeUndefined();
+    expect(branchTopic("main")).toBeUndefined();
   });
 
   it("on a branch main left behind, says to sync, naming worker sync by absolute path", async () => {

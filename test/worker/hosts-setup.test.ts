@@ -193,15 +193,28 @@ describe("worker setup claude-code", () => {
     expect(existsSync(at.repo.path(".mcp.json"))).toBe(false);
   });
 
-  it("replaces an old entry (the unsafe npx form) instead of adding a second", async () => {
+  it("replaces an old entry (the unsafe npx form) and an old install's hooks instead of adding a second", async () => {
     const at = place();
     at.repo.write(
       ".mcp.json",
       json({ mcpServers: { engram: { command: "npx", args: ["worker", "mcp"] } } }),
     );
+    // An earlier install's hook, elsewhere on disk, in a group with a hook of the user's.
+    const old = "/old/node '/old place/dist/src/cli/engram.js' worker hook session-start";
+    const mine = { type: "command", command: "echo mine" };
+    at.repo.write(
+      ".claude/settings.json",
+      json({ hooks: { SessionStart: [{ hooks: [{ type: "command", command: old }, mine] }] } }),
+    );
     const r = jsonOf<SetupJson>(await setup(at, ["claude-code", "--json"]));
     expect(r.files[0]?.changes).toEqual(["mcpServers.engram replaced"]);
     expect(read(at.repo.path(".mcp.json"))).not.toContain("npx");
+    const groups = readJson(at.repo.path(".claude/settings.json")).hooks.SessionStart ?? [];
+    expect(groups[0]).toEqual({ hooks: [mine] });
+    expect(
+      groups.flatMap((g) => g.hooks).filter((h) => h.command.includes("engram.js")),
+    ).toHaveLength(1);
+    expect(JSON.stringify(groups)).not.toContain("/old place/");
   });
 
   it("--user writes ~/.claude.json and ~/.claude/settings.json, keeping Claude Code's own keys", async () => {
@@ -220,6 +233,24 @@ describe("worker setup claude-code", () => {
     expect(existsSync(at.repo.path(".mcp.json"))).toBe(false);
     await setup(at, ["claude-code", "--user", "--remove"]);
     expect(read(claudeJson)).toBe(json(state));
+  });
+
+  it("writes through a settings file linked from a dotfiles folder, which stays a link", async () => {
+    const at = place();
+    const fs = await import("node:fs");
+    const dotfiles = dirs.dir("engram-dotfiles-");
+    const real = join(dotfiles, "claude-settings.json");
+    fs.writeFileSync(real, json({ model: "opus" }));
+    fs.mkdirSync(join(at.home, ".claude"));
+    fs.symlinkSync(real, join(at.home, ".claude", "settings.json"));
+    fs.chmodSync(real, 0o600);
+    expect((await setup(at, ["claude-code", "--user"])).code).toBe(0);
+    expect(fs.lstatSync(join(at.home, ".claude", "settings.json")).isSymbolicLink()).toBe(true);
+    expect(readJson(real).model).toBe("opus");
+    expect(readJson(real).hooks.SessionStart).toHaveLength(1);
+    expect(fs.statSync(real).mode & 0o777).toBe(0o600);
+    expect((await setup(at, ["claude-code", "--user", "--remove"])).code).toBe(0);
+    expect(read(real)).toBe(json({ model: "opus" }));
   });
 
   it("refuses a settings file that does not parse, naming it, and writes nothing", async () => {

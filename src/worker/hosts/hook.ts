@@ -138,13 +138,64 @@ function verdictLines(r: CheckResult, launcher: Launcher): { lines: string[]; tr
   };
 }
 
-/** MEMORY.md within `room` characters, cut at a line with a note saying so. */
-function fitted(text: string, room: number): string {
+/** MEMORY.md within `room` characters, cut at a line, with a note saying so. */
+export function fitted(text: string, room: number): string {
   if (text.length <= room) return text;
   const note = `\n[MEMORY.md cut here at ${room} of ${text.length} characters: read the file for the rest]`;
   const cut = text.slice(0, Math.max(0, room - note.length));
   const line = cut.lastIndexOf("\n");
   return `${line > 0 ? cut.slice(0, line) : cut}${note}`;
+}
+
+/** Branch-name words that say what kind of branch it is, not what it is about. */
+const BRANCH_NOISE = new Set([
+  "feat",
+  "feature",
+  "fix",
+  "bugfix",
+  "hotfix",
+  "wip",
+  "chore",
+  "dev",
+  "docs",
+  "refactor",
+  "test",
+  "tests",
+  "release",
+  "main",
+  "master",
+  "head",
+]);
+
+/** The topic a branch name states (`feat/schema-validation`: "schema validation"), if any. */
+export function branchTopic(branch: string): string | undefined {
+  const words = branch
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length > 2 && !BRANCH_NOISE.has(w) && !/^\d+$/.test(w));
+  return words.length === 0 ? undefined : words.join(" ");
+}
+
+/**
+ * What memory holds on the topic the branch's name states (`worker context`), within the
+ * room MEMORY.md left: empty on main, on a detached HEAD, or when nothing matches.
+ */
+async function branchTopicContext(ctx: RepoContext, room: number): Promise<string> {
+  if (room < 400) return "";
+  try {
+    const { gitAnswer } = await import("../../git/git-child.js");
+    const head = await gitAnswer(ctx.repoDir, ["symbolic-ref", "--quiet", "--short", "HEAD"]);
+    const topic = head.code === 0 ? branchTopic(head.stdout.trim()) : undefined;
+    if (topic === undefined) return "";
+    const { topicContext } = await import("../../graph/queries.js");
+    // About four characters a token: the answer fits the room left.
+    const r = await topicContext(ctx, topic, { maxTokens: Math.floor((room - 100) / 4) });
+    if (r.markdown === "" || r.items.length === 0) return "";
+    const text = `\n\nMemory on this branch's topic ("${topic}"):\n${r.markdown}`;
+    return text.length <= room ? text : "";
+  } catch {
+    return "";
+  }
 }
 
 function sessionStartOutput(context: string): Record<string, unknown> {
@@ -177,6 +228,7 @@ async function sessionStart(input: HookInput, options: HookOptions): Promise<Hoo
       focus === undefined
         ? "\n\nNo MEMORY.md yet: no director run has compacted memory here."
         : `\n\n${fitted(focus, room)}`;
+    context += await branchTopicContext(opened.ctx, CONTEXT_LIMIT - context.length);
   }
   return { output: sessionStartOutput(context), done: trusted, message: lines[0] as string };
 }
