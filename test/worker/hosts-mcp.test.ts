@@ -41,6 +41,24 @@ interface Entry {
   env?: Record<string, string>;
 }
 
+/** The JSON blocks of a Markdown document. */
+function jsonBlocks(markdown: string): string[] {
+  return [...markdown.matchAll(/```json\n([\s\S]*?)\n```/g)].map((m) => m[1] as string);
+}
+
+describe("the documents' MCP entries", () => {
+  it("never register the npx form, which runs an unrelated npm package called worker", () => {
+    for (const doc of ["README.md", "docs/mcp.md", "docs/hosts.md"]) {
+      const text = readFileSync(join(ROOT, doc), "utf8");
+      for (const block of jsonBlocks(text)) {
+        expect(block, doc).not.toMatch(/"command":\s*"(npx|worker|engram)"/);
+      }
+    }
+    const mcp = jsonBlocks(readFileSync(join(ROOT, "docs", "mcp.md"), "utf8")).join("\n");
+    expect(mcp).toContain('"args": ["/path/to/engram/dist/src/cli/engram.js", "worker", "mcp"');
+  });
+});
+
 const jsonEntry = (path: string): Entry =>
   (JSON.parse(readFileSync(path, "utf8")) as { mcpServers: Record<string, Entry> }).mcpServers
     .engram as Entry;
