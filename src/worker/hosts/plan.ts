@@ -148,11 +148,11 @@ function notesFor(request: SetupRequest): string[] {
   }
   switch (request.host) {
     case "claude-code":
-      if (request.scope === "project") {
-        notes.push(
-          "Claude Code asks once to approve the project's .mcp.json server: approve engram",
-        );
-      }
+      notes.push(
+        request.scope === "project"
+          ? "Claude Code asks once to approve the project's .mcp.json server: approve engram"
+          : "Claude Code rewrites ~/.claude.json while it runs: run this with Claude Code closed",
+      );
       break;
     case "codex":
       notes.push(
