@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BusUrl } from "../../bus/url.js";
 import type { RepoContext } from "../../context/repo-context.js";
+import { FOCUS_PATH } from "../../core/model/paths.js";
 import type { CheckResult } from "../check.js";
 import { type HookEvent, type Launcher, shellCommand } from "./launcher.js";
 
@@ -220,7 +221,7 @@ async function sessionStart(input: HookInput, options: HookOptions): Promise<Hoo
   const { lines, trusted } = verdictLines(result, options.launcher);
   let context = lines.join("\n");
   if (trusted) {
-    const focus = await readFile(join(opened.ctx.repoDir, "MEMORY.md"), "utf8").catch(
+    const focus = await readFile(join(opened.ctx.repoDir, FOCUS_PATH), "utf8").catch(
       () => undefined,
     );
     const room = CONTEXT_LIMIT - context.length - 2;

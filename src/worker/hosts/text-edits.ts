@@ -1,4 +1,5 @@
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { FOCUS_PATH } from "../../core/model/paths.js";
 import { InputError } from "../../errors.js";
 import type { TextEdit } from "./json-edits.js";
 import { type Launcher, shellCommand } from "./launcher.js";
@@ -24,7 +25,7 @@ export function memoryInstructions(launcher: Launcher): string {
     "- If it fails otherwise, stop and report what it printed: memory is missing or was edited.",
     `- Before working on a topic, run \`${cmd("worker", "recall")} "<topic>"\` for what the team knows about it (or the \`memory_recall\` tool of the \`engram\` MCP server).`,
     `- When you learn something worth keeping, record it: \`${cmd("worker", "emit")} --kind lesson --text "..." --topic <topic>\` (or decision, fact, convention; or the \`memory_emit\` tool).`,
-    "- Never edit `memory/` or `MEMORY.md` by hand: the Director regenerates them.",
+    `- Never edit \`memory/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them.`,
   ].join("\n");
 }
 
