@@ -4,7 +4,7 @@
  * (`worker setup` writes it), dispatching to the two programs. Each program's command table
  * is imported only when named, so start-up stays as lean as the bins' own.
  */
-import { runMain } from "./main.js";
+import { EXIT, runMain } from "./main.js";
 
 const USAGE =
   "usage: engram director|worker <command> [options]\n\n" +
@@ -26,5 +26,5 @@ if (program === "worker") {
 } else {
   const said = program === undefined ? "" : `engram: unknown program '${program}'\n`;
   process.stderr.write(`${said}${USAGE}`);
-  process.exitCode = 2;
+  process.exitCode = EXIT.usage;
 }
