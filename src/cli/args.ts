@@ -41,6 +41,11 @@ export interface Command<R = unknown> {
   positionals?: [number, number];
   /** Runs in a git work tree that `director init` has not laid out (only `init` itself). */
   uninitialized?: boolean;
+  /**
+   * Finds its own repository, or needs none (`worker hook` outside a repository, `worker setup
+   * --user`): the entry point neither looks for one nor requires `director init`.
+   */
+  anywhere?: boolean;
   /** Runs the command; returns the JSON result and the human text, and the exit code. */
   run(args: ParsedArgs): Promise<CommandOutput<R>>;
 }

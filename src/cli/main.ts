@@ -59,9 +59,11 @@ export async function runMain(
       return;
     }
     // Like git: the enclosing work tree, never a folder invented on the way.
-    const repo = findRepository(stringOption(args, "repo"), process.cwd());
-    if (!command.uninitialized) requireInitialized(repo, stringOption(args, "config"));
-    args.values.repo = repo;
+    if (!command.anywhere) {
+      const repo = findRepository(stringOption(args, "repo"), process.cwd());
+      if (!command.uninitialized) requireInitialized(repo, stringOption(args, "config"));
+      args.values.repo = repo;
+    }
     args.caller = {
       command: `${program} ${name}`,
       notice: (message) => process.stderr.write(`${prefix}: ${message}\n`),

@@ -13,6 +13,7 @@ import {
   stringOption,
 } from "./args.js";
 import { GRAPH_COMMANDS } from "./graph-commands.js";
+import { hook, setup } from "./host-commands.js";
 import { EXIT } from "./main.js";
 import { mcp } from "./mcp-command.js";
 import { recall } from "./recall-command.js";
@@ -349,4 +350,6 @@ export const WORKER_COMMANDS: readonly Command[] = [
   ...GRAPH_COMMANDS,
   session,
   mcp,
+  setup,
+  hook,
 ];

@@ -39,7 +39,8 @@ export const ERROR_CODES = {
   },
   bad_input: {
     exit: "usage",
-    meaning: "an input file (a seed.json) does not parse or validate: the path and field say where",
+    meaning:
+      "an input file (a seed.json, a host's settings file for `worker setup`) does not parse or validate: the path and field say where",
   },
   not_a_repository: {
     exit: "state",

@@ -151,6 +151,24 @@ describe("command start-up loads only what the command uses", () => {
     }
   });
 
+  it("the engram bin loads only the program it runs, and its table only argument parsing", () => {
+    const ENGRAM_BIN = join(ROOT, "dist", "src", "cli", "engram.js");
+    const worker = loadedBy(ENGRAM_BIN, ["worker", "--help"]);
+    expect(worker.some((m) => m.endsWith("/cli/worker-commands.js"))).toBe(true);
+    expect(worker.filter((m) => m.endsWith("/cli/director-commands.js"))).toEqual([]);
+    expect(worker.filter((m) => /node_modules\//.test(m))).toEqual([]);
+    const own = loadedBy(ENGRAM_BIN, ["--help"]);
+    expect(own.filter((m) => /\/cli\/(worker|director)-commands\.js$/.test(m))).toEqual([]);
+  });
+
+  it("worker hook session-start reads memory through git itself: no git library, GitHub, NATS or zod", () => {
+    const loaded = loadedBy(WORKER_BIN, ["hook", "session-start"]);
+    expect(loaded.some((m) => m.endsWith("/worker/check.js"))).toBe(true);
+    expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
+    // Nor the setup planners and the YAML parser (smol-toml reads config/dev.toml anyway).
+    expect(loaded.filter((m) => /node_modules\/yaml\/|\/hosts\/plan\.js$/.test(m))).toEqual([]);
+  });
+
   it("the trace sees a heavy library when a command does load one", () => {
     // worker sync reads git history in process (isomorphic-git): proof the test can fail.
     const loaded = loadedBy(WORKER_BIN, ["sync"]);

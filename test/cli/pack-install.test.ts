@@ -126,11 +126,23 @@ describe("the packed package installed into a fresh project", () => {
   });
 
   it("brings the built commands, which start", async () => {
-    for (const bin of ["director", "worker"]) {
+    for (const bin of ["director", "worker", "engram"]) {
       const help = await node([join(consumer, "node_modules", ".bin", bin), "--help"], consumer);
       expect(help.code, help.output).toBe(0);
       expect(help.output).toMatch(new RegExp(`^usage: ${bin} `, "m"));
     }
+    // The umbrella bin runs both programs: what worker setup writes into agent hosts.
+    for (const program of ["director", "worker"]) {
+      const engram = join(consumer, "node_modules", ".bin", "engram");
+      const help = await node([engram, program, "--help"], consumer);
+      expect(help.code, help.output).toBe(0);
+      expect(help.output).toMatch(new RegExp(`^usage: engram ${program} <command>`, "m"));
+    }
+    const worker = await node(
+      [join(consumer, "node_modules", ".bin", "engram"), "worker", "help", "setup"],
+      consumer,
+    );
+    expect(worker.output).toContain("worker setup claude-code|codex|cursor|gemini");
   });
 
   it("claims Node lines that every installed package admits: the oldest 20, 22 and 24", () => {
