@@ -2,6 +2,8 @@ import { existsSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { BusUrl } from "../bus/url.js";
+import type { RepoContext } from "../context/repo-context.js";
 import { nearest } from "../core/model/nearest.js";
 import { StateError, UsageError } from "../errors.js";
 import type { HookEvent, Launcher } from "../worker/hosts/launcher.js";
@@ -155,13 +157,15 @@ export const hook: Command = {
       import("../worker/hosts/hook.js"),
       import("./sender-options.js"),
     ]);
-    let bus: ReturnType<typeof busOption>;
-    try {
-      bus = busOption(args);
-    } catch (error) {
-      bus = { kind: "spool" };
-      process.stderr.write(`worker hook: ${(error as Error).message}; spooling instead\n`);
-    }
+    // A hook never breaks the host: a bus it cannot use is said, and the spool takes it.
+    const bus = async (ctx: RepoContext): Promise<BusUrl> => {
+      try {
+        return await busOption(args, ctx);
+      } catch (error) {
+        process.stderr.write(`worker hook: ${(error as Error).message}; spooling instead\n`);
+        return { kind: "spool" };
+      }
+    };
     const result = await runHook(event, stdin, {
       launcher: hookLauncher(),
       cwd: process.cwd(),

@@ -116,10 +116,10 @@ describe("the MCP server entry worker setup writes", () => {
         expect(recall.isError).toBeFalsy();
         const answer = recall.structuredContent as {
           status: string;
-          hits: { snippet: string }[];
+          hits: { text: string }[];
         };
         expect(answer.status).toBe("found");
-        expect(answer.hits.map((h) => h.snippet).join(" ")).toContain("zod");
+        expect(answer.hits.map((h) => h.text).join(" ")).toContain("zod");
       } finally {
         await client.close();
       }

@@ -29,7 +29,8 @@ export interface HookOptions {
   launcher: Launcher;
   /** The folder the hook runs in when the host names none. */
   cwd: string;
-  bus: BusUrl;
+  /** The bus to send over, resolved in the repository the hook found (its `[worker] bus`). */
+  bus: (ctx: RepoContext) => Promise<BusUrl>;
   /** The host, for the worker id of its sessions (`claude-code-<session_id>`). */
   host: string;
   /** An explicit worker id (the flag, else $ENGRAM_WORKER_ID), else one per host session. */
@@ -261,7 +262,7 @@ async function recordSession(
         worker: options.worker ?? `${options.host}-${session}`,
         runId: options.runId ?? session.slice(0, 128),
       },
-      options.bus,
+      await options.bus(opened.ctx),
     );
     const how = sent.spooled
       ? `spooled${sent.fallback_reason ? ` (${sent.transport} unavailable: ${sent.fallback_reason})` : ""}`
