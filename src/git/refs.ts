@@ -5,7 +5,7 @@
  * wrapper anew on every call, which costs more than the read itself.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 
 const OID = /^[0-9a-f]{40}$/;
 
@@ -70,4 +70,35 @@ export function writePlainRef(gitdir: string, ref: string, oid: string): void {
   const temp = `${path}.lock`;
   writeFileSync(temp, `${oid}\n`);
   renameSync(temp, path);
+}
+
+/**
+ * The commit HEAD names, read from the git files as `git rev-parse HEAD` would (a linked
+ * worktree's own HEAD, its branches in the common directory), or undefined when it cannot
+ * be read that way (no commit yet, a layout this does not know): ask git then. A recall
+ * reads it on every call; starting git for it cost more than the search.
+ */
+export function headCommitOf(repoDir: string): string | undefined {
+  try {
+    let gitDir = join(repoDir, ".git");
+    if (statSync(gitDir).isFile()) {
+      const named = /^gitdir:\s*(.+)$/m.exec(readFileSync(gitDir, "utf8"))?.[1]?.trim();
+      if (!named) return undefined;
+      gitDir = resolve(repoDir, named);
+    }
+    const head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
+    if (OID.test(head)) return head;
+    const ref = /^ref:\s*(refs\/\S+)$/.exec(head)?.[1];
+    if (ref === undefined) return undefined;
+    const common = (() => {
+      try {
+        return resolve(gitDir, readFileSync(join(gitDir, "commondir"), "utf8").trim());
+      } catch {
+        return gitDir;
+      }
+    })();
+    return readPlainRef(gitDir, ref) ?? readPlainRef(common, ref);
+  } catch {
+    return undefined;
+  }
 }

@@ -10,6 +10,7 @@ import {
   serializeRecallIndex,
 } from "../core/recall/recall.js";
 import { gitText } from "../git/git-child.js";
+import { headCommitOf } from "../git/refs.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { counted } from "./note-tokens.js";
 
@@ -39,7 +40,9 @@ interface CachedHistory {
 
 /** The history index of HEAD; undefined when there is no history (no commit, no git). */
 export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | undefined> {
-  const head = (await gitText(ctx.repoDir, ["rev-parse", "--verify", "-q", "HEAD"]))?.trim();
+  const head =
+    headCommitOf(ctx.repoDir) ??
+    (await gitText(ctx.repoDir, ["rev-parse", "--verify", "-q", "HEAD"]))?.trim();
   if (!head) return undefined;
   const cachePath = join(ctx.paths.root, CACHE);
   const cached = readCache(cachePath);
