@@ -203,11 +203,13 @@ function cut(text: string): string {
   return chars.length <= TEXT_CHARS ? text : `${chars.slice(0, TEXT_CHARS - 1).join("")}…`;
 }
 
-/** The flags of one knowledge item, at most one per reason, in rule order. */
+/** The flags of one knowledge item, at most one per reason (one secret flag), in rule order. */
 export function flagItem(item: KnowledgeItem): ReviewFlag[] {
   const texts = [item.text, item.rationale ?? ""].filter((t) => t !== "");
   const flags: ReviewFlag[] = [];
   for (const rule of RULES) {
+    // One secret is one flag: its prefix, else its place beside a marker, else its entropy.
+    if (rule.kind === "secret" && flags.some((f) => f.kind === "secret")) continue;
     const why = texts.map((t) => rule.test(t, item)).find((w) => w !== undefined);
     if (why === undefined) continue;
     flags.push({

@@ -55,9 +55,7 @@ describe("review flags", () => {
     const whsec = flagsOf([WHSEC]);
     expect(whsec.map((f) => [f.kind, f.reason])).toContainEqual(["secret", "secret-prefix"]);
     const aws = flagsOf([`Lesson: ${AWS}`]);
-    expect(aws.map((f) => f.reason)).toEqual(
-      expect.arrayContaining(["beside-redaction", "high-entropy"]),
-    );
+    expect(aws.map((f) => f.reason)).toEqual(["beside-redaction"]);
     expect(aws[0]?.why).toContain("[REDACTED:aws-access-token]");
   });
 
