@@ -57,9 +57,7 @@ describe("README.md", () => {
     });
     expect(output("director run  ")).toContain("nothing compacted: all 4 events are inside");
     expect(output("director run --flush")).toContain("compaction: flushed; 4 event(s)");
-    expect(output('worker recall "how do we validate schemas?"')).toContain(
-      "Use zod for every schema",
-    );
+    expect(output('worker recall "how do we validate schemas?"')).toContain("Use zod for every schema");
     const proposal = JSON.parse(output("director run --pr") ?? "") as {
       proposal: { status: string };
     };
