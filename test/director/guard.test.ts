@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
 import {
+  flagWarnings,
   githubAnnotation,
   guardFindings,
   guardSummaryMarkdown,
@@ -225,6 +226,38 @@ describe("guard verdicts (pure)", () => {
         code: "stale",
         message:
           "stale: main's catalog moved to version 4 (sha256:b) since this branch was made; the Director regenerates it",
+      },
+    ]);
+  });
+
+  it("fails on flagged instructions and secrets, and only warns of sealed engrams", () => {
+    const flag = (kind: "instruction" | "secret" | "sealed") => ({
+      kind,
+      reason: kind === "sealed" ? ("sealed" as const) : ("pipe-to-shell" as const),
+      why: `is ${kind}`,
+      engram_id: "e_1",
+      item_kind: kind === "sealed" ? ("engram" as const) : ("convention" as const),
+      text: "x",
+      path: "memory/st/v/engram_e_1.json",
+    });
+    const flagged = [flag("instruction"), flag("secret"), flag("sealed")];
+    const input = {
+      headBranch: "engram/memory",
+      changedPaths: [],
+      baseCatalog: stamp("a", 3),
+      mergeBaseCatalog: stamp("a", 3),
+      verifyFindings: [],
+      flagged,
+    };
+    expect(guardFindings(input).map((f) => f.code)).toEqual([
+      "flagged-instruction",
+      "flagged-secret",
+    ]);
+    expect(flagWarnings(flagged)).toEqual([
+      {
+        path: "memory/st/v/engram_e_1.json",
+        code: "flagged-sealed",
+        message: "the engram is sealed (sealed); review it before merging (docs/github.md)",
       },
     ]);
   });
