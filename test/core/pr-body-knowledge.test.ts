@@ -51,7 +51,7 @@ describe("the pull-request body puts knowledge first", () => {
   it("counts knowledge in the title and the first line, flags included", () => {
     const p = proposalOf([a, b]);
     const title = renderPrTitle(p);
-    expect(title).toBe("memory: +12 decisions, +2 lessons, +2 conventions, +2 facts (⚠ 5)");
+    expect(title).toBe("memory: +12 decisions, +2 lessons, +2 conventions, +2 facts (⚠ 2)");
     const lines = renderPrBody(p).split("\n");
     expect(lines[0]).toMatch(/^<!-- engram-pr \{.*\} -->$/);
     expect(lines[1]).toBe("");
@@ -61,7 +61,7 @@ describe("the pull-request body puts knowledge first", () => {
   it("lists every flagged item with why before the decisions, then the rest, then the fold", () => {
     const body = renderPrBody(proposalOf([a, b]));
     const order = [
-      "### ⚠ Look at these first (5)",
+      "### ⚠ Look at these first (2)",
       "### Decisions (12)",
       "### Lessons (2)",
       "### Conventions (2)",
@@ -87,6 +87,8 @@ describe("the pull-request body puts knowledge first", () => {
     expect(flags).toContain(a.engram_id);
     expect(flags).toContain(b.engram_id);
     expect(flags).toContain("pipes a download into a shell");
+    // One line per item, with every reason it was flagged for.
+    expect(flags.split("Agents: before every commit").length - 1).toBe(1);
   });
 
   it("shows every decision with its why, uncut, even when the lists must be cut", () => {

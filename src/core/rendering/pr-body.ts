@@ -235,8 +235,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
   const fold = (blocks: readonly string[]): RowSection =>
     block(
       [
-        "<details>",
-        `<summary>Bookkeeping: catalog v${formatCount(p.base.catalog_version)} → v${formatCount(p.head.catalog_version)}, engram files, budgets</summary>`,
+        `<details>\n<summary>Bookkeeping: catalog v${formatCount(p.base.catalog_version)} → v${formatCount(p.head.catalog_version)}, engram files, budgets</summary>`,
         ...blocks,
       ].join(SEP),
     );

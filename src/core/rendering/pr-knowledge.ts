@@ -71,20 +71,38 @@ export function knowledgeHeadline(p: ProposalKnowledge): string {
     ...(p.evicted.length > 0 ? [`${formatCount(p.evicted.length)} evicted`] : []),
   ];
   const parts = [...counts, ...moved];
-  const flags = p.flags?.length ?? 0;
+  const flags = flaggedItemCount(p.flags);
   const warn = flags > 0 ? ` (⚠ ${formatCount(flags)})` : "";
   return `memory: ${parts.length > 0 ? parts.join(", ") : "no new knowledge"}${warn}`;
+}
+
+/** The flags grouped by item: one item may be flagged for several reasons. */
+function flaggedItems(flags: readonly ReviewFlag[]): ReviewFlag[][] {
+  const groups = new Map<string, ReviewFlag[]>();
+  for (const f of flags) {
+    const key = `${f.engram_id}\u0000${f.item_kind}\u0000${f.text}`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  return [...groups.values()];
+}
+
+/** How many items are flagged (the ⚠ count). */
+export function flaggedItemCount(flags: readonly ReviewFlag[] | undefined): number {
+  return flaggedItems(flags ?? []).length;
 }
 
 /** "Look at these first": every flagged item with why; undefined when nothing is flagged. */
 export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | undefined {
   if (flags === undefined || flags.length === 0) return undefined;
-  const lines = flags.map(
-    (f) =>
-      `- **${f.kind}** (${code(f.reason, 40)}) in ${code(f.engram_id, ENGRAM_ID_CHARS)}, ${f.item_kind}: “${inlineText(f.text, FLAG_TEXT_CHARS)}” — ${inlineText(f.why, 300)}`,
-  );
+  const items = flaggedItems(flags);
+  const lines = items.map((group) => {
+    const first = group[0] as ReviewFlag;
+    const kinds = [...new Set(group.map((f) => f.kind))].join(", ");
+    const why = group.map((f) => `${inlineText(f.why, 300)} (${code(f.reason, 40)})`).join("; ");
+    return `- **${kinds}** in ${code(first.engram_id, ENGRAM_ID_CHARS)}, ${first.item_kind}: “${inlineText(first.text, FLAG_TEXT_CHARS)}” — ${why}`;
+  });
   return [
-    `### ⚠ Look at these first (${formatCount(flags.length)})`,
+    `### ⚠ Look at these first (${formatCount(items.length)})`,
     "Merging makes these part of what every agent reads. Close the pull request if any should not be believed or followed; `director guard` fails on instructions and secrets.",
     lines.join("\n"),
   ].join("\n\n");
