@@ -87,6 +87,9 @@ describe("the pull-request body puts knowledge first", () => {
     expect(flags).toContain(a.engram_id);
     expect(flags).toContain(b.engram_id);
     expect(flags).toContain("pipes a download into a shell");
+    // The secret is named, never shown: neither in the flags nor in the facts.
+    expect(body).not.toContain("5f8a9c0b1d2e3f4a5b6c7d8e9f0a1b2cQx");
+    expect(body).toContain("Webhook secret is whsec\\_…");
     // One line per item, with every reason it was flagged for.
     expect(flags.split("Agents: before every commit").length - 1).toBe(1);
   });

@@ -84,8 +84,9 @@ const SECRET_PREFIXES: readonly [RegExp, string][] = [
   [/\bhf_[A-Za-z0-9]{30,}/, "a Hugging Face token (hf_)"],
   [/-----BEGIN [A-Z ]*PRIVATE KEY-----/, "a private key block"],
 ];
-const TOKEN_RUN = /[A-Za-z0-9+/=_-]{32,}/g;
-const NEAR_TOKEN = /[A-Za-z0-9+/=_-]{16,}/g;
+// `=` only as base64 padding: `key=value` is two runs, the name and the value.
+const TOKEN_RUN = /[A-Za-z0-9+/_-]{32,}={0,2}/g;
+const NEAR_TOKEN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const REDACTED = /\[REDACTED[^\]]*\]/g;
 /** Characters either side of a redaction marker that count as beside it. */
 const BESIDE_CHARS = 80;
@@ -203,6 +204,25 @@ function cut(text: string): string {
   return chars.length <= TEXT_CHARS ? text : `${chars.slice(0, TEXT_CHARS - 1).join("")}…`;
 }
 
+/**
+ * The text with every secret-like run hidden: a known prefix keeps only the prefix
+ * (`whsec_…`), any other run its first four characters. A flag quotes its item, and a pull
+ * request body is mailed to every watcher: a caught secret must not travel further.
+ */
+export function maskSecrets(text: string): string {
+  return text.replace(NEAR_TOKEN, (run) => {
+    const prefixed = SECRET_PREFIXES.some(([re]) => re.test(run));
+    if (!prefixed && !secretLike(run)) return run;
+    const prefix = prefixed ? /^[A-Za-z]{2,10}[_-](?:[a-z]{2,5}_)?/.exec(run)?.[0] : undefined;
+    return `${prefix ?? run.slice(0, 4)}…`;
+  });
+}
+
+/** Whether an item holds secret-like residue (its text is then shown through `maskSecrets`). */
+export function holdsSecret(item: KnowledgeItem): boolean {
+  return flagItem(item).some((f) => f.kind === "secret");
+}
+
 /** The flags of one knowledge item, at most one per reason (one secret flag), in rule order. */
 export function flagItem(item: KnowledgeItem): ReviewFlag[] {
   const texts = [item.text, item.rationale ?? ""].filter((t) => t !== "");
@@ -220,6 +240,10 @@ export function flagItem(item: KnowledgeItem): ReviewFlag[] {
       item_kind: item.kind,
       text: cut(item.text),
     });
+  }
+  // The item's secret never leaves it: every flag on the item quotes it hidden.
+  if (flags.some((f) => f.kind === "secret")) {
+    for (const f of flags) f.text = cut(maskSecrets(item.text));
   }
   return flags;
 }

@@ -1,6 +1,6 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
-import { reviewFlags } from "../checks/review-flags.js";
+import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
 import { knowledgeItems } from "./knowledge.js";
@@ -99,7 +99,16 @@ export function buildProposal(input: ProposalInput): Proposal {
             max_bytes: input.memory.memory_md_max_bytes,
           },
     ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
-    knowledge,
+    // What the body and --json show: a secret-like run is hidden, as in the flags.
+    knowledge: knowledge.map((item) =>
+      holdsSecret(item)
+        ? {
+            ...item,
+            text: maskSecrets(item.text),
+            ...(item.rationale === undefined ? {} : { rationale: maskSecrets(item.rationale) }),
+          }
+        : item,
+    ),
     flags: reviewFlags(knowledge, engrams),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reviewFlags, shannonEntropy } from "../../../src/core/checks/review-flags.js";
+import { maskSecrets, reviewFlags, shannonEntropy } from "../../../src/core/checks/review-flags.js";
 import { knowledgeItems } from "../../../src/core/proposal/knowledge.js";
 import { engram } from "../focus-fixtures.js";
 
@@ -57,6 +57,20 @@ describe("review flags", () => {
     const aws = flagsOf([`Lesson: ${AWS}`]);
     expect(aws.map((f) => f.reason)).toEqual(["beside-redaction"]);
     expect(aws[0]?.why).toContain("[REDACTED:aws-access-token]");
+  });
+
+  it("quotes a flagged item with its secret hidden", () => {
+    const whsec = flagsOf([WHSEC]);
+    expect(whsec[0]?.text).toBe("The payments webhook verifies with whsec_…");
+    const aws = flagsOf([`Lesson: ${AWS}`]);
+    expect(aws[0]?.text).toBe(
+      "Deploy uses aws_access_key_id=[REDACTED:aws-access-token] aws_secret_access_key=wJal…",
+    );
+    expect(
+      maskSecrets(
+        "commit 3f9a2c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1 and sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+      ),
+    ).toBe("commit 3f9a2c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1 and sk_live_…");
   });
 
   it("flags a random 32-character run on its own", () => {
