@@ -394,5 +394,8 @@ export function reportToGitHub(
       }),
     );
   }
-  return result.findings.map(githubAnnotation);
+  return [
+    ...result.findings.map((f) => githubAnnotation(f)),
+    ...result.warnings.map((w) => githubAnnotation(w, "warning")),
+  ];
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
 import {
   flagWarnings,
+  type GuardFinding,
   githubAnnotation,
   guardFindings,
   guardSummaryMarkdown,
@@ -253,6 +254,9 @@ describe("guard verdicts (pure)", () => {
       "flagged-instruction",
       "flagged-secret",
     ]);
+    expect(githubAnnotation(flagWarnings(flagged)[0] as GuardFinding, "warning")).toBe(
+      "::warning file=memory/st/v/engram_e_1.json::flagged-sealed: the engram is sealed (sealed); review it before merging (docs/github.md)",
+    );
     expect(flagWarnings(flagged)).toEqual([
       {
         path: "memory/st/v/engram_e_1.json",

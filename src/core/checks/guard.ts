@@ -172,9 +172,9 @@ function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
-/** One GitHub Actions annotation line: `::error file=<path>::<message>`. */
-export function githubAnnotation(f: GuardFinding): string {
-  return `::error file=${escapeProperty(f.path)}::${escapeData(`${f.code}: ${f.message}`)}`;
+/** One GitHub Actions annotation line: `::error file=<path>::<message>` (or `::warning`). */
+export function githubAnnotation(f: GuardFinding, level: "error" | "warning" = "error"): string {
+  return `::${level} file=${escapeProperty(f.path)}::${escapeData(`${f.code}: ${f.message}`)}`;
 }
 
 /** A short Markdown report for `$GITHUB_STEP_SUMMARY`. */
