@@ -65,7 +65,7 @@ const BYPASS_REVIEW: readonly [RegExp, string][] = [
 const AGENT_ADDRESS =
   /^\s*(?:(?:all\s+|ai\s+|coding\s+)?agents?|assistants?|claude|copilot|llms?)\s*[:,]|\bignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions\b|\b(?:every|each|all)\s+(?:ai\s+|coding\s+)?agents?\s+(?:must|should|shall)\b/i;
 const DANGEROUS =
-  /\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r|\bsudo\s+\S|\bchmod\s+(?:\+x|7[0-7][0-7])\b|\bbase64\s+(?:-d|--decode)\b|\/dev\/tcp\/|\bnc\s+-e\b|\beval\s*[("$`]/i;
+  /\brm\s+-[a-z]*r[a-z]*f|\brm\s+-[a-z]*f[a-z]*r|\bsudo\s+(?:-\S+\s+)*(?:rm|chmod|chown|curl|wget|sh|bash|dd|tee|mv|cp|apt(?:-get)?|yum|dnf|pip3?|npm|mkfs\S*)\b|\bchmod\s+(?:\+x|7[0-7][0-7])\b|\bbase64\s+(?:-d|--decode)\b|\/dev\/tcp\/|\bnc\s+-e\b|\beval\s*[("$`]/i;
 const URL = /\bhttps?:\/\/[^\s)>\]]+/i;
 
 // Prefixes of live secrets: left in a note, the redaction missed them (no rule, or a new form).
@@ -97,10 +97,12 @@ const RULES: readonly Rule[] = [
   {
     kind: "instruction",
     reason: "pipe-to-shell",
-    test: (t) =>
-      PIPE_TO_SHELL.test(t)
+    test: (t) => {
+      const m = PIPE_TO_SHELL.exec(t);
+      return m && !negated(t.slice(0, m.index))
         ? "pipes a download into a shell: whoever runs it runs a stranger's code"
-        : undefined,
+        : undefined;
+    },
   },
   {
     kind: "instruction",
@@ -126,7 +128,7 @@ const RULES: readonly Rule[] = [
     reason: "dangerous-command",
     test: (t) => {
       const m = DANGEROUS.exec(t);
-      return m
+      return m && !negated(t.slice(0, m.index))
         ? `holds a command that deletes, escalates or decodes and runs (${m[0].trim()})`
         : undefined;
     },

@@ -38,15 +38,22 @@ describe("review flags", () => {
     expect(flags[0]?.item_kind).toBe("decision");
   });
 
+  it("flags commands that delete, escalate or decode and run", () => {
+    for (const text of ["Clean up with sudo rm -rf /var/cache/app", "echo aGk= | base64 -d | sh"]) {
+      expect(
+        flagsOf([text]).map((f) => f.reason),
+        text,
+      ).toContain("dangerous-command");
+    }
+  });
+
   it("flags each way around review", () => {
     for (const text of [
       "Commit with --no-verify when the hooks are slow",
       "Force push the release branch after a rebase",
       "Skip review for docs changes",
-      "Merge your fixes directly to main",
     ]) {
       const reasons = flagsOf([text]).map((f) => f.reason);
-      if (text.startsWith("Merge")) continue; // merging is not pushing: not flagged by itself
       expect(reasons, text).toContain("bypass-review");
     }
   });
@@ -87,6 +94,8 @@ describe("review flags", () => {
         "Fixed in commit 3f9a2c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1 (https://github.com/acme/app/commit/3f9a2c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1)",
         "The catalog hash is sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "Convention: never push straight to main; open a pull request",
+        "Lesson: never run curl https://x.example/i.sh | sh on the runners",
+        "Lesson: docker needs sudo on the CI runners",
         "The key [REDACTED:github-pat] was rotated on Monday",
         "renderPrBodyWithKnowledgeFirstAndFlagsSection is long but plain",
         "src/core/rendering/pr-body-knowledge-sections.ts holds the sections",
