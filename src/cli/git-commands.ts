@@ -71,7 +71,12 @@ const guard: Command = {
     }
     const who = `${r.director_branch ? "Director" : "worker"} branch ${r.head_branch ?? "(unnamed)"} at ${r.head.slice(0, 12)} against ${base}`;
     const lines =
-      annotations.length > 0 ? annotations : r.findings.map((f) => formatGuardFinding(f));
+      annotations.length > 0
+        ? annotations
+        : [
+            ...r.findings.map((f) => formatGuardFinding(f)),
+            ...r.warnings.map((w) => `warning: ${formatGuardFinding(w)}`),
+          ];
     lines.push(r.ok ? `ok: ${who}` : `guard: ${r.findings.length} finding(s) for the ${who}`);
     return {
       json: r,

@@ -5,6 +5,8 @@ import { parseConfigText } from "../config/parse.js";
 import { compareFindings } from "../core/checks/findings.js";
 import {
   type CatalogStamp,
+  type FlaggedAt,
+  flagWarnings,
   type GuardFinding,
   githubAnnotation,
   guardFindings,
@@ -12,6 +14,7 @@ import {
   isDirectorBranch,
   trackedStateFindings,
 } from "../core/checks/guard.js";
+import { reviewFlags } from "../core/checks/review-flags.js";
 import { verifyMemory } from "../core/checks/verify.js";
 import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { linkFindings } from "../core/checks/verify-links.js";
@@ -23,6 +26,7 @@ import {
   stateDirProblem,
   tierDir,
 } from "../core/model/paths.js";
+import { knowledgeItems } from "../core/proposal/knowledge.js";
 import { foldersOutside, securityChanges } from "../core/trust/security-keys.js";
 import { CORE_DIR, KNOWLEDGE_DIR, STATE_DIR } from "../core/versions/documents.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
@@ -41,6 +45,7 @@ import {
   withinRepo,
 } from "../git/history.js";
 import { type Config, defaultConfig } from "../schema/config.js";
+import { type Engram, Engram as EngramSchema } from "../schema/engram.js";
 import { DEFAULT_STATE_DIR } from "../state/paths.js";
 import { branchTip, foreignCommits } from "./branch-owner.js";
 
@@ -68,6 +73,8 @@ export interface GuardOptions {
 export interface GuardResult {
   ok: boolean;
   findings: GuardFinding[];
+  /** What does not fail the guard but a reviewer must open: sealed or sensitive engrams. */
+  warnings: GuardFinding[];
   base: string;
   head: string;
   merge_base: string | null;
@@ -118,7 +125,9 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     ...(await readFilesUnder(repo, head, tierDir("lt"))),
   ];
   const memoryMd = (await readFileAt(repo, head, FOCUS_PATH))?.text;
+  const flagged = flagsOnAdded(files, await catalogIdsAt(repo, base));
   const findings = guardFindings({
+    flagged,
     headBranch,
     changedPaths: changed,
     configPath,
@@ -141,6 +150,7 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
   return {
     ok: findings.length === 0,
     findings,
+    warnings: flagWarnings(flagged),
     base,
     head,
     merge_base: fork ?? null,
@@ -151,6 +161,42 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     director_branch: director,
     changed_paths: changed.length,
   };
+}
+
+/**
+ * The review flags on the engrams the head adds to the base (`src/core/checks/review-flags.ts`):
+ * files that do not parse are verify's to report, so they are skipped here.
+ */
+function flagsOnAdded(
+  files: readonly { path: string; text: string }[],
+  baseIds: ReadonlySet<string>,
+): FlaggedAt[] {
+  const flagged: FlaggedAt[] = [];
+  for (const file of files) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(file.text);
+    } catch {
+      continue;
+    }
+    const parsed = EngramSchema.safeParse(raw);
+    if (!parsed.success || baseIds.has(parsed.data.engram_id)) continue;
+    const engram = parsed.data as Engram;
+    for (const flag of reviewFlags(knowledgeItems([engram]), [engram])) {
+      flagged.push({ ...flag, path: file.path });
+    }
+  }
+  return flagged;
+}
+
+async function catalogIdsAt(repo: GitRepo, commit: string): Promise<Set<string>> {
+  const text = (await readFileAt(repo, commit, CATALOG_PATH))?.text;
+  try {
+    const raw = JSON.parse(text ?? "{}") as { entries?: { engram_id?: unknown }[] };
+    return new Set((raw.entries ?? []).map((e) => String(e.engram_id)));
+  } catch {
+    return new Set();
+  }
 }
 
 /** MEMORY.md at the head must be what the Director generates from the head's memory. */
@@ -348,5 +394,8 @@ export function reportToGitHub(
       }),
     );
   }
-  return result.findings.map(githubAnnotation);
+  return [
+    ...result.findings.map((f) => githubAnnotation(f)),
+    ...result.warnings.map((w) => githubAnnotation(w, "warning")),
+  ];
 }

@@ -33,6 +33,8 @@ describe("classifyCommit", () => {
       ["More stuff", "trivial"],
       ["wip", "trivial"],
       ["fix: typo", "trivial"],
+      ["memory: +9 decisions, +10 lessons, 2 promoted (⚠ 3) (#41)", "trivial"],
+      ["memory: 1 promoted, 1 evicted (#42)", "trivial"],
     ];
     for (const [subject, kind, extra] of noise) {
       expect(c(subject, "", extra).noise, subject).toBe(kind);

@@ -223,7 +223,7 @@ const fileUrlArb = fc.option(
   { nil: undefined },
 );
 
-/** The body has no HTML but the marker and `<sub>`, and nothing can close the marker early. */
+/** The body has no HTML but the marker and the fold, and nothing can close the marker early. */
 function expectInert(body: string): void {
   const lines = body.split("\n");
   const markerLines = lines.filter((l) => l.includes("<!--"));
@@ -233,11 +233,11 @@ function expectInert(body: string): void {
     expect(lines[0]?.indexOf("-->")).toBe((lines[0]?.length ?? 0) - 3);
     expect(lines[0]).not.toMatch(/--!>/);
   }
-  // Our own HTML (<sub>) and the chart's fixed `-->` axis are the only angle brackets.
+  // Our own HTML (the fold) and the chart's fixed `-->` axis are the only angle brackets.
   const rest = lines
     .slice(markerLines.length)
     .join("\n")
-    .replace(/<\/?sub>/g, "")
+    .replace(/<\/?(?:details|summary)>/g, "")
     .replace(/```mermaid\nxychart-beta\n[^`]*```/, "");
   expect(rest).not.toMatch(/[<>]/);
   // A link can only come from fileUrl, and its target cannot break out of the parentheses.
@@ -289,7 +289,7 @@ describe("renderPrBody", () => {
       "| ST | `e_old` | `memory/st/20240101-000000Z/engram_e_old.json` |",
     ]);
     expect(body).toContain("_2 engrams from earlier pull requests closed without merging were");
-    expect(body.endsWith("</sub>\n")).toBe(true);
+    expect(body.endsWith("</details>\n")).toBe(true);
     expect(parsePrMarker(body)).toEqual({
       base_branch: "main",
       base_sha: p.base.sha,
@@ -299,18 +299,13 @@ describe("renderPrBody", () => {
       head_catalog_version: 8,
       head_catalog_hash: HASH_B,
     });
-    expect(renderPrTitle(p)).toBe("engram: 12 events into 2 engrams (catalog v8)");
+    expect(renderPrTitle(p)).toBe("memory: 1 promoted, 1 evicted");
   });
 
   it("titles a cycle without compaction by what moved", () => {
     const p = proposal({ compacted_events: 0, written: [] });
-    expect(renderPrTitle(p)).toBe("engram: 1 promoted, 1 evicted (catalog v8)");
-    expect(renderPrTitle(proposal({ compacted_events: 1, written: [row(1)] }))).toBe(
-      "engram: 1 event into 1 engram (catalog v8)",
-    );
-    expect(renderPrTitle({ ...p, promoted: [], evicted: [] })).toBe(
-      "engram: memory update (catalog v8)",
-    );
+    expect(renderPrTitle(p)).toBe("memory: 1 promoted, 1 evicted");
+    expect(renderPrTitle({ ...p, promoted: [], evicted: [] })).toBe("memory: no new knowledge");
   });
 
   it("escapes hostile text: a fact cannot break its row, open HTML, link or mention", () => {

@@ -21,7 +21,7 @@ describe("director run --pr output", () => {
     await remember(clone, ["the body goes to a file", "the summary stays short"]);
     const r = await director(["run", "--pr", "--force"], { cwd: clone.dir, env });
     expect(r.code, describeResult(r)).toBe(0);
-    expect(r.stdout).toMatch(/no GitHub configured; the pull request would be "engram: /);
+    expect(r.stdout).toMatch(/no GitHub configured; the pull request would be "memory: /);
     const where = /its body \((\d+) lines\): (\S+) \(in --json: proposal\.would_open\.body\)/.exec(
       r.stdout,
     );

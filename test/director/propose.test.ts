@@ -57,7 +57,7 @@ describe("director run --pr", () => {
       cwd: clone.dir,
     });
     expect(guard.code, describeResult(guard)).toBe(0);
-    expect(r.proposal.would_open?.title).toMatch(/catalog v1/);
+    expect(r.proposal.would_open?.title).toMatch(/^memory: \+\d+ /);
     expect(r.proposal.would_open?.body).toMatch(
       /tests run on real git repositories|the build uses tsc/,
     );

@@ -2,6 +2,7 @@ import { CATALOG_PATH } from "../model/paths.js";
 import { DIRECTOR_BRANCH_PREFIX, isMemoryPath } from "../trust/engram-branch.js";
 import type { SecurityChange } from "../trust/security-keys.js";
 import { compareFindings, type Finding, type FindingCode, formatFinding } from "./findings.js";
+import type { ReviewFlag } from "./review-flags.js";
 
 export { DIRECTOR_BRANCH_PREFIX, isMemoryPath };
 
@@ -12,7 +13,10 @@ export type GuardCode =
   | "stale"
   | "security-config"
   | "foreign-commit"
-  | "state-tracked";
+  | "state-tracked"
+  | "flagged-instruction"
+  | "flagged-secret"
+  | "flagged-sealed";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -50,7 +54,12 @@ export interface GuardInput {
   outsideFolders?: readonly string[];
   /** On a Director branch: its commits engram did not make. */
   foreignCommits?: readonly { sha: string; reason: string }[];
+  /** Review flags on the engrams the head adds, with each engram's file. */
+  flagged?: readonly FlaggedAt[];
 }
+
+/** A review flag and the engram file it is in. */
+export type FlaggedAt = ReviewFlag & { path: string };
 
 /** Whether a head branch is one the Director writes. */
 export function isDirectorBranch(name: string | undefined): boolean {
@@ -88,6 +97,11 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
       message: `on the Director's branch ${input.headBranch ?? ""}, but not the Director's: ${commit.reason}`,
     });
   }
+  // A planted instruction or a leaked secret must not pass: they fail the guard.
+  for (const flag of input.flagged ?? []) {
+    if (flag.kind === "sealed") continue;
+    findings.push(flagFinding(flag));
+  }
   if (!isDirectorBranch(input.headBranch)) {
     for (const path of [...new Set(input.changedPaths)].filter(isMemoryPath)) {
       findings.push({
@@ -110,6 +124,26 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
     });
   }
   return findings.sort(compareFindings);
+}
+
+/**
+ * The review flags that only warn: sealed or sensitive engrams, which a reviewer must open
+ * with the seal key but which are not wrong in themselves. Sorted like findings.
+ */
+export function flagWarnings(flagged: readonly FlaggedAt[]): GuardFinding[] {
+  return flagged
+    .filter((f) => f.kind === "sealed")
+    .map(flagFinding)
+    .sort(compareFindings);
+}
+
+function flagFinding(flag: FlaggedAt): GuardFinding {
+  const item = flag.item_kind === "engram" ? "the engram" : `${flag.item_kind} "${flag.text}"`;
+  return {
+    path: flag.path,
+    code: `flagged-${flag.kind}`,
+    message: `${item} ${flag.why} (${flag.reason}); review it before merging (docs/github.md)`,
+  };
 }
 
 /**
@@ -138,9 +172,9 @@ function escapeProperty(text: string): string {
   return escapeData(text).replace(/:/g, "%3A").replace(/,/g, "%2C");
 }
 
-/** One GitHub Actions annotation line: `::error file=<path>::<message>`. */
-export function githubAnnotation(f: GuardFinding): string {
-  return `::error file=${escapeProperty(f.path)}::${escapeData(`${f.code}: ${f.message}`)}`;
+/** One GitHub Actions annotation line: `::error file=<path>::<message>` (or `::warning`). */
+export function githubAnnotation(f: GuardFinding, level: "error" | "warning" = "error"): string {
+  return `::${level} file=${escapeProperty(f.path)}::${escapeData(`${f.code}: ${f.message}`)}`;
 }
 
 /** A short Markdown report for `$GITHUB_STEP_SUMMARY`. */

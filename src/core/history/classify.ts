@@ -324,6 +324,10 @@ export function classifyCommit(commit: CommitText): CommitClass {
   if (CONTENT_FREE.has(plain(description)) && !breaking) return { ...base, noise: "trivial" };
   // engram's own commits of memory (`engram: init`, `engram: memory`) say nothing of the code.
   if (/^engram(\([^()]*\))?:/i.test(subject)) return { ...base, noise: "trivial" };
+  // ...and a squash-merged engram pull request, titled by what it adds to memory.
+  if (/^memory: (?:\+[\d,]+ |[\d,]+ (?:promoted|evicted)|no new knowledge)/.test(subject)) {
+    return { ...base, noise: "trivial" };
+  }
 
   if (IDIOM_TYPES.has(type) && LANGUAGE_IDIOM.test(description) && !breaking) {
     return { ...base, convention: description };

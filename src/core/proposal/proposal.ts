@@ -1,7 +1,9 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
+import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
+import { knowledgeItems } from "./knowledge.js";
 
 export interface ProposalInput {
   base: { branch: string; sha: string; catalog: Catalog; focusBytes: number | null };
@@ -22,7 +24,8 @@ export interface ProposalInput {
 /**
  * What the pull request proposes, main against the engram branch: new engrams (and which of
  * them are long-term, with the reasons promotion recorded), evictions, the events and the
- * time window they came from, and the budgets before and after.
+ * time window they came from, the budgets before and after, and the knowledge the new
+ * engrams add with the items a reviewer should look at first.
  */
 export function buildProposal(input: ProposalInput): Proposal {
   const { base, head } = input;
@@ -44,6 +47,8 @@ export function buildProposal(input: ProposalInput): Proposal {
   const windows = added
     .map((e) => input.added.get(e.engram_id)?.source_window)
     .filter((w) => w !== undefined);
+  const engrams = added.map((e) => input.added.get(e.engram_id)).filter((e) => e !== undefined);
+  const knowledge = knowledgeItems(engrams);
   const strip = ({ reasons: _reasons, ...row }: ProposalRow & { reasons: string[] }) => row;
   const stOnly = rows.filter((r) => r.scope === "st");
   return {
@@ -94,5 +99,16 @@ export function buildProposal(input: ProposalInput): Proposal {
             max_bytes: input.memory.memory_md_max_bytes,
           },
     ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
+    // What the body and --json show: a secret-like run is hidden, as in the flags.
+    knowledge: knowledge.map((item) =>
+      holdsSecret(item)
+        ? {
+            ...item,
+            text: maskSecrets(item.text),
+            ...(item.rationale === undefined ? {} : { rationale: maskSecrets(item.rationale) }),
+          }
+        : item,
+    ),
+    flags: reviewFlags(knowledge, engrams),
   };
 }

@@ -1,7 +1,16 @@
+import type { ReviewFlag } from "../checks/review-flags.js";
 import type { TierUsage } from "../compaction/budget.js";
-import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import { CATALOG_PATH } from "../model/paths.js";
+import type { KnowledgeItem } from "../proposal/knowledge.js";
 import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
+import {
+  decisionsBlock,
+  flagsBlock,
+  knowledgeHeadline,
+  knowledgeLists,
+  mergeCloseLine,
+} from "./pr-knowledge.js";
 
 /** One engram as a reviewer sees it in the PR body. */
 export interface ProposalRow {
@@ -32,6 +41,10 @@ export interface Proposal {
   focus: { bytes_before: number; bytes_after: number; max_bytes: number } | null;
   /** Engrams not proposed again because an earlier PR with them was closed unmerged. */
   rejected_skipped?: number;
+  /** The knowledge the new engrams add, each claim once (`src/core/proposal/knowledge.ts`). */
+  knowledge?: KnowledgeItem[];
+  /** What a reviewer should look at first in it (`src/core/checks/review-flags.ts`). */
+  flags?: ReviewFlag[];
 }
 
 export interface PrBodyOptions {
@@ -79,17 +92,9 @@ const ID_CHARS = 48;
 const PATH_CHARS = 160;
 const BRANCH_CHARS = 100;
 
-/** A short title: what was compacted into what, and the new catalog version. */
+/** A short title counting knowledge, not files: `memory: +2 decisions, +3 lessons (⚠ 1)`. */
 export function renderPrTitle(p: Proposal): string {
-  const version = `(catalog v${formatCount(p.head.catalog_version)})`;
-  if (p.compacted_events > 0 || p.written.length > 0) {
-    return `engram: ${plural(p.compacted_events, "event")} into ${plural(p.written.length, "engram")} ${version}`;
-  }
-  const parts = [
-    ...(p.promoted.length > 0 ? [`${formatCount(p.promoted.length)} promoted`] : []),
-    ...(p.evicted.length > 0 ? [`${formatCount(p.evicted.length)} evicted`] : []),
-  ];
-  return `engram: ${parts.length > 0 ? parts.join(", ") : "memory update"} ${version}`;
+  return knowledgeHeadline(p);
 }
 
 /**
@@ -153,9 +158,12 @@ interface RowSection {
 }
 
 /**
- * The pull-request body: what was compacted, why items were promoted, how the budgets moved,
- * one row per engram, the evictions, and the hidden marker. Pure and deterministic; never
- * longer than `maxChars`: rows are dropped from the end, with a notice of how many.
+ * The pull-request body, knowledge first: a line counting what the memory gains, the items
+ * to look at first and why, every decision with its why, the lessons, conventions and other
+ * facts, what merge and close do; then, folded, the bookkeeping (what was compacted, the
+ * hashes, the budgets, one row per engram, the evictions) and the hidden marker. Pure and
+ * deterministic; never longer than `maxChars`: list items and rows are dropped from the end,
+ * with a notice of how many.
  */
 export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
   const maxChars = limitOf(options.maxChars);
@@ -178,11 +186,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
           `_${plural(p.rejected_skipped, "engram")} from earlier pull requests closed without merging ${p.rejected_skipped === 1 ? "was" : "were"} not proposed again._`,
         ]
       : [];
-  const footer =
-    "<sub>Written by the engram Director. Merge to make this memory durable; close without merging to reject it. " +
-    `Do not edit \`${MEMORY_DIR}/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them.</sub>`;
-
-  const sections: RowSection[] = [
+  const engramSections: RowSection[] = [
     {
       heading: `### Promoted to long-term (${formatCount(p.promoted.length)})`,
       header: "| engram | topics | first fact | why |\n| --- | --- | --- | --- |",
@@ -221,6 +225,21 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
       noun: "held change",
     },
   ].filter((s) => s.rows.length > 0);
+  const block = (text: string): RowSection => ({ heading: text, header: "", rows: [], noun: "" });
+  const lists: RowSection[] = knowledgeLists(p.knowledge).map((l) => ({ ...l, header: "" }));
+  const headline = `**${inlineText(knowledgeHeadline(p), 300)}**`;
+  const top = [marker, headline, flagsBlock(p.flags), decisionsBlock(p.knowledge)].filter(
+    (b) => b !== undefined,
+  );
+  // The bookkeeping folds away; richer folds first, the poorer for a too small `maxChars`.
+  const fold = (blocks: readonly string[]): RowSection =>
+    block(
+      [
+        `<details>\n<summary>Bookkeeping: catalog v${formatCount(p.base.catalog_version)} → v${formatCount(p.head.catalog_version)}, engram files, budgets</summary>`,
+        ...blocks,
+      ].join(SEP),
+    );
+  const closeFold = "</details>";
 
   const catalogRef = options.fileUrl
     ? (() => {
@@ -231,22 +250,46 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
   const notice = (s: RowSection, omitted: number): string =>
     `_… ${plural(omitted, `more ${s.noun}`, `more ${s.noun}s`)} not shown: a pull-request body holds at most ${formatCount(maxChars)} characters. Every file is in the Files changed tab; the full list is in ${catalogRef}._`;
 
-  // Richest first; the poorer ones exist only for a `maxChars` too small for the budgets.
-  const variants: { before: string[]; rows: boolean; after: string[] }[] = [
-    {
-      before: [marker, heading, summary, refs, budgets, chart],
-      rows: true,
-      after: [...skipped, footer],
-    },
-    { before: [marker, heading, summary, refs, budgets], rows: true, after: [...skipped, footer] },
-    { before: [marker, heading, summary], rows: true, after: [] },
-    { before: [marker, heading, summary], rows: false, after: [] },
-    { before: [marker], rows: false, after: [] },
+  const body = (before: string[], sections: RowSection[], after: string[]) =>
+    fitRows(before, sections, after, notice, maxChars);
+  const variants: (() => string | undefined)[] = [
+    () =>
+      body(
+        top,
+        [
+          ...lists,
+          block(mergeCloseLine()),
+          fold([heading, summary, refs, budgets, chart]),
+          ...engramSections,
+        ],
+        [...skipped, closeFold],
+      ),
+    () =>
+      body(
+        top,
+        [
+          ...lists,
+          block(mergeCloseLine()),
+          fold([heading, summary, refs, budgets]),
+          ...engramSections,
+        ],
+        [...skipped, closeFold],
+      ),
+    () =>
+      body(
+        top,
+        [...lists, block(mergeCloseLine()), fold([summary]), ...engramSections],
+        [closeFold],
+      ),
+    () => body(top, [...lists, block(mergeCloseLine())], []),
+    () =>
+      body([marker, headline, ...(p.flags?.length ? [flagsBlock(p.flags) as string] : [])], [], []),
+    () => body([marker, headline], [], []),
+    () => body([marker], [], []),
   ];
   for (const variant of variants) {
-    const shown = variant.rows ? sections : [];
-    const body = fitRows(variant.before, shown, variant.after, notice, maxChars);
-    if (body !== undefined) return body;
+    const text = variant();
+    if (text !== undefined) return text;
   }
   return "";
 }
@@ -313,7 +356,8 @@ function fitRows(
       left -= k;
       const omitted = s.rows.length - k;
       const parts = [s.heading];
-      if (k > 0) parts.push(`${s.header}\n${s.rows.slice(0, k).join("\n")}`);
+      if (k > 0)
+        parts.push(`${s.header === "" ? "" : `${s.header}\n`}${s.rows.slice(0, k).join("\n")}`);
       if (omitted > 0) parts.push(notice(s, omitted));
       blocks.push(parts.join(SEP));
     }
@@ -340,7 +384,9 @@ function fitRows(
       left -= k;
       const omitted = s.rows.length - k;
       n += SEP.length + s.heading.length;
-      if (k > 0) n += SEP.length + s.header.length + (prefix[i]?.[k] as number);
+      // Rows are counted with a newline each: with no header the first one has none.
+      if (k > 0)
+        n += SEP.length + s.header.length + (prefix[i]?.[k] as number) - (s.header === "" ? 1 : 0);
       if (omitted > 0) n += SEP.length + notice(s, omitted).length;
     });
     return n;

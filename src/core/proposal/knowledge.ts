@@ -1,0 +1,68 @@
+import type { Engram } from "../../schema/engram.js";
+import { normalizeClaim } from "../graph/learnings.js";
+
+/** What a knowledge item is: a reviewer reads decisions, lessons and conventions differently. */
+export type KnowledgeKind =
+  | "decision"
+  | "lesson"
+  | "convention"
+  | "incident"
+  | "question"
+  | "fact"
+  | "tentative"
+  | "episode";
+
+/** One thing an engram pull request asks the team to believe, with the engram it comes from. */
+export interface KnowledgeItem {
+  kind: KnowledgeKind;
+  /** The text without its kind's prefix (`Lesson: x` is the lesson `x`). */
+  text: string;
+  /** A decision's why. */
+  rationale?: string;
+  engram_id: string;
+  scope: "st" | "lt";
+}
+
+const PREFIXES: readonly [string, KnowledgeKind][] = [
+  ["Lesson: ", "lesson"],
+  ["Insight: ", "lesson"],
+  ["Convention: ", "convention"],
+  ["Incident: ", "incident"],
+  ["Question: ", "question"],
+];
+
+function factItem(fact: string): { kind: KnowledgeKind; text: string } {
+  for (const [prefix, kind] of PREFIXES) {
+    if (fact.startsWith(prefix)) return { kind, text: fact.slice(prefix.length) };
+  }
+  return { kind: "fact", text: fact };
+}
+
+/**
+ * The knowledge the given engrams hold, in engram order: decisions, facts by their prefix,
+ * tentative facts and episode notes. An item stated again (the same normalized text) is
+ * listed once, under the first engram that holds it: a long-term engram carries forward
+ * what a short-term one in the same proposal said.
+ */
+export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
+  const seen = new Set<string>();
+  const out: KnowledgeItem[] = [];
+  const push = (item: KnowledgeItem) => {
+    const key = normalizeClaim(item.text);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(item);
+  };
+  for (const e of engrams) {
+    const from = { engram_id: e.engram_id, scope: e.scope };
+    for (const d of e.decisions) {
+      push({ kind: "decision", text: d.title, rationale: d.rationale, ...from });
+    }
+    for (const fact of e.facts) push({ ...factItem(fact), ...from });
+    for (const fact of e.tentative ?? []) push({ kind: "tentative", text: fact, ...from });
+    for (const ep of e.episodes ?? []) {
+      if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });
+    }
+  }
+  return out;
+}

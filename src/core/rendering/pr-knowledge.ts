@@ -1,0 +1,141 @@
+import type { ReviewFlag } from "../checks/review-flags.js";
+import { FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
+import { code, formatCount, inlineText, plural } from "./markdown.js";
+
+/** What the pull request asks the team to believe, and what to look at first in it. */
+export interface ProposalKnowledge {
+  /** The knowledge the head adds, each claim once, in engram order. */
+  knowledge?: KnowledgeItem[];
+  /** The items a reviewer should look at first (`src/core/checks/review-flags.ts`). */
+  flags?: ReviewFlag[];
+  promoted: readonly unknown[];
+  evicted: readonly unknown[];
+}
+
+/** A list of items that may be cut from the end (lessons, conventions, facts). */
+export interface KnowledgeList {
+  heading: string;
+  rows: string[];
+  noun: string;
+}
+
+// Decisions are never cut (an engram's size bounds them); other items are cut in lists.
+const DECISION_CHARS = 8_000;
+const ITEM_CHARS = 300;
+const FLAG_TEXT_CHARS = 200;
+const ENGRAM_ID_CHARS = 48;
+
+const NOUNS: Record<KnowledgeKind, [string, string]> = {
+  decision: ["decision", "decisions"],
+  lesson: ["lesson", "lessons"],
+  convention: ["convention", "conventions"],
+  incident: ["incident", "incidents"],
+  question: ["question", "questions"],
+  fact: ["fact", "facts"],
+  tentative: ["tentative fact", "tentative facts"],
+  episode: ["episode note", "episode notes"],
+};
+const LIST_KINDS: readonly KnowledgeKind[] = [
+  "lesson",
+  "convention",
+  "incident",
+  "fact",
+  "question",
+  "tentative",
+  "episode",
+];
+const HEADINGS: Record<KnowledgeKind, string> = {
+  decision: "Decisions",
+  lesson: "Lessons",
+  convention: "Conventions",
+  incident: "Incidents",
+  question: "Open questions",
+  fact: "Other facts",
+  tentative: "Tentative (never promoted)",
+  episode: "Episode notes",
+};
+
+/**
+ * What the memory gains, counted in knowledge rather than files:
+ * `memory: +9 decisions, +10 lessons, 2 promoted (⚠ 3)`. The title and the body's first line.
+ */
+export function knowledgeHeadline(p: ProposalKnowledge): string {
+  const items = p.knowledge ?? [];
+  const counts = (["decision", ...LIST_KINDS] as const)
+    .map((kind) => [kind, items.filter((i) => i.kind === kind).length] as const)
+    .filter(([, n]) => n > 0)
+    .map(([kind, n]) => `+${plural(n, ...NOUNS[kind])}`);
+  const moved = [
+    ...(p.promoted.length > 0 ? [`${formatCount(p.promoted.length)} promoted`] : []),
+    ...(p.evicted.length > 0 ? [`${formatCount(p.evicted.length)} evicted`] : []),
+  ];
+  const parts = [...counts, ...moved];
+  const flags = flaggedItemCount(p.flags);
+  const warn = flags > 0 ? ` (⚠ ${formatCount(flags)})` : "";
+  return `memory: ${parts.length > 0 ? parts.join(", ") : "no new knowledge"}${warn}`;
+}
+
+/** The flags grouped by item: one item may be flagged for several reasons. */
+function flaggedItems(flags: readonly ReviewFlag[]): ReviewFlag[][] {
+  const groups = new Map<string, ReviewFlag[]>();
+  for (const f of flags) {
+    const key = `${f.engram_id}\u0000${f.item_kind}\u0000${f.text}`;
+    groups.set(key, [...(groups.get(key) ?? []), f]);
+  }
+  return [...groups.values()];
+}
+
+/** How many items are flagged (the ⚠ count). */
+export function flaggedItemCount(flags: readonly ReviewFlag[] | undefined): number {
+  return flaggedItems(flags ?? []).length;
+}
+
+/** "Look at these first": every flagged item with why; undefined when nothing is flagged. */
+export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | undefined {
+  if (flags === undefined || flags.length === 0) return undefined;
+  const items = flaggedItems(flags);
+  const lines = items.map((group) => {
+    const first = group[0] as ReviewFlag;
+    const kinds = [...new Set(group.map((f) => f.kind))].join(", ");
+    const why = group.map((f) => `${inlineText(f.why, 300)} (${code(f.reason, 40)})`).join("; ");
+    return `- **${kinds}** in ${code(first.engram_id, ENGRAM_ID_CHARS)}, ${first.item_kind}: “${inlineText(first.text, FLAG_TEXT_CHARS)}” — ${why}`;
+  });
+  return [
+    `### ⚠ Look at these first (${formatCount(items.length)})`,
+    "Merging makes these part of what every agent reads. Close the pull request if any should not be believed or followed; `director guard` fails on instructions and secrets.",
+    lines.join("\n"),
+  ].join("\n\n");
+}
+
+/** Every decision with its why, never cut; undefined when there are none. */
+export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): string | undefined {
+  const decisions = (items ?? []).filter((i) => i.kind === "decision");
+  if (decisions.length === 0) return undefined;
+  const lines = decisions.map((d) => {
+    const why = inlineText(d.rationale ?? "", DECISION_CHARS);
+    return `- **${inlineText(d.text, DECISION_CHARS)}**${why === "" ? "" : ` — why: ${why}`}`;
+  });
+  return [`### Decisions (${formatCount(decisions.length)})`, lines.join("\n")].join("\n\n");
+}
+
+/** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */
+export function knowledgeLists(items: readonly KnowledgeItem[] | undefined): KnowledgeList[] {
+  return LIST_KINDS.map((kind) => {
+    const of = (items ?? []).filter((i) => i.kind === kind);
+    return {
+      heading: `### ${HEADINGS[kind]} (${formatCount(of.length)})`,
+      rows: of.map((i) => `- ${inlineText(i.text, ITEM_CHARS) || "—"}`),
+      noun: NOUNS[kind][0],
+    };
+  }).filter((l) => l.rows.length > 0);
+}
+
+/** What merging and closing do, in one line. */
+export function mergeCloseLine(): string {
+  return (
+    "**Merge** to make this memory durable: every agent recalls it from the next session. " +
+    "**Close** without merging to reject it: the Director does not propose these engrams again. " +
+    `Do not edit \`${MEMORY_DIR}/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them.`
+  );
+}
