@@ -8,8 +8,12 @@
 import { looksLikePassword, looksLikeToken } from "./harmless.js";
 import type { SecretRule } from "./types.js";
 
-/** A type between a name and its value: Go's `var x string = `, Kotlin's `val x: String = `. */
-const TYPE = `(?:[ \\t]*:?[ \\t]*(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z0-9_]))?`;
+/**
+ * A type between a name and its value: Go's `var x string = `, Kotlin's `val x: String = `.
+ * It follows the blanks after the name (one run, taken once): two runs of blanks side by side
+ * split a long run of blanks every way, which made a key word before 128 KB of them take 13 s.
+ */
+const TYPE = `(?:(?::[ \\t]*)?(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z0-9_])[ \\t]*)?`;
 /**
  * Assignment operators: `=`, `:`, `:=`, make's `::=`, `:::=`, `?=` and `+=`, PHP's `.=` and
  * `??=`, `=>`, and a comma after a call's quoted first argument (`setProperty("X_TOKEN", "...")`;
@@ -19,7 +23,7 @@ const TYPE = `(?:[ \\t]*:?[ \\t]*(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z
 // every position and make a line of repeated key words quadratic.
 const OPERATOR = `(?::{1,3}=|=>|\\?\\??=|\\.=|\\+=|[:=]|,(?<=\\(["'][\\w.-]{1,64}["'][ \\t]{0,4},))`;
 /** Between a key and its value: an operator, or the end of an XML start tag (`<apiToken>value`, not `<user:password>`). */
-const SEP = `(?:(?:\\\\?["'])?${TYPE}[ \\t]*${OPERATOR}[ \\t]*|>(?<=<[\\w.-]{1,64}>)[ \\t]*(?:\\r?\\n[ \\t]*)?)`;
+const SEP = `(?:(?:\\\\?["'])?[ \\t]*${TYPE}${OPERATOR}[ \\t]*|>(?<=<[\\w.-]{1,64}>)[ \\t]*(?:\\r?\\n[ \\t]*)?)`;
 
 /**
  * The value after a key: a quoted value runs to its closing quote (a password with spaces
@@ -139,8 +143,9 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     id: "curl-auth-user",
     keywords: ["curl"],
     // `curl -u user:password` or `--user=user:password`, also on a continued line (`\`); a
-    // bare `-u user` prompts, so it stays. `-u "apikey:"` is a key as the user name.
-    pattern: `\\bcurl\\b(?:[^\\r\\n]|\\\\\\r?\\n){0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]*)(?=")|'([^'\\r\\n:]*:[^'\\r\\n]*)(?=')|((?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"':]*):(?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"']{3,})))`,
+    // bare `-u user` prompts, so it stays. `-u "apikey:"` is a key as the user name. The
+    // search for `-u` stops at the next `curl`, so that a line of them is scanned once.
+    pattern: `\\bcurl\\b(?:(?!curl\\b)[^\\r\\n]|\\\\\\r?\\n){0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]*)(?=")|'([^'\\r\\n:]*:[^'\\r\\n]*)(?=')|((?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"':]*):(?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"']{3,})))`,
     groups: [1, 2, 3],
     check: (secret) => isCurlCredential(secret),
   },
@@ -178,9 +183,10 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "passphrase",
     keywords: ["passphrase"],
-    // An unquoted pass phrase is words: it runs to the end of the line.
-    // Bounded, so that a long line of look-alikes is not scanned again from every key word.
-    pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]{1,256}?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
+    // An unquoted pass phrase is words: it runs to the end of the line. Bounded, and it starts
+    // and ends with a non-blank, so that the blanks after it are scanned once, not from each
+    // character of it, and a long line of look-alikes is not scanned again from every key word.
+    pattern: `passphrase[0-9]{0,2}${SEP}([^\\s"'\`\\\\](?:[^\\r\\n"'\`]{0,254}[^\\s"'\`])?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
     flags: "i",
     groups: [1],
     check: (secret) => looksLikePassword(secret),
