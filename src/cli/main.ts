@@ -3,6 +3,7 @@ import { nearest } from "../core/model/nearest.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type Command, helpText, parseCommandArgs, stringOption } from "./args.js";
 import { reportError } from "./report.js";
+import { terminalText } from "./terminal-text.js";
 
 /** The exit statuses live with the errors (`src/errors.ts`); re-exported for the commands. */
 export { EXIT };
@@ -69,9 +70,12 @@ export async function runMain(
       notice: (message) => process.stderr.write(`${prefix}: ${message}\n`),
     };
     const output = await command.run(args);
-    process.stdout.write(args.values.json ? `${JSON.stringify(output.json)}\n` : output.text);
+    // Text output holds memory, snippets and diffs: anyone's text, escaped for the terminal.
+    process.stdout.write(
+      args.values.json ? `${JSON.stringify(output.json)}\n` : terminalText(output.text),
+    );
     for (const warning of output.warnings ?? []) {
-      process.stderr.write(`${prefix}: warning: ${warning}\n`);
+      process.stderr.write(`${prefix}: warning: ${terminalText(warning)}\n`);
     }
     process.exitCode = output.exitCode ?? EXIT.ok;
   } catch (error) {

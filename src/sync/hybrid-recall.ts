@@ -5,11 +5,13 @@ import { fileURLToPath } from "node:url";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
+import { redactorFor } from "../core/ingest/redact.js";
 import { tokenize } from "../core/recall/recall.js";
 import {
   type CacheEntry,
   cacheKey,
   cacheVerdict,
+  outboundQuery,
   type RemoteHit,
   type RemoteMode,
   rankRemote,
@@ -131,8 +133,11 @@ const BANDS: Record<RemoteMode, string> = {
 
 export async function remoteRecall(
   ctx: RepoContext,
-  request: RemoteRecallRequest,
+  original: RemoteRecallRequest,
 ): Promise<RemoteRecall> {
+  // Before any store, the cache or a background job sees it.
+  const query = outboundQuery(original.query, redactorFor(ctx.config));
+  const request = { ...original, query };
   const mode = remoteMode(request.confidence);
   const none = (reason: string, notices: string[] = []): RemoteRecall => ({
     mode,
@@ -222,7 +227,7 @@ function report(
 /** Asks each store at once, caches what they answer, logs each ask for the hit-rate metric. */
 export async function askTargets(
   ctx: RepoContext,
-  query: string,
+  asked: string,
   limit: number,
   targets: readonly TargetName[],
   now: string,
@@ -233,6 +238,9 @@ export async function askTargets(
   notices: string[];
 }> {
   const { openSearcher } = await import("./remote-search.js");
+  // A background validation's query was redacted by the recall that started it; once more
+  // costs nothing and covers any other caller.
+  const query = outboundQuery(asked, redactorFor(ctx.config));
   const tokens = [...new Set(tokenize(query))].sort();
   const results = await Promise.all(
     targets.map(async (name) => {

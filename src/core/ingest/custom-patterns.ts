@@ -1,7 +1,10 @@
 /**
- * The repository's own `[redaction] patterns`: compiled once, refused when they could match
- * the empty string or backtrack catastrophically (ingest is synchronous).
+ * The repository's own `[redaction] patterns`: compiled once for V8's linear-time engine, and
+ * refused when they could match the empty string or cannot run in linear time. They run on
+ * every text a worker sends and ingest takes in, synchronously: a backtracking pattern such as
+ * `(.*a){12}Q` stalls every writer on a sentence of 152 characters.
  */
+import { setFlagsFromString } from "node:v8";
 
 /** A `[redaction] patterns` entry that is not a usable regular expression. */
 export class RedactionPatternError extends Error {
@@ -19,49 +22,138 @@ export class RedactionPatternError extends Error {
 // A pattern that matches nothing at all would put a token between every two characters.
 const EMPTY_PROBES = ["", "a", "Z", "0", " ", "-", "_", "\n", "[REDACTED:x]"];
 
+/** The flag of V8's linear engine (a variable: a literal `/a/l` would not parse where it is off). */
+const LINEAR = "l";
+
+let linearEngine: boolean | undefined;
+
 /**
- * Rejects a group that repeats without bound while its body also repeats without bound, as in
- * `(a+)+` or `(\w*x)*`: the classic shape of catastrophic backtracking. Ingest is synchronous,
- * so one such pattern could stall the Director; a heuristic rejection is the affordable guard.
+ * Whether V8's linear-time engine (the `l` flag: a breadth-first simulation, time linear in
+ * the input for any pattern it accepts) is on, turning it on the first time. The flag only
+ * makes the `l` flag known; every other regular expression runs as before.
  */
-function nestedUnboundedQuantifier(source: string): boolean {
-  const unboundedAt = (at: number): boolean => {
-    const ch = source[at];
-    if (ch === "*" || ch === "+") return true;
-    return ch === "{" && /^\{\d+,\}/.test(source.slice(at, at + 24));
-  };
-  // One entry per open group: does its body repeat without bound?
-  const stack: boolean[] = [];
-  const markParent = (): void => {
-    if (stack.length > 0) stack[stack.length - 1] = true;
-  };
+function linearEngineOn(): boolean {
+  if (linearEngine === undefined) {
+    const works = (): boolean => {
+      try {
+        return new RegExp("a", LINEAR).flags.includes(LINEAR);
+      } catch {
+        return false;
+      }
+    };
+    if (!works()) setFlagsFromString("--enable-experimental-regexp-engine");
+    linearEngine = works();
+    // A pattern runs on the fast backtracking engine until it backtracks 50,000 times in
+    // one search, then on the linear one: a budget per search, the same matches.
+    if (linearEngine)
+      setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+  }
+  return linearEngine;
+}
+
+/** The linear engine replicates a counted repetition's body; it takes at most this many copies. */
+const MAX_COPIES = 16;
+
+/** A copy of a repeated group: its captures become plain groups (a name may occur once). */
+function uncaptured(atom: string): string {
+  return atom.replace(/\\.|\((?!\?)|\(\?<(?![=!])[^>]*>/g, (m) => (m.startsWith("\\") ? m : "(?:"));
+}
+
+/**
+ * `x{n,m}` with counts over `MAX_COPIES`, spelled as a run of repetitions of 16 at most
+ * (`x{40}` as `x{16}x{16}x{8}`): the same strings, the same leftmost match, greedy or lazy,
+ * within what the linear engine takes.
+ */
+function splitCounts(source: string): string {
+  let out = "";
+  let atomStart = -1;
+  const groups: number[] = [];
   let i = 0;
   while (i < source.length) {
-    const ch = source[i];
+    const ch = source[i] as string;
+    const count = ch === "{" ? /^\{(\d+)(,(\d*))?\}(\??)/.exec(source.slice(i)) : null;
+    if (count !== null && atomStart >= 0) {
+      const min = Number(count[1]);
+      const max =
+        count[2] === undefined
+          ? min
+          : count[3] === ""
+            ? Number.POSITIVE_INFINITY
+            : Number(count[3]);
+      const lazy = count[4] ?? "";
+      if (min > MAX_COPIES || (max > MAX_COPIES && max !== Number.POSITIVE_INFINITY)) {
+        const atom = out.slice(atomStart);
+        const copy = uncaptured(atom);
+        const pieces: string[] = [];
+        for (let left = min; left > 0; left -= MAX_COPIES) {
+          pieces.push(`${pieces.length === 0 ? atom : copy}{${Math.min(left, MAX_COPIES)}}`);
+        }
+        if (max === Number.POSITIVE_INFINITY) {
+          pieces.push(`${pieces.length === 0 ? atom : copy}*${lazy}`);
+        } else {
+          for (let left = max - min; left > 0; left -= MAX_COPIES) {
+            pieces.push(
+              `${pieces.length === 0 ? atom : copy}{0,${Math.min(left, MAX_COPIES)}}${lazy}`,
+            );
+          }
+        }
+        out = `${out.slice(0, atomStart)}(?:${pieces.join("")})`;
+        i += count[0].length;
+        atomStart = -1;
+        continue;
+      }
+    }
     if (ch === "\\") {
-      i += 2;
+      atomStart = out.length;
+      const escaped =
+        /^\\(?:u\{[0-9A-Fa-f]+\}|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|c[A-Za-z]|k<[^>]*>|[\s\S])/.exec(
+          source.slice(i),
+        )?.[0] ?? "\\";
+      out += escaped;
+      i += escaped.length;
     } else if (ch === "[") {
-      i++;
-      while (i < source.length && source[i] !== "]") i += source[i] === "\\" ? 2 : 1;
-      i++;
+      atomStart = out.length;
+      let j = i + 1;
+      if (source[j] === "^") j++;
+      if (source[j] === "]") j++;
+      while (j < source.length && source[j] !== "]") j += source[j] === "\\" ? 2 : 1;
+      out += source.slice(i, j + 1);
+      i = j + 1;
     } else if (ch === "(") {
-      stack.push(false);
+      groups.push(out.length);
+      out += ch;
       i++;
+      atomStart = -1;
     } else if (ch === ")") {
-      const inner = stack.pop() ?? false;
+      atomStart = groups.pop() ?? -1;
+      out += ch;
       i++;
-      if (inner && unboundedAt(i)) return true;
-      if (inner) markParent();
+    } else if (ch === "|") {
+      out += ch;
+      i++;
+      atomStart = -1;
+    } else if (ch === "*" || ch === "+" || ch === "?" || ch === "{") {
+      // A quantifier (or a brace that is a literal): what follows is not its atom.
+      out += ch;
+      i++;
+      atomStart = -1;
     } else {
-      // Quantifiers land here, after the atom they repeat.
-      if (unboundedAt(i)) markParent();
+      atomStart = out.length;
+      out += ch;
       i++;
     }
   }
-  return false;
+  return out;
 }
 
+/**
+ * Compiles a `[redaction] patterns` entry for the linear engine. Throws `RedactionPatternError`
+ * naming its index and source when it does not compile, matches the empty string, or needs a
+ * backtracking engine (a look-around, a back-reference).
+ */
 export function compileCustom(pattern: string, index: number): RegExp {
+  // First: a regular expression takes the search budget when it is compiled.
+  const linear = linearEngineOn();
   let regex: RegExp;
   try {
     regex = new RegExp(pattern, "g");
@@ -78,13 +170,24 @@ export function compileCustom(pattern: string, index: number): RegExp {
       throw new RedactionPatternError(index, pattern, "matches the empty string");
     }
   }
-  regex.lastIndex = 0;
-  if (nestedUnboundedQuantifier(pattern)) {
+  if (!linear) {
     throw new RedactionPatternError(
       index,
       pattern,
-      "nests unbounded repetition (for example `(a+)+`), which can backtrack catastrophically",
+      "this Node.js has no linear-time regular expression engine to run it with",
     );
   }
-  return regex;
+  // In a group: a source of its own, never one V8 compiled (and cached) without the budget.
+  const source = `(?:${splitCounts(pattern)})`;
+  try {
+    new RegExp(source, `g${LINEAR}`);
+    return new RegExp(source, "g");
+  } catch (error) {
+    throw new RedactionPatternError(
+      index,
+      pattern,
+      "cannot run in linear time: a look-around (`(?=`, `(?!`, `(?<=`, `(?<!`) or a back-reference (`\\1`, `\\k<name>`) needs a backtracking engine, which one long line can stall; spell the context out as text around the secret",
+      { cause: error },
+    );
+  }
 }

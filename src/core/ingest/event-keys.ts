@@ -24,17 +24,25 @@ export function strictestPrivacy(a: Privacy, b: Privacy): Privacy {
 }
 
 /**
+ * How far past the excerpt a rejected line is read: room for a secret that starts in the
+ * excerpt and runs on (a PEM block of a 4096-bit key, JSON-escaped, is some 3,400 characters).
+ */
+const EXCERPT_CONTEXT_CHARS = 16_384;
+
+/**
  * The start of a rejected line, kept in the quarantine so a person can see what came in.
- * JSON string escapes are decoded first (`\u0067hp_...` is a token too), then the whole line
- * is redacted before it is cut (on a grapheme boundary), so a secret straddling the cut
- * cannot leak as an unrecognisable prefix.
+ * The line is cut first to the excerpt and its context (a rejected line may be of any length,
+ * and nothing is scanned whole), then JSON string escapes are decoded (`\u0067hp_...` is a
+ * token too), then that head is redacted before it is cut to the excerpt (on a grapheme
+ * boundary), so a secret straddling the excerpt's end cannot leak as an unrecognisable prefix.
  */
 export function quarantineExcerpt(
   line: string,
   redactor: Redactor,
   maxChars = 300,
 ): RedactionResult {
-  const redacted = redactor.redact(wellFormed(decodeJsonEscapes(line)).text);
+  const head = cutText(line, maxChars + EXCERPT_CONTEXT_CHARS);
+  const redacted = redactor.redact(wellFormed(decodeJsonEscapes(head)).text);
   return { text: cutText(redacted.text, maxChars), count: redacted.count };
 }
 

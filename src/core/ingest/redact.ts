@@ -8,7 +8,13 @@
  */
 import type { Config } from "../../schema/config.js";
 import { compileCustom } from "./custom-patterns.js";
-import { applySpans, buildRuleSet, type CompiledRule, findSpans } from "./redact-scan.js";
+import {
+  applySpans,
+  buildRuleSet,
+  type CompiledRule,
+  findSpans,
+  type Span,
+} from "./redact-scan.js";
 import { base64Rule } from "./rules/base64.js";
 import { PLAIN_RULES, PROVIDER_PREFIXES } from "./rules/built-in.js";
 import { PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
@@ -42,10 +48,47 @@ export const BUILT_IN_RULE_IDS: readonly string[] = [
 /** Texts shorter than this hold no built-in secret (`pwd=ab` is the shortest). */
 const SHORTEST = 5;
 
+/** Every marker, so that a secret that could stand inside one (`api-key-1`) is not looked for again. */
+const MARKERS = BUILT_IN_RULE_IDS.map((id) => `[REDACTED:${id}]`).join(" ");
+
+/** Secrets this long or longer have their other copies redacted too (shorter ones are words). */
+const MIN_COPY_CHARS = 8;
+/** At most this many distinct secrets of a text are looked for again: a bound on the work per text. */
+const MAX_COPIED = 32;
+
+/** The markers of the secrets found, by their text: each is looked for again where it stands. */
+function copiesToFind(text: string, spans: readonly Span[]): Map<string, string> {
+  const copies = new Map<string, string>();
+  for (const span of spans) {
+    if (copies.size >= MAX_COPIED) break;
+    const secret = text.slice(span.start, span.end);
+    if (secret.length < MIN_COPY_CHARS || copies.has(secret) || MARKERS.includes(secret)) continue;
+    copies.set(secret, (BUILT_IN.rules[span.rank] as CompiledRule).token);
+  }
+  return copies;
+}
+
+/**
+ * Every verbatim copy of a found secret, wherever it stands: glued inside a word
+ * (`somSG.<key>ewhere`), where no rule sees a token, it is still the secret.
+ */
+function redactCopies(text: string, copies: ReadonlyMap<string, string>): RedactionResult {
+  let out = text;
+  let count = 0;
+  for (const [secret, token] of copies) {
+    if (!out.includes(secret)) continue;
+    const parts = out.split(secret);
+    count += parts.length - 1;
+    out = parts.join(token);
+  }
+  return { text: out, count };
+}
+
 function redactBuiltIn(text: string): RedactionResult {
   if (text.length < SHORTEST) return { text, count: 0 };
   let spans = findSpans(text, BUILT_IN);
   if (spans.length === 0) return { text, count: 0 };
+  const copies = copiesToFind(text, spans);
   let out = text;
   let count = 0;
   // A marker can change a neighbour's context (a token glued to a redacted one now ends at
@@ -55,7 +98,8 @@ function redactBuiltIn(text: string): RedactionResult {
     count += spans.length;
     spans = findSpans(out, BUILT_IN);
   }
-  return { text: out, count };
+  const copied = redactCopies(out, copies);
+  return { text: copied.text, count: count + copied.count };
 }
 
 /** Texts up to this long are remembered with their redaction, at most this many of them. */

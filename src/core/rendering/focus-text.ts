@@ -10,14 +10,16 @@ const TITLE_MAX_CHARS = 120;
 /**
  * One line of plain text: control characters and line breaks would break the bullet-per-item
  * shape; `<` before a tag-like character is escaped so a fact cannot open an HTML comment or
- * block that hides the rest of the rendered file.
+ * block that hides the rest of the rendered file; `](` is escaped so memory text makes no
+ * image (which a viewer fetches: a tracking pixel) and no link whose text hides its target.
  */
 export function clean(text: string): string {
   return text
     .replace(/\p{Cc}/gu, " ")
     .replace(/\s+/gu, " ")
     .trim()
-    .replace(/<(?=[A-Za-z/!?])/g, "\\<");
+    .replace(/<(?=[A-Za-z/!?])/g, "\\<")
+    .replace(/\]\(/g, "]\\(");
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Redactor } from "../ingest/redact.js";
 import { tokenize } from "../recall/recall.js";
 
 /**
@@ -47,6 +48,20 @@ export interface CacheEntry {
   tokens: string[];
   fetched_at: string;
   hits: RemoteHit[];
+}
+
+/**
+ * A recall query as it may leave the machine, for a store, the recall cache or a background
+ * validation: its secrets taken out (a marker is no word to search for), so a token pasted
+ * into a question reaches neither Graphiti nor Notion nor `.engram/sync/recall-cache.json`.
+ */
+export function outboundQuery(query: string, redactor: Redactor): string {
+  const { text, count } = redactor.redact(query);
+  if (count === 0) return query;
+  return text
+    .replace(/\[REDACTED:[a-z0-9-]+\]/g, " ")
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 /** The cache key of a query for one target: its words, so "Retry, deploy" and "deploy retry" share it. */

@@ -8,8 +8,12 @@
 import { looksLikePassword, looksLikeToken } from "./harmless.js";
 import type { SecretRule } from "./types.js";
 
-/** A type between a name and its value: Go's `var x string = `, Kotlin's `val x: String = `. */
-const TYPE = `(?:[ \\t]*:?[ \\t]*(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z0-9_]))?`;
+/**
+ * A type between a name and its value: Go's `var x string = `, Kotlin's `val x: String = `.
+ * It follows the blanks after the name (one run, taken once): two runs of blanks side by side
+ * split a long run of blanks every way, which made a key word before 128 KB of them take 13 s.
+ */
+const TYPE = `(?:(?::[ \\t]*)?(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z0-9_])[ \\t]*)?`;
 /**
  * Assignment operators: `=`, `:`, `:=`, make's `::=`, `:::=`, `?=` and `+=`, PHP's `.=` and
  * `??=`, `=>`, and a comma after a call's quoted first argument (`setProperty("X_TOKEN", "...")`;
@@ -19,7 +23,7 @@ const TYPE = `(?:[ \\t]*:?[ \\t]*(?:string|String|str|&str|\\[\\]byte)(?![A-Za-z
 // every position and make a line of repeated key words quadratic.
 const OPERATOR = `(?::{1,3}=|=>|\\?\\??=|\\.=|\\+=|[:=]|,(?<=\\(["'][\\w.-]{1,64}["'][ \\t]{0,4},))`;
 /** Between a key and its value: an operator, or the end of an XML start tag (`<apiToken>value`, not `<user:password>`). */
-const SEP = `(?:(?:\\\\?["'])?${TYPE}[ \\t]*${OPERATOR}[ \\t]*|>(?<=<[\\w.-]{1,64}>)[ \\t]*(?:\\r?\\n[ \\t]*)?)`;
+const SEP = `(?:(?:\\\\?["'])?[ \\t]*${TYPE}${OPERATOR}[ \\t]*|>(?<=<[\\w.-]{1,64}>)[ \\t]*(?:\\r?\\n[ \\t]*)?)`;
 
 /**
  * The value after a key: a quoted value runs to its closing quote (a password with spaces
@@ -42,10 +46,10 @@ const VALUE = [
  * Key words of a password. The key must END with one (optionally followed by a digit or
  * two): `DB_PASSWORD`, `client_secret` are keys; `PASSWORD_MIN_LENGTH`, `secret_santa` are not.
  */
-export const PASSWORD_KEYS = "pass(?:word|wd|phrase)|pwd|secret|credentials?";
+export const PASSWORD_KEYS = "pass(?:word|wd|phrase)|[_.-]pass|pwd|secret|credentials?";
 /** Key words of a token or key. Same rule: `api_key_header` and `token_ttl` are not keys. */
 export const TOKEN_KEYS =
-  "token|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|secret[_-]?key|client[_-]?key";
+  "token|secret[_-]?key[_-]?base|api[_-]?key|access[_-]?key|private[_-]?key|auth[_-]?key|session[_-]?key|signing[_-]?key|encryption[_-]?key|master[_-]?key|secret[_-]?key|client[_-]?key";
 
 const PEM_HEAD = "-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
 const PEM_TAIL = "-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----";
@@ -139,8 +143,9 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     id: "curl-auth-user",
     keywords: ["curl"],
     // `curl -u user:password` or `--user=user:password`, also on a continued line (`\`); a
-    // bare `-u user` prompts, so it stays. `-u "apikey:"` is a key as the user name.
-    pattern: `\\bcurl\\b(?:[^\\r\\n]|\\\\\\r?\\n){0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]*)(?=")|'([^'\\r\\n:]*:[^'\\r\\n]*)(?=')|((?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"':]*):(?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"']{3,})))`,
+    // bare `-u user` prompts, so it stays. `-u "apikey:"` is a key as the user name. The
+    // search for `-u` stops at the next `curl`, so that a line of them is scanned once.
+    pattern: `\\bcurl\\b(?:(?!curl\\b)[^\\r\\n]|\\\\\\r?\\n){0,400}?[ \\t](?:-u|--user)(?:=|[ \\t]{1,5})(?:"([^"\\r\\n:]*:[^"\\r\\n]*)(?=")|'([^'\\r\\n:]*:[^'\\r\\n]*)(?=')|((?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"':]*):(?:"[^"\\r\\n]{3,}"|'[^'\\r\\n]{3,}'|[^\\s"']{3,})))`,
     groups: [1, 2, 3],
     check: (secret) => isCurlCredential(secret),
   },
@@ -178,9 +183,10 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "passphrase",
     keywords: ["passphrase"],
-    // An unquoted pass phrase is words: it runs to the end of the line.
-    // Bounded, so that a long line of look-alikes is not scanned again from every key word.
-    pattern: `passphrase[0-9]{0,2}${SEP}(?!["'\\\\])([^\\r\\n"'\`]{1,256}?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
+    // An unquoted pass phrase is words: it runs to the end of the line. Bounded, and it starts
+    // and ends with a non-blank, so that the blanks after it are scanned once, not from each
+    // character of it, and a long line of look-alikes is not scanned again from every key word.
+    pattern: `passphrase[0-9]{0,2}${SEP}([^\\s"'\`\\\\](?:[^\\r\\n"'\`]{0,254}[^\\s"'\`])?)(?=[ \\t]*(?:[\\r\\n"'\`]|$))`,
     flags: "i",
     groups: [1],
     check: (secret) => looksLikePassword(secret),
@@ -188,6 +194,8 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
   {
     id: "password-assignment",
     keywords: ["pass", "pwd", "secret", "credential"],
+    // `DB_PASS=`: the separator before a bare `pass` is part of the match (not `compass=`).
+    lookback: 1,
     pattern: `(?:${PASSWORD_KEYS})[0-9]{0,2}${SEP}(?:${VALUE})`,
     flags: "i",
     groups: [1, 2, 3, 4, 5],
@@ -212,5 +220,56 @@ export const CONTEXT_RULES: readonly SecretRule[] = [
     flags: "i",
     groups: [1],
     check: (secret) => looksLikePassword(secret),
+  },
+  {
+    id: "stripe-webhook-secret",
+    keywords: ["whsec_"],
+    // Stripe's webhook signing secret (secretlint and gitleaks have no rule for it).
+    pattern: "\\bwhsec_[A-Za-z0-9+/]{32,64}(?![A-Za-z0-9+/])",
+  },
+  {
+    id: "aws-presigned-signature",
+    keywords: ["x-amz-signature"],
+    // The signature of a pre-signed S3 URL: whoever holds the URL holds the access.
+    pattern: "[Xx]-[Aa][Mm][Zz]-[Ss]ignature=([0-9a-fA-F]{64})(?![0-9a-fA-F])",
+    groups: [1],
+  },
+  {
+    id: "azure-sas-signature",
+    keywords: ["sig="],
+    lookback: 1,
+    // The `sig` of an Azure shared access signature URL (URL-encoded base64 of an HMAC).
+    pattern: "[?&]sig=([A-Za-z0-9%+/]{30,120}={0,2})(?![A-Za-z0-9%+/=])",
+    groups: [1],
+  },
+  {
+    id: "cli-password-flag",
+    keywords: ["mysql", "mariadb", "docker"],
+    // `mysql -uroot -pSECRET` (no space: a bare `-p` prompts), `docker login -p SECRET`. The
+    // search for the flag stops at the next command word, so a line of them is scanned once.
+    pattern:
+      "\\b(?:mysql(?:dump|admin)?|mariadb)\\b(?:(?!mysql|mariadb)[^\\r\\n]){0,200}?[ \\t]-p([^\\s\"'`;|&<>-][^\\s\"'`;|&<>]*)|\\bdocker[ \\t]+login\\b(?:(?!docker)[^\\r\\n]){0,200}?[ \\t](?:-p|--password)(?:=|[ \\t]+)([^\\s\"'`;|&<>-][^\\s\"'`;|&<>]*)",
+    groups: [1, 2],
+    check: (secret) => looksLikePassword(secret),
+  },
+  {
+    id: "aws-secret-key-pair",
+    keywords: ["[redacted:aws-access-token]"],
+    // The secret access key beside the key id that gave it away (`AKIA... <40 characters>`),
+    // found once the key id is a marker (the redactor scans its output again).
+    pattern:
+      "\\[REDACTED:aws-access-token\\][\\s,:;|\"'=/]{1,8}([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+    groups: [1],
+    entropy: 3,
+  },
+  {
+    id: "docker-config-auth",
+    keywords: ['"auth"', '\\"auth\\"'],
+    lookback: 1,
+    // A `.dockerconfigjson` `auth`: base64 of `user:password`, which holds no key word or
+    // prefix for the base64 rule to find. Raw or JSON-escaped.
+    pattern: '\\\\?"auth\\\\?"[ \\t]*:[ \\t]*\\\\?"([A-Za-z0-9+/]{8,512}={0,2})(?=\\\\?")',
+    groups: [1],
+    check: (secret) => /^[^:\s]+:\S+$/.test(Buffer.from(secret, "base64").toString("latin1")),
   },
 ];
