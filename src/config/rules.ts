@@ -5,6 +5,7 @@ import { headBranchProblem } from "../core/trust/engram-branch.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import type { KeyLocator, Segment } from "./locate.js";
+import { enableLinearRegExp } from "./regexp-engine.js";
 
 /**
  * What every config check shares, with or without the zod schema: the rules across keys,
@@ -147,6 +148,7 @@ export function crossFieldProblems(
  * built-in rules, which a command that never redacts does not need.
  */
 function patternProblem(pattern: string): string | undefined {
+  enableLinearRegExp();
   try {
     compileCustom(pattern, 0);
     return undefined;

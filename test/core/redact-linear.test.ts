@@ -5,10 +5,14 @@
  * that linear work meets many times over and quadratic work misses by orders of magnitude.
  */
 import { describe, expect, it } from "vitest";
+import { enableLinearRegExp } from "../../src/config/regexp-engine.js";
 import { quarantineExcerpt } from "../../src/core/ingest/normalize.js";
 import { createRedactor, type Redactor } from "../../src/core/ingest/redact.js";
 import { buildRuleSet, findSpans } from "../../src/core/ingest/redact-scan.js";
 import { PLAIN_RULES } from "../../src/core/ingest/rules/built-in.js";
+
+// A repository's patterns need V8's linear engine, which loading a config turns on.
+enableLinearRegExp();
 
 /** The least of a few timings of `fn`, in milliseconds: a pause of the machine is not the scan. */
 function timeOf(fn: () => void, runs = 3): number {

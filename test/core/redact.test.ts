@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { enableLinearRegExp } from "../../src/config/regexp-engine.js";
 import { createRedactor, RedactionPatternError } from "../../src/core/ingest/redact.js";
 import {
   ANTHROPIC,
@@ -24,6 +25,9 @@ import {
   SLACK_HOOK,
   SLACK_USER,
 } from "./redact-fixtures.js";
+
+// A repository's patterns need V8's linear engine, which loading a config turns on.
+enableLinearRegExp();
 
 describe("built-in rules", () => {
   const cases: { rule: string; text: string; secret: string; kept?: string }[] = [

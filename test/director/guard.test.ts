@@ -90,7 +90,8 @@ beforeAll(async () => {
   // A Director branch whose memory holds a planted instruction and a secret no rule caught.
   git(repo.dir, ["checkout", "-q", "-b", "engram/planted", "main-before"]);
   await remember(
-    [PLANTED, "the payments webhook secret is whsec_5f8a9c0b1d2e3f4a5b6c7d8e9f0a1b2cQx"],
+    // (A Stripe whsec_ secret is redacted at ingest since the rules learned it.)
+    [PLANTED, "the payments signing seed is Q7vX2mK9pL4tR8wZ3nB6cY1hF5jD0sGaEu"],
     1795001800,
   );
   commitAsDirector("memory: catalog version 1");
@@ -327,8 +328,8 @@ describe("director guard (bin)", () => {
       cwd: repo.dir,
     });
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('secret is whsec_…" looks like a Stripe webhook signing secret');
-    expect(r.stdout + text.stdout).not.toContain("5f8a9c0b1d2e3f4a5b6c7d8e9f0a1b2cQx");
+    expect(text.stdout).toContain('seed is Q7vX…" a random-looking string of 34 characters');
+    expect(r.stdout + text.stdout).not.toContain("Q7vX2mK9pL4tR8wZ3nB6cY1hF5jD0sGaEu");
   });
 
   it("prints GitHub annotations and appends the step summary inside Actions", async () => {

@@ -4,7 +4,6 @@
  * every text a worker sends and ingest takes in, synchronously: a backtracking pattern such as
  * `(.*a){12}Q` stalls every writer on a sentence of 152 characters.
  */
-import { setFlagsFromString } from "node:v8";
 
 /** A `[redaction] patterns` entry that is not a usable regular expression. */
 export class RedactionPatternError extends Error {
@@ -25,30 +24,17 @@ const EMPTY_PROBES = ["", "a", "Z", "0", " ", "-", "_", "\n", "[REDACTED:x]"];
 /** The flag of V8's linear engine (a variable: a literal `/a/l` would not parse where it is off). */
 const LINEAR = "l";
 
-let linearEngine: boolean | undefined;
-
 /**
- * Whether V8's linear-time engine (the `l` flag: a breadth-first simulation, time linear in
- * the input for any pattern it accepts) is on, turning it on the first time. The flag only
- * makes the `l` flag known; every other regular expression runs as before.
+ * Whether V8's linear-time engine (the `l` flag) is on in this process. Turning it on is a
+ * process-wide flag, set by the adapter that loads the config (`src/config/regexp-engine.ts`)
+ * before any pattern is compiled; the core only looks.
  */
 function linearEngineOn(): boolean {
-  if (linearEngine === undefined) {
-    const works = (): boolean => {
-      try {
-        return new RegExp("a", LINEAR).flags.includes(LINEAR);
-      } catch {
-        return false;
-      }
-    };
-    if (!works()) setFlagsFromString("--enable-experimental-regexp-engine");
-    linearEngine = works();
-    // A pattern runs on the fast backtracking engine until it backtracks 50,000 times in
-    // one search, then on the linear one: a budget per search, the same matches.
-    if (linearEngine)
-      setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+  try {
+    return new RegExp("a", LINEAR).flags.includes(LINEAR);
+  } catch {
+    return false;
   }
-  return linearEngine;
 }
 
 /** The linear engine replicates a counted repetition's body; it takes at most this many copies. */
@@ -81,7 +67,9 @@ function splitCounts(source: string): string {
             ? Number.POSITIVE_INFINITY
             : Number(count[3]);
       const lazy = count[4] ?? "";
-      if (min > MAX_COPIES || (max > MAX_COPIES && max !== Number.POSITIVE_INFINITY)) {
+      // `{16,}` is 16 copies and a star: past the engine's limit as well.
+      const unbounded = max === Number.POSITIVE_INFINITY;
+      if (min > MAX_COPIES || (unbounded ? min >= MAX_COPIES : max > MAX_COPIES)) {
         const atom = out.slice(atomStart);
         const copy = uncaptured(atom);
         const pieces: string[] = [];
@@ -152,7 +140,6 @@ function splitCounts(source: string): string {
  * backtracking engine (a look-around, a back-reference).
  */
 export function compileCustom(pattern: string, index: number): RegExp {
-  // First: a regular expression takes the search budget when it is compiled.
   const linear = linearEngineOn();
   let regex: RegExp;
   try {
@@ -174,7 +161,7 @@ export function compileCustom(pattern: string, index: number): RegExp {
     throw new RedactionPatternError(
       index,
       pattern,
-      "this Node.js has no linear-time regular expression engine to run it with",
+      "this Node.js has no linear-time regular expression engine to run it with (or it was not turned on: see src/config/regexp-engine.ts)",
     );
   }
   // In a group: a source of its own, never one V8 compiled (and cached) without the budget.
