@@ -17,14 +17,18 @@ function unsafe(code: number): boolean {
   );
 }
 
-/** The text with each such character written as `\u{hex}`; other text unchanged. */
+/**
+ * The text with each such character written as `\uXXXX`; other text unchanged. The form is a
+ * JSON string's own escape, so a command whose text output is JSON (`worker hook`, read by
+ * the host) stays JSON that parses back to the same text.
+ */
 export function terminalText(text: string): string {
   let out = "";
   let last = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
     if (!unsafe(code)) continue;
-    out += `${text.slice(last, i)}\\u{${code.toString(16).padStart(4, "0")}}`;
+    out += `${text.slice(last, i)}\\u${code.toString(16).padStart(4, "0")}`;
     last = i + 1;
   }
   return last === 0 ? text : out + text.slice(last);
