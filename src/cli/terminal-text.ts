@@ -18,7 +18,7 @@ function unsafe(code: number): boolean {
 }
 
 /**
- * The text with each such character written as `\uXXXX`; other text unchanged. The form is a
+ * The text with each such character written as `\u` and four hex digits; other text unchanged. The form is a
  * JSON string's own escape, so a command whose text output is JSON (`worker hook`, read by
  * the host) stays JSON that parses back to the same text.
  */

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { SPLIT_PATTERN } from "../core/graph/context-tokens.js";
 
 /**
  * Tokens as GPT-4-class models count them (cl100k_base, through gpt-tokenizer): close to
@@ -19,12 +20,8 @@ export function countTokens(text: string): number {
   return encoding.countTokens(text);
 }
 
-/**
- * The tokenizer's pre-tokenizer (gpt-tokenizer's `CL100K_TOKEN_SPLIT_REGEX`, which a test
- * holds equal to this): the pieces it encodes one by one. Written out so that splitting does
- * not load the library's module of every encoding's patterns.
- */
-export const SPLIT_PATTERN = String.raw`'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s`;
+export { SPLIT_PATTERN };
+
 const SPLIT = new RegExp(SPLIT_PATTERN, "gu");
 
 export function splitTokens(text: string): Iterable<string> {

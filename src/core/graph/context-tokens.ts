@@ -18,6 +18,14 @@ export interface TokenMemo {
   counts: number[];
 }
 
+/**
+ * The tokenizer's pre-tokenizer (gpt-tokenizer's `CL100K_TOKEN_SPLIT_REGEX`, which a test
+ * holds equal to this): the pieces it encodes one by one. Written out so that splitting does
+ * not load the library's module of every encoding's patterns; recall's estimate and the
+ * context index's memo both split with it.
+ */
+export const SPLIT_PATTERN = String.raw`'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s`;
+
 /** The tokenizer's pre-tokenizer: a text's pieces, in order. */
 export type SplitTokens = (text: string) => Iterable<string>;
 
