@@ -32,6 +32,9 @@ const FORMAT = `${RS}%H${FS}%an${FS}%cI${FS}%s${FS}%b`;
 /** The Director's own memory commits say nothing a reader asks about. */
 const DIRECTOR_COMMIT = /^engram: memory catalog v\d+/;
 
+/** The last index this process built or read: a long-lived server (MCP) asks on every call. */
+let memo: { cachePath: string; head: string; index: RecallIndex } | undefined;
+
 interface CachedHistory {
   format: "engram-recall-history/v1";
   head: string;
@@ -45,10 +48,14 @@ export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | u
     (await gitText(ctx.repoDir, ["rev-parse", "--verify", "-q", "HEAD"]))?.trim();
   if (!head) return undefined;
   const cachePath = join(ctx.paths.root, CACHE);
+  if (memo?.cachePath === cachePath && memo.head === head) return memo.index;
   const cached = readCache(cachePath);
   if (cached?.head === head) {
     const index = deserializeRecallIndex(cached.index);
-    if (index) return index;
+    if (index) {
+      memo = { cachePath, head, index };
+      return index;
+    }
   }
   let notes: RecallNote[];
   const old =
@@ -66,6 +73,7 @@ export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | u
     notes = (await readCommits(ctx.repoDir, head)).map(noteOfCommit);
   }
   const index = buildRecallIndex(counted(notes));
+  memo = { cachePath, head, index };
   try {
     mkdirSync(ctx.paths.root, { recursive: true });
     const cache: CachedHistory = {

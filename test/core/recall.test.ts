@@ -184,6 +184,22 @@ describe("recall: ranking", () => {
     ]);
   });
 
+  it("ranks query terms side by side above the same words apart", () => {
+    // The same words, so the same text score; the newer note would win the tie without the bonus.
+    const near = engram({
+      version: "20250101-000000Z",
+      facts: ["the deploy cache holds nightly artifacts"],
+    });
+    const far = engram({
+      version: "20250301-000000Z",
+      facts: ["the cache holds nightly deploy artifacts"],
+    });
+    expect(texts(recall(indexOf(far, near), "deploy cache"))).toEqual([
+      "the deploy cache holds nightly artifacts",
+      "the cache holds nightly deploy artifacts",
+    ]);
+  });
+
   it("breaks a tie by recency, then by tier, then by id", () => {
     const older = engram({ version: "20250101-000000Z", facts: ["redis holds sessions"] });
     const newer = engram({ version: "20250301-000000Z", facts: ["redis holds the queue"] });

@@ -4,7 +4,7 @@
  * commit history is searched; the top hits fit the token budget; a decision's confidence
  * survives its promotion.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, director, jsonOf, worker } from "../support/bins.js";
@@ -169,6 +169,30 @@ describe("MCP memory_recall", () => {
         arguments: { query: "advisory locks", history: false },
       });
       expect((history.structuredContent as { status: string }).status).toBe("no_match");
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("keeps the history index between calls until HEAD moves", async () => {
+    const client = await stdioMcpClient(repo.dir, ENV);
+    const cache = join(repo.dir, ".engram", "recall-history.json");
+    const commits = async (query: string) => {
+      const r = await client.callTool({ name: "memory_recall", arguments: { query } });
+      return ((r.structuredContent as { hits?: Hit[] }).hits ?? []).filter(
+        (h) => h.scope === "history",
+      );
+    };
+    try {
+      expect((await commits("advisory locks")).length).toBeGreaterThan(0);
+      expect(existsSync(cache)).toBe(true);
+      rmSync(cache);
+      // Same HEAD: the server answers from what it holds, without reading history again.
+      expect((await commits("advisory locks")).length).toBeGreaterThan(0);
+      expect(existsSync(cache)).toBe(false);
+      git(repo.dir, ["commit", "-q", "--allow-empty", "-m", "Adopt the hexagonal layout"]);
+      expect((await commits("hexagonal layout"))[0]?.text).toContain("hexagonal");
+      expect(existsSync(cache)).toBe(true);
     } finally {
       await client.close();
     }
