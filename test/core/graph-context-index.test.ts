@@ -4,7 +4,7 @@ import { type ContextItem, type ContextOptions, contextFor } from "../../src/cor
 import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
-import { tokenize } from "../../src/core/recall/recall.js";
+import { recallTerms, termWeight, tokenize } from "../../src/core/recall/recall.js";
 
 /**
  * The ranking as it was before the index: every learning re-tokenized and scored per query.
@@ -14,7 +14,7 @@ function referenceContext(
   learnings: readonly LinkedLearning[],
   options: Pick<ContextOptions, "topic" | "type">,
 ) {
-  const wanted = new Set(tokenize(options.topic));
+  const wanted = new Set(recallTerms(options.topic));
   // What relates a learning: its entities less those every learning of its engram carries
   // (when the engram states several), over all learnings, whatever the type asked.
   const groups = new Map<string, LinkedLearning[]>();
@@ -44,14 +44,33 @@ function referenceContext(
     engram_id: l.engrams[0] as string,
     evidence: l.evidence,
   });
+  // Each word of the topic weighs by how rare it is among all learnings, whatever the type.
+  const wordsOf = (l: LinkedLearning) =>
+    new Set(recallTerms(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`));
+  const weightOf = new Map<string, number>();
+  for (const w of wanted)
+    weightOf.set(
+      w,
+      termWeight(learnings.filter((l) => wordsOf(l).has(w)).length, learnings.length),
+    );
+  const topicWeight = [...weightOf.values()].reduce((a, b) => a + b, 0);
   for (const l of pool) {
-    const words = new Set(tokenize(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`));
+    const words = wordsOf(l);
     let hits = 0;
-    for (const w of wanted) if (words.has(w)) hits++;
-    const entityHit = l.entities.some((e) => wanted.has(e.slice(e.indexOf(":") + 1).toLowerCase()));
+    let held = 0;
+    for (const w of wanted)
+      if (words.has(w)) {
+        hits++;
+        held += weightOf.get(w) as number;
+      }
+    const named = new Set(tokenize(options.topic));
+    const entityHit = l.entities.some((e) => named.has(e.slice(e.indexOf(":") + 1).toLowerCase()));
     if (hits === 0 && !entityHit) continue;
     const score =
-      (hits + (entityHit ? 1 : 0)) / Math.max(1, wanted.size) + Math.log2(1 + l.evidence) / 10;
+      wanted.size === 0
+        ? (entityHit ? 1 : 0) + Math.log2(1 + l.evidence) / 10
+        : (held + (entityHit ? topicWeight / wanted.size : 0)) / topicWeight +
+          Math.log2(1 + l.evidence) / 10;
     scored.set(l.id, item(l, score, "match", []));
   }
   const matched = new Map<string, number>();

@@ -153,6 +153,23 @@ describe("context", () => {
       }),
     );
   });
+
+  it("weighs the topic's words as recall does: a rare word counts more than a common one", () => {
+    const linked = (l: Learning): LinkedLearning => ({ ...l, entities: [], unlinked: [] });
+    // "payments" is in most of memory, "jitter" in one learning: the word that says more wins.
+    const common = ["invoices", "refunds", "ledgers", "webhooks"].map((w) =>
+      linked(learning(`The payments service owns the ${w}`)),
+    );
+    const rare = linked(learning("Retries back off with jitter"));
+    const r = contextFor([...common, rare], {
+      topic: "payments jitter",
+      maxTokens: 400,
+      countTokens: (t) => t.split(/\s+/).filter(Boolean).length,
+      scopeLine: "s",
+    });
+    expect(r.items[0]?.text).toBe("Retries back off with jitter");
+    expect(r.items).toHaveLength(5);
+  });
 });
 
 // From 1900 to beyond 9999, where ISO-8601 takes the six-digit year.

@@ -1,4 +1,4 @@
-import { recallTerms } from "../recall/terms.js";
+import { recallTerms, termWeight } from "../recall/terms.js";
 import { tokenize } from "../recall/tokenize.js";
 import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
@@ -105,7 +105,8 @@ interface Ranked {
 
 /**
  * Every related learning of the pool, best first: matches of the topic's words (or of an
- * entity it names) score by the share of words they hold and their evidence; neighbours by
+ * entity it names) score by the share of the topic's word weight they hold (recall's term
+ * weight: rare words count more) and their evidence; neighbours by
  * the best match they share an entity with, discounted by how common that entity is. State
  * lives in arrays over all learnings: at 40,000 learnings most of memory can be a neighbour.
  */
@@ -123,16 +124,20 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   const urls = index.urlFlags();
   // 0: unrelated, 1: match, 2: neighbour.
   const state = new Uint8Array(n);
-  const hits = new Uint32Array(n);
+  // The weight of the topic's words a learning holds, each word by how rare it is in memory.
+  const hits = new Float64Array(n);
   const entityHit = new Uint8Array(n);
   const related = new Uint32Array(n);
   let count = 0;
+  let wantedWeight = 0;
   for (const w of wanted) {
     const withTerm = index.withTerm(w);
+    const weight = termWeight(withTerm.length, n);
+    wantedWeight += weight;
     for (let k = 0; k < withTerm.length; k++) {
       const i = withTerm[k] as number;
       if (typeCode >= 0 && types[i] !== typeCode) continue;
-      hits[i] = (hits[i] as number) + 1;
+      hits[i] = (hits[i] as number) + weight;
       if (state[i] === 0) {
         state[i] = 1;
         related[count++] = i;
@@ -160,11 +165,13 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   const entityMatched = new Uint8Array(entities);
   const entityScore = new Float64Array(entities);
   const matchedEntities: number[] = [];
-  const words = Math.max(1, wanted.size);
+  // An entity named in the topic counts as one word of average weight.
+  const entityWeight = wanted.size > 0 ? wantedWeight / wanted.size : 1;
+  const words = wanted.size > 0 ? wantedWeight : 1;
   for (let r = 0; r < matches; r++) {
     const i = related[r] as number;
     const m = Math.round(
-      (((hits[i] as number) + (entityHit[i] as number)) / words +
+      (((hits[i] as number) + (entityHit[i] as number) * entityWeight) / words +
         Math.log2(1 + (evidence[i] as number)) / 10) *
         1000,
     );

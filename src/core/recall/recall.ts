@@ -2,7 +2,7 @@ import { fitHits } from "./fit.js";
 import type { RecallHit } from "./hit.js";
 import { claimOf, type RecallNote, type RecallScope } from "./notes.js";
 import { K1, MAX_PHRASE_TERMS, RecallIndex, type StoredNote } from "./recall-index.js";
-import { recallTerms } from "./terms.js";
+import { recallTerms, termWeight } from "./terms.js";
 
 export type { RecallHit } from "./hit.js";
 export {
@@ -12,7 +12,7 @@ export {
   type SerializedRecallIndex,
   serializeRecallIndex,
 } from "./recall-index.js";
-export { recallTerms } from "./terms.js";
+export { recallTerms, termWeight } from "./terms.js";
 export { tokenize } from "./tokenize.js";
 
 export interface RecallOptions {
@@ -76,7 +76,7 @@ export function recall(
   const idf = terms.map((t) => {
     let df = 0;
     for (const index of list) df += index.terms.get(t)?.df ?? 0;
-    return Math.log(1 + (total - df + 0.5) / (df + 0.5));
+    return termWeight(df, total);
   });
   const scopes = options.scopes ? new Set(options.scopes) : undefined;
   const keep = (note: RecallNote) =>

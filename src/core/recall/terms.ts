@@ -148,3 +148,12 @@ function cvc(w: string): boolean {
     !/[wxy]/.test(w[n - 1] as string)
   );
 }
+
+/**
+ * How much a term says: BM25's inverse document frequency of a term found in `df` of `total`
+ * documents. Recall and `worker context` weigh the words of a query by it, so a word most
+ * notes hold ("did", a team's name) cannot choose what comes back.
+ */
+export function termWeight(df: number, total: number): number {
+  return Math.log(1 + (total - df + 0.5) / (df + 0.5));
+}
