@@ -82,6 +82,18 @@ export const LearningOrigin = z
 export type LearningOrigin = z.infer<typeof LearningOrigin>;
 
 /**
+ * One item's own provenance: the senders who said it, the links they gave with it; a field
+ * left out is the engram's (`provenance.senders`, `links`).
+ */
+export const ItemProvenance = z
+  .object({
+    senders: z.array(z.string()).max(64).optional(),
+    links: z.array(Link).max(64).optional(),
+  })
+  .strict();
+export type ItemProvenance = z.infer<typeof ItemProvenance>;
+
+/**
  * Readers ignore fields they do not know (the formats grow additively); the content hash
  * still covers them, so an added field is a detected edit.
  *
@@ -149,6 +161,12 @@ const engramFields = {
   evidence: z.record(LearningId, z.number().int().positive()).optional(),
   /** Learnings imported from another memory (a pai-seed seed.json): where from, when confirmed. */
   origins: z.record(LearningId, LearningOrigin).optional(),
+  /**
+   * Who said each fact or decision, and what it linked, where that differs from the engram's
+   * own `provenance.senders` and `links` (their union): learning id to its own. An item
+   * without an entry, or a field an entry leaves out, has the engram's.
+   */
+  said_by: z.record(LearningId, ItemProvenance).optional(),
 };
 export const Engram = z.looseObject(engramFields);
 /** The fields we know; a parsed engram may carry more, which our code leaves alone. */

@@ -5,7 +5,14 @@
  */
 import { z } from "zod";
 import { IsoTime, Link, Privacy, SafeId, Sealed, UtcTime } from "./common.js";
-import { BatchId, Decision, Episode, LearningId, LearningOrigin } from "./engram.js";
+import {
+  BatchId,
+  Decision,
+  Episode,
+  ItemProvenance,
+  LearningId,
+  LearningOrigin,
+} from "./engram.js";
 
 const Count = z.number().int().nonnegative();
 const Millis = z.number().nonnegative();
@@ -47,6 +54,10 @@ export const GroupRecord = z
     ),
     decisions: z.array(Decision),
     origins: z.array(z.tuple([LearningId, LearningOrigin])),
+    said_by: z
+      .array(z.tuple([LearningId, ItemProvenance]))
+      .max(100_000)
+      .optional(),
     evidence: z.array(z.tuple([LearningId, z.number().int().positive()])),
     topic_counts: Pairs,
     message_types: Pairs,

@@ -138,7 +138,10 @@ describe("entity ids in engram files", () => {
 
   it("feeds the graph: learnings read the field instead of re-deriving", () => {
     const [engram] = compactSlice(events, { ...policy, entities: bodyLinker(matcher) }) as [Engram];
-    const carried = { ...engram, entities: ["person:ada", "pr:7"] };
+    // An item with no provenance of its own reads the engram's field.
+    const { said_by: own, ...shared } = engram;
+    expect(own).toBeDefined();
+    const carried = { ...shared, entities: ["person:ada", "pr:7"] };
     const engrams = new Map([[engram.engram_id, carried]]);
     const parser = learningsOf([carried]).find((l) => l.text === "The parser retries twice");
     // The text alone would link component:parser; the file's field is what counts.
@@ -151,6 +154,13 @@ describe("entity ids in engram files", () => {
     delete old.entities;
     expect(
       linkLearning(parser as Learning, new Map([[engram.engram_id, old]]), matcher).entities,
+    ).toContain("component:parser");
+    // An item with its own provenance is linked by its own links, not the engram's field.
+    const ownEngram = { ...engram, entities: ["person:ada", "pr:7"] };
+    const ownParser = learningsOf([ownEngram]).find((l) => l.text === "The parser retries twice");
+    expect(
+      linkLearning(ownParser as Learning, new Map([[engram.engram_id, ownEngram]]), matcher)
+        .entities,
     ).toContain("component:parser");
   });
 });

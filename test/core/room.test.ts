@@ -123,8 +123,10 @@ describe("compaction for room", () => {
     }
     expect(ledger.groups).toBe(36);
     const once = compactSlice(stream, slicePolicy(memory, undefined, undefined));
-    // Three groups, their episodes spread over parts of 32.
-    expect(once.length).toBe(6);
+    // Three groups, their episodes spread over parts of 32, and each note's own senders (five
+    // workers say the same notes) taking room beside them.
+    expect(once.length).toBe(9);
+    expect(once.some((e) => Object.keys(e.said_by ?? {}).length > 0)).toBe(true);
     expect(engramsOf(...plans).map(serializeEngram)).toEqual(once.map(serializeEngram));
     // Read back from their files, they make the same.
     const read = plans.map((p, i) =>

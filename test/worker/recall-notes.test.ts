@@ -43,7 +43,18 @@ beforeAll(async () => {
   ]);
   const emit = async (args: string[]) =>
     jsonOf(await worker(["emit", ...args, "--json"], { cwd: repo.dir, env: ENV }));
-  await emit(["--kind", "lesson", "--text", LESSON, "--topic", "payments", "--worker", "agent-a"]);
+  await emit([
+    "--kind",
+    "lesson",
+    "--text",
+    LESSON,
+    "--topic",
+    "payments",
+    "--link",
+    "src/payments/retry.ts",
+    "--worker",
+    "agent-a",
+  ]);
   await emit([
     "--kind",
     "decision",
@@ -55,6 +66,8 @@ beforeAll(async () => {
     "payments",
     "--confidence",
     "0.9",
+    "--link",
+    "PR#7",
     "--worker",
     "agent-b",
   ]);
@@ -96,6 +109,22 @@ describe("worker recall", () => {
     };
     expect(engram.decisions.map((d) => d.title)).toEqual(["Store money as integer cents"]);
     expect(engram.signals.mean_confidence).toBe(0.9);
+  });
+
+  it("credits each note to its own sender and links, through compaction and promotion", async () => {
+    const [lesson] = await recall("retry with jitter");
+    expect(lesson?.senders).toEqual(["agent-a"]);
+    const [decision] = await recall("why do we store integer cents?");
+    expect(decision).toMatchObject({ scope: "lt", senders: ["agent-b"] });
+    const { learnings } = jsonOf<{ learnings: { text: string; entities: string[] }[] }>(
+      await worker(["learnings", "--json"], { cwd: repo.dir, env: ENV }),
+    );
+    const cents = learnings.find((l) => l.text === "Store money as integer cents");
+    const retry = learnings.find((l) => l.text === LESSON);
+    expect(cents?.entities).toContain("pr:7");
+    expect(cents?.entities).not.toContain("file:src/payments/retry.ts");
+    expect(retry?.entities).toContain("file:src/payments/retry.ts");
+    expect(retry?.entities).not.toContain("pr:7");
   });
 
   it("matches plurals and inflections", async () => {

@@ -11,6 +11,7 @@
 import type { Link, Sealed } from "../../schema/common.js";
 import type { Decision, Engram, EngramBody, Episode } from "../../schema/engram.js";
 import { learningIdOfFact } from "../graph/learnings.js";
+import { saidOf, saidStated } from "../graph/said-by.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
 import type { Telemetry } from "./telemetry.js";
@@ -59,9 +60,12 @@ export function fitBody(body: EngramBody, maxBytes: number, entities?: BodyEntit
     tentative,
     evidence,
     origins,
+    said_by: _said,
     entities: bodyEntities,
     ...rest
   } = body;
+  // Each item's own provenance, restated per part against the part's senders and links.
+  const said = body.said_by === undefined ? undefined : saidOf([body]);
   const firstPart = typeof body.provenance.part === "number" ? body.provenance.part : 1;
   let skeleton: EngramBody = { ...rest, facts: [], decisions: [] };
   let trimmed = 0;
@@ -115,6 +119,8 @@ export function fitBody(body: EngramBody, maxBytes: number, entities?: BodyEntit
     }
     const stated = statedOrigins(part, origins);
     if (stated) part.origins = stated;
+    const saidHere = saidStated(part, said);
+    if (saidHere) part.said_by = saidHere;
     const found = entities ? entities(part) : lists.entities;
     if (found.length > 0) part.entities = found;
     return part;

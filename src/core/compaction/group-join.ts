@@ -4,6 +4,7 @@
  */
 import type { Link, Privacy } from "../../schema/common.js";
 import type { Decision, LearningOrigin } from "../../schema/engram.js";
+import { ItemCredit } from "../graph/said-by.js";
 import { strictestPrivacy } from "../ingest/event-keys.js";
 import { linkKey } from "../model/links.js";
 import { keptEpisodes } from "./episodes.js";
@@ -34,6 +35,7 @@ export function joinGroups(states: readonly GroupState[]): GroupState {
   const links: Link[] = [];
   const seenLinks = new Set<string>();
   const origins = new Map<string, LearningOrigin>();
+  const credit = new ItemCredit();
   const evidence = new Map<string, number>();
   const topics = new Map<string, number>();
   const types = new Map<string, number>();
@@ -64,6 +66,7 @@ export function joinGroups(states: readonly GroupState[]): GroupState {
       links.push(l);
     }
     for (const [id, origin] of s.origins) if (!origins.has(id)) origins.set(id, origin);
+    credit.join(s.said_by);
     addPairs(evidence, s.evidence);
     addPairs(topics, s.topic_counts);
     addPairs(types, s.message_types);
@@ -82,6 +85,7 @@ export function joinGroups(states: readonly GroupState[]): GroupState {
     facts,
     decisions,
     origins: sortedPairs(origins),
+    said_by: credit.pairs(),
     evidence: sortedPairs(evidence),
     topic_counts: sortedPairs(topics),
     message_types: sortedPairs(types),

@@ -7,9 +7,17 @@
  * then reads as memory made in one, with as many files.
  */
 import type { Link, Privacy, Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
+import type {
+  Decision,
+  Engram,
+  EngramBody,
+  Episode,
+  ItemProvenance,
+  LearningOrigin,
+} from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
 import { learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
+import { ItemCredit } from "../graph/said-by.js";
 import { isHistoryCommit } from "../history/kinds.js";
 import { strictestPrivacy } from "../ingest/event-keys.js";
 import { originOfEvent } from "../ingest/seed-senders.js";
@@ -81,6 +89,9 @@ export interface GroupState {
   decisions: Decision[];
   /** Where imported learnings came from, by learning id (the first word on each wins). */
   origins: [string, LearningOrigin][];
+  /** Who said each fact and decision and what they linked, by learning id (absent in records
+   *  written before it existed). */
+  said_by?: [string, ItemProvenance][];
   /** Claims memory already held, restated by the group: learning id and times. */
   evidence: [string, number][];
   topic_counts: [string, number][];
@@ -201,13 +212,30 @@ export function collectGroup(
       links.push(link);
     }
   };
-  const addFact = (text: string, tentative: boolean, origin?: LearningOrigin) => {
+  // Each item's own senders and links, beside the union the engram records.
+  const credit = new ItemCredit();
+  const creditTo = (text: string, event: MemoryEvent) =>
+    credit.add(
+      learningIdOfFact(text),
+      authoredContent(event) ? event.sender.id : undefined,
+      eventLinks(event),
+    );
+  const addFact = (
+    text: string,
+    tentative: boolean,
+    event: MemoryEvent,
+    origin?: LearningOrigin,
+  ) => {
     const fact = clipItem(text);
     const key = factKey(fact);
-    if (seenFacts.has(key)) return;
+    if (seenFacts.has(key)) {
+      creditTo(fact, event);
+      return;
+    }
     if (!tentative && restated(fact, origin)) return;
     seenFacts.add(key);
     facts.push(tentative ? { text: fact, tentative: true } : { text: fact });
+    creditTo(fact, event);
   };
 
   for (const event of events) {
@@ -220,10 +248,7 @@ export function collectGroup(
       privacy = strictestPrivacy(privacy, event.privacy);
     }
     for (const topic of event.topics) topicCounts.set(topic, (topicCounts.get(topic) ?? 0) + 1);
-    if (event.issue !== undefined && /^#\d+$/.test(event.issue)) {
-      addLink({ type: "issue", ref: event.issue });
-    }
-    for (const link of event.links) addLink(link);
+    for (const link of eventLinks(event)) addLink(link);
     if (event.sealed) sealed.push(...event.sealed);
     if (event.confidence !== undefined) {
       confidence += Math.round(event.confidence * CONFIDENCE_UNIT);
@@ -250,9 +275,11 @@ export function collectGroup(
         if (event.text !== undefined) {
           const title = clipItem(event.text);
           const key = factKey(title);
-          if (!seenDecisions.has(key) && !restated(title, originOfEvent(event))) {
+          if (seenDecisions.has(key)) creditTo(title, event);
+          else if (!restated(title, originOfEvent(event))) {
             seenDecisions.add(key);
             decisions.push({ title, rationale: clipItem(event.rationale ?? "") });
+            creditTo(title, event);
           }
         }
         continue;
@@ -271,6 +298,7 @@ export function collectGroup(
         addFact(
           prefix + event.text,
           tentative || activity || event.kind === "question",
+          event,
           originOfEvent(event),
         );
       }
@@ -284,6 +312,7 @@ export function collectGroup(
     facts,
     decisions,
     origins: sortedPairs(origins),
+    said_by: credit.pairs(),
     evidence: sortedPairs(evidence),
     topic_counts: sortedPairs(topicCounts),
     message_types: sortedPairs(messageTypes),
@@ -391,8 +420,18 @@ export function packGroup(
   return packEngrams(base, withTelemetry, items, state.sealed, policy.engram_max_bytes, {
     evidence: Object.fromEntries(state.evidence),
     origins: new Map(state.origins),
+    said: new Map(state.said_by ?? []),
     ...(policy.entities ? { entities: policy.entities } : {}),
   });
+}
+
+/** The links an event gives: its own, and its issue as one. */
+function eventLinks(event: MemoryEvent): Link[] {
+  const issue: Link[] =
+    event.issue !== undefined && /^#\d+$/.test(event.issue)
+      ? [{ type: "issue", ref: event.issue }]
+      : [];
+  return [...issue, ...event.links];
 }
 
 function capitalize(text: string): string {

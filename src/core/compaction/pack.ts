@@ -1,7 +1,15 @@
 import type { Sealed } from "../../schema/common.js";
-import type { Decision, Engram, EngramBody, Episode, LearningOrigin } from "../../schema/engram.js";
+import type {
+  Decision,
+  Engram,
+  EngramBody,
+  Episode,
+  ItemProvenance,
+  LearningOrigin,
+} from "../../schema/engram.js";
 import { capEntities, type EntityMatcher } from "../graph/entities.js";
 import { learningIdOfFact } from "../graph/learnings.js";
+import { saidStated } from "../graph/said-by.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { cutText } from "../model/text.js";
 import { MAX_EPISODES } from "./episodes.js";
@@ -14,6 +22,8 @@ export interface GroupLinks {
   evidence: Record<string, number>;
   /** Where imported learnings came from, by learning id: each part keeps those it states. */
   origins: ReadonlyMap<string, LearningOrigin>;
+  /** Who said each item and what it linked, by learning id: each part keeps its own items'. */
+  said?: ReadonlyMap<string, ItemProvenance>;
   entities?: ((body: EngramBody) => string[]) | undefined;
 }
 
@@ -126,6 +136,8 @@ export function packEngrams(
     if (withExtras && Object.keys(links.evidence).length > 0) body.evidence = links.evidence;
     const origins = originsStated(body, links.origins);
     if (origins) body.origins = origins;
+    const said = saidStated(body, links.said);
+    if (said) body.said_by = said;
     if (links.entities) {
       const entities = links.entities(body);
       if (entities.length > 0) body.entities = entities;

@@ -1,5 +1,6 @@
 import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/engram.js";
 import { learningIdOfFact } from "../graph/learnings.js";
+import { saidOf, saidStated } from "../graph/said-by.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
@@ -199,6 +200,9 @@ function packPromotion(
     };
     const origins = originsStated(body, originsOf(sourceEngrams));
     if (origins) body.origins = origins;
+    // Each item keeps who said it in its sources, not the union of everyone they hold.
+    const said = saidStated(body, saidOf(sourceEngrams));
+    if (said) body.said_by = said;
     if (input.entities) {
       const entities = input.entities(body);
       if (entities.length > 0) body.entities = entities;

@@ -197,8 +197,9 @@ export function entityMatcher(registry: Registry): EntityMatcher {
 
 /**
  * A learning's entities: those its engrams carry (`entities`, written at compaction) when
- * every engram stating it has them, with its `url` links; derived from its text otherwise
- * (engrams written before the field existed).
+ * every engram stating it has them, with its `url` links; derived from its text, links and
+ * senders otherwise (engrams written before the field existed, an item with its own
+ * provenance).
  */
 export function linkLearning(
   learning: Learning,
@@ -207,8 +208,12 @@ export function linkLearning(
 ): LinkedLearning {
   const carried: string[][] = [];
   for (const id of learning.engrams) {
-    const entities = engrams.get(id)?.entities;
-    if (entities === undefined) return matcher.link(learning);
+    const engram = engrams.get(id);
+    const entities = engram?.entities;
+    // An item with its own provenance (`said_by`) is linked by its own links and senders,
+    // not by those of everything compacted beside it.
+    if (entities === undefined || engram?.said_by?.[learning.id] !== undefined)
+      return matcher.link(learning);
     carried.push(entities);
   }
   const found = new Set(carried.flat());

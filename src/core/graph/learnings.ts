@@ -125,6 +125,12 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       if (engram.created_at < known.written_at) known.written_at = engram.created_at;
       if (engram.scope === "lt") known.scope = "lt";
       known.rationale ??= rationale;
+      // Said again elsewhere: whoever said it there said it too.
+      const more = itemSaid(engram, id);
+      known.senders = [...new Set([...known.senders, ...more.senders])].sort();
+      const seen = new Set(known.links.map((l) => `${l.type}:${l.ref}`));
+      for (const l of more.links)
+        if (!seen.has(`${l.type}:${l.ref}`)) known.links.push({ type: l.type, ref: l.ref });
       known.origin ??= originOf(engram, id);
       return;
     }
@@ -140,8 +146,13 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       origin: originOf(engram, id),
       written_at: engram.created_at,
       topics: [...engram.topics],
-      links: engram.links.map((l) => ({ type: l.type, ref: l.ref })),
-      senders: [...engram.provenance.senders],
+      ...(() => {
+        const own = itemSaid(engram, id);
+        return {
+          links: own.links.map((l) => ({ type: l.type, ref: l.ref })),
+          senders: [...own.senders],
+        };
+      })(),
     });
   };
   for (const engram of ordered) {
@@ -161,6 +172,21 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
     }
   }
   return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/**
+ * Who said learning `id` in `engram`, and what they linked: its own provenance (`said_by`)
+ * where the engram records one, otherwise the engram's.
+ */
+export function itemSaid(
+  engram: Pick<Engram, "said_by" | "provenance" | "links">,
+  id: string,
+): { senders: readonly string[]; links: Engram["links"] } {
+  const own = engram.said_by?.[id];
+  return {
+    senders: own?.senders ?? engram.provenance.senders,
+    links: own?.links ?? engram.links,
+  };
 }
 
 function originOf(engram: Engram, id: string): Learning["origin"] {

@@ -43,6 +43,7 @@ export const ENGRAM_KEY_ORDER = [
   "entities",
   "evidence",
   "origins",
+  "said_by",
 ] as const;
 
 /** Known keys first in the given order, then any others (additive fields) sorted. */

@@ -1,5 +1,5 @@
 import type { Engram } from "../../schema/engram.js";
-import { normalizeClaim } from "../graph/learnings.js";
+import { itemSaid, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
 
@@ -93,7 +93,6 @@ export function notesOfEngram(
 ): RecallNote[] {
   const path = engramPath(engram.scope, engram.version, engram.engram_id);
   const at = engram.source_window.end_ts;
-  const senders = engram.provenance.senders;
   const base = { topics: engram.topics, scope: engram.scope, engram_id: engram.engram_id, path };
   const supersededBy = (key: string) => {
     const ids = carriers
@@ -110,7 +109,7 @@ export function notesOfEngram(
       id: `${engram.engram_id}#f${i}`,
       ...factNote(fact),
       at,
-      senders,
+      senders: itemSaid(engram, learningIdOfFact(fact)).senders,
       ...supersededBy(key),
     });
   });
@@ -123,7 +122,7 @@ export function notesOfEngram(
       text: d.title,
       ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
       at,
-      senders,
+      senders: itemSaid(engram, learningIdOfFact(d.title)).senders,
       ...supersededBy(key),
     });
   });
