@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ChangedPath, CommitChanges } from "../../src/core/history/evidence.js";
 import { classifyHistory } from "../../src/core/history/git-events.js";
 import { childEnv, ROOT } from "./bins.js";
 
@@ -14,12 +15,23 @@ export interface CorpusCommit {
   message: string;
   decision: boolean;
   held_out?: boolean;
+  /** `--name-status` letter and path against the first parent (`M src/a.ts`); at most 60. */
+  files?: string[];
+  /** How many paths changed, where more than `files` lists. */
+  files_total?: number;
+  /** Lines added and deleted (`--numstat`), where the repository still had the blobs. */
+  added?: number;
+  deleted?: number;
 }
 
 export interface Corpus {
   repository: string;
   licence: string;
+  kind?: string;
   style: string;
+  scope?: string;
+  /** The whole history is held out: never looked at while rules change. */
+  held_out?: boolean;
   commits: CorpusCommit[];
 }
 
@@ -41,7 +53,20 @@ export interface CorpusScore {
 export interface ImportedDecision {
   title: string;
   rationale?: string;
+  confidence?: number;
 }
+
+/** The corpus names, tuned first, then the histories held out whole (README.md). */
+export const CORPUS_HISTORIES = [
+  "release-please-action",
+  "checkout",
+  "commander",
+  "chai",
+  "got",
+  "changesets",
+  "yargs",
+  "uptime-kuma",
+] as const;
 
 // From the package root: the bench runs this module from dist/, where no fixture is copied.
 const DIR = join(ROOT, "test", "fixtures", "history-corpus");
@@ -65,6 +90,7 @@ export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision>
       ...(c.parent_shas ? { parentShas: c.parent_shas } : {}),
       // Only whether the author is a bot matters to the classifier.
       author: c.bot ? "bot <bot[bot]@users.noreply.github.com>" : "someone <someone@example.com>",
+      ...(c.files ? { changes: corpusChanges(c) } : {}),
     })),
   );
   const out = new Map<string, ImportedDecision>();
@@ -74,18 +100,42 @@ export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision>
   return out;
 }
 
+/** The changed paths and line counts of a corpus commit, as `git log` gives them to the import. */
+function corpusChanges(c: CorpusCommit): CommitChanges {
+  const paths: ChangedPath[] = (c.files ?? []).map((f) => ({
+    status: f.slice(0, 1),
+    path: f.slice(2),
+  }));
+  return {
+    paths,
+    ...(c.files_total !== undefined ? { total: c.files_total } : {}),
+    ...(c.added !== undefined && c.deleted !== undefined
+      ? { added: c.added, deleted: c.deleted }
+      : {}),
+  };
+}
+
 /**
  * Recall (labelled decisions the import calls decisions) and precision (what it calls
- * decisions that are labelled so), over the tuned or the held-out commits.
+ * decisions that are labelled so), over the tuned or the held-out commits. A decision whose
+ * confidence is below `line` is not called one (the import proposes it instead).
  */
 export function scoreCorpus(
   corpus: Corpus,
-  part: { heldOut: boolean },
+  part: { heldOut: boolean; line?: number },
   decide?: (c: CorpusCommit) => ImportedDecision | boolean | undefined,
 ): CorpusScore {
   const imported = decide === undefined ? importedDecisions(corpus) : undefined;
-  const decideOf = decide ?? ((c: CorpusCommit) => imported?.get(c.sha));
-  const commits = corpus.commits.filter((c) => (c.held_out === true) === part.heldOut);
+  const line = part.line ?? 0;
+  const decideOf =
+    decide ??
+    ((c: CorpusCommit) => {
+      const d = imported?.get(c.sha);
+      return d !== undefined && (d.confidence ?? 1) >= line ? d : undefined;
+    });
+  const commits = corpus.commits.filter(
+    (c) => (corpus.held_out === true || c.held_out === true) === part.heldOut,
+  );
   let labelled = 0;
   let found = 0;
   let called = 0;
