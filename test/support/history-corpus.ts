@@ -168,14 +168,21 @@ export function scoreCorpus(
   };
 }
 
+/** A path fast-import takes as written: no line break, no leading quote. */
+function writable(path: string): boolean {
+  return path !== "" && !/[\n"]/.test(path);
+}
+
 const DAY = 86400;
 const START = Date.UTC(2020, 0, 6) / 1000;
 
 /**
  * The corpus as a real git repository at `dir` (already `git init`ed): every commit with its
- * message, oldest first, one a day from 2020-01-06, merges with their parents where the corpus
- * records them (linear otherwise), by one `git fast-import`; `main` checked out. Returns the
- * commits in the order written, with the time each was given.
+ * message and the paths it changed (added, modified, deleted, as the corpus lists them; a
+ * first commit holds the paths changed before they are added), oldest first, one a day from
+ * 2020-01-06, merges with their parents where the corpus records them (linear otherwise), by
+ * one `git fast-import`; `main` checked out. Returns the corpus commits in the order written,
+ * with the time each was given.
  */
 export function writeCorpusRepo(
   dir: string,
@@ -200,17 +207,47 @@ export function writeCorpusRepo(
   const marks = new Map<string, number>();
   const chunks: string[] = [];
   const written: { commit: CorpusCommit; at: number }[] = [];
+  // A path a commit modifies or deletes before any commit adds it exists from a first commit
+  // of its own, so that git reads each commit's changes as the corpus lists them.
+  const seen = new Set<string>();
+  const seed = new Set<string>();
+  for (const c of order) {
+    for (const f of c.files ?? []) {
+      const path = f.slice(2);
+      if (!seen.has(path) && !f.startsWith("A ")) seed.add(path);
+      seen.add(path);
+    }
+  }
+  const SEED = order.length + 1;
+  const maintainer = "A Maintainer <maintainer@example.invalid>";
+  if (seed.size > 0) {
+    const files = [...seed]
+      .filter(writable)
+      .flatMap((path) => [`M 100644 inline ${path}`, data("seed\n").trimEnd()]);
+    chunks.push(
+      [
+        "reset refs/heads/import",
+        "commit refs/heads/import",
+        `mark :${SEED}`,
+        `author ${maintainer} ${START - DAY} +0000`,
+        `committer ${maintainer} ${START - DAY} +0000`,
+        data("Seed the paths the labelled history changes\n").trimEnd(),
+        ...files,
+      ].join("\n") + "\n\n",
+    );
+  }
   order.forEach((c, i) => {
     const mark = i + 1;
     const at = START + i * DAY;
     const who = c.bot
       ? "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
-      : "A Maintainer <maintainer@example.invalid>";
-    const parents = c.parent_shas
+      : maintainer;
+    let parents = c.parent_shas
       ? c.parent_shas.flatMap((p) => (marks.has(p) ? [marks.get(p) as number] : []))
       : i > 0
         ? [i]
         : [];
+    if (parents.length === 0 && seed.size > 0) parents = [SEED];
     const lines = parents.length === 0 ? ["reset refs/heads/import"] : [];
     lines.push(
       "commit refs/heads/import",
@@ -220,7 +257,15 @@ export function writeCorpusRepo(
       data(`${c.message}\n`).trimEnd(),
       ...parents.map((p, n) => `${n === 0 ? "from" : "merge"} :${p}`),
     );
-    if (parents.length < 2) {
+    if (c.files !== undefined) {
+      // The commit's own paths, against its first parent: deleted, or written anew.
+      for (const f of c.files) {
+        const path = f.slice(2);
+        if (!writable(path)) continue;
+        if (f.startsWith("D ")) lines.push(`D ${path}`);
+        else lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
+      }
+    } else if (parents.length < 2) {
       const path = `src/part${i % 7}.txt`;
       lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
     }

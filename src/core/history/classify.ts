@@ -283,7 +283,12 @@ export function classifyCommit(commit: CommitText): CommitClass {
     return { ...base, convention: description };
   }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
-  const evidence = readEvidence(commit.changes);
+  // Read only where a decision is in question: most commits never need their paths sorted.
+  let read: ReturnType<typeof readEvidence> | null = null;
+  const evidence = () => {
+    if (read === null) read = readEvidence(commit.changes);
+    return read;
+  };
   const stated = isChoice(description);
   const chosen =
     !PROSE_ONLY.test(description) &&
@@ -301,14 +306,14 @@ export function classifyCommit(commit: CommitText): CommitClass {
           : stated
             ? WORDING.stated
             : WORDING.implied;
-    const confidence = weighDecision(wording, description, evidence);
+    const confidence = weighDecision(wording, description, evidence());
     return { ...base, decision: { ...withReason(title, why), confidence } };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
   if (bodyChoice !== undefined) {
     const why = body.slice(body.indexOf(bodyChoice) + bodyChoice.length);
-    const confidence = weighDecision(WORDING.body, bodyChoice, evidence);
+    const confidence = weighDecision(WORDING.body, bodyChoice, evidence());
     return { ...base, decision: { ...withReason(bodyChoice, why), confidence } };
   }
   // Weak wording ("Remove X", "Use Y") that what the commit changed makes a decision.

@@ -76,6 +76,7 @@ const RENAMED = /^(rename|renames|renamed)\b.+\bto\b/i;
 const CODE_NAME = /`[^`]+`|(^|\s)--?[a-z][\w-]+|\b[a-z]+[A-Z]\w*/;
 const MADE =
   /^(make|makes|made)\b.*\b(opt-in|opt-out|(dev|peer|optional)?dependency|devdependency)\b/i;
+const WEAK_CHOICES = [DROPPED, ADOPTED, ADDED, SET, PLATFORMS, RENAMED, MADE];
 /** Below the line: a candidate the import proposes rather than remembers. */
 const PROPOSED = 0.55;
 
@@ -88,12 +89,18 @@ const PROPOSED = 0.55;
  */
 export function decisionByEvidence(
   commit: { description: string; type: string; conventional: boolean },
-  evidence: Evidence | undefined,
+  evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
-  if (evidence === undefined || REPAIR_TYPES.has(type)) return undefined;
-  if (commit.conventional && DECLARED_NOT_A_CHOICE.has(type)) return undefined;
-  if (evidence.proseOnly || evidence.testsOnly || CLEANUP.test(description)) return undefined;
+  if (REPAIR_TYPES.has(type) || (commit.conventional && DECLARED_NOT_A_CHOICE.has(type))) {
+    return undefined;
+  }
+  // The wording first: the paths are read only for a commit that could be such a decision.
+  if (!WEAK_CHOICES.some((r) => r.test(description)) || CLEANUP.test(description)) {
+    return undefined;
+  }
+  const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
+  if (evidence === undefined || evidence.proseOnly || evidence.testsOnly) return undefined;
   const k = evidence.kinds;
   // A change users are told of: documented beside the source, or in a release note with it.
   const announced = evidence.documentedInterface || (k.has("changelog") && k.has("source"));
