@@ -181,13 +181,18 @@ const START = Date.UTC(2020, 0, 6) / 1000;
  * message and the paths it changed (added, modified, deleted, as the corpus lists them; a
  * first commit holds the paths changed before they are added), oldest first, one a day from
  * 2020-01-06, merges with their parents where the corpus records them (linear otherwise), by
- * one `git fast-import`; `main` checked out. Returns the corpus commits in the order written,
- * with the time each was given.
+ * one `git fast-import`; `main` checked out. `paths: "synthetic"` writes each commit a small
+ * file of its own instead (as before paths were recorded). Returns the corpus commits in the
+ * order written, with the time each was given.
  */
 export function writeCorpusRepo(
   dir: string,
   corpus: Corpus,
+  options: { paths?: "real" | "synthetic" } = {},
 ): { commit: CorpusCommit; at: number }[] {
+  if (options.paths === "synthetic") {
+    corpus = { ...corpus, commits: corpus.commits.map(({ files: _f, ...c }) => c) };
+  }
   const known = new Map(corpus.commits.map((c) => [c.sha, c]));
   // Oldest first, parents before children, whatever order the corpus lists them in.
   const order: CorpusCommit[] = [];
