@@ -79,6 +79,7 @@ describe("classifyCommit", () => {
     expect(c("Use tabs instead of spaces because the linter wants them").decision).toEqual({
       title: "Use tabs instead of spaces",
       rationale: "because the linter wants them",
+      confidence: 0.8,
     });
     // A merged PR's title (the merge body) may state the choice.
     expect(
@@ -206,6 +207,7 @@ describe("classifyCommit", () => {
       title:
         "wrong assertion types (breaking: `.change` changed from Chainable Method Assertions to Method Assertions)",
       rationale: "They have no chaining behavior.",
+      confidence: 0.9,
     });
     // A conventional title in a body's last paragraph is not a trailer.
     expect(

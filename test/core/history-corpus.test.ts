@@ -1,43 +1,93 @@
 /**
  * Real histories, labelled by hand (test/fixtures/history-corpus/README.md): the commits a
  * maintainer would call decisions must become decisions, and what the import calls a decision
- * must be one. Recall and precision per history, as the bench reports them.
+ * must be one. Recall and precision per history at the import's confidence line, as the bench
+ * reports them; the held-out histories apart, each held to what was measured on it.
  */
 import { describe, expect, it } from "vitest";
-import { type CorpusScore, loadCorpus, scoreCorpus } from "../support/history-corpus.js";
+import { DECISION_LINE } from "../../src/core/history/confidence.js";
+import {
+  type Corpus,
+  type CorpusScore,
+  loadCorpus,
+  scoreCorpus,
+} from "../support/history-corpus.js";
 
 /** The targets of the issue: most decisions found, almost nothing else called one. */
 const RECALL = 0.75;
 const PRECISION = 0.9;
 
-/** Every labelled history (its tuned part) is held to the targets of issue 28. */
-// chai's 3.5.0..4.0.0 (merge commits carrying the pull request's title) was labelled before
-// any rule was measured on it: recall 0.30, precision 0.58 then; the rules drawn from it since
-// (merge titles read as commits, `Breaking:` subjects, runtime support, libraries adopted,
-// interfaces removed, prose choices) reach 0.89 and 0.92.
-const HISTORIES = ["release-please-action", "checkout", "commander", "chai"];
+/** Histories the rules were drawn from: each is held to the targets. */
+// chai's 3.5.0..4.0.0 was labelled before any rule was measured on it (recall 0.30, precision
+// 0.58 then); got was labelled before any rule ran on it (0.63 and 0.92 then, before the
+// evidence of changed paths was read).
+const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
+
+/**
+ * Floors below the targets, measured and rounded down a little: honest figures, not goals.
+ * changesets (a monorepo whose decisions are mostly CI, publishing and configuration policy)
+ * was at 0.14 and 0.56 before its paths were read; tuned on since, it reaches 0.64 and 0.92.
+ */
+const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
+  changesets: { recall: 0.6, precision: 0.9 },
+};
+
+/**
+ * The held-out histories: labelled before any rule ran on them, never looked at while rules
+ * changed (README.md), measured once after the rules of issue 41 were written. Their floors
+ * are those figures rounded down; they are below the targets, and say how far the rules carry
+ * to histories they were not drawn from. Before issue 41: commander's older part 0.54 / 0.50,
+ * yargs 0.59 / 0.50, uptime-kuma 0.06 / 1.00.
+ */
+const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
+  { name: "commander", recall: 0.65, precision: 0.55, measured: "0.69 / 0.60" },
+  { name: "yargs", recall: 0.7, precision: 0.55, measured: "0.76 / 0.57" },
+  { name: "uptime-kuma", recall: 0.15, precision: 0.9, measured: "0.17 / 1.00" },
+];
 
 describe("decisions of real histories", () => {
-  for (const name of HISTORIES) {
+  for (const name of TUNED) {
     it(`${name}: recall at least ${RECALL}, precision at least ${PRECISION}`, () => {
-      const score = scoreCorpus(loadCorpus(name), { heldOut: false });
+      const score = scoreCorpus(loadCorpus(name), { heldOut: false, line: DECISION_LINE });
       expect(score.labelled).toBeGreaterThan(5);
       expect(score.recall, missed(score)).toBeGreaterThanOrEqual(RECALL);
       expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(PRECISION);
     });
   }
 
-  // The held-out part was labelled after the rules were written and never tuned on: its
-  // figures say how the rules carry to commits they were not written from. They are below
-  // the targets today (issue 28 stays open); this floor keeps them from sliding further.
-  it("commander's held-out commits: recall and precision no lower than measured", () => {
-    const score = scoreCorpus(loadCorpus("commander"), { heldOut: true });
-    expect(score.labelled).toBeGreaterThan(10);
-    expect(score.recall, missed(score)).toBeGreaterThanOrEqual(0.5);
-    // 0.50 before the rules drawn from chai, 0.47 after some, 0.50 again with the prose rule.
-    // The held-out figures were watched while rules changed, and one listing of its wrong calls
-    // was seen: it is no longer a fully clean check (chai's first figures are the cleaner one).
-    expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(0.5);
+  for (const [name, floor] of Object.entries(TUNED_BELOW_TARGET)) {
+    it(`${name}: recall and precision no lower than measured`, () => {
+      const score = scoreCorpus(loadCorpus(name), { heldOut: false, line: DECISION_LINE });
+      expect(score.labelled).toBeGreaterThan(5);
+      expect(score.recall, missed(score)).toBeGreaterThanOrEqual(floor.recall);
+      expect(score.precision, wrong(score)).toBeGreaterThanOrEqual(floor.precision);
+    });
+  }
+
+  for (const held of HELD_OUT) {
+    // Only the figures: a held-out history's misses are not listed, lest they be tuned on.
+    it(`held out, ${held.name}: no lower than measured (${held.measured})`, () => {
+      const score = scoreCorpus(loadCorpus(held.name), { heldOut: true, line: DECISION_LINE });
+      expect(score.labelled).toBeGreaterThan(10);
+      expect(score.recall).toBeGreaterThanOrEqual(held.recall);
+      expect(score.precision).toBeGreaterThanOrEqual(held.precision);
+    });
+  }
+
+  it("holds out yargs and uptime-kuma whole, and no tuned history", () => {
+    for (const name of ["yargs", "uptime-kuma"]) expect(loadCorpus(name).held_out).toBe(true);
+    for (const name of [...TUNED, ...Object.keys(TUNED_BELOW_TARGET)]) {
+      expect(loadCorpus(name).held_out).toBeUndefined();
+    }
+  });
+
+  it("reads what each commit changed: without its paths, got and changesets lose decisions", () => {
+    for (const name of ["got", "changesets"]) {
+      const corpus = loadCorpus(name);
+      const withPaths = scoreCorpus(corpus, { heldOut: false, line: DECISION_LINE });
+      const blind = scoreCorpus(withoutPaths(corpus), { heldOut: false, line: DECISION_LINE });
+      expect(withPaths.found).toBeGreaterThan(blind.found);
+    }
   });
 
   it("scores a classifier that calls everything a decision as imprecise", () => {
@@ -47,6 +97,10 @@ describe("decisions of real histories", () => {
     expect(score.precision).toBeLessThan(0.2);
   });
 });
+
+function withoutPaths(corpus: Corpus): Corpus {
+  return { ...corpus, commits: corpus.commits.map(({ files: _files, ...c }) => c) };
+}
 
 function missed(score: CorpusScore): string {
   return `missed decisions:\n${score.missed.join("\n")}`;

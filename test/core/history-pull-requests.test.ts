@@ -57,10 +57,11 @@ describe("pull requests in a history", () => {
     expect(read[1]?.cls.decision).toEqual({
       title: "Switch to pnpm",
       rationale: "Pull request #5: One lockfile for every workspace",
+      confidence: 0.8,
     });
     expect(read[1]?.pr).toBe(5);
     // A title that says nothing the subject does not is no reason.
-    expect(read[3]?.cls.decision).toEqual({ title: "Drop support for node 16" });
+    expect(read[3]?.cls.decision).toEqual({ title: "Drop support for node 16", confidence: 0.8 });
     expect(read[3]?.pr).toBe(6);
   });
 
@@ -73,6 +74,7 @@ describe("pull requests in a history", () => {
     expect(read[2]?.cls.decision).toEqual({
       title: "Drop support for node 16",
       rationale: "It lacks fetch, which the client needs.",
+      confidence: 0.8,
     });
   });
 });

@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { ChangedPath, CommitChanges } from "../../src/core/history/evidence.js";
 import { classifyHistory } from "../../src/core/history/git-events.js";
 import { childEnv, ROOT } from "./bins.js";
 
@@ -14,12 +15,23 @@ export interface CorpusCommit {
   message: string;
   decision: boolean;
   held_out?: boolean;
+  /** `--name-status` letter and path against the first parent (`M src/a.ts`); at most 60. */
+  files?: string[];
+  /** How many paths changed, where more than `files` lists. */
+  files_total?: number;
+  /** Lines added and deleted (`--numstat`), where the repository still had the blobs. */
+  added?: number;
+  deleted?: number;
 }
 
 export interface Corpus {
   repository: string;
   licence: string;
+  kind?: string;
   style: string;
+  scope?: string;
+  /** The whole history is held out: never looked at while rules change. */
+  held_out?: boolean;
   commits: CorpusCommit[];
 }
 
@@ -41,7 +53,20 @@ export interface CorpusScore {
 export interface ImportedDecision {
   title: string;
   rationale?: string;
+  confidence?: number;
 }
+
+/** The corpus names, tuned first, then the histories held out whole (README.md). */
+export const CORPUS_HISTORIES = [
+  "release-please-action",
+  "checkout",
+  "commander",
+  "chai",
+  "got",
+  "changesets",
+  "yargs",
+  "uptime-kuma",
+] as const;
 
 // From the package root: the bench runs this module from dist/, where no fixture is copied.
 const DIR = join(ROOT, "test", "fixtures", "history-corpus");
@@ -65,6 +90,7 @@ export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision>
       ...(c.parent_shas ? { parentShas: c.parent_shas } : {}),
       // Only whether the author is a bot matters to the classifier.
       author: c.bot ? "bot <bot[bot]@users.noreply.github.com>" : "someone <someone@example.com>",
+      ...(c.files ? { changes: corpusChanges(c) } : {}),
     })),
   );
   const out = new Map<string, ImportedDecision>();
@@ -74,18 +100,42 @@ export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision>
   return out;
 }
 
+/** The changed paths and line counts of a corpus commit, as `git log` gives them to the import. */
+function corpusChanges(c: CorpusCommit): CommitChanges {
+  const paths: ChangedPath[] = (c.files ?? []).map((f) => ({
+    status: f.slice(0, 1),
+    path: f.slice(2),
+  }));
+  return {
+    paths,
+    ...(c.files_total !== undefined ? { total: c.files_total } : {}),
+    ...(c.added !== undefined && c.deleted !== undefined
+      ? { added: c.added, deleted: c.deleted }
+      : {}),
+  };
+}
+
 /**
  * Recall (labelled decisions the import calls decisions) and precision (what it calls
- * decisions that are labelled so), over the tuned or the held-out commits.
+ * decisions that are labelled so), over the tuned or the held-out commits. A decision whose
+ * confidence is below `line` is not called one (the import proposes it instead).
  */
 export function scoreCorpus(
   corpus: Corpus,
-  part: { heldOut: boolean },
+  part: { heldOut: boolean; line?: number },
   decide?: (c: CorpusCommit) => ImportedDecision | boolean | undefined,
 ): CorpusScore {
   const imported = decide === undefined ? importedDecisions(corpus) : undefined;
-  const decideOf = decide ?? ((c: CorpusCommit) => imported?.get(c.sha));
-  const commits = corpus.commits.filter((c) => (c.held_out === true) === part.heldOut);
+  const line = part.line ?? 0;
+  const decideOf =
+    decide ??
+    ((c: CorpusCommit) => {
+      const d = imported?.get(c.sha);
+      return d !== undefined && (d.confidence ?? 1) >= line ? d : undefined;
+    });
+  const commits = corpus.commits.filter(
+    (c) => (corpus.held_out === true || c.held_out === true) === part.heldOut,
+  );
   let labelled = 0;
   let found = 0;
   let called = 0;
@@ -118,19 +168,31 @@ export function scoreCorpus(
   };
 }
 
+/** A path fast-import takes as written: no line break, no leading quote. */
+function writable(path: string): boolean {
+  return path !== "" && !/[\n"]/.test(path);
+}
+
 const DAY = 86400;
 const START = Date.UTC(2020, 0, 6) / 1000;
 
 /**
  * The corpus as a real git repository at `dir` (already `git init`ed): every commit with its
- * message, oldest first, one a day from 2020-01-06, merges with their parents where the corpus
- * records them (linear otherwise), by one `git fast-import`; `main` checked out. Returns the
- * commits in the order written, with the time each was given.
+ * message and the paths it changed (added, modified, deleted, as the corpus lists them; a
+ * first commit holds the paths changed before they are added), oldest first, one a day from
+ * 2020-01-06, merges with their parents where the corpus records them (linear otherwise), by
+ * one `git fast-import`; `main` checked out. `paths: "synthetic"` writes each commit a small
+ * file of its own instead (as before paths were recorded). Returns the corpus commits in the
+ * order written, with the time each was given.
  */
 export function writeCorpusRepo(
   dir: string,
   corpus: Corpus,
+  options: { paths?: "real" | "synthetic" } = {},
 ): { commit: CorpusCommit; at: number }[] {
+  if (options.paths === "synthetic") {
+    corpus = { ...corpus, commits: corpus.commits.map(({ files: _f, ...c }) => c) };
+  }
   const known = new Map(corpus.commits.map((c) => [c.sha, c]));
   // Oldest first, parents before children, whatever order the corpus lists them in.
   const order: CorpusCommit[] = [];
@@ -150,17 +212,47 @@ export function writeCorpusRepo(
   const marks = new Map<string, number>();
   const chunks: string[] = [];
   const written: { commit: CorpusCommit; at: number }[] = [];
+  // A path a commit modifies or deletes before any commit adds it exists from a first commit
+  // of its own, so that git reads each commit's changes as the corpus lists them.
+  const seen = new Set<string>();
+  const seed = new Set<string>();
+  for (const c of order) {
+    for (const f of c.files ?? []) {
+      const path = f.slice(2);
+      if (!seen.has(path) && !f.startsWith("A ")) seed.add(path);
+      seen.add(path);
+    }
+  }
+  const SEED = order.length + 1;
+  const maintainer = "A Maintainer <maintainer@example.invalid>";
+  if (seed.size > 0) {
+    const files = [...seed]
+      .filter(writable)
+      .flatMap((path) => [`M 100644 inline ${path}`, data("seed\n").trimEnd()]);
+    chunks.push(
+      [
+        "reset refs/heads/import",
+        "commit refs/heads/import",
+        `mark :${SEED}`,
+        `author ${maintainer} ${START - DAY} +0000`,
+        `committer ${maintainer} ${START - DAY} +0000`,
+        data("Seed the paths the labelled history changes\n").trimEnd(),
+        ...files,
+      ].join("\n") + "\n\n",
+    );
+  }
   order.forEach((c, i) => {
     const mark = i + 1;
     const at = START + i * DAY;
     const who = c.bot
       ? "dependabot[bot] <49699333+dependabot[bot]@users.noreply.github.com>"
-      : "A Maintainer <maintainer@example.invalid>";
-    const parents = c.parent_shas
+      : maintainer;
+    let parents = c.parent_shas
       ? c.parent_shas.flatMap((p) => (marks.has(p) ? [marks.get(p) as number] : []))
       : i > 0
         ? [i]
         : [];
+    if (parents.length === 0 && seed.size > 0) parents = [SEED];
     const lines = parents.length === 0 ? ["reset refs/heads/import"] : [];
     lines.push(
       "commit refs/heads/import",
@@ -170,7 +262,15 @@ export function writeCorpusRepo(
       data(`${c.message}\n`).trimEnd(),
       ...parents.map((p, n) => `${n === 0 ? "from" : "merge"} :${p}`),
     );
-    if (parents.length < 2) {
+    if (c.files !== undefined) {
+      // The commit's own paths, against its first parent: deleted, or written anew.
+      for (const f of c.files) {
+        const path = f.slice(2);
+        if (!writable(path)) continue;
+        if (f.startsWith("D ")) lines.push(`D ${path}`);
+        else lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
+      }
+    } else if (parents.length < 2) {
       const path = `src/part${i % 7}.txt`;
       lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
     }

@@ -1,4 +1,7 @@
 import { cutText } from "../model/text.js";
+import { decisionByEvidence, WORDING, weighDecision } from "./confidence.js";
+import { CONTENT_FREE } from "./content-free.js";
+import { type CommitChanges, readEvidence } from "./evidence.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -18,6 +21,8 @@ export interface CommitText {
   author?: string;
   /** The message has a `Decision:` trailer: that is the decision, none is inferred. */
   decisionTrailer?: boolean;
+  /** What the commit changed, where known: evidence for or against a decision. */
+  changes?: CommitChanges;
 }
 
 export interface CommitClass {
@@ -31,7 +36,11 @@ export interface CommitClass {
   /** `(#123)` in the subject or `Merge pull request #123`. */
   pr?: number;
   breaking: boolean;
-  decision?: { title: string; rationale?: string };
+  /**
+   * An inferred decision; `confidence` in [0,1] weighs its wording and what the commit
+   * changed (absent means certain): below the import's line it is proposed, not remembered.
+   */
+  decision?: { title: string; rationale?: string; confidence?: number };
   lesson?: string;
   convention?: string;
 }
@@ -82,73 +91,6 @@ const DEPENDENCY = [
 ];
 const DEPENDENCY_SCOPES = /^(deps|deps-dev|dev-deps|dependencies|dependabot|renovate)$/i;
 
-/** Subjects that say nothing about what changed, once lower-cased and stripped. */
-const CONTENT_FREE = new Set([
-  "wip",
-  "work in progress",
-  "tmp",
-  "temp",
-  "try again",
-  "retry",
-  "again",
-  "more",
-  "more stuff",
-  "stuff",
-  "things",
-  "more things",
-  "fix",
-  "fixes",
-  "fixed",
-  "fix it",
-  "fix a thing",
-  "fix things",
-  "fix stuff",
-  "fix bug",
-  "fix a bug",
-  "fix build",
-  "fix the build",
-  "fix tests",
-  "fix test",
-  "fix lint",
-  "fix ci",
-  "fix typo",
-  "fix typos",
-  "typo",
-  "typos",
-  "oops",
-  "update",
-  "updates",
-  "update readme",
-  "misc",
-  "minor",
-  "minor fixes",
-  "small fixes",
-  "cleanup",
-  "clean up",
-  "tweak",
-  "tweaks",
-  "changes",
-  "some changes",
-  "test",
-  "testing",
-  "lint",
-  "format",
-  "formatting",
-  "fmt",
-  "initial commit",
-  "first commit",
-  "asdf",
-  "foo",
-  "empty commit",
-  "trigger ci",
-  "retrigger ci",
-  "another try",
-  "one more try",
-  "try this",
-  "maybe",
-  "whatever",
-]);
-
 /** Stated choices, tried on the description (and on each sentence of a merged PR's title). */
 const CHOICE = [
   /\bin favou?r of\b/i,
@@ -158,8 +100,9 @@ const CHOICE = [
   /\bby default\b/i,
   /\b(should |now |must )?defaults? to\b/i,
   /\bdefault (is|becomes|now)\b/i,
+  /\bas (the |a )?default\b/i,
   /\bmake \S.* (the )?default\b/i,
-  /^(require|requires|deprecate|deprecates|deprecated|prefer|adopt|disallow|forbid|enforce)\b/i,
+  /^(require|requires|(soft-)?deprecate|(soft-)?deprecates|deprecated|prefer|adopt|disallow|forbid|enforce)\b/i,
   /\b(and|but|now) (require|requires|deprecate|deprecates)\b/i,
   /^(drop|drops|dropped) (support|\S+ support)\b/i,
   /^(drop|drops|dropped) (node|python|ruby|go|java|ie|php)\b/i,
@@ -334,28 +277,52 @@ export function classifyCommit(commit: CommitText): CommitClass {
   }
   // One code construct for another ("Use getOwnPropertyDescriptor instead of __lookupGetter__")
   // is how the code is written: a convention.
-  const swap = /^use (\S+) instead of (\S+)/i.exec(description);
-  if (swap && CODE_LIKE.test(swap[1] as string) && CODE_LIKE.test(swap[2] as string) && !breaking) {
+  const swap = /^use (\S+) instead of (\S+)|^replace (\S+) with (\S+)$/i.exec(description);
+  const [, a = swap?.[3] ?? "", b = swap?.[4] ?? ""] = swap ?? [];
+  if (swap && CODE_LIKE.test(a) && CODE_LIKE.test(b) && !breaking) {
     return { ...base, convention: description };
   }
   const inferred = commit.decisionTrailer !== true && !NOT_A_CHOICE.test(description);
+  // Read only where a decision is in question: most commits never need their paths sorted.
+  let read: ReturnType<typeof readEvidence> | null = null;
+  const evidence = () => {
+    if (read === null) read = readEvidence(commit.changes);
+    return read;
+  };
+  const stated = isChoice(description);
   const chosen =
     !PROSE_ONLY.test(description) &&
-    (isChoice(description) ||
+    (stated ||
       (type !== "fix" && CHOICE_UNLESS_FIX.some((r) => r.test(description))) ||
       (["ci", "build", "chore"].includes(type) && ADOPTED.test(description)));
   if (inferred && (type === "decision" || breaking || chosen)) {
     const { what, why } = breakingChange(body);
     const title = what ? `${description} (breaking: ${what})` : description;
-    return { ...base, decision: withReason(title, why) };
+    const wording =
+      type === "decision"
+        ? WORDING.declared
+        : breaking
+          ? WORDING.breaking
+          : stated
+            ? WORDING.stated
+            : WORDING.implied;
+    const confidence = weighDecision(wording, description, evidence());
+    return { ...base, decision: { ...withReason(title, why), confidence } };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
   if (bodyChoice !== undefined) {
-    return {
-      ...base,
-      decision: withReason(bodyChoice, body.slice(body.indexOf(bodyChoice) + bodyChoice.length)),
-    };
+    const why = body.slice(body.indexOf(bodyChoice) + bodyChoice.length);
+    const confidence = weighDecision(WORDING.body, bodyChoice, evidence());
+    return { ...base, decision: { ...withReason(bodyChoice, why), confidence } };
+  }
+  // Weak wording ("Remove X", "Use Y") that what the commit changed makes a decision.
+  const shown =
+    inferred && !PROSE_ONLY.test(description)
+      ? decisionByEvidence({ description, type, conventional: convType !== null }, evidence)
+      : undefined;
+  if (shown !== undefined) {
+    return { ...base, decision: { ...withReason(description, body), confidence: shown } };
   }
   if (REGRESSION.test(subject) || /\bregression\b/i.test(firstLine(body))) {
     const why = reasonOf(body);

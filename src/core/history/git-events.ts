@@ -3,6 +3,7 @@ import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
 import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
+import type { CommitChanges } from "./evidence.js";
 import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
 import { linkPullRequests } from "./pull-requests.js";
 import { supersessions } from "./supersede.js";
@@ -23,6 +24,8 @@ export interface GitCommitInfo {
   author?: string;
   /** Full shas of the parents, first parent first (links branch commits to their merge). */
   parentShas?: readonly string[];
+  /** The changed paths with git's status letter (and line counts where read): evidence. */
+  changes?: CommitChanges;
 }
 
 /** An agent-bus envelope built from history (the fields `normalizeEnvelope` checks). */
@@ -200,7 +203,10 @@ export function topFolders(files: readonly string[]): string[] {
  * classifier's verdict (a `BREAKING CHANGE:` footer is seen with the body; a `Decision:`
  * trailer is the decision). The corpus tests classify exactly this way.
  */
-export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents" | "author">) {
+export function classifyMessage(
+  commit: Pick<GitCommitInfo, "message" | "parents" | "author"> &
+    Partial<Pick<GitCommitInfo, "files" | "changes">>,
+) {
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
   const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
@@ -215,8 +221,18 @@ export function classifyMessage(commit: Pick<GitCommitInfo, "message" | "parents
     ...(commit.parents !== undefined ? { parents: commit.parents } : {}),
     ...(commit.author !== undefined ? { author: commit.author } : {}),
     decisionTrailer: notes.some((n) => n.kind === "decision"),
+    ...changesOf(commit),
   });
   return { subject, body, cls, notes };
+}
+
+/** What the commit changed, for the classifier: its own record, or its paths without status. */
+function changesOf(commit: Partial<Pick<GitCommitInfo, "files" | "changes">>): {
+  changes?: CommitChanges;
+} {
+  if (commit.changes !== undefined) return { changes: commit.changes };
+  if (commit.files === undefined || commit.files.length === 0) return {};
+  return { changes: { paths: commit.files.map((path) => ({ status: "M", path })) } };
 }
 
 /** A commit as the import reads it, in the light of the history around it. */
@@ -233,7 +249,8 @@ export type ClassifiedCommit = ReturnType<typeof classifyMessage> & {
  * commit holds it, when that says more than the subject. The corpus tests read this way.
  */
 export function classifyHistory(
-  commits: readonly Pick<GitCommitInfo, "sha" | "message" | "parents" | "author" | "parentShas">[],
+  commits: readonly (Pick<GitCommitInfo, "sha" | "message" | "parents" | "author" | "parentShas"> &
+    Partial<Pick<GitCommitInfo, "files" | "changes">>)[],
 ): ClassifiedCommit[] {
   const links = linkPullRequests(commits);
   const read = commits.map((commit) => classifyMessage(commit));

@@ -1,0 +1,141 @@
+/**
+ * How sure the import is that a commit records a decision: the strength of its wording, weighed
+ * against what it changed (evidence.ts). A choice stated only in docs or tests loses weight; a
+ * change of tooling, CI, manifests, policy files or a documented interface gains it. Where the
+ * wording is weak ("Remove X", "Use Y", "Set Z"), what changed can make a decision of it alone.
+ * Pure.
+ */
+import type { Evidence, PathKind } from "./evidence.js";
+
+/** The line the import uses: a decision below it is proposed, not remembered. */
+export const DECISION_LINE = 0.6;
+
+/** How strongly the message alone states a choice. */
+export const WORDING = {
+  /** `decision:` as the commit's type. */
+  declared: 1,
+  /** A breaking change. */
+  breaking: 0.9,
+  /** A choice stated outright: "switch to", "by default", "require", "in favour of". */
+  stated: 0.8,
+  /** A choice implied: "instead of", "no longer", "do not", "enable". */
+  implied: 0.7,
+  /** A choice in the body's first sentence only. */
+  body: 0.65,
+} as const;
+
+/** Repairs and upkeep, whether a conventional prefix says so or the first word does. */
+const REPAIR_TYPES = new Set(["fix", "docs", "test", "style", "perf", "revert"]);
+/** A feature or refactor by its author's own conventional prefix (not a guess from "add"). */
+const DECLARED_NOT_A_CHOICE = new Set(["feat", "refactor"]);
+
+/** A decision's confidence: its wording's weight, moved by the evidence of its changes. */
+export function weighDecision(wording: number, description: string, evidence?: Evidence): number {
+  let weight = wording;
+  // A choice read in a repair's subject ("Fix it not using X by default") is mostly the bug's.
+  if (/^(fix|fixes|fixed|fixing)\b/i.test(description) && wording < WORDING.breaking) {
+    weight -= 0.25;
+  }
+  if (evidence !== undefined && wording < WORDING.declared) {
+    // Stated only in docs or tests: an implied choice falls below the line, a stated one not.
+    if (evidence.proseOnly) weight -= 0.2;
+    else if (evidence.testsOnly) weight -= 0.15;
+    else if (supports(evidence)) weight += 0.1;
+  }
+  return round(Math.min(1, Math.max(0, weight)));
+}
+
+/** Whether the changes are the kind a decision makes: tooling, CI, manifests, policy, records. */
+function supports(evidence: Evidence): boolean {
+  if (evidence.setUpOrDropped) return true;
+  for (const kind of evidence.kinds) if (SUPPORTING.has(kind)) return true;
+  return false;
+}
+
+const SUPPORTING: ReadonlySet<PathKind> = new Set([
+  "ci",
+  "manifest",
+  "runtime",
+  "tooling",
+  "policy",
+  "record",
+]);
+
+const DROPPED =
+  /^(remove|removes|removed|drop|drops|dropped|delete|deletes|deleted|disable|disables|disabled)\b/i;
+const ADOPTED = /^(use|uses|adopt|adopts|enable|enables)\b/i;
+/** Tidying up, not choosing: what goes was unused, stray or obsolete. */
+const CLEANUP =
+  /\b(unneeded|unused|unnecessary|stray|obsolete|dead|leftover|redundant|outdated|duplicated?)\b/i;
+const ADDED = /^(add|adds|added|introduce|introduces|set up|setup)\b/i;
+const SET =
+  /^(set|sets|restrict|restricts|limit|limits|only|exclude|excludes|pin|pins)\b|\b(only|exclude|excluding|restrict\w*|cooldown|permissions?)\b/i;
+const PLATFORMS =
+  /^(drop|drops|dropped|remove|removes|removed|replace|replaces|replaced|stop|stops)\b.*\b(windows|macos|linux|node(\.js)? ?v?\d+|lts|python ?\d[\d.]*|matrix)\b/i;
+const RENAMED = /^(rename|renames|renamed)\b.+\bto\b/i;
+const CODE_NAME = /`[^`]+`|(^|\s)--?[a-z][\w-]+|\b[a-z]+[A-Z]\w*/;
+const MADE =
+  /^(make|makes|made)\b.*\b(opt-in|opt-out|(dev|peer|optional)?dependency|devdependency)\b/i;
+const WEAK_CHOICES = [DROPPED, ADOPTED, ADDED, SET, PLATFORMS, RENAMED, MADE];
+/** Below the line: a candidate the import proposes rather than remembers. */
+const PROPOSED = 0.55;
+
+/**
+ * A decision the changes show though the wording alone would not: something removed or
+ * disabled that a project sets up (tooling, CI, a policy file, a documented or released
+ * interface); a tool, library or workflow adopted; a policy set in configuration; a named
+ * interface renamed; a dependency or option made opt-in, opt-out or a dev dependency. The confidence,
+ * or undefined.
+ */
+export function decisionByEvidence(
+  commit: { description: string; type: string; conventional: boolean },
+  evidenceOf: Evidence | undefined | (() => Evidence | undefined),
+): number | undefined {
+  const { description, type } = commit;
+  if (REPAIR_TYPES.has(type) || (commit.conventional && DECLARED_NOT_A_CHOICE.has(type))) {
+    return undefined;
+  }
+  // The wording first: the paths are read only for a commit that could be such a decision.
+  if (!WEAK_CHOICES.some((r) => r.test(description)) || CLEANUP.test(description)) {
+    return undefined;
+  }
+  const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
+  if (evidence === undefined || evidence.proseOnly || evidence.testsOnly) return undefined;
+  const k = evidence.kinds;
+  // A change users are told of: documented beside the source, or in a release note with it.
+  const announced = evidence.documentedInterface || (k.has("changelog") && k.has("source"));
+  if (DROPPED.test(description)) {
+    // A CI step or a dependency dropped counts; a Makefile target alone does not.
+    const dropped = evidence.toolingOnly && (k.has("ci") || evidence.manifest);
+    if (evidence.setUpOrDropped || dropped || announced) return WORDING.implied;
+    return undefined;
+  }
+  // A dependency installed: the manifest and its lock file changed together.
+  const installed = evidence.manifest && k.has("lockfile");
+  if (ADOPTED.test(description)) {
+    const configured = evidence.manifest || evidence.setUpOrDropped;
+    if (evidence.toolingOnly && configured) return WORDING.implied;
+    // Only a CI step, or a library beside source changes: proposed, not remembered.
+    if (evidence.toolingOnly || installed) return PROPOSED;
+    return undefined;
+  }
+  if (ADDED.test(description)) {
+    if (evidence.toolingOnly && installed) return WORDING.body;
+    if (evidence.setUpOrDropped) return PROPOSED;
+    return undefined;
+  }
+  if (SET.test(description) && evidence.toolingOnly) return WORDING.implied;
+  // A platform or runtime the project stops testing on, in its CI.
+  if (PLATFORMS.test(description) && k.has("ci")) return WORDING.implied;
+  // A named interface renamed where users are told of it (or a flag, which users type).
+  const named = CODE_NAME.exec(description)?.[0];
+  if (RENAMED.test(description) && named && (announced || /^\s*--?[a-z]/.test(named))) {
+    return WORDING.implied;
+  }
+  if (MADE.test(description) && (k.has("source") || evidence.manifest)) return WORDING.implied;
+  return undefined;
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

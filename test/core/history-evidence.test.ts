@@ -1,0 +1,113 @@
+/** What a commit changed, read as evidence for or against its message's decision. */
+import { describe, expect, it } from "vitest";
+import { classifyCommit } from "../../src/core/history/classify.js";
+import { DECISION_LINE, decisionByEvidence } from "../../src/core/history/confidence.js";
+import { type CommitChanges, pathKind, readEvidence } from "../../src/core/history/evidence.js";
+
+const changes = (...files: string[]): CommitChanges => ({
+  paths: files.map((f) => ({ status: f.slice(0, 1), path: f.slice(2) })),
+});
+
+describe("pathKind", () => {
+  it("tells CI, manifests, tooling, policy, docs, tests and source apart", () => {
+    expect(pathKind(".github/workflows/ci.yml")).toBe("ci");
+    expect(pathKind("packages/cli/package.json")).toBe("manifest");
+    expect(pathKind("pnpm-lock.yaml")).toBe("lockfile");
+    expect(pathKind("eslint.config.mjs")).toBe("tooling");
+    expect(pathKind(".changeset/config.json")).toBe("tooling");
+    expect(pathKind("SECURITY.md")).toBe("policy");
+    expect(pathKind("docs/adr/0001-use-esm.md")).toBe("record");
+    expect(pathKind("documentation/2-options.md")).toBe("docs");
+    expect(pathKind(".changeset/brave-eagles-pick.md")).toBe("changelog");
+    expect(pathKind("test/fixtures/app/package.json")).toBe("test");
+    // Where a file lives says more than its name.
+    expect(pathKind("examples/jest/package.json")).toBe("example");
+    expect(pathKind("src/lang/fr-FR.json")).toBe("locale");
+    expect(pathKind("source/core/options.ts")).toBe("source");
+  });
+});
+
+describe("readEvidence", () => {
+  it("knows nothing of a commit without paths", () => {
+    expect(readEvidence(undefined)).toBeUndefined();
+    expect(readEvidence({ paths: [] })).toBeUndefined();
+  });
+
+  it("sees a tool set up or dropped, but not a configuration renamed", () => {
+    expect(readEvidence(changes("D .codesandbox/ci.json", "M README.md"))?.setUpOrDropped).toBe(
+      true,
+    );
+    const renamed = readEvidence(changes("D eslint.config.mjs", "A eslint.config.js"));
+    expect(renamed?.setUpOrDropped).toBe(false);
+    expect(renamed?.toolingOnly).toBe(true);
+  });
+
+  it("sees prose only, tests only, and a documented interface", () => {
+    expect(readEvidence(changes("M README.md", "M docs/a.md"))?.proseOnly).toBe(true);
+    expect(readEvidence(changes("M test/a.ts", "M README.md"))?.testsOnly).toBe(true);
+    const api = readEvidence(changes("M source/options.ts", "M documentation/2-options.md"));
+    expect(api?.documentedInterface).toBe(true);
+    expect(api?.proseOnly).toBe(false);
+  });
+});
+
+describe("confidence", () => {
+  it("weighs a stated choice down where only docs changed, up where tooling did", () => {
+    const subject = "Switch to c8 for code coverage";
+    const inDocs = classifyCommit({ subject, body: "", changes: changes("M README.md") });
+    const inTooling = classifyCommit({
+      subject,
+      body: "",
+      changes: changes("M package.json", "M .github/workflows/main.yml"),
+    });
+    const unknown = classifyCommit({ subject, body: "" });
+    expect(inDocs.decision?.confidence).toBe(0.6);
+    expect(inTooling.decision?.confidence).toBe(0.9);
+    expect(unknown.decision?.confidence).toBe(0.8);
+  });
+
+  it("puts a choice in a fix's subject below the line", () => {
+    const c = classifyCommit({
+      subject: "Fix it not using HTTP/2 connection reuse by default",
+      body: "",
+      changes: changes("M source/core/options.ts", "M test/https.ts"),
+    });
+    expect(c.decision?.confidence).toBeLessThan(DECISION_LINE);
+  });
+
+  it("makes weak wording a decision where the changes show one", () => {
+    const remove = (files: CommitChanges) =>
+      classifyCommit({ subject: "Remove code coverage upload", body: "", changes: files }).decision;
+    expect(remove(changes("M .github/workflows/main.yml"))?.confidence).toBe(0.7);
+    // The same words over source alone, or over docs, are no decision.
+    expect(remove(changes("M source/index.ts"))).toBeUndefined();
+    expect(remove(changes("M readme.md"))).toBeUndefined();
+    // Nor without any paths: words alone are weak evidence.
+    expect(
+      classifyCommit({ subject: "Remove code coverage upload", body: "" }).decision,
+    ).toBeUndefined();
+  });
+
+  it("reads a dependency installed, a policy set in configuration, a named interface renamed", () => {
+    const by = (description: string, ...files: string[]) =>
+      decisionByEvidence(
+        { description, type: "other", conventional: false },
+        readEvidence(changes(...files)),
+      );
+    expect(
+      by("add lint-staged and scripts to set it up", "M package.json", "M pnpm-lock.yaml"),
+    ).toBe(0.65);
+    expect(by("Set `baseBranch` to `main`", "M .changeset/config.json")).toBe(0.7);
+    expect(
+      by("Rename `changeset tag` to `changeset git-tag`", "M src/cli.ts", "A .changeset/x.md"),
+    ).toBe(0.7);
+    // Tidying up is no choice; a declared feature is not made one by its paths.
+    expect(by("Remove unnecessary ignores config", "M .changeset/config.json")).toBeUndefined();
+    expect(
+      decisionByEvidence(
+        { description: "add support for ocaml", type: "feat", conventional: true },
+        readEvidence(changes("M action.yml", "M package.json", "M package-lock.json")),
+      ),
+    ).toBeUndefined();
+  });
+});
