@@ -12,6 +12,7 @@ import { StateError } from "../errors.js";
 import { type GitRepo, openRepo } from "../git/history.js";
 import type { SourceDrain } from "../ingest/ingest.js";
 import { type Ingestor, ingestorFor } from "../ingest/ingest.js";
+import { quarantineLimits } from "../schema/quarantine-config.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import type { EventBuffer } from "../state/buffer.js";
 import { appendQuarantine } from "../state/quarantine.js";
@@ -147,9 +148,12 @@ async function ingestRef(
     const text = await readEventText(repo, file);
     if (typeof text !== "string") {
       await ingestor.commit();
-      appendQuarantine(ctx.paths.quarantine, [
-        { received_at: receiptTime(), source, line: 0, excerpt: "", ...text },
-      ]);
+      appendQuarantine(
+        ctx.paths.quarantine,
+        [{ received_at: receiptTime(), source, line: 0, excerpt: "", ...text }],
+        undefined,
+        quarantineLimits(ctx.config.quarantine),
+      );
       ingestor.counts.quarantined++;
       continue;
     }

@@ -1,4 +1,8 @@
-import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
+import {
+  appendQuarantine,
+  type QuarantineLimits,
+  type QuarantineRecord,
+} from "../state/quarantine.js";
 import { ackThrough, type Connection, pauseAll, resumeAll } from "./hub-connection.js";
 import type { HubIntake } from "./hub-ports.js";
 
@@ -22,6 +26,7 @@ export interface CommitHost {
   readonly conns: ReadonlySet<Connection>;
   readonly intake: HubIntake;
   readonly quarantinePath: string;
+  readonly quarantineLimits: QuarantineLimits;
   readonly pause: HubPause;
   readonly stats: { commits: number; acknowledged: number };
   /** The hub failed (nothing more is committed) or is stopping (reading does not resume). */
@@ -102,7 +107,12 @@ export class GroupCommit {
   private acknowledge(through: ReadonlyMap<Connection, number>): void {
     try {
       if (this.quarantine.length > 0) {
-        appendQuarantine(this.host.quarantinePath, this.quarantine.splice(0));
+        appendQuarantine(
+          this.host.quarantinePath,
+          this.quarantine.splice(0),
+          undefined,
+          this.host.quarantineLimits,
+        );
       }
     } catch (error) {
       this.host.fail(error);

@@ -8,6 +8,7 @@ import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { Envelope, HelloPayload } from "../schema/envelope.js";
+import { quarantineLimits } from "../schema/quarantine-config.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { HubAdmission } from "./hub-admission.js";
 import { GroupCommit, type HubPause } from "./hub-commit.js";
@@ -95,6 +96,7 @@ export class TcpHub {
       conns: this.conns,
       intake: this.ingestor,
       quarantinePath: ctx.paths.quarantine,
+      quarantineLimits: quarantineLimits(ctx.config.quarantine),
       pause: this.pause,
       stats: this.stats,
       failed: () => this.failure !== undefined,
@@ -315,7 +317,12 @@ export class TcpHub {
 
   private quarantineNow(record: QuarantineRecord): void {
     try {
-      appendQuarantine(this.ctx.paths.quarantine, [record]);
+      appendQuarantine(
+        this.ctx.paths.quarantine,
+        [record],
+        undefined,
+        quarantineLimits(this.ctx.config.quarantine),
+      );
       this.extra.quarantined++;
     } catch (error) {
       this.fail(error);

@@ -8,7 +8,12 @@
 
 import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
-import { ALLOW_HOSTS_VAR, type Env, hostAllowed } from "../core/trust/destinations.js";
+import {
+  ALLOW_HOSTS_VAR,
+  allowEntryFor,
+  type Env,
+  hostAllowed,
+} from "../core/trust/destinations.js";
 import { ConfigError } from "../errors.js";
 import { type BusUrl, formatBusUrl, parseBusUrl } from "./url.js";
 
@@ -57,7 +62,7 @@ export function workerBus(
       const where = new URL(formatBusUrl(url));
       if (!hostAllowed(where, env)) {
         refuse(
-          `names ${where.host}, a host the environment does not allow: the repository's config cannot choose where notes are sent. Set ${BUS_VAR}=${configured} to send there, or add ${where.host} to ${ALLOW_HOSTS_VAR}, or use git:REMOTE`,
+          `names ${where.host}, a host the environment does not allow: the repository's config cannot choose where notes are sent. Set ${BUS_VAR}=${configured} to send there, or add ${allowEntryFor(where)} to ${ALLOW_HOSTS_VAR}, or use git:REMOTE`,
         );
       }
     }

@@ -419,9 +419,13 @@ const status: Command = {
       `lt:      ${s.tiers.lt.files}/${s.tiers.lt.max_files} files, ${humanBudget(s.tiers.lt.bytes, s.tiers.lt.max_bytes)}`,
       `focus:   ${s.focus.present ? `${s.focus.items}/${s.focus.max_items} items, ${humanBudget(s.focus.bytes, s.focus.max_bytes)}${s.focus.fresh ? "" : " (stale)"}` : "missing"}`,
       `spool:   ${s.spool.files} file(s) waiting`,
-      `quarantine: ${s.quarantine.records} record(s)${Object.entries(s.quarantine.by_reason)
+      `quarantine: ${s.quarantine.records} record(s) of ${s.quarantine.lines} line(s)${Object.entries(
+        s.quarantine.by_reason,
+      )
         .map(([k, v]) => ` ${k}=${v}`)
-        .join("")}`,
+        .join(
+          "",
+        )}${s.quarantine.dropped.lines > 0 ? `; over its budget: ${s.quarantine.dropped.lines} line(s) dropped, ${s.quarantine.dropped.bytes} bytes` : ""}`,
       `last compaction: ${s.last_compaction_at ?? "never"}`,
       `workers:${s.swarm.workers.length === 0 ? " none heard from" : ""}`,
       ...s.swarm.workers.map(

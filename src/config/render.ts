@@ -29,6 +29,8 @@ const NOTES: Record<string, string> = {
   github:
     "GitHub: the repository, branches, labels and reviewers of the memory pull request. Without a token (GITHUB_TOKEN) and a repository the Director works without GitHub.",
   redaction: "Secret redaction, applied to every event before anything is written.",
+  quarantine:
+    "Rejected input lines: their disk budget (two rotated generations; what is dropped is counted).",
   state: "Local state that is never committed.",
   sync: "What memory sends to external stores (surprise-driven policy), the queue's schedule and privacy. Private items never leave.",
   "sync.notion":

@@ -10,7 +10,7 @@ import { findMain, judgeAgainstMain } from "../repo/main-drift.js";
 import type { Envelope } from "../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../schema/message-types.js";
 import { EventBuffer } from "../state/buffer.js";
-import { readQuarantine } from "../state/quarantine.js";
+import { readDropped, readQuarantine } from "../state/quarantine.js";
 import { listSpoolFiles } from "../state/spool.js";
 import { readLiveness } from "./liveness-file.js";
 
@@ -36,7 +36,22 @@ export interface StatusReport {
     max_bytes: number;
     max_items: number;
   };
-  quarantine: { records: number; by_reason: Record<string, number> };
+  /**
+   * Records (a run of alike lines is one), the lines they stand for, and what the disk budget
+   * dropped (`[quarantine]`: lines and bytes of input, by the senders that lost most).
+   */
+  quarantine: {
+    records: number;
+    lines: number;
+    by_reason: Record<string, number>;
+    max_bytes: number;
+    max_records: number;
+    dropped: {
+      lines: number;
+      bytes: number;
+      by_sender: Record<string, { lines: number; bytes: number }>;
+    };
+  };
   spool: { files: number };
   last_compaction_at: string | null;
   compacted_events: number;
@@ -63,7 +78,11 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
   const focusText = await readConfinedText(ctx.repoDir, FOCUS_PATH);
   const quarantine = readQuarantine(ctx.paths.quarantine);
   const byReason: Record<string, number> = {};
-  for (const r of quarantine) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+  let quarantinedLines = 0;
+  for (const r of quarantine) {
+    byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
+    quarantinedLines += r.count ?? 1;
+  }
   const liveness = readLiveness(ctx.paths);
   const first = buffer.events[0]?.event.received_at;
   const last = buffer.events[buffer.events.length - 1]?.event.received_at;
@@ -94,7 +113,14 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
       max_bytes: memory.memory_md_max_bytes,
       max_items: memory.memory_md_max_items,
     },
-    quarantine: { records: quarantine.length, by_reason: byReason },
+    quarantine: {
+      records: quarantine.length,
+      lines: quarantinedLines,
+      by_reason: byReason,
+      max_bytes: ctx.config.quarantine.max_bytes,
+      max_records: ctx.config.quarantine.max_records,
+      dropped: readDropped(ctx.paths.quarantine),
+    },
     spool: { files: listSpoolFiles(ctx.paths.spool).length },
     last_compaction_at: buffer.meta.last_compaction_at ?? null,
     compacted_events: buffer.meta.compacted_events,

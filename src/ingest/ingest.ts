@@ -5,9 +5,11 @@ import type { RepoContext } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/event-keys.js";
 import { type Redactor, redactorFor } from "../core/ingest/redact.js";
 import { StateError } from "../errors.js";
+import { quarantineLimits } from "../schema/quarantine-config.js";
 import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
 import {
   appendQuarantine,
+  type QuarantineLimits,
   type QuarantineRecord,
   quarantineKey,
   quarantineKeys,
@@ -29,6 +31,8 @@ export { type IngestCounts, type SourceDrain, zeroCounts } from "./counts.js";
 export interface IngestTarget {
   buffer: EventBuffer;
   quarantinePath: string;
+  /** `[quarantine]`: its disk budget; the defaults when absent. */
+  quarantineLimits?: QuarantineLimits;
   redactor: Redactor;
   sealKey: Uint8Array | undefined;
   maxMessageBytes: number;
@@ -45,6 +49,7 @@ export function ingestorFor(
   const target: IngestTarget = {
     buffer,
     quarantinePath: ctx.paths.quarantine,
+    quarantineLimits: quarantineLimits(ctx.config.quarantine),
     redactor: redactorFor(ctx.config),
     sealKey: loadSealKey(ctx.paths.sealKey, true),
     maxMessageBytes: ctx.config.agent_bus.max_message_bytes,
@@ -296,7 +301,12 @@ export class Ingestor {
   private writeQuarantine(all: readonly QuarantineRecord[]): void {
     if (all.length === 0) return;
     this.quarantined ??= quarantineKeys(this.target.quarantinePath);
-    appendQuarantine(this.target.quarantinePath, all, this.quarantined);
+    appendQuarantine(
+      this.target.quarantinePath,
+      all,
+      this.quarantined,
+      this.target.quarantineLimits,
+    );
   }
 
   /** A chunk the threads normalized: stored as a small batch, fsynced as one, as on this thread. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { StateConfig, WorkerConfig } from "./checkout-config.js";
+import { QuarantineConfig } from "./quarantine-config.js";
 import { GraphitiGroup, SourcesConfig } from "./sources-config.js";
 import { TanaSyncConfig } from "./tana-config.js";
 
@@ -477,6 +478,7 @@ export const Config = z
       .strict()
       .prefault({}),
     redaction: RedactionConfig.prefault({}),
+    quarantine: QuarantineConfig.prefault({}),
     state: StateConfig.prefault({}),
     github: GitHubConfig.prefault({}),
     sync: SyncConfig.prefault({}),

@@ -50,10 +50,19 @@ describe("workerBus", () => {
     expect(() => workerBus(ctx("tls://elsewhere.invalid:7070"), undefined, {})).toThrow(
       /config\/dev.toml: \[worker\] bus: names elsewhere.invalid:7070, a host the environment does not allow.*ENGRAM_BUS=tls:\/\/elsewhere.invalid:7070/,
     );
-    const allowed = { ENGRAM_ALLOW_HOSTS: "elsewhere.invalid" };
+    const allowed = { ENGRAM_ALLOW_HOSTS: "tcp://elsewhere.invalid:7070" };
     expect(workerBus(ctx("tcp://elsewhere.invalid:7070"), undefined, allowed).from).toBe("config");
+    // The scheme as written: plain tcp:// is not the encrypted tls://, nor a bare host.
+    expect(() => workerBus(ctx("tls://elsewhere.invalid:7070"), undefined, allowed)).toThrow(
+      /add tls:\/\/elsewhere\.invalid:7070 to ENGRAM_ALLOW_HOSTS/,
+    );
+    const bare = { ENGRAM_ALLOW_HOSTS: "elsewhere.invalid:7070" };
+    expect(workerBus(ctx("tls://elsewhere.invalid:7070"), undefined, bare).from).toBe("config");
+    expect(() => workerBus(ctx("tcp://elsewhere.invalid:7070"), undefined, bare)).toThrow(
+      ConfigError,
+    );
     expect(
-      workerBus(ctx("nats://127.0.0.1:4222"), undefined, { ENGRAM_ALLOW_HOSTS: "127.0.0.1:4222" })
+      workerBus(ctx("nats://127.0.0.1:4222"), undefined, { ENGRAM_ALLOW_HOSTS: "nats://127.0.0.1" })
         .from,
     ).toBe("config");
     // A config of the user's own, outside the repository, may name anything.

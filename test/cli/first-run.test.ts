@@ -134,8 +134,10 @@ describe("director ingest of a worker notes file", () => {
     expect(jsonOf(first)).toMatchObject({ accepted: 0, quarantined: 3 });
     expect(first.stderr).toContain("notes.ndjson: 3 line(s) are worker notes");
     expect(first.stderr).toContain("worker emit --from notes.ndjson");
+    // Three lines in a row, rejected alike: one record of the run.
     const records = quarantine(repo);
-    expect(records).toHaveLength(3);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ line: 1, last_line: 3, count: 3 });
     for (const record of records) {
       expect(record.reason).toBe("invalid-envelope");
       expect(record.detail).toContain("worker emit --from FILE");
@@ -144,18 +146,18 @@ describe("director ingest of a worker notes file", () => {
     const again = await director(["ingest", "notes.ndjson"], { cwd: repo.dir });
     expect(again.code, describeResult(again)).toBe(0);
     expect(again.stderr).toContain("worker emit --from notes.ndjson");
-    expect(quarantine(repo)).toHaveLength(3);
-    const status = jsonOf<{ quarantine: { records: number } }>(
+    expect(quarantine(repo)).toHaveLength(1);
+    const status = jsonOf<{ quarantine: { records: number; lines: number } }>(
       await director(["status", "--json"], { cwd: repo.dir }),
     );
-    expect(status.quarantine.records).toBe(3);
+    expect(status.quarantine).toMatchObject({ records: 1, lines: 3 });
 
     // A line changed in place is a new rejection; envelopes in the file raise no hint.
     writeFileSync(file, ndjson([{ ...NOTES[0], text: "changed" }, note("fact", "an envelope")]));
     const mixed = await director(["ingest", "notes.ndjson", "--json"], { cwd: repo.dir });
     expect(jsonOf(mixed)).toMatchObject({ accepted: 1, quarantined: 1 });
     expect(mixed.stderr).toContain("1 line(s) are worker notes");
-    expect(quarantine(repo)).toHaveLength(4);
+    expect(quarantine(repo)).toHaveLength(2);
 
     // The command it suggests takes the file as it is.
     writeFileSync(file, ndjson(NOTES));

@@ -204,7 +204,7 @@ describe("parseConfigText: errors name the file, the line and the key", () => {
       "config/dev.toml:4: memory.bufer_max_bytes: unknown key (did you mean buffer_max_bytes?)",
       'config/dev.toml:5: memory.buffer_max_events: expected a positive integer, got "many"',
       "config/dev.toml:7: agent_bus.max_message_bytes: expected a positive integer, got 0",
-      "config/dev.toml:8: nope: unknown section (known: memory, agent_bus, policy, redaction, state, github, sync, sessions, sources, worker)",
+      "config/dev.toml:8: nope: unknown section (known: memory, agent_bus, policy, redaction, quarantine, state, github, sync, sessions, sources, worker)",
     ]);
     expect(err.problems).toHaveLength(5);
   });

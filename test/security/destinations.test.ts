@@ -84,7 +84,7 @@ describe("a repository's config cannot send credentials to a host it names", () 
       );
     }
     // The user allows the host for a server of their own: the variable is still refused.
-    const allowed = { ...VICTIM, ENGRAM_ALLOW_HOSTS: "127.0.0.1" };
+    const allowed = { ...VICTIM, ENGRAM_ALLOW_HOSTS: "http://127.0.0.1:*" };
     const r = await director(["sync", "init", "--target", "notion"], {
       cwd: both.dir,
       env: allowed,
@@ -111,7 +111,7 @@ describe("a repository's config cannot send credentials to a host it names", () 
         "ENGRAM_ALLOW_HOSTS",
       );
     }
-    const allowed = { ...VICTIM, ENGRAM_ALLOW_HOSTS: "127.0.0.1" };
+    const allowed = { ...VICTIM, ENGRAM_ALLOW_HOSTS: "http://127.0.0.1:*" };
     refused(
       await director(["sync", "run", "--target", "tana"], { cwd: repo.dir, env: allowed }),
       "[sync.tana] token_env",
@@ -132,6 +132,18 @@ describe("a repository's config cannot send credentials to a host it names", () 
       "[sync.graphiti] url",
       "ENGRAM_GRAPHITI_URL",
     );
+    // A host allowed for https (the default, or with its port) is not allowed on plain http.
+    const port = new URL(attacker.url).port;
+    for (const hosts of ["127.0.0.1", `127.0.0.1:${port}`, `https://127.0.0.1:${port}`]) {
+      refused(
+        await director(["sync", "run", "--target", "graphiti"], {
+          cwd: repo.dir,
+          env: { ...VICTIM, ENGRAM_ALLOW_HOSTS: hosts },
+        }),
+        "[sync.graphiti] url",
+        `add http://127.0.0.1:${port} to ENGRAM_ALLOW_HOSTS`,
+      );
+    }
     // The user's own server, named by the environment, wins over the repository's.
     const mine = new FakeGraphiti();
     await mine.start();

@@ -53,7 +53,9 @@ export type Env = Record<string, string | undefined>;
  * a user's config names their own servers: the user allows the host in the environment
  * (docs/security.md). Attack tests remove this (`ENGRAM_ALLOW_HOSTS: undefined`).
  */
-export const STAND_IN_HOSTS: Record<string, string> = { ENGRAM_ALLOW_HOSTS: "127.0.0.1" };
+export const STAND_IN_HOSTS: Record<string, string> = {
+  ENGRAM_ALLOW_HOSTS: "http://127.0.0.1:*,tcp://127.0.0.1:*,nats://127.0.0.1:*",
+};
 
 /** The environment of a child: the inherited one, scrubbed, plus the git identity and `extra`. */
 export function childEnv(extra: Env = {}): NodeJS.ProcessEnv {

@@ -24,7 +24,7 @@ beforeEach(async () => {
   process.env.ENGRAM_TEST_TANA = "input-token";
   process.env.ENGRAM_TEST_TANA_LOCAL = "local-token";
   // The user allows the stand-in's host and their own token variables (docs/security.md).
-  process.env.ENGRAM_ALLOW_HOSTS = "127.0.0.1";
+  process.env.ENGRAM_ALLOW_HOSTS = "http://127.0.0.1:*";
   process.env.ENGRAM_ALLOW_TOKEN_VARS = "ENGRAM_TEST_TANA,ENGRAM_TEST_TANA_LOCAL";
   repo = dirs.repo("engram-tana-svc-");
   configure(true);

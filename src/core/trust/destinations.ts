@@ -14,7 +14,11 @@ import { ConfigError } from "../errors.js";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** Hosts (`host` or `host:port`, comma-separated) a repository's config may send to. */
+/**
+ * Hosts a repository's config may send to, comma-separated: `host` (https on 443),
+ * `host:port` (https or tls:// on that port), `scheme://host[:port]` (that scheme and port);
+ * `:*` is any port.
+ */
 export const ALLOW_HOSTS_VAR = "ENGRAM_ALLOW_HOSTS";
 /** Variable names (comma-separated) a repository's config may read a token from. */
 export const ALLOW_TOKEN_VARS_VAR = "ENGRAM_ALLOW_TOKEN_VARS";
@@ -112,11 +116,71 @@ function httpUrl(value: string): URL | undefined {
   return new URL(value);
 }
 
-/** Whether `ENGRAM_ALLOW_HOSTS` lets the config name this URL: `host` any port, `host:port` that one. */
+/** The port a scheme means when a URL or an entry names none. */
+const DEFAULT_PORTS: Readonly<Record<string, number>> = { http: 80, https: 443, nats: 4222 };
+
+/** One `ENGRAM_ALLOW_HOSTS` entry: a scheme, a host and a port (`undefined`: any, from `:*`). */
+interface HostEntry {
+  schemes: readonly string[];
+  host: string;
+  port: number | undefined;
+}
+
+/**
+ * An entry as the user wrote it. With a scheme (`http://x:8080`, `tcp://bus:7070`) it means
+ * exactly that scheme and port (the scheme's own when none is written); without one it means
+ * the encrypted schemes: `example.com` is https://example.com:443, `example.com:8443` is
+ * https or tls:// on 8443. `:*` is any port.
+ */
+function parseHostEntry(entry: string): HostEntry {
+  const bad = () =>
+    new ConfigError(
+      `${ALLOW_HOSTS_VAR}: ${JSON.stringify(entry)} is not HOST, HOST:PORT or SCHEME://HOST[:PORT] (PORT may be *)`,
+      ALLOW_HOSTS_VAR,
+    );
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//.exec(entry)?.[1];
+  const anyPort = entry.endsWith(":*");
+  const text = anyPort ? entry.slice(0, -2) : entry;
+  const url = URL.canParse(scheme ? text : `https://${text}`)
+    ? new URL(scheme ? text : `https://${text}`)
+    : undefined;
+  if (url === undefined || url.hostname === "" || !/^\/?$/.test(url.pathname) || url.search) {
+    throw bad();
+  }
+  if (url.username !== "" || url.password !== "" || url.hash !== "") throw bad();
+  const named = scheme ?? "https";
+  const port = anyPort ? undefined : url.port !== "" ? Number(url.port) : DEFAULT_PORTS[named];
+  if (!anyPort && port === undefined) throw bad();
+  const schemes = scheme ? [scheme] : url.port !== "" || anyPort ? ["https", "tls"] : ["https"];
+  return { schemes, host: url.hostname.toLowerCase(), port };
+}
+
+function portOf(url: URL): number | undefined {
+  return url.port !== "" ? Number(url.port) : DEFAULT_PORTS[url.protocol.slice(0, -1)];
+}
+
+/**
+ * Whether `ENGRAM_ALLOW_HOSTS` lets the config name this URL: an entry matches the scheme,
+ * host and port as written (`parseHostEntry`), so allowing an https host never allows it on
+ * plain http. A malformed entry is an error naming it.
+ */
 export function hostAllowed(url: URL, env: Env): boolean {
-  const host = url.host.toLowerCase();
-  const name = url.hostname.toLowerCase();
-  return list(env[ALLOW_HOSTS_VAR]).some((entry) => entry === host || entry === name);
+  const scheme = url.protocol.slice(0, -1).toLowerCase();
+  const host = url.hostname.toLowerCase();
+  const port = portOf(url);
+  return list(env[ALLOW_HOSTS_VAR])
+    .map(parseHostEntry)
+    .some(
+      (e) =>
+        e.host === host && e.schemes.includes(scheme) && (e.port === undefined || e.port === port),
+    );
+}
+
+/** The entry that allows exactly this URL, for messages: `example.com`, `http://127.0.0.1:4567`. */
+export function allowEntryFor(url: URL): string {
+  const scheme = url.protocol.slice(0, -1).toLowerCase();
+  if (scheme === "https") return url.host.toLowerCase();
+  return `${scheme}://${url.hostname.toLowerCase()}:${portOf(url) ?? "*"}`;
 }
 
 /**
@@ -154,7 +218,7 @@ export function destination(
     rule.urlKey,
     `names ${url.host}, a host the environment does not allow: the repository's config ` +
       `cannot choose where engram sends credentials or memory. Set ${rule.urlVar}=${configured} ` +
-      `to send there, or add ${url.host} to ${ALLOW_HOSTS_VAR}` +
+      `to send there, or add ${allowEntryFor(url)} to ${ALLOW_HOSTS_VAR}` +
       (rule.defaultUrl === undefined
         ? ", or remove the key"
         : `, or remove the key (default ${rule.defaultUrl})`),

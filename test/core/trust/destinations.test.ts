@@ -24,11 +24,11 @@ describe("destinations", () => {
       from: "environment",
     });
     expect(() => destination("notion", evil, trust())).toThrow(/ENGRAM_ALLOW_HOSTS/);
-    expect(destination("notion", evil, trust({ ENGRAM_ALLOW_HOSTS: "127.0.0.1" }))?.from).toBe(
-      "config",
-    );
     expect(
-      destination("notion", evil, trust({ ENGRAM_ALLOW_HOSTS: "x, 127.0.0.1:4567" }))?.url,
+      destination("notion", evil, trust({ ENGRAM_ALLOW_HOSTS: "http://127.0.0.1:*" }))?.from,
+    ).toBe("config");
+    expect(
+      destination("notion", evil, trust({ ENGRAM_ALLOW_HOSTS: "x, http://127.0.0.1:4567" }))?.url,
     ).toBe(evil);
     expect(() =>
       destination("notion", evil, trust({ ENGRAM_ALLOW_HOSTS: "127.0.0.1:1" })),
@@ -36,6 +36,40 @@ describe("destinations", () => {
     expect(destination("notion", "https://api.notion.com/v9", trust())?.from).toBe("config");
     expect(destination("notion", evil, trust({}, true))?.from).toBe("config");
     expect(destination("tana-local", undefined, trust())).toBeUndefined();
+  });
+
+  it("matches an allowed host by scheme and port as the user wrote it (https by default)", () => {
+    const allows = (url: string, hosts: string) => {
+      try {
+        return destination("notion", url, trust({ ENGRAM_ALLOW_HOSTS: hosts }))?.from === "config";
+      } catch (error) {
+        if (/ENGRAM_ALLOW_HOSTS: ".*" is not/.test(String(error))) throw error;
+        return false;
+      }
+    };
+    // An https host is not allowed on plain http, nor on another port.
+    expect(allows("https://example.com/v1", "example.com")).toBe(true);
+    expect(allows("http://example.com/v1", "example.com")).toBe(false);
+    expect(allows("https://example.com:8443/v1", "example.com")).toBe(false);
+    expect(allows("http://127.0.0.1:4567", "127.0.0.1:4567")).toBe(false);
+    // The default port, written or not, is the same port.
+    expect(allows("https://example.com", "example.com:443")).toBe(true);
+    expect(allows("https://example.com:443", "https://example.com")).toBe(true);
+    expect(allows("http://example.com", "http://example.com:80")).toBe(true);
+    // A scheme written means exactly that scheme and port.
+    expect(allows("http://x.test:8080/mcp/", "http://x.test:8080")).toBe(true);
+    expect(allows("https://x.test:8080/mcp/", "http://x.test:8080")).toBe(false);
+    expect(allows("http://x.test:8081/mcp/", "http://x.test:8080")).toBe(false);
+    expect(allows("http://x.test:9/", "http://x.test:*")).toBe(true);
+    expect(allows("http://[::1]:9/", "http://[::1]:9")).toBe(true);
+    expect(() => allows("https://example.com", "exa mple.com")).toThrow(
+      /ENGRAM_ALLOW_HOSTS: "exa mple.com" is not HOST/,
+    );
+    expect(() => allows("https://example.com", "https://example.com/path")).toThrow(/is not HOST/);
+    // The refusal names the entry that would allow it.
+    expect(() => destination("notion", "http://127.0.0.1:4567", trust())).toThrow(
+      /add http:\/\/127\.0\.0\.1:4567 to ENGRAM_ALLOW_HOSTS/,
+    );
   });
 
   it("reads a token only from the service's own variable unless the environment allows another", () => {
