@@ -13,6 +13,7 @@ import {
   stringOption,
 } from "./args.js";
 import { BUS_COMMANDS } from "./bus-commands.js";
+import { DASHBOARD_COMMAND } from "./dashboard-command.js";
 import {
   GIT_COMMANDS,
   importPrivacy,
@@ -451,4 +452,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   SET_ASIDE_COMMAND,
   ...BUS_COMMANDS,
   SYNC_COMMAND,
+  DASHBOARD_COMMAND,
 ];
