@@ -22,6 +22,11 @@ afterAll(async () => {
   dirs.cleanup();
 });
 
+/** A page expression (the test's own types know no DOM): the list shows `n` engrams. */
+function showsRows(n: number): string {
+  return `document.querySelectorAll("#engram-list > li").length === ${n}`;
+}
+
 describe.skipIf(binary === undefined && !chromiumRequired())("the dashboard in chromium", () => {
   beforeAll(async () => {
     if (binary === undefined) {
@@ -42,24 +47,17 @@ describe.skipIf(binary === undefined && !chromiumRequired())("the dashboard in c
       if (m.type() === "error" || m.type() === "warning") errors.push(`${m.type()}: ${m.text()}`);
     });
     page.on("pageerror", (e) => errors.push(`pageerror: ${e.message}`));
-    await page.addInitScript(() => {
-      const w = window as unknown as { __violations: string[] };
-      w.__violations = [];
-      document.addEventListener("securitypolicyviolation", (e) =>
-        w.__violations.push(`${e.violatedDirective} ${e.blockedURI}`),
-      );
-    });
+    // Recorded from the first script on: the page's policy reports what it blocks.
+    await page.addInitScript(
+      "window.__violations = []; document.addEventListener('securitypolicyviolation', (e) => window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));",
+    );
     await page.goto(pageUrl, { waitUntil: "load" });
     await page.waitForSelector("#engram-list > li");
 
     expect(errors).toEqual([]);
-    expect(
-      await page.evaluate(() => (window as unknown as { __violations: string[] }).__violations),
-    ).toEqual([]);
+    expect(await page.evaluate("window.__violations")).toEqual([]);
     // Hostile notes are on the page as text, and ran nothing.
-    expect(
-      await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
-    ).toBeUndefined();
+    expect(await page.evaluate("window.__pwned")).toBeUndefined();
     expect(await page.title()).toMatch(/^engram memory: /);
     const listed = (await page.textContent("#engram-list")) ?? "";
     expect(listed).toContain(HOSTILE_IMG);
@@ -80,17 +78,17 @@ describe.skipIf(binary === undefined && !chromiumRequired())("the dashboard in c
     const all = await page.locator("#engram-list > li").count();
     expect(all).toBe(3);
     await page.locator("#search").pressSequentially("pin");
-    await page.waitForFunction(() => document.querySelectorAll("#engram-list > li").length === 2);
+    await page.waitForFunction(showsRows(2));
     for (const text of await page.locator("#engram-list > li").allTextContents()) {
       expect(text.toLowerCase()).toContain("pin");
     }
     expect(await page.textContent("#engram-count")).toBe("2 of 3 engram(s)");
     await page.locator("#search").pressSequentially("x");
-    await page.waitForFunction(() => document.querySelectorAll("#engram-list > li").length === 0);
+    await page.waitForFunction(showsRows(0));
     await page.locator("#search").fill("");
-    await page.waitForFunction(() => document.querySelectorAll("#engram-list > li").length === 3);
+    await page.waitForFunction(showsRows(3));
     await page.selectOption("#tier", "lt");
-    await page.waitForFunction(() => document.querySelectorAll("#engram-list > li").length === 1);
+    await page.waitForFunction(showsRows(1));
     expect(errors).toEqual([]);
     await page.close();
   });
