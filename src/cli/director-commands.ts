@@ -321,6 +321,8 @@ async function runPr(
           fileUrl: githubFileUrl(settings, branch),
         }
       : {}),
+    // Set by the GitHub Action when it uploads the dashboard (input `dashboard`).
+    ...(process.env.ENGRAM_DASHBOARD_URL ? { dashboardUrl: process.env.ENGRAM_DASHBOARD_URL } : {}),
   });
   if (gh) Object.assign(p, { api_calls: callCount(gh.usage) });
   const head = p.head_sha ? p.head_sha.slice(0, 12) : "none";
