@@ -1,20 +1,23 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import {
   buildDashboardModel,
   type DashboardModel,
+  type EngramView,
+  engramView,
   type SyncTargetInput,
 } from "../core/dashboard/model.js";
 import { dashboardFiles } from "../core/dashboard/page.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
 import { parseVersionLog, VERSION_LOG_PATH, type VersionRecord } from "../core/versions/log.js";
 import { fileSystemError } from "../errors.js";
-import { readConfinedText } from "../repo/confine.js";
+import { PathConfiner, readConfinedText } from "../repo/confine.js";
 import { readKnowledge } from "../repo/knowledge.js";
-import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
+import { readCatalog } from "../repo/memory-tree.js";
 import { catalogOfSnapshot, gitRepoOf, snapshotCommit } from "../repo/version-snapshots.js";
+import type { CatalogEntry } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { QueueStore } from "../sync/queue-store.js";
 import { syncDir } from "../sync/state-paths.js";
@@ -33,7 +36,7 @@ export async function readDashboardModel(ctx: RepoContext): Promise<DashboardMod
   const status = await readStatus(ctx);
   const catalog = await readCatalog(ctx.repoDir);
   const [engrams, focusText, logText, knowledge] = await Promise.all([
-    loadEngrams(ctx.repoDir, catalog.entries),
+    readEngramViews(ctx.repoDir, catalog.entries),
     readConfinedText(ctx.repoDir, FOCUS_PATH),
     readConfinedText(ctx.repoDir, VERSION_LOG_PATH),
     readKnowledge(ctx.repoDir, catalog),
@@ -59,6 +62,29 @@ export async function readDashboardModel(ctx: RepoContext): Promise<DashboardMod
       })),
     sync: readSyncTargets(ctx),
   });
+}
+
+/**
+ * What the page shows of each engram, read as plain JSON: the page displays, it does not
+ * judge (`director verify` checks schemas and hashes, and costs seconds on 10,000 engrams).
+ * Paths are confined to the repository as every reader's are; a file that cannot be read or
+ * parsed is left out, and the page says so on its row.
+ */
+async function readEngramViews(
+  repoDir: string,
+  entries: readonly CatalogEntry[],
+): Promise<Map<string, EngramView>> {
+  const confiner = new PathConfiner(repoDir);
+  const views = new Map<string, EngramView>();
+  for (const entry of entries) {
+    try {
+      const full = confiner.resolve(entry.path, "engram", entry.path);
+      views.set(entry.engram_id, engramView(JSON.parse(readFileSync(full, "utf8"))));
+    } catch {
+      // Unreadable: shown as such; `director verify` names the reason.
+    }
+  }
+  return views;
 }
 
 /**

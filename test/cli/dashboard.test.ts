@@ -8,13 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
 import type { DashboardModel } from "../../src/core/dashboard/model.js";
 import { readDashboardModel } from "../../src/director/dashboard.js";
-import {
-  DIRECTOR_BIN,
-  describeResult,
-  director,
-  jsonOf,
-  spawnBin,
-} from "../support/bins.js";
+import { DIRECTOR_BIN, describeResult, director, jsonOf, spawnBin } from "../support/bins.js";
 import { dashboardRepo, HOSTILE_IMG, HOSTILE_SCRIPT } from "../support/dashboard-repo.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 

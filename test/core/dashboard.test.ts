@@ -10,6 +10,7 @@ import {
   buildDashboardModel,
   type DashboardInput,
   type DashboardStatus,
+  engramView,
 } from "../../src/core/dashboard/model.js";
 import { dashboardFiles, renderDashboardPage } from "../../src/core/dashboard/page.js";
 import { buildProposal } from "../../src/core/proposal/proposal.js";
@@ -69,7 +70,7 @@ function hostileInput(): DashboardInput {
     name: HOSTILE[3] as string,
     status,
     catalog: catalogOf([st]),
-    engrams: mapOf([st]),
+    engrams: new Map([[st.engram_id, engramView(JSON.parse(JSON.stringify(st)))]]),
     focusText: `## Decisions\n\n- **${HOSTILE[0]}**: ${HOSTILE[1]} ([e_1](memory/x.json))\n`,
     versions: [
       {
@@ -116,6 +117,25 @@ function hostileInput(): DashboardInput {
     ],
   };
 }
+
+describe("engramView", () => {
+  it("takes what the page shows from any JSON, empty where a field is missing or mistyped", () => {
+    expect(
+      engramView({
+        facts: ["a", 3],
+        decisions: [{ title: "t" }, null, { title: 1 }],
+        provenance: 7,
+      }),
+    ).toEqual({
+      end_ts: "",
+      facts: ["a"],
+      decisions: [{ title: "t", rationale: "" }],
+      supersedes: [],
+      provenance: { created_by: "", run_id: "", senders: [], event_count: 0 },
+    });
+    expect(engramView(null).facts).toEqual([]);
+  });
+});
 
 describe("escaping", () => {
   it("escapeHtml leaves no markup character", () => {

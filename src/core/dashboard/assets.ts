@@ -12,7 +12,7 @@ export const DASHBOARD_SCRIPT = `"use strict";
   var data = JSON.parse(document.getElementById("data").textContent);
   var engrams = data.engrams;
   var haystacks = engrams.map(function (e) {
-    return [e.id, e.path, e.scope, e.version, e.topics.join(" "), e.facts.join(" "),
+    return [e.id, pathOf(e), e.scope, e.version, e.topics.join(" "), e.facts.join(" "),
       e.decisions.join(" "), e.provenance.created_by, e.provenance.run_id,
       e.provenance.senders.join(" ")].join("\\n").toLowerCase();
   });
@@ -21,6 +21,10 @@ export const DASHBOARD_SCRIPT = `"use strict";
   var tier = document.getElementById("tier");
   var list = document.getElementById("engram-list");
   var count = document.getElementById("engram-count");
+
+  function pathOf(e) {
+    return "memory/" + e.scope + "/" + e.version + "/engram_" + e.id + ".json";
+  }
 
   function el(tag, className, text) {
     var node = document.createElement(tag);
@@ -43,9 +47,10 @@ export const DASHBOARD_SCRIPT = `"use strict";
       e.facts.forEach(function (f) { ul.appendChild(el("li", "fact", f)); });
       li.appendChild(ul);
     }
+    if (!e.readable) li.appendChild(el("p", "unreadable", "unreadable: run director verify"));
     var p = e.provenance;
     var prov = "by " + (p.created_by || "?") + ", run " + (p.run_id || "?") + ", " +
-      p.event_count + " event(s) from " + (p.senders.join(", ") || "nobody") + "; " + e.path;
+      p.event_count + " event(s) from " + (p.senders.join(", ") || "nobody") + "; " + pathOf(e);
     if (e.supersedes.length > 0) prov += "; supersedes " + e.supersedes.join(", ");
     if (e.superseded_by) prov += "; superseded by " + e.superseded_by;
     li.appendChild(el("p", "prov", prov));
@@ -131,4 +136,5 @@ li.decision { font-weight: 600; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: 3px 8px 3px 0; border-bottom: 1px solid var(--line); vertical-align: top; }
 tr.silent td { color: var(--muted); }
+.unreadable { color: var(--bad); margin: 2px 0; }
 `;

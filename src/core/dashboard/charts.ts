@@ -52,7 +52,7 @@ export function budgetChart(budgets: readonly BudgetUse[]): string {
   return svg(width, height, "budgets against their use", rows.join(""));
 }
 
-const CHART_W = 500;
+const CHART_W = 440;
 const CHART_H = 180;
 const PAD = { left: 72, right: 12, top: 12, bottom: 34 };
 /** More points than a chart this wide can show apart: the latest are drawn. */

@@ -1,4 +1,4 @@
-import type { Catalog, Engram } from "../../schema/engram.js";
+import type { Catalog } from "../../schema/engram.js";
 import type { VersionRecord } from "../versions/log.js";
 
 /** One budget as a person reads it: what is used against what is allowed. */
@@ -80,7 +80,8 @@ export interface DashboardInput {
   name: string;
   status: DashboardStatus;
   catalog: Catalog;
-  engrams: ReadonlyMap<string, Engram>;
+  /** What the page shows of each engram, by id (`engramView`); an unreadable one is absent. */
+  engrams: ReadonlyMap<string, EngramView>;
   focusText: string | undefined;
   versions: readonly VersionRecord[];
   /** Bytes of memory at a logged version, where its snapshot could be read. */
@@ -89,13 +90,53 @@ export interface DashboardInput {
   sync: readonly SyncTargetInput[];
 }
 
+/**
+ * The part of an engram the page shows, taken from its parsed file whatever it holds: the
+ * page displays, `director verify` judges, so a damaged file shows what it has.
+ */
+export interface EngramView {
+  /** The end of the events' window: when its decisions were made. */
+  end_ts: string;
+  facts: string[];
+  decisions: { title: string; rationale: string }[];
+  supersedes: string[];
+  provenance: { created_by: string; run_id: string; senders: string[]; event_count: number };
+}
+
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+const texts = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+
+/** What the page shows of an engram file's parsed JSON; missing or mistyped fields are empty. */
+export function engramView(json: unknown): EngramView {
+  const e = (typeof json === "object" && json !== null ? json : {}) as Record<string, unknown>;
+  const window = (e.source_window ?? {}) as Record<string, unknown>;
+  const provenance = (e.provenance ?? {}) as Record<string, unknown>;
+  const decisions = Array.isArray(e.decisions) ? e.decisions : [];
+  return {
+    end_ts: text(window.end_ts) || text(e.created_at),
+    facts: texts(e.facts),
+    decisions: decisions
+      .filter((d): d is Record<string, unknown> => typeof d === "object" && d !== null)
+      .map((d) => ({ title: text(d.title), rationale: text(d.rationale) }))
+      .filter((d) => d.title !== ""),
+    supersedes: texts(e.supersedes),
+    provenance: {
+      created_by: text(provenance.created_by),
+      run_id: text(provenance.run_id),
+      senders: texts(provenance.senders),
+      event_count: typeof provenance.event_count === "number" ? provenance.event_count : 0,
+    },
+  };
+}
+
 export interface DashboardEngram {
   id: string;
   scope: "st" | "lt";
   version: string;
-  created_at: string;
-  path: string;
   bytes: number;
+  /** False when the file could not be read: `director verify` says why. */
+  readable: boolean;
   topics: string[];
   facts: string[];
   decisions: string[];
@@ -167,8 +208,16 @@ export interface DashboardModel {
   versions: DashboardVersion[];
 }
 
-/** How many facts of one engram the page carries: enough to find it, not the whole file. */
-const FACTS_SHOWN = 8;
+/**
+ * How much of an engram's facts the page carries: enough to find it and judge it, not the
+ * whole file (10,000 engrams must open in a browser in a second; the file has the rest).
+ */
+const FACTS_SHOWN = 3;
+const FACT_CHARS = 120;
+
+function cut(fact: string): string {
+  return fact.length <= FACT_CHARS ? fact : `${fact.slice(0, FACT_CHARS - 1)}…`;
+}
 
 /** The dashboard's data from what the adapters read; pure and deterministic. */
 export function buildDashboardModel(input: DashboardInput): DashboardModel {
@@ -228,8 +277,8 @@ function budgetsOf(s: DashboardStatus): BudgetUse[] {
 
 function engramRows(input: DashboardInput): DashboardEngram[] {
   const supersededBy = new Map<string, string>();
-  for (const engram of input.engrams.values()) {
-    for (const id of engram.supersedes ?? []) supersededBy.set(id, engram.engram_id);
+  for (const [id, engram] of input.engrams) {
+    for (const old of engram.supersedes) supersededBy.set(old, id);
   }
   const rows: DashboardEngram[] = [];
   for (const entry of input.catalog.entries) {
@@ -238,18 +287,12 @@ function engramRows(input: DashboardInput): DashboardEngram[] {
       id: entry.engram_id,
       scope: entry.scope,
       version: entry.version,
-      created_at: engram?.created_at ?? "",
-      path: entry.path,
       bytes: entry.bytes,
+      readable: engram !== undefined,
       topics: [...entry.topics],
-      facts: (engram?.facts ?? []).slice(0, FACTS_SHOWN),
-      decisions: (engram?.decisions ?? []).map((d) => d.title),
-      provenance: {
-        created_by: engram?.provenance.created_by ?? "",
-        run_id: engram?.provenance.run_id ?? "",
-        senders: engram?.provenance.senders ?? [],
-        event_count: engram?.provenance.event_count ?? 0,
-      },
+      facts: (engram?.facts ?? []).slice(0, FACTS_SHOWN).map(cut),
+      decisions: (engram?.decisions ?? []).map((d) => cut(d.title)),
+      provenance: engram?.provenance ?? { created_by: "", run_id: "", senders: [], event_count: 0 },
       supersedes: engram?.supersedes ?? [],
       superseded_by: supersededBy.get(entry.engram_id) ?? null,
     });
@@ -272,9 +315,14 @@ function decisionsOf(rows: readonly DashboardEngram[], input: DashboardInput): D
     if (!engram) continue;
     for (const d of engram.decisions) {
       const key = `${d.title}\n${d.rationale}`;
-      const date = engram.source_window.end_ts;
+      const date = engram.end_ts;
       const held = byKey.get(key);
-      if (held === undefined || date < held.date) {
+      // At the same time, the short-term engram is the origin and the long-term one carried it.
+      const earlier =
+        held === undefined ||
+        date < held.date ||
+        (date === held.date && row.scope === "st" && held.superseded_by === null);
+      if (earlier) {
         byKey.set(key, {
           date,
           title: d.title,
