@@ -2,7 +2,7 @@
  * `director dashboard`: the page's data model read from a real repository (init, emit, run),
  * hostile notes written as text, no URL of another origin, and `--serve` on loopback.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openContext } from "../../src/context/repo-context.js";
@@ -97,6 +97,22 @@ describe("director dashboard", () => {
     const first = readFileSync(join(repo.dir, ".engram", "dashboard", "index.html"), "utf8");
     await ok(director(["dashboard"], { cwd: repo.dir, env }));
     expect(readFileSync(join(repo.dir, ".engram", "dashboard", "index.html"), "utf8")).toBe(first);
+  });
+
+  it("a damaged engram file does not stop the page: its row says it is unreadable", async () => {
+    const copy = dirs.copy(repo, "engram-dashboard-damaged-");
+    const catalog = JSON.parse(readFileSync(copy.path("memory/catalog.json"), "utf8")) as {
+      entries: { engram_id: string; path: string }[];
+    };
+    const victim = catalog.entries[0] as { engram_id: string; path: string };
+    writeFileSync(copy.path(victim.path), "{ not json");
+    const out = join(dirs.dir("engram-dashboard-damaged-out-"), "page");
+    await ok(director(["dashboard", "--out", out], { cwd: copy.dir }));
+    const html = readFileSync(join(out, "index.html"), "utf8");
+    const data = /<script type="application\/json" id="data">([^<]*)<\/script>/.exec(html);
+    const model = JSON.parse(data?.[1] ?? "") as DashboardModel;
+    expect(model.engrams.find((e) => e.id === victim.engram_id)?.readable).toBe(false);
+    expect(model.engrams.filter((e) => e.readable)).toHaveLength(catalog.entries.length - 1);
   });
 
   it("refuses --serve on a non-loopback address without --allow-remote, and flags that do not go together", async () => {
