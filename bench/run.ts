@@ -23,6 +23,7 @@
  *  15. tana         100 learnings to the Tana stand-in, its one-call-a-second limit on and off
  *  16. retrieval    labelled questions over real notes and histories: engram's `worker recall`
  *                   against BM25, R@1, R@5, MRR and tokens of the top 5 (test/fixtures/retrieval)
+ *  17. dashboard    director dashboard on 10,000 engrams, and the page opened in headless chromium
  *
  * `--only NAME,NAME` runs only those scenarios (the others are reported as skipped).
  */
@@ -30,6 +31,7 @@ import { cpus, loadavg, platform, release, totalmem } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { type CompactionScenarioResult, runCompactionScenario } from "./compaction.js";
+import { type DashboardScenarioResult, runDashboardScenario } from "./dashboard.js";
 import { generateQueries } from "./fixtures.js";
 import { type FromGitScenarioResult, runFromGitScenario } from "./from-git.js";
 import { type GitHubScenarioResult, runGitHubScenario } from "./github.js";
@@ -124,9 +126,11 @@ async function main(): Promise<void> {
   let reference: ReferenceScenarioResult | Failed = skipped();
   let graph: GraphScenarioResult | Failed = skipped();
   let noopSync: NoopSyncResult | Failed = skipped();
+  let dashboard: DashboardScenarioResult | Failed = skipped();
   let fixture: Record<string, unknown> = {};
   try {
-    if (!["noop_cycle", "noop_sync", "recall", "reference_mcp_memory", "graph"].some(wanted)) {
+    const onEngrams = ["noop_cycle", "noop_sync", "recall", "reference_mcp_memory", "graph"];
+    if (![...onEngrams, "dashboard"].some(wanted)) {
       throw SKIP;
     }
     const setup = performance.now();
@@ -172,6 +176,8 @@ async function main(): Promise<void> {
         picked.map(({ q }) => q),
       ),
     );
+    gc();
+    dashboard = await attempt("dashboard", () => runDashboardScenario(ctx, stats.engrams, work));
   } catch (error) {
     if (error !== SKIP) throw error;
   } finally {
@@ -249,6 +255,7 @@ async function main(): Promise<void> {
     sessions,
     version_snapshot: snapshots,
     retrieval,
+    dashboard,
   };
   const judged = [
     ingest,
@@ -273,6 +280,7 @@ async function main(): Promise<void> {
     sessions,
     snapshots,
     retrieval,
+    dashboard,
   ].filter((r) => (r as { skipped?: unknown }).skipped !== true);
   const passes = judged.map((r) => (r as { pass?: unknown }).pass === true);
   machine.load_average_at_end = loadavg().map((l) => round(l, 2));

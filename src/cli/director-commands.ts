@@ -13,6 +13,7 @@ import {
   stringOption,
 } from "./args.js";
 import { BUS_COMMANDS } from "./bus-commands.js";
+import { DASHBOARD_COMMAND } from "./dashboard-command.js";
 import {
   GIT_COMMANDS,
   importPrivacy,
@@ -320,6 +321,8 @@ async function runPr(
           fileUrl: githubFileUrl(settings, branch),
         }
       : {}),
+    // Set by the GitHub Action when it uploads the dashboard (input `dashboard`).
+    ...(process.env.ENGRAM_DASHBOARD_URL ? { dashboardUrl: process.env.ENGRAM_DASHBOARD_URL } : {}),
   });
   if (gh) Object.assign(p, { api_calls: callCount(gh.usage) });
   const head = p.head_sha ? p.head_sha.slice(0, 12) : "none";
@@ -455,4 +458,5 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   SET_ASIDE_COMMAND,
   ...BUS_COMMANDS,
   SYNC_COMMAND,
+  DASHBOARD_COMMAND,
 ];

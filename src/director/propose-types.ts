@@ -36,6 +36,8 @@ export interface ProposeOptions extends RunOptions {
   pulls?: PullRequestPort | null;
   /** A link to a file on the head branch, for the pull request body. */
   fileUrl?: (path: string) => string;
+  /** Where the run's dashboard is uploaded, linked from the pull request body. */
+  dashboardUrl?: string;
   /**
    * The Git Data API route for the commit: used instead of `git push` when `preferApi`, and
    * as the fallback when the push is refused for any reason but a lost race.

@@ -53,6 +53,7 @@ export async function openPullRequest(
     body: renderPrBody(review, {
       ...(options.fileUrl ? { fileUrl: options.fileUrl } : {}),
       ...(held.length > 0 ? { held } : {}),
+      ...(options.dashboardUrl ? { dashboardUrl: options.dashboardUrl } : {}),
     }),
   };
   if (!options.pulls) return { pr: null, would_open: text, review };

@@ -94,6 +94,11 @@ describe("workflow and action YAML", () => {
     }
     expect(ids.has("engram")).toBe(true);
     for (const step of steps(runs)) {
+      if (step.uses !== undefined) {
+        // Another's action runs pinned to a commit, never to a tag that can move.
+        expect(String(step.uses), String(step.name)).toMatch(/^[\w.-]+\/[\w.-]+@[0-9a-f]{40}$/);
+        continue;
+      }
       expect(step.shell, String(step.name)).toBe("bash");
       // Inputs go through env: an expression in the script text would be script injection.
       expect(String(step.run), String(step.name)).not.toContain("${{");

@@ -54,6 +54,8 @@ export interface PrBodyOptions {
   fileUrl?: (path: string) => string;
   /** Core keys sessions changed since their parent version: held, not applied. */
   held?: readonly HeldForReview[];
+  /** Where this run's dashboard of memory can be opened (`director dashboard`, uploaded). */
+  dashboardUrl?: string;
 }
 
 /** A session's core change held for review (a conflict with a version after its parent). */
@@ -228,9 +230,14 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
   const block = (text: string): RowSection => ({ heading: text, header: "", rows: [], noun: "" });
   const lists: RowSection[] = knowledgeLists(p.knowledge).map((l) => ({ ...l, header: "" }));
   const headline = `**${inlineText(knowledgeHeadline(p), 300)}**`;
-  const top = [marker, headline, flagsBlock(p.flags), decisionsBlock(p.knowledge)].filter(
-    (b) => b !== undefined,
-  );
+  const dashboard = dashboardLine(options.dashboardUrl);
+  const top = [
+    marker,
+    headline,
+    dashboard,
+    flagsBlock(p.flags),
+    decisionsBlock(p.knowledge),
+  ].filter((b) => b !== undefined);
   // The bookkeeping folds away; richer folds first, the poorer for a too small `maxChars`.
   const fold = (blocks: readonly string[]): RowSection =>
     block(
@@ -292,6 +299,13 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     if (text !== undefined) return text;
   }
   return "";
+}
+
+/** The link to the dashboard artifact; none when no URL is given or it is not http(s). */
+function dashboardLine(url: string | undefined): string | undefined {
+  const target = url === undefined ? undefined : linkTarget(url);
+  if (target === undefined || !/^https?:\/\//i.test(target)) return undefined;
+  return `Dashboard of this memory: [the engram-dashboard artifact](${target}) (budgets, decisions, searchable engrams; open index.html).`;
 }
 
 function limitOf(maxChars: number | undefined): number {
