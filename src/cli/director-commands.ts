@@ -20,6 +20,7 @@ import {
   runIngestFromGit,
 } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { reviewCommands } from "./review-commands.js";
 import { SET_ASIDE_COMMAND } from "./set-aside-command.js";
 import { humanBudget } from "./sizes.js";
 import { SYNC_COMMAND } from "./sync-commands.js";
@@ -447,6 +448,7 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   status,
   ...VERSION_COMMANDS,
   rollbackCommand(runPr),
+  ...reviewCommands(runPr),
   ...GIT_COMMANDS,
   SET_ASIDE_COMMAND,
   ...BUS_COMMANDS,
