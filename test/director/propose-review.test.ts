@@ -114,6 +114,16 @@ describe("review one item at a time", () => {
     expect(again.proposal.review?.withheld?.map((w) => w.id)).toEqual([id]);
     expect(branchBytes(origin)).not.toContain(SECRET);
 
+    // Main moves: the staging tree is rebuilt from the branch, and the held item survives.
+    clone.write("src/other.ts", "export const other = 2;\n");
+    git(clone.dir, ["add", "-A"]);
+    git(clone.dir, ["commit", "-q", "-m", "other"]);
+    git(clone.dir, ["push", "-q", "origin", "main"]);
+    const rebuilt = jsonOf<ProposalJson>(await proposeRun(clone, ["--flush"], 1_800_000_060));
+    expect(rebuilt.proposal.status).toBe("regenerated");
+    expect(rebuilt.proposal.review?.withheld?.map((w) => w.id)).toEqual([id]);
+    expect(branchBytes(origin)).not.toContain(SECRET);
+
     const released = await item(clone, ["release", id]);
     expect(released.item).toEqual({ action: "release", ids: [id] });
     expect(released.proposal.review?.withheld ?? []).toEqual([]);
