@@ -50,8 +50,21 @@ async function decideAndPropose(
     action === "reject"
       ? "left out of the engram branch and never proposed again"
       : "proposed on the engram branch";
+  const proposal = (out.json as { proposal?: { status?: string; head_sha?: string | null } })
+    .proposal;
+  // Every item rejected: no commit can equal main, so the branch keeps what it had.
+  const emptied =
+    action === "reject" && proposal?.status === "nothing-to-propose" && proposal.head_sha != null;
   return {
     ...out,
+    warnings: [
+      ...(out.warnings ?? []),
+      ...(emptied
+        ? [
+            "nothing is left to propose: the engram branch still holds what it had; close its pull request",
+          ]
+        : []),
+    ],
     json: { ...(out.json as object), item: { action, ids, ...extra } },
     text: `${done} ${ids.join(", ")}: ${what}\n${out.text}`,
   };
