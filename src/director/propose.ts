@@ -143,7 +143,7 @@ export async function runProposal(
           };
         }
         // The branch gets the staged proposal without held and rejected items.
-        const view = await pushedView(ctx, repo, refs, await readStagingFiles(dir));
+        const view = await pushedView(ctx, repo, refs, await readStagingFiles(dir), rejected);
         const { files, withheld } = view;
         const held = withheld.length > 0;
         const built = await buildCommit(repo, refs, files, staging.meta.start_catalog);
@@ -225,12 +225,14 @@ async function pushedView(
   repo: GitRepo,
   refs: ProposalRefs,
   staged: MemoryFiles,
+  rejectedEngrams: ReadonlySet<string>,
 ): Promise<{ files: MemoryFiles; withheld: WithheldItem[] }> {
   const main = await catalogAt(repo, refs.main);
   return withholdItems({
     files: staged,
     mainIds: new Set(main.entries.map((e) => e.engram_id)),
     decisions: readItemDecisions(ctx),
+    rejectedEngrams,
     memory: ctx.config.memory,
   });
 }

@@ -44,6 +44,11 @@ export interface WithholdInput {
   /** Engrams main holds: merged memory is never rewritten here. */
   mainIds: ReadonlySet<string>;
   decisions: ItemDecisions;
+  /**
+   * Engrams rejected by a closed pull request: the branch showed the rewritten engram, so
+   * a rewrite that comes out as one of these is dropped too.
+   */
+  rejectedEngrams?: ReadonlySet<string>;
   memory: FocusSettings;
 }
 
@@ -60,6 +65,7 @@ export function withholdItems(input: WithholdInput): {
   withheld: WithheldItem[];
 } {
   const { files, mainIds, decisions } = input;
+  const refused = input.rejectedEngrams ?? new Set<string>();
   const withheld: WithheldItem[] = [];
   const verdict = (item: Omit<KnowledgeItem, "id" | "engram_id" | "scope">, from: Engram) => {
     const id = learningId(item.text);
@@ -88,7 +94,8 @@ export function withholdItems(input: WithholdInput): {
     const engram = JSON.parse(text) as Engram;
     const body = keptBody(engram, verdict);
     if (body === undefined) continue;
-    rewritten.set(entry.engram_id, isEmpty(body) ? null : sealEngram(body));
+    const sealed = isEmpty(body) ? null : sealEngram(body);
+    rewritten.set(entry.engram_id, sealed && refused.has(sealed.engram_id) ? null : sealed);
   }
   if (rewritten.size === 0) return { files, withheld };
   // Long-term engrams name the short-term ones they carry forward: follow the new ids.
