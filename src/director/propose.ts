@@ -113,12 +113,12 @@ export async function runProposal(
         };
         const cycleChanged = run.changed || run.focus !== null || stepped;
         if (options.dryRun) {
-          const plan = await dryRunPlan(repo, refs, remote, options, {
+          const plan = await dryRunPlan(ctx, repo, refs, remote, options, {
             dir,
             staging,
             planned,
             cycleChanged,
-            rejected: rejected.size,
+            rejected,
             github,
           });
           return {
@@ -252,6 +252,7 @@ async function tagMerged(repo: GitRepo, remote: string | null, main: string): Pr
  * laid over it. Reads git objects; commits, pushes and opens nothing.
  */
 async function dryRunPlan(
+  ctx: RepoContext,
   repo: GitRepo,
   refs: ProposalRefs,
   remote: string | null,
@@ -261,7 +262,7 @@ async function dryRunPlan(
     staging: { meta: StagingMeta; carried: number; pending: boolean };
     planned: CyclePlanFiles | undefined;
     cycleChanged: boolean;
-    rejected: number;
+    rejected: ReadonlySet<string>;
     github: { pulls: boolean; api: boolean; preferApi: boolean };
   },
 ): Promise<ProposalPlan> {
@@ -269,7 +270,14 @@ async function dryRunPlan(
   const files = new Map(staged.files);
   for (const path of seen.planned?.deletes ?? []) files.delete(path);
   for (const { path, text } of seen.planned?.writes ?? []) files.set(path, text);
-  const proposed: MemoryFiles = { catalog: seen.planned?.catalog ?? staged.catalog, files };
+  // As the branch would get it: without held and rejected items.
+  const { files: proposed } = await pushedView(
+    ctx,
+    repo,
+    refs,
+    { catalog: seen.planned?.catalog ?? staged.catalog, files },
+    seen.rejected,
+  );
   return planProposal({
     base: options.base,
     branch: options.branch,
@@ -282,7 +290,7 @@ async function dryRunPlan(
     cycleChanged: seen.cycleChanged,
     grows: await branchGrows(repo, refs, seen.staging.meta.start_catalog),
     carried: seen.staging.carried,
-    rejected: seen.rejected,
+    rejected: seen.rejected.size,
     github: seen.github,
   });
 }

@@ -108,6 +108,14 @@ describe("review one item at a time", () => {
     });
     expect(guard.code, describeResult(guard)).toBe(0);
 
+    // The dry-run plan sees the branch as pushed: the held item is no change to make.
+    const plan = jsonOf<{ proposal: { plan: { action: string; changes: { path: string }[] } } }>(
+      await proposeRun(clone, ["--dry-run"], 1_800_000_010),
+    );
+    expect(plan.proposal.plan.action).toBe("unchanged");
+    const onBranch = git(origin, ["diff", "--name-only", "main", BRANCH]).trim().split("\n");
+    expect(plan.proposal.plan.changes.map((c) => c.path).sort()).toEqual(onBranch.sort());
+
     // A run with nothing new keeps it held: the staging tree still has it, the branch not.
     await remember(clone, ["recall ranks notes with BM25"]);
     const again = jsonOf<ProposalJson>(await proposeRun(clone, [], 1_800_000_050));
