@@ -23,7 +23,7 @@ const USAGE =
   "action-outputs --result FILE|- [--status FILE] [--summary]\n\n" +
   "  --result FILE   the --json output of the director or worker command (- for stdin)\n" +
   "  --status FILE   `director status --json`, for the budgets of the summary table\n" +
-  "  --summary       append a budget table to $GITHUB_STEP_SUMMARY\n";
+  "  --summary       append the proposal's headline, flagged and held items and a budget table to $GITHUB_STEP_SUMMARY\n";
 
 const Count = z.number().int().nonnegative();
 const Usage = z.object({ files: Count, bytes: Count });
@@ -47,6 +47,23 @@ const ProposalFields = z.looseObject({
   tiers_after: z.object({ st: Usage, lt: Usage }),
   budgets: Budgets,
   focus: z.object({ bytes_before: Count, bytes_after: Count, max_bytes: Count }).nullable(),
+  // The knowledge-first lines: counted, flagged and held items (ids, kinds, reasons, texts).
+  knowledge: z.array(z.looseObject({ kind: z.string(), text: z.string() })).optional(),
+  flags: z
+    .array(
+      z.looseObject({
+        reason: z.string(),
+        engram_id: z.string(),
+        item_id: z.string().optional(),
+        item_kind: z.string(),
+      }),
+    )
+    .optional(),
+  withheld: z
+    .array(
+      z.looseObject({ id: z.string(), reason: z.string(), kind: z.string(), text: z.string() }),
+    )
+    .optional(),
 });
 
 const PullRequest = z.looseObject({ number: z.number().int().positive(), url: z.string() });

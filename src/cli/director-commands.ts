@@ -21,6 +21,7 @@ import {
   runIngestFromGit,
 } from "./git-commands.js";
 import { EXIT } from "./main.js";
+import { reviewCommands } from "./review-commands.js";
 import { SET_ASIDE_COMMAND } from "./set-aside-command.js";
 import { humanBudget } from "./sizes.js";
 import { SYNC_COMMAND } from "./sync-commands.js";
@@ -454,6 +455,7 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   status,
   ...VERSION_COMMANDS,
   rollbackCommand(runPr),
+  ...reviewCommands(runPr),
   ...GIT_COMMANDS,
   SET_ASIDE_COMMAND,
   ...BUS_COMMANDS,

@@ -6,13 +6,15 @@ import {
   proposalIdle,
 } from "../core/proposal/plan.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
+import { type WithheldItem, withholdItems } from "../core/proposal/withhold.js";
 import { StateError } from "../errors.js";
 import { branchNameOf, type GitRepo, openRepo } from "../git/history.js";
 import { remoteExists } from "../git/remote.js";
 import { loadRegistry } from "../graph/registry.js";
-import { memoryFilesAt } from "../repo/memory-at.js";
+import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
 import { assertOwnedName } from "./branch-owner.js";
 import { withDirectorState } from "./director-state.js";
+import { readItemDecisions } from "./item-review.js";
 import { branchGrows, buildCommit, publish, readRefs } from "./propose-commit.js";
 import type { ProposalResult, ProposalStatus, ProposeOptions } from "./propose-types.js";
 import { openPullRequest } from "./pull-request.js";
@@ -111,12 +113,12 @@ export async function runProposal(
         };
         const cycleChanged = run.changed || run.focus !== null || stepped;
         if (options.dryRun) {
-          const plan = await dryRunPlan(repo, refs, remote, options, {
+          const plan = await dryRunPlan(ctx, repo, refs, remote, options, {
             dir,
             staging,
             planned,
             cycleChanged,
-            rejected: rejected.size,
+            rejected,
             github,
           });
           return {
@@ -140,10 +142,13 @@ export async function runProposal(
             proposal: { ...base, status, head_sha: refs.branch, pushed: false, via: null },
           };
         }
-        const files = await readStagingFiles(dir);
+        // The branch gets the staged proposal without held and rejected items.
+        const view = await pushedView(ctx, repo, refs, await readStagingFiles(dir), rejected);
+        const { files, withheld } = view;
+        const held = withheld.length > 0;
         const built = await buildCommit(repo, refs, files, staging.meta.start_catalog);
         if (built.kind !== "commit") {
-          writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false });
+          writeStagingMeta(ctx.paths, { ...staging.meta, dirty: false, withheld: held });
           const status = built.kind === "same-as-main" ? "nothing-to-propose" : "unchanged";
           const proposal: ProposalResult = {
             ...base,
@@ -155,7 +160,7 @@ export async function runProposal(
           if (status === "unchanged" && refs.branch !== null) {
             Object.assign(
               proposal,
-              await openPullRequest(repo, refs, files, rejected.size, ctx, options),
+              await openPullRequest(repo, refs, files, rejected.size, ctx, options, withheld),
             );
           }
           return { run, proposal };
@@ -175,6 +180,7 @@ export async function runProposal(
           branch: published.sha,
           start_catalog: files.catalog,
           dirty: false,
+          withheld: held,
         });
         const status: ProposalStatus =
           refs.branch === null
@@ -198,6 +204,7 @@ export async function runProposal(
             rejected.size,
             ctx,
             options,
+            withheld,
           ),
         );
         return { run, proposal };
@@ -207,6 +214,27 @@ export async function runProposal(
     // in the state folder: never to the work tree, whatever `memory.publish` says.
     { settle: false, pullRequest: true },
   );
+}
+
+/**
+ * What the branch gets of the staged files: the items reviewers must release (secret-like)
+ * or rejected one by one are left out; the staging tree keeps them for a later release.
+ */
+async function pushedView(
+  ctx: RepoContext,
+  repo: GitRepo,
+  refs: ProposalRefs,
+  staged: MemoryFiles,
+  rejectedEngrams: ReadonlySet<string>,
+): Promise<{ files: MemoryFiles; withheld: WithheldItem[] }> {
+  const main = await catalogAt(repo, refs.main);
+  return withholdItems({
+    files: staged,
+    mainIds: new Set(main.entries.map((e) => e.engram_id)),
+    decisions: readItemDecisions(ctx),
+    rejectedEngrams,
+    memory: ctx.config.memory,
+  });
 }
 
 /**
@@ -224,6 +252,7 @@ async function tagMerged(repo: GitRepo, remote: string | null, main: string): Pr
  * laid over it. Reads git objects; commits, pushes and opens nothing.
  */
 async function dryRunPlan(
+  ctx: RepoContext,
   repo: GitRepo,
   refs: ProposalRefs,
   remote: string | null,
@@ -233,7 +262,7 @@ async function dryRunPlan(
     staging: { meta: StagingMeta; carried: number; pending: boolean };
     planned: CyclePlanFiles | undefined;
     cycleChanged: boolean;
-    rejected: number;
+    rejected: ReadonlySet<string>;
     github: { pulls: boolean; api: boolean; preferApi: boolean };
   },
 ): Promise<ProposalPlan> {
@@ -241,7 +270,14 @@ async function dryRunPlan(
   const files = new Map(staged.files);
   for (const path of seen.planned?.deletes ?? []) files.delete(path);
   for (const { path, text } of seen.planned?.writes ?? []) files.set(path, text);
-  const proposed: MemoryFiles = { catalog: seen.planned?.catalog ?? staged.catalog, files };
+  // As the branch would get it: without held and rejected items.
+  const { files: proposed } = await pushedView(
+    ctx,
+    repo,
+    refs,
+    { catalog: seen.planned?.catalog ?? staged.catalog, files },
+    seen.rejected,
+  );
   return planProposal({
     base: options.base,
     branch: options.branch,
@@ -254,7 +290,7 @@ async function dryRunPlan(
     cycleChanged: seen.cycleChanged,
     grows: await branchGrows(repo, refs, seen.staging.meta.start_catalog),
     carried: seen.staging.carried,
-    rejected: seen.rejected,
+    rejected: seen.rejected.size,
     github: seen.github,
   });
 }

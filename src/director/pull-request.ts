@@ -3,6 +3,7 @@ import { FOCUS_PATH } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { buildProposal } from "../core/proposal/proposal.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
+import type { WithheldItem } from "../core/proposal/withhold.js";
 import { type HeldForReview, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
 import type { SessionFile } from "../core/versions/documents.js";
 import { type GitRepo, readFileAt } from "../git/history.js";
@@ -18,6 +19,7 @@ export async function openPullRequest(
   rejected: number,
   ctx: RepoContext,
   options: ProposeOptions,
+  withheld: readonly WithheldItem[] = [],
 ): Promise<Pick<ProposalResult, "pr" | "would_open" | "review">> {
   // Only main's catalog and MEMORY.md: the engrams a reviewer sees are the branch's own.
   const mainCatalog = await catalogAt(repo, refs.main);
@@ -46,6 +48,7 @@ export async function openPullRequest(
     added,
     memory: ctx.config.memory,
     rejectedSkipped: rejected,
+    withheld,
   });
   const held = heldForReview(mainCatalog, files);
   const text = {

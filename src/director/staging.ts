@@ -31,6 +31,11 @@ export interface StagingMeta {
   start_catalog: Catalog;
   /** A cycle changed it and the result is not pushed yet. */
   dirty: boolean;
+  /**
+   * The branch got it without some items (held or rejected, `withholdItems`): a rebuild
+   * replays the tree on the branch even when clean, so a held item is kept for its release.
+   */
+  withheld?: boolean;
 }
 
 export function stagingDir(paths: StatePaths, meta: Pick<StagingMeta, "dir">): string {
@@ -133,7 +138,7 @@ export async function prepareStaging(
     }
   }
   let content = start;
-  if (meta?.dirty && existsSync(stagingDir(ctx.paths, meta))) {
+  if ((meta?.dirty || meta?.withheld) && existsSync(stagingDir(ctx.paths, meta))) {
     const staged = await readStagingFiles(stagingDir(ctx.paths, meta));
     const rebased = replayOrFail(meta.start_catalog, staged, start, rejected);
     carried += rebased.carried;
@@ -147,6 +152,7 @@ export async function prepareStaging(
     rejected: rejected.size,
     start_catalog: start.catalog,
     dirty: !dryRun,
+    ...(meta?.withheld ? { withheld: true } : {}),
   };
   writeStagingMeta(ctx.paths, next);
   removeOtherStagingTrees(ctx.paths, dir);

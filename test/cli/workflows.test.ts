@@ -143,13 +143,16 @@ describe("the action's run step", () => {
   });
   afterAll(() => temp.cleanup());
 
-  function runStep(role: string, headRepo = "octo/repo", headRef = "feature", args = "") {
+  function runStep(
+    role: string,
+    headRepo = "octo/repo",
+    headRef = "feature",
+    args = "",
+    payload: unknown = { pull_request: { head: { repo: { full_name: headRepo } } } },
+  ) {
     const dir = temp.dir();
     const event = join(dir, "event.json");
-    writeFileSync(
-      event,
-      JSON.stringify({ pull_request: { head: { repo: { full_name: headRepo } } } }),
-    );
+    writeFileSync(event, JSON.stringify(payload));
     const output = join(dir, "output");
     writeFileSync(output, "");
     const r = spawnSync("bash", [script], {
@@ -215,6 +218,12 @@ describe("the action's run step", () => {
       { cwd: repo.dir },
     );
     expect(note.code, describeResult(note)).toBe(0);
+    const second = await runBin(
+      WORKER_BIN,
+      ["emit", "--kind", "fact", "--text", "a reviewer rejects one item by a comment"],
+      { cwd: repo.dir },
+    );
+    expect(second.code, describeResult(second)).toBe(0);
     repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
     const r = runStep("director", "octo/repo", "feature", "--force");
     expect(r.code, r.stderr).toBe(0);
@@ -223,16 +232,35 @@ describe("the action's run step", () => {
     expect(r.outputs).toMatch(/catalog-hash=sha256:[0-9a-f]{64}\n/);
     expect(r.outputs).toContain("pr-number=\n");
     expect(r.summary).toMatch(/\| short-term \(ST\) \| 0 → 1 of/);
+    // Knowledge first in the job summary too: the pull request's title line.
+    expect(r.summary).toContain("**memory: +2 facts**");
     expect(git(repo.dir, ["rev-parse", "--verify", "engram/memory"]).trim()).toMatch(
       /^[0-9a-f]{40}$/,
     );
+
+    // role review: a collaborator's `/engram reject ID` comment takes the item off the branch.
+    const review = r.result?.proposal as { review: { knowledge: { id: string }[] } };
+    const id = review.review.knowledge[0]?.id as string;
+    const comment = {
+      action: "created",
+      issue: { number: 3, pull_request: { url: "https://api.github.com/repos/octo/repo/pulls/3" } },
+      comment: {
+        body: `/engram reject ${id}`,
+        user: { login: "octo" },
+        author_association: "COLLABORATOR",
+      },
+    };
+    const rejected = runStep("review", "octo/repo", "", "", comment);
+    expect(rejected.code, rejected.stderr).toBe(0);
+    expect(rejected.result?.item).toEqual({ action: "reject", ids: [id], user: "octo", pull: 3 });
+    expect(rejected.summary).toContain("**memory: +1 fact**");
   });
 
   it("refuses an unknown role", () => {
     const r = runStep("janitor");
     expect(r.code).toBe(2);
     expect(r.stdout).toContain(
-      "::error title=engram::input role must be director, guard, worker-check or sync",
+      "::error title=engram::input role must be director, review, guard, worker-check or sync",
     );
   });
 });

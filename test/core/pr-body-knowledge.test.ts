@@ -61,12 +61,13 @@ describe("the pull-request body puts knowledge first", () => {
   it("lists every flagged item with why before the decisions, then the rest, then the fold", () => {
     const body = renderPrBody(proposalOf([a, b]));
     const order = [
+      "**Merge**: every agent reads this memory",
       "### ⚠ Look at these first (2)",
       "### Decisions (12)",
       "### Lessons (2)",
       "### Conventions (2)",
       "### Other facts (2)",
-      "**Merge** to make this memory durable",
+      "_Do not edit `memory/`",
       "<details>",
       "## Memory update: catalog v3 → v4",
       "### New engrams (2)",
@@ -74,7 +75,7 @@ describe("the pull-request body puts knowledge first", () => {
     ].map((s) => body.indexOf(s));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((x, y) => x - y)).toEqual(order);
-    const flags = body.slice(order[0], order[1]);
+    const flags = body.slice(order[1], order[2]);
     for (const reason of [
       "pipe-to-shell",
       "bypass-review",
@@ -103,7 +104,7 @@ describe("the pull-request body puts knowledge first", () => {
     const body = renderPrBody(p, { maxChars: 20_000 });
     expect(body.length).toBeLessThanOrEqual(20_000);
     for (const d of decisions) {
-      expect(body).toContain(`- **${d.title}** — why: ${d.rationale}`);
+      expect(body).toContain(`**${d.title}** — why: ${d.rationale}`);
     }
     expect(body).toMatch(/_… [\d,]+ more lessons not shown/);
     expect(parsePrMarker(body)?.head_catalog_version).toBe(4);

@@ -23,6 +23,8 @@ export interface ReviewFlag {
   /** The reason in words, for the pull-request body and the guard. */
   why: string;
   engram_id: string;
+  /** The item's id (`director reject ID`); absent for a flag on the engram as a whole. */
+  item_id?: string;
   /** The item's kind, or `engram` for a flag on the engram as a whole (sealed fields). */
   item_kind: KnowledgeKind | "engram";
   /** The item's text, cut to `TEXT_CHARS`. */
@@ -239,6 +241,7 @@ export function flagItem(item: KnowledgeItem): ReviewFlag[] {
       reason: rule.reason,
       why,
       engram_id: item.engram_id,
+      ...(item.id === undefined ? {} : { item_id: item.id }),
       item_kind: item.kind,
       text: cut(item.text),
     });

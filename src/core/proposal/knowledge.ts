@@ -1,5 +1,5 @@
 import type { Engram } from "../../schema/engram.js";
-import { normalizeClaim } from "../graph/learnings.js";
+import { learningId, normalizeClaim } from "../graph/learnings.js";
 
 /** What a knowledge item is: a reviewer reads decisions, lessons and conventions differently. */
 export type KnowledgeKind =
@@ -14,6 +14,8 @@ export type KnowledgeKind =
 
 /** One thing an engram pull request asks the team to believe, with the engram it comes from. */
 export interface KnowledgeItem {
+  /** The claim's id (`l_` and 16 hex digits of its normalized text): `director reject ID`. */
+  id: string;
   kind: KnowledgeKind;
   /** The text without its kind's prefix (`Lesson: x` is the lesson `x`). */
   text: string;
@@ -31,7 +33,8 @@ const PREFIXES: readonly [string, KnowledgeKind][] = [
   ["Question: ", "question"],
 ];
 
-function factItem(fact: string): { kind: KnowledgeKind; text: string } {
+/** A fact's kind, read from its prefix, and its text without the prefix. */
+export function factItem(fact: string): { kind: KnowledgeKind; text: string } {
   for (const [prefix, kind] of PREFIXES) {
     if (fact.startsWith(prefix)) return { kind, text: fact.slice(prefix.length) };
   }
@@ -47,11 +50,11 @@ function factItem(fact: string): { kind: KnowledgeKind; text: string } {
 export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   const seen = new Set<string>();
   const out: KnowledgeItem[] = [];
-  const push = (item: KnowledgeItem) => {
+  const push = (item: Omit<KnowledgeItem, "id">) => {
     const key = normalizeClaim(item.text);
     if (seen.has(key)) return;
     seen.add(key);
-    out.push(item);
+    out.push({ id: learningId(item.text), ...item });
   };
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };

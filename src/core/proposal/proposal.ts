@@ -4,6 +4,7 @@ import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
 import { knowledgeItems } from "./knowledge.js";
+import type { WithheldItem } from "./withhold.js";
 
 export interface ProposalInput {
   base: { branch: string; sha: string; catalog: Catalog; focusBytes: number | null };
@@ -19,6 +20,8 @@ export interface ProposalInput {
     | "memory_md_max_bytes"
   >;
   rejectedSkipped: number;
+  /** Items the branch leaves out: held until released, or rejected one by one. */
+  withheld?: readonly WithheldItem[];
 }
 
 /**
@@ -110,5 +113,8 @@ export function buildProposal(input: ProposalInput): Proposal {
         : item,
     ),
     flags: reviewFlags(knowledge, engrams),
+    ...(input.withheld !== undefined && input.withheld.length > 0
+      ? { withheld: [...input.withheld] }
+      : {}),
   };
 }

@@ -2,14 +2,17 @@ import type { ReviewFlag } from "../checks/review-flags.js";
 import type { TierUsage } from "../compaction/budget.js";
 import { CATALOG_PATH } from "../model/paths.js";
 import type { KnowledgeItem } from "../proposal/knowledge.js";
+import type { WithheldItem } from "../proposal/withhold.js";
 import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
 import {
   decisionsBlock,
   flagsBlock,
+  handsOffLine,
   knowledgeHeadline,
   knowledgeLists,
   mergeCloseLine,
+  withheldBlock,
 } from "./pr-knowledge.js";
 
 /** One engram as a reviewer sees it in the PR body. */
@@ -45,6 +48,8 @@ export interface Proposal {
   knowledge?: KnowledgeItem[];
   /** What a reviewer should look at first in it (`src/core/checks/review-flags.ts`). */
   flags?: ReviewFlag[];
+  /** Items left off the branch: held until released, or rejected (`withholdItems`). */
+  withheld?: WithheldItem[];
 }
 
 export interface PrBodyOptions {
@@ -234,7 +239,9 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
   const top = [
     marker,
     headline,
+    mergeCloseLine(),
     dashboard,
+    withheldBlock(p.withheld),
     flagsBlock(p.flags),
     decisionsBlock(p.knowledge),
   ].filter((b) => b !== undefined);
@@ -265,7 +272,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
         top,
         [
           ...lists,
-          block(mergeCloseLine()),
+          block(handsOffLine()),
           fold([heading, summary, refs, budgets, chart]),
           ...engramSections,
         ],
@@ -276,21 +283,27 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
         top,
         [
           ...lists,
-          block(mergeCloseLine()),
+          block(handsOffLine()),
           fold([heading, summary, refs, budgets]),
           ...engramSections,
         ],
         [...skipped, closeFold],
       ),
     () =>
-      body(
-        top,
-        [...lists, block(mergeCloseLine()), fold([summary]), ...engramSections],
-        [closeFold],
-      ),
-    () => body(top, [...lists, block(mergeCloseLine())], []),
+      body(top, [...lists, block(handsOffLine()), fold([summary]), ...engramSections], [closeFold]),
+    () => body(top, [...lists, block(handsOffLine())], []),
     () =>
-      body([marker, headline, ...(p.flags?.length ? [flagsBlock(p.flags) as string] : [])], [], []),
+      body(
+        [
+          marker,
+          headline,
+          mergeCloseLine(),
+          ...(p.flags?.length ? [flagsBlock(p.flags) as string] : []),
+        ],
+        [],
+        [],
+      ),
+    () => body([marker, headline, mergeCloseLine()], [], []),
     () => body([marker, headline], [], []),
     () => body([marker], [], []),
   ];

@@ -1,6 +1,7 @@
 import type { ReviewFlag } from "../checks/review-flags.js";
 import { FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
 import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
+import type { WithheldItem } from "../proposal/withhold.js";
 import { code, formatCount, inlineText, plural } from "./markdown.js";
 
 /** What the pull request asks the team to believe, and what to look at first in it. */
@@ -25,6 +26,8 @@ const DECISION_CHARS = 8_000;
 const ITEM_CHARS = 300;
 const FLAG_TEXT_CHARS = 200;
 const ENGRAM_ID_CHARS = 48;
+const ITEM_ID_CHARS = 24;
+const REJECTED_SHOWN = 20;
 
 const NOUNS: Record<KnowledgeKind, [string, string]> = {
   decision: ["decision", "decisions"],
@@ -99,11 +102,12 @@ export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | u
     const first = group[0] as ReviewFlag;
     const kinds = [...new Set(group.map((f) => f.kind))].join(", ");
     const why = group.map((f) => `${inlineText(f.why, 300)} (${code(f.reason, 40)})`).join("; ");
-    return `- **${kinds}** in ${code(first.engram_id, ENGRAM_ID_CHARS)}, ${first.item_kind}: “${inlineText(first.text, FLAG_TEXT_CHARS)}” — ${why}`;
+    const id = first.item_id === undefined ? "" : `${itemIdCode(first.item_id)} `;
+    return `- ${id}**${kinds}** in ${code(first.engram_id, ENGRAM_ID_CHARS)}, ${first.item_kind}: “${inlineText(first.text, FLAG_TEXT_CHARS)}” — ${why}`;
   });
   return [
     `### ⚠ Look at these first (${formatCount(items.length)})`,
-    "Merging makes these part of what every agent reads. Close the pull request if any should not be believed or followed; `director guard` fails on instructions and secrets.",
+    `Merging makes these part of what every agent reads. Reject one that should not be believed or followed with ${REJECT_COMMENT}; \`director guard\` fails on instructions and secrets.`,
     lines.join("\n"),
   ].join("\n\n");
 }
@@ -114,7 +118,7 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   if (decisions.length === 0) return undefined;
   const lines = decisions.map((d) => {
     const why = inlineText(d.rationale ?? "", DECISION_CHARS);
-    return `- **${inlineText(d.text, DECISION_CHARS)}**${why === "" ? "" : ` — why: ${why}`}`;
+    return `- ${itemIdCode(d.id)} **${inlineText(d.text, DECISION_CHARS)}**${why === "" ? "" : ` — why: ${why}`}`;
   });
   return [`### Decisions (${formatCount(decisions.length)})`, lines.join("\n")].join("\n\n");
 }
@@ -125,17 +129,60 @@ export function knowledgeLists(items: readonly KnowledgeItem[] | undefined): Kno
     const of = (items ?? []).filter((i) => i.kind === kind);
     return {
       heading: `### ${HEADINGS[kind]} (${formatCount(of.length)})`,
-      rows: of.map((i) => `- ${inlineText(i.text, ITEM_CHARS) || "—"}`),
+      rows: of.map((i) => `- ${itemIdCode(i.id)} ${inlineText(i.text, ITEM_CHARS) || "—"}`),
       noun: NOUNS[kind][0],
     };
   }).filter((l) => l.rows.length > 0);
 }
 
-/** What merging and closing do, in one line. */
+/** An item's id as the body shows it, beside the item: what `/engram reject` takes. */
+function itemIdCode(id: string | undefined): string {
+  return id === undefined ? "" : code(id, ITEM_ID_CHARS);
+}
+
+const REJECT_COMMENT = "a comment `/engram reject ITEM_ID`";
+
+/** What merge, close and reject do, in one line: the body's second line. */
 export function mergeCloseLine(): string {
   return (
-    "**Merge** to make this memory durable: every agent recalls it from the next session. " +
-    "**Close** without merging to reject it: the Director does not propose these engrams again. " +
-    `Do not edit \`${MEMORY_DIR}/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them.`
+    "**Merge**: every agent reads this memory from its next session. " +
+    "**Close**: all of it is rejected and not proposed again. " +
+    `**Reject one item**: ${REJECT_COMMENT} (or \`director reject ITEM_ID\`) regenerates the branch without it and keeps the rest.`
   );
+}
+
+/** What the branch must never be edited for, below the lists. */
+export function handsOffLine(): string {
+  return `_Do not edit \`${MEMORY_DIR}/\` or \`${FOCUS_PATH}\` by hand: the Director regenerates them._`;
+}
+
+/** The items left off the branch: held ones with how to release each, rejected ones counted. */
+export function withheldBlock(withheld: readonly WithheldItem[] | undefined): string | undefined {
+  const held = (withheld ?? []).filter((w) => w.reason === "held");
+  const rejected = (withheld ?? []).filter((w) => w.reason === "rejected");
+  if (held.length === 0 && rejected.length === 0) return undefined;
+  const blocks: string[] = [];
+  if (held.length > 0) {
+    blocks.push(
+      `### 🔒 Held, not on this branch (${formatCount(held.length)})`,
+      `${plural(held.length, "item looks", "items look")} like a secret the redaction missed: kept off the branch, this body and \`${FOCUS_PATH}\` until someone checks it. If it is no secret, release it with a comment \`/engram release ITEM_ID\` (or \`director release ITEM_ID\`); otherwise reject it and rotate the secret.`,
+      held
+        .map(
+          (w) =>
+            `- ${itemIdCode(w.id)} ${NOUNS[w.kind][0]} in ${code(w.engram_id, ENGRAM_ID_CHARS)}: “${inlineText(w.text, FLAG_TEXT_CHARS)}”`,
+        )
+        .join("\n"),
+    );
+  }
+  if (rejected.length > 0) {
+    const ids = rejected.slice(0, REJECTED_SHOWN).map((w) => itemIdCode(w.id));
+    const more =
+      rejected.length > REJECTED_SHOWN
+        ? ` and ${formatCount(rejected.length - REJECTED_SHOWN)} more`
+        : "";
+    blocks.push(
+      `_${plural(rejected.length, "item")} rejected in review ${rejected.length === 1 ? "is" : "are"} left out: ${ids.join(", ")}${more} (\`/engram release ITEM_ID\` brings one back)._`,
+    );
+  }
+  return blocks.join("\n\n");
 }
