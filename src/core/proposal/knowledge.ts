@@ -21,6 +21,8 @@ export interface KnowledgeItem {
   rationale?: string;
   engram_id: string;
   scope: "st" | "lt";
+  /** What memory said that this item replaces (its engram's `replaces`), as memory said it. */
+  replaces?: string[];
 }
 
 const PREFIXES: readonly [string, KnowledgeKind][] = [
@@ -47,18 +49,27 @@ function factItem(fact: string): { kind: KnowledgeKind; text: string } {
 export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   const seen = new Set<string>();
   const out: KnowledgeItem[] = [];
-  const push = (item: KnowledgeItem) => {
+  // An item's `now` is as its engram holds it: a fact with its prefix, a decision's title.
+  const replaced = new Map<string, string[]>();
+  for (const e of engrams) {
+    for (const { was, now } of e.replaces ?? []) {
+      const list = replaced.get(normalizeClaim(now)) ?? [];
+      if (!list.includes(was)) replaced.set(normalizeClaim(now), [...list, was]);
+    }
+  }
+  const push = (item: KnowledgeItem, stated: string = item.text) => {
     const key = normalizeClaim(item.text);
     if (seen.has(key)) return;
     seen.add(key);
-    out.push(item);
+    const was = replaced.get(normalizeClaim(stated));
+    out.push(was ? { ...item, replaces: was } : item);
   };
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };
     for (const d of e.decisions) {
       push({ kind: "decision", text: d.title, rationale: d.rationale, ...from });
     }
-    for (const fact of e.facts) push({ ...factItem(fact), ...from });
+    for (const fact of e.facts) push({ ...factItem(fact), ...from }, fact);
     for (const fact of e.tentative ?? []) push({ kind: "tentative", text: fact, ...from });
     for (const ep of e.episodes ?? []) {
       if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });
