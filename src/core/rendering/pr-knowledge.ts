@@ -117,13 +117,14 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   const replacing = (items ?? []).filter((i) => (i.replaces?.length ?? 0) > 0);
   if (decisions.length === 0 && replacing.length === 0) return undefined;
   const text = (t: string) => inlineText(t, DECISION_CHARS);
+  const changed = decisions.filter((d) => d.replaces !== undefined).length;
+  // "new:" only beside a changed one: when every decision is new, the heading says it.
   const lines = decisions.map((d) => {
     const why = inlineText(d.rationale ?? "", DECISION_CHARS);
     const was = d.replaces?.map((w) => `“${text(w)}”`).join(", ");
-    const head = was === undefined ? "new: " : `changed: ${was} -> `;
+    const head = was !== undefined ? `changed: ${was} -> ` : changed > 0 ? "new: " : "";
     return `- ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}`;
   });
-  const changed = decisions.filter((d) => d.replaces !== undefined).length;
   const counts =
     changed === 0
       ? formatCount(decisions.length)
