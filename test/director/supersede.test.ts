@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Engram } from "../../src/schema/engram.js";
 import { type BinResult, describeResult, director, jsonOf, worker } from "../support/bins.js";
+import { memoryRepo, stdioMcpClient } from "../support/mcp-client.js";
 import { BRANCH, proposeRun, type RunJson, setup } from "../support/proposals.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
@@ -148,4 +149,35 @@ describe("supersession", () => {
     expect(json.changed).toContainEqual({ kind: "decision", was: LOCK_OLD, now: LOCK_NEW });
     expect(json.decisions.added).not.toContain(LOCK_NEW);
   }, 240_000);
+
+  it("MCP memory_emit takes supersedes by the id memory_recall gives, and refuses one that names nothing", async () => {
+    const repo = await memoryRepo(dirs, {});
+    const client = await stdioMcpClient(repo.dir, {});
+    try {
+      const found = await client.callTool({
+        name: "memory_recall",
+        arguments: { query: "zod schema", history: false },
+      });
+      const hits = (found.structuredContent as { hits: { id: string; text: string }[] }).hits;
+      const id = hits.find((h) => h.text === "Use zod for every schema")?.id;
+      expect(id, JSON.stringify(hits)).toBeDefined();
+      const bad = await client.callTool({
+        name: "memory_emit",
+        arguments: { kind: "decision", text: "x", supersedes: ["e_0123abcd#d9"] },
+      });
+      expect(bad.isError).toBe(true);
+      expect(JSON.stringify(bad.content)).toContain("supersedes e_0123abcd#d9: no engram");
+      const emitted = await client.callTool({
+        name: "memory_emit",
+        arguments: { kind: "decision", text: "Validate with valibot", supersedes: [id] },
+      });
+      expect(emitted.isError, JSON.stringify(emitted.content)).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+    ok(await director(["run", "--force"], { cwd: repo.dir }));
+    const focus = readFileSync(repo.path("MEMORY.md"), "utf8");
+    expect(focus).toContain("Validate with valibot");
+    expect(focus).not.toContain("Use zod for every schema");
+  }, 120_000);
 });
