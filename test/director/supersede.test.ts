@@ -103,6 +103,7 @@ describe("supersession", () => {
     expect(body).toContain(`changed: “${BRANCH_OLD}” -> **${BRANCH_NEW}**`);
     expect(body).toContain(`changed: “${LOCK_OLD}” -> **${LOCK_NEW}**`);
     expect(body).toMatch(/### Superseded \(3\)/);
+    expect(run.proposal.would_open?.title).toMatch(/^memory: .*3 superseded/);
     expect(body).toContain(`superseded by fact “${RETRACTION}”`);
 
     // Merged: MEMORY.md and recall show only the current side.

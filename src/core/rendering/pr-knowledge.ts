@@ -58,7 +58,8 @@ const HEADINGS: Record<KnowledgeKind, string> = {
 
 /**
  * What the memory gains, counted in knowledge rather than files:
- * `memory: +9 decisions, +10 lessons, 2 promoted (⚠ 3)`. The title and the body's first line.
+ * `memory: +9 decisions, +10 lessons, 2 superseded, 2 promoted (⚠ 3)`. The title and the body's
+ * first line.
  */
 export function knowledgeHeadline(p: ProposalKnowledge): string {
   const items = p.knowledge ?? [];
@@ -66,7 +67,9 @@ export function knowledgeHeadline(p: ProposalKnowledge): string {
     .map((kind) => [kind, items.filter((i) => i.kind === kind).length] as const)
     .filter(([, n]) => n > 0)
     .map(([kind, n]) => `+${plural(n, ...NOUNS[kind])}`);
+  const superseded = items.reduce((n, i) => n + (i.replaces?.length ?? 0), 0);
   const moved = [
+    ...(superseded > 0 ? [`${formatCount(superseded)} superseded`] : []),
     ...(p.promoted.length > 0 ? [`${formatCount(p.promoted.length)} promoted`] : []),
     ...(p.evicted.length > 0 ? [`${formatCount(p.evicted.length)} evicted`] : []),
   ];
