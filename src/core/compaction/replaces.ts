@@ -141,6 +141,31 @@ export function detectReplaced(
   return best?.text;
 }
 
+/** Item text (claim key) -> the texts its note named in `supersedes`. */
+function namedReplacements(slice: readonly MemoryEvent[]): Map<string, string[]> {
+  const named = new Map<string, string[]>();
+  for (const event of slice) {
+    const now = event.supersedes?.length ? itemTextOf(event) : undefined;
+    if (now === undefined) continue;
+    const key = normalizeClaim(now);
+    named.set(key, [...(named.get(key) ?? []), ...(event.supersedes ?? [])]);
+  }
+  return named;
+}
+
+/** Whether an engram holds an item with a cue `detectReplaced` looks for. */
+function mayReplace(engram: Engram): boolean {
+  if (engram.scope !== "st") return false;
+  const cue = (text: string, decision: boolean) => {
+    const body = typedFact(text).text;
+    if (decision) return CHANGE_CUE.test(body) || DEFAULT.test(body);
+    return !REPORT_PREFIX.test(text) && (RETRACT_CUE.test(body) || NEGATED.test(body));
+  };
+  return (
+    engram.decisions.some((d) => cue(d.title, true)) || engram.facts.some((f) => cue(f, false))
+  );
+}
+
 /**
  * The engrams with their `replaces` filled in, against `memory` (the engrams the catalog lists,
  * without the slice's own): what the slice's notes named in `supersedes`, when memory holds it,
@@ -152,18 +177,12 @@ export function markReplaces(
   slice: readonly MemoryEvent[],
   memory: readonly Engram[],
 ): Engram[] {
-  if (memory.length === 0) return [...engrams];
-  const replacements = replacementsOf(memory);
-  const items = currentItems(memory, replacements);
+  const named = namedReplacements(slice);
+  // Memory's items are read only when something may replace one: most cycles skip it.
+  if (memory.length === 0 || (named.size === 0 && !engrams.some(mayReplace))) return [...engrams];
+  const items = currentItems(memory, replacementsOf(memory));
   if (items.length === 0) return [...engrams];
   const byKey = new Map(items.map((i) => [normalizeClaim(i.text), i.text]));
-  const named = new Map<string, string[]>();
-  for (const event of slice) {
-    const now = event.supersedes?.length ? itemTextOf(event) : undefined;
-    if (now === undefined) continue;
-    const was = (event.supersedes ?? []).flatMap((t) => byKey.get(normalizeClaim(t)) ?? []);
-    named.set(normalizeClaim(now), [...(named.get(normalizeClaim(now)) ?? []), ...was]);
-  }
   return engrams.map((engram) => {
     if (engram.scope !== "st") return engram;
     const pairs: { was: string; now: string }[] = [];
@@ -177,7 +196,11 @@ export function markReplaces(
     const visit = (now: string, decision: boolean) => {
       const explicit = named.get(normalizeClaim(now));
       if (explicit !== undefined) {
-        for (const was of explicit) pair(was, now);
+        // Only what memory holds (and has not replaced already) is replaced.
+        for (const text of explicit) {
+          const was = byKey.get(normalizeClaim(text));
+          if (was !== undefined && normalizeClaim(was) !== normalizeClaim(now)) pair(was, now);
+        }
         return;
       }
       const was = detectReplaced(now, decision, items);
