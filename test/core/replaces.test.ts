@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { markReplaces } from "../../src/core/compaction/replaces.js";
+import { knownClaims } from "../../src/core/graph/claims.js";
 import { replacedBy, replacementsOf } from "../../src/core/graph/supersession.js";
 import type { Engram } from "../../src/schema/engram.js";
 import { engram } from "./focus-fixtures.js";
@@ -113,5 +114,9 @@ describe("what a new engram replaces", () => {
       decisions: [{ title: old, rationale: "" }],
     });
     expect(replacedBy(replacements, old, later)).toBeUndefined();
+    // Nor is it a claim memory holds: said again, it is written again, not counted as evidence.
+    const claims = knownClaims([...memory, ...replacing], undefined);
+    expect(claims.find(old)).toBeUndefined();
+    expect(claims.find("Name branches after the issue number")).toBeDefined();
   });
 });

@@ -48,14 +48,19 @@ export function planPromotion(input: PromotionInput): Engram[] {
   const ltFacts = new Set<string>();
   const ltDecisions = new Set<string>();
   const superseded = new Set<string>();
+  // What a later item replaced is never carried forward: it would come back as current. An
+  // LT copy so replaced no longer counts as held: the item said again is promoted anew.
+  const replacements = replacementsOf([...input.st, ...input.lt]);
   for (const engram of input.lt) {
-    for (const fact of engram.facts) ltFacts.add(factKey(fact));
-    for (const d of engram.decisions) ltDecisions.add(factKey(d.title));
+    for (const fact of engram.facts) {
+      if (!replacedBy(replacements, fact, engram)) ltFacts.add(factKey(fact));
+    }
+    for (const d of engram.decisions) {
+      if (!replacedBy(replacements, d.title, engram)) ltDecisions.add(factKey(d.title));
+    }
     for (const id of engram.supersedes ?? []) superseded.add(id);
   }
   const st = [...input.st].sort((a, b) => compareText(a.engram_id, b.engram_id));
-  // What a later item replaced is never carried forward: it would come back as current.
-  const replacements = replacementsOf([...input.st, ...input.lt]);
   const candidates = new Map<string, Candidate>();
   const add = (c: Omit<Candidate, "sources">, source: string) => {
     const id = `${c.kind}:${c.key}`;
