@@ -98,6 +98,7 @@ function diffLines(d: VersionDiff): string[] {
     ...d.facts.removed.map((f) => `  - fact ${f}`),
     ...d.decisions.added.map((f) => `  + decision ${f}`),
     ...d.decisions.removed.map((f) => `  - decision ${f}`),
+    ...d.changed.map((c) => `  ~ changed ${c.kind}: ${c.was} -> ${c.now}`),
     ...(d.episodes.from !== d.episodes.to
       ? [`  ~ episodes ${d.episodes.from} -> ${d.episodes.to}`]
       : []),

@@ -58,6 +58,13 @@ const emit: Command = {
     },
     issue: { type: "string", value: "N", description: "the issue this is about" },
     confidence: { type: "string", value: "0..1", description: "how sure the worker is" },
+    supersedes: {
+      type: "string",
+      multiple: true,
+      value: "ID",
+      description:
+        "a memory item this note replaces: its note id from worker recall --json (e_…#d0, or the 8-digit id MEMORY.md shows)",
+    },
     outcome: { type: "string", value: "O", description: OUTCOMES.join(" | ") },
     privacy: {
       type: "string",
@@ -92,6 +99,7 @@ const emit: Command = {
         outcome: stringOption(args, "outcome"),
         privacy: stringOption(args, "privacy"),
         issue: stringOption(args, "issue"),
+        supersedes: listOption(args, "supersedes"),
       },
       senderOf(args),
       bus,
@@ -111,6 +119,7 @@ const NOTE_FLAGS = [
   "confidence",
   "outcome",
   "privacy",
+  "supersedes",
 ];
 
 async function emitFrom(args: ParsedArgs, from: string) {

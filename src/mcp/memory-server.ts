@@ -179,6 +179,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
             outcome: input.outcome,
             privacy: input.privacy,
             issue: input.issue,
+            supersedes: input.supersedes,
           },
         ],
         { worker: options.worker },

@@ -262,4 +262,11 @@ export const emitInput = z.strictObject({
   issue: issueText
     .optional()
     .describe("the issue this work is for, e.g. 42 or #42 (1-128 characters)"),
+  supersedes: z
+    .array(z.string().min(1).max(128))
+    .max(8)
+    .optional()
+    .describe(
+      "what this note replaces in memory: the ids memory_recall gives its hits (e_…#d0 for a decision, e_…#f2 for a fact), at most 8; readers then show only this note",
+    ),
 });

@@ -11,7 +11,14 @@ export const EngramId = z
   .string()
   .regex(/^e_[0-9a-f]{32}$/, "expected e_ followed by 32 hex digits");
 
-export const Decision = z.object({ title: z.string().min(1), rationale: z.string() }).strict();
+export const Decision = z
+  .object({
+    title: z.string().min(1),
+    rationale: z.string(),
+    /** Additive: the confidence its note stated (absent when none was stated). */
+    confidence: z.number().min(0).max(1).optional(),
+  })
+  .strict();
 export type Decision = z.infer<typeof Decision>;
 
 export const WorkerTelemetry = z
@@ -145,6 +152,14 @@ const engramFields = {
   tentative: z.array(z.string()).optional(),
   /** LT only: the ST engrams whose content this one carries forward. */
   supersedes: z.array(EngramId).optional(),
+  /**
+   * Items of this engram that replace what memory said before: `now` is the item here (a
+   * decision's title, or a fact as written, with its prefix), `was` the earlier item's text.
+   * Readers show only `now`; `was` is hidden wherever an engram no newer than this one holds it.
+   */
+  replaces: z
+    .array(z.object({ was: z.string().min(1), now: z.string().min(1) }).strict())
+    .optional(),
   promotion: z
     .object({ reasons: z.array(z.string()) })
     .strict()

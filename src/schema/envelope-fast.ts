@@ -71,6 +71,8 @@ export function noteOk(p: Obj): boolean {
   if (p.confidence !== undefined && !isBetween(p.confidence, 0, 1)) return false;
   if (p.outcome !== undefined && !OUTCOMES.includes(p.outcome as never)) return false;
   if (p.privacy !== undefined && !PRIVACY.has(p.privacy as string)) return false;
+  // What a note replaces is rare: left to zod.
+  if (p.supersedes !== undefined) return false;
   return p.issue === undefined || issueOk(p.issue);
 }
 

@@ -68,6 +68,14 @@ export const MemoryNotePayload = z
     outcome: Outcome.optional(),
     privacy: Privacy.default("private"),
     issue: IssueRef.optional(),
+    /**
+     * What this note replaces in memory: each item's note id (as `worker recall --json` shows
+     * it) and its text as memory held it, resolved by the worker when it sent the note.
+     */
+    supersedes: z
+      .array(z.object({ id: z.string().min(1).max(128), text: Text }).strict())
+      .max(8)
+      .optional(),
   })
   .refine((p) => p.text !== undefined || (p.sealed !== undefined && p.privacy === "sensitive"), {
     message: "text is required (or sealed, for a sensitive note)",

@@ -45,6 +45,8 @@ export const MemoryEvent = z
     catalog_hash_seen: z.string().optional(),
     /** Text of `sensitive` events, encrypted; `text` and `rationale` are then absent. */
     sealed: z.array(Sealed).optional(),
+    /** The texts of the memory items this note replaces (a note's `supersedes`, redacted). */
+    supersedes: z.array(z.string()).optional(),
     /** How many secrets were redacted from this event. */
     redactions: z.number().int().nonnegative(),
     /**

@@ -9,6 +9,7 @@ import type { Envelope, MessageType } from "../schema/envelope.js";
 import { loadSealKey } from "../state/seal-key.js";
 import { buildEnvelope, workerId } from "./envelope.js";
 import { strandedWarning } from "./stranded.js";
+import { resolveSupersedes, type SupersededItem } from "./supersedes.js";
 
 export interface NoteInput {
   kind: string;
@@ -20,6 +21,8 @@ export interface NoteInput {
   outcome?: string | undefined;
   privacy?: string | undefined;
   issue?: string | undefined;
+  /** Note ids of memory items this note replaces (resolved to their text when sent). */
+  supersedes?: readonly string[] | undefined;
 }
 
 export interface EmitResult extends Delivery {
@@ -39,7 +42,8 @@ export async function emitNote(
   sender: SenderIdentity,
   bus: BusUrl = { kind: "spool" },
 ): Promise<EmitResult> {
-  return sendEnvelope(ctx, "memory_note.v1", notePayload(ctx, note), sender, bus);
+  const replaced = await resolveSupersedes(ctx, note.supersedes ?? []);
+  return sendEnvelope(ctx, "memory_note.v1", notePayload(ctx, note, replaced), sender, bus);
 }
 
 export interface EmitManyResult extends Delivery {
@@ -64,9 +68,9 @@ export async function emitNotes(
   const envelopes: (Envelope & { event_id: string })[] = [];
   for (const [i, note] of notes.entries()) {
     try {
-      envelopes.push(
-        await buildEnvelope("memory_note.v1", notePayload(ctx, note), from, sentAt, i, "field"),
-      );
+      const replaced = await resolveSupersedes(ctx, note.supersedes ?? [], "supersedes");
+      const payload = notePayload(ctx, note, replaced);
+      envelopes.push(await buildEnvelope("memory_note.v1", payload, from, sentAt, i, "field"));
     } catch (error) {
       if (error instanceof UsageError) throw new UsageError(`${describe(i)}: ${error.message}`);
       throw error;
@@ -86,7 +90,11 @@ function senderFields(sender: SenderIdentity): { id: string; run_id: string | un
 }
 
 /** A note's payload; a sensitive one sealed here, so its clear text never leaves. */
-function notePayload(ctx: RepoContext, note: NoteInput): Record<string, unknown> {
+function notePayload(
+  ctx: RepoContext,
+  note: NoteInput,
+  replaced: readonly SupersededItem[] = [],
+): Record<string, unknown> {
   const payload: Record<string, unknown> = {
     kind: note.kind,
     text: note.text,
@@ -111,6 +119,7 @@ function notePayload(ctx: RepoContext, note: NoteInput): Record<string, unknown>
   if (note.outcome !== undefined) payload.outcome = note.outcome;
   if (note.privacy !== undefined) payload.privacy = note.privacy;
   if (note.issue !== undefined) payload.issue = note.issue;
+  if (replaced.length > 0) payload.supersedes = replaced.map((r) => ({ ...r }));
   return payload;
 }
 

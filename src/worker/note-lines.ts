@@ -5,13 +5,13 @@ import type { NoteInput } from "./emit.js";
 export const MAX_NOTES_PER_SEND = 10_000;
 
 const STRING_FIELDS = ["kind", "text", "rationale", "outcome", "privacy", "issue"] as const;
-const LIST_FIELDS = ["topics", "links"] as const;
+const LIST_FIELDS = ["topics", "links", "supersedes"] as const;
 const KNOWN = new Set<string>([...STRING_FIELDS, ...LIST_FIELDS, "confidence"]);
 
 /**
  * Notes for `worker emit --from`: one JSON object per line with the fields the flags take
  * (`kind`, `text`, `rationale`, `topics`, `links`, `issue`, `confidence`, `outcome`,
- * `privacy`). Blank lines are skipped. Anything else is refused before a note is sent,
+ * `privacy`, `supersedes`). Blank lines are skipped. Anything else is refused before a note is sent,
  * naming the file, the line and the field; the values themselves are checked when the
  * envelopes are built.
  */
@@ -78,5 +78,6 @@ function noteOf(fields: Record<string, unknown>, at: string): NoteInput {
     outcome: text("outcome"),
     privacy: text("privacy"),
     issue: text("issue"),
+    supersedes: list("supersedes"),
   };
 }

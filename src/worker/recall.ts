@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { replacementsOf } from "../core/graph/supersession.js";
 import {
   carriedKeys,
   noteOfKnowledge,
@@ -92,7 +93,8 @@ export function memoryNotes(engrams: readonly Engram[]): RecallNote[] {
       else carriers.set(id, [carried]);
     }
   }
-  return engrams.flatMap((e) => notesOfEngram(e, carriers.get(e.engram_id)));
+  const replacements = replacementsOf(engrams);
+  return engrams.flatMap((e) => notesOfEngram(e, carriers.get(e.engram_id), replacements));
 }
 
 export interface RecallResult {

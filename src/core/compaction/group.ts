@@ -44,6 +44,16 @@ const NOTE_PREFIX: Record<string, string> = {
 };
 
 /**
+ * The text a note becomes in an engram: a decision's title, a fact with its kind's prefix
+ * (`Convention: x`). Undefined for what is never an item of its own.
+ */
+export function itemTextOf(event: MemoryEvent): string | undefined {
+  if (event.text === undefined || event.type !== "memory_note.v1") return undefined;
+  if (event.kind === "decision") return clipItem(event.text);
+  return clipItem((NOTE_PREFIX[event.kind] ?? "") + event.text);
+}
+
+/**
  * Normalized text used to compare facts across engrams (promotion, deduplication): the one
  * claim normalizer that learnings and session consolidation use too.
  */
@@ -278,7 +288,12 @@ export function collectGroup(
           if (seenDecisions.has(key)) creditTo(title, event);
           else if (!restated(title, originOfEvent(event))) {
             seenDecisions.add(key);
-            decisions.push({ title, rationale: clipItem(event.rationale ?? "") });
+            decisions.push({
+              title,
+              rationale: clipItem(event.rationale ?? ""),
+              // Kept with the decision, so promotion can respect and carry it.
+              ...(event.confidence !== undefined ? { confidence: event.confidence } : {}),
+            });
             creditTo(title, event);
           }
         }

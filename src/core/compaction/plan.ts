@@ -19,6 +19,7 @@ import { compactSlice, sliceVersion } from "./compact.js";
 import { fitEngrams } from "./fit.js";
 import { bodyLinker } from "./pack.js";
 import { planPromotion } from "./promote.js";
+import { markReplaces } from "./replaces.js";
 import { slicePolicy } from "./room.js";
 
 export interface CycleInput {
@@ -94,18 +95,22 @@ export function planCycle(input: CycleInput): CyclePlan {
   const version = sliceVersion(input.slice);
   // Dedup before create: what memory already says is not restated. The slice's own engrams
   // are left out, so a slice compacted again after a lost end converges to the same engrams.
-  const claims =
-    version === undefined
-      ? undefined
-      : knownClaims(input.engrams.values(), matcher, ownEngrams(input, version));
-  const compacted = compactSlice(input.slice, slicePolicy(memory, entities, claims));
+  const own = version === undefined ? undefined : ownEngrams(input, version);
+  const claims = own === undefined ? undefined : knownClaims(input.engrams.values(), matcher, own);
+  // What the new notes replace is read against the same memory (see replaces.ts).
+  const memoryEngrams = [...input.engrams.values()].filter((e) => !own?.has(e.engram_id));
+  const compacted = markReplaces(
+    [...(input.pending ?? []), ...compactSlice(input.slice, slicePolicy(memory, entities, claims))],
+    input.slice,
+    memoryEngrams,
+  );
   const known = new Set(input.catalog.entries.map((e) => e.engram_id));
   // A re-run after a crash recomputes the same engrams: those already listed are not new.
   // Engrams compacted for room come first (their events are older), each id once.
   const fresh: Engram[] = [];
   const seen = new Set<string>();
   // Every engram written is within the budget, however it was made (see fit.ts).
-  const made = fitEngrams([...(input.pending ?? []), ...compacted], max, entities);
+  const made = fitEngrams(compacted, max, entities);
   for (const engram of made) {
     if (known.has(engram.engram_id) || seen.has(engram.engram_id)) continue;
     seen.add(engram.engram_id);

@@ -1,6 +1,7 @@
 import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/engram.js";
 import { learningIdOfFact } from "../graph/learnings.js";
 import { saidOf, saidStated } from "../graph/said-by.js";
+import { replacedBy, replacementsOf } from "../graph/supersession.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
@@ -10,6 +11,8 @@ export interface PromotionPolicy {
   promote_repeat_min: number;
   promote_recall_min: number;
   promote_decisions: boolean;
+  /** A decision whose note stated less stays short-term until it is stated again. */
+  promote_min_confidence: number;
   engram_max_bytes: number;
 }
 
@@ -46,9 +49,16 @@ export function planPromotion(input: PromotionInput): Engram[] {
   const ltFacts = new Set<string>();
   const ltDecisions = new Set<string>();
   const superseded = new Set<string>();
+  // What a later item replaced is never carried forward: it would come back as current. An
+  // LT copy so replaced no longer counts as held: the item said again is promoted anew.
+  const replacements = replacementsOf([...input.st, ...input.lt]);
   for (const engram of input.lt) {
-    for (const fact of engram.facts) ltFacts.add(factKey(fact));
-    for (const d of engram.decisions) ltDecisions.add(factKey(d.title));
+    for (const fact of engram.facts) {
+      if (!replacedBy(replacements, fact, engram)) ltFacts.add(factKey(fact));
+    }
+    for (const d of engram.decisions) {
+      if (!replacedBy(replacements, d.title, engram)) ltDecisions.add(factKey(d.title));
+    }
     for (const id of engram.supersedes ?? []) superseded.add(id);
   }
   const st = [...input.st].sort((a, b) => compareText(a.engram_id, b.engram_id));
@@ -76,6 +86,7 @@ export function planPromotion(input: PromotionInput): Engram[] {
     for (const fact of engram.facts) {
       const key = factKey(fact);
       if (tentative.has(key) || ltFacts.has(key)) continue;
+      if (replacedBy(replacements, fact, engram)) continue;
       const entry = occurrences.get(key);
       if (!entry) occurrences.set(key, { fact, sources: [engram.engram_id] });
       else if (!entry.sources.includes(engram.engram_id)) entry.sources.push(engram.engram_id);
@@ -91,11 +102,21 @@ export function planPromotion(input: PromotionInput): Engram[] {
   }
 
   for (const engram of st) {
+    // A decision stated below `promote_min_confidence` waits until it is stated again.
+    const promotable = (decision: Decision) => {
+      if (ltDecisions.has(factKey(decision.title))) return undefined;
+      if (replacedBy(replacements, decision.title, engram)) return undefined;
+      if ((decision.confidence ?? 1) >= policy.promote_min_confidence) return "";
+      const again = restatedIn.get(learningIdOfFact(decision.title))?.length ?? 0;
+      return again > 0 ? `, confirmed ${again} time${again === 1 ? "" : "s"}` : undefined;
+    };
     if (policy.promote_decisions) {
       for (const decision of engram.decisions) {
+        const confirmed = promotable(decision);
+        if (confirmed === undefined) continue;
         const key = factKey(decision.title);
-        if (ltDecisions.has(key)) continue;
-        add({ kind: "decision", key, decision, reason: "explicit decision" }, engram.engram_id);
+        const reason = `explicit decision${confirmed}`;
+        add({ kind: "decision", key, decision, reason }, engram.engram_id);
       }
     }
     const recalled = input.recalls.get(engram.engram_id) ?? 0;
@@ -104,14 +125,18 @@ export function planPromotion(input: PromotionInput): Engram[] {
       const reason = `recalled ${recalled} times`;
       for (const fact of engram.facts) {
         const key = factKey(fact);
-        if (!tentative.has(key) && !ltFacts.has(key)) {
+        if (!tentative.has(key) && !ltFacts.has(key) && !replacedBy(replacements, fact, engram)) {
           add({ kind: "fact", key, fact, reason }, engram.engram_id);
         }
       }
       for (const decision of engram.decisions) {
-        const key = factKey(decision.title);
-        if (!ltDecisions.has(key))
-          add({ kind: "decision", key, decision, reason }, engram.engram_id);
+        const confirmed = promotable(decision);
+        if (confirmed !== undefined) {
+          add(
+            { kind: "decision", key: factKey(decision.title), decision, reason },
+            engram.engram_id,
+          );
+        }
       }
     }
   }
@@ -196,6 +221,7 @@ function packPromotion(
         truncated: 0,
       },
       supersedes: sources,
+      ...replacesOf(items, sourceEngrams),
       promotion: { reasons },
     };
     const origins = originsStated(body, originsOf(sourceEngrams));
@@ -264,6 +290,27 @@ function confidenceOf(
     max_surprise: surprise,
     mean_confidence: weight === 0 ? null : Math.round((weighted / weight) * 1000) / 1000,
   };
+}
+
+/** What the promoted items replaced, as their ST engrams say: carried so `was` stays hidden. */
+function replacesOf(
+  items: readonly Candidate[],
+  sources: readonly Engram[],
+): Pick<EngramBody, "replaces"> {
+  const carried = new Set(
+    items.map((c) => factKey(c.kind === "fact" ? (c.fact ?? "") : (c.decision?.title ?? ""))),
+  );
+  const out: NonNullable<EngramBody["replaces"]> = [];
+  const seen = new Set<string>();
+  for (const e of sources) {
+    for (const r of e.replaces ?? []) {
+      const id = `${r.was}\0${r.now}`;
+      if (!carried.has(factKey(r.now)) || seen.has(id)) continue;
+      seen.add(id);
+      out.push(r);
+    }
+  }
+  return out.length > 0 ? { replaces: out } : {};
 }
 
 /** The origins the engrams record, the first engram's for a learning two of them record. */

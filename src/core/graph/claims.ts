@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import type { EntityMatcher } from "./entities.js";
 import { learningId, normalizeClaim, typedFact } from "./learnings.js";
+import { replacedBy, replacementsOf } from "./supersession.js";
 
 /** The claims memory already holds, to raise their evidence instead of adding a copy. */
 export interface KnownClaims {
@@ -42,10 +43,14 @@ export function knownClaims(
   const sorted = [...engrams]
     .filter((e) => except === undefined || !except.has(e.engram_id))
     .sort((a, b) => (a.engram_id < b.engram_id ? -1 : a.engram_id > b.engram_id ? 1 : 0));
+  // What a later item replaced is no claim of memory: said again, it is new (current again).
+  const replacements = replacementsOf(sorted);
+  const current = (text: string, engram: Engram) => !replacedBy(replacements, text, engram);
   for (const engram of sorted) {
     const tentative = new Set(engram.tentative ?? []);
-    for (const fact of engram.facts) if (!tentative.has(fact)) add(fact);
-    for (const decision of engram.decisions) add(decision.title);
+    for (const fact of engram.facts) if (!tentative.has(fact) && current(fact, engram)) add(fact);
+    for (const decision of engram.decisions)
+      if (current(decision.title, engram)) add(decision.title);
   }
   if (byText.size === 0) return NO_CLAIMS;
   return {

@@ -257,6 +257,10 @@ function normalizeValid(
   if (typeof p.duration_ms === "number") e.duration_ms = p.duration_ms;
   if (t.attempt !== undefined) e.attempt = t.attempt;
   if (Array.isArray(p.hits)) e.hits = [...(p.hits as string[])];
+  if (Array.isArray(p.supersedes) && privacy !== "sensitive") {
+    const was = (p.supersedes as { text?: unknown }[]).flatMap((s) => str(s.text) ?? []);
+    if (was.length > 0) e.supersedes = was;
+  }
   // Validated hex: nothing to redact.
   if (t.main_ancestor_sha !== undefined) e.main_ancestor_sha = t.main_ancestor_sha;
   if (catalogHashSeen !== undefined) e.catalog_hash_seen = catalogHashSeen;

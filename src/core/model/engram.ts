@@ -39,6 +39,7 @@ export const ENGRAM_KEY_ORDER = [
   "sealed",
   "tentative",
   "supersedes",
+  "replaces",
   "promotion",
   "entities",
   "evidence",

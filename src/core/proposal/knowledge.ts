@@ -23,6 +23,8 @@ export interface KnowledgeItem {
   rationale?: string;
   engram_id: string;
   scope: "st" | "lt";
+  /** What memory said that this item replaces (its engram's `replaces`), as memory said it. */
+  replaces?: string[];
 }
 
 const PREFIXES: readonly [string, KnowledgeKind][] = [
@@ -50,18 +52,28 @@ export function factItem(fact: string): { kind: KnowledgeKind; text: string } {
 export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   const seen = new Set<string>();
   const out: KnowledgeItem[] = [];
-  const push = (item: Omit<KnowledgeItem, "id">) => {
+  // An item's `now` is as its engram holds it: a fact with its prefix, a decision's title.
+  const replaced = new Map<string, string[]>();
+  for (const e of engrams) {
+    for (const { was, now } of e.replaces ?? []) {
+      const list = replaced.get(normalizeClaim(now)) ?? [];
+      if (!list.includes(was)) replaced.set(normalizeClaim(now), [...list, was]);
+    }
+  }
+  const push = (item: Omit<KnowledgeItem, "id">, stated: string = item.text) => {
     const key = normalizeClaim(item.text);
     if (seen.has(key)) return;
     seen.add(key);
-    out.push({ id: learningId(item.text), ...item });
+    const was = replaced.get(normalizeClaim(stated));
+    const withId: KnowledgeItem = { id: learningId(item.text), ...item };
+    out.push(was ? { ...withId, replaces: was } : withId);
   };
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };
     for (const d of e.decisions) {
       push({ kind: "decision", text: d.title, rationale: d.rationale, ...from });
     }
-    for (const fact of e.facts) push({ ...factItem(fact), ...from });
+    for (const fact of e.facts) push({ ...factItem(fact), ...from }, fact);
     for (const fact of e.tentative ?? []) push({ kind: "tentative", text: fact, ...from });
     for (const ep of e.episodes ?? []) {
       if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });

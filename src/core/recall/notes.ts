@@ -1,5 +1,6 @@
 import type { Engram } from "../../schema/engram.js";
 import { itemSaid, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
+import { type Replacements, replacedBy } from "../graph/supersession.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
 
@@ -85,21 +86,22 @@ export function carriedKeys(engram: Engram): Set<string> {
 
 /**
  * The notes of an engram. `carriers` are the LT engrams that name this one in `supersedes`,
- * with the claims each carries: a note is superseded only by an engram that took it.
+ * with the claims each carries: a note is superseded only by an engram that took it, or by
+ * one that replaced it (`replacements`: a later decision, a retraction).
  */
 export function notesOfEngram(
   engram: Engram,
   carriers: readonly { engram_id: string; keys: ReadonlySet<string> }[] = [],
+  replacements: Replacements = new Map(),
 ): RecallNote[] {
   const path = engramPath(engram.scope, engram.version, engram.engram_id);
   const at = engram.source_window.end_ts;
   const base = { topics: engram.topics, scope: engram.scope, engram_id: engram.engram_id, path };
-  const supersededBy = (key: string) => {
-    const ids = carriers
-      .filter((c) => c.keys.has(key))
-      .map((c) => c.engram_id)
-      .sort(compareText);
-    return ids.length > 0 ? { superseded_by: ids } : {};
+  const supersededBy = (key: string, text: string) => {
+    const ids = carriers.filter((c) => c.keys.has(key)).map((c) => c.engram_id);
+    const replaced = replacedBy(replacements, text, engram);
+    if (replaced !== undefined && !ids.includes(replaced.engram_id)) ids.push(replaced.engram_id);
+    return ids.length > 0 ? { superseded_by: ids.sort(compareText) } : {};
   };
   const out: RecallNote[] = [];
   engram.facts.forEach((fact, i) => {
@@ -110,7 +112,7 @@ export function notesOfEngram(
       ...factNote(fact),
       at,
       senders: itemSaid(engram, learningIdOfFact(fact)).senders,
-      ...supersededBy(key),
+      ...supersededBy(key, fact),
     });
   });
   engram.decisions.forEach((d, i) => {
@@ -123,7 +125,7 @@ export function notesOfEngram(
       ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
       at,
       senders: itemSaid(engram, learningIdOfFact(d.title)).senders,
-      ...supersededBy(key),
+      ...supersededBy(key, d.title),
     });
   });
   for (const episode of engram.episodes ?? []) {

@@ -6,6 +6,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
+import { replacedBy, replacementsOf } from "../graph/supersession.js";
 import { GIT_SENDER_ID } from "../history/kinds.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
@@ -109,7 +110,26 @@ function resolveEngrams(
   return { shown, sealed };
 }
 
-function collectItems(shown: readonly Shown[]): Item[] {
+/** The engrams without the items a later one replaced: the view shows only the current side. */
+function withoutReplaced(shown: readonly Shown[]): Shown[] {
+  const replacements = replacementsOf(shown.map((s) => s.engram));
+  if (replacements.size === 0) return [...shown];
+  return shown.map((s) => {
+    const current = (text: string) => !replacedBy(replacements, text, s.engram);
+    const { decisions, facts } = s.engram;
+    return {
+      ...s,
+      engram: {
+        ...s.engram,
+        decisions: decisions.filter((d) => current(d.title)),
+        facts: facts.filter(current),
+      },
+    };
+  });
+}
+
+function collectItems(all: readonly Shown[]): Item[] {
+  const shown = withoutReplaced(all);
   const items: Item[] = [];
   const seen = new Set<string>();
   const add = (section: SectionKey, keys: readonly string[], line: string): void => {

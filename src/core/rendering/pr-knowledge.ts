@@ -61,7 +61,8 @@ const HEADINGS: Record<KnowledgeKind, string> = {
 
 /**
  * What the memory gains, counted in knowledge rather than files:
- * `memory: +9 decisions, +10 lessons, 2 promoted (⚠ 3)`. The title and the body's first line.
+ * `memory: +9 decisions, +10 lessons, 2 superseded, 2 promoted (⚠ 3)`. The title and the body's
+ * first line.
  */
 export function knowledgeHeadline(p: ProposalKnowledge): string {
   const items = p.knowledge ?? [];
@@ -69,7 +70,9 @@ export function knowledgeHeadline(p: ProposalKnowledge): string {
     .map((kind) => [kind, items.filter((i) => i.kind === kind).length] as const)
     .filter(([, n]) => n > 0)
     .map(([kind, n]) => `+${plural(n, ...NOUNS[kind])}`);
+  const superseded = items.reduce((n, i) => n + (i.replaces?.length ?? 0), 0);
   const moved = [
+    ...(superseded > 0 ? [`${formatCount(superseded)} superseded`] : []),
     ...(p.promoted.length > 0 ? [`${formatCount(p.promoted.length)} promoted`] : []),
     ...(p.evicted.length > 0 ? [`${formatCount(p.evicted.length)} evicted`] : []),
   ];
@@ -112,15 +115,40 @@ export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | u
   ].join("\n\n");
 }
 
-/** Every decision with its why, never cut; undefined when there are none. */
+/**
+ * Every decision with its why, never cut, as new or changed (was -> now), then what the
+ * proposal supersedes in memory; undefined when there is neither.
+ */
 export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): string | undefined {
   const decisions = (items ?? []).filter((i) => i.kind === "decision");
-  if (decisions.length === 0) return undefined;
+  const replacing = (items ?? []).filter((i) => (i.replaces?.length ?? 0) > 0);
+  if (decisions.length === 0 && replacing.length === 0) return undefined;
+  const text = (t: string) => inlineText(t, DECISION_CHARS);
+  const changed = decisions.filter((d) => d.replaces !== undefined).length;
+  // "new:" only beside a changed one: when every decision is new, the heading says it.
   const lines = decisions.map((d) => {
     const why = inlineText(d.rationale ?? "", DECISION_CHARS);
-    return `- ${itemIdCode(d.id)} **${inlineText(d.text, DECISION_CHARS)}**${why === "" ? "" : ` — why: ${why}`}`;
+    const was = d.replaces?.map((w) => `“${text(w)}”`).join(", ");
+    const head = was !== undefined ? `changed: ${was} -> ` : changed > 0 ? "new: " : "";
+    return `- ${itemIdCode(d.id)} ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}`;
   });
-  return [`### Decisions (${formatCount(decisions.length)})`, lines.join("\n")].join("\n\n");
+  const counts =
+    changed === 0
+      ? formatCount(decisions.length)
+      : `${formatCount(decisions.length - changed)} new, ${formatCount(changed)} changed`;
+  const superseded = replacing.flatMap((i) =>
+    (i.replaces ?? []).map((w) => `- “${text(w)}” — superseded by ${i.kind} “${text(i.text)}”`),
+  );
+  return [
+    ...(decisions.length > 0 ? [`### Decisions (${counts})`, lines.join("\n")] : []),
+    ...(superseded.length > 0
+      ? [
+          `### Superseded (${formatCount(superseded.length)})`,
+          "What memory says now and will no longer show once this is merged (MEMORY.md and recall keep only the new side):",
+          superseded.join("\n"),
+        ]
+      : []),
+  ].join("\n\n");
 }
 
 /** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */

@@ -26,6 +26,11 @@ export interface VersionDiff {
   facts: { added: string[]; removed: string[] };
   /** The decisions' titles, of the engrams and of the sessions' knowledge, likewise. */
   decisions: { added: string[]; removed: string[] };
+  /**
+   * What B replaced of what A held (a later decision, a retraction; an engram's `replaces`):
+   * `was` is A's item, `now` the item that replaced it. A `now` is not listed as added too.
+   */
+  changed: { kind: "decision" | "fact"; was: string; now: string }[];
   /** The episodes the sessions' documents hold on each side. */
   episodes: { from: number; to: number };
   state: KeyChange[];
@@ -82,6 +87,30 @@ function claimsOf(
     (r.kind === "decision" ? decisions : facts).add(r.text);
   }
   return { facts, decisions };
+}
+
+/** The `replaces` pairs of the engrams B lists and A does not, whose `was` A held. */
+function changesOf(
+  to: Files,
+  ea: Map<string, EngramChange>,
+  eb: Map<string, EngramChange>,
+  a: { facts: Set<string>; decisions: Set<string> },
+): VersionDiff["changed"] {
+  const out: VersionDiff["changed"] = [];
+  const seen = new Set<string>();
+  for (const entry of [...eb.values()].sort((x, y) => compareText(x.path, y.path))) {
+    if (ea.has(entry.engram_id)) continue;
+    const engram = json(to.get(entry.path)) as { replaces?: unknown } | undefined;
+    for (const r of Array.isArray(engram?.replaces) ? engram.replaces : []) {
+      const { was, now } = (r ?? {}) as { was?: unknown; now?: unknown };
+      if (typeof was !== "string" || typeof now !== "string") continue;
+      const kind = a.decisions.has(was) ? "decision" : a.facts.has(was) ? "fact" : undefined;
+      if (kind === undefined || seen.has(`${was}\0${now}`)) continue;
+      seen.add(`${was}\0${now}`);
+      out.push({ kind, was, now });
+    }
+  }
+  return out;
 }
 
 const inFolder = (path: string, folder: string) => path.startsWith(`${folder}/`);
@@ -143,13 +172,20 @@ export function diffVersions(from: Files, to: Files): VersionDiff {
   const [a, b] = [claimsOf(from, ea), claimsOf(to, eb)];
   const others = (files: Files) => [...files.keys()].filter(isOther);
   const [oa, ob] = [new Set(others(from)), new Set(others(to))];
+  const changed = changesOf(to, ea, eb, a);
+  const nows = new Set(changed.map((c) => c.now));
+  const fresh = (list: string[]) => list.filter((t) => !nows.has(t));
   return {
     engrams: {
       added: [...eb.values()].filter((e) => !ea.has(e.engram_id)).sort(byPath),
       removed: [...ea.values()].filter((e) => !eb.has(e.engram_id)).sort(byPath),
     },
-    facts: { added: added(b.facts, a.facts), removed: added(a.facts, b.facts) },
-    decisions: { added: added(b.decisions, a.decisions), removed: added(a.decisions, b.decisions) },
+    facts: { added: fresh(added(b.facts, a.facts)), removed: added(a.facts, b.facts) },
+    decisions: {
+      added: fresh(added(b.decisions, a.decisions)),
+      removed: added(a.decisions, b.decisions),
+    },
+    changed,
     episodes: { from: episodeCount(from), to: episodeCount(to) },
     state: keyChanges(documentsOf(from, "state"), documentsOf(to, "state")),
     core: keyChanges(documentsOf(from, "core"), documentsOf(to, "core")),
