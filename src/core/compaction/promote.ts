@@ -1,5 +1,6 @@
 import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/engram.js";
 import { learningIdOfFact } from "../graph/learnings.js";
+import { isEarlierHistory } from "../history/kinds.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
@@ -90,7 +91,8 @@ export function planPromotion(input: PromotionInput): Engram[] {
   }
 
   for (const engram of st) {
-    if (policy.promote_decisions) {
+    // Decisions the history moved past stay short-term: long-term memory is what stands.
+    if (policy.promote_decisions && !isEarlierHistory(engram)) {
       for (const decision of engram.decisions) {
         const key = factKey(decision.title);
         if (ltDecisions.has(key)) continue;
@@ -121,6 +123,7 @@ export function planPromotion(input: PromotionInput): Engram[] {
   // budget; facts by their text.
   const rank = new Map<string, number>();
   for (const engram of [...st].sort(newestFirst)) {
+    if (isEarlierHistory(engram)) continue;
     for (const d of engram.decisions) {
       const id = `decision:${factKey(d.title)}`;
       if (!rank.has(id)) rank.set(id, rank.size);

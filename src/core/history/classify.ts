@@ -31,7 +31,7 @@ export interface CommitClass {
   /** `(#123)` in the subject or `Merge pull request #123`. */
   pr?: number;
   breaking: boolean;
-  decision?: { title: string; rationale?: string };
+  decision?: { title: string; rationale?: string; confidence?: number };
   lesson?: string;
   convention?: string;
 }
