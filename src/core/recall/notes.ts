@@ -1,5 +1,6 @@
 import type { Engram } from "../../schema/engram.js";
 import { normalizeClaim } from "../graph/learnings.js";
+import { hasContent } from "../history/content.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
 
@@ -104,6 +105,9 @@ export function notesOfEngram(
   };
   const out: RecallNote[] = [];
   engram.facts.forEach((fact, i) => {
+    // A recorded commit that says nothing ("Commit: Merge branch 'x'") is not worth a hit: its
+    // few words would outrank a lesson. (Ids keep the fact's index.)
+    if (fact.startsWith("Commit: ") && !hasContent(fact)) return;
     const key = normalizeClaim(fact);
     out.push({
       ...base,
