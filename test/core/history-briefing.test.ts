@@ -20,6 +20,7 @@ describe("hasContent", () => {
       "Merge pull request #12 from a/b",
       "switch badges from badgen.net to shields.io",
       "change my contributor email to tag with expressjs",
+      "Add jane.doe@example.com to the list",
       "fix: typo",
       "Update",
     ]) {
@@ -29,6 +30,7 @@ describe("hasContent", () => {
       "adopt Node@18 as the minimum supported version",
       "Change query parser setting default to 'simple'",
       "Use ESM",
+      "use node:buffer instead of safe-buffer@5.2.1",
       'Lesson: Reverted "add etag option"',
     ]) {
       expect(hasContent(text), text).toBe(true);
@@ -43,7 +45,7 @@ describe("decisionRoutes", () => {
       [
         {
           sha: "a1",
-          committedAt: at(0),
+          committedAt: at(4.5),
           subject: "Deprecate res.sendfile",
           decision: { title: "Deprecate res.sendfile" },
         },
@@ -51,7 +53,13 @@ describe("decisionRoutes", () => {
           sha: "a2",
           committedAt: at(0.1),
           subject: "Use pathval module",
-          decision: { title: "Use pathval module" },
+          decision: { title: "Use pathval module", rationale: "one less copy of the path walker" },
+        },
+        {
+          sha: "a2b",
+          committedAt: at(4),
+          subject: "Use crc module",
+          decision: { title: "Use crc module", rationale: "closes #12" },
         },
         {
           sha: "a3",
@@ -96,7 +104,8 @@ describe("decisionRoutes", () => {
     );
     expect(routes).toEqual([
       "earlier", // old, and res.sendfile was touched later
-      "memory", // old, nothing later names pathval
+      "earlier", // twice as old as the line
+      "memory", // old, nothing later names the crc module
       "none",
       undefined,
       "proposal",

@@ -18,7 +18,7 @@ const CONTENT_FREE: readonly RegExp[] = [
   // README decoration: badges, shields, logos, sponsors.
   /\b(?:badges?|shields?\.io|badgen|sponsors?|backers|funding)\b/i,
   // People and their addresses: a contributor's e-mail, the mailmap, the authors list.
-  /[\w.+-]+@[\w-]+\.[\w.-]+/,
+  /[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b/i,
   /\b(?:my|their|his|her|contributors?'?s?|authors?'?s?|maintainers?'?s?)\s+e-?mail\b|\bmailmap\b/i,
   /\b(?:contributors?|authors?|maintainers?)\b.*\b(?:list|info|file|section|names?)\b/i,
 ];

@@ -2,13 +2,16 @@
  * Where each decision a history import found goes: memory (in force), a proposal (the
  * classifier is not sure enough: someone confirms it), an earlier decision (kept in memory,
  * left out of the briefing: a later one superseded or reverted it, or it is old and a later
- * commit touched the same subject), or nowhere (it says nothing: "Never mind.").
+ * commit touched the same subject, or it is twice as old), or nowhere (it says nothing: "Never mind.").
  */
 import { hasContent } from "./content.js";
 
 export type DecisionRoute = "memory" | "proposal" | "earlier" | "none";
 
-/** Decisions older than this, before the newest commit read, stand only if nothing later touched their subject. */
+/**
+ * Decisions older than this, before the newest commit read, stand only when nothing later
+ * touched their subject; older than twice this, they are earlier decisions whatever.
+ */
 export const EARLIER_AFTER_YEARS = 3;
 
 /** The default of `memory.history_min_confidence`. */
@@ -23,7 +26,7 @@ export interface RoutedCommit {
   /** Committer time, seconds since 1970. */
   committedAt: number;
   subject: string;
-  decision?: { title: string; confidence?: number };
+  decision?: { title: string; rationale?: string; confidence?: number };
   /** The classifier's lesson (`Reverted "<what>": <why>` for a revert). */
   lesson?: string;
   /** The sha of the earlier decision this commit's decision supersedes. */
@@ -67,7 +70,10 @@ export function decisionRoutes(
     if (superseded.has(c.sha)) return "earlier";
     const revertedAt = reverted.get(plain(c.subject)) ?? reverted.get(plain(c.decision.title));
     if (revertedAt !== undefined && revertedAt > i) return "earlier";
+    // Twice as old, and not restated since, it is history rather than a briefing's matter.
+    if (c.committedAt < cutoff - EARLIER_AFTER_YEARS * YEAR_SECONDS) return "earlier";
     if (c.committedAt < cutoff) {
+      // An old decision stands when nothing later touched its subject.
       const touched = subjectTerms(c.decision.title).some((t) => (lastMention.get(t) ?? -1) > i);
       if (touched) return "earlier";
     }
