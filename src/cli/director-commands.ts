@@ -13,6 +13,7 @@ import {
   stringOption,
 } from "./args.js";
 import { BUS_COMMANDS } from "./bus-commands.js";
+import { CONFIRM_COMMAND } from "./confirm-command.js";
 import { DASHBOARD_COMMAND } from "./dashboard-command.js";
 import {
   GIT_COMMANDS,
@@ -458,6 +459,7 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   ...reviewCommands(runPr),
   ...GIT_COMMANDS,
   SET_ASIDE_COMMAND,
+  CONFIRM_COMMAND,
   ...BUS_COMMANDS,
   SYNC_COMMAND,
   DASHBOARD_COMMAND,

@@ -36,7 +36,12 @@ export async function ingestGitRange(
   const registry = loadRegistry(ctx.repoDir);
   const matcher =
     registry.components.length + registry.projects.length > 0 ? entityMatcher(registry) : undefined;
-  const { text, events } = gitHistoryNdjson(commits, matcher?.areasOf, privacy);
+  const { text, events } = gitHistoryNdjson(
+    commits,
+    matcher?.areasOf,
+    privacy,
+    ctx.config.memory.history_min_confidence,
+  );
   const { noteLines, ...counts } = await ingestSource(ctx, {
     stream: Readable.from([text]),
     name: `git:${range}`,

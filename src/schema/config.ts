@@ -64,6 +64,14 @@ export const MemoryConfig = z
       .max(1)
       .default(0.7)
       .describe("Notes with a stated confidence below this are not promoted."),
+    history_min_confidence: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0.6)
+      .describe(
+        "A decision `ingest --from-git` infers with a confidence below this is proposed (`director confirm`), not remembered.",
+      ),
     stall_seconds: PositiveInt.default(600).describe(
       "A gap between a worker's heartbeats longer than this is reported as a stall.",
     ),

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { hasContent } from "../core/history/content.js";
 import { type HistoryCommit, noteOfCommit, type RecallNote } from "../core/recall/notes.js";
 import {
   buildRecallIndex,
@@ -63,14 +64,14 @@ export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | u
       ? deserializeRecallIndex(cached.index)
       : undefined;
   if (cached && old) {
-    const fresh = (await readCommits(ctx.repoDir, `${cached.head}..${head}`)).map(noteOfCommit);
+    const fresh = commitNotes(await readCommits(ctx.repoDir, `${cached.head}..${head}`));
     // Newest first, as git gives them: the oldest fall off past the bound.
     const kept = [...old.notes]
       .map((n) => n.note)
       .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
     notes = [...fresh, ...kept].slice(0, HISTORY_MAX_COMMITS);
   } else {
-    notes = (await readCommits(ctx.repoDir, head)).map(noteOfCommit);
+    notes = commitNotes(await readCommits(ctx.repoDir, head));
   }
   const index = buildRecallIndex(counted(notes));
   memo = { cachePath, head, index };
@@ -134,4 +135,9 @@ export async function readCommits(dir: string, range: string): Promise<HistoryCo
     });
   }
   return out;
+}
+
+/** The commits as recall notes, without those that say nothing (a bare merge, "Never mind."). */
+function commitNotes(commits: readonly HistoryCommit[]): RecallNote[] {
+  return commits.map(noteOfCommit).filter((note) => hasContent(note.text));
 }

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  FOCUS_DECISION_SHARE,
   focusCandidates,
   renderFocus,
   telemetryItemBudget,
@@ -113,7 +114,15 @@ describe("renderFocus: properties", () => {
         const cut = render(engrams, 1_000_000, maxItems);
         const fullLines = linesBySort(full.text);
         const cutLines = linesBySort(cut.text);
-        expect(cutLines.knowledge).toEqual(fullLines.knowledge.slice(0, maxItems));
+        // Decisions keep to their share when other knowledge is there to show.
+        const decisions = decisionLines(full.text);
+        const others = fullLines.knowledge.filter((l) => !decisions.includes(l));
+        const room =
+          others.length > 0 ? Math.ceil(maxItems * FOCUS_DECISION_SHARE) : Number.MAX_SAFE_INTEGER;
+        const shared = fullLines.knowledge.filter(
+          (l) => !decisions.includes(l) || decisions.indexOf(l) < room,
+        );
+        expect(cutLines.knowledge).toEqual(shared.slice(0, maxItems));
         expect(cutLines.telemetry).toEqual(
           fullLines.telemetry.slice(
             0,
@@ -204,3 +213,14 @@ describe("focusCandidates", () => {
     expect(view.items).toBe(4);
   });
 });
+
+/** Bullet lines of the Decisions section. */
+function decisionLines(text: string): string[] {
+  const out: string[] = [];
+  let inside = false;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("## ")) inside = line === "## Decisions";
+    else if (inside && line.startsWith("- ")) out.push(line);
+  }
+  return out;
+}

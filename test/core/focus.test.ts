@@ -314,7 +314,7 @@ describe("renderFocus: budgets", () => {
 });
 
 describe("renderFocus: knowledge, not counts", () => {
-  it("leaves a history import's counts and all-secret notes out, keeps its decisions", () => {
+  it("leaves a history import's counts and all-secret notes out, keeps its decisions and areas", () => {
     const counts = ["Area src: 40 commits, 2019-2026 (30 features)", "71 merge commits, 2026"];
     const history = engram({
       facts: counts,
@@ -332,7 +332,8 @@ describe("renderFocus: knowledge, not counts", () => {
     const view = render([history, secret]);
     expect(view.text).toContain("Use zod for every schema");
     expect(view.text).not.toContain("merge commits");
-    expect(view.text).not.toContain("Area src");
+    // Where the work happens has a section of its own, after the knowledge.
+    expect(view.text).toMatch(/## Areas\n\n- Area src: 40 commits/);
     expect(view.text).not.toContain("API_KEY=");
     // A note with words beside its secret is still knowledge.
     expect(view.text).toContain("Lesson: rotate [REDACTED:aws-access-token] keys");

@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import type { MemoryEvent } from "../../schema/memory-event.js";
-import { isHistoryCommit } from "../history/kinds.js";
+import { hasContent } from "../history/content.js";
+import { EARLIER_TOPIC, isHistoryCommit } from "../history/kinds.js";
 import { compareText, truncateChars } from "../model/text.js";
 import type { CompactionPolicy } from "./policy.js";
 
@@ -32,7 +33,9 @@ const TYPE_LABELS: Record<string, [string, string]> = {
 
 /**
  * The history-derived events of a slice (commits read from git and their notes) as engrams
- * of knowledge rather than a commit log: every decision in one `decisions` group and every
+ * of knowledge rather than a commit log: what the history moved past (first topic `earlier`:
+ * a decision superseded or reverted, an old lesson) in one `earlier` group, every other
+ * decision in one `decisions` group and every
  * other note in one `lessons` group, each newest commit first; commits are not listed but
  * summarised in a `history` group, one fact per area of the tree (how many commits of which
  * type, over which years, the latest subjects) and one per kind of noise ("48 dependency
@@ -47,18 +50,23 @@ export function compactHistory(
   const newestFirst = (a: MemoryEvent, b: MemoryEvent) =>
     compareText(b.sent_at, a.sent_at) || b.seq - a.seq;
   const decisions: MemoryEvent[] = [];
+  const earlier: MemoryEvent[] = [];
   const notes: MemoryEvent[] = [];
   const commits: MemoryEvent[] = [];
   for (const event of events) {
     if (isHistoryCommit(event)) {
       // One commit link (and its PR) is enough: the files are in git.
       commits.push({ ...event, links: event.links.filter((l) => l.type !== "file") });
-    } else if (event.kind === "decision") decisions.push(event);
+    } else if (event.topics[0] === EARLIER_TOPIC) earlier.push(event);
+    else if (event.kind === "decision") decisions.push(event);
     else notes.push(event);
   }
   const out: Engram[] = [];
   if (decisions.length > 0) {
     out.push(...build("decisions", decisions.sort(newestFirst), version, policy, []));
+  }
+  if (earlier.length > 0) {
+    out.push(...build(EARLIER_TOPIC, earlier.sort(newestFirst), version, policy, []));
   }
   if (notes.length > 0) out.push(...build("lessons", notes.sort(newestFirst), version, policy, []));
   if (commits.length > 0) {
@@ -94,8 +102,10 @@ export function summarizeCommits(commits: readonly MemoryEvent[]): string[] {
     if (event.sent_at > tally.last) tally.last = event.sent_at;
     const type = event.kind.startsWith("commit:") ? event.kind.slice("commit:".length) : "other";
     tally.types.set(type, (tally.types.get(type) ?? 0) + 1);
-    if (!isNoise && tally.latest.length < LATEST_SUBJECTS && event.text !== undefined) {
-      tally.latest.push(truncateChars(event.text.split(" — ")[0] as string, SUBJECT_CHARS));
+    const subject = event.text?.split(" — ")[0];
+    // A merge's subject names a branch, not a change: the latest that say something.
+    if (!isNoise && tally.latest.length < LATEST_SUBJECTS && subject && hasContent(subject)) {
+      tally.latest.push(truncateChars(subject, SUBJECT_CHARS));
     }
   }
   const facts: string[] = [];

@@ -2,6 +2,7 @@ import type { Decision, Engram, EngramBody, LearningOrigin } from "../../schema/
 import { learningIdOfFact } from "../graph/learnings.js";
 import { saidOf, saidStated } from "../graph/said-by.js";
 import { replacedBy, replacementsOf } from "../graph/supersession.js";
+import { isEarlierHistory } from "../history/kinds.js";
 import { engramFileSize, sealEngram } from "../model/engram.js";
 import { compareText, cutText } from "../model/text.js";
 import { CREATED_BY, factKey } from "./compact.js";
@@ -110,7 +111,8 @@ export function planPromotion(input: PromotionInput): Engram[] {
       const again = restatedIn.get(learningIdOfFact(decision.title))?.length ?? 0;
       return again > 0 ? `, confirmed ${again} time${again === 1 ? "" : "s"}` : undefined;
     };
-    if (policy.promote_decisions) {
+    // Decisions the history moved past stay short-term: long-term memory is what stands.
+    if (policy.promote_decisions && !isEarlierHistory(engram)) {
       for (const decision of engram.decisions) {
         const confirmed = promotable(decision);
         if (confirmed === undefined) continue;
@@ -147,6 +149,7 @@ export function planPromotion(input: PromotionInput): Engram[] {
   // budget; facts by their text.
   const rank = new Map<string, number>();
   for (const engram of [...st].sort(newestFirst)) {
+    if (isEarlierHistory(engram)) continue;
     for (const d of engram.decisions) {
       const id = `decision:${factKey(d.title)}`;
       if (!rank.has(id)) rank.set(id, rank.size);

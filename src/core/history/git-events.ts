@@ -2,12 +2,23 @@ import type { Link } from "../../schema/common.js";
 import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
+import { type AreasOf, areaOf, topFolders } from "./areas.js";
 import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
+import { hasContent } from "./content.js";
 import type { CommitChanges } from "./evidence.js";
-import { changeKindName, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
+import { changeKindName, EARLIER_TOPIC, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
+import { proposalText } from "./proposals.js";
 import { linkPullRequests } from "./pull-requests.js";
+import {
+  type DecisionRoute,
+  decisionRoutes,
+  EARLIER_AFTER_YEARS,
+  HISTORY_MIN_CONFIDENCE,
+  YEAR_SECONDS,
+} from "./standing.js";
 import { supersessions } from "./supersede.js";
 
+export { type AreasOf, areaOf, topFolders } from "./areas.js";
 export { GIT_SENDER_ID } from "./kinds.js";
 
 /** One commit, as read from git, with the files it changed against its first parent. */
@@ -49,10 +60,9 @@ export const TRAILER_KINDS: Readonly<Record<string, NoteKind>> = {
   question: "question",
 };
 
-// The envelope schema's limits: 32 links, 32 topics of 64 chars, 8000 chars of text.
+// The envelope schema's limits: 32 links, 32 topics (of 64 chars: areas.ts), 8000 chars of text.
 const MAX_LINKS = 32;
 const MAX_TOPICS = 32;
-const MAX_TOPIC_CHARS = 64;
 const MAX_REF_CHARS = 512;
 const MAX_TEXT_CHARS = 8000;
 const BODY_CHARS = 400;
@@ -129,75 +139,6 @@ export function trailerNotes(
   return notes;
 }
 
-/** Folders that hold one project each: their second level names the area. */
-const CONTAINERS = new Set([
-  "packages",
-  "apps",
-  "libs",
-  "crates",
-  "modules",
-  "plugins",
-  "services",
-]);
-
-/** The registry's projects and components (`component:<id>`, `project:<id>`) covering a file. */
-export type AreasOf = (file: string) => readonly string[];
-
-/**
- * The area of the tree a commit touches: the registry component (else project) covering most
- * of its files when `areasOf` is given and covers any; otherwise the top folder holding most
- * of them (`packages/x` inside a monorepo's container folder), or `(root)` for top-level
- * files only.
- */
-export function areaOf(files: readonly string[], areasOf?: AreasOf): string {
-  if (areasOf) {
-    for (const kind of ["component:", "project:"]) {
-      const counts = new Map<string, number>();
-      for (const file of files) {
-        for (const id of areasOf(file)) {
-          if (id.startsWith(kind))
-            counts.set(id.slice(kind.length), (counts.get(id.slice(kind.length)) ?? 0) + 1);
-        }
-      }
-      const best = mostCommon(counts);
-      if (best !== undefined) return truncateChars(best.toLowerCase(), MAX_TOPIC_CHARS);
-    }
-  }
-  const counts = new Map<string, number>();
-  for (const file of files) {
-    const parts = file.toLowerCase().split("/");
-    if (parts.length < 2) continue;
-    const top = parts[0] as string;
-    const area = CONTAINERS.has(top) && parts.length > 2 ? `${top}/${parts[1]}` : top;
-    counts.set(area, (counts.get(area) ?? 0) + 1);
-  }
-  const best = mostCommon(counts);
-  return best !== undefined ? truncateChars(best, MAX_TOPIC_CHARS) : "(root)";
-}
-
-function mostCommon(counts: ReadonlyMap<string, number>): string | undefined {
-  let best: [string, number] | undefined;
-  for (const entry of counts) {
-    if (!best || entry[1] > best[1] || (entry[1] === best[1] && entry[0] < best[0])) best = entry;
-  }
-  return best?.[0];
-}
-
-/** Top-level folders of the paths, most files first (the first is the engram group). */
-export function topFolders(files: readonly string[]): string[] {
-  const counts = new Map<string, number>();
-  for (const file of files) {
-    const cut = file.indexOf("/");
-    if (cut <= 0) continue;
-    const folder = truncateChars(file.slice(0, cut).toLowerCase(), MAX_TOPIC_CHARS);
-    counts.set(folder, (counts.get(folder) ?? 0) + 1);
-  }
-  return [...counts]
-    .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    .map(([folder]) => folder)
-    .slice(0, MAX_TOPICS);
-}
-
 /**
  * A commit's message read as the import reads it: subject, body, trailer notes, and the
  * classifier's verdict (a `BREAKING CHANGE:` footer is seen with the body; a `Decision:`
@@ -241,6 +182,10 @@ export type ClassifiedCommit = ReturnType<typeof classifyMessage> & {
   pr?: number;
   /** The commit whose decision this commit's decision supersedes. */
   supersedes?: { sha: string; title: string };
+  /** Where its decision goes (`standing.ts`); memory when not given. */
+  route?: DecisionRoute;
+  /** Older than `EARLIER_AFTER_YEARS` before the newest commit read: its lessons are filed apart. */
+  dated?: boolean;
 };
 
 /**
@@ -410,34 +355,65 @@ export function commitEnvelopes(
   const supersededLink: Link[] = read.supersedes
     ? [{ type: "commit", ref: read.supersedes.sha }]
     : [];
-  const note = (id: string, kind: NoteKind, noteText: string, rationale?: string) =>
+  // A note the history moved past (an earlier decision, an old lesson) is filed apart.
+  const earlierTopics = [EARLIER_TOPIC, ...topics].slice(0, MAX_TOPICS);
+  const note = (
+    id: string,
+    kind: NoteKind,
+    noteText: string,
+    rationale?: string,
+    extra: { confidence?: number; earlier?: boolean } = {},
+  ) =>
     out.push(
       envelope("memory_note.v1", `git:${commit.sha}:${id}`, {
         kind,
         text: truncateChars(noteText, MAX_TEXT_CHARS),
         ...(rationale ? { rationale: truncateChars(rationale, MAX_TEXT_CHARS) } : {}),
-        topics,
-        links: id === "decision" ? [...refLinks, ...supersededLink] : refLinks,
+        ...(extra.confidence !== undefined ? { confidence: extra.confidence } : {}),
+        topics: extra.earlier ? earlierTopics : topics,
+        links: id === "decision" || id === "proposal" ? [...refLinks, ...supersededLink] : refLinks,
       }),
     );
   notes.forEach((n, i) => {
     note(String(i + 1), n.kind, n.text, n.rationale);
   });
-  for (const [id, kind, noteText, rationale] of inferredNotes(cls)) {
-    note(id, kind, noteText, rationale);
+  for (const [id, kind, noteText, rationale] of inferredNotes(cls, read.route)) {
+    if (id === "proposal") {
+      // A question is never promoted nor listed in MEMORY.md: `director confirm` decides.
+      const confidence = cls.decision?.confidence ?? 1;
+      const text = proposalText({
+        sha: commit.sha,
+        confidence,
+        title: noteText,
+        ...(rationale ? { rationale } : {}),
+      });
+      note(id, kind, text, undefined, { confidence });
+    } else {
+      const earlier = id === "decision" ? read.route === "earlier" : read.dated === true;
+      note(id, kind, noteText, rationale, { earlier });
+    }
   }
   return out;
 }
 
-/** The notes a classified commit stands for, with their id suffixes. */
-function inferredNotes(cls: CommitClass): [string, NoteKind, string, string | undefined][] {
+/** The notes a classified commit stands for, with their id suffixes; none without content. */
+function inferredNotes(
+  cls: CommitClass,
+  route: DecisionRoute = "memory",
+): [string, NoteKind, string, string | undefined][] {
   const scoped = (text: string) => (cls.scope ? `${cls.scope}: ${text}` : text);
   const out: [string, NoteKind, string, string | undefined][] = [];
-  if (cls.decision) {
-    out.push(["decision", "decision", scoped(cls.decision.title), cls.decision.rationale]);
+  if (cls.decision && route !== "none") {
+    const title = scoped(cls.decision.title);
+    if (route === "proposal") out.push(["proposal", "question", title, cls.decision.rationale]);
+    else out.push(["decision", "decision", title, cls.decision.rationale]);
   }
-  if (cls.lesson) out.push(["lesson", "lesson", scoped(cls.lesson), undefined]);
-  if (cls.convention) out.push(["convention", "convention", scoped(cls.convention), undefined]);
+  if (cls.lesson && hasContent(cls.lesson)) {
+    out.push(["lesson", "lesson", scoped(cls.lesson), undefined]);
+  }
+  if (cls.convention && hasContent(cls.convention)) {
+    out.push(["convention", "convention", scoped(cls.convention), undefined]);
+  }
   return out;
 }
 
@@ -446,12 +422,13 @@ export function gitHistoryNdjson(
   commits: readonly GitCommitInfo[],
   areasOf?: AreasOf,
   privacy: "public" | "private" = "private",
+  minConfidence: number = HISTORY_MIN_CONFIDENCE,
 ): {
   text: string;
   events: number;
 } {
   const lines: string[] = [];
-  const read = classifyHistory(commits);
+  const read = routedHistory(commits, classifyHistory(commits), minConfidence);
   for (const [i, commit] of commits.entries()) {
     for (const env of commitEnvelopes(commit, lines.length, areasOf, read[i])) {
       // Private is every note's default: stated only when the user said public.
@@ -460,6 +437,35 @@ export function gitHistoryNdjson(
     }
   }
   return { text: lines.length === 0 ? "" : `${lines.join("\n")}\n`, events: lines.length };
+}
+
+/** Each commit as read, with the route of its decision over the whole history (`standing.ts`). */
+export function routedHistory(
+  commits: readonly Pick<GitCommitInfo, "sha" | "committedAt">[],
+  read: readonly ClassifiedCommit[],
+  minConfidence: number,
+): ClassifiedCommit[] {
+  const routes = decisionRoutes(
+    read.map((r, i) => {
+      const c = commits[i] as Pick<GitCommitInfo, "sha" | "committedAt">;
+      return {
+        sha: c.sha,
+        committedAt: c.committedAt,
+        subject: r.subject,
+        ...(r.cls.decision ? { decision: r.cls.decision } : {}),
+        ...(r.cls.lesson ? { lesson: r.cls.lesson } : {}),
+        ...(r.supersedes ? { supersedes: r.supersedes.sha } : {}),
+      };
+    }),
+    minConfidence,
+  );
+  const newest = commits.reduce((max, c) => Math.max(max, c.committedAt), 0);
+  const cutoff = newest - EARLIER_AFTER_YEARS * YEAR_SECONDS;
+  return read.map((r, i) => {
+    const route = routes[i];
+    const dated = (commits[i] as { committedAt: number }).committedAt < cutoff;
+    return { ...r, ...(route !== undefined ? { route } : {}), ...(dated ? { dated } : {}) };
+  });
 }
 
 /** Everything after a message's first paragraph (the subject), trailers included. */

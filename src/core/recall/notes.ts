@@ -1,6 +1,7 @@
 import type { Engram } from "../../schema/engram.js";
 import { itemSaid, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { type Replacements, replacedBy } from "../graph/supersession.js";
+import { hasContent } from "../history/content.js";
 import { engramPath } from "../model/engram.js";
 import { compareText } from "../model/text.js";
 
@@ -105,6 +106,9 @@ export function notesOfEngram(
   };
   const out: RecallNote[] = [];
   engram.facts.forEach((fact, i) => {
+    // A recorded commit that says nothing ("Commit: Merge branch 'x'") is not worth a hit: its
+    // few words would outrank a lesson. (Ids keep the fact's index.)
+    if (fact.startsWith("Commit: ") && !hasContent(fact)) return;
     const key = normalizeClaim(fact);
     out.push({
       ...base,

@@ -7,14 +7,23 @@ import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
 import { replacedBy, replacementsOf } from "../graph/supersession.js";
-import { GIT_SENDER_ID } from "../history/kinds.js";
+import { hasContent, reasonOf } from "../history/content.js";
+import { GIT_SENDER_ID, isEarlierHistory, isHistoryImport } from "../history/kinds.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
 import { clean, codePoints, decisionBody, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
 
 const ERROR_TYPE_MAX_CHARS = 80;
 
-export type SectionKey = "core" | "state" | "decisions" | "lt" | "recent" | "problems" | "now";
+export type SectionKey =
+  | "core"
+  | "state"
+  | "decisions"
+  | "lt"
+  | "recent"
+  | "areas"
+  | "problems"
+  | "now";
 
 export interface Item {
   section: SectionKey;
@@ -138,15 +147,20 @@ function collectItems(all: readonly Shown[]): Item[] {
     items.push({ section, line });
   };
   const byNewest = (a: Shown, b: Shown) => newestFirst(a.engram, b.engram);
-  const lt = shown.filter((s) => s.engram.scope === "lt").sort(byNewest);
-  const st = shown.filter((s) => s.engram.scope === "st").sort(byNewest);
+  // What a history import found the history moved past stays in memory, out of the briefing.
+  const briefed = shown.filter((s) => !isEarlierHistory(s.engram));
+  const lt = briefed.filter((s) => s.engram.scope === "lt").sort(byNewest);
+  const st = briefed.filter((s) => s.engram.scope === "st").sort(byNewest);
 
   for (const s of [...lt, ...st]) {
+    const history = isHistoryImport(s.engram);
     for (const d of s.engram.decisions) {
       const title = clean(d.title);
-      const rationale = clean(d.rationale);
+      // An imported reason that is only "closes #12" is no reason (the commit is linked).
+      const rationale = history ? clean(reasonOf(d.rationale, d.title) ?? "") : clean(d.rationale);
       const body = decisionBody(title, rationale);
       if (body === undefined || !saysSomething(title)) continue;
+      if (history && !hasContent(title)) continue;
       // The bare title is a key too: a fact repeating a decision's title adds nothing.
       add(
         "decisions",
@@ -164,6 +178,19 @@ function collectItems(all: readonly Shown[]): Item[] {
   );
   // Tentative facts (questions, telemetry, low confidence) rank below every firm one.
   for (const firm of [true, false]) for (const s of recent) addFacts("recent", s, firm, add);
+  // Where the work happens: a history import's areas, most recently active first.
+  for (const s of briefed) {
+    if (!isHistoryImport(s.engram)) continue;
+    for (const fact of s.engram.tentative ?? []) {
+      const text = clean(fact);
+      if (text.startsWith("Area ") && hasContent(text))
+        add(
+          "areas",
+          [normalizeClaim(text)],
+          itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s),
+        );
+    }
+  }
 
   // Telemetry only where it matters: a stalled or blocked worker, newest report first.
   for (const s of [...shown].sort(byNewest)) {
@@ -211,13 +238,15 @@ function addFacts(
     ...(s.engram.telemetry?.errors ?? []).map((g) => `Error ${g.error_type} ×`),
     ...(s.engram.telemetry?.workers ?? []).map((w) => `Worker ${w.worker}: `),
   ];
-  // A history import's tentative facts are counts (areas, merges, bumps): they belong in
-  // `director status` and the pull request, not in the focus view.
-  if (!firm && isHistoryImport(s.engram)) return;
+  // A history import's tentative facts are counts (areas, merges, bumps) and proposals: the
+  // areas have a section of their own, the rest belongs in `director status` and the PR.
+  const history = isHistoryImport(s.engram);
+  if (!firm && history) return;
   for (const fact of s.engram.facts) {
     if (tentative.has(fact) === firm) continue;
     if (!firm && telemetryPrefixes.some((prefix) => fact.startsWith(prefix))) continue;
     const text = clean(fact);
+    if (history && !hasContent(text)) continue;
     if (text !== "" && saysSomething(text))
       add(section, [normalizeClaim(text)], itemLine(truncateChars(text, FOCUS_ITEM_MAX_CHARS), s));
   }
@@ -263,12 +292,6 @@ function errorGroups(shown: readonly Shown[]): ErrorSummary[] {
     (a, b) =>
       newestFirst(a.at.engram, b.at.engram) || b.count - a.count || compareText(a.type, b.type),
   );
-}
-
-/** Engrams made only of commits read from git (`director ingest --from-git`). */
-function isHistoryImport(engram: Engram): boolean {
-  const senders = engram.provenance.senders;
-  return senders.length === 1 && senders[0] === GIT_SENDER_ID;
 }
 
 /**

@@ -67,14 +67,43 @@ export function telemetryItemBudget(maxItems: number): number {
 
 const TELEMETRY_SECTIONS: ReadonlySet<SectionKey> = new Set(["problems", "now"]);
 
+/**
+ * Decisions take at most this share of `memory_md_max_items` when any other knowledge
+ * (lessons, conventions, facts, areas) is there to show; alone, they take the whole view.
+ */
+export const FOCUS_DECISION_SHARE = 0.5;
+
+/** A history import's areas take at most this share of `memory_md_max_items` (at least one item). */
+export const FOCUS_AREA_SHARE = 0.1;
+
+/**
+ * The items a budget of `maxItems` lets each kind have, in their order: telemetry and areas
+ * within their shares, decisions within theirs unless the other kinds leave room.
+ */
+export function shareItems(collected: readonly Item[], maxItems: number): Item[] {
+  let telemetryRoom = telemetryItemBudget(maxItems);
+  let areaRoom = Math.max(1, Math.floor(maxItems * FOCUS_AREA_SHARE));
+  const capped = collected.filter((item) =>
+    TELEMETRY_SECTIONS.has(item.section)
+      ? telemetryRoom-- > 0
+      : item.section !== "areas" || areaRoom-- > 0,
+  );
+  // A briefing, not an index: beside other knowledge, decisions keep to their share (the rest
+  // stays in the engram files and recall); alone, they take the whole view.
+  const others = capped.filter((item) => item.section !== "decisions").length;
+  let decisionRoom = others > 0 ? Math.ceil(maxItems * FOCUS_DECISION_SHARE) : maxItems;
+  return capped.filter((item) => item.section !== "decisions" || decisionRoom-- > 0);
+}
+
 const SECTION_ORDER: Record<SectionKey, number> = {
   core: 0,
   state: 1,
   decisions: 2,
   lt: 3,
   recent: 4,
-  problems: 5,
-  now: 6,
+  areas: 5,
+  problems: 6,
+  now: 7,
 };
 
 const SECTION_HEADINGS: Record<SectionKey, string> = {
@@ -83,6 +112,7 @@ const SECTION_HEADINGS: Record<SectionKey, string> = {
   decisions: "## Decisions",
   lt: "## Long-term",
   recent: "## Recent",
+  areas: "## Areas",
   problems: "## Open problems",
   now: "## Now",
 };
@@ -109,11 +139,9 @@ function renderFocusOn(part: EngramPart, input: Omit<FocusInput, "engrams">): Fo
     if (text !== "")
       collected.push({ section: "now", line: `- ${truncateChars(text, FOCUS_ITEM_MAX_CHARS)}` });
   }
-  // Telemetry sections come last and share a small budget; what they leave out is omitted.
-  let telemetryRoom = telemetryItemBudget(maxItems);
-  const items = collected.filter(
-    (item) => !TELEMETRY_SECTIONS.has(item.section) || telemetryRoom-- > 0,
-  );
+  // Telemetry sections come last and share a small budget, decisions and areas leave room
+  // for the other kinds; what the shares leave out is omitted.
+  const items = shareItems(collected, maxItems);
   const total = collected.length;
 
   const footerCost = (k: number): number => (k > 0 ? lineBytes("") + lineBytes(footerLine(k)) : 0);
