@@ -11,7 +11,7 @@
  * chunks included, so that such a URL resolves from any chunk. The map of which module went
  * into which file is written to dist/bundle-meta.json (test/cli/lazy-imports.test.ts reads it).
  */
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -28,6 +28,13 @@ const ENTRIES: Record<string, string> = {
   "recall-validate": join(SRC, "sync", "recall-validate.js"),
 };
 
+/** Packages bundled: plain code that the frequent commands load, reading no file of its own. */
+const BUNDLED = new Set(["smol-toml"]);
+const manifest = JSON.parse(readFileSync(join(DIST, "..", "package.json"), "utf8")) as {
+  dependencies: Record<string, string>;
+};
+const external = Object.keys(manifest.dependencies).filter((name) => !BUNDLED.has(name));
+
 rmSync(BUNDLE_DIR, { recursive: true, force: true });
 const result = await build({
   entryPoints: ENTRIES,
@@ -37,7 +44,7 @@ const result = await build({
   format: "esm",
   platform: "node",
   target: "node20",
-  packages: "external",
+  external,
   chunkNames: "chunk-[hash]",
   metafile: true,
   logLevel: "warning",
