@@ -7,10 +7,11 @@ import { fileURLToPath } from "node:url";
 
 /** `dist/bench`: where the compiled bench modules live. */
 export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
-/** `dist/`: the compiled tree (`dist/src/cli/*.js` are the real command lines). */
+/** `dist/`: the compiled tree (`dist/bin/*.js`, bundled from it, are the real command lines). */
 export const DIST_DIR = join(BENCH_DIR, "..");
-export const DIRECTOR_CLI = join(DIST_DIR, "src", "cli", "director.js");
-export const WORKER_CLI = join(DIST_DIR, "src", "cli", "worker.js");
+/** The bundled bins, as users run them (scripts/bundle.ts). */
+export const DIRECTOR_CLI = join(DIST_DIR, "bin", "director.js");
+export const WORKER_CLI = join(DIST_DIR, "bin", "worker.js");
 export const STEP_SCRIPT = join(BENCH_DIR, "step.js");
 
 const started = performance.now();
@@ -132,7 +133,7 @@ export async function runStep<T>(step: string, args: readonly string[]): Promise
   return JSON.parse(run.stdout) as T;
 }
 
-/** Runs a real command line (`dist/src/cli/*.js`) and parses its `--json` output. */
+/** Runs a real command line (`dist/bin/*.js`) and parses its `--json` output. */
 export async function runCli<T>(
   cli: string,
   args: readonly string[],

@@ -43,7 +43,8 @@ describe("the npm package", () => {
     expect(pkg.license).toBe("MIT");
     expect(readFileSync(join(ROOT, "LICENSE"), "utf8")).toMatch(/^MIT License\n/);
     for (const bin of Object.values(pkg.bin)) expect(files).toContain(bin);
-    // The ingest worker threads load this script by path at run time.
+    // The ingest worker threads load this script by path at run time, beside the bundle.
+    expect(files).toContain("dist/bin/ingest-worker.js");
     expect(files).toContain("dist/src/ingest/ingest-worker.js");
     for (const file of ["LICENSE", "README.md", "CHANGELOG.md", "package.json"]) {
       expect(files).toContain(file);
@@ -61,10 +62,14 @@ describe("the npm package", () => {
   it("ships nothing else: no test, benchmark, script, fixture, TypeScript source or map", () => {
     const top = ["LICENSE", "README.md", "CHANGELOG.md", "package.json"];
     const other = files.filter(
-      (f) => !top.includes(f) && !f.startsWith("dist/src/") && !f.startsWith("docs/"),
+      (f) =>
+        !top.includes(f) &&
+        !f.startsWith("dist/src/") &&
+        !f.startsWith("dist/bin/") &&
+        !f.startsWith("docs/"),
     );
     expect(other).toEqual([]);
-    expect(files.filter((f) => f.startsWith("dist/src/") && !f.endsWith(".js"))).toEqual([]);
+    expect(files.filter((f) => /^dist\/(src|bin)\//.test(f) && !f.endsWith(".js"))).toEqual([]);
     expect(files.filter((f) => /(^|\/)(test|bench|fixtures?)(\/|$)/.test(f))).toEqual([]);
   });
 });

@@ -18,10 +18,15 @@ describe("the integration tests' build check", () => {
     put("src/a.ts", 1000);
     expect(staleBuild(root)).toBe(join("src", "a.ts"));
     put("dist/src/a.js", 2000);
+    // Compiled but not bundled: the bins the tests run would be the old ones.
+    expect(staleBuild(root)).toBe(`${join("src", "a.ts")} (the bundle)`);
+    put("dist/bundle-meta.json", 2000);
     expect(staleBuild(root)).toBeUndefined();
     put("src/a.ts", 3000);
     expect(staleBuild(root)).toBe(join("src", "a.ts"));
     put("dist/src/a.js", 3000);
+    expect(staleBuild(root)).toBe(`${join("src", "a.ts")} (the bundle)`);
+    put("dist/bundle-meta.json", 3000);
     put("bench/b.ts", 100);
     expect(staleBuild(root)).toBe(join("bench", "b.ts"));
     put("dist/bench/b.js", 100);

@@ -16,8 +16,11 @@ function packageRoot(from: string): string {
     if (dirname(dir) === dir) throw new Error(`no package root above ${from}`);
   }
 }
-export const DIRECTOR_BIN = join(ROOT, "dist", "src", "cli", "director.js");
-export const WORKER_BIN = join(ROOT, "dist", "src", "cli", "worker.js");
+/** The bins as users run them: bundled by `npm run build` (scripts/bundle.ts). */
+export const BUNDLE_DIR = join(ROOT, "dist", "bin");
+export const DIRECTOR_BIN = join(BUNDLE_DIR, "director.js");
+export const WORKER_BIN = join(BUNDLE_DIR, "worker.js");
+export const ENGRAM_BIN = join(BUNDLE_DIR, "engram.js");
 
 /** A fixed git identity: tests never rely on the global one. */
 export const GIT_IDENTITY: Record<string, string> = {

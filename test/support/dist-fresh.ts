@@ -1,7 +1,8 @@
 /**
  * Vitest global setup of the integration tests: they run the built bins in `dist/`, so a
  * source newer than its build would be tested as it was before the edit. Stale or missing
- * output is rebuilt here (`tsc -p tsconfig.build.json`), once, before any test starts; with
+ * output is rebuilt here (`tsc -p tsconfig.build.json`, then the bundle of the bins that the
+ * tests run: scripts/bundle.ts), once, before any test starts; with
  * `ENGRAM_TEST_NO_BUILD=1` the run fails instead, naming the first stale file.
  */
 import { execFileSync } from "node:child_process";
@@ -11,14 +12,19 @@ import { join, relative } from "node:path";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
+/** The bundle's map, written last by `npm run build`: its time is the bundle's. */
+const BUNDLE_META = join("dist", "bundle-meta.json");
+
 /** The first built file older than its source (or missing), or undefined when all are fresh. */
 export function staleBuild(root = ROOT): string | undefined {
+  const bundle = join(root, BUNDLE_META);
+  const bundled = existsSync(bundle) ? statSync(bundle).mtimeMs : -1;
   for (const folder of ["src", "bench", "scripts"]) {
     for (const source of tsFiles(join(root, folder))) {
       const built = join(root, "dist", relative(root, source)).replace(/\.ts$/, ".js");
-      if (!existsSync(built) || statSync(built).mtimeMs < statSync(source).mtimeMs) {
-        return relative(root, source);
-      }
+      const changed = statSync(source).mtimeMs;
+      if (!existsSync(built) || statSync(built).mtimeMs < changed) return relative(root, source);
+      if (folder === "src" && bundled < changed) return `${relative(root, source)} (the bundle)`;
     }
   }
   return undefined;
@@ -44,6 +50,10 @@ export default function setup(): void {
   process.stderr.write(`dist/ is older than ${stale}: building before the tests\n`);
   const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
   execFileSync(process.execPath, [tsc, "-p", join(ROOT, "tsconfig.build.json")], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+  execFileSync(process.execPath, [join(ROOT, "dist", "scripts", "bundle.js")], {
     cwd: ROOT,
     stdio: "inherit",
   });

@@ -16,14 +16,13 @@ import {
   childEnv,
   describeResult,
   director,
+  ENGRAM_BIN,
   jsonOf,
-  ROOT,
   runBin,
   worker,
 } from "../support/bins.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
-const ENGRAM_BIN = join(ROOT, "dist", "src", "cli", "engram.js");
 const dirs = new TempDirs();
 const ENV = { SOURCE_DATE_EPOCH: "1790000000" };
 const SESSION = "8a6f3c1e-5b2d-4e7f-9a10-c3d4e5f60718";

@@ -10,11 +10,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, describeResult, ROOT, runBin } from "../support/bins.js";
+import { assertBuilt, describeResult, ENGRAM_BIN, ROOT, runBin } from "../support/bins.js";
 import { memoryRepo } from "../support/mcp-client.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
-const ENGRAM_BIN = join(ROOT, "dist", "src", "cli", "engram.js");
 /** Where git lives, and no engram, worker or director bin. */
 const BARE_PATH = "/usr/bin:/bin";
 const dirs = new TempDirs();
@@ -55,7 +54,7 @@ describe("the documents' MCP entries", () => {
       }
     }
     const mcp = jsonBlocks(readFileSync(join(ROOT, "docs", "mcp.md"), "utf8")).join("\n");
-    expect(mcp).toContain('"args": ["/path/to/engram/dist/src/cli/engram.js", "worker", "mcp"');
+    expect(mcp).toContain('"args": ["/path/to/engram/dist/bin/engram.js", "worker", "mcp"');
   });
 });
 

@@ -13,13 +13,12 @@ import {
   assertBuilt,
   type BinResult,
   describeResult,
+  ENGRAM_BIN,
   jsonOf,
-  ROOT,
   runBin,
 } from "../support/bins.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
-const ENGRAM_BIN = join(ROOT, "dist", "src", "cli", "engram.js");
 const dirs = new TempDirs();
 beforeAll(() => assertBuilt());
 afterAll(() => dirs.cleanup());

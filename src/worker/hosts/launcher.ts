@@ -6,7 +6,7 @@
 export interface Launcher {
   /** The node that runs engram (`process.execPath`). */
   node: string;
-  /** The resolved absolute path of `dist/src/cli/engram.js`. */
+  /** The resolved absolute path of the engram bin (`dist/bin/engram.js`). */
   bin: string;
 }
 
