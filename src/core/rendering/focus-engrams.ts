@@ -8,7 +8,7 @@ import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
 import { replacedBy, replacementsOf } from "../graph/supersession.js";
 import { hasContent, reasonOf } from "../history/content.js";
-import { GIT_SENDER_ID, isEarlierHistory, isHistoryImport } from "../history/kinds.js";
+import { isEarlierHistory, isHistoryImport } from "../history/kinds.js";
 import { engramPath } from "../model/engram.js";
 import { compareText, truncateChars } from "../model/text.js";
 import { clean, codePoints, decisionBody, FOCUS_ITEM_MAX_CHARS } from "./focus-text.js";
