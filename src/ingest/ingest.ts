@@ -3,9 +3,9 @@ import type { Readable } from "node:stream";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { quarantineExcerpt } from "../core/ingest/event-keys.js";
+import { quarantineLimits } from "../core/ingest/quarantine-plan.js";
 import { type Redactor, redactorFor } from "../core/ingest/redact.js";
 import { StateError } from "../errors.js";
-import { quarantineLimits } from "../schema/quarantine-config.js";
 import type { BufferLimits, EventBuffer, SerializedEvent } from "../state/buffer.js";
 import {
   appendQuarantine,

@@ -8,6 +8,7 @@ export { TanaSyncConfig };
 
 const PositiveInt = z.number().int().positive();
 const Ratio = z.number().gt(0).lt(1);
+const Confidence = z.number().min(0).max(1);
 
 /** `[memory]`: buffer, tier, engram and focus-view budgets, compaction and promotion policy. */
 export const MemoryConfig = z
@@ -58,20 +59,12 @@ export const MemoryConfig = z
       "Promote an ST engram to LT once it has been recalled this many times.",
     ),
     promote_decisions: z.boolean().default(true).describe("Promote explicit decisions to LT."),
-    promote_min_confidence: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.7)
-      .describe("Notes with a stated confidence below this are not promoted."),
-    history_min_confidence: z
-      .number()
-      .min(0)
-      .max(1)
-      .default(0.6)
-      .describe(
-        "A decision `ingest --from-git` infers with a confidence below this is proposed (`director confirm`), not remembered.",
-      ),
+    promote_min_confidence: Confidence.default(0.7).describe(
+      "Notes with a stated confidence below this are not promoted.",
+    ),
+    history_min_confidence: Confidence.default(0.6).describe(
+      "A decision `ingest --from-git` infers with a confidence below this is proposed (`director confirm`), not remembered.",
+    ),
     stall_seconds: PositiveInt.default(600).describe(
       "A gap between a worker's heartbeats longer than this is reported as a stall.",
     ),

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { QuarantineLimits } from "../core/ingest/quarantine-plan.js";
 
 /** `[quarantine]`: the disk budget of rejected input lines (docs/security.md). */
 export const QuarantineConfig = z
@@ -31,12 +30,3 @@ export const QuarantineConfig = z
   })
   .strict();
 export type QuarantineConfig = z.infer<typeof QuarantineConfig>;
-
-/** The planner's limits from `[quarantine]`. */
-export function quarantineLimits(config: QuarantineConfig): QuarantineLimits {
-  return {
-    maxBytes: config.max_bytes,
-    maxRecords: config.max_records,
-    senderShare: config.sender_share,
-  };
-}

@@ -5,6 +5,7 @@
  * record a line; one sender holds at most `sender_share` of a generation. What does not fit is
  * counted as dropped, never silently lost. Pure: the apply side is `src/state/quarantine.ts`.
  */
+import type { QuarantineConfig } from "../../schema/quarantine-config.js";
 
 /** `[quarantine]` as the planner needs it. */
 export interface QuarantineLimits {
@@ -167,4 +168,13 @@ export function planQuarantineAppend<R extends PlannedRecord>(
     state.bySender.set(sender, { records: held.records + 1, bytes: held.bytes + size });
   }
   return { segments, dropped, after: state };
+}
+
+/** The planner's limits from `[quarantine]` (a type-only import: no schema code loads). */
+export function quarantineLimits(config: QuarantineConfig): QuarantineLimits {
+  return {
+    maxBytes: config.max_bytes,
+    maxRecords: config.max_records,
+    senderShare: config.sender_share,
+  };
 }
