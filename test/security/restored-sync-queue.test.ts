@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { QueueStore } from "../../src/sync/queue-store.js";
@@ -56,7 +57,13 @@ describe("a restored sync queue cannot aim at other projects' data", () => {
     const before = JSON.stringify(theirPage);
     const blocksBefore = JSON.stringify([...notion.store.blocks.values()]);
 
-    const repo = await notionSyncRepo(dirs, [episodeNote("our own lesson", 0.9, "failure")], url);
+    const repo = await notionSyncRepo(
+      dirs,
+      [episodeNote("our own lesson", 0.9, "failure")],
+      url,
+      50,
+      { parent: "our-parent-page" },
+    );
     succeeded(await director(["sync", "run"], { cwd: repo.dir, env: syncEnv() }));
     expect(aimQueue(repo.dir, "notion", theirPage.id)).toBeGreaterThan(0);
 
@@ -76,6 +83,28 @@ describe("a restored sync queue cannot aim at other projects' data", () => {
     expect(JSON.stringify(run)).toContain(`Notion page ${theirPage.id}`);
     // Our item went to its own page, found by its sync key: no second copy.
     expect(notion.store.pages.size).toBe(2);
+
+    // The recorded databases name theirs: nothing is created or written there.
+    const recorded = join(".engram", "sync", "notion", "databases.json");
+    repo.write(recorded, readFileSync(join(other.dir, recorded), "utf8"));
+    repo.write("more.ndjson", `${JSON.stringify(episodeNote("a new lesson", 0.9, "failure"))}\n`);
+    succeeded(
+      await worker(["emit", "--from", join(repo.dir, "more.ndjson")], {
+        cwd: repo.dir,
+        env: syncEnv(70),
+      }),
+    );
+    succeeded(await director(["run", "--force"], { cwd: repo.dir, env: syncEnv(70) }));
+    const again = await director(["sync", "run", "--all", "--json"], {
+      cwd: repo.dir,
+      env: syncEnv(80),
+    });
+    expect(JSON.stringify(notion.store.pages.get(theirPage.id))).toBe(before);
+    const theirSource = theirPage.data_source_id;
+    expect(
+      [...notion.store.pages.values()].filter((p) => p.data_source_id === theirSource),
+    ).toHaveLength(1);
+    expect(again.stdout + again.stderr).toContain("databases.json names database");
   });
 
   it("Graphiti: an episode of another group is never deleted", async () => {

@@ -44,6 +44,8 @@ export class NotionTarget implements SyncTarget {
   private readonly client: Client;
   private readonly ids: NotionIds;
   private readonly warnings: string[] = [];
+  /** Types whose database the config names or this run made: no need to check its parent. */
+  private readonly vouched = new Set<SyncType>();
 
   constructor(private readonly options: NotionTargetOptions) {
     this.throttle = new ThrottledFetch(options.config.requests_per_second, options.fetch ?? fetch);
@@ -65,6 +67,7 @@ export class NotionTarget implements SyncTarget {
       if (configured !== undefined && configured !== this.ids[type]?.database_id) {
         this.ids[type] = { database_id: configured };
       }
+      if (configured !== undefined) this.vouched.add(type);
     }
   }
 
@@ -141,6 +144,7 @@ export class NotionTarget implements SyncTarget {
         )) as { id: string; data_sources?: { id: string }[] };
         const source = db.data_sources?.[0]?.id;
         this.ids[type] = { database_id: db.id, ...(source ? { data_source_id: source } : {}) };
+        this.vouched.add(type);
         created.push(type);
         continue;
       }
@@ -337,16 +341,42 @@ export class NotionTarget implements SyncTarget {
         "schema",
       );
     }
-    if (ids.data_source_id !== undefined) return ids.data_source_id;
+    if (ids.data_source_id !== undefined && this.vouched.has(type)) return ids.data_source_id;
     const db = (await this.call(() =>
       this.client.databases.retrieve({ database_id: ids.database_id }),
-    )) as { data_sources?: { id: string }[] };
-    const source = db.data_sources?.[0]?.id;
+    )) as { parent?: { page_id?: string }; data_sources?: { id: string }[] };
+    if (!this.vouched.has(type)) this.vouch(type, db);
+    const source = ids.data_source_id ?? db.data_sources?.[0]?.id;
     if (source === undefined) {
       throw new SyncTargetError(`database ${ids.database_id} has no data source`, "schema");
     }
     this.ids[type] = { ...ids, data_source_id: source };
     return source;
+  }
+
+  /**
+   * A database id recorded in the state folder (which a branch may have restored) is used only
+   * when the database is a child of the config's `parent_page_id`, and its recorded data
+   * source is the database's: another project's database is never written.
+   */
+  private vouch(
+    type: SyncType,
+    db: { parent?: { page_id?: string }; data_sources?: { id: string }[] },
+  ): void {
+    const ids = this.ids[type] as { database_id: string; data_source_id?: string };
+    const parent = this.options.config.parent_page_id;
+    const sources = (db.data_sources ?? []).map((d) => plainId(d.id));
+    const underParent =
+      parent !== undefined && plainId(db.parent?.page_id ?? "") === plainId(parent);
+    const ownSource =
+      ids.data_source_id === undefined || sources.includes(plainId(ids.data_source_id));
+    if (!underParent || !ownSource) {
+      throw new SyncTargetError(
+        `the state folder's sync/notion/databases.json names database ${ids.database_id} for ${DATABASES[memoryType(type)].title}, which is not ${underParent ? "the database of its recorded data source" : `a child of [sync.notion] parent_page_id (${parent ?? "not set"})`}: not used (was the state folder restored from another branch?); remove that file and run director sync init --target notion, or name the database in [sync.notion] databases`,
+        "schema",
+      );
+    }
+    this.vouched.add(type);
   }
 
   private async checkSchema(
