@@ -3,7 +3,7 @@
  * journal are checked and redacted as a worker's lines are, before anything reaches memory.
  * Through the built bins, on real repositories.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { dir, expectExit, initRepo, useCliHarness, wrk } from "../cli/cli-harness.js";
@@ -77,5 +77,20 @@ describe("a restored state folder", () => {
     expect(
       existsSync(join(repo.dir, "memory", "st", "e_00000000000000000000000000000000.json")),
     ).toBe(false);
+  });
+
+  it("set-aside refuses a committed link before reading it, and leaves nothing pending", async () => {
+    const repo = await initRepo();
+    const outside = join(repo.dir, "..", `${repo.dir.split("/").pop()}-environ.txt`);
+    writeFileSync(outside, `AWS_SECRET_ACCESS_KEY=${TOKEN}\n`);
+    const link = "memory/st/e_0123456789abcdef0123456789abcdef.json";
+    symlinkSync(outside, join(repo.dir, link));
+    const r = await dir(repo, ["set-aside", link]);
+    expectExit(r, 2);
+    expect(r.stderr).toContain(`${link}: a symbolic link`);
+    const state = JSON.stringify(readdirSync(join(repo.dir, ".engram"), { recursive: true }));
+    expect(state).not.toContain("set-aside");
+    expect(existsSync(join(repo.dir, ".engram", "buffer", "cycle-intent.json"))).toBe(false);
+    expectExit(await dir(repo, ["run"]), 0);
   });
 });
