@@ -14,9 +14,6 @@ import {
 } from "node:fs";
 import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { formatFinding } from "../core/checks/findings.js";
-import { checkMemoryWrites } from "../core/checks/write-check.js";
-import { redactorFor } from "../core/ingest/redact.js";
 import { confinePath } from "../core/model/paths.js";
 import type { VersionRecord } from "../core/versions/log.js";
 import type { FileChanges } from "../core/versions/step.js";
@@ -134,7 +131,7 @@ function refuseIntent(file: string, field: string, path: unknown, problem: strin
 export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
   if (!existsSync(ctx.paths.intent)) return false;
   const intent = readIntent(ctx.paths.intent);
-  checkRecoveredWrites(ctx, intent.writes, ctx.paths.intent);
+  await checkRecoveredWrites(ctx, intent.writes, ctx.paths.intent);
   await finishCycle(ctx, buffer, intent);
   return true;
 }
@@ -145,7 +142,17 @@ export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Prom
  * ingest reads a worker's line (the redactor finds nothing in them: a cycle writes only
  * redacted text). Either failure refuses the whole intent, nothing written.
  */
-function checkRecoveredWrites(ctx: RepoContext, writes: CycleIntent["writes"], file: string): void {
+async function checkRecoveredWrites(
+  ctx: RepoContext,
+  writes: CycleIntent["writes"],
+  file: string,
+): Promise<void> {
+  // Loaded only for an intent left on disk: the checks need zod and the secret scanner.
+  const [{ formatFinding }, { checkMemoryWrites }, { redactorFor }] = await Promise.all([
+    import("../core/checks/findings.js"),
+    import("../core/checks/write-check.js"),
+    import("../core/ingest/redact.js"),
+  ]);
   const findings = checkMemoryWrites(writes, ctx.config);
   const first = findings[0];
   if (first !== undefined) {

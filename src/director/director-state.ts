@@ -1,8 +1,6 @@
 import { existsSync, lstatSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { type Redactor, redactorFor } from "../core/ingest/redact.js";
-import { redactStoredEvent } from "../core/ingest/stored-event.js";
 import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import { removeStaleTemps } from "../state/atomic.js";
@@ -91,12 +89,7 @@ export async function withDirectorState<T>(
     removeLeftovers(ctx, lock.tookOver || existsSync(ctx.paths.intent));
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
-    // Built on the first event read: an ingest that keeps no events never pays for it.
-    let redactor: Redactor | undefined;
-    const buffer = EventBuffer.open(ctx.paths, {
-      retainEvents,
-      clean: (event) => redactStoredEvent(event, (redactor ??= redactorFor(ctx.config))).event,
-    });
+    const buffer = EventBuffer.open(ctx.paths, { retainEvents });
     // Compaction for room, for every path that ingests under the lock (ingest, the spool,
     // the hub, NATS, git refs): engrams into the state folder, never into a memory tree.
     let compactedForRoom = false;

@@ -69,13 +69,6 @@ export interface OpenOptions {
    * size: without them it allocates far less and loads the journal faster.
    */
   retainEvents?: boolean;
-  /**
-   * Applied to every event read from the journal (not to those appended by this process,
-   * which ingest made): the journal may come from a state folder restored from a branch, so
-   * its lines are redacted again before anything compacts them. Returns the event itself
-   * when nothing changed.
-   */
-  clean?: (event: MemoryEvent) => MemoryEvent;
 }
 
 export class EventBuffer {
@@ -102,7 +95,6 @@ export class EventBuffer {
    * copied as it is instead of serialized again.
    */
   private verbatim = true;
-  private clean: ((event: MemoryEvent) => MemoryEvent) | undefined;
 
   private constructor(
     private readonly paths: StatePaths,
@@ -117,7 +109,6 @@ export class EventBuffer {
       mkdirSync(dirname(paths.journal), { recursive: true, mode: STATE_DIR_MODE });
     const meta = existsSync(paths.meta) ? readBufferMeta(paths.meta) : emptyMeta();
     const buffer = new EventBuffer(paths, meta, options.retainEvents !== false);
-    buffer.clean = options.clean;
     if (existsSync(paths.seen)) {
       const text = readStateText(paths.seen);
       // A key cut short by a crash mid-append is not a key: drop it (and cut it off the file,
@@ -234,12 +225,6 @@ export class EventBuffer {
     }
     this.keys.add(key);
     if (this.retainEvents && event) {
-      const cleaned = this.clean?.(event) ?? event;
-      if (cleaned !== event) {
-        // The line on disk still holds what was found: a rewrite serializes the event again.
-        this.verbatim = false;
-        event = cleaned;
-      }
       shareRepeated(event, strings);
       this.events.push({ event, bytes });
     }
