@@ -1,5 +1,5 @@
 import { realpathSync } from "node:fs";
-import { isAbsolute, join, relative, resolve } from "node:path";
+import { isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { Env, Trust } from "../core/trust/destinations.js";
 import type { RepoContext } from "./repo-context.js";
 
@@ -33,7 +33,8 @@ function realOrSelf(path: string): string {
 
 function within(dir: string, path: string): boolean {
   const rel = relative(dir, path);
-  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+  // `..ci/engram.toml` is inside: only `..` itself or a path under it leaves the folder.
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 function relativeOrAbsolute(repo: string, file: string): string {

@@ -78,23 +78,25 @@ async function bringsInBaseOnly(
   const [first, merged] = parents;
   if (parents.length !== 2 || first === undefined || merged === undefined) return false;
   if ((await mergeBase(repo, merged, base)) !== merged) return false;
-  return takesOnly(repo, oid, first, merged);
+  // Memory too: a merge that writes memory of its own is a commit like any other.
+  return takesOnly(repo, oid, first, merged, { memory: true });
 }
 
 /**
- * Whether every path `oid` changes against `from`, besides memory, is as `to` has it: the
- * commit adds nothing of its own to what it merges.
+ * Whether every path `oid` changes against `from`, besides memory (unless `memory`), is as
+ * `to` has it: the commit adds nothing of its own to what it merges.
  */
 export async function takesOnly(
   repo: GitRepo,
   oid: string,
   from: string,
   to: string,
+  options: { memory?: boolean } = {},
 ): Promise<boolean> {
   for (const path of await changedPaths(repo, from, oid)) {
     if (!path.startsWith(repo.prefix)) return false;
     const rel = path.slice(repo.prefix.length);
-    if (isMemoryPath(rel)) continue;
+    if (isMemoryPath(rel) && options.memory !== true) continue;
     const [mine, theirs] = await Promise.all([
       readFileAt(repo, oid, rel),
       readFileAt(repo, to, rel),

@@ -130,8 +130,45 @@ function refuseIntent(file: string, field: string, path: unknown, problem: strin
 /** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
 export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
   if (!existsSync(ctx.paths.intent)) return false;
-  await finishCycle(ctx, buffer, readIntent(ctx.paths.intent));
+  const intent = readIntent(ctx.paths.intent);
+  await checkRecoveredWrites(ctx, intent.writes, ctx.paths.intent);
+  await finishCycle(ctx, buffer, intent);
   return true;
+}
+
+/**
+ * An intent found on disk may come from a state folder restored from a branch: before it is
+ * replayed, its files are checked as their readers read them (`checkMemoryWrites`) and as
+ * ingest reads a worker's line (the redactor finds nothing in them: a cycle writes only
+ * redacted text). Either failure refuses the whole intent, nothing written.
+ */
+async function checkRecoveredWrites(
+  ctx: RepoContext,
+  writes: CycleIntent["writes"],
+  file: string,
+): Promise<void> {
+  // Loaded only for an intent left on disk: the checks need zod and the secret scanner.
+  const [{ formatFinding }, { checkMemoryWrites }, { redactorFor }] = await Promise.all([
+    import("../core/checks/findings.js"),
+    import("../core/checks/write-check.js"),
+    import("../core/ingest/redact.js"),
+  ]);
+  const findings = checkMemoryWrites(writes, ctx.config);
+  const first = findings[0];
+  if (first !== undefined) {
+    throw new StateError(
+      `${file}: ${formatFinding(first)}${findings.length > 1 ? ` (and ${findings.length - 1} more)` : ""}: refused, nothing was written; if no Director wrote this intent, remove it`,
+    );
+  }
+  const redactor = redactorFor(ctx.config);
+  for (const write of writes) {
+    const found = redactor.redact(write.text);
+    if (found.count > 0) {
+      throw new StateError(
+        `${file}: writes[${JSON.stringify(write.path)}] holds ${found.count} secret(s) the redactor finds, which no Director writes: refused, nothing was written; if no Director wrote this intent, remove it`,
+      );
+    }
+  }
 }
 
 export async function finishCycle(

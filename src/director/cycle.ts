@@ -249,7 +249,10 @@ async function cycle(
     import("./consolidate.js"),
     import("./versions.js"),
   ]);
-  const slice = buffer.events.slice(0, decision.take).map((s) => s.event);
+  const slice = (await import("./journal-redact.js")).redactedEvents(
+    ctx,
+    buffer.events.slice(0, decision.take).map((s) => s.event),
+  );
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
   tallyRecalls(

@@ -1,5 +1,5 @@
 import { appendFileSync, readFileSync } from "node:fs";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { parseConfigText } from "../config/parse.js";
 import { compareFindings } from "../core/checks/findings.js";
@@ -337,7 +337,10 @@ function pullRequestRepos(options: GuardOptions): { head?: string; base?: string
 function repoConfigPath(options: GuardOptions): string {
   if (options.config === undefined) return CONFIG_PATH;
   const rel = relative(resolve(options.repo ?? "."), resolve(options.config));
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) return CONFIG_PATH;
+  // `..ci/engram.toml` is the repository's: only `..` or a path under it is outside.
+  if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    return CONFIG_PATH;
+  }
   return rel.split("\\").join("/");
 }
 

@@ -85,7 +85,10 @@ export async function compactForRoom(
   }
   // Nothing to take: the caller reports that no room could be made.
   if (take === 0) return;
-  const slice = buffer.events.slice(0, take).map((s) => s.event);
+  const slice = (await import("./journal-redact.js")).redactedEvents(
+    ctx,
+    buffer.events.slice(0, take).map((s) => s.event),
+  );
   const ledger = readRoomLedger(ctx.paths) ?? emptyLedger();
   const pendingFile = pendingFileName(ledger);
   const plan = planRoomCompaction({

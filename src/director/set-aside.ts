@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
@@ -50,6 +50,7 @@ export async function setAside(ctx: RepoContext, target: string): Promise<SetAsi
   return withDirectorState(ctx, async (buffer) => {
     const catalog = await readCatalogOrExplain(ctx);
     const found = resolveTarget(ctx, catalog, target);
+    refuseLinks(ctx.repoDir, found.path);
     const entries = catalog.entries.filter((e) => e.path !== found.path);
     const documents = catalog.documents?.filter((d) => d.path !== found.path);
     const now = receiptTime();
@@ -142,6 +143,35 @@ function resolveTarget(ctx: RepoContext, catalog: Catalog, target: string): Foun
     return { path, engramId: null, listed: null };
   }
   throw new UsageError(`${path}: no such memory file, and the catalog does not list it`);
+}
+
+/**
+ * Throws, before anything is read, unless every part of `path` is a plain folder and the file
+ * a regular file (or absent): a committed link such as `memory/st/x.json -> /proc/self/environ`
+ * would otherwise have its target copied into the state folder.
+ */
+function refuseLinks(repoDir: string, path: string): void {
+  const parts = path.split("/");
+  for (let i = 1; i <= parts.length; i++) {
+    const at = parts.slice(0, i).join("/");
+    let stat: ReturnType<typeof lstatSync>;
+    try {
+      stat = lstatSync(join(repoDir, at));
+    } catch {
+      return; // absent: nothing to read, the entry alone is removed
+    }
+    const last = i === parts.length;
+    if (stat.isSymbolicLink()) {
+      throw new UsageError(
+        `${at}: a symbolic link (to ${readlinkSync(join(repoDir, at))}); engram never reads through a link: nothing was set aside. Remove the link (git rm ${at}) and commit`,
+      );
+    }
+    if (last ? !stat.isFile() : !stat.isDirectory()) {
+      throw new UsageError(
+        `${at}: not a regular ${last ? "file" : "folder"}; nothing was set aside. Remove it (git rm ${at}) and commit`,
+      );
+    }
+  }
 }
 
 /** Copies the file's bytes into the state folder (durably) before the version removes it. */

@@ -258,5 +258,5 @@ function within(path: string, dir: string): boolean {
 
 function inside(path: string, dir: string): boolean {
   const rel = relative(dir, path);
-  return rel !== "" && !rel.startsWith("..") && !isAbsolute(rel);
+  return rel !== "" && rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }

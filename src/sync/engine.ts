@@ -141,6 +141,7 @@ export async function runSync(
   });
   const result = (mode: SyncRunResult["mode"], sent: SyncRunResult["sent"]): SyncRunResult => {
     store.maybeCompact(q);
+    notices.push(...(target.takeWarnings?.() ?? []));
     const depth = queueDepth(q);
     if (depth.awaiting_approval > 0) {
       notices.push(

@@ -146,6 +146,10 @@ export function openTarget(
     return new GraphitiTarget({
       config: { ...graphiti, url: graphitiUrl(graphiti, trustOf(ctx)) },
       resend: options.resend === true,
+      ownGroups: [
+        ...Object.values(graphiti.groups),
+        ...ctx.config.sources.markdown.folders.flatMap((f) => (f.group ? [f.group] : [])),
+      ],
     });
   }
   if (name === "tana") return openTanaTarget(ctx, queueStore(ctx, "tana").load().mapping);

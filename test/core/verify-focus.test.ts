@@ -90,6 +90,16 @@ describe("verifyFocusContent", () => {
     expect(finding?.message).toContain("not a worker's status line");
   });
 
+  it("refuses a Now line holding a secret, which the Director never writes (ingest redacts it)", () => {
+    const s = sources("hybrid");
+    const token = ["gh", "p_", "R8x2Kq9LmN4vB7cT1zY6wH3jF5dS0aPeGu2i"].join("");
+    const text = written(s, [`w1: deploy with ${token}`]);
+    const finding = verifyFocusContent(text, s);
+    expect(finding?.code).toBe("focus-content");
+    expect(finding?.message).toContain("secret");
+    expect(finding?.message).not.toContain(token);
+  });
+
   it("accounts for Now lines the budgets left out (counted only in the footer)", () => {
     // One telemetry item: error lines and Now lines compete, most are left out.
     const s = sources("periodic", 5);

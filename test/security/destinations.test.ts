@@ -93,6 +93,29 @@ describe("a repository's config cannot send credentials to a host it names", () 
     expect(attacker.heard).toEqual([]);
   });
 
+  it("--config ..ci/engram.toml inside the repository is the repository's, not the user's", async () => {
+    const repo = await victimRepo([]);
+    repo.write(
+      "..ci/engram.toml",
+      [
+        "[sync.notion]",
+        `base_url = "${attacker.url}"`,
+        'token_env = "AWS_SECRET_ACCESS_KEY"',
+        'parent_page_id = "page"',
+        "",
+      ].join("\n"),
+    );
+    refused(
+      await director(["sync", "init", "--target", "notion", "--config", "..ci/engram.toml"], {
+        cwd: repo.dir,
+        env: VICTIM,
+      }),
+      "[sync.notion] base_url",
+      "ENGRAM_ALLOW_HOSTS",
+    );
+    expect(attacker.heard).toEqual([]);
+  });
+
   it("[sync.tana] endpoint, local_api_url and token_env: nothing reaches the listener", async () => {
     const repo = await victimRepo([
       "[sync.tana]",

@@ -29,6 +29,8 @@ export async function notionSyncRepo(
     sync?: readonly string[];
     notion?: readonly string[];
     memory?: readonly string[];
+    /** `[sync.notion] parent_page_id` (default "parent-page"). */
+    parent?: string;
   } = {},
 ): Promise<TempRepo> {
   const repo = dirs.repo("engram-sync-");
@@ -43,7 +45,7 @@ export async function notionSyncRepo(
       ...(extra.sync ?? []),
       "[sync.notion]",
       `base_url = "${url}"`,
-      'parent_page_id = "parent-page"',
+      `parent_page_id = "${extra.parent ?? "parent-page"}"`,
       `requests_per_second = ${perSecond}`,
       // The stand-in answers in milliseconds; a loaded machine may take seconds. 10 s is also
       // the most a recall waits for a store (src/sync/remote-search.ts).

@@ -1,5 +1,6 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
+import { createRedactor, type Redactor } from "../ingest/redact.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
 import { type FocusDocuments, renderFocusFor } from "../rendering/focus.js";
 import { NOW_MAX_WORKERS } from "../swarm/swarm.js";
@@ -96,6 +97,16 @@ export function verifyFocusContent(text: string, sources: FocusSources): Finding
       message: `its "Now" section holds ${show(bad)}, which is not a worker's status line; the next director run rewrites it`,
     };
   }
+  // The Director writes a worker's id and stage as ingest left them: redacted. A line the
+  // redactor still finds something in was not written by it.
+  const secret = now.find((line) => builtInRedactor().redact(line).count > 0);
+  if (secret !== undefined) {
+    return {
+      path: FOCUS_PATH,
+      code: "focus-content",
+      message: `its "Now" section holds a line with a secret in it (${show(builtInRedactor().redact(secret).text)}), which the Director never writes; the next director run rewrites it`,
+    };
+  }
   const expected = generatedFocus(sources, now);
   if (expected === text) return undefined;
   // Now lines the Director left out for the budgets are only counted in the footer: render
@@ -124,6 +135,13 @@ export function nowLinesOf(text: string): string[] {
     out.push(line.slice(2).replace(/\\<(?=[A-Za-z/!?])/g, "<"));
   }
   return out;
+}
+
+let redactor: Redactor | undefined;
+/** The built-in rules, built once: a "Now" line is checked against what ingest redacts. */
+function builtInRedactor(): Redactor {
+  redactor ??= createRedactor();
+  return redactor;
 }
 
 function footerCount(text: string): number {

@@ -1,8 +1,9 @@
 import type { Config } from "../../schema/config.js";
 
 /**
- * The config keys that decide where credentials and memory go, which secret is sent, which
- * files are read or written, and which branch the Director writes (docs/security.md). A
+ * The config keys that decide where credentials and memory go (hosts, databases, groups,
+ * nodes), which secret is sent, what is redacted, which files are read or written, how
+ * MEMORY.md is written, and which branch the Director writes (docs/security.md). A
  * pull request that changes one is reported by `director guard`: a maintainer reads it,
  * because the destinations' rules (src/core/trust/destinations.ts) may let it through on a
  * machine whose environment allows that host or variable.
@@ -19,7 +20,14 @@ export const SECURITY_KEYS: readonly string[] = [
   "sync.tana.token_env",
   "sync.tana.local_api_url",
   "sync.tana.local_token_env",
+  "sync.notion.parent_page_id",
+  "sync.notion.databases",
   "sync.graphiti.url",
+  "sync.graphiti.groups",
+  "sync.tana.target_node_id",
+  "sync.tana.workspace_id",
+  "redaction.patterns",
+  "memory.memory_md_update_cadence",
   "sources.markdown.folders",
   "sources.markdown.privacy",
   "agent_bus.sources",

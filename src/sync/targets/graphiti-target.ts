@@ -22,6 +22,11 @@ export interface GraphitiTargetOptions {
    * first, instead of being confirmed as listed.
    */
   resend?: boolean;
+  /**
+   * The groups this project writes (the config's, and its markdown folders'): the only groups
+   * whose episodes a send may add or delete. Default: `config.groups`.
+   */
+  ownGroups?: readonly string[];
 }
 
 interface ListedEpisode {
@@ -47,6 +52,8 @@ export class GraphitiTarget implements SyncTarget {
   private readonly pollMs: number;
   /** Keys the engine looked up: their next upsert checks the server before sending. */
   private readonly lookups = new Set<string>();
+  private readonly ownGroups: readonly string[];
+  private readonly warnings: string[] = [];
 
   constructor(private readonly options: GraphitiTargetOptions) {
     const c = options.config;
@@ -57,6 +64,11 @@ export class GraphitiTarget implements SyncTarget {
       ...(options.backoffMs !== undefined ? { backoffMs: options.backoffMs } : {}),
     });
     this.pollMs = options.pollMs ?? 250;
+    this.ownGroups = [...new Set(options.ownGroups ?? Object.values(c.groups))];
+  }
+
+  takeWarnings(): string[] {
+    return this.warnings.splice(0);
   }
 
   async health(): Promise<TargetHealth> {
@@ -123,6 +135,12 @@ export class GraphitiTarget implements SyncTarget {
     }
     const parts = this.partsOf(item);
     const group = (parts[0] as EpisodePart).group_id;
+    if (!this.ownGroups.includes(group)) {
+      throw new SyncTargetError(
+        `${item.key}: group "${group}" is not one of this project's Graphiti groups (${this.ownGroups.join(", ")}): not sent`,
+        "validation",
+      );
+    }
     if (this.options.resend === true && remoteId !== null) await this.archive(remoteId);
     // What the server holds matters only when an earlier send may have reached it: an update,
     // or a record the engine looks up (in flight at a crash, or failed before).
@@ -172,9 +190,23 @@ export class GraphitiTarget implements SyncTarget {
     return found.every((u) => u !== undefined) ? found.join(",") : null;
   }
 
-  /** Deletes the episodes of an earlier version of an item (the new version supersedes them). */
+  /**
+   * Deletes the episodes of an earlier version of an item (the new version supersedes them).
+   * The uuids come from the state folder, which a branch may have restored: only an episode
+   * `get_episodes` lists in one of this project's groups is deleted; any other is left alone
+   * and the run says so.
+   */
   async archive(remoteId: string): Promise<void> {
-    for (const uuid of remoteId.split(",").filter(Boolean)) {
+    const uuids = remoteId.split(",").filter(Boolean);
+    if (uuids.length === 0) return;
+    const ours = new Set((await this.listed(...this.ownGroups)).map((e) => e.uuid));
+    for (const uuid of uuids) {
+      if (!ours.has(uuid)) {
+        this.warnings.push(
+          `graphiti: episode ${uuid} is not listed in this project's groups (${this.ownGroups.join(", ")}): not deleted (gone already, or another group's: was the state folder restored from another branch?)`,
+        );
+        continue;
+      }
       await this.client.call("delete_episode", { uuid }).catch((error: unknown) => {
         // Already gone (deleted by hand, or by an earlier run that crashed after it): done.
         if (!(error instanceof SyncTargetError && /not found/i.test(error.message))) throw error;
@@ -232,9 +264,9 @@ export class GraphitiTarget implements SyncTarget {
     }
   }
 
-  private async listed(group: string): Promise<ListedEpisode[]> {
+  private async listed(...groups: string[]): Promise<ListedEpisode[]> {
     const value = (await this.client.call("get_episodes", {
-      group_ids: [group],
+      group_ids: groups,
       max_episodes: LISTING,
     })) as { episodes?: ListedEpisode[] } | ListedEpisode[] | null;
     if (Array.isArray(value)) return value;

@@ -1,9 +1,10 @@
-import { APIErrorCode, APIResponseError, Client, isNotionClientError } from "@notionhq/client";
+import { Client } from "@notionhq/client";
 import { sha256Hex } from "../../core/model/canonical.js";
 import type { SyncValue } from "../../core/sync/item.js";
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import { type MemorySyncType, SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
 import type { NotionSyncConfig } from "../../schema/config.js";
+import { wrap } from "./notion-errors.js";
 import {
   blockBatches,
   contentBlocks,
@@ -42,6 +43,9 @@ export class NotionTarget implements SyncTarget {
   readonly throttle: ThrottledFetch;
   private readonly client: Client;
   private readonly ids: NotionIds;
+  private readonly warnings: string[] = [];
+  /** Types whose database the config names or this run made: no need to check its parent. */
+  private readonly vouched = new Set<SyncType>();
 
   constructor(private readonly options: NotionTargetOptions) {
     this.throttle = new ThrottledFetch(options.config.requests_per_second, options.fetch ?? fetch);
@@ -63,6 +67,7 @@ export class NotionTarget implements SyncTarget {
       if (configured !== undefined && configured !== this.ids[type]?.database_id) {
         this.ids[type] = { database_id: configured };
       }
+      if (configured !== undefined) this.vouched.add(type);
     }
   }
 
@@ -139,6 +144,7 @@ export class NotionTarget implements SyncTarget {
         )) as { id: string; data_sources?: { id: string }[] };
         const source = db.data_sources?.[0]?.id;
         this.ids[type] = { database_id: db.id, ...(source ? { data_source_id: source } : {}) };
+        this.vouched.add(type);
         created.push(type);
         continue;
       }
@@ -174,7 +180,8 @@ export class NotionTarget implements SyncTarget {
     const blocks = contentBlocks(item.content);
     const bodyHash = `sha256:${sha256Hex(item.content)}`;
     (properties as Record<string, unknown>).body_hash = propertyValue("rich_text", bodyHash);
-    if (remoteId === null) {
+    const own = remoteId === null ? null : await this.ownPage(item, remoteId, dataSource);
+    if (own === null) {
       const batches = blockBatches(blocks);
       const page = (await this.call(() =>
         this.client.pages.create({
@@ -186,23 +193,53 @@ export class NotionTarget implements SyncTarget {
       await this.append(page.id, batches.slice(1));
       return page.id;
     }
-    const current = (await this.call(() => this.client.pages.retrieve({ page_id: remoteId }))) as {
-      properties?: Record<
-        string,
-        { rich_text?: { plain_text?: string; text?: { content: string } }[] }
-      >;
-    };
     await this.call(() =>
-      this.client.pages.update({ page_id: remoteId, properties: properties as never }),
+      this.client.pages.update({ page_id: own.id, properties: properties as never }),
     );
-    const previous = (current.properties?.body_hash?.rich_text ?? [])
+    const previous = (own.properties?.body_hash?.rich_text ?? [])
       .map((t) => t.plain_text ?? t.text?.content ?? "")
       .join("");
     if (previous !== bodyHash) {
-      await this.clearChildren(remoteId);
-      await this.append(remoteId, blockBatches(blocks));
+      await this.clearChildren(own.id);
+      await this.append(own.id, blockBatches(blocks));
     }
-    return remoteId;
+    return own.id;
+  }
+
+  takeWarnings(): string[] {
+    return this.warnings.splice(0);
+  }
+
+  /**
+   * The page to update: `remoteId` when it is in this item type's database. The id comes from
+   * the state folder, which a branch may have restored, so a page elsewhere (another project's
+   * database) is never written: the item's own page is looked up by its sync key instead
+   * (null: none, create it), and the run says so.
+   */
+  private async ownPage(
+    item: OutgoingItem,
+    remoteId: string,
+    dataSource: string,
+  ): Promise<NotionPageState | null> {
+    const page = (await this.call(() =>
+      this.client.pages.retrieve({ page_id: remoteId }),
+    )) as NotionPageState;
+    const database = this.ids[item.type]?.database_id;
+    const own = [database, dataSource].filter((id) => id !== undefined).map(plainId);
+    const parents = [page.parent?.database_id, page.parent?.data_source_id]
+      .filter((id): id is string => typeof id === "string")
+      .map(plainId);
+    if (parents.some((id) => own.includes(id))) return { ...page, id: remoteId };
+    const where = page.parent?.database_id ?? page.parent?.data_source_id ?? "no database";
+    this.warnings.push(
+      `${item.key}: the sync queue names Notion page ${remoteId}, which is in ${where}, not in this project's ${DATABASES[memoryType(item.type)].title} database ${database ?? "(none)"}: that page was not written (was the state folder restored from another branch?); the item went to its own page`,
+    );
+    const found = await this.findByKey(item.type, item.key);
+    if (found === null) return null;
+    return {
+      ...((await this.call(() => this.client.pages.retrieve({ page_id: found }))) as object),
+      id: found,
+    };
   }
 
   async findByKey(type: SyncType, key: string): Promise<string | null> {
@@ -304,16 +341,42 @@ export class NotionTarget implements SyncTarget {
         "schema",
       );
     }
-    if (ids.data_source_id !== undefined) return ids.data_source_id;
+    if (ids.data_source_id !== undefined && this.vouched.has(type)) return ids.data_source_id;
     const db = (await this.call(() =>
       this.client.databases.retrieve({ database_id: ids.database_id }),
-    )) as { data_sources?: { id: string }[] };
-    const source = db.data_sources?.[0]?.id;
+    )) as { parent?: { page_id?: string }; data_sources?: { id: string }[] };
+    if (!this.vouched.has(type)) this.vouch(type, db);
+    const source = ids.data_source_id ?? db.data_sources?.[0]?.id;
     if (source === undefined) {
       throw new SyncTargetError(`database ${ids.database_id} has no data source`, "schema");
     }
     this.ids[type] = { ...ids, data_source_id: source };
     return source;
+  }
+
+  /**
+   * A database id recorded in the state folder (which a branch may have restored) is used only
+   * when the database is a child of the config's `parent_page_id`, and its recorded data
+   * source is the database's: another project's database is never written.
+   */
+  private vouch(
+    type: SyncType,
+    db: { parent?: { page_id?: string }; data_sources?: { id: string }[] },
+  ): void {
+    const ids = this.ids[type] as { database_id: string; data_source_id?: string };
+    const parent = this.options.config.parent_page_id;
+    const sources = (db.data_sources ?? []).map((d) => plainId(d.id));
+    const underParent =
+      parent !== undefined && plainId(db.parent?.page_id ?? "") === plainId(parent);
+    const ownSource =
+      ids.data_source_id === undefined || sources.includes(plainId(ids.data_source_id));
+    if (!underParent || !ownSource) {
+      throw new SyncTargetError(
+        `the state folder's sync/notion/databases.json names database ${ids.database_id} for ${DATABASES[memoryType(type)].title}, which is not ${underParent ? "the database of its recorded data source" : `a child of [sync.notion] parent_page_id (${parent ?? "not set"})`}: not used (was the state folder restored from another branch?); remove that file and run director sync init --target notion, or name the database in [sync.notion] databases`,
+        "schema",
+      );
+    }
+    this.vouched.add(type);
   }
 
   private async checkSchema(
@@ -347,6 +410,16 @@ export class NotionTarget implements SyncTarget {
 const SEARCHED: readonly MemorySyncType[] = ["episode", "insight", "pattern"];
 /** Words of a query sent as filters (two each): Notion allows 100 filters in a compound. */
 const MAX_SEARCH_WORDS = 16;
+
+/** What an update reads of a page: where it is, and the body hash it holds. */
+interface NotionPageState {
+  id: string;
+  parent?: { database_id?: string; data_source_id?: string };
+  properties?: Record<
+    string,
+    { rich_text?: { plain_text?: string; text?: { content: string } }[] }
+  >;
+}
 
 interface NotionPage {
   id: string;
@@ -392,6 +465,11 @@ function foundPage(type: SyncType, page: NotionPage): NotionFound {
   };
 }
 
+/** A Notion id as a plain lower-case hex string: ids are written with and without dashes. */
+function plainId(id: string): string {
+  return id.replaceAll("-", "").toLowerCase();
+}
+
 /** Notion holds memory's own collections; learning-graph nodes go to Tana. */
 function memoryType(type: SyncType): MemorySyncType {
   if ((SYNC_TYPES as readonly string[]).includes(type)) return type as MemorySyncType;
@@ -400,59 +478,4 @@ function memoryType(type: SyncType): MemorySyncType {
 
 function databaseKey(type: SyncType): keyof NotionSyncConfig["databases"] {
   return type === "evolution" ? "evolution" : (`${type}s` as "episodes" | "insights" | "patterns");
-}
-
-/** Notion's errors, in the engine's terms (the seed's error list). */
-export function wrap(error: unknown): SyncTargetError {
-  if (error instanceof SyncTargetError) return error;
-  if (APIResponseError.isAPIResponseError(error)) {
-    const message = `Notion ${error.status} ${error.code}: ${error.message}`;
-    switch (error.code) {
-      case APIErrorCode.RateLimited:
-      case APIErrorCode.ServiceOverload: {
-        const header = error.headers instanceof Headers ? error.headers.get("retry-after") : null;
-        const seconds = Number.parseInt(header ?? "", 10);
-        return new SyncTargetError(
-          message,
-          "rate_limited",
-          Number.isFinite(seconds) ? seconds : undefined,
-          {
-            cause: error,
-          },
-        );
-      }
-      case APIErrorCode.Unauthorized:
-      case APIErrorCode.RestrictedResource:
-        return new SyncTargetError(message, "auth", undefined, { cause: error });
-      case APIErrorCode.ObjectNotFound:
-        return new SyncTargetError(message, "schema", undefined, { cause: error });
-      case APIErrorCode.ValidationError:
-        // A property the database no longer has is a schema change, not a bad item.
-        return new SyncTargetError(
-          message,
-          /is not a property that exists|property .* does not exist|expected to be/i.test(
-            error.message,
-          )
-            ? "schema"
-            : "validation",
-          undefined,
-          { cause: error },
-        );
-      default:
-        return new SyncTargetError(message, "unavailable", undefined, { cause: error });
-    }
-  }
-  if (isNotionClientError(error)) {
-    return new SyncTargetError(`Notion: ${error.message}`, "unavailable", undefined, {
-      cause: error,
-    });
-  }
-  return new SyncTargetError(
-    `Notion: ${(error as Error).message ?? String(error)}`,
-    "unavailable",
-    undefined,
-    {
-      cause: error,
-    },
-  );
 }

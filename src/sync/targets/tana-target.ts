@@ -361,7 +361,7 @@ export class TanaTarget implements BatchSyncTarget {
   /** Trashes the node (Local API) or marks it archived with a child (Input API). */
   async archive(remoteId: string): Promise<"trashed" | "marked" | "gone"> {
     if (this.local !== null && this.localUp) {
-      if (await this.isGone(remoteId)) return "gone";
+      if ((await this.ownNode(remoteId)) === "gone") return "gone";
       await this.local.trash(remoteId);
       this.liveIds?.delete(remoteId);
       return "trashed";
@@ -388,12 +388,35 @@ export class TanaTarget implements BatchSyncTarget {
     return this.liveIds !== null && !this.liveIds.has(remoteId) && !this.recent(remoteId);
   }
 
+  /**
+   * Whether a node the queue names may be written or trashed (Local API): `ours` when the
+   * listing of engram's supertags shows it, `gone` when it is not there or not listed although
+   * written long enough ago (trashed, or never engram's: either way it is not touched). The
+   * queue comes from the state folder, which a branch may have restored, so a node the listing
+   * cannot vouch for yet (the listing failed, or the node is too recent for the index) is not
+   * written unless it bears the name engram gives the item (`name`): otherwise the call fails
+   * as unavailable and the next run asks again.
+   */
+  private async ownNode(remoteId: string, name?: string): Promise<"ours" | "gone"> {
+    if (this.liveIds?.has(remoteId) === true) return "ours";
+    const node = await (this.local as TanaLocalClient).readNode(remoteId);
+    if (node === null) return "gone";
+    if (this.liveIds !== null && !this.recent(remoteId)) return "gone";
+    if (name !== undefined && node.name === name) return "ours";
+    throw new SyncTargetError(
+      `tana: node ${remoteId} is not listed among engram's nodes (${this.liveIds === null ? "the listing failed" : "written moments ago"}): not written until a listing shows it`,
+      "unavailable",
+    );
+  }
+
   /** Written less than the settle time ago: the search index may not show it yet. */
   private recent(remoteId: string): boolean {
     const at = this.options.syncedAt?.get(remoteId);
     if (at === undefined) return false;
     const settle = (this.options.settleSeconds ?? DEFAULT_SETTLE_SECONDS) * 1000;
-    return Date.parse(this.options.clock()) - Date.parse(at) < settle;
+    const age = Date.parse(this.options.clock()) - Date.parse(at);
+    // A time ahead of the clock is no reason to wait: the mapping may come from a branch.
+    return age >= 0 && age < settle;
   }
 
   private requireSchema(): TanaSchemaIds {
@@ -433,7 +456,9 @@ export class TanaTarget implements BatchSyncTarget {
     const plan = this.planned.get(item.key) as PlannedNode;
     try {
       if (this.local !== null && this.localUp) {
-        if (await this.isGone(remoteId)) throw new TanaNodeGoneError("node gone", remoteId);
+        if ((await this.ownNode(remoteId, plan.node.name)) === "gone") {
+          throw new TanaNodeGoneError("node gone", remoteId);
+        }
         const contentAttr = this.requireSchema().fields[tagKind(item)].content;
         await writeInPlace(this.local, this.parts, item, plan.node, remoteId, contentAttr);
       } else {

@@ -57,6 +57,11 @@ export interface SyncTarget {
    * than the key to recognize it (Graphiti's episode parts).
    */
   findByKey(type: SyncType, key: string, item?: OutgoingItem): Promise<string | null>;
+  /**
+   * What the run must tell the user and the target has not thrown (a remote id from the queue
+   * that is not this project's, left alone), emptied as it is read.
+   */
+  takeWarnings?(): string[];
 }
 
 /**

@@ -119,4 +119,25 @@ describe("branches and security keys", () => {
     ]);
     expect(foldersOutside(after)).toEqual(["notes/../../up", "/home/me"]);
   });
+
+  it("reports every key that decides where memory lands or what is redacted", () => {
+    const before = defaultConfig();
+    const after = defaultConfig();
+    after.redaction.patterns = ["x{3}"];
+    after.sync.notion.databases = { episodes: "their-episodes" };
+    after.sync.notion.parent_page_id = "their-page";
+    after.sync.graphiti.groups = { ...after.sync.graphiti.groups, engram: "theirs" };
+    after.sync.tana.target_node_id = "LIBRARY";
+    after.sync.tana.workspace_id = "their-workspace";
+    after.memory.memory_md_update_cadence = "hybrid";
+    expect(securityChanges(before, after).map((c) => c.key)).toEqual([
+      "sync.notion.parent_page_id",
+      "sync.notion.databases",
+      "sync.graphiti.groups",
+      "sync.tana.target_node_id",
+      "sync.tana.workspace_id",
+      "redaction.patterns",
+      "memory.memory_md_update_cadence",
+    ]);
+  });
 });

@@ -1,0 +1,96 @@
+/**
+ * Issue 40: a state folder restored from a branch is the attacker's. Its cycle intent and its
+ * journal are checked and redacted as a worker's lines are, before anything reaches memory.
+ * Through the built bins, on real repositories.
+ */
+import { existsSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { dir, expectExit, initRepo, useCliHarness, wrk } from "../cli/cli-harness.js";
+import type { TempRepo } from "../support/repo.js";
+
+useCliHarness();
+
+// Built from parts so that no scanner takes this file for a leak.
+const TOKEN = ["gh", "p_", "R8x2Kq9LmN4vB7cT1zY6wH3jF5dS0aPeGu2i"].join("");
+
+function memoryText(repo: TempRepo): string {
+  const out: string[] = [];
+  const walk = (at: string): void => {
+    for (const entry of readdirSync(at, { withFileTypes: true })) {
+      const path = join(at, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else out.push(readFileSync(path, "utf8"));
+    }
+  };
+  walk(join(repo.dir, "memory"));
+  if (existsSync(join(repo.dir, "MEMORY.md")))
+    out.push(readFileSync(join(repo.dir, "MEMORY.md"), "utf8"));
+  return out.join("\n");
+}
+
+describe("a restored state folder", () => {
+  it("a journal line holding a secret is redacted before it is compacted", async () => {
+    const repo = await initRepo("[memory]\nbuffer_keep_recent_events = 0\n");
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const [line] = readFileSync(journal, "utf8").split("\n");
+    expect(line).toContain("an honest fact");
+    const event = JSON.parse(line as string) as Record<string, unknown>;
+    const forged = {
+      ...event,
+      seq: (event.seq as number) + 1,
+      key: `${String(event.key)}f`,
+      text: `deploy with ${TOKEN} tonight`,
+      topics: ["deploy"],
+    };
+    writeFileSync(journal, `${line}\n${JSON.stringify(forged)}\n`);
+    expectExit(await dir(repo, ["run", "--force"]), 0);
+    const memory = memoryText(repo);
+    expect(memory).toContain("deploy with [REDACTED:");
+    expect(memory).not.toContain(TOKEN);
+  });
+
+  it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is refused, nothing written", async () => {
+    const repo = await initRepo();
+    const focus = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
+    const intent = join(repo.dir, ".engram", "buffer", "cycle-intent.json");
+    const header = JSON.stringify({ through_seq: 0, deletes: [], meta: {} });
+    writeFileSync(
+      intent,
+      `${header}\n${JSON.stringify({ path: "MEMORY.md", text: `${focus}\n- the key is ${TOKEN}\n` })}\n`,
+    );
+    const secret = await dir(repo, ["run"]);
+    expectExit(secret, 3);
+    expect(secret.stderr).toContain("cycle-intent.json");
+    expect(secret.stderr).toContain("secret");
+    expect(readFileSync(join(repo.dir, "MEMORY.md"), "utf8")).toBe(focus);
+
+    writeFileSync(
+      intent,
+      `${header}\n${JSON.stringify({ path: "memory/st/e_00000000000000000000000000000000.json", text: '{"not":"an engram"}' })}\n`,
+    );
+    const broken = await dir(repo, ["run"]);
+    expectExit(broken, 3);
+    expect(broken.stderr).toContain("cycle-intent.json");
+    expect(
+      existsSync(join(repo.dir, "memory", "st", "e_00000000000000000000000000000000.json")),
+    ).toBe(false);
+  });
+
+  it("set-aside refuses a committed link before reading it, and leaves nothing pending", async () => {
+    const repo = await initRepo();
+    const outside = join(repo.dir, "..", `${repo.dir.split("/").pop()}-environ.txt`);
+    writeFileSync(outside, `AWS_SECRET_ACCESS_KEY=${TOKEN}\n`);
+    const link = "memory/st/e_0123456789abcdef0123456789abcdef.json";
+    symlinkSync(outside, join(repo.dir, link));
+    const r = await dir(repo, ["set-aside", link]);
+    expectExit(r, 2);
+    expect(r.stderr).toContain(`${link}: a symbolic link`);
+    const state = JSON.stringify(readdirSync(join(repo.dir, ".engram"), { recursive: true }));
+    expect(state).not.toContain("set-aside");
+    expect(existsSync(join(repo.dir, ".engram", "buffer", "cycle-intent.json"))).toBe(false);
+    expectExit(await dir(repo, ["run"]), 0);
+  });
+});
