@@ -1,4 +1,5 @@
-import { relative, resolve } from "node:path";
+import { resolve } from "node:path";
+import { shownPath } from "../context/within.js";
 import { UsageError } from "../errors.js";
 import { type Command, repoOptions, stringOption } from "./args.js";
 import { parseListen } from "./listen.js";
@@ -53,11 +54,10 @@ export const DASHBOARD_COMMAND: Command = {
     const { join } = await import("node:path");
     const dir = out === undefined ? join(ctx.paths.root, "dashboard") : resolve(out);
     const written = await writeDashboard(ctx, dir);
-    const shown = relative(process.cwd(), join(dir, "index.html"));
     return {
       json: written,
       text:
-        `wrote ${shown.startsWith("..") ? join(dir, "index.html") : shown}: ` +
+        `wrote ${shownPath(process.cwd(), join(dir, "index.html"))}: ` +
         `catalog version ${written.catalog_version}, ${written.engrams} engram(s), ${written.decisions} decision(s), ${written.workers} worker(s)\n`,
     };
   },

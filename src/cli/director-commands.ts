@@ -1,5 +1,6 @@
 import { BUS_URL_FORMS, parseBusUrl } from "../bus/url.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { shownPath } from "../context/within.js";
 import type { SessionStepReport } from "../director/consolidate.js";
 import type { ProposeOptions } from "../director/propose-types.js";
 import type { RunOptions, RunResult } from "../director/run.js";
@@ -361,14 +362,13 @@ async function runPr(
  * file in the state folder instead (0600, replaced atomically), `--json` carries it whole.
  */
 async function saveBody(ctx: RepoContext, body: string): Promise<string> {
-  const [{ join, relative }, { writeFileAtomicSync }] = await Promise.all([
+  const [{ join }, { writeFileAtomicSync }] = await Promise.all([
     import("node:path"),
     import("../state/atomic.js"),
   ]);
   const path = join(ctx.paths.root, "pull-request.md");
   writeFileAtomicSync(path, body.endsWith("\n") ? body : `${body}\n`);
-  const shown = relative(process.cwd(), path);
-  return shown.startsWith("..") ? path : shown;
+  return shownPath(process.cwd(), path);
 }
 
 const verify: Command = {

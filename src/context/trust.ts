@@ -1,7 +1,8 @@
 import { realpathSync } from "node:fs";
-import { isAbsolute, join, relative, resolve, sep } from "node:path";
+import { join, relative, resolve } from "node:path";
 import type { Env, Trust } from "../core/trust/destinations.js";
 import type { RepoContext } from "./repo-context.js";
+import { isWithin } from "./within.js";
 
 /**
  * Who wrote the config of `ctx`, for the destination rules (src/core/trust/destinations.ts).
@@ -18,8 +19,8 @@ export function trustOf(
   const shown = relativeOrAbsolute(repo, file);
   const userConfig =
     file !== join(repo, "config", "dev.toml") &&
-    !within(repo, file) &&
-    !within(realOrSelf(repo), realOrSelf(file));
+    !isWithin(repo, file) &&
+    !isWithin(realOrSelf(repo), realOrSelf(file));
   return { env, userConfig, file: shown };
 }
 
@@ -31,12 +32,6 @@ function realOrSelf(path: string): string {
   }
 }
 
-function within(dir: string, path: string): boolean {
-  const rel = relative(dir, path);
-  // `..ci/engram.toml` is inside: only `..` itself or a path under it leaves the folder.
-  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 function relativeOrAbsolute(repo: string, file: string): string {
-  return within(repo, file) ? relative(repo, file) : file;
+  return isWithin(repo, file) ? relative(repo, file) : file;
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { renderDefaultConfig } from "../config/render.js";
 import type { RepoContext } from "../context/repo-context.js";
+import { isWithin } from "../context/within.js";
 import { emptyCatalog, serializeCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, TIER_GITKEEPS } from "../core/model/paths.js";
 import { renderFocus } from "../core/rendering/focus.js";
@@ -54,7 +55,7 @@ export function initRepository(ctx: RepoContext): InitResult {
   const current = existsSync(gitignore) ? readFileSync(gitignore, "utf8") : "";
   const entry = `/${stateRel.split("\\").join("/")}/`;
   if (
-    !stateRel.startsWith("..") &&
+    isWithin(ctx.repoDir, ctx.paths.root) &&
     !current.split("\n").some((l) => l.trim() === entry || l.trim() === `${stateRel}/`)
   ) {
     const prefix = current.length > 0 && !current.endsWith("\n") ? "\n" : "";

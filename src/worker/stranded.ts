@@ -3,9 +3,11 @@
  * checkout without Director state. Never silent: every send that lands there says so, and
  * `worker check` reports what waits there.
  */
+
 import { existsSync } from "node:fs";
-import { basename, join, relative } from "node:path";
+import { basename, join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { shownPath } from "../context/within.js";
 import type { Envelope } from "../schema/envelope.js";
 import { listSpoolFiles } from "../state/spool.js";
 
@@ -48,8 +50,7 @@ export function strandedRemedy(): string {
 
 /** The spool as the user sees it from the repository. */
 function shownSpool(ctx: Pick<RepoContext, "repoDir" | "paths">): string {
-  const rel = relative(ctx.repoDir, ctx.paths.spool);
-  return rel.startsWith("..") ? ctx.paths.spool : rel;
+  return shownPath(ctx.repoDir, ctx.paths.spool);
 }
 
 /**
