@@ -25,6 +25,7 @@ interface Hit {
   commit?: string;
   senders: string[];
   tokens: number;
+  confidence?: number;
   truncated?: true;
 }
 
@@ -109,6 +110,11 @@ describe("worker recall", () => {
     };
     expect(engram.decisions.map((d) => d.title)).toEqual(["Store money as integer cents"]);
     expect(engram.signals.mean_confidence).toBe(0.9);
+  });
+
+  it("shows a decision's stated confidence on its hit", async () => {
+    const [decision] = await recall("why do we store integer cents?");
+    expect(decision).toMatchObject({ kind: "decision", scope: "lt", confidence: 0.9 });
   });
 
   it("credits each note to its own sender and links, through compaction and promotion", async () => {

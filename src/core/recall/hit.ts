@@ -12,7 +12,7 @@ export interface RecallHit {
   engram_id?: string;
   path?: string;
   commit?: string;
-  /** An episode's outcome and stated confidence. */
+  /** An episode's outcome and stated confidence; a decision's stated confidence. */
   outcome?: string;
   confidence?: number;
   at: string;

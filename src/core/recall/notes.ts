@@ -48,7 +48,7 @@ export interface RecallNote {
   at: string;
   /** Who said it: the engram's content senders, or a commit's author. */
   senders: readonly string[];
-  /** An episode's outcome and stated confidence. */
+  /** An episode's outcome and stated confidence; a decision's stated confidence. */
   outcome?: string;
   confidence?: number;
   /** LT engrams that carried this very note forward: left out by default. */
@@ -127,6 +127,8 @@ export function notesOfEngram(
       kind: "decision",
       text: d.title,
       ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
+      // How sure its sender was, kept with the decision through promotion.
+      ...(d.confidence !== undefined ? { confidence: d.confidence } : {}),
       at,
       senders: itemSaid(engram, learningIdOfFact(d.title)).senders,
       ...supersededBy(key, d.title),
