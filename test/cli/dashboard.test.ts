@@ -144,6 +144,43 @@ describe("director dashboard", () => {
   });
 });
 
+describe("director serve --dashboard", () => {
+  it("serves the page beside the hub, after the hub's own line, and stops with it", async () => {
+    const child = spawnBin(DIRECTOR_BIN, ["serve", "--dashboard", "127.0.0.1:0", "--json"], {
+      cwd: repo.dir,
+    });
+    const [hub, page] = await lines(child.child.stdout as NodeJS.ReadableStream, 2);
+    expect(hub).toHaveProperty("listening");
+    const url = (page as { dashboard: string }).dashboard;
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const answer = await fetch(url);
+    expect(answer.status).toBe(200);
+    expect(await answer.text()).toContain("Pin Node 20 in CI");
+    child.child.kill("SIGTERM");
+    const r = await child.done;
+    expect(r.code, describeResult(r)).toBe(0);
+  });
+
+  it("refuses a dashboard beyond loopback", async () => {
+    const r = await director(["serve", "--dashboard", "0.0.0.0:0"], { cwd: repo.dir });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--dashboard 0.0.0.0");
+  });
+});
+
+/** The first `count` JSON lines of a stream. */
+function lines(stream: NodeJS.ReadableStream, count: number): Promise<unknown[]> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    stream.on("data", (chunk: Buffer) => {
+      text += chunk.toString("utf8");
+      const got = text.split("\n").slice(0, -1);
+      if (got.length >= count) resolve(got.slice(0, count).map((l) => JSON.parse(l) as unknown));
+    });
+    stream.on("end", () => reject(new Error(`fewer than ${count} lines: ${text}`)));
+  });
+}
+
 function firstLine(stream: NodeJS.ReadableStream): Promise<string> {
   return new Promise((resolve, reject) => {
     let text = "";
