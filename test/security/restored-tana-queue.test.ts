@@ -3,6 +3,7 @@ import { openContext } from "../../src/context/repo-context.js";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
 import { queueStore } from "../../src/sync/service.js";
 import { tanaRun } from "../../src/sync/tana-service.js";
+import { STAND_IN_HOSTS } from "../support/bins.js";
 import { FakeTana } from "../support/fake-tana.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 import { seedTanaEntities, tanaCandidates, tanaEngrams } from "../support/tana-fixtures.js";
@@ -23,7 +24,7 @@ beforeEach(async () => {
   seedTanaEntities(tana);
   process.env.ENGRAM_TEST_TANA = "input-token";
   process.env.ENGRAM_TEST_TANA_LOCAL = "local-token";
-  process.env.ENGRAM_ALLOW_HOSTS = "127.0.0.1";
+  process.env.ENGRAM_ALLOW_HOSTS = STAND_IN_HOSTS.ENGRAM_ALLOW_HOSTS;
   process.env.ENGRAM_ALLOW_TOKEN_VARS = "ENGRAM_TEST_TANA,ENGRAM_TEST_TANA_LOCAL";
   repo = dirs.repo("engram-tana-restored-");
   repo.writeConfig(
