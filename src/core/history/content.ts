@@ -65,3 +65,16 @@ export function reasonOf(rationale: string | undefined, title = ""): string | un
 function words(text: string): string[] {
   return (text.toLowerCase().match(/\p{L}[\p{L}\p{N}]*/gu) ?? []).filter((w) => w.length >= 3);
 }
+
+/**
+ * A subject's words for comparing two commits: without its conventional prefix and pull
+ * request suffix, lower-cased, punctuation as spaces.
+ */
+export function plainWords(text: string): string {
+  return text
+    .replace(/^[a-z]+(\([^()]*\))?!?:\s*/i, "")
+    .replace(/\s*\(#\d+\)\s*$/, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
+}

@@ -4,7 +4,7 @@ import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
 import { type AreasOf, areaOf, topFolders } from "./areas.js";
 import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
-import { hasContent } from "./content.js";
+import { hasContent, plainWords } from "./content.js";
 import type { CommitChanges } from "./evidence.js";
 import { changeKindName, EARLIER_TOPIC, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
 import { proposalText } from "./proposals.js";
@@ -285,15 +285,6 @@ function saysMore(title: string, commit: string): boolean {
   return plainWords(title)
     .split(" ")
     .some((w) => w.length >= 3 && !known.has(w));
-}
-
-function plainWords(text: string): string {
-  return text
-    .replace(/^[a-z]+(\([^()]*\))?!?:\s*/i, "")
-    .replace(/\s*\(#\d+\)\s*$/, "")
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
 }
 
 /**

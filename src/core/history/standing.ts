@@ -4,7 +4,7 @@
  * left out of the briefing: a later one superseded or reverted it, or it is old and a later
  * commit touched the same subject, or it is twice as old), or nowhere (it says nothing: "Never mind.").
  */
-import { hasContent } from "./content.js";
+import { hasContent, plainWords } from "./content.js";
 
 export type DecisionRoute = "memory" | "proposal" | "earlier" | "none";
 
@@ -60,7 +60,7 @@ export function decisionRoutes(
   const reverted = new Map<string, number>();
   commits.forEach((c, i) => {
     const what = c.lesson === undefined ? undefined : /^Reverted "(.+?)"/.exec(c.lesson)?.[1];
-    if (what !== undefined) reverted.set(plain(what), i);
+    if (what !== undefined) reverted.set(plainWords(what), i);
   });
   return commits.map((c, i) => {
     if (c.decision === undefined) return undefined;
@@ -68,7 +68,8 @@ export function decisionRoutes(
     const route = routeOfConfidence(c.decision.confidence, minConfidence);
     if (route === "proposal") return route;
     if (superseded.has(c.sha)) return "earlier";
-    const revertedAt = reverted.get(plain(c.subject)) ?? reverted.get(plain(c.decision.title));
+    const revertedAt =
+      reverted.get(plainWords(c.subject)) ?? reverted.get(plainWords(c.decision.title));
     if (revertedAt !== undefined && revertedAt > i) return "earlier";
     // Twice as old, and not restated since, it is history rather than a briefing's matter.
     if (c.committedAt < cutoff - EARLIER_AFTER_YEARS * YEAR_SECONDS) return "earlier";
@@ -121,13 +122,4 @@ export function subjectTerms(subject: string): string[] {
     terms.add("runtime:node");
   }
   return [...terms];
-}
-
-function plain(text: string): string {
-  return text
-    .replace(/^[a-z]+(\([^()]*\))?!?:\s*/i, "")
-    .replace(/\s*\(#\d+\)\s*$/, "")
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, " ")
-    .trim();
 }
