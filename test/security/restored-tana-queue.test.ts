@@ -3,10 +3,9 @@ import { openContext } from "../../src/context/repo-context.js";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
 import { queueStore } from "../../src/sync/service.js";
 import { tanaRun } from "../../src/sync/tana-service.js";
-import { STAND_IN_HOSTS } from "../support/bins.js";
-import { FakeTana } from "../support/fake-tana.js";
+import type { FakeTana } from "../support/fake-tana.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
-import { seedTanaEntities, tanaCandidates, tanaEngrams } from "../support/tana-fixtures.js";
+import { startTanaService, tanaCandidates, tanaEngrams } from "../support/tana-fixtures.js";
 
 /*
  * A state folder restored from a branch is the attacker's: its Tana mapping may name any node
@@ -15,17 +14,12 @@ import { seedTanaEntities, tanaCandidates, tanaEngrams } from "../support/tana-f
 
 const dirs = new TempDirs();
 let tana: FakeTana;
+let stopTana: () => Promise<void>;
 let repo: TempRepo;
 afterAll(() => dirs.cleanup());
 
 beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token" });
-  await tana.start();
-  seedTanaEntities(tana);
-  process.env.ENGRAM_TEST_TANA = "input-token";
-  process.env.ENGRAM_TEST_TANA_LOCAL = "local-token";
-  process.env.ENGRAM_ALLOW_HOSTS = STAND_IN_HOSTS.ENGRAM_ALLOW_HOSTS;
-  process.env.ENGRAM_ALLOW_TOKEN_VARS = "ENGRAM_TEST_TANA,ENGRAM_TEST_TANA_LOCAL";
+  ({ tana, stop: stopTana } = await startTanaService());
   repo = dirs.repo("engram-tana-restored-");
   repo.writeConfig(
     [
@@ -38,13 +32,7 @@ beforeEach(async () => {
     ].join("\n"),
   );
 });
-afterEach(async () => {
-  await tana.stop();
-  delete process.env.ENGRAM_TEST_TANA;
-  delete process.env.ENGRAM_TEST_TANA_LOCAL;
-  delete process.env.ENGRAM_ALLOW_HOSTS;
-  delete process.env.ENGRAM_ALLOW_TOKEN_VARS;
-});
+afterEach(() => stopTana());
 
 const source = (hash: string, candidates: SyncCandidate[]) => ({
   hash,

@@ -17,6 +17,7 @@ import { SyncLog } from "../../src/sync/sync-log.js";
 import { schemaFromMapping, schemaRecord } from "../../src/sync/targets/tana-schema.js";
 import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
+import { STAND_IN_HOSTS } from "./bins.js";
 import { FakeTana, type FakeTanaOptions } from "./fake-tana.js";
 import type { FakeNode } from "./fake-tana-store.js";
 
@@ -223,5 +224,32 @@ export function tanaEngine(
     clock,
     log: new SyncLog(join(dir, "log"), 8),
     sealKey: () => undefined,
+  };
+}
+
+/** The token variables the Tana service tests name in their config. */
+const TANA_TOKEN_VARS = { ENGRAM_TEST_TANA: "input-token", ENGRAM_TEST_TANA_LOCAL: "local-token" };
+
+/**
+ * A Tana stand-in for the service run in process: started, its entities seeded, and the
+ * environment set as a user would (the stand-in's host and the token variables allowed).
+ * `stop` undoes it all.
+ */
+export async function startTanaService(): Promise<{ tana: FakeTana; stop: () => Promise<void> }> {
+  const tana = new FakeTana({ token: "input-token", localToken: "local-token" });
+  await tana.start();
+  seedTanaEntities(tana);
+  const env: Record<string, string> = {
+    ...TANA_TOKEN_VARS,
+    ENGRAM_ALLOW_HOSTS: STAND_IN_HOSTS.ENGRAM_ALLOW_HOSTS as string,
+    ENGRAM_ALLOW_TOKEN_VARS: Object.keys(TANA_TOKEN_VARS).join(","),
+  };
+  Object.assign(process.env, env);
+  return {
+    tana,
+    stop: async () => {
+      await tana.stop();
+      for (const key of Object.keys(env)) delete process.env[key];
+    },
   };
 }

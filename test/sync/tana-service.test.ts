@@ -3,10 +3,10 @@ import { openContext } from "../../src/context/repo-context.js";
 import type { SyncCandidate } from "../../src/core/sync/item.js";
 import { queueStore } from "../../src/sync/service.js";
 import { tanaInit, tanaRun } from "../../src/sync/tana-service.js";
-import { FakeTana } from "../support/fake-tana.js";
+import type { FakeTana } from "../support/fake-tana.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 import {
-  seedTanaEntities,
+  startTanaService,
   TANA_REGISTRY,
   tanaCandidates,
   tanaEngrams,
@@ -14,28 +14,16 @@ import {
 
 const dirs = new TempDirs();
 let tana: FakeTana;
+let stopTana: () => Promise<void>;
 let repo: TempRepo;
 afterAll(() => dirs.cleanup());
 
 beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token" });
-  await tana.start();
-  seedTanaEntities(tana);
-  process.env.ENGRAM_TEST_TANA = "input-token";
-  process.env.ENGRAM_TEST_TANA_LOCAL = "local-token";
-  // The user allows the stand-in's host and their own token variables (docs/security.md).
-  process.env.ENGRAM_ALLOW_HOSTS = "http://127.0.0.1:*";
-  process.env.ENGRAM_ALLOW_TOKEN_VARS = "ENGRAM_TEST_TANA,ENGRAM_TEST_TANA_LOCAL";
+  ({ tana, stop: stopTana } = await startTanaService());
   repo = dirs.repo("engram-tana-svc-");
   configure(true);
 });
-afterEach(async () => {
-  await tana.stop();
-  delete process.env.ENGRAM_TEST_TANA;
-  delete process.env.ENGRAM_TEST_TANA_LOCAL;
-  delete process.env.ENGRAM_ALLOW_HOSTS;
-  delete process.env.ENGRAM_ALLOW_TOKEN_VARS;
-});
+afterEach(() => stopTana());
 
 function configure(local: boolean): void {
   repo.writeConfig(

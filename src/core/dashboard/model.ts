@@ -1,4 +1,5 @@
 import type { Catalog } from "../../schema/engram.js";
+import type { WorkerState } from "../swarm/swarm.js";
 import type { VersionRecord } from "../versions/log.js";
 
 /** One budget as a person reads it: what is used against what is allowed. */
@@ -30,16 +31,18 @@ export interface DashboardStatus {
   spool: { files: number };
   last_compaction_at: string | null;
   swarm: {
-    workers: readonly {
-      worker: string;
-      last_seen: string;
-      age_seconds: number;
-      live: boolean;
-      stage: string | null;
-      issue: string | null;
-      progress: number | null;
-      errors: number;
-      catalog_mismatch: boolean;
+    workers: readonly (Pick<
+      WorkerState,
+      | "worker"
+      | "last_seen"
+      | "age_seconds"
+      | "live"
+      | "stage"
+      | "issue"
+      | "progress"
+      | "errors"
+      | "catalog_mismatch"
+    > & {
       drift: {
         sync_required: boolean;
         reason: string | null;
@@ -47,7 +50,7 @@ export interface DashboardStatus {
         commits_behind: number | null;
         seconds_behind: number | null;
       } | null;
-    }[];
+    })[];
   };
 }
 
