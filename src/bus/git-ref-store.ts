@@ -6,13 +6,12 @@
  *   refs, local refs of the Director's mirror), never through the work tree or the index.
  */
 
-import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import { dirname } from "node:path";
 import git, { type TreeEntry } from "isomorphic-git";
 import { simpleGit } from "simple-git";
 import { ServiceError } from "../errors.js";
 import type { GitRepo } from "../git/history.js";
+import { objectFs } from "../git/object-fs.js";
 import { userGitEnvironment } from "../git/remote.js";
 
 /** Where writers push: one ref per writer process, under this prefix, on the shared remote. */
@@ -210,29 +209,8 @@ function fetchArgs(remote: string, refspecs: readonly string[], prune = false): 
   ];
 }
 
-/**
- * isomorphic-git writes loose objects in place; written through this, each object is a temp
- * file renamed into place, so a writer killed mid-write never leaves a torn object behind
- * (objects are immutable: renaming over an equal one is harmless).
- */
-const atomicObjectFs = {
-  promises: {
-    ...fs.promises,
-    async writeFile(path: string, data: Uint8Array | string, options?: fs.WriteFileOptions) {
-      const temp = `${dirname(path)}/.tmp-engram-${process.pid}-${randomBytes(6).toString("hex")}`;
-      try {
-        await fs.promises.writeFile(temp, data, options);
-        await fs.promises.rename(temp, path);
-      } catch (error) {
-        await fs.promises.unlink(temp).catch(() => {});
-        throw error;
-      }
-    },
-  },
-};
-
 function objects(repo: GitRepo) {
-  return { fs: atomicObjectFs, gitdir: repo.gitdir, cache: repo.cache };
+  return { fs: objectFs, gitdir: repo.gitdir, cache: repo.cache };
 }
 
 /** An event file of an event ref: `events/<name>` and its blob. */

@@ -6,6 +6,7 @@ import fs from "node:fs";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import git, { type CommitObject } from "isomorphic-git";
 import { StateError, UsageError } from "../errors.js";
+import { objectFs } from "./object-fs.js";
 import type { PackBuilder } from "./pack-writer.js";
 
 /** An opened repository: where its objects are, and where the engram repo sits inside it. */
@@ -82,9 +83,9 @@ export async function openRepo(repoDir: string): Promise<GitRepo> {
   };
 }
 
-/** The arguments every isomorphic-git call on this repository takes. */
+/** The arguments every isomorphic-git call on this repository takes (writes atomic: object-fs.ts). */
 export function base(repo: GitRepo) {
-  return { fs, dir: repo.dir, gitdir: repo.gitdir, cache: repo.cache };
+  return { fs: objectFs, dir: repo.dir, gitdir: repo.gitdir, cache: repo.cache };
 }
 
 export async function readCommit(repo: GitRepo, oid: string): Promise<GitCommit> {
