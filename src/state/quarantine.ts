@@ -28,6 +28,7 @@ import {
 } from "../core/ingest/quarantine-plan.js";
 import { clipText } from "../core/model/text.js";
 import { fsyncDirSync, STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
+import { rotatedLogPath } from "./capped-log.js";
 
 export { DEFAULT_QUARANTINE_LIMITS, type QuarantineLimits };
 
@@ -68,9 +69,7 @@ const DETAIL_MAX_CHARS = 200;
 const KEY_CHARS = 32;
 
 /** The generation rotated out: read with the current one, replaced at the next rotation. */
-export function rotatedQuarantinePath(path: string): string {
-  return path.replace(/(\.ndjson)?$/, ".1.ndjson");
-}
+export const rotatedQuarantinePath = rotatedLogPath;
 
 /** The summary of what was dropped, beside the quarantine. */
 export function droppedQuarantinePath(path: string): string {

@@ -17,6 +17,7 @@ import {
   STATE_FILE_MODE,
   writeFileAtomicSync,
 } from "../state/atomic.js";
+import { fileSize } from "../state/capped-log.js";
 import { syncDir } from "./state-paths.js";
 import type { TargetName } from "./target-names.js";
 
@@ -61,7 +62,7 @@ export function startHook(ctx: RepoContext, target: TargetName, run: HookSpawn):
   let out: number | undefined;
   try {
     // Bounded: one earlier log is kept, as hook.log.1.
-    if (sizeOf(log) > LOG_MAX_BYTES) renameSync(log, `${log}.1`);
+    if (fileSize(log) > LOG_MAX_BYTES) renameSync(log, `${log}.1`);
     out = openSync(log, "a", STATE_FILE_MODE);
     const child = spawn(run.node, [run.entry, ...run.args], {
       detached: true,
@@ -121,14 +122,6 @@ const LOG_MAX_BYTES = 1024 * 1024;
 function mtimeMs(path: string): number {
   try {
     return statSync(path).mtimeMs;
-  } catch {
-    return 0;
-  }
-}
-
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size;
   } catch {
     return 0;
   }

@@ -1,5 +1,4 @@
 import {
-  appendFileSync,
   closeSync,
   existsSync,
   fsyncSync,
@@ -22,6 +21,7 @@ import {
   STATE_FILE_MODE,
   writeFileAtomicSync,
 } from "../state/atomic.js";
+import { appendCapped } from "../state/capped-log.js";
 
 /** What the last health check said about a target, kept for `sync status`. */
 export interface TargetStatus {
@@ -56,6 +56,8 @@ interface JournalLine {
 }
 
 const SNAPSHOT_VERSION = 1;
+/** The archive of failed records keeps two generations of this size. */
+const ARCHIVE_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * The queue and id mapping of one target in `.engram/sync/<target>/`: a snapshot
@@ -184,14 +186,17 @@ export class QueueStore {
     this.lines = 0;
   }
 
-  /** Failed records past retention, kept one JSON object per line. */
+  /**
+   * Failed records past retention, kept one JSON object per line, within two generations of
+   * `ARCHIVE_MAX_BYTES` (`archive.1.ndjson` holds the earlier one).
+   */
   archive(records: readonly QueueRecord[]): void {
     if (records.length === 0) return;
     mkdirSync(this.dir, { recursive: true, mode: STATE_DIR_MODE });
-    appendFileSync(
+    appendCapped(
       join(this.dir, "archive.ndjson"),
       records.map((r) => `${JSON.stringify(r)}\n`).join(""),
-      { mode: STATE_FILE_MODE },
+      ARCHIVE_MAX_BYTES,
     );
   }
 

@@ -1,6 +1,7 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
-import { STATE_DIR_MODE, STATE_FILE_MODE } from "../state/atomic.js";
+import { STATE_DIR_MODE } from "../state/atomic.js";
+import { appendCapped, rotatedLogPath } from "../state/capped-log.js";
 
 /** One line of the sync log: what happened, never the content that was sent. */
 export interface SyncLogEntry {
@@ -38,18 +39,26 @@ export function isoWeek(iso: string): string {
   return `${thursday.getUTCFullYear()}-W${String(week).padStart(2, "0")}`;
 }
 
-const FILE = /^sync-(\d{4}-W\d{2})\.ndjson$/;
+const FILE = /^sync-(\d{4}-W\d{2})(\.1)?\.ndjson$/;
+
+/**
+ * A week's file past this size is rotated to `sync-<week>.1.ndjson` (the older one removed):
+ * a flood of operations (recalls, retries) keeps the log within two files a week.
+ */
+export const SYNC_LOG_FILE_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * The sync log: `.engram/sync/log/sync-<ISO week>.ndjson`, one JSON object per operation.
- * A new week starts a new file; files beyond `keepWeeks` are removed. Appends are not
- * fsynced: the log explains, the queue is what must survive a crash.
+ * A new week starts a new file; files beyond `keepWeeks` are removed; a week's file past
+ * `maxFileBytes` keeps one earlier generation. Appends are not fsynced: the log explains,
+ * the queue is what must survive a crash.
  */
 export class SyncLog {
   private rotated = false;
   constructor(
     readonly dir: string,
     private readonly keepWeeks: number,
+    private readonly maxFileBytes = SYNC_LOG_FILE_MAX_BYTES,
   ) {}
 
   /**
@@ -77,19 +86,22 @@ export class SyncLog {
       const week = isoWeek(entry.at);
       byWeek.set(week, `${byWeek.get(week) ?? ""}${JSON.stringify(entry)}\n`);
     }
-    for (const [week, text] of byWeek)
-      appendFileSync(join(this.dir, `sync-${week}.ndjson`), text, { mode: STATE_FILE_MODE });
+    for (const [week, text] of byWeek) appendCapped(this.fileOf(week), text, this.maxFileBytes);
     if (!this.rotated) {
       this.rotated = true;
       this.prune();
     }
   }
 
+  private fileOf(week: string, generation?: 1): string {
+    const path = join(this.dir, `sync-${week}.ndjson`);
+    return generation ? rotatedLogPath(path) : path;
+  }
+
   private weeks(): string[] {
     try {
-      return readdirSync(this.dir)
-        .flatMap((name) => FILE.exec(name)?.[1] ?? [])
-        .sort();
+      const names = readdirSync(this.dir).flatMap((name) => FILE.exec(name)?.[1] ?? []);
+      return [...new Set(names)].sort();
     } catch {
       return [];
     }
@@ -98,15 +110,28 @@ export class SyncLog {
   private prune(): void {
     const weeks = this.weeks();
     for (const week of weeks.slice(0, Math.max(0, weeks.length - this.keepWeeks))) {
-      unlinkSync(join(this.dir, `sync-${week}.ndjson`));
+      for (const path of [this.fileOf(week, 1), this.fileOf(week)]) {
+        try {
+          unlinkSync(path);
+        } catch {}
+      }
     }
   }
 
   /** Every entry kept, oldest week first; a torn line (a crash mid-append) is skipped. */
   read(): SyncLogEntry[] {
     const out: SyncLogEntry[] = [];
-    for (const week of this.weeks()) {
-      for (const line of readFileSync(join(this.dir, `sync-${week}.ndjson`), "utf8").split("\n")) {
+    const texts = this.weeks().flatMap((week) =>
+      [this.fileOf(week, 1), this.fileOf(week)].flatMap((path) => {
+        try {
+          return [readFileSync(path, "utf8")];
+        } catch {
+          return [];
+        }
+      }),
+    );
+    for (const text of texts) {
+      for (const line of text.split("\n")) {
         if (line.trim() === "") continue;
         try {
           out.push(JSON.parse(line) as SyncLogEntry);
