@@ -1,5 +1,6 @@
 import { LEARNING_TYPE_NAMES, learningTypeOf } from "../core/graph/learnings.js";
 import type { LearningStatus } from "../core/graph/lifecycle.js";
+import type { ImportProposalEntry } from "../core/history/proposals.js";
 import { UsageError } from "../errors.js";
 import { type Command, numberOption, type ParsedArgs, repoOptions, stringOption } from "./args.js";
 
@@ -90,7 +91,7 @@ const STATUSES: readonly LearningStatus[] = ["proposed", "confirmed", "rejected"
 const learnings: Command = {
   name: "learnings",
   summary:
-    "Every learning and where it stands: proposed (on the engram branch or in its open pull request), confirmed (merged on the base branch, with confirmed_at), rejected (its pull request closed unmerged); with type, confidence, source and entities.",
+    "Every learning and where it stands: proposed (on the engram branch or in its open pull request), confirmed (merged on the base branch, with confirmed_at), rejected (its pull request closed unmerged); with type, confidence, source and entities. Then the decisions a history import proposed (`ingest --from-git`, too uncertain to remember at once), each with the `director confirm ID` that confirms it.",
   usage:
     "worker learnings [--status proposed|confirmed|rejected] [--type KIND] [--repo DIR] [--config FILE] [--json]",
   options: {
@@ -118,7 +119,11 @@ const learnings: Command = {
     const r =
       type === undefined
         ? all
-        : { ...all, learnings: all.learnings.filter((l) => l.type === type) };
+        : {
+            ...all,
+            learnings: all.learnings.filter((l) => l.type === type),
+            import_proposals: all.import_proposals.filter((p) => p.type === type),
+          };
     const lines = [
       `${r.counts.confirmed} confirmed, ${r.counts.proposed} proposed, ${r.counts.rejected} rejected (${r.base} and ${r.branch}; ${r.github.asked ? `${r.github.pulls} pull request(s) read from GitHub` : "git only: GitHub is not configured"})`,
       ...r.learnings.map((l) => {
@@ -127,9 +132,22 @@ const learnings: Command = {
         const confidence = l.confidence === null ? "" : ` confidence ${l.confidence}`;
         return `${l.status}${when}${pr}  ${l.type}  ${l.text.slice(0, 100)}\n    ${l.id} from ${l.source}${confidence}, evidence ${l.evidence}${l.entities.length > 0 ? `; ${l.entities.join(" ")}` : ""}`;
       }),
+      ...importProposalLines(r.import_proposals),
     ];
     return { json: r, text: `${lines.join("\n")}\n` };
   },
 };
+
+/** The history import's open proposals, each with the command that confirms it. */
+function importProposalLines(proposals: readonly ImportProposalEntry[]): string[] {
+  if (proposals.length === 0) return [];
+  return [
+    `${proposals.length} decision(s) a history import proposed (too uncertain to remember at once): confirm each with its command`,
+    ...proposals.map(
+      (p) =>
+        `proposed  decision  ${p.text.slice(0, 100)}\n    commit ${p.id}, confidence ${p.confidence}: \`${p.confirm}\``,
+    ),
+  ];
+}
 
 export const GRAPH_COMMANDS: readonly Command[] = [context, freshness, learnings];

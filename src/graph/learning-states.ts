@@ -11,6 +11,7 @@ import {
   placedKnowledge,
   placedLearnings,
 } from "../core/graph/lifecycle.js";
+import { type ImportProposalEntry, importProposalEntry } from "../core/history/proposals.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
 import { proposedEngramIds } from "../core/proposal/catalog-merge.js";
@@ -22,6 +23,7 @@ import {
   versionTimes,
 } from "../core/versions/knowledge-view.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
+import { listProposals } from "../director/confirm.js";
 import { firstAdded } from "../git/activity-log.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import type { HeadPull } from "../github/publish.js";
@@ -76,6 +78,12 @@ export interface LearningsReport {
   github: { asked: boolean; pulls: number; unreadable: number[] };
   counts: Record<LearningStatus, number>;
   learnings: LearningEntry[];
+  /**
+   * Decisions a history import was not sure of (`ingest --from-git`, below
+   * memory.history_min_confidence), each with the command that confirms it; left out when
+   * the list is narrowed to confirmed or rejected learnings.
+   */
+  import_proposals: ImportProposalEntry[];
 }
 
 /** Every learning git and GitHub know of, with its links, and the engrams stating them. */
@@ -134,7 +142,8 @@ const WORK_TREE: EngramPlace = { status: "proposed", where: "work tree" };
  * confirmed (when its engram reached the branch: the merge of its pull request); in a pull
  * request closed unmerged, rejected; on the engram branch or in an open pull request, or
  * only in the work tree, proposed. With GitHub, the pull requests say it (a merge not yet
- * fetched is confirmed, `confirmed_at` is the merge); without, git alone does.
+ * fetched is confirmed, `confirmed_at` is the merge); without, git alone does. Beside them,
+ * the history import's open proposals, each with the command that confirms it.
  */
 export async function listLearnings(
   ctx: RepoContext,
@@ -153,6 +162,11 @@ export async function listLearnings(
     github: graph.github,
     counts,
     learnings: options.status ? all.filter((l) => l.status === options.status) : all,
+    // The same list `director confirm` reads, so each one listed is one it confirms.
+    import_proposals:
+      options.status === undefined || options.status === "proposed"
+        ? (await listProposals(ctx)).map(importProposalEntry)
+        : [],
   };
 }
 

@@ -11,6 +11,7 @@ import { recallScope } from "../graph/scope.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { emitNotes } from "../worker/emit.js";
 import { recallIn, recordRecall } from "../worker/recall.js";
+import { confirmTool, learningsTool } from "./learning-tools.js";
 import { LoadedMemory } from "./loaded-memory.js";
 import { serveTools, type ToolSpec } from "./protocol.js";
 import { serveResources } from "./resources.js";
@@ -230,7 +231,16 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
     },
   };
 
-  serveTools(server, [recall, context, freshness, emit, status, syncTool(ctx)]);
+  serveTools(server, [
+    recall,
+    context,
+    freshness,
+    emit,
+    status,
+    syncTool(ctx),
+    learningsTool(ctx),
+    confirmTool(ctx),
+  ]);
   serveResources(server, ctx);
   return server;
 }

@@ -10,6 +10,8 @@ export const TOOL_NAMES = [
   "memory_emit",
   "memory_status",
   "memory_sync",
+  "memory_learnings",
+  "memory_confirm",
 ] as const;
 
 export type ToolName = (typeof TOOL_NAMES)[number];

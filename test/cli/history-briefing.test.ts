@@ -4,19 +4,14 @@
  * MEMORY.md checked as a briefing (no contentless item, the newest decisions, areas and
  * lessons beside them); and an uncertain decision proposed, then confirmed with one command.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { hasContent, reasonOf } from "../../src/core/history/content.js";
-import {
-  classifyHistory,
-  commitEnvelopes,
-  routedHistory,
-} from "../../src/core/history/git-events.js";
-import { logRange } from "../../src/git/log.js";
 import { director, GIT_IDENTITY, jsonOf, succeeded } from "../support/bins.js";
 import { importedDecisions, loadCorpus, writeCorpusRepo } from "../support/history-corpus.js";
-import { git, TempDirs } from "../support/repo.js";
+import { importWithProposal } from "../support/history-proposal.js";
+import { TempDirs } from "../support/repo.js";
 
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
@@ -92,35 +87,7 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
 describe("propose -> confirm of an uncertain imported decision, through the bins", () => {
   it("a decision below the line is proposed, not in MEMORY.md; one command confirms it; the next run remembers it", async () => {
     const repo = dirs.repo("engram-confirm-");
-    const commit = (message: string, file: string) => {
-      repo.write(file, `${message}\n`);
-      git(repo.dir, ["add", "-A"]);
-      git(repo.dir, ["commit", "-q", "-m", message]);
-    };
-    commit("Start the parser", "src/parse.ts");
-    commit("Use zod for every schema instead of hand-written checks", "src/schema.ts");
-    commit("Switch the lockfile format to v3 by default", "package.json");
-    // The import's own reading, with the classifier's confidence of one decision set low (as
-    // the classifier states it): what `ingest --from-git` writes for such a history.
-    const commits = await logRange(repo.dir, "main");
-    const read = classifyHistory(commits).map((r) =>
-      r.cls.decision && r.subject.startsWith("Switch the lockfile")
-        ? { ...r, cls: { ...r.cls, decision: { ...r.cls.decision, confidence: 0.3 } } }
-        : r,
-    );
-    const routed = routedHistory(commits, read, 0.6);
-    const lines: string[] = [];
-    commits.forEach((c, i) => {
-      for (const env of commitEnvelopes(c, lines.length, undefined, routed[i])) {
-        lines.push(JSON.stringify(env));
-      }
-    });
-    const file = join(repo.dir, "..", "import.ndjson");
-    writeFileSync(file, `${lines.join("\n")}\n`);
-
-    succeeded(await director(["init"], { cwd: repo.dir, env: ENV }));
-    succeeded(await director(["ingest", file], { cwd: repo.dir, env: ENV }));
-    succeeded(await director(["run"], { cwd: repo.dir, env: ENV }));
+    const sha = await importWithProposal(repo, ENV);
     let md = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
     expect(md).toContain("**Use zod for every schema");
     // (The area's latest subjects may name the commit; no decision nor item says it.)
@@ -134,7 +101,6 @@ describe("propose -> confirm of an uncertain imported decision, through the bins
       ["Switch the lockfile format to v3 by default", 0.3],
     ]);
     const id = listed.proposals[0]?.id as string;
-    const sha = git(repo.dir, ["rev-parse", "HEAD"]).trim();
     expect(sha.startsWith(id)).toBe(true);
 
     // An id that names nothing is refused with the open ones named.

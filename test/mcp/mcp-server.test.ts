@@ -76,9 +76,11 @@ function textOf(content: unknown): string {
 async function exercise(client: Client): Promise<void> {
   const tools = await client.listTools();
   expect(tools.tools.map((t) => t.name).sort()).toEqual([
+    "memory_confirm",
     "memory_context",
     "memory_emit",
     "memory_freshness",
+    "memory_learnings",
     "memory_recall",
     "memory_status",
     "memory_sync",

@@ -92,6 +92,38 @@ export function heldProposals(
   return out;
 }
 
+/** A proposal as `worker learnings` and the MCP tools list it: with the one command that confirms it. */
+export interface ImportProposalEntry {
+  /** The id `director confirm` and the MCP tool `memory_confirm` take. */
+  id: string;
+  status: "proposed";
+  type: "decision";
+  text: string;
+  rationale: string | null;
+  confidence: number;
+  commit: string;
+  engram_id: string;
+  topics: string[];
+  /** The command that makes it a decision (the next `director run` writes it to memory). */
+  confirm: string;
+}
+
+/** `p` as a listed import proposal. Pure. */
+export function importProposalEntry(p: HeldProposal): ImportProposalEntry {
+  return {
+    id: p.id,
+    status: "proposed",
+    type: "decision",
+    text: p.title,
+    rationale: p.rationale ?? null,
+    confidence: p.confidence,
+    commit: p.sha,
+    engram_id: p.engram_id,
+    topics: p.topics,
+    confirm: `director confirm ${p.id}`,
+  };
+}
+
 /** The proposals `ids` name (a commit's first 7 to 40 digits each), or the ids matching none or several. */
 export function pickProposals(
   held: readonly HeldProposal[],

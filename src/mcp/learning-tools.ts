@@ -1,0 +1,137 @@
+import { z } from "zod";
+import type { RepoContext } from "../context/repo-context.js";
+import { LEARNING_STATUSES } from "../core/graph/lifecycle.js";
+import type { ToolSpec } from "./protocol.js";
+import { structured } from "./tool-result.js";
+import { LEARNING_TYPES } from "./tool-schemas.js";
+
+/*
+ * propose -> confirm over MCP: `memory_learnings` is `worker learnings` (with the history
+ * import's open proposals) and `memory_confirm` is `director confirm ID...`, through the same
+ * functions, so an agent confirms what a person would with the same effect.
+ */
+
+const importProposal = z.object({
+  id: z.string(),
+  status: z.literal("proposed"),
+  type: z.literal("decision"),
+  text: z.string(),
+  rationale: z.string().nullable(),
+  confidence: z.number(),
+  commit: z.string(),
+  engram_id: z.string(),
+  topics: z.array(z.string()),
+  confirm: z.string(),
+});
+
+export const learningsInput = z.strictObject({
+  status: z
+    .enum(LEARNING_STATUSES)
+    .optional()
+    .describe("only learnings of this status: proposed, confirmed or rejected"),
+  type: z.enum(LEARNING_TYPES).optional().describe("only learnings of this type"),
+});
+
+export const learningsOutput = z.object({
+  base: z.string(),
+  branch: z.string(),
+  github: z.object({
+    asked: z.boolean(),
+    pulls: z.number().int(),
+    unreadable: z.array(z.number().int()),
+  }),
+  counts: z.object({
+    proposed: z.number().int(),
+    confirmed: z.number().int(),
+    rejected: z.number().int(),
+  }),
+  learnings: z.array(
+    z.object({
+      id: z.string(),
+      status: z.enum(LEARNING_STATUSES),
+      type: z.enum(LEARNING_TYPES),
+      text: z.string(),
+      confidence: z.number().nullable(),
+      source: z.string(),
+      entities: z.array(z.string()),
+      evidence: z.number().int(),
+      confirmed_at: z.string().nullable(),
+      decided_at: z.string().nullable(),
+      where: z.string(),
+      pr: z.number().int().nullable(),
+      engrams: z.array(z.string()),
+    }),
+  ),
+  import_proposals: z.array(importProposal),
+});
+
+export const confirmInput = z.strictObject({
+  ids: z
+    .array(
+      z
+        .string()
+        .regex(/^[0-9a-fA-F]{7,40}$/, "a commit id: 7 to 40 hex digits")
+        .describe("an import proposal's id (memory_learnings lists them)"),
+    )
+    .min(1)
+    .max(100)
+    .describe("the proposals to confirm: their ids, the commits' first 7 to 40 digits"),
+});
+
+export const confirmOutput = z.object({
+  message: z.string(),
+  confirmed: z.array(z.object({ id: z.string(), sha: z.string(), title: z.string() })),
+  accepted: z.number().int(),
+  duplicates: z.number().int(),
+});
+
+/** `memory_learnings`: every learning and where it stands, and the import's open proposals. */
+export function learningsTool(
+  ctx: RepoContext,
+): ToolSpec<typeof learningsInput, typeof learningsOutput> {
+  return {
+    name: "memory_learnings",
+    title: "Learnings and proposals",
+    description:
+      "Every learning and where it stands, as `worker learnings` lists them: proposed (on the engram branch or in its open pull request), confirmed (on the base branch), rejected (its pull request closed unmerged). Then import_proposals: decisions a history import (`director ingest --from-git`) was too unsure of to remember, each with its id; confirm one with memory_confirm (or the `director confirm ID` it names).",
+    input: learningsInput,
+    output: learningsOutput,
+    annotations: { readOnlyHint: true },
+    async run(input) {
+      const { listLearnings, pullHistoryOf } = await import("../graph/learning-states.js");
+      const pulls = await pullHistoryOf(ctx, process.env);
+      const all = await listLearnings(ctx, { pulls, status: input.status });
+      const type = input.type;
+      return structured({
+        ...all,
+        learnings: type ? all.learnings.filter((l) => l.type === type) : all.learnings,
+        import_proposals: type
+          ? all.import_proposals.filter((p) => p.type === type)
+          : all.import_proposals,
+      });
+    },
+  };
+}
+
+/** `memory_confirm`: `director confirm ID...`, one code path. */
+export function confirmTool(ctx: RepoContext): ToolSpec<typeof confirmInput, typeof confirmOutput> {
+  return {
+    name: "memory_confirm",
+    title: "Confirm proposed decisions",
+    description:
+      "Confirm decisions a history import proposed (the ids memory_learnings lists under import_proposals), as `director confirm ID...` does: each becomes a decision note of its commit, in memory after the next `director run`. Confirming one twice changes nothing; an id that names no open proposal, or several, is refused with the open ones named.",
+    input: confirmInput,
+    output: confirmOutput,
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
+    async run(input) {
+      const { confirmProposals } = await import("../director/confirm.js");
+      const r = await confirmProposals(ctx, input.ids);
+      return structured({
+        message: `confirmed ${r.confirmed.map((c) => c.id).join(", ")} (accepted ${r.accepted}, duplicates ${r.duplicates}): the next \`director run\` writes them to memory as decisions`,
+        confirmed: r.confirmed,
+        accepted: r.accepted,
+        duplicates: r.duplicates,
+      });
+    },
+  };
+}
