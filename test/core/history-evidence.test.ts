@@ -75,6 +75,55 @@ describe("confidence", () => {
     expect(c.decision?.confidence).toBeLessThan(DECISION_LINE);
   });
 
+  it("proposes a `fix:` whose choice reached only code and tests; remembers it where users are told", () => {
+    const subject = "fix: default labels to undefined";
+    const code = changes("M src/index.ts", "M test/index.test.ts");
+    const silent = classifyCommit({ subject, body: "", changes: code });
+    expect(silent.decision?.confidence).toBe(0.55);
+    const told = classifyCommit({
+      subject,
+      body: "",
+      changes: changes("M src/index.ts", "M README.md"),
+    });
+    expect(told.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
+    // A feature stating the same choice over the same code is not a repair.
+    const feat = classifyCommit({
+      subject: "feat: default labels to undefined",
+      body: "",
+      changes: code,
+    });
+    expect(feat.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
+    // A breaking fix stays a decision whatever it changed.
+    const breaking = classifyCommit({
+      subject: "fix!: default labels to undefined",
+      body: "",
+      changes: code,
+    });
+    expect(breaking.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
+  });
+
+  it("proposes an implied choice that names no alternative where only code and tests changed", () => {
+    const weigh = (subject: string, ...files: string[]) =>
+      classifyCommit({ subject, body: "", changes: changes(...files) }).decision?.confidence;
+    const code = ["M lib/assert.js", "M test/assert.js"];
+    expect(weigh("Do not suppress errors thrown on integrity checks", ...code)).toBe(0.55);
+    expect(weigh("Convert keys to strings", ...code)).toBe(0.55);
+    // Where the choice carries (release notes, docs, configuration), it is remembered.
+    expect(
+      weigh("Do not suppress errors thrown on integrity checks", ...code, "M CHANGELOG.md"),
+    ).toBe(0.7);
+    expect(
+      weigh("Do not suppress errors thrown on integrity checks", "M lib/a.js", "M docs/api.md"),
+    ).toBe(0.7);
+    // An alternative named is a choice between two: kept over code alone.
+    expect(weigh("Return a new assertion instead of this", ...code)).toBe(0.7);
+    expect(weigh("No longer allow undefined method calls", ...code)).toBe(0.7);
+    // Nothing known of the changes: the wording alone, as before.
+    expect(
+      classifyCommit({ subject: "Convert keys to strings", body: "" }).decision?.confidence,
+    ).toBe(0.7);
+  });
+
   it("makes weak wording a decision where the changes show one", () => {
     const remove = (files: CommitChanges) =>
       classifyCommit({ subject: "Remove code coverage upload", body: "", changes: files }).decision;

@@ -306,14 +306,14 @@ export function classifyCommit(commit: CommitText): CommitClass {
           : stated
             ? WORDING.stated
             : WORDING.implied;
-    const confidence = weighDecision(wording, description, evidence());
+    const confidence = weighDecision(wording, description, evidence(), type);
     return { ...base, decision: { ...withReason(title, why), confidence } };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
   if (bodyChoice !== undefined) {
     const why = body.slice(body.indexOf(bodyChoice) + bodyChoice.length);
-    const confidence = weighDecision(WORDING.body, bodyChoice, evidence());
+    const confidence = weighDecision(WORDING.body, bodyChoice, evidence(), type);
     return { ...base, decision: { ...withReason(bodyChoice, why), confidence } };
   }
   // Weak wording ("Remove X", "Use Y") that what the commit changed makes a decision.

@@ -29,13 +29,29 @@ const REPAIR_TYPES = new Set(["fix", "docs", "test", "style", "perf", "revert"])
 /** A feature or refactor by its author's own conventional prefix (not a guess from "add"). */
 const DECLARED_NOT_A_CHOICE = new Set(["feat", "refactor"]);
 
-/** A decision's confidence: its wording's weight, moved by the evidence of its changes. */
-export function weighDecision(wording: number, description: string, evidence?: Evidence): number {
+/**
+ * A decision's confidence: its wording's weight, moved by the evidence of its changes. `type`
+ * is the commit's conventional type, when it has one.
+ */
+export function weighDecision(
+  wording: number,
+  description: string,
+  evidence?: Evidence,
+  type?: string,
+): number {
   let weight = wording;
-  // A choice read in a repair's subject ("Fix it not using X by default") is mostly the bug's.
-  if (/^(fix|fixes|fixed|fixing)\b/i.test(description) && wording < WORDING.breaking) {
+  const silent = evidence !== undefined && isSilent(evidence);
+  // A choice read in a repair's subject ("Fix it not using X by default") is mostly the bug's;
+  // so is one in a `fix:` that changed only code and tests, nothing users are told of.
+  if (
+    wording < WORDING.breaking &&
+    (/^(fix|fixes|fixed|fixing)\b/i.test(description) || (type === "fix" && silent))
+  ) {
     weight -= 0.25;
   }
+  // "Do not X", "Always Y" over code alone is mostly what a repair stops or starts doing: with
+  // nothing the choice carries to (docs, release notes, configuration), it is proposed.
+  if (wording === WORDING.implied && silent && UNCARRIED.test(description)) weight -= 0.15;
   if (evidence !== undefined && wording < WORDING.declared) {
     // Stated only in docs or tests: an implied choice falls below the line, a stated one not.
     if (evidence.proseOnly) weight -= 0.2;
@@ -43,6 +59,18 @@ export function weighDecision(wording: number, description: string, evidence?: E
     else if (supports(evidence)) weight += 0.1;
   }
   return round(Math.min(1, Math.max(0, weight)));
+}
+
+/** Implied choices that name no alternative: what code does or stops doing. */
+const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
+
+/**
+ * Only code and its tests changed: nothing users are told of (docs, release notes), nothing the
+ * project is set up or run by (CI, manifests, configuration, runtime pins, policy).
+ */
+function isSilent(evidence: Evidence): boolean {
+  for (const kind of evidence.kinds) if (kind !== "source" && kind !== "test") return false;
+  return evidence.kinds.has("source");
 }
 
 /** Whether the changes are the kind a decision makes: tooling, CI, manifests, policy, records. */
