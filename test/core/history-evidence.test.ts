@@ -124,6 +124,22 @@ describe("confidence", () => {
     ).toBe(0.7);
   });
 
+  it("proposes a choice a `docs:` or `test:` commit writes down, unless it also changed the set-up", () => {
+    const weigh = (subject: string, ...files: string[]) =>
+      classifyCommit({ subject, body: "", changes: changes(...files) }).decision?.confidence ?? 0;
+    expect(weigh("docs: use pnpm by default", "M README.md")).toBeLessThan(DECISION_LINE);
+    expect(weigh("test: switch to vitest", "M test/a.test.ts")).toBeLessThan(DECISION_LINE);
+    expect(weigh("Document the parser's default to strict mode", "M docs/parser.md")).toBeLessThan(
+      DECISION_LINE,
+    );
+    // The same words over the manifest or CI: the choice was made in this commit.
+    expect(
+      weigh("test: switch to vitest", "M package.json", "M test/a.test.ts"),
+    ).toBeGreaterThanOrEqual(DECISION_LINE);
+    // A choice stated in a README by a commit that does not call itself docs: as before.
+    expect(weigh("Switch to c8 for code coverage", "M README.md")).toBe(0.6);
+  });
+
   it("makes weak wording a decision where the changes show one", () => {
     const remove = (files: CommitChanges) =>
       classifyCommit({ subject: "Remove code coverage upload", body: "", changes: files }).decision;

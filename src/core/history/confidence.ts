@@ -52,6 +52,16 @@ export function weighDecision(
   // "Do not X", "Always Y" over code alone is mostly what a repair stops or starts doing: with
   // nothing the choice carries to (docs, release notes, configuration), it is proposed.
   if (wording === WORDING.implied && silent && UNCARRIED.test(description)) weight -= 0.15;
+  // Documentation, tests or formatting by the author's own word: a choice written down there
+  // is one made elsewhere, unless the commit also changed what the project is set up by.
+  if (
+    type !== undefined &&
+    UPKEEP_TYPES.has(type) &&
+    wording < WORDING.breaking &&
+    !(evidence !== undefined && supports(evidence))
+  ) {
+    weight -= 0.2;
+  }
   if (evidence !== undefined && wording < WORDING.declared) {
     // Stated only in docs or tests: an implied choice falls below the line, a stated one not.
     if (evidence.proseOnly) weight -= 0.2;
@@ -60,6 +70,8 @@ export function weighDecision(
   }
   return round(Math.min(1, Math.max(0, weight)));
 }
+
+const UPKEEP_TYPES = new Set(["docs", "test", "style"]);
 
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
