@@ -75,7 +75,7 @@ describe("confidence", () => {
     expect(c.decision?.confidence).toBeLessThan(DECISION_LINE);
   });
 
-  it("proposes a `fix:` whose choice reached only code and tests; remembers it where users are told", () => {
+  it("proposes a fix's or a feature's choice that reached only code and tests; remembers it where users are told", () => {
     const subject = "fix: default labels to undefined";
     const code = changes("M src/index.ts", "M test/index.test.ts");
     const silent = classifyCommit({ subject, body: "", changes: code });
@@ -86,13 +86,17 @@ describe("confidence", () => {
       changes: changes("M src/index.ts", "M README.md"),
     });
     expect(told.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
-    // A feature stating the same choice over the same code is not a repair.
-    const feat = classifyCommit({
-      subject: "feat: default labels to undefined",
-      body: "",
-      changes: code,
-    });
-    expect(feat.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
+    // A feature's default over code alone is how the new thing is built: proposed too; with
+    // its docs, users are told of the choice.
+    const weigh = (subject: string, ...files: string[]) =>
+      classifyCommit({ subject, body: "", changes: changes(...files) }).decision?.confidence ?? 0;
+    expect(weigh("feat: add --strict, off by default", "M src/cli.ts", "M test/cli.test.ts")).toBe(
+      0.55,
+    );
+    expect(weigh("Add a --strict flag, off by default", "M src/cli.ts")).toBe(0.55);
+    expect(weigh("feat: add --strict, off by default", "M src/cli.ts", "M docs/cli.md")).toBe(0.8);
+    // Neither a fix nor a feature: a choice over code alone stays a decision.
+    expect(weigh("refactor: prefer Map over objects by default", "M src/a.ts")).toBe(0.8);
     // A breaking fix stays a decision whatever it changed.
     const breaking = classifyCommit({
       subject: "fix!: default labels to undefined",

@@ -31,7 +31,7 @@ const DECLARED_NOT_A_CHOICE = new Set(["feat", "refactor"]);
 
 /**
  * A decision's confidence: its wording's weight, moved by the evidence of its changes. `type`
- * is the commit's conventional type, when it has one.
+ * is the commit's type: its conventional prefix, else the one its first word implies.
  */
 export function weighDecision(
   wording: number,
@@ -42,10 +42,12 @@ export function weighDecision(
   let weight = wording;
   const silent = evidence !== undefined && isSilent(evidence);
   // A choice read in a repair's subject ("Fix it not using X by default") is mostly the bug's;
-  // so is one in a `fix:` that changed only code and tests, nothing users are told of.
+  // so is one in a fix or a feature that changed only code and tests, nothing users are told
+  // of ("feat: add --x, off by default" is how the new thing is built, not a choice made).
   if (
     wording < WORDING.breaking &&
-    (/^(fix|fixes|fixed|fixing)\b/i.test(description) || (type === "fix" && silent))
+    (/^(fix|fixes|fixed|fixing)\b/i.test(description) ||
+      (type !== undefined && CHANGES_OF_BEHAVIOUR.has(type) && silent))
   ) {
     weight -= 0.25;
   }
@@ -72,6 +74,8 @@ export function weighDecision(
 }
 
 const UPKEEP_TYPES = new Set(["docs", "test", "style"]);
+/** A repair, a speed-up or a feature, by its author's prefix or first word (Fix, Add, Avoid...). */
+const CHANGES_OF_BEHAVIOUR = new Set(["fix", "perf", "feat"]);
 
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
