@@ -34,14 +34,15 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
 
 /**
  * The held-out histories: labelled before any rule ran on them, never looked at while rules
- * changed (README.md), measured once after the rules of issue 41 were written. Their floors
- * are those figures rounded down; they are below the targets, and say how far the rules carry
- * to histories they were not drawn from. Before issue 41: commander's older part 0.54 / 0.50,
- * yargs 0.59 / 0.50, uptime-kuma 0.06 / 1.00.
+ * changed (README.md), measured once after each round of rules. Their floors are the last
+ * figures rounded down; they are below the targets, and say how far the rules carry to
+ * histories they were not drawn from. Before issue 41: commander's older part 0.54 / 0.50,
+ * yargs 0.59 / 0.50, uptime-kuma 0.06 / 1.00; after its first round 0.69 / 0.60, 0.76 / 0.57,
+ * 0.17 / 1.00; after the second (a choice that reaches only code and tests is proposed):
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
-  { name: "commander", recall: 0.65, precision: 0.55, measured: "0.69 / 0.60" },
-  { name: "yargs", recall: 0.7, precision: 0.55, measured: "0.76 / 0.57" },
+  { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },
+  { name: "yargs", recall: 0.7, precision: 0.7, measured: "0.76 / 0.76" },
   { name: "uptime-kuma", recall: 0.15, precision: 0.9, measured: "0.17 / 1.00" },
 ];
 
