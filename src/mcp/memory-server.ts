@@ -53,7 +53,7 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
     { name: "engram", version: options.version },
     {
       instructions:
-        "engram is this repository's shared memory. Call memory_recall before starting work on a topic, memory_emit to record a decision, fact, lesson or convention worth keeping (recall finds it after the next `director run`), and read engram://MEMORY.md for the current focus.",
+        "engram is this repository's shared memory. Call memory_recall before starting work on a topic, memory_emit to record a decision, fact, lesson or convention worth keeping (recall finds it after the next `director run`), read engram://MEMORY.md for the current focus, and see memory_learnings for decisions a history import proposed, which memory_confirm confirms by id.",
     },
   );
 
