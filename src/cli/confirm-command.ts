@@ -11,9 +11,10 @@ export const CONFIRM_COMMAND: Command = {
   options: {},
   positionals: [0, 100],
   async run(args) {
-    const [{ openContext }, { confirmProposals, listProposals }] = await Promise.all([
+    const [{ openContext }, { confirmProposals }, { listProposals }] = await Promise.all([
       import("../context/repo-context.js"),
       import("../director/confirm.js"),
+      import("../graph/import-proposals.js"),
     ]);
     const ctx = await openContext(repoOptions(args));
     if (args.positionals.length === 0) {

@@ -23,7 +23,6 @@ import {
   versionTimes,
 } from "../core/versions/knowledge-view.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
-import { listProposals } from "../director/confirm.js";
 import { firstAdded } from "../git/activity-log.js";
 import { type GitRepo, mergeBase, openRepo, resolveCommit } from "../git/history.js";
 import type { HeadPull } from "../github/publish.js";
@@ -34,6 +33,7 @@ import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { readSessionEvidence } from "./documents.js";
+import { listProposals } from "./import-proposals.js";
 import { loadRegistry } from "./registry.js";
 
 /** Every pull request of a head branch (GitHub, or the local test server). */

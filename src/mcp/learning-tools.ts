@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { LEARNING_STATUSES } from "../core/graph/lifecycle.js";
 import type { ToolSpec } from "./protocol.js";
@@ -81,8 +82,10 @@ export const confirmInput = z.strictObject({
 export const confirmOutput = z.object({
   message: z.string(),
   confirmed: z.array(z.object({ id: z.string(), sha: z.string(), title: z.string() })),
-  accepted: z.number().int(),
-  duplicates: z.number().int(),
+  event_ids: z.array(z.string()),
+  spooled: z.boolean(),
+  transport: z.string(),
+  warning: z.string().optional(),
 });
 
 /** `memory_learnings`: every learning and where it stands, and the import's open proposals. */
@@ -113,24 +116,39 @@ export function learningsTool(
   };
 }
 
-/** `memory_confirm`: `director confirm ID...`, one code path. */
+/**
+ * `memory_confirm`: the notes `director confirm ID...` ingests (one code path builds them),
+ * sent over the worker's bus as `memory_emit` sends: the Director that drains it remembers
+ * them, whichever checkout the agent works in.
+ */
 export function confirmTool(ctx: RepoContext): ToolSpec<typeof confirmInput, typeof confirmOutput> {
   return {
     name: "memory_confirm",
     title: "Confirm proposed decisions",
     description:
-      "Confirm decisions a history import proposed (the ids memory_learnings lists under import_proposals), as `director confirm ID...` does: each becomes a decision note of its commit, in memory after the next `director run`. Confirming one twice changes nothing; an id that names no open proposal, or several, is refused with the open ones named.",
+      "Confirm decisions a history import proposed (the ids memory_learnings lists under import_proposals), as `director confirm ID...` does: each becomes a decision note of its commit, sent over the worker's bus (ENGRAM_BUS, else [worker] bus, else the local spool) like memory_emit, in memory after the next `director run`. Confirming one twice changes nothing; an id that names no open proposal, or several, is refused with the open ones named.",
     input: confirmInput,
     output: confirmOutput,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true },
     async run(input) {
-      const { confirmProposals } = await import("../director/confirm.js");
-      const r = await confirmProposals(ctx, input.ids);
+      const [{ confirmationOf }, { deliver }, { workerBus }] = await Promise.all([
+        import("../graph/import-proposals.js"),
+        import("../worker/emit.js"),
+        import("../bus/worker-bus.js"),
+      ]);
+      const { confirmed, envelopes } = await confirmationOf(ctx, input.ids, receiptTime());
+      const r = await deliver(ctx, envelopes, workerBus(ctx, undefined).url);
+      const ids = confirmed.map((c) => c.id).join(", ");
       return structured({
-        message: `confirmed ${r.confirmed.map((c) => c.id).join(", ")} (accepted ${r.accepted}, duplicates ${r.duplicates}): the next \`director run\` writes them to memory as decisions`,
-        confirmed: r.confirmed,
-        accepted: r.accepted,
-        duplicates: r.duplicates,
+        message:
+          r.warning !== undefined
+            ? `confirmed ${ids}, but ${r.warning}`
+            : `confirmed ${ids} on the ${r.transport}: the next \`director run\` writes them to memory as decisions`,
+        confirmed,
+        event_ids: envelopes.map((e) => e.event_id),
+        spooled: r.spooled,
+        transport: r.transport,
+        ...(r.warning !== undefined ? { warning: r.warning } : {}),
       });
     },
   };

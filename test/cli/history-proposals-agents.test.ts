@@ -79,9 +79,16 @@ describe("an import's proposals where agents look", () => {
       arguments: { ids: [id.slice(0, 8)] },
     });
     expect(done.isError, JSON.stringify(done)).not.toBe(true);
-    const r = done.structuredContent as { confirmed: { id: string }[]; accepted: number };
+    const r = done.structuredContent as {
+      confirmed: { id: string; sha: string }[];
+      event_ids: string[];
+      transport: string;
+    };
     expect(r.confirmed.map((c) => c.id)).toEqual([id]);
-    expect(r.accepted).toBe(1);
+    // Over the worker's bus, as memory_emit sends: here the spool the Director drains.
+    expect(r.transport).toBe("spool");
+    expect(r.event_ids).toEqual([expect.stringMatching(/^git:[0-9a-f]{40}:decision$/)]);
+    expect(r.event_ids[0]).toContain(`git:${r.confirmed[0]?.sha}`);
 
     succeeded(await director(["run"], { cwd: repo.dir, env: ENV }));
     const md = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
