@@ -1,0 +1,197 @@
+/**
+ * The real Claude Code (the pinned `@anthropic-ai/claude-code`, .ci/host-packages), run
+ * offline in a repository `worker setup claude-code` set up, against a stand-in for the
+ * Messages API on loopback (`ANTHROPIC_BASE_URL`): the SessionStart hook's context (the
+ * verdict and MEMORY.md) reaches the model's first request, and a `memory_recall` the model
+ * asks for is answered by engram's MCP server with the note. Every other way out goes through
+ * a proxy that forwards nothing, and the test asserts nothing tried it. Without the host
+ * installed the test is skipped (a banner says how to install it); on CI it fails.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  assertBuilt,
+  type BinResult,
+  describeResult,
+  diagnoseAndKill,
+  director,
+  ENGRAM_BIN,
+  GIT_IDENTITY,
+  runBin,
+  worker,
+} from "../support/bins.js";
+import { DeadEndProxy } from "../support/dead-end-proxy.js";
+import {
+  FakeAnthropic,
+  type MessagesRequest,
+  type ModelScript,
+  toolResults,
+} from "../support/fake-anthropic.js";
+import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
+import { git, TempDirs, type TempRepo } from "../support/repo.js";
+
+const host = findHost("claude-code");
+const dirs = new TempDirs();
+/** The note the repository's memory holds: a word no model or host would say by itself. */
+const DECISION = "Validate every schema with quillwort before merging";
+const RECALL_ID = "toolu_standin_recall_01";
+const RECALL_TOOL = "mcp__engram__memory_recall";
+
+/**
+ * The model: on the session's first turn it calls engram's recall tool, as the memory block
+ * tells an agent to; once the tool's result is back it answers. Requests without tools (a
+ * host's side requests) get a plain answer.
+ */
+const script: ModelScript = (request) => {
+  if ((request.tools ?? []).length === 0) return [{ type: "text", text: "ok" }];
+  if (toolResults(request).has(RECALL_ID)) {
+    return [{ type: "text", text: "Memory says: validate schemas before merging." }];
+  }
+  return [{ type: "tool_use", id: RECALL_ID, name: RECALL_TOOL, input: { query: "schema" } }];
+};
+
+const model = new FakeAnthropic(script);
+const proxy = new DeadEndProxy();
+let repo: TempRepo;
+let home: string;
+
+/** Runs `claude -p` in the repository, its environment built from nothing (no engram on PATH). */
+function claude(args: readonly string[], env: Record<string, string> = {}): Promise<BinResult> {
+  const startedAt = Date.now();
+  const child = spawn((host as { bin: string }).bin, args, {
+    cwd: repo.dir,
+    env: {
+      PATH: "/usr/bin:/bin",
+      HOME: home,
+      TMPDIR: dirs.dir("engram-claude-tmp-"),
+      ...GIT_IDENTITY,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "sk-ant-engram-test-key",
+      // No update check, telemetry, error reports or other calls home: the proxy proves it.
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      HTTPS_PROXY: proxy.url,
+      HTTP_PROXY: proxy.url,
+      NO_PROXY: "127.0.0.1",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  // A safety net against a hung host (a prompt it waits on), not a test device.
+  const timer = setTimeout(() => {
+    void diagnoseAndKill(child).then((d) => {
+      stderr += d;
+    });
+  }, 180_000);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
+    });
+  });
+}
+
+/** Everything the model was shown in a request: its messages and system prompt, as text. */
+function shown(request: MessagesRequest): string {
+  return JSON.stringify([request.system ?? "", request.messages]);
+}
+
+describe.skipIf("missing" in host && !hostsRequired())("the real Claude Code, offline", () => {
+  beforeAll(async () => {
+    if ("missing" in host) {
+      throw new Error(`${host.missing}, and CI is set: ${hostsInstallCommand()}`);
+    }
+    assertBuilt();
+    await Promise.all([model.start(), proxy.start()]);
+    home = dirs.dir("engram-claude-home-");
+    repo = dirs.repo("engram-claude-");
+    const env = { SOURCE_DATE_EPOCH: "1790000000" };
+    expect((await director(["init"], { cwd: repo.dir, env })).code).toBe(0);
+    git(repo.dir, ["add", "-A"]);
+    git(repo.dir, ["commit", "-qm", "engram: init"]);
+    const emit = ["emit", "--kind", "decision", "--text", DECISION, "--topic", "schema"];
+    expect((await worker(emit, { cwd: repo.dir, env })).code).toBe(0);
+    expect((await director(["run", "--flush"], { cwd: repo.dir, env })).code).toBe(0);
+    expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain(DECISION);
+    git(repo.dir, ["add", "-A"]);
+    git(repo.dir, ["commit", "-qm", "engram: memory"]);
+    const setup = await runBin(ENGRAM_BIN, ["worker", "setup", "claude-code"], {
+      cwd: repo.dir,
+      env: { HOME: home },
+    });
+    expect(setup.code, describeResult(setup)).toBe(0);
+  });
+  afterAll(async () => {
+    await Promise.all([model.stop(), proxy.stop()]);
+    dirs.cleanup();
+  });
+
+  it("sends the session-start memory to the model and answers its memory_recall with the note", async () => {
+    const r = await claude([
+      "-p",
+      "What do we use to validate schemas?",
+      "--output-format",
+      "json",
+      // A person approves the tool when asked; `-p` cannot ask.
+      "--allowedTools",
+      RECALL_TOOL,
+    ]);
+    expect(r.code, describeResult(r)).toBe(0);
+    const result = JSON.parse(r.stdout) as { is_error: boolean; num_turns: number; result: string };
+    expect(result.is_error, r.stdout).toBe(false);
+    expect(result.result).toBe("Memory says: validate schemas before merging.");
+
+    const [first, second, ...rest] = model.messages();
+    expect(rest, "two turns: the tool call, then the answer").toEqual([]);
+    if (first === undefined || second === undefined) throw new Error("no model request");
+    // The hook's additionalContext: the verdict, then MEMORY.md with the note.
+    for (const text of [
+      "engram: memory matches catalog version 1 ",
+      "# Memory: current focus",
+      DECISION,
+    ]) {
+      expect(shown(first).includes(text), `the model's first request shows "${text}"`).toBe(true);
+    }
+    // The MCP server from .mcp.json is offered to the model.
+    const offered = shown(first) + JSON.stringify(first.tools);
+    expect(offered.includes(RECALL_TOOL), `the model is offered ${RECALL_TOOL}`).toBe(true);
+
+    const answer = toolResults(second).get(RECALL_ID);
+    expect(answer, "the host sends the recall's result back").toBeDefined();
+    expect(answer?.is_error ?? false, JSON.stringify(answer)).toBe(false);
+    const recalled = JSON.parse(textOf(answer?.content)) as {
+      status: string;
+      hits: { text: string; kind: string }[];
+    };
+    expect(recalled.status).toBe("found");
+    expect(recalled.hits.map((h) => [h.kind, h.text])).toContainEqual(["decision", DECISION]);
+
+    // Offline: only the stand-in's routes were asked, and nothing went anywhere else.
+    expect(model.requests.map((q) => `${q.method} ${q.path} ${q.status}`)).toEqual([
+      "POST /v1/messages 200",
+      "POST /v1/messages 200",
+    ]);
+    expect(proxy.tried).toEqual([]);
+  });
+});
+
+/** A tool result's content as text: a string, or its text blocks joined. */
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((b) => ((b as { type?: string }).type === "text" ? (b as { text: string }).text : ""))
+      .join("");
+  }
+  return "";
+}
