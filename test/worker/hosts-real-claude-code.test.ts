@@ -37,6 +37,10 @@ const dirs = new TempDirs();
 const DECISION = "Validate every schema with quillwort before merging";
 const RECALL_ID = "toolu_standin_recall_01";
 const RECALL_TOOL = "mcp__engram__memory_recall";
+/** A note that reaches memory after the first session: only a new session start shows it. */
+const LATER = "Run every migration through the tallowmere dry run first";
+/** The first session's id, which the later sessions fork and resume. */
+let sessionId = "";
 
 /**
  * The model: on the session's first turn it calls engram's recall tool, as the memory block
@@ -147,9 +151,10 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Claude Code, of
       RECALL_TOOL,
     ]);
     expect(r.code, describeResult(r)).toBe(0);
-    const result = JSON.parse(r.stdout) as { is_error: boolean; num_turns: number; result: string };
+    const result = JSON.parse(r.stdout) as { is_error: boolean; result: string };
     expect(result.is_error, r.stdout).toBe(false);
     expect(result.result).toBe("Memory says: validate schemas before merging.");
+    sessionId = (JSON.parse(r.stdout) as { session_id: string }).session_id;
 
     const [first, second, ...rest] = model.messages();
     expect(rest, "two turns: the tool call, then the answer").toEqual([]);
@@ -181,6 +186,43 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Claude Code, of
       "POST /v1/messages 200",
       "POST /v1/messages 200",
     ]);
+    expect(proxy.tried).toEqual([]);
+  });
+
+  it("brings memory back in a forked session and after a compaction, and records the session's end", async () => {
+    expect(sessionId, "the first test's session").not.toBe("");
+    const env = { SOURCE_DATE_EPOCH: "1790000100" };
+    const emit = ["emit", "--kind", "decision", "--text", LATER, "--topic", "migrations"];
+    expect((await worker(emit, { cwd: repo.dir, env })).code).toBe(0);
+    expect((await director(["run", "--flush"], { cwd: repo.dir, env })).code).toBe(0);
+    git(repo.dir, ["add", "-A"]);
+    git(repo.dir, ["commit", "-qm", "engram: more memory"]);
+
+    // A fork (SessionStart source "fork") starts with today's memory, not the first session's.
+    const asked = model.messages().length;
+    const fork = await claude(["-p", "And migrations?", "--resume", sessionId, "--fork-session"]);
+    expect(fork.code, describeResult(fork)).toBe(0);
+    const forked = model.messages()[asked];
+    expect(forked, "the forked session asks the model").toBeDefined();
+    expect(
+      shown(forked as MessagesRequest).includes(LATER),
+      "the fork's request shows the new note",
+    ).toBe(true);
+
+    // A compaction (PreCompact, trigger "manual") and the session's end (SessionEnd, reason
+    // "other") are heartbeats of the host's session, which the Director lists.
+    const compact = await claude(["-p", "/compact", "--resume", sessionId]);
+    expect(compact.code, describeResult(compact)).toBe(0);
+    expect((await director(["run"], { cwd: repo.dir, env })).code).toBe(0);
+    const status = JSON.parse((await director(["status", "--json"], { cwd: repo.dir })).stdout) as {
+      swarm: { workers: { worker: string; stage: string | null; heartbeats: number }[] };
+    };
+    const session = status.swarm.workers.find((w) => w.worker === `claude-code-${sessionId}`);
+    expect(session, JSON.stringify(status.swarm.workers)).toMatchObject({
+      stage: "claude-code session ended (other)",
+      // This run's compaction and end (the first run's end went into memory with the flush).
+      heartbeats: 2,
+    });
     expect(proxy.tried).toEqual([]);
   });
 });

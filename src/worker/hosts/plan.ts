@@ -56,10 +56,11 @@ export interface SetupPlan {
   notes: string[];
 }
 
-/** Claude Code's hook events, the sources SessionStart fires for, and their timeouts. */
-const CLAUDE_HOOKS: readonly { event: string; matcher?: string; hook: HookEvent }[] = [
-  // Every source: after /clear or a compaction memory must come back.
-  { event: "SessionStart", matcher: "startup|resume|clear|compact", hook: "session-start" },
+/** Claude Code's hook events engram answers, and the `worker hook` event of each. */
+const CLAUDE_HOOKS: readonly { event: string; hook: HookEvent }[] = [
+  // No matcher: every source (startup, resume, clear, compact, fork), and any Claude Code
+  // adds later; after /clear, a compaction or a fork, memory must come back.
+  { event: "SessionStart", hook: "session-start" },
   { event: "PreCompact", hook: "pre-compact" },
   { event: "SessionEnd", hook: "session-end" },
 ];
@@ -68,9 +69,8 @@ const HOOK_TIMEOUT_SECONDS = 10;
 
 function claudeHooks(launcher: Launcher, remove: boolean): ClaudeHook[] {
   if (remove) return [];
-  return CLAUDE_HOOKS.map(({ event, matcher, hook }) => ({
+  return CLAUDE_HOOKS.map(({ event, hook }) => ({
     event,
-    ...(matcher === undefined ? {} : { matcher }),
     command: shellCommand(launcher, ["worker", "hook", hook]),
     timeout: HOOK_TIMEOUT_SECONDS,
   }));
