@@ -1,5 +1,5 @@
 import type { Reporter, TestModule } from "vitest/node";
-import { findHost, HOST_TEST_FILE, hostsRequired, hostsSkippedBanner } from "./hosts.js";
+import { HOST_TEST_FILE, hostsRequired, hostsSkippedBanner, missingHosts } from "./hosts.js";
 
 /**
  * Says loudly, at the end of the run, how many real-host tests were skipped because the
@@ -8,7 +8,8 @@ import { findHost, HOST_TEST_FILE, hostsRequired, hostsSkippedBanner } from "./h
  */
 export default class HostsSkipReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
-    if ("bin" in findHost("claude-code")) return;
+    const missing = missingHosts();
+    if (missing.length === 0) return;
     let skipped = 0;
     for (const module of modules) {
       if (!HOST_TEST_FILE.test(module.moduleId)) continue;
@@ -16,6 +17,6 @@ export default class HostsSkipReporter implements Reporter {
         if (test.result().state === "skipped") skipped++;
       }
     }
-    if (skipped > 0) process.stderr.write(hostsSkippedBanner(skipped, hostsRequired()));
+    if (skipped > 0) process.stderr.write(hostsSkippedBanner(skipped, hostsRequired(), missing));
   }
 }

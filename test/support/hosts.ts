@@ -10,11 +10,16 @@ export const HOST_PACKAGES_FILE = join(ROOT, ".ci", "host-packages");
 /** Test files that run a real host (their skipped tests are counted in the banner). */
 export const HOST_TEST_FILE = /(^|[\\/])hosts-real-[^\\/]*\.test\.ts$/;
 
-/** The hosts the real-host tests run, by engram's name: their npm package and bin. */
+/**
+ * The hosts the real-host tests run, by engram's name: their npm package, bin, and whether
+ * the bin is a script for node (run with this node: a `PATH` of /usr/bin:/bin may hold none).
+ */
 const HOSTS = {
-  "claude-code": { pkg: "@anthropic-ai/claude-code", bin: "claude" },
+  "claude-code": { pkg: "@anthropic-ai/claude-code", bin: "claude", script: false },
+  gemini: { pkg: "@google/gemini-cli", bin: "gemini", script: true },
 } as const;
 export type RealHost = keyof typeof HOSTS;
+export const REAL_HOSTS = Object.keys(HOSTS) as RealHost[];
 
 /** The pinned `name@version` lines of `.ci/host-packages`. */
 export function pinnedPackages(): string[] {
@@ -46,15 +51,15 @@ export function hostsInstallCommand(env: NodeJS.ProcessEnv = process.env): strin
   return `npm install --prefix ${hostsDir(env)} --no-save ${pinnedPackages().join(" ")}`;
 }
 
-/** A host found, or why not. */
-export type HostLookup = { bin: string; version: string } | { missing: string };
+/** A host found (the command that runs it: `argv` then the host's own arguments), or why not. */
+export type HostLookup = { argv: string[]; version: string } | { missing: string };
 
 /**
  * The host's executable in `hostsDir()`, at exactly the pinned version: another version is
  * reported as missing (the tests know the pinned version's requests), naming both.
  */
 export function findHost(host: RealHost, env: NodeJS.ProcessEnv = process.env): HostLookup {
-  const { pkg, bin } = HOSTS[host];
+  const { pkg, bin, script } = HOSTS[host];
   const dir = hostsDir(env);
   const pinned = pinnedVersion(host);
   let version: string;
@@ -73,14 +78,26 @@ export function findHost(host: RealHost, env: NodeJS.ProcessEnv = process.env): 
   } catch {
     return { missing: `${path} is not an executable (was the install run with --ignore-scripts?)` };
   }
-  return { bin: path, version };
+  return { argv: script ? [process.execPath, path] : [path], version };
 }
 
 /** On CI (`CI` set) a missing host fails the real-host tests, as a missing nats-server does. */
 export const hostsRequired = natsRequired;
 
+/** The pinned hosts that are not installed, with why. */
+export function missingHosts(env: NodeJS.ProcessEnv = process.env): string[] {
+  return REAL_HOSTS.flatMap((h) => {
+    const found = findHost(h, env);
+    return "missing" in found ? [found.missing] : [];
+  });
+}
+
 /** The banner printed at the end of a run whose real-host tests did not run. */
-export function hostsSkippedBanner(skipped: number, required: boolean): string {
+export function hostsSkippedBanner(
+  skipped: number,
+  required: boolean,
+  missing: readonly string[],
+): string {
   const rule = "=".repeat(78);
   return [
     "",
@@ -88,7 +105,8 @@ export function hostsSkippedBanner(skipped: number, required: boolean): string {
     required
       ? `  HOSTS: ${skipped} test(s) NOT RUN and the run FAILS: the pinned agent hosts are missing`
       : `  HOSTS: ${skipped} test(s) SKIPPED: the pinned agent hosts are not installed.`,
-    "  No real host (Claude Code) was run against engram. Install them (outside the project):",
+    ...missing.map((why) => `  - ${why}`),
+    "  Not every real host was run against engram. Install them (outside the project):",
     `  ${hostsInstallCommand()}`,
     "  (or set ENGRAM_HOSTS_DIR to the prefix that holds them) and run npm test again.",
     required

@@ -63,7 +63,8 @@ let home: string;
 /** Runs `claude -p` in the repository, its environment built from nothing (no engram on PATH). */
 function claude(args: readonly string[], env: Record<string, string> = {}): Promise<BinResult> {
   const startedAt = Date.now();
-  const child = spawn((host as { bin: string }).bin, args, {
+  const [command, ...prefix] = (host as { argv: string[] }).argv;
+  const child = spawn(command as string, [...prefix, ...args], {
     cwd: repo.dir,
     env: {
       PATH: "/usr/bin:/bin",
