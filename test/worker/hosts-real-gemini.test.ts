@@ -1,8 +1,9 @@
 /**
  * The real Gemini CLI (the pinned `@google/gemini-cli`, .ci/host-packages), run offline in a
  * repository `worker setup gemini` set up, against a stand-in for the Gemini API on loopback
- * (`GOOGLE_GEMINI_BASE_URL`): the memory block of GEMINI.md reaches the model's request, the
- * `engram` server's tools are declared to it, and a `memory_recall` the model asks for is
+ * (`GOOGLE_GEMINI_BASE_URL`): the SessionStart hook's context (the verdict and MEMORY.md) and
+ * the memory block of GEMINI.md reach the model's request, the `engram` server's tools are
+ * declared to it, the session's end is a heartbeat, and a `memory_recall` the model asks for is
  * answered by engram's MCP server with the note. Every other way out goes through a proxy
  * that forwards nothing. Without the host installed the test is skipped; on CI it fails.
  */
@@ -141,7 +142,7 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Gemini CLI, off
     dirs.cleanup();
   });
 
-  it("sends GEMINI.md's memory block to the model and answers its memory_recall with the note", async () => {
+  it("sends the session-start memory and GEMINI.md's block to the model, and answers its memory_recall with the note", async () => {
     const r = await gemini([
       "-p",
       "What do we use to validate schemas?",
@@ -154,14 +155,21 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Gemini CLI, off
       RECALL_TOOL,
     ]);
     expect(r.code, describeResult(r)).toBe(0);
-    const result = JSON.parse(r.stdout) as { response: string };
+    const result = JSON.parse(r.stdout) as { response: string; session_id: string };
     expect(result.response).toBe("Memory says: validate schemas before merging.");
 
     const [first, second, ...rest] = model.generated();
     expect(rest, "two turns: the tool call, then the answer").toEqual([]);
     if (first === undefined || second === undefined) throw new Error("no model request");
-    // GEMINI.md's block: the agent loop, with the check spelled by absolute path.
-    for (const text of ["Shared memory (engram)", `${ENGRAM_BIN} worker check && cat MEMORY.md`]) {
+    // The SessionStart hook's context (the verdict, then MEMORY.md with the note), and
+    // GEMINI.md's block (the agent loop, with the check spelled by absolute path).
+    for (const text of [
+      "engram: memory matches catalog version 1 ",
+      "# Memory: current focus",
+      DECISION,
+      "Shared memory (engram)",
+      `${ENGRAM_BIN} worker check && cat MEMORY.md`,
+    ]) {
       expect(shown(first).includes(text), `the model's first request shows "${text}"`).toBe(true);
     }
     expect(declaredFunctions(first)).toContain(RECALL_TOOL);
@@ -178,5 +186,15 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Gemini CLI, off
       "POST /v1beta/models/gemini-2.5-flash:streamGenerateContent 200",
     ]);
     expect(proxy.tried).toEqual([]);
+
+    // The SessionEnd hook (reason "exit") is a heartbeat of the host's session.
+    expect((await director(["run"], { cwd: repo.dir })).code).toBe(0);
+    const status = JSON.parse((await director(["status", "--json"], { cwd: repo.dir })).stdout) as {
+      swarm: { workers: { worker: string; stage: string | null }[] };
+    };
+    const session = status.swarm.workers.find((w) => w.worker === `gemini-${result.session_id}`);
+    expect(session?.stage, JSON.stringify(status.swarm.workers)).toBe(
+      "gemini session ended (exit)",
+    );
   });
 });
