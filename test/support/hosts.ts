@@ -17,6 +17,7 @@ export const HOST_TEST_FILE = /(^|[\\/])hosts-real-[^\\/]*\.test\.ts$/;
 const HOSTS = {
   "claude-code": { pkg: "@anthropic-ai/claude-code", bin: "claude", script: false },
   gemini: { pkg: "@google/gemini-cli", bin: "gemini", script: true },
+  codex: { pkg: "@openai/codex", bin: "codex", script: true },
 } as const;
 export type RealHost = keyof typeof HOSTS;
 export const REAL_HOSTS = Object.keys(HOSTS) as RealHost[];
