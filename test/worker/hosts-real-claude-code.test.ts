@@ -1,26 +1,6 @@
-/**
- * The real Claude Code (the pinned `@anthropic-ai/claude-code`, .ci/host-packages), run
- * offline in a repository `worker setup claude-code` set up, against a stand-in for the
- * Messages API on loopback (`ANTHROPIC_BASE_URL`): the SessionStart hook's context (the
- * verdict and MEMORY.md) reaches the model's first request, and a `memory_recall` the model
- * asks for is answered by engram's MCP server with the note. Every other way out goes through
- * a proxy that forwards nothing, and the test asserts nothing tried it. Without the host
- * installed the test is skipped (a banner says how to install it); on CI it fails.
- */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  assertBuilt,
-  type BinResult,
-  describeResult,
-  diagnoseAndKill,
-  director,
-  ENGRAM_BIN,
-  GIT_IDENTITY,
-  runBin,
-  worker,
-} from "../support/bins.js";
+import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
   FakeAnthropic,
@@ -29,6 +9,7 @@ import {
   toolResults,
 } from "../support/fake-anthropic.js";
 import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
+import { memoryRepoSetUp, runHost } from "../support/real-host.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("claude-code");
@@ -60,49 +41,19 @@ const proxy = new DeadEndProxy();
 let repo: TempRepo;
 let home: string;
 
-/** Runs `claude -p` in the repository, its environment built from nothing (no engram on PATH). */
-function claude(args: readonly string[], env: Record<string, string> = {}): Promise<BinResult> {
-  const startedAt = Date.now();
-  const [command, ...prefix] = (host as { argv: string[] }).argv;
-  const child = spawn(command as string, [...prefix, ...args], {
-    cwd: repo.dir,
-    env: {
-      PATH: "/usr/bin:/bin",
-      HOME: home,
-      TMPDIR: dirs.dir("engram-claude-tmp-"),
-      ...GIT_IDENTITY,
-      ANTHROPIC_BASE_URL: model.url,
-      ANTHROPIC_API_KEY: "sk-ant-engram-test-key",
-      // No update check, telemetry, error reports or other calls home: the proxy proves it.
-      DISABLE_AUTOUPDATER: "1",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      HTTPS_PROXY: proxy.url,
-      HTTP_PROXY: proxy.url,
-      NO_PROXY: "127.0.0.1",
-      ...env,
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  // A safety net against a hung host (a prompt it waits on), not a test device.
-  const timer = setTimeout(() => {
-    void diagnoseAndKill(child).then((d) => {
-      stderr += d;
-    });
-  }, 180_000);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
-    });
+/** Runs `claude` in the repository, its environment built from nothing (no engram on PATH). */
+function claude(args: readonly string[]): Promise<BinResult> {
+  return runHost((host as { argv: string[] }).argv, args, repo.dir, {
+    HOME: home,
+    TMPDIR: dirs.dir("engram-claude-tmp-"),
+    ANTHROPIC_BASE_URL: model.url,
+    ANTHROPIC_API_KEY: "sk-ant-engram-test-key",
+    // No update check, telemetry, error reports or other calls home: the proxy proves it.
+    DISABLE_AUTOUPDATER: "1",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    HTTPS_PROXY: proxy.url,
+    HTTP_PROXY: proxy.url,
+    NO_PROXY: "127.0.0.1",
   });
 }
 
@@ -119,22 +70,8 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Claude Code, of
     assertBuilt();
     await Promise.all([model.start(), proxy.start()]);
     home = dirs.dir("engram-claude-home-");
-    repo = dirs.repo("engram-claude-");
-    const env = { SOURCE_DATE_EPOCH: "1790000000" };
-    expect((await director(["init"], { cwd: repo.dir, env })).code).toBe(0);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: init"]);
-    const emit = ["emit", "--kind", "decision", "--text", DECISION, "--topic", "schema"];
-    expect((await worker(emit, { cwd: repo.dir, env })).code).toBe(0);
-    expect((await director(["run", "--flush"], { cwd: repo.dir, env })).code).toBe(0);
+    repo = await memoryRepoSetUp(dirs, "claude-code", DECISION, { HOME: home });
     expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain(DECISION);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: memory"]);
-    const setup = await runBin(ENGRAM_BIN, ["worker", "setup", "claude-code"], {
-      cwd: repo.dir,
-      env: { HOME: home },
-    });
-    expect(setup.code, describeResult(setup)).toBe(0);
   });
   afterAll(async () => {
     await Promise.all([model.stop(), proxy.stop()]);

@@ -1,27 +1,7 @@
-/**
- * The real Codex (the pinned `@openai/codex`, .ci/host-packages), run offline in a repository
- * `worker setup codex` set up, against a stand-in for the Responses API on loopback (a
- * `model_providers` entry in config.toml naming it): the memory block of AGENTS.md reaches
- * the model's request, the `engram` server's tools are offered to it (Codex groups them in a
- * `mcp__engram` namespace), and a `memory_recall` the model asks for is answered by engram's
- * MCP server with the note. Every other way out goes through a proxy that forwards nothing.
- * Without the host installed the test is skipped; on CI it fails.
- */
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  assertBuilt,
-  type BinResult,
-  describeResult,
-  diagnoseAndKill,
-  director,
-  ENGRAM_BIN,
-  GIT_IDENTITY,
-  runBin,
-  worker,
-} from "../support/bins.js";
+import { assertBuilt, type BinResult, describeResult, ENGRAM_BIN } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
   callOutputs,
@@ -31,7 +11,8 @@ import {
   type ResponsesScript,
 } from "../support/fake-openai.js";
 import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
-import { git, TempDirs, type TempRepo } from "../support/repo.js";
+import { memoryRepoSetUp, runHost } from "../support/real-host.js";
+import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("codex");
 const dirs = new TempDirs();
@@ -62,45 +43,16 @@ let repo: TempRepo;
 let home: string;
 let codexHome: string;
 
-/** Runs `codex exec` in the repository, its environment built from nothing (no engram on PATH). */
+/** Runs `codex` in the repository, its environment built from nothing (no engram on PATH). */
 function codex(args: readonly string[]): Promise<BinResult> {
-  const startedAt = Date.now();
-  const [command, ...prefix] = (host as { argv: string[] }).argv;
-  const child = spawn(command as string, [...prefix, ...args], {
-    cwd: repo.dir,
-    env: {
-      PATH: "/usr/bin:/bin",
-      HOME: home,
-      CODEX_HOME: codexHome,
-      TMPDIR: dirs.dir("engram-codex-tmp-"),
-      ...GIT_IDENTITY,
-      STANDIN_API_KEY: "sk-engram-test-key",
-      HTTPS_PROXY: proxy.url,
-      HTTP_PROXY: proxy.url,
-      NO_PROXY: "127.0.0.1",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  // A safety net against a hung host (a prompt it waits on), not a test device.
-  const timer = setTimeout(() => {
-    void diagnoseAndKill(child).then((d) => {
-      stderr += d;
-    });
-  }, 180_000);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
-    });
+  return runHost((host as { argv: string[] }).argv, args, repo.dir, {
+    HOME: home,
+    CODEX_HOME: codexHome,
+    TMPDIR: dirs.dir("engram-codex-tmp-"),
+    STANDIN_API_KEY: "sk-engram-test-key",
+    HTTPS_PROXY: proxy.url,
+    HTTP_PROXY: proxy.url,
+    NO_PROXY: "127.0.0.1",
   });
 }
 
@@ -142,21 +94,7 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Codex, offline"
         "",
       ].join("\n"),
     );
-    repo = dirs.repo("engram-codex-");
-    const env = { SOURCE_DATE_EPOCH: "1790000000" };
-    expect((await director(["init"], { cwd: repo.dir, env })).code).toBe(0);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: init"]);
-    const emit = ["emit", "--kind", "decision", "--text", DECISION, "--topic", "schema"];
-    expect((await worker(emit, { cwd: repo.dir, env })).code).toBe(0);
-    expect((await director(["run", "--flush"], { cwd: repo.dir, env })).code).toBe(0);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: memory"]);
-    const setup = await runBin(ENGRAM_BIN, ["worker", "setup", "codex"], {
-      cwd: repo.dir,
-      env: { HOME: home, CODEX_HOME: codexHome },
-    });
-    expect(setup.code, describeResult(setup)).toBe(0);
+    repo = await memoryRepoSetUp(dirs, "codex", DECISION, { HOME: home, CODEX_HOME: codexHome });
   });
   afterAll(async () => {
     await Promise.all([model.stop(), proxy.stop()]);

@@ -1,13 +1,3 @@
-/**
- * The real Gemini CLI (the pinned `@google/gemini-cli`, .ci/host-packages), run offline in a
- * repository `worker setup gemini` set up, against a stand-in for the Gemini API on loopback
- * (`GOOGLE_GEMINI_BASE_URL`): the SessionStart hook's context (the verdict and MEMORY.md) and
- * the memory block of GEMINI.md reach the model's request, the `engram` server's tools are
- * declared to it, the session's end is a heartbeat, and a `memory_recall` the model asks for is
- * answered by engram's MCP server with the note. Every other way out goes through a proxy
- * that forwards nothing. Without the host installed the test is skipped; on CI it fails.
- */
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -15,12 +5,8 @@ import {
   assertBuilt,
   type BinResult,
   describeResult,
-  diagnoseAndKill,
   director,
   ENGRAM_BIN,
-  GIT_IDENTITY,
-  runBin,
-  worker,
 } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
@@ -31,7 +17,8 @@ import {
   type GenerateRequest,
 } from "../support/fake-gemini.js";
 import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
-import { git, TempDirs, type TempRepo } from "../support/repo.js";
+import { memoryRepoSetUp, runHost } from "../support/real-host.js";
+import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("gemini");
 const dirs = new TempDirs();
@@ -54,47 +41,18 @@ const proxy = new DeadEndProxy();
 let repo: TempRepo;
 let home: string;
 
-/** Runs `gemini -p` in the repository, its environment built from nothing (no engram on PATH). */
+/** Runs `gemini` in the repository, its environment built from nothing (no engram on PATH). */
 function gemini(args: readonly string[]): Promise<BinResult> {
-  const startedAt = Date.now();
-  const [command, ...prefix] = (host as { argv: string[] }).argv;
-  const child = spawn(command as string, [...prefix, ...args], {
-    cwd: repo.dir,
-    env: {
-      PATH: "/usr/bin:/bin",
-      HOME: home,
-      TMPDIR: dirs.dir("engram-gemini-tmp-"),
-      ...GIT_IDENTITY,
-      GEMINI_API_KEY: "engram-test-key",
-      GOOGLE_GEMINI_BASE_URL: model.url,
-      // Headless runs need the folder trusted for its .gemini/settings.json servers to start.
-      GEMINI_CLI_TRUST_WORKSPACE: "true",
-      HTTPS_PROXY: proxy.url,
-      HTTP_PROXY: proxy.url,
-      NO_PROXY: "127.0.0.1",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  // A safety net against a hung host (a prompt it waits on), not a test device.
-  const timer = setTimeout(() => {
-    void diagnoseAndKill(child).then((d) => {
-      stderr += d;
-    });
-  }, 180_000);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedAt });
-    });
+  return runHost((host as { argv: string[] }).argv, args, repo.dir, {
+    HOME: home,
+    TMPDIR: dirs.dir("engram-gemini-tmp-"),
+    GEMINI_API_KEY: "engram-test-key",
+    GOOGLE_GEMINI_BASE_URL: model.url,
+    // Headless runs need the folder trusted for its .gemini/settings.json servers and hooks.
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+    HTTPS_PROXY: proxy.url,
+    HTTP_PROXY: proxy.url,
+    NO_PROXY: "127.0.0.1",
   });
 }
 
@@ -121,21 +79,7 @@ describe.skipIf("missing" in host && !hostsRequired())("the real Gemini CLI, off
         general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
       }),
     );
-    repo = dirs.repo("engram-gemini-");
-    const env = { SOURCE_DATE_EPOCH: "1790000000" };
-    expect((await director(["init"], { cwd: repo.dir, env })).code).toBe(0);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: init"]);
-    const emit = ["emit", "--kind", "decision", "--text", DECISION, "--topic", "schema"];
-    expect((await worker(emit, { cwd: repo.dir, env })).code).toBe(0);
-    expect((await director(["run", "--flush"], { cwd: repo.dir, env })).code).toBe(0);
-    git(repo.dir, ["add", "-A"]);
-    git(repo.dir, ["commit", "-qm", "engram: memory"]);
-    const setup = await runBin(ENGRAM_BIN, ["worker", "setup", "gemini"], {
-      cwd: repo.dir,
-      env: { HOME: home },
-    });
-    expect(setup.code, describeResult(setup)).toBe(0);
+    repo = await memoryRepoSetUp(dirs, "gemini", DECISION, { HOME: home });
   });
   afterAll(async () => {
     await Promise.all([model.stop(), proxy.stop()]);
