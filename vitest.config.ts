@@ -30,8 +30,8 @@ export default defineConfig({
     // One fork per core, not Vitest's cores minus one: most integration tests wait on the
     // bins, git and servers they start, so a second fork on two cores halves the wall time.
     maxWorkers: Math.max(2, availableParallelism()),
-    // The default output, and a banner at the end when NATS tests were skipped.
-    reporters: ["default", "./test/support/nats-reporter.ts"],
+    // The default output, and a banner at the end when NATS or real-host tests were skipped.
+    reporters: ["default", "./test/support/nats-reporter.ts", "./test/support/hosts-reporter.ts"],
     projects: [
       {
         extends: true,

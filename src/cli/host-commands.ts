@@ -49,7 +49,7 @@ function hostOf(given: string): HostName {
 export const setup: Command = {
   name: "setup",
   summary:
-    "Plug engram into an agent host (claude-code, codex, cursor, gemini): its MCP server entry, Claude Code's session hooks, and the memory instructions (AGENTS.md, GEMINI.md, a Cursor rule), merged into the host's files (every other key kept), each command naming node and engram by absolute path. --dry-run prints the change; --remove takes out what setup added.",
+    "Plug engram into an agent host (claude-code, codex, cursor, gemini): its MCP server entry, Claude Code's and Gemini CLI's session hooks, and the memory instructions (AGENTS.md, GEMINI.md, a Cursor rule), merged into the host's files (every other key kept), each command naming node and engram by absolute path. --dry-run prints the change; --remove takes out what setup added.",
   usage:
     "worker setup claude-code|codex|cursor|gemini [--user] [--dry-run] [--remove] [--repo DIR] [--json]",
   options: {
@@ -132,14 +132,15 @@ function readStdin(): Promise<string> {
 export const hook: Command = {
   name: "hook",
   summary:
-    "Answer an agent host's session hook (Claude Code's JSON on stdin): session-start prints the worker check verdict, what to do, and MEMORY.md as the session's context (hookSpecificOutput.additionalContext, at most 10,000 characters); pre-compact and session-end record the host session as a heartbeat for director status. Always exits 0: outside a repository, with broken memory or an unreachable bus it says why in its output.",
+    "Answer an agent host's session hook (Claude Code's or Gemini CLI's JSON on stdin): session-start prints the worker check verdict, what to do, and MEMORY.md as the session's context (hookSpecificOutput.additionalContext, at most 10,000 characters); pre-compact and session-end record the host session as a heartbeat for director status. Always exits 0: outside a repository, with broken memory or an unreachable bus it says why in its output.",
   usage:
     "worker hook session-start|pre-compact|session-end [--host NAME] [--worker ID] [--run-id ID] [--bus URL] [--json]",
   options: {
     host: {
       type: "string",
       value: "NAME",
-      description: "the host, for its sessions' worker ids (default claude-code)",
+      description:
+        "the host, for its sessions' worker ids and stages (default claude-code; gemini)",
     },
     ...SENDER_OPTIONS,
   },

@@ -1,14 +1,13 @@
 /**
  * `worker hook EVENT` speaks Claude Code's hook contract: the payloads are the Agent SDK's
- * hook input types (`BaseHookInput`: session_id, transcript_path, cwd, permission_mode;
- * SessionStart's `source`, PreCompact's `trigger` and `custom_instructions`, SessionEnd's
- * `reason`), sent on stdin to exactly the command `worker setup claude-code` registered, run
- * by a shell with a PATH that holds no engram bin. A hook never fails its host: it exits 0
+ * hook input types (test/support/claude-hook-inputs.ts: `BaseHookInput`, SessionStart's
+ * `source`, PreCompact's `trigger` and `custom_instructions`, SessionEnd's `reason`), sent on
+ * stdin to exactly the command `worker setup claude-code` registered, run by a shell with a
+ * PATH that holds no engram bin. A hook never fails its host: it exits 0
  * and says why.
  */
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { branchTopic, CONTEXT_LIMIT, fitted } from "../../src/worker/hosts/hook.js";
 import {
@@ -21,6 +20,15 @@ import {
   runBin,
   worker,
 } from "../support/bins.js";
+import {
+  type BaseHookInput,
+  baseInput,
+  type PreCompactHookInput,
+  SESSION_START_SOURCES,
+  type SessionEndHookInput,
+  type SessionStartHookInput,
+  sessionStartInput,
+} from "../support/claude-hook-inputs.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const dirs = new TempDirs();
@@ -89,17 +97,12 @@ function runHook(event: string, payload: string, cwd: string): Promise<Ran> {
   });
 }
 
-function basePayload(cwd: string) {
-  return {
-    session_id: SESSION,
-    transcript_path: join(home, ".claude", "projects", "p", `${SESSION}.jsonl`),
-    cwd,
-    permission_mode: "default",
-  };
+function basePayload(cwd: string): BaseHookInput {
+  return baseInput(cwd, SESSION, home);
 }
 
-const startPayload = (cwd: string, source: string) =>
-  JSON.stringify({ ...basePayload(cwd), hook_event_name: "SessionStart", source });
+const startPayload = (cwd: string, source: SessionStartHookInput["source"]) =>
+  JSON.stringify(sessionStartInput(basePayload(cwd), source));
 
 /** The additionalContext of a SessionStart answer, checking the answer's shape. */
 function contextOf(r: Ran): string {
@@ -114,8 +117,8 @@ function contextOf(r: Ran): string {
 }
 
 describe("worker hook session-start", () => {
-  it("gives the verdict and MEMORY.md for every source (startup, resume, clear, compact)", async () => {
-    for (const source of ["startup", "resume", "clear", "compact"]) {
+  it("gives the verdict and MEMORY.md for every source (startup, resume, clear, compact, fork)", async () => {
+    for (const source of SESSION_START_SOURCES) {
       const context = contextOf(
         await runHook("SessionStart", startPayload(repo.dir, source), repo.dir),
       );
@@ -210,15 +213,19 @@ describe("worker hook pre-compact and session-end", () => {
         ...basePayload(own.dir),
         hook_event_name: "PreCompact",
         trigger: "auto",
-        custom_instructions: "",
-      }),
+        custom_instructions: null,
+      } satisfies PreCompactHookInput),
       own.dir,
     );
     expect(compact.code, compact.stderr).toBe(0);
     expect(JSON.parse(compact.stdout)).toEqual({ suppressOutput: true });
     const end = await runHook(
       "SessionEnd",
-      JSON.stringify({ ...basePayload(own.dir), hook_event_name: "SessionEnd", reason: "logout" }),
+      JSON.stringify({
+        ...basePayload(own.dir),
+        hook_event_name: "SessionEnd",
+        reason: "logout",
+      } satisfies SessionEndHookInput),
       own.dir,
     );
     expect(end.code, end.stderr).toBe(0);
@@ -251,7 +258,8 @@ describe("worker hook pre-compact and session-end", () => {
           ...basePayload(own.dir),
           hook_event_name: "PreCompact",
           trigger: "manual",
-        }),
+          custom_instructions: "keep the schema decisions",
+        } satisfies PreCompactHookInput),
       );
     });
     expect(child.code).toBe(0);
@@ -263,7 +271,11 @@ describe("worker hook pre-compact and session-end", () => {
     const nowhere = dirs.dir("engram-hook-nowhere-");
     const r = await runHook(
       "SessionEnd",
-      JSON.stringify({ ...basePayload(nowhere), hook_event_name: "SessionEnd", reason: "other" }),
+      JSON.stringify({
+        ...basePayload(nowhere),
+        hook_event_name: "SessionEnd",
+        reason: "other",
+      } satisfies SessionEndHookInput),
       nowhere,
     );
     expect(r.code).toBe(0);

@@ -23,6 +23,8 @@ describe("the launcher's words", () => {
       "'/opt/node 22/bin/node' /home/me/engram/dist/src/cli/engram.js worker hook session-end",
     );
     expect(isEngramHookCommand(command)).toBe(true);
+    expect(isEngramHookCommand(`${command} --host gemini`)).toBe(true);
+    expect(isEngramHookCommand(`${command} --host gemini; rm -rf /`)).toBe(false);
     expect(isEngramHookCommand("echo worker hook session-end")).toBe(false);
     expect(isEngramHookCommand(`${command} && rm -rf /`)).toBe(false);
   });

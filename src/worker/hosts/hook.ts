@@ -9,8 +9,9 @@ import { type HookEvent, type Launcher, shellCommand } from "./launcher.js";
 /**
  * What a host sends a hook on stdin. Claude Code (the Agent SDK's `BaseHookInput`):
  * `session_id`, `transcript_path`, `cwd`, `hook_event_name`, `permission_mode?`; SessionStart
- * adds `source` (startup | resume | clear | compact), SessionEnd `reason`, PreCompact
- * `trigger` (manual | auto) and `custom_instructions`.
+ * adds `source` (startup | resume | clear | compact | fork), SessionEnd `reason` (clear |
+ * resume | logout | prompt_input_exit | other), PreCompact `trigger` (manual | auto) and
+ * `custom_instructions` (a string, or null). Only the fields read here are kept.
  */
 export interface HookInput {
   session_id?: string;

@@ -99,12 +99,15 @@ export function editMcpServers(
   return { after: jsonText(before, old, next), changes };
 }
 
-/** One Claude Code hook registration: the event, its matcher, the command and its timeout. */
+/**
+ * One hook registration, in the shape Claude Code and Gemini CLI share: the event, its
+ * matcher, the command and its timeout (the host's unit: seconds, Gemini CLI's milliseconds).
+ */
 export interface ClaudeHook {
   event: string;
   matcher?: string;
   command: string;
-  /** Seconds: Claude Code cuts a SessionEnd hook at 1.5 s unless it declares one. */
+  /** Claude Code cuts a SessionEnd hook at 1.5 s unless it declares a timeout. */
   timeout: number;
 }
 

@@ -39,10 +39,15 @@ export function shellCommand(launcher: Launcher, words: readonly string[]): stri
 export const HOOK_EVENTS = ["session-start", "pre-compact", "session-end"] as const;
 export type HookEvent = (typeof HOOK_EVENTS)[number];
 
-/** Whether a hook command line is one of engram's (any install path): what --remove takes. */
+/**
+ * Whether a hook command line is one of engram's (any install path, any `--host`): what
+ * --remove takes.
+ */
 export function isEngramHookCommand(command: unknown): boolean {
   return (
     typeof command === "string" &&
-    /engram\.js'? worker hook (session-start|pre-compact|session-end)$/.test(command)
+    /engram\.js'? worker hook (session-start|pre-compact|session-end)( --host [a-z-]+)?$/.test(
+      command,
+    )
   );
 }

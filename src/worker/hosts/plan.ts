@@ -56,11 +56,18 @@ export interface SetupPlan {
   notes: string[];
 }
 
-/** Claude Code's hook events, the sources SessionStart fires for, and their timeouts. */
-const CLAUDE_HOOKS: readonly { event: string; matcher?: string; hook: HookEvent }[] = [
-  // Every source: after /clear or a compaction memory must come back.
-  { event: "SessionStart", matcher: "startup|resume|clear|compact", hook: "session-start" },
+/** Claude Code's hook events engram answers, and the `worker hook` event of each. */
+const CLAUDE_HOOKS: readonly { event: string; hook: HookEvent }[] = [
+  // No matcher: every source (startup, resume, clear, compact, fork), and any Claude Code
+  // adds later; after /clear, a compaction or a fork, memory must come back.
+  { event: "SessionStart", hook: "session-start" },
   { event: "PreCompact", hook: "pre-compact" },
+  { event: "SessionEnd", hook: "session-end" },
+];
+/** Gemini CLI's: the same shape in `.gemini/settings.json`, its compaction is PreCompress. */
+const GEMINI_HOOKS: readonly { event: string; hook: HookEvent }[] = [
+  { event: "SessionStart", hook: "session-start" },
+  { event: "PreCompress", hook: "pre-compact" },
   { event: "SessionEnd", hook: "session-end" },
 ];
 /** Seconds; engram's hooks answer in well under one, and never block the host for long. */
@@ -68,11 +75,20 @@ const HOOK_TIMEOUT_SECONDS = 10;
 
 function claudeHooks(launcher: Launcher, remove: boolean): ClaudeHook[] {
   if (remove) return [];
-  return CLAUDE_HOOKS.map(({ event, matcher, hook }) => ({
+  return CLAUDE_HOOKS.map(({ event, hook }) => ({
     event,
-    ...(matcher === undefined ? {} : { matcher }),
     command: shellCommand(launcher, ["worker", "hook", hook]),
     timeout: HOOK_TIMEOUT_SECONDS,
+  }));
+}
+
+/** Gemini CLI's hooks: `--host gemini` names its sessions; its timeouts are milliseconds. */
+function geminiHooks(launcher: Launcher, remove: boolean): ClaudeHook[] {
+  if (remove) return [];
+  return GEMINI_HOOKS.map(({ event, hook }) => ({
+    event,
+    command: shellCommand(launcher, ["worker", "hook", hook, "--host", "gemini"]),
+    timeout: HOOK_TIMEOUT_SECONDS * 1000,
   }));
 }
 
@@ -129,11 +145,22 @@ export function setupTargets(request: SetupRequest): SetupTarget[] {
       const wanted = remove ? undefined : cursorRule(launcher);
       return [mcp, { path: rule, edit: (before) => editCursorRule(before, rule, wanted) }];
     }
-    case "gemini":
+    case "gemini": {
+      // One file holds the server and the hooks: both edits, in turn, on its text.
+      const settings = join(base, ".gemini", "settings.json");
+      const hooks = geminiHooks(launcher, remove);
       return [
-        servers(join(base, ".gemini", "settings.json")),
+        {
+          path: settings,
+          edit: (before) => {
+            const server = editMcpServers(before, settings, entry);
+            const hooked = editClaudeHooks(server.after, settings, hooks, isEngramHookCommand);
+            return { after: hooked.after, changes: [...server.changes, ...hooked.changes] };
+          },
+        },
         markdown(user ? join(home, ".gemini", "GEMINI.md") : join(base, "GEMINI.md")),
       ];
+    }
   }
 }
 
@@ -171,7 +198,7 @@ function notesFor(request: SetupRequest): string[] {
       break;
     case "gemini":
       notes.push(
-        "Gemini CLI starts stdio MCP servers only in a folder you trusted: trust this folder (the trust dialog, or /permissions) or the engram server does not start",
+        "Gemini CLI starts stdio MCP servers and runs project hooks only in a folder you trusted: trust this folder (the trust dialog, or /permissions) or neither the engram server nor its hooks run",
       );
       break;
   }
