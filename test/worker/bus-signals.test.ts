@@ -1,13 +1,16 @@
 /**
  * Every worker command that sends uses the worker's bus (issue 36): a recall's promotion
- * signal from a clone whose config names `git:origin` reaches the Director's checkout.
+ * signal (`worker recall`, MCP `memory_recall`) from a clone whose config names `git:origin`
+ * reaches the Director's checkout.
  * Real repositories: a bare origin, the Director's checkout, a clone.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, describeResult, director, jsonOf, worker } from "../support/bins.js";
+import { stdioMcpClient } from "../support/mcp-client.js";
 import { git, TempDirs } from "../support/repo.js";
+import { waitUntil } from "../support/wait.js";
 
 const dirs = new TempDirs();
 const GIT_ENV = { GIT_CONFIG_GLOBAL: "/dev/null", GIT_CONFIG_NOSYSTEM: "1" };
@@ -22,6 +25,14 @@ function clone(): string {
 
 interface Run {
   sources: { source: string; accepted: number }[];
+}
+
+/** The Director's recall counts, by engram. */
+function recallCounts(): Record<string, number> {
+  const meta = JSON.parse(
+    readFileSync(join(directorDir, ".engram", "buffer", "meta.json"), "utf8"),
+  ) as { recall_counts: Record<string, number> };
+  return meta.recall_counts;
 }
 
 beforeAll(async () => {
@@ -70,10 +81,36 @@ describe("recall signals use the worker's bus", () => {
       await director(["run", "--flush", "--json"], { cwd: directorDir, env: GIT_ENV }),
     );
     expect(run.sources).toEqual([expect.objectContaining({ source: "git:origin", accepted: 1 })]);
-    const meta = JSON.parse(
-      readFileSync(join(directorDir, ".engram", "buffer", "meta.json"), "utf8"),
-    ) as { recall_counts: Record<string, number> };
-    expect(meta.recall_counts[engram as string]).toBe(1);
+    expect(recallCounts()[engram as string]).toBe(1);
+  });
+
+  it("MCP memory_recall sends its signal over the worker's bus too", async () => {
+    const agent = clone();
+    writeFileSync(join(agent, "config", "dev.toml"), '[worker]\nbus = "git:origin"\n');
+    const before = recallCounts();
+    const refs = () => git(origin, ["for-each-ref", "--format=%(refname)", "refs/engram/events/"]);
+    const refsBefore = refs();
+    const client = await stdioMcpClient(agent, GIT_ENV);
+    let engram: string | undefined;
+    try {
+      const r = await client.callTool({
+        name: "memory_recall",
+        arguments: { query: "flaky canary cache" },
+      });
+      expect(r.isError, JSON.stringify(r)).toBeFalsy();
+      const hits = (r.structuredContent as { hits: { engram_id?: string }[] }).hits;
+      engram = hits.find((h) => h.engram_id !== undefined)?.engram_id;
+      expect(engram).toMatch(/^e_/);
+      // The signal is sent after the answer: wait for it to reach origin.
+      await waitUntil(() => refs() !== refsBefore, "the recall signal's ref on origin");
+    } finally {
+      await client.close();
+    }
+    const run = jsonOf<Run>(
+      await director(["run", "--flush", "--json"], { cwd: directorDir, env: GIT_ENV }),
+    );
+    expect(run.sources).toEqual([expect.objectContaining({ source: "git:origin", accepted: 1 })]);
+    expect(recallCounts()[engram as string]).toBe((before[engram as string] ?? 0) + 1);
   });
 
   it("a bus that refuses the signal costs the recall nothing: it answers, says why, spools nothing", async () => {
