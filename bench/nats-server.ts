@@ -37,11 +37,11 @@ const READY_MS = 15_000;
 export async function startNatsServer(
   storeDir: string,
   binary = findNatsServer(),
-  options: { jetstream?: boolean } = {},
+  options: { jetstream?: boolean /** More flags (`--user`, `--pass`...). */; args?: string[] } = {},
 ): Promise<NatsServer> {
   if (binary === undefined)
     throw new Error("nats-server is not installed (apt-get install nats-server)");
-  const args = ["-sd", storeDir, "-a", "127.0.0.1", "-p", "-1"];
+  const args = ["-sd", storeDir, "-a", "127.0.0.1", "-p", "-1", ...(options.args ?? [])];
   if (options.jetstream !== false) args.unshift("-js");
   const child = spawn(binary, args, {
     stdio: ["ignore", "pipe", "pipe"],

@@ -134,15 +134,28 @@ export function permanentGitFailure(stderr: string): boolean {
   return PERMANENT.some((pattern) => pattern.test(stderr));
 }
 
+/**
+ * Whether git's answer is a credential refused (or asked for where none could be given: no
+ * helper, prompts off), as opposed to a remote that is not there.
+ */
+export function refusedCredential(stderr: string): boolean {
+  return REFUSED_CREDENTIAL.some((pattern) => pattern.test(stderr));
+}
+
+const REFUSED_CREDENTIAL = [
+  /Authentication failed/i,
+  /Permission denied \(publickey/i,
+  /could not read (Username|Password)/i,
+  /The requested URL returned error: 40[13]/i,
+  /Invalid username or (password|token)/i,
+];
+
 const PERMANENT = [
   /does not appear to be a git repository/i,
   /repository '[^']*' not found/i,
   /Repository not found/i,
-  /Authentication failed/i,
-  /Permission denied \(publickey/i,
-  /could not read (Username|Password)/i,
-  /The requested URL returned error: 40[134]/i,
-  /Invalid username or (password|token)/i,
+  /The requested URL returned error: 404/i,
+  ...REFUSED_CREDENTIAL,
 ];
 
 /**

@@ -26,6 +26,7 @@ import {
   permanentGitFailure,
   pushRefs,
   RemoteUnreachable,
+  refusedCredential,
   resolveLocalRef,
   unknownRemote,
   writeEventCommit,
@@ -143,8 +144,11 @@ class RefSender implements GitRefSender {
       ]);
       if (!outcome.reached) {
         if (permanentGitFailure(outcome.reason)) {
+          const what = refusedCredential(outcome.reason)
+            ? "the remote refused the credential (or none could be given)"
+            : "the remote cannot be used";
           throw new UsageError(
-            `git:${this.remote}: ${outcome.reason}; nothing was sent or spooled: fix the remote or its credential, or choose another bus`,
+            `git:${this.remote}: ${what}: ${outcome.reason}; nothing was sent or spooled: fix the remote or its credential, or choose another bus`,
           );
         }
         reason = outcome.reason;

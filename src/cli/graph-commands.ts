@@ -129,7 +129,9 @@ const learnings: Command = {
       ...r.learnings.map((l) => {
         const when = l.confirmed_at ? ` ${l.confirmed_at}` : "";
         const pr = l.pr === null ? "" : ` #${l.pr}`;
-        const confidence = l.confidence === null ? "" : ` confidence ${l.confidence}`;
+        const confidence =
+          (l.confidence === null ? "" : ` confidence ${l.confidence}`) +
+          (l.outcome === undefined ? "" : ` outcome ${l.outcome}`);
         return `${l.status}${when}${pr}  ${l.type}  ${l.text.slice(0, 100)}\n    ${l.id} from ${l.source}${confidence}, evidence ${l.evidence}${l.entities.length > 0 ? `; ${l.entities.join(" ")}` : ""}`;
       }),
       ...importProposalLines(r.import_proposals),

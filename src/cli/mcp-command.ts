@@ -56,7 +56,7 @@ export const mcp: Command = {
     }
     const ctx = await openContext(repoOptions(args));
     // Loaded here, not at start-up: the SDK is only needed by this command.
-    const { createMemoryServer } = await import("../mcp/memory-server.js");
+    const { createMemoryServer, signalsSent } = await import("../mcp/memory-server.js");
     const { LoadedMemory } = await import("../mcp/loaded-memory.js");
     const serverOptions = {
       version: "0.1.0",
@@ -100,6 +100,7 @@ export const mcp: Command = {
     } finally {
       process.off("SIGTERM", onSignal);
       process.off("SIGINT", onSignal);
+      await signalsSent();
     }
   },
 };

@@ -45,6 +45,17 @@ export interface MemoryServerOptions {
   memory?: LoadedMemory | undefined;
 }
 
+/** Recall signals still being sent, by every server of this process. */
+const signalsInFlight = new Set<Promise<unknown>>();
+
+/**
+ * Waits for the recall signals still being sent: over a networked bus a signal outlives the
+ * answer, and a server stopping must not drop it.
+ */
+export async function signalsSent(): Promise<void> {
+  await Promise.allSettled([...signalsInFlight]);
+}
+
 /** A new server (one per connection: an McpServer serves one transport). */
 export function createMemoryServer(ctx: RepoContext, options: MemoryServerOptions): McpServer {
   const memory = options.memory ?? new LoadedMemory(ctx);
@@ -76,15 +87,18 @@ export function createMemoryServer(ctx: RepoContext, options: MemoryServerOption
         signal: false,
         includeSuperseded: input.include_superseded === true,
       });
-      // The recall signal (a promotion hint) is spooled after the answer, one at a time,
-      // so an agent does not wait for its fsync.
+      // The recall signal (a promotion hint) is sent over the worker's bus after the answer,
+      // one at a time, so an agent does not wait for its fsync or push.
       const engrams = [
         ...new Set(result.hits.flatMap((h) => (h.engram_id !== undefined ? [h.engram_id] : []))),
       ];
       if (engrams.length > 0) {
-        signals = signals
+        const sent = signals
           .then(() => recordRecall(ctx, input.query, engrams, options.worker))
           .catch(() => undefined);
+        signals = sent;
+        signalsInFlight.add(sent);
+        void sent.finally(() => signalsInFlight.delete(sent));
       }
       const remote = await remoteRecallPart(ctx, input, result.hits.length);
       const scope = {

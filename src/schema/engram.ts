@@ -90,12 +90,16 @@ export type LearningOrigin = z.infer<typeof LearningOrigin>;
 
 /**
  * One item's own provenance: the senders who said it, the links they gave with it; a field
- * left out is the engram's (`provenance.senders`, `links`).
+ * left out is the engram's (`provenance.senders`, `links`). `confidence` and `outcome` are
+ * what the item's note stated (a decision's confidence is `decisions[].confidence`, repeated
+ * here only where it differs); left out when none was stated.
  */
 export const ItemProvenance = z
   .object({
     senders: z.array(z.string()).max(64).optional(),
     links: z.array(Link).max(64).optional(),
+    confidence: z.number().min(0).max(1).optional(),
+    outcome: Outcome.optional(),
   })
   .strict();
 export type ItemProvenance = z.infer<typeof ItemProvenance>;

@@ -19,6 +19,7 @@ import {
   type SerializedRecallIndex,
   serializeRecallIndex,
 } from "../core/recall/recall.js";
+import { EngramError } from "../errors.js";
 import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
 import type { Catalog, Engram } from "../schema/engram.js";
@@ -104,7 +105,7 @@ export interface RecallResult {
   /** The tokens the hits' text holds, within `max_tokens` when one was given. */
   tokens: number;
   max_tokens: number | null;
-  /** The recall was spooled as a promotion signal (false with --no-signal or no hits). */
+  /** The recall was sent as a promotion signal (false with --no-signal, no hits, or a bus that refused it). */
   signal: boolean;
 }
 
@@ -161,10 +162,7 @@ export async function recallIn(
     const engramHits = [
       ...new Set(hits.flatMap((h) => (h.engram_id !== undefined ? [h.engram_id] : []))),
     ];
-    if (engramHits.length > 0) {
-      await recordRecall(ctx, query, engramHits, options.worker);
-      signal = true;
-    }
+    if (engramHits.length > 0) signal = await recordRecall(ctx, query, engramHits, options.worker);
   }
   const tokens = hits.reduce((n, h) => n + h.tokens, 0);
   return {
@@ -177,18 +175,31 @@ export async function recallIn(
   };
 }
 
-/** Spools a recall as a promotion signal: always locally, recall must not wait on a network. */
+/**
+ * Sends a recall as a promotion signal over the worker's bus (`ENGRAM_BUS`, else
+ * `[worker] bus`, else the spool), as `worker emit` sends a note: a transient failure spools
+ * it. The signal never costs the answer: a bus that refuses it (an unknown remote, a refused
+ * credential) is said on stderr and the recall stands, with nothing spooled.
+ */
 export async function recordRecall(
   ctx: RepoContext,
   query: string,
   hits: string[],
   worker: string | undefined,
-): Promise<void> {
-  await sendEnvelope(
-    ctx,
-    "memory_event.v1",
-    { kind: "recall", query: query.slice(0, 1000), hits },
-    { worker },
-    { kind: "spool" },
-  );
+): Promise<boolean> {
+  const { workerBus } = await import("../bus/worker-bus.js");
+  try {
+    await sendEnvelope(
+      ctx,
+      "memory_event.v1",
+      { kind: "recall", query: query.slice(0, 1000), hits },
+      { worker },
+      workerBus(ctx, undefined).url,
+    );
+    return true;
+  } catch (err) {
+    if (!(err instanceof EngramError)) throw err;
+    ctx.caller?.notice(`warning: the recall signal was not sent: ${err.message}`);
+    return false;
+  }
 }

@@ -222,13 +222,14 @@ export function collectGroup(
       links.push(link);
     }
   };
-  // Each item's own senders and links, beside the union the engram records.
+  // Each item's own senders, links, confidence and outcome, beside the union the engram records.
   const credit = new ItemCredit();
   const creditTo = (text: string, event: MemoryEvent) =>
     credit.add(
       learningIdOfFact(text),
       authoredContent(event) ? event.sender.id : undefined,
       eventLinks(event),
+      event,
     );
   const addFact = (
     text: string,

@@ -212,7 +212,8 @@ export function linkLearning(
     const entities = engram?.entities;
     // An item with its own provenance (`said_by`) is linked by its own links and senders,
     // not by those of everything compacted beside it.
-    if (entities === undefined || engram?.said_by?.[learning.id] !== undefined)
+    const own = engram?.said_by?.[learning.id];
+    if (entities === undefined || own?.senders !== undefined || own?.links !== undefined)
       return matcher.link(learning);
     carried.push(entities);
   }

@@ -1,5 +1,6 @@
 import type { Privacy } from "../../schema/common.js";
 import type { Engram } from "../../schema/engram.js";
+import type { Outcome } from "../../schema/envelope.js";
 import { sha256Hex } from "../model/canonical.js";
 
 /** The kinds of learning, named as seed.json and the learning lifecycle name them. */
@@ -38,8 +39,13 @@ export interface Learning {
   scope: "st" | "lt";
   /** How many engrams state it, plus the times later engrams stated it again (`evidence`). */
   evidence: number;
-  /** The mean confidence of the notes of the engram it is read from (null: none stated). */
+  /**
+   * The confidence its note stated, in the newest engram stating one; an engram written
+   * before items kept theirs gives the mean of its notes (null: none stated).
+   */
   confidence?: number | null;
+  /** The outcome its note stated (absent: none stated). */
+  outcome?: Outcome;
   /** Imported from another memory (`origins`): where from, and when it was confirmed there. */
   origin?: { source: string; confirmed_at: string | null } | null;
   /**
@@ -132,6 +138,9 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       for (const l of more.links)
         if (!seen.has(`${l.type}:${l.ref}`)) known.links.push({ type: l.type, ref: l.ref });
       known.origin ??= originOf(engram, id);
+      known.confidence ??= confidenceIn(engram, id);
+      const outcome = itemStated(engram, id).outcome;
+      if (known.outcome === undefined && outcome !== undefined) known.outcome = outcome;
       return;
     }
     byId.set(id, {
@@ -142,7 +151,11 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
       engrams: [engram.engram_id],
       scope: engram.scope,
       evidence: 1,
-      confidence: engram.signals.mean_confidence,
+      confidence: confidenceIn(engram, id),
+      ...(() => {
+        const { outcome } = itemStated(engram, id);
+        return outcome !== undefined ? { outcome } : {};
+      })(),
       origin: originOf(engram, id),
       written_at: engram.created_at,
       topics: [...engram.topics],
@@ -172,6 +185,38 @@ export function learningsOf(engrams: readonly Engram[]): Learning[] {
     }
   }
   return [...byId.values()].sort((a, b) => a.id.localeCompare(b.id));
+}
+
+/** What a note stated of how sure it was and how it turned out. */
+export interface ItemStated {
+  confidence?: number | undefined;
+  outcome?: Outcome | undefined;
+}
+
+/**
+ * What learning `id`'s note stated in `engram`: its own confidence (`said_by`, else its
+ * decision's) and outcome; each undefined when none was stated.
+ */
+export function itemStated(engram: Pick<Engram, "decisions" | "said_by">, id: string): ItemStated {
+  const own = engram.said_by?.[id];
+  const decision =
+    own?.confidence === undefined
+      ? engram.decisions.find((d) => d.confidence !== undefined && learningIdOfFact(d.title) === id)
+      : undefined;
+  return { confidence: own?.confidence ?? decision?.confidence, outcome: own?.outcome };
+}
+
+/**
+ * A learning's confidence in `engram`: its own; the engram's mean only where no item states
+ * its own (an engram written before items kept theirs).
+ */
+function confidenceIn(engram: Engram, id: string): number | null {
+  const own = itemStated(engram, id).confidence;
+  if (own !== undefined) return own;
+  const itemsStateTheirs =
+    engram.decisions.some((d) => d.confidence !== undefined) ||
+    Object.values(engram.said_by ?? {}).some((s) => s.confidence !== undefined);
+  return itemsStateTheirs ? null : engram.signals.mean_confidence;
 }
 
 /**

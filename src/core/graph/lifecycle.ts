@@ -1,4 +1,5 @@
 import type { Engram } from "../../schema/engram.js";
+import type { Outcome } from "../../schema/envelope.js";
 import {
   type EntityId,
   type EntityMatcher,
@@ -35,6 +36,8 @@ export interface LearningEntry {
   type: LearningType;
   text: string;
   confidence: number | null;
+  /** The outcome its note stated; absent when none was stated. */
+  outcome?: Outcome;
   /** Where it came from: the memory it was imported from, else the senders that stated it. */
   source: string;
   entities: EntityId[];
@@ -114,6 +117,7 @@ export function placedLearnings(
         type: learning.type,
         text: learning.text,
         confidence: learning.confidence ?? null,
+        ...(learning.outcome !== undefined ? { outcome: learning.outcome } : {}),
         source: origin?.source ?? (learning.senders.join(", ") || "engram"),
         entities: linked.entities,
         evidence: learning.evidence,

@@ -1,5 +1,5 @@
 import type { Engram } from "../../schema/engram.js";
-import { itemSaid, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
+import { itemSaid, itemStated, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
 import { type Replacements, replacedBy } from "../graph/supersession.js";
 import { hasContent } from "../history/content.js";
 import { engramPath } from "../model/engram.js";
@@ -48,7 +48,7 @@ export interface RecallNote {
   at: string;
   /** Who said it: the engram's content senders, or a commit's author. */
   senders: readonly string[];
-  /** An episode's outcome and stated confidence; a decision's stated confidence. */
+  /** The outcome and confidence its note stated (an episode's, a fact's, a decision's). */
   outcome?: string;
   confidence?: number;
   /** LT engrams that carried this very note forward: left out by default. */
@@ -114,6 +114,7 @@ export function notesOfEngram(
       ...base,
       id: `${engram.engram_id}#f${i}`,
       ...factNote(fact),
+      ...statedOf(engram, learningIdOfFact(fact)),
       at,
       senders: itemSaid(engram, learningIdOfFact(fact)).senders,
       ...supersededBy(key, fact),
@@ -127,8 +128,8 @@ export function notesOfEngram(
       kind: "decision",
       text: d.title,
       ...(d.rationale.trim() !== "" ? { rationale: d.rationale } : {}),
-      // How sure its sender was, kept with the decision through promotion.
-      ...(d.confidence !== undefined ? { confidence: d.confidence } : {}),
+      // How sure its sender was and how it turned out, kept through promotion.
+      ...statedOf(engram, learningIdOfFact(d.title)),
       at,
       senders: itemSaid(engram, learningIdOfFact(d.title)).senders,
       ...supersededBy(key, d.title),
@@ -211,5 +212,14 @@ export function noteOfCommit(commit: HistoryCommit): RecallNote {
     commit: commit.sha,
     at: commit.at,
     senders: [commit.author],
+  };
+}
+
+/** A note's own stated outcome and confidence, each only when stated. */
+function statedOf(engram: Engram, id: string): Pick<RecallNote, "outcome" | "confidence"> {
+  const { outcome, confidence } = itemStated(engram, id);
+  return {
+    ...(outcome !== undefined ? { outcome } : {}),
+    ...(confidence !== undefined ? { confidence } : {}),
   };
 }

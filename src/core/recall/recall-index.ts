@@ -133,7 +133,7 @@ export function buildRecallIndex(input: Iterable<RecallNote>): RecallIndex {
  * the time number arrays take to parse.
  */
 export interface SerializedRecallIndex {
-  format: "engram-recall-index/v4";
+  format: "engram-recall-index/v5";
   /** engram_id or null, path or null, scope, at, topics, senders */
   origins: [string | null, string | null, RecallNote["scope"], string, string[], string[]][];
   /** origin, the note's fields that its origin does not give */
@@ -172,7 +172,7 @@ export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex 
     return [origin, own];
   });
   return {
-    format: "engram-recall-index/v4",
+    format: "engram-recall-index/v5",
     origins,
     notes,
     recency: base64(Float32Array.from(index.notes, (n) => n.recency)),
@@ -191,7 +191,7 @@ export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex 
 export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
   const d = data as Partial<SerializedRecallIndex> | null;
   if (
-    d?.format !== "engram-recall-index/v4" ||
+    d?.format !== "engram-recall-index/v5" ||
     !Array.isArray(d.origins) ||
     !Array.isArray(d.notes) ||
     !Array.isArray(d.terms) ||
