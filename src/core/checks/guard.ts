@@ -16,7 +16,8 @@ export type GuardCode =
   | "state-tracked"
   | "flagged-instruction"
   | "flagged-secret"
-  | "flagged-sealed";
+  | "flagged-sealed"
+  | "flagged-contradiction";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -99,7 +100,7 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
   }
   // A planted instruction or a leaked secret must not pass: they fail the guard.
   for (const flag of input.flagged ?? []) {
-    if (flag.kind === "sealed") continue;
+    if (onlyWarns(flag)) continue;
     findings.push(flagFinding(flag));
   }
   if (!isDirectorBranch(input.headBranch)) {
@@ -128,13 +129,15 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
 
 /**
  * The review flags that only warn: sealed or sensitive engrams, which a reviewer must open
- * with the seal key but which are not wrong in themselves. Sorted like findings.
+ * with the seal key but which are not wrong in themselves, and decisions that contradict
+ * current memory, which a reviewer settles (either may hold). Sorted like findings.
  */
 export function flagWarnings(flagged: readonly FlaggedAt[]): GuardFinding[] {
-  return flagged
-    .filter((f) => f.kind === "sealed")
-    .map(flagFinding)
-    .sort(compareFindings);
+  return flagged.filter(onlyWarns).map(flagFinding).sort(compareFindings);
+}
+
+function onlyWarns(flag: ReviewFlag): boolean {
+  return flag.kind === "sealed" || flag.kind === "contradiction";
 }
 
 function flagFinding(flag: FlaggedAt): GuardFinding {
