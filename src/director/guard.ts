@@ -193,8 +193,14 @@ function flagsOnAdded(
     }
     added.push(engram);
     pathOf.set(engram.engram_id, file.path);
+    const released = new Set(engram.released ?? []);
     for (const flag of reviewFlags(knowledgeItems([engram]), [engram])) {
-      flagged.push({ ...flag, path: file.path });
+      const releasedItem = flag.kind === "secret" && released.has(flag.item_id ?? "");
+      flagged.push({
+        ...flag,
+        path: file.path,
+        ...(releasedItem ? { released: true as const } : {}),
+      });
     }
   }
   for (const flag of contradictionFlags(knowledgeItems(added), kept, added)) {

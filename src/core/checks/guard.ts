@@ -59,8 +59,11 @@ export interface GuardInput {
   flagged?: readonly FlaggedAt[];
 }
 
-/** A review flag and the engram file it is in. */
-export type FlaggedAt = ReviewFlag & { path: string };
+/**
+ * A review flag and the engram file it is in; `released` when the engram records that a
+ * reviewer released the item from the secret hold (`director release`).
+ */
+export type FlaggedAt = ReviewFlag & { path: string; released?: true };
 
 /** Whether a head branch is one the Director writes. */
 export function isDirectorBranch(name: string | undefined): boolean {
@@ -136,8 +139,8 @@ export function flagWarnings(flagged: readonly FlaggedAt[]): GuardFinding[] {
   return flagged.filter(onlyWarns).map(flagFinding).sort(compareFindings);
 }
 
-function onlyWarns(flag: ReviewFlag): boolean {
-  return flag.kind === "sealed" || flag.kind === "contradiction";
+function onlyWarns(flag: FlaggedAt): boolean {
+  return flag.kind === "sealed" || flag.kind === "contradiction" || flag.released === true;
 }
 
 function flagFinding(flag: FlaggedAt): GuardFinding {
@@ -145,7 +148,9 @@ function flagFinding(flag: FlaggedAt): GuardFinding {
   return {
     path: flag.path,
     code: `flagged-${flag.kind}`,
-    message: `${item} ${flag.why} (${flag.reason}); review it before merging (docs/github.md)`,
+    message: flag.released
+      ? `${item} ${flag.why} (${flag.reason}); a reviewer released it (director release), so it does not fail the guard`
+      : `${item} ${flag.why} (${flag.reason}); review it before merging (docs/github.md)`,
   };
 }
 
