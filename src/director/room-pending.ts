@@ -34,7 +34,7 @@ export function loadPendingEngrams(
   ledger: RoomLedger,
   memory: MemoryConfig,
   registry: Registry | undefined,
-): { engrams: Engram[]; fromGroups: number } {
+): ReturnType<typeof pendingEngrams> {
   const out: PendingContent[] = [];
   for (const { file, sha256 } of ledger.pending) {
     const path = join(roomDir(paths), file);
