@@ -167,6 +167,15 @@ export function contradictionFlags(
   }
   const topicsOf = new Map(added.map((e) => [e.engram_id, new Set(e.topics)]));
   const said = decisions.map((d) => ({ d, stated: stated(d.text) }));
+  // Every contradiction shares a word: only decisions that share one are compared.
+  const byWord = new Map<string, number[]>();
+  said.forEach(({ stated: x }, i) => {
+    for (const w of new Set([...x.subject, ...x.values])) {
+      const list = byWord.get(w);
+      if (list === undefined) byWord.set(w, [i]);
+      else list.push(i);
+    }
+  });
   const flags: ReviewFlag[] = [];
   for (const item of items) {
     if (item.kind !== "decision" || (item.replaces?.length ?? 0) > 0) continue;
@@ -174,7 +183,11 @@ export function contradictionFlags(
     if (held.has(key)) continue;
     const own = topicsOf.get(item.engram_id) ?? new Set<string>();
     const mine = stated(item.text);
-    for (const { d, stated: theirs } of said) {
+    const near = new Set<number>();
+    for (const w of [...mine.subject, ...mine.values])
+      for (const i of byWord.get(w) ?? []) near.add(i);
+    for (const i of [...near].sort((a, b) => a - b)) {
+      const { d, stated: theirs } = said[i] as (typeof said)[number];
       const how = contradiction(
         mine,
         theirs,
