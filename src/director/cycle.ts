@@ -267,7 +267,7 @@ async function cycle(
   // What compactions for room left, packed here with the registry this cycle links to.
   const taken =
     ledger === undefined
-      ? { engrams: [], fromGroups: 0 }
+      ? { engrams: [], fromGroups: 0, supersedes: new Map<string, string[]>() }
       : (await import("./room-pending.js")).loadPendingEngrams(ctx.paths, ledger, memory, registry);
   const pending = taken.engrams;
   // The engrams of the groups' records count as made by the compactions that left them.
@@ -276,6 +276,7 @@ async function cycle(
     ...(documents !== undefined ? { documents } : {}),
     slice,
     pending,
+    pendingSupersedes: taken.supersedes,
     catalog,
     engrams,
     recalls,

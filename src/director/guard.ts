@@ -2,6 +2,7 @@ import { appendFileSync, readFileSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { parseConfigText } from "../config/parse.js";
+import { contradictionFlags } from "../core/checks/contradictions.js";
 import { compareFindings } from "../core/checks/findings.js";
 import {
   type CatalogStamp,
@@ -164,7 +165,8 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
 }
 
 /**
- * The review flags on the engrams the head adds to the base (`src/core/checks/review-flags.ts`):
+ * The review flags on the engrams the head adds to the base (`src/core/checks/review-flags.ts`),
+ * and their decisions that contradict the base's engrams the head keeps (contradictions.ts):
  * files that do not parse are verify's to report, so they are skipped here.
  */
 function flagsOnAdded(
@@ -172,6 +174,9 @@ function flagsOnAdded(
   baseIds: ReadonlySet<string>,
 ): FlaggedAt[] {
   const flagged: FlaggedAt[] = [];
+  const added: Engram[] = [];
+  const kept: Engram[] = [];
+  const pathOf = new Map<string, string>();
   for (const file of files) {
     let raw: unknown;
     try {
@@ -180,11 +185,26 @@ function flagsOnAdded(
       continue;
     }
     const parsed = EngramSchema.safeParse(raw);
-    if (!parsed.success || baseIds.has(parsed.data.engram_id)) continue;
+    if (!parsed.success) continue;
     const engram = parsed.data as Engram;
-    for (const flag of reviewFlags(knowledgeItems([engram]), [engram])) {
-      flagged.push({ ...flag, path: file.path });
+    if (baseIds.has(engram.engram_id)) {
+      kept.push(engram);
+      continue;
     }
+    added.push(engram);
+    pathOf.set(engram.engram_id, file.path);
+    const released = new Set(engram.released ?? []);
+    for (const flag of reviewFlags(knowledgeItems([engram]), [engram])) {
+      const releasedItem = flag.kind === "secret" && released.has(flag.item_id ?? "");
+      flagged.push({
+        ...flag,
+        path: file.path,
+        ...(releasedItem ? { released: true as const } : {}),
+      });
+    }
+  }
+  for (const flag of contradictionFlags(knowledgeItems(added), kept, added)) {
+    flagged.push({ ...flag, path: pathOf.get(flag.engram_id) ?? flag.engram_id });
   }
   return flagged;
 }

@@ -26,10 +26,13 @@ export async function openPullRequest(
   const mainFocus = await readFileAt(repo, refs.main, FOCUS_PATH);
   const mainIds = new Set(mainCatalog.entries.map((e) => e.engram_id));
   const added = new Map<string, Engram>();
+  // Main's engrams the branch keeps: the memory a new decision may contradict.
+  const kept: Engram[] = [];
   for (const entry of files.catalog.entries) {
     const text = files.files.get(entry.path);
-    if (mainIds.has(entry.engram_id) || text === undefined) continue;
-    added.set(entry.engram_id, JSON.parse(text) as Engram);
+    if (text === undefined) continue;
+    if (mainIds.has(entry.engram_id)) kept.push(JSON.parse(text) as Engram);
+    else added.set(entry.engram_id, JSON.parse(text) as Engram);
   }
   const bytes = (text: string | undefined) =>
     text === undefined ? null : Buffer.byteLength(text, "utf8");
@@ -46,6 +49,7 @@ export async function openPullRequest(
       focusBytes: bytes(files.files.get(FOCUS_PATH)),
     },
     added,
+    kept,
     memory: ctx.config.memory,
     rejectedSkipped: rejected,
     withheld,

@@ -9,7 +9,6 @@ import {
 import type { RoomLedger } from "../core/compaction/room-ledger.js";
 import { StateError } from "../errors.js";
 import type { MemoryConfig } from "../schema/config.js";
-import type { Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import type { StatePaths } from "../state/paths.js";
 import { LEDGER, roomDir } from "./room-ledger.js";
@@ -34,7 +33,7 @@ export function loadPendingEngrams(
   ledger: RoomLedger,
   memory: MemoryConfig,
   registry: Registry | undefined,
-): { engrams: Engram[]; fromGroups: number } {
+): ReturnType<typeof pendingEngrams> {
   const out: PendingContent[] = [];
   for (const { file, sha256 } of ledger.pending) {
     const path = join(roomDir(paths), file);

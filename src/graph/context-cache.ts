@@ -21,7 +21,8 @@ import { SPLIT_PATTERN } from "./tokens.js";
 
 // 3: state and core documents are items of the index beside the learnings, and the header
 // carries the tokenizer's counts of every piece an answer can hold.
-const FORMAT = "engram-context-index/5";
+// 6: only the current side of supersession is indexed.
+const FORMAT = "engram-context-index/6";
 
 interface Header extends MemoryVersion {
   format: string;

@@ -15,6 +15,7 @@ import {
   isoSeconds,
 } from "../core/graph/freshness.js";
 import { learningsOf } from "../core/graph/learnings.js";
+import { withoutReplaced } from "../core/graph/supersession.js";
 import { sha256Hex } from "../core/model/canonical.js";
 import { MEMORY_DIR } from "../core/model/paths.js";
 import { knowledgeLearning } from "../core/versions/knowledge-view.js";
@@ -30,7 +31,7 @@ import { loadRegistry } from "./registry.js";
 
 /** Commits read for activity: enough for years of a busy repository, bounded all the same. */
 const MAX_COMMITS = 200_000;
-const CACHE_VERSION = 5;
+const CACHE_VERSION = 6;
 
 /** What git says about the repository's activity, cached in the state folder per HEAD. */
 interface ActivityCache {
@@ -198,7 +199,8 @@ async function linkedLearnings(
   }
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const sessions = await readSessionEvidence(ctx.repoDir, catalog);
-  const learnings = learningsOf([...engrams.values()]).map((l) =>
+  // Only the current side: what a later item replaced is not context (supersession.ts).
+  const learnings = learningsOf(withoutReplaced([...engrams.values()])).map((l) =>
     linkLearning({ ...l, evidence: l.evidence + (sessions.get(l.id) ?? 0) }, engrams, matcher),
   );
   for (const doc of await readGraphDocuments(ctx.repoDir, catalog)) {

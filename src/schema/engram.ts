@@ -164,6 +164,11 @@ const engramFields = {
   replaces: z
     .array(z.object({ was: z.string().min(1), now: z.string().min(1) }).strict())
     .optional(),
+  /**
+   * Items of this engram that look like a secret and that a reviewer released from the hold
+   * (`director release`, learning ids, sorted): the guard warns of them instead of failing.
+   */
+  released: z.array(LearningId).optional(),
   promotion: z
     .object({ reasons: z.array(z.string()) })
     .strict()

@@ -84,5 +84,12 @@ export const GroupRecord = z
   .strict();
 
 /** One line of a pending file that holds a group's record: the batch its slice went to. */
-export const PendingGroupLine = z.object({ version: BatchId, group: GroupRecord }).strict();
+export const PendingGroupLine = z
+  .object({
+    version: BatchId,
+    group: GroupRecord,
+    // What the group's notes named in `supersedes`, by the item that replaces (replaces.ts).
+    supersedes: z.array(z.tuple([z.string().min(1), z.array(z.string().min(1))])).optional(),
+  })
+  .strict();
 export type PendingGroupLine = z.infer<typeof PendingGroupLine>;

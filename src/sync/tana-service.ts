@@ -4,6 +4,7 @@ import type { RepoContext } from "../context/repo-context.js";
 import { entityMatcher } from "../core/graph/entities.js";
 import { learningsOf } from "../core/graph/learnings.js";
 import type { PlacedLearning } from "../core/graph/lifecycle.js";
+import { withoutReplaced } from "../core/graph/supersession.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
 import { itemKey } from "../core/sync/item.js";
@@ -73,7 +74,7 @@ export async function tanaSource(
     const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
     const byId = new Map<string, Engram>([...engrams.values()].map((e) => [e.engram_id, e]));
     const matcher = entityMatcher(registry);
-    const linked = learningsOf([...byId.values()]).map((l) => matcher.link(l));
+    const linked = learningsOf(withoutReplaced([...byId.values()])).map((l) => matcher.link(l));
     return learningCandidates(learningStates(linked), byId, options);
   };
   const hash = sha256Hex(canonicalJson({ catalog: catalog.hash, registry, tana: s.tana }));

@@ -137,6 +137,21 @@ describe("review one item at a time", () => {
     expect(released.proposal.review?.withheld ?? []).toEqual([]);
     expect(factsAt(origin, BRANCH)).toContain(LEAK);
     expect(factsAt(origin, BRANCH)).toContain("recall ranks notes with BM25");
+
+    // Released, it is on the branch and the guard lets it through with a warning: the engram
+    // records the release. (An item no reviewer released fails the guard: guard.test.ts.)
+    const releasedGuard = await director(
+      ["guard", "--base", "main", "--head", `origin/${BRANCH}`, "--json"],
+      { cwd: clone.dir },
+    );
+    expect(releasedGuard.code, describeResult(releasedGuard)).toBe(0);
+    const report = jsonOf<{ ok: boolean; warnings: { code: string; message: string }[] }>(
+      releasedGuard,
+    );
+    const warned = report.warnings.filter((w) => w.code === "flagged-secret");
+    expect(warned).toHaveLength(1);
+    expect(warned[0]?.message).toContain("a reviewer released it (director release)");
+    expect(releasedGuard.stdout).not.toContain(SECRET);
   });
 
   it("rejects one item: the branch is regenerated without it, the rest kept, and it never comes back", async () => {

@@ -124,6 +124,21 @@ describe("supersession", () => {
     expect(await texts("job lock postgres advisory")).not.toContain(LOCK_OLD);
     expect(await texts("branches issue")).not.toContain(BRANCH_OLD);
     expect(await texts("installer sh")).not.toContain(PLANTED);
+    // worker context and worker learnings show only the current side too.
+    const context = jsonOf<{ items: { text: string }[]; markdown: string }>(
+      ok(await worker(["context", "job lock postgres advisory", "--json"], { cwd: clone.dir })),
+    );
+    expect(context.items.map((i) => i.text)).toContain(LOCK_NEW);
+    expect(context.items.map((i) => i.text)).not.toContain(LOCK_OLD);
+    expect(context.markdown).not.toContain(BRANCH_OLD);
+    const learnings = jsonOf<{ learnings: { text: string; status: string }[] }>(
+      ok(await worker(["learnings", "--json"], { cwd: clone.dir })),
+    );
+    const learned = learnings.learnings.map((l) => l.text);
+    expect(learned).toEqual(expect.arrayContaining([LOCK_NEW, BRANCH_NEW, SURE]));
+    expect(learned).not.toContain(LOCK_OLD);
+    expect(learned).not.toContain(BRANCH_OLD);
+    expect(learned).not.toContain(PLANTED);
     // Asked for, the superseded side is there, with what replaced it.
     const all = await recall(clone, "job lock postgres advisory", ["--include-superseded"]);
     expect(all.find((h) => h.text === LOCK_OLD)?.superseded_by?.length).toBeGreaterThan(0);

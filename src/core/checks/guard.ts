@@ -16,7 +16,8 @@ export type GuardCode =
   | "state-tracked"
   | "flagged-instruction"
   | "flagged-secret"
-  | "flagged-sealed";
+  | "flagged-sealed"
+  | "flagged-contradiction";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -58,8 +59,11 @@ export interface GuardInput {
   flagged?: readonly FlaggedAt[];
 }
 
-/** A review flag and the engram file it is in. */
-export type FlaggedAt = ReviewFlag & { path: string };
+/**
+ * A review flag and the engram file it is in; `released` when the engram records that a
+ * reviewer released the item from the secret hold (`director release`).
+ */
+export type FlaggedAt = ReviewFlag & { path: string; released?: true };
 
 /** Whether a head branch is one the Director writes. */
 export function isDirectorBranch(name: string | undefined): boolean {
@@ -99,7 +103,7 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
   }
   // A planted instruction or a leaked secret must not pass: they fail the guard.
   for (const flag of input.flagged ?? []) {
-    if (flag.kind === "sealed") continue;
+    if (onlyWarns(flag)) continue;
     findings.push(flagFinding(flag));
   }
   if (!isDirectorBranch(input.headBranch)) {
@@ -128,13 +132,15 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
 
 /**
  * The review flags that only warn: sealed or sensitive engrams, which a reviewer must open
- * with the seal key but which are not wrong in themselves. Sorted like findings.
+ * with the seal key but which are not wrong in themselves, and decisions that contradict
+ * current memory, which a reviewer settles (either may hold). Sorted like findings.
  */
 export function flagWarnings(flagged: readonly FlaggedAt[]): GuardFinding[] {
-  return flagged
-    .filter((f) => f.kind === "sealed")
-    .map(flagFinding)
-    .sort(compareFindings);
+  return flagged.filter(onlyWarns).map(flagFinding).sort(compareFindings);
+}
+
+function onlyWarns(flag: FlaggedAt): boolean {
+  return flag.kind === "sealed" || flag.kind === "contradiction" || flag.released === true;
 }
 
 function flagFinding(flag: FlaggedAt): GuardFinding {
@@ -142,7 +148,9 @@ function flagFinding(flag: FlaggedAt): GuardFinding {
   return {
     path: flag.path,
     code: `flagged-${flag.kind}`,
-    message: `${item} ${flag.why} (${flag.reason}); review it before merging (docs/github.md)`,
+    message: flag.released
+      ? `${item} ${flag.why} (${flag.reason}); a reviewer released it (director release), so it does not fail the guard`
+      : `${item} ${flag.why} (${flag.reason}); review it before merging (docs/github.md)`,
   };
 }
 

@@ -1,8 +1,11 @@
 import type { Engram } from "../../schema/engram.js";
 import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
 
-/** What a flag warns of: an instruction to agents, a secret left in the text, a sealed note. */
-export type ReviewFlagKind = "instruction" | "secret" | "sealed";
+/**
+ * What a flag warns of: an instruction to agents, a secret left in the text, a sealed note, a
+ * decision that contradicts current memory (see contradictions.ts).
+ */
+export type ReviewFlagKind = "instruction" | "secret" | "sealed" | "contradiction";
 
 /** Why, as a stable code a tool can act on. */
 export type ReviewFlagReason =
@@ -14,7 +17,8 @@ export type ReviewFlagReason =
   | "secret-prefix"
   | "high-entropy"
   | "beside-redaction"
-  | "sealed";
+  | "sealed"
+  | "contradicts-memory";
 
 /** One item a reviewer should look at before merging, and why. */
 export interface ReviewFlag {
@@ -29,6 +33,8 @@ export interface ReviewFlag {
   item_kind: KnowledgeKind | "engram";
   /** The item's text, cut to `TEXT_CHARS`. */
   text: string;
+  /** For a contradiction: the decision on main it contradicts (`e_…#d<n>`, as recall names it). */
+  contradicts?: { id: string; text: string };
 }
 
 const TEXT_CHARS = 200;

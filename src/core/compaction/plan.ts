@@ -30,6 +30,8 @@ export interface CycleInput {
    * like the slice's own, taken into the catalog, promotion, eviction and MEMORY.md here.
    */
   pending?: readonly Engram[];
+  /** What the notes behind `pending` named in `supersedes` (`pendingEngrams`). */
+  pendingSupersedes?: ReadonlyMap<string, readonly string[]>;
   catalog: Catalog;
   /** Every engram the catalog lists, loaded (promotion and the focus view read them). */
   engrams: ReadonlyMap<string, Engram>;
@@ -103,6 +105,7 @@ export function planCycle(input: CycleInput): CyclePlan {
     [...(input.pending ?? []), ...compactSlice(input.slice, slicePolicy(memory, entities, claims))],
     input.slice,
     memoryEngrams,
+    input.pendingSupersedes,
   );
   const known = new Set(input.catalog.entries.map((e) => e.engram_id));
   // A re-run after a crash recomputes the same engrams: those already listed are not new.

@@ -141,8 +141,11 @@ export function detectReplaced(
   return best?.text;
 }
 
-/** Item text (claim key) -> the texts its note named in `supersedes`. */
-function namedReplacements(slice: readonly MemoryEvent[]): Map<string, string[]> {
+/**
+ * Item text (claim key) -> the texts its note named in `supersedes`: what a compaction for
+ * room keeps beside a group's record, so that the cycle packing it still knows.
+ */
+export function namedReplacements(slice: readonly MemoryEvent[]): Map<string, string[]> {
   const named = new Map<string, string[]>();
   for (const event of slice) {
     const now = event.supersedes?.length ? itemTextOf(event) : undefined;
@@ -176,8 +179,11 @@ export function markReplaces(
   engrams: readonly Engram[],
   slice: readonly MemoryEvent[],
   memory: readonly Engram[],
+  /** What notes compacted for room named (`pendingEngrams`), by the same claim key. */
+  earlier: ReadonlyMap<string, readonly string[]> = new Map(),
 ): Engram[] {
   const named = namedReplacements(slice);
+  for (const [key, texts] of earlier) named.set(key, [...(named.get(key) ?? []), ...texts]);
   // Memory's items are read only when something may replace one: most cycles skip it.
   if (memory.length === 0 || (named.size === 0 && !engrams.some(mayReplace))) return [...engrams];
   const items = currentItems(memory, replacementsOf(memory));

@@ -20,6 +20,7 @@ import { collectGroup, type GroupState, packGroup } from "./group.js";
 import { joinGroups } from "./group-join.js";
 import { bodyLinker } from "./pack.js";
 import type { CompactionPolicy } from "./policy.js";
+import { namedReplacements } from "./replaces.js";
 import type { RoomLedger } from "./room-ledger.js";
 
 /** Most engrams one compacted slice produces; smaller groups are merged into `other`. */
@@ -51,6 +52,8 @@ export interface PendingContent {
 export interface PendingGroup {
   version: string;
   group: GroupState;
+  /** What the group's notes named in `supersedes`: item claim key -> texts (replaces.ts). */
+  supersedes?: [string, string[]][];
 }
 
 export interface RoomPlan extends PendingContent {
@@ -80,10 +83,14 @@ export function planRoomCompaction(input: {
   const earlier = new Map(input.ledger.labels);
   const made = sliceGroups(input.slice, slicePolicy(input.memory, entities, undefined), earlier);
   const engrams = made?.history ?? [];
-  const groups = (made?.live ?? []).map(([label, events]) => ({
-    version: made?.version as string,
-    group: collectGroup(label, events, input.memory),
-  }));
+  const groups = (made?.live ?? []).map(([label, events]): PendingGroup => {
+    const named = [...namedReplacements(events)].sort((a, b) => compareText(a[0], b[0]));
+    return {
+      version: made?.version as string,
+      group: collectGroup(label, events, input.memory),
+      ...(named.length > 0 ? { supersedes: named } : {}),
+    };
+  });
   const pendingText = [
     ...engrams.map((e) => `${JSON.stringify(e)}\n`),
     ...groups.map((g) => `${JSON.stringify(g)}\n`),
@@ -116,7 +123,7 @@ export function pendingEngrams(
   contents: readonly PendingContent[],
   memory: MemoryConfig,
   entities: CompactionPolicy["entities"],
-): { engrams: Engram[]; fromGroups: number } {
+): { engrams: Engram[]; fromGroups: number; supersedes: Map<string, string[]> } {
   const out: Engram[] = contents.flatMap((c) => c.engrams);
   const byLabel = new Map<string, PendingGroup[]>();
   for (const g of contents.flatMap((c) => c.groups)) {
@@ -132,7 +139,14 @@ export function pendingEngrams(
   }
   // In id order, as a slice's engrams are.
   made.sort((a, b) => compareText(a.engram_id, b.engram_id));
-  return { engrams: [...out, ...made], fromGroups: made.length };
+  // The names travel beside the engrams: the cycle marks what they replace (markReplaces).
+  const supersedes = new Map<string, string[]>();
+  for (const g of contents.flatMap((c) => c.groups)) {
+    for (const [key, texts] of g.supersedes ?? []) {
+      supersedes.set(key, [...(supersedes.get(key) ?? []), ...texts]);
+    }
+  }
+  return { engrams: [...out, ...made], fromGroups: made.length, supersedes };
 }
 
 /** The entity linker of engram bodies for `registry` (undefined: no registry, no entities). */

@@ -7,6 +7,7 @@ import {
   linkLearning,
 } from "./entities.js";
 import { type LearningType, learningsOf } from "./learnings.js";
+import { withoutReplaced } from "./supersession.js";
 
 /** propose -> confirm -> persist: where a learning stands. */
 export type LearningStatus = "proposed" | "confirmed" | "rejected";
@@ -87,7 +88,11 @@ export function placedLearnings(
   sessionEvidence: ReadonlyMap<string, number> = new Map(),
 ): PlacedLearning[] {
   const out: PlacedLearning[] = [];
-  for (const stated of learningsOf([...engrams.values()])) {
+  // What an engram on the base branch replaced is no learning any more; a proposal's or a
+  // closed pull request's replacement is not yet, or never, what the team believes.
+  const all = [...engrams.values()];
+  const confirmed = all.filter((e) => places.get(e.engram_id)?.status === "confirmed");
+  for (const stated of learningsOf(withoutReplaced(all, confirmed))) {
     const extra = sessionEvidence.get(stated.id) ?? 0;
     const learning = extra === 0 ? stated : { ...stated, evidence: stated.evidence + extra };
     let best: EngramPlace | undefined;

@@ -45,3 +45,26 @@ export function replacedBy(
   if (r === undefined || r.engram_id === engram.engram_id) return undefined;
   return compareText(r.version, engram.version) >= 0 ? r : undefined;
 }
+
+/**
+ * The engrams without the decisions and facts a later item replaced: what every reader shows
+ * (MEMORY.md, recall, context, learnings, the sync targets). `by` are the engrams whose
+ * `replaces` count (default: the same engrams); an engram that replaces nothing is returned
+ * as it is.
+ */
+export function withoutReplaced<E extends Engram>(
+  engrams: readonly E[],
+  by: Iterable<Engram> = engrams,
+): E[] {
+  const replacements = replacementsOf(by);
+  if (replacements.size === 0) return [...engrams];
+  return engrams.map((engram) => {
+    const current = (text: string) => !replacedBy(replacements, text, engram);
+    const decisions = engram.decisions.filter((d) => current(d.title));
+    const facts = engram.facts.filter(current);
+    if (decisions.length === engram.decisions.length && facts.length === engram.facts.length) {
+      return engram;
+    }
+    return { ...engram, decisions, facts };
+  });
+}

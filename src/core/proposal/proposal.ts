@@ -1,5 +1,6 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
+import { contradictionFlags } from "../checks/contradictions.js";
 import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
@@ -11,6 +12,11 @@ export interface ProposalInput {
   head: { branch: string; catalog: Catalog; focusBytes: number | null };
   /** The engrams the head adds to the base, by id (read from the proposal's files). */
   added: ReadonlyMap<string, Engram>;
+  /**
+   * The engrams of the base the head keeps: current memory, what a new decision may
+   * contradict (src/core/checks/contradictions.ts). None: nothing is checked.
+   */
+  kept?: readonly Engram[];
   memory: Pick<
     MemoryConfig,
     | "st_max_files"
@@ -112,7 +118,10 @@ export function buildProposal(input: ProposalInput): Proposal {
           }
         : item,
     ),
-    flags: reviewFlags(knowledge, engrams),
+    flags: [
+      ...reviewFlags(knowledge, engrams),
+      ...contradictionFlags(knowledge, input.kept ?? [], engrams),
+    ],
     ...(input.withheld !== undefined && input.withheld.length > 0
       ? { withheld: [...input.withheld] }
       : {}),

@@ -67,14 +67,21 @@ export function withholdItems(input: WithholdInput): {
   const { files, mainIds, decisions } = input;
   const refused = input.rejectedEngrams ?? new Set<string>();
   const withheld: WithheldItem[] = [];
+  // Secret-like items a reviewer released, by engram: the engram records them for the guard.
+  const releasedIn = new Map<string, Set<string>>();
   const verdict = (item: Omit<KnowledgeItem, "id" | "engram_id" | "scope">, from: Engram) => {
     const id = learningId(item.text);
     const full: KnowledgeItem = { id, ...item, engram_id: from.engram_id, scope: from.scope };
+    const secret = !decisions.rejected.has(id) && holdsSecret(full);
     const reason: WithheldReason | undefined = decisions.rejected.has(id)
       ? "rejected"
-      : holdsSecret(full) && !decisions.released.has(id)
+      : secret && !decisions.released.has(id)
         ? "held"
         : undefined;
+    if (secret && reason === undefined) {
+      const ids = releasedIn.get(from.engram_id) ?? new Set<string>();
+      releasedIn.set(from.engram_id, ids.add(id));
+    }
     if (reason !== undefined) {
       withheld.push({
         id,
@@ -92,8 +99,15 @@ export function withholdItems(input: WithholdInput): {
     const text = files.files.get(entry.path);
     if (text === undefined) continue;
     const engram = JSON.parse(text) as Engram;
-    const body = keptBody(engram, verdict);
-    if (body === undefined) continue;
+    const kept = keptBody(engram, verdict);
+    const released = [
+      ...new Set([...(engram.released ?? []), ...(releasedIn.get(engram.engram_id) ?? [])]),
+    ].sort();
+    const sameReleased = released.length === (engram.released?.length ?? 0);
+    if (kept === undefined && sameReleased) continue;
+    const { engram_id: _id, hash: _hash, ...whole } = engram;
+    const body: EngramBody = kept ?? whole;
+    if (released.length > 0) body.released = released;
     const sealed = isEmpty(body) ? null : sealEngram(body);
     rewritten.set(entry.engram_id, sealed && refused.has(sealed.engram_id) ? null : sealed);
   }

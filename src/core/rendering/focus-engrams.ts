@@ -6,7 +6,7 @@
 import type { Catalog, CatalogEntry, Engram } from "../../schema/engram.js";
 import { describeWorker, errorIsNotable } from "../compaction/telemetry.js";
 import { normalizeClaim } from "../graph/learnings.js";
-import { replacedBy, replacementsOf } from "../graph/supersession.js";
+import { withoutReplaced } from "../graph/supersession.js";
 import { hasContent, reasonOf } from "../history/content.js";
 import { isEarlierHistory, isHistoryImport } from "../history/kinds.js";
 import { engramPath } from "../model/engram.js";
@@ -120,25 +120,13 @@ function resolveEngrams(
 }
 
 /** The engrams without the items a later one replaced: the view shows only the current side. */
-function withoutReplaced(shown: readonly Shown[]): Shown[] {
-  const replacements = replacementsOf(shown.map((s) => s.engram));
-  if (replacements.size === 0) return [...shown];
-  return shown.map((s) => {
-    const current = (text: string) => !replacedBy(replacements, text, s.engram);
-    const { decisions, facts } = s.engram;
-    return {
-      ...s,
-      engram: {
-        ...s.engram,
-        decisions: decisions.filter((d) => current(d.title)),
-        facts: facts.filter(current),
-      },
-    };
-  });
+function currentSide(shown: readonly Shown[]): Shown[] {
+  const current = withoutReplaced(shown.map((s) => s.engram));
+  return shown.map((s, i) => ({ ...s, engram: current[i] as Engram }));
 }
 
 function collectItems(all: readonly Shown[]): Item[] {
-  const shown = withoutReplaced(all);
+  const shown = currentSide(all);
   const items: Item[] = [];
   const seen = new Set<string>();
   const add = (section: SectionKey, keys: readonly string[], line: string): void => {

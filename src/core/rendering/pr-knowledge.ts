@@ -1,3 +1,4 @@
+import { sayWhichHolds } from "../checks/contradictions.js";
 import type { ReviewFlag } from "../checks/review-flags.js";
 import { FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
 import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
@@ -104,7 +105,7 @@ export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | u
   const lines = items.map((group) => {
     const first = group[0] as ReviewFlag;
     const kinds = [...new Set(group.map((f) => f.kind))].join(", ");
-    const why = group.map((f) => `${inlineText(f.why, 300)} (${code(f.reason, 40)})`).join("; ");
+    const why = group.map((f) => `${flagWhy(f)} (${code(f.reason, 40)})`).join("; ");
     const id = first.item_id === undefined ? "" : `${itemIdCode(first.item_id)} `;
     return `- ${id}**${kinds}** in ${code(first.engram_id, ENGRAM_ID_CHARS)}, ${first.item_kind}: “${inlineText(first.text, FLAG_TEXT_CHARS)}” — ${why}`;
   });
@@ -113,6 +114,14 @@ export function flagsBlock(flags: readonly ReviewFlag[] | undefined): string | u
     `Merging makes these part of what every agent reads. Reject one that should not be believed or followed with ${REJECT_COMMENT}; \`director guard\` fails on instructions and secrets.`,
     lines.join("\n"),
   ].join("\n\n");
+}
+
+/** A flag's why as Markdown: the ids and the command of a contradiction as code. */
+function flagWhy(flag: ReviewFlag): string {
+  const was = flag.contradicts;
+  if (was === undefined) return inlineText(flag.why, 300);
+  const id = code(was.id, ENGRAM_ID_CHARS + 8);
+  return `contradicts ${id} on main, “${inlineText(was.text, FLAG_TEXT_CHARS)}”: ${sayWhichHolds(was.id, (c) => code(c, 120))}`;
 }
 
 /**

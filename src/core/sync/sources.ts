@@ -1,6 +1,7 @@
 import type { Privacy } from "../../schema/common.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
 import { factKey } from "../compaction/compact.js";
+import { withoutReplaced } from "../graph/supersession.js";
 import { strictestPrivacy } from "../ingest/normalize.js";
 import { sha256Hex } from "../model/canonical.js";
 import { compareText, truncateChars } from "../model/text.js";
@@ -49,10 +50,12 @@ export function syncCandidates(
   options: SourceOptions,
 ): SyncCandidate[] {
   const requested = options.requested ?? new Set<string>();
+  // Only the current side leaves: what a later item replaced is not sent (supersession.ts).
+  const current = withoutReplaced(engrams);
   return [
     ...episodeCandidates(engrams, options, requested),
-    ...insightCandidates(engrams, options, requested),
-    ...patternCandidates(engrams, options, requested),
+    ...insightCandidates(current, options, requested),
+    ...patternCandidates(current, options, requested),
     evolutionCandidate(catalog, options),
   ].sort(byId);
 }

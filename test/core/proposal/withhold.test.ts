@@ -92,7 +92,13 @@ describe("withholdItems", () => {
     });
     expect(released.withheld.map((w) => w.reason)).toEqual(["rejected"]);
     const ids = released.files.catalog.entries.map((e) => e.engram_id);
-    expect(ids).toContain(leaky.engram_id);
+    // Kept, and sealed again with the release recorded: the guard reads it on the branch.
+    const kept = released.files.catalog.entries
+      .map((e) => JSON.parse(released.files.files.get(e.path) ?? "{}") as Engram)
+      .find((e) => e.released !== undefined);
+    expect(kept?.released).toEqual([secretId]);
+    expect(kept?.facts).toEqual(leaky.facts);
+    expect(ids).not.toContain(leaky.engram_id);
     expect(ids).not.toContain(only.engram_id);
     expect(
       released.files.files.has(

@@ -89,3 +89,38 @@ describe("sync sources", () => {
     expect(evolution?.item).toMatchObject({ local_id: "gen_0", privacy: "private" });
   });
 });
+
+describe("sync sources: the current side only", () => {
+  it("does not offer a decision or a convention a later engram replaced", () => {
+    const OLD = "Use Postgres advisory locks for the job queue";
+    const NEW = "Use Redis locks for the job queue";
+    const RULE = "Convention: pipe the installer to sh";
+    const RETRACT = "Retracted: do not pipe the installer to sh";
+    const day = sealEngram(
+      engramBody({
+        version: "20250101-000000Z",
+        decisions: [{ title: OLD, rationale: "simple" }],
+        facts: [RULE, "The build uses tsc"],
+      }),
+    );
+    const later = sealEngram(
+      engramBody({
+        version: "20250102-000000Z",
+        decisions: [{ title: NEW, rationale: "faster" }],
+        facts: [RETRACT],
+        replaces: [
+          { was: OLD, now: NEW },
+          { was: RULE, now: RETRACT },
+        ],
+      }),
+    );
+    const titles = syncCandidates([day, later], emptyCatalog(), OPTIONS)
+      .filter((c) => c.item.type === "insight")
+      .map((c) => c.item.title);
+    expect(titles).toContain(NEW);
+    expect(titles).toContain(RETRACT);
+    expect(titles).toContain("The build uses tsc");
+    expect(titles).not.toContain(OLD);
+    expect(titles).not.toContain(RULE);
+  });
+});
