@@ -106,6 +106,18 @@ describe("renderFocus: properties", () => {
     );
   });
 
+  it("decisions beside telemetry alone take the view: errors are not knowledge (fast-check's counterexample)", () => {
+    const e = engram({
+      privacy: "public",
+      decisions: [
+        { title: "Pin Node 22", rationale: "" },
+        { title: "Ship on Fridays", rationale: "" },
+      ],
+      errors: [{ error_type: "TimeoutError", count: 1, retryable: false, sample: "timed out" }],
+    });
+    expect(decisionLines(render([e], 1_000_000, 2).text)).toHaveLength(2);
+  });
+
   it("a smaller item budget shows a prefix of the items, by priority, telemetry within its share", () => {
     fc.assert(
       fc.property(engramsArb, fc.integer({ min: 0, max: 20 }), (engrams, maxItems) => {

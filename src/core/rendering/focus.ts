@@ -90,7 +90,10 @@ export function shareItems(collected: readonly Item[], maxItems: number): Item[]
   );
   // A briefing, not an index: beside other knowledge, decisions keep to their share (the rest
   // stays in the engram files and recall); alone, they take the whole view.
-  const others = capped.filter((item) => item.section !== "decisions").length;
+  // Telemetry is not knowledge: beside errors alone, decisions still take the view.
+  const others = capped.filter(
+    (item) => item.section !== "decisions" && !TELEMETRY_SECTIONS.has(item.section),
+  ).length;
   let decisionRoom = others > 0 ? Math.ceil(maxItems * FOCUS_DECISION_SHARE) : maxItems;
   return capped.filter((item) => item.section !== "decisions" || decisionRoom-- > 0);
 }
