@@ -69,6 +69,23 @@ describe("what a new engram replaces", () => {
     expect(replaced({ decisions: ["Default log level is info"] })).toBeUndefined();
   });
 
+  it("replaces what an item chose, not what it dropped too", () => {
+    const earlier = engram({
+      version: "20250101-000000Z",
+      decisions: [
+        { title: "Adopt narwhal builds for the narwhal service instead of make", rationale: "" },
+      ],
+    });
+    const fresh = engram({
+      version: "20250102-000000Z",
+      decisions: [
+        { title: "Adopt kinkajou builds for the kinkajou service instead of make", rationale: "" },
+      ],
+    });
+    // Both left make: neither replaces the other.
+    expect(markReplaces([fresh], [], [earlier])[0]?.replaces).toBeUndefined();
+  });
+
   it("returns an engram that replaces nothing as it was, byte for byte", () => {
     const fresh = engram({ version: "20250102-000000Z", facts: ["Lesson: tests need git"] });
     expect(markReplaces([fresh], [], memory)[0]).toBe(fresh);

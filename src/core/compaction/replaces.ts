@@ -19,6 +19,8 @@ interface MemoryItem {
   decision: boolean;
   convention: boolean;
   words: Set<string>;
+  /** The words of what it chose: before its own change cue ("X instead of Y": X's). */
+  chosen: Set<string>;
   terms: string[];
 }
 
@@ -47,11 +49,14 @@ export function contentWords(text: string): Set<string> {
 
 function itemOf(text: string, decision: boolean): MemoryItem {
   const typed = typedFact(text);
+  const words = contentWords(typed.text);
+  const cue = CHANGE_CUE.exec(typed.text);
   return {
     text,
     decision,
     convention: !decision && typed.type === "convention",
-    words: contentWords(typed.text),
+    words,
+    chosen: cue ? contentWords(typed.text.slice(0, cue.index)) : words,
     terms: optionTerms(typed.text),
   };
 }
@@ -104,7 +109,9 @@ export function detectReplaced(
     const subject = contentWords(body.slice(cue.index + cue[0].length));
     for (const item of items) {
       if (!item.decision && !item.convention) continue;
-      const n = shared(subject, item.words);
+      // What the item chose, not what it dropped: "Adopt B instead of make" does not replace
+      // "Adopt A instead of make" (both left make), it replaces "Use make".
+      const n = shared(subject, item.chosen);
       if (subject.size > 0 && n >= Math.min(2, subject.size) && n / subject.size >= 0.6) {
         consider(item, n / subject.size);
       }
