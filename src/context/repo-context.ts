@@ -8,6 +8,7 @@ import {
   sharedSpoolPaths,
   statePaths,
 } from "../state/paths.js";
+import type { GitRunner } from "../state/state-folder.js";
 import { mainWorktreeOf } from "./main-worktree.js";
 
 /** What every command needs: where the repository is, its validated config, its state folder. */
@@ -97,10 +98,10 @@ async function mainWorktreeState(repoDir: string): Promise<MainWorktree | undefi
  * left in the default state folder after `[state] dir` moved elsewhere.
  */
 export async function checkContextState(ctx: RepoContext): Promise<void> {
-  const [{ checkStateFolder, unfinishedWork }, { gitAnswer }] = await Promise.all([
-    import("../state/state-folder.js"),
-    import("../git/git-child.js"),
-  ]);
+  const { checkStateFolder, unfinishedWork } = await import("../state/state-folder.js");
+  // Loaded only when a question needs git: the usual state folder is answered from files.
+  const gitAnswer: GitRunner = async (cwd, args) =>
+    (await import("../git/git-child.js")).gitAnswer(cwd, args);
   const dir = ctx.config.state.dir;
   await checkStateFolder({
     git: gitAnswer,

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs
 import { join, relative } from "node:path";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { ConfigError, StateError } from "../errors.js";
+import { surelyIgnored, surelyUntracked } from "../git/state-answers.js";
 import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
 import { entryKind } from "./entry-kind.js";
 import type { StatePaths } from "./paths.js";
@@ -53,9 +54,14 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
       );
     }
   }
+  // Answered from the repository's files where that is certain (no `git` started), else by git.
   const [tracked, ignored] = await Promise.all([
-    git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
-    git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
+    surelyUntracked(repoDir, dir)
+      ? { code: 0, stdout: "" }
+      : git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
+    surelyIgnored(repoDir, dir)
+      ? { code: 0, stdout: "" }
+      : git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
   ]);
   // Not a git repository, or no git: nothing can be committed from it.
   if (tracked.code !== 0) return;
