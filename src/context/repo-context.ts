@@ -1,6 +1,7 @@
 import { relative, resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { ConfigError } from "../errors.js";
+import { surelyIgnored, surelyUntracked } from "../git/state-answers.js";
 import type { Config } from "../schema/config.js";
 import {
   DEFAULT_STATE_DIR,
@@ -92,6 +93,12 @@ async function mainWorktreeState(repoDir: string): Promise<MainWorktree | undefi
   }
 }
 
+/** What the repository's files answer for certain about the state folder (no git started). */
+function surelyOf(repoDir: string, stateDir: string): { untracked: boolean; ignored: boolean } {
+  const dir = stateDir.replace(/\/$/, "");
+  return { untracked: surelyUntracked(repoDir, dir), ignored: surelyIgnored(repoDir, dir) };
+}
+
 /**
  * The state folder's checks against git and the file system (`checkStateFolder`), for the
  * main worktree's state folder too when this is a linked worktree, and a word when work was
@@ -105,6 +112,7 @@ export async function checkContextState(ctx: RepoContext): Promise<void> {
   const dir = ctx.config.state.dir;
   await checkStateFolder({
     git: gitAnswer,
+    surely: surelyOf(ctx.repoDir, dir),
     repoDir: ctx.repoDir,
     dir,
     configFile: relative(ctx.repoDir, ctx.configPath) || ctx.configPath,
@@ -113,6 +121,7 @@ export async function checkContextState(ctx: RepoContext): Promise<void> {
   if (main !== undefined) {
     await checkStateFolder({
       git: gitAnswer,
+      surely: surelyOf(main.repoDir, main.stateDir),
       repoDir: main.repoDir,
       dir: main.stateDir,
       configFile: main.configPath,

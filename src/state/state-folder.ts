@@ -2,7 +2,6 @@ import { chmodSync, existsSync, lstatSync, readdirSync, statSync } from "node:fs
 import { join, relative } from "node:path";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { ConfigError, StateError } from "../errors.js";
-import { surelyIgnored, surelyUntracked } from "../git/state-answers.js";
 import { STATE_DIR_MODE, STATE_FILE_MODE } from "./atomic.js";
 import { entryKind } from "./entry-kind.js";
 import type { StatePaths } from "./paths.js";
@@ -19,6 +18,11 @@ export interface StateFolderSetting {
   initialized?: boolean;
   /** Runs git (bounded, unattended: `gitAnswer` of src/git/git-child.ts). */
   git: GitRunner;
+  /**
+   * What the repository's files already answer for certain (src/git/state-answers.ts): a
+   * question answered here starts no git. Absent or false: git is asked.
+   */
+  surely?: { untracked: boolean; ignored: boolean };
 }
 
 /** Git's exit code (-1: git could not run) and stdout in a folder. */
@@ -54,12 +58,11 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
       );
     }
   }
-  // Answered from the repository's files where that is certain (no `git` started), else by git.
   const [tracked, ignored] = await Promise.all([
-    surelyUntracked(repoDir, dir)
+    setting.surely?.untracked === true
       ? { code: 0, stdout: "" }
       : git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
-    surelyIgnored(repoDir, dir)
+    setting.surely?.ignored === true
       ? { code: 0, stdout: "" }
       : git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
   ]);
