@@ -4,7 +4,11 @@
  * (`worker setup` writes it), dispatching to the two programs. Each program's command table
  * is imported only when named, so start-up stays as lean as the bins' own.
  */
-import { EXIT, runMain } from "./main.js";
+import { enableCompileCache } from "./compile-cache.js";
+
+// First, so that the compile cache covers every module loaded after it.
+enableCompileCache();
+const { EXIT, runMain } = await import("./main.js");
 
 const USAGE =
   "usage: engram director|worker <command> [options]\n\n" +

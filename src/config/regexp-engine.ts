@@ -1,4 +1,10 @@
-import { setFlagsFromString } from "node:v8";
+import { createRequire } from "node:module";
+
+// node:v8 is loaded only when a config names its own patterns: every command checks the
+// config, few configs have patterns, and loading it costs start-up.
+const require = createRequire(import.meta.url);
+const setFlagsFromString = (flags: string): void =>
+  (require("node:v8") as typeof import("node:v8")).setFlagsFromString(flags);
 
 /**
  * Turns on V8's linear-time regular expression engine for this process, once, before a

@@ -1,6 +1,7 @@
 import { relative, resolve } from "node:path";
 import { loadConfig } from "../config/load.js";
 import { ConfigError } from "../errors.js";
+import { surelyIgnored, surelyUntracked } from "../git/state-answers.js";
 import type { Config } from "../schema/config.js";
 import {
   DEFAULT_STATE_DIR,
@@ -8,6 +9,7 @@ import {
   sharedSpoolPaths,
   statePaths,
 } from "../state/paths.js";
+import type { GitRunner } from "../state/state-folder.js";
 import { mainWorktreeOf } from "./main-worktree.js";
 
 /** What every command needs: where the repository is, its validated config, its state folder. */
@@ -91,19 +93,26 @@ async function mainWorktreeState(repoDir: string): Promise<MainWorktree | undefi
   }
 }
 
+/** What the repository's files answer for certain about the state folder (no git started). */
+function surelyOf(repoDir: string, stateDir: string): { untracked: boolean; ignored: boolean } {
+  const dir = stateDir.replace(/\/$/, "");
+  return { untracked: surelyUntracked(repoDir, dir), ignored: surelyIgnored(repoDir, dir) };
+}
+
 /**
  * The state folder's checks against git and the file system (`checkStateFolder`), for the
  * main worktree's state folder too when this is a linked worktree, and a word when work was
  * left in the default state folder after `[state] dir` moved elsewhere.
  */
 export async function checkContextState(ctx: RepoContext): Promise<void> {
-  const [{ checkStateFolder, unfinishedWork }, { gitAnswer }] = await Promise.all([
-    import("../state/state-folder.js"),
-    import("../git/git-child.js"),
-  ]);
+  const { checkStateFolder, unfinishedWork } = await import("../state/state-folder.js");
+  // Loaded only when a question needs git: the usual state folder is answered from files.
+  const gitAnswer: GitRunner = async (cwd, args) =>
+    (await import("../git/git-child.js")).gitAnswer(cwd, args);
   const dir = ctx.config.state.dir;
   await checkStateFolder({
     git: gitAnswer,
+    surely: surelyOf(ctx.repoDir, dir),
     repoDir: ctx.repoDir,
     dir,
     configFile: relative(ctx.repoDir, ctx.configPath) || ctx.configPath,
@@ -112,6 +121,7 @@ export async function checkContextState(ctx: RepoContext): Promise<void> {
   if (main !== undefined) {
     await checkStateFolder({
       git: gitAnswer,
+      surely: surelyOf(main.repoDir, main.stateDir),
       repoDir: main.repoDir,
       dir: main.stateDir,
       configFile: main.configPath,

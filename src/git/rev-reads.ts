@@ -32,18 +32,63 @@ export async function commitTimes(
   cwd: string,
   revs: readonly string[],
 ): Promise<(CommitTime | undefined)[] | undefined> {
+  return (await commitsWithFile(cwd, revs))?.map((c) =>
+    c === undefined ? undefined : { sha: c.sha, time: c.time },
+  );
+}
+
+/** A revision's commit, its committer time, and the text of one file in it (if it has it). */
+export interface CommitWithFile extends CommitTime {
+  text: string | undefined;
+}
+
+/** A file to read in some of the revisions: `path` relative to the folder git runs in. */
+export interface FileInRevs {
+  path: string;
+  revs: readonly string[];
+}
+
+/**
+ * `commitTimes`, and the text of `file.path` in each commit of `file.revs`, read in the same
+ * `git cat-file --batch`: one git process where two were.
+ */
+export async function commitsWithFile(
+  cwd: string,
+  revs: readonly string[],
+  file?: FileInRevs,
+): Promise<(CommitWithFile | undefined)[] | undefined> {
   // A revision git could misread is not asked: it names nothing.
   const asked = revs.filter(plainRev);
-  const found = await batchCommits(cwd, asked);
-  if (found === undefined) return undefined;
+  const wants = (r: string) => file?.revs.includes(r) === true;
+  const lines = asked.flatMap((r) => [
+    `${r}^{commit}`,
+    ...(wants(r) ? [`${r}^{commit}:./${file?.path}`] : []),
+  ]);
+  const objects = await batchObjects(cwd, lines);
+  if (objects === undefined) return undefined;
+  let at = 0;
+  const found = asked.map((r): CommitWithFile | undefined => {
+    const commit = objects[at++];
+    const blob = wants(r) ? objects[at++] : undefined;
+    const time = commit?.type === "commit" ? committerTime(commit.body) : undefined;
+    if (commit === undefined || time === undefined) return undefined;
+    const text = blob?.type === "blob" ? blob.body.toString("utf8") : undefined;
+    return { sha: commit.sha, time, text };
+  });
   return revs.map((r) => (plainRev(r) ? found[asked.indexOf(r)] : undefined));
 }
 
-async function batchCommits(
+interface BatchObject {
+  sha: string;
+  type: string;
+  body: Buffer;
+}
+
+/** Each line's object as `git cat-file --batch` gives it; undefined where it names none. */
+async function batchObjects(
   cwd: string,
-  revs: readonly string[],
-): Promise<(CommitTime | undefined)[] | undefined> {
-  const lines = revs.map((r) => `${r}^{commit}`);
+  lines: readonly string[],
+): Promise<(BatchObject | undefined)[] | undefined> {
   let answer: Awaited<ReturnType<typeof runGitChild>>;
   try {
     answer = await runGitChild(cwd, ["cat-file", "--batch"], {
@@ -53,36 +98,35 @@ async function batchCommits(
     if (error instanceof EngramError) throw error;
     return undefined;
   }
-  return answer.code === 0 ? parseBatch(answer.stdout, revs.length) : undefined;
+  return answer.code === 0 ? parseBatch(answer.stdout, lines.length) : undefined;
 }
 
-function parseBatch(all: Buffer, count: number): (CommitTime | undefined)[] {
-  const out: (CommitTime | undefined)[] = [];
+function parseBatch(all: Buffer, count: number): (BatchObject | undefined)[] {
+  const out: (BatchObject | undefined)[] = [];
   let at = 0;
   for (let i = 0; i < count; i++) {
     const eol = all.indexOf(10, at);
     if (eol < 0) break;
     const header = all.subarray(at, eol).toString("utf8").split(" ");
-    if (header[1] !== "commit") {
+    const size = Number(header[2]);
+    if (header.length !== 3 || !Number.isSafeInteger(size)) {
       // "<rev> missing" or "<rev> ambiguous": a one-line answer.
       out.push(undefined);
       at = eol + 1;
       continue;
     }
-    const size = Number(header[2]);
-    const body = all.subarray(eol + 1, eol + 1 + size).toString("utf8");
-    const time = /^committer .* (-?\d+) [+-]\d{4}$/m.exec(body)?.[1];
-    out.push(time === undefined ? undefined : { sha: header[0] as string, time: Number(time) });
+    const body = all.subarray(eol + 1, eol + 1 + size);
+    out.push({ sha: header[0] as string, type: header[1] as string, body });
     at = eol + 1 + size + 1;
   }
   while (out.length < count) out.push(undefined);
   return out;
 }
 
-/** One file's text at a commit, the path relative to `cwd`; undefined when absent. */
-export async function textAt(cwd: string, sha: string, path: string): Promise<string | undefined> {
-  if (!plainRev(sha)) return undefined;
-  return gitText(cwd, ["cat-file", "blob", `${sha}:./${path}`]);
+/** The committer time (seconds) of a commit object's text. */
+function committerTime(body: Buffer): number | undefined {
+  const time = /^committer .* (-?\d+) [+-]\d{4}$/m.exec(body.toString("utf8"))?.[1];
+  return time === undefined ? undefined : Number(time);
 }
 
 /** The best common ancestor of two commits (the least id of several), or undefined. */

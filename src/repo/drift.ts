@@ -28,7 +28,8 @@ export async function readDrift(
   if (!main) return undefined;
   if (head === undefined) throw new StateError(`HEAD: no commits yet in ${repoDir}`);
   const [base, local] = await Promise.all([
-    mergeBaseOf(repoDir, head, main.sha),
+    // Both are commits git named: on main itself, the merge base is main (no git started).
+    head === main.sha ? head : mergeBaseOf(repoDir, head, main.sha),
     readCatalogShape(repoDir),
   ]);
   const ancestor = base ?? null;

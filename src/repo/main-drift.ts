@@ -7,7 +7,7 @@ import { catalogHashOf } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { type DriftVerdict, judgeDrift, type SyncPolicy } from "../core/swarm/drift.js";
 import { StateError } from "../errors.js";
-import { commitTimes, countBetween, mergeBaseOf, textAt } from "../git/rev-reads.js";
+import { commitsWithFile, commitTimes, countBetween, mergeBaseOf } from "../git/rev-reads.js";
 
 /** Where main is looked for when no ref is given: the remote's view first. */
 const MAIN_CANDIDATES = ["origin/main", "main", "origin/master", "master"];
@@ -58,12 +58,16 @@ async function newestOf(
   explicit: string | undefined,
   head: boolean,
 ): Promise<{ main: MainView | undefined; head: string | undefined }> {
-  const found = await commitTimes(repoDir, head ? [...refs, "HEAD"] : refs);
+  // Each candidate's catalog comes in the same git call as the commits.
+  const found = await commitsWithFile(repoDir, head ? [...refs, "HEAD"] : refs, {
+    path: CATALOG_PATH,
+    revs: refs,
+  });
   if (found === undefined) return { main: undefined, head: undefined };
   if (explicit !== undefined && found[0] === undefined) {
     throw new StateError(`${explicit}: no branch, tag or commit of that name`);
   }
-  let best: { ref: string; sha: string; time: number } | undefined;
+  let best: { ref: string; sha: string; time: number; text: string | undefined } | undefined;
   for (const [i, ref] of refs.entries()) {
     const commit = found[i];
     if (commit === undefined) continue;
@@ -79,14 +83,11 @@ async function newestOf(
   }
   const headSha = head ? found[refs.length]?.sha : undefined;
   if (!best) return { main: undefined, head: headSha };
-  return {
-    main: { ...best, catalogHash: await catalogHashAt(repoDir, best.sha) },
-    head: headSha,
-  };
+  const { text, ...main } = best;
+  return { main: { ...main, catalogHash: catalogHashOfText(text) }, head: headSha };
 }
 
-async function catalogHashAt(repoDir: string, sha: string): Promise<string | undefined> {
-  const text = await textAt(repoDir, sha, CATALOG_PATH);
+function catalogHashOfText(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   try {
     return catalogHashOf(JSON.parse(text) as Record<string, unknown>);

@@ -18,6 +18,11 @@ export interface StateFolderSetting {
   initialized?: boolean;
   /** Runs git (bounded, unattended: `gitAnswer` of src/git/git-child.ts). */
   git: GitRunner;
+  /**
+   * What the repository's files already answer for certain (src/git/state-answers.ts): a
+   * question answered here starts no git. Absent or false: git is asked.
+   */
+  surely?: { untracked: boolean; ignored: boolean };
 }
 
 /** Git's exit code (-1: git could not run) and stdout in a folder. */
@@ -54,8 +59,12 @@ export async function checkStateFolder(setting: StateFolderSetting): Promise<voi
     }
   }
   const [tracked, ignored] = await Promise.all([
-    git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
-    git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
+    setting.surely?.untracked === true
+      ? { code: 0, stdout: "" }
+      : git(repoDir, ["ls-files", "-z", "--", `${dir}/`]),
+    setting.surely?.ignored === true
+      ? { code: 0, stdout: "" }
+      : git(repoDir, ["check-ignore", "-q", "--", `${dir}/`]),
   ]);
   // Not a git repository, or no git: nothing can be committed from it.
   if (tracked.code !== 0) return;

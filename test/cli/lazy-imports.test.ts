@@ -99,6 +99,8 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
     // A note is redacted before it is spooled: proof the trace sees the scanner.
     expect(loaded.some((m) => REDACTION.test(m))).toBe(true);
+    // The state folder's checks read the index and .gitignore: no git child is started.
+    expect(loaded.filter((m) => m.endsWith("/git/git-child.js"))).toEqual([]);
   });
 
   it("worker recall, its signal spooled, loads no GitHub, NATS, git library or zod", () => {

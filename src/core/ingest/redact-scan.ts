@@ -2,14 +2,14 @@
  * The scan behind the redactor: a rule set compiled with a table of its keywords, and the
  * spans its rules find in a text. Each rule runs its regular expression only when one of its
  * keywords occurs in the text (one pass over the text finds them all), from its first
- * keyword on, so text with no keyword costs one pass however many rules there are.
+ * keyword on, so text with no keyword costs one pass however many rules there are. A rule's
+ * regular expressions are compiled at its first run: a process that redacts a few notes
+ * (every `worker emit`) compiles the few rules their keywords name, not some 4,000 sources.
  */
 import { shannonEntropy } from "./rules/harmless.js";
 import type { SecretRule } from "./rules/types.js";
 
-export interface CompiledRule {
-  id: string;
-  token: string;
+interface CompiledRule {
   regex: RegExp;
   groups: readonly number[];
   entropy: number;
@@ -21,10 +21,21 @@ export interface CompiledRule {
   lookback: number;
 }
 
+/** Each rule compiled once, whichever sets hold it (the plain rules are in two). */
+const compiled = new WeakMap<SecretRule, CompiledRule>();
+
+/** The rule, compiled at its first use. */
+function compiledRule(rule: SecretRule): CompiledRule {
+  let out = compiled.get(rule);
+  if (out === undefined) {
+    out = compileRule(rule);
+    compiled.set(rule, out);
+  }
+  return out;
+}
+
 function compileRule(rule: SecretRule): CompiledRule {
   return {
-    id: rule.id,
-    token: `[REDACTED:${rule.id}]`,
     regex: new RegExp(rule.pattern, `g${rule.flags ?? ""}`),
     groups: rule.groups ?? [],
     entropy: rule.entropy ?? 0,
@@ -39,7 +50,10 @@ function compileRule(rule: SecretRule): CompiledRule {
 
 /** The keyword scan of a rule set: which rules a text needs to run. */
 export interface RuleSet {
-  rules: readonly CompiledRule[];
+  /** The rules in priority order, as written: each is compiled at its first run. */
+  rules: readonly SecretRule[];
+  /** Each rule's marker, `[REDACTED:<id>]`. */
+  tokens: readonly string[];
   /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
@@ -61,7 +75,6 @@ interface Keyword {
 
 /** Compiles `sources` (in priority order: the first rule names a marker where spans overlap) with their keyword table. */
 export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
-  const rules = sources.map(compileRule);
   const direct = new Map<string, number[]>();
   sources.forEach((rule, i) => {
     for (const keyword of rule.keywords) direct.set(keyword, [...(direct.get(keyword) ?? []), i]);
@@ -92,7 +105,8 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
       thirds[i] = (thirds[i] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
     }
   });
-  return { rules, slots, lists, starts, thirds };
+  const tokens = sources.map((rule) => `[REDACTED:${rule.id}]`);
+  return { rules: sources, tokens, slots, lists, starts, thirds };
 }
 
 /** Lower case of an ASCII code; other codes as they are. */
@@ -145,7 +159,7 @@ export function findSpans(text: string, set: RuleSet): Span[] {
   if (wanted === undefined) return [];
   const spans: Span[] = [];
   for (const rank of [...wanted.keys()].sort((x, y) => x - y)) {
-    const rule = set.rules[rank] as CompiledRule;
+    const rule = compiledRule(set.rules[rank] as SecretRule);
     const { regex } = rule;
     // No match starts before the rule's first keyword (less its look-back).
     regex.lastIndex = Math.max(0, (wanted.get(rank) as number) - rule.lookback);
@@ -223,7 +237,7 @@ export function applySpans(text: string, spans: readonly Span[], set: RuleSet): 
   let out = "";
   let last = 0;
   for (const span of spans) {
-    out += text.slice(last, span.start) + (set.rules[span.rank] as CompiledRule).token;
+    out += text.slice(last, span.start) + (set.tokens[span.rank] as string);
     last = span.end;
   }
   return out + text.slice(last);

@@ -8,14 +8,8 @@
  */
 import type { Config } from "../../schema/config.js";
 import { compileCustom } from "./custom-patterns.js";
-import {
-  applySpans,
-  buildRuleSet,
-  type CompiledRule,
-  findSpans,
-  type Span,
-} from "./redact-scan.js";
-import { base64Rule } from "./rules/base64.js";
+import { applySpans, buildRuleSet, findSpans, type RuleSet, type Span } from "./redact-scan.js";
+import { BASE64_RULE_ID, base64Rule } from "./rules/base64.js";
 import { PLAIN_RULES, PROVIDER_PREFIXES } from "./rules/built-in.js";
 import { PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
 import { looksLikePassword, looksLikeToken } from "./rules/harmless.js";
@@ -33,16 +27,28 @@ export interface Redactor {
   readonly ruleNames: readonly string[];
 }
 
-/** The rules that see plain text; base64-wrapped secrets are looked for with them. */
-const PLAIN = buildRuleSet(PLAIN_RULES);
-const BUILT_IN = buildRuleSet([
-  ...PLAIN_RULES,
-  base64Rule((decoded) => findSpans(decoded, PLAIN).length > 0, PROVIDER_PREFIXES),
-]);
+let plainSet: RuleSet | undefined;
+let builtInSet: RuleSet | undefined;
+
+/**
+ * The rules that see plain text (base64-wrapped secrets are looked for with them), and those
+ * plus the base64 rule: keyword tables built at the first redaction, not when this module
+ * loads; the plain set alone only when a base64 run is decoded.
+ */
+function builtIn(): RuleSet {
+  builtInSet ??= buildRuleSet([
+    ...PLAIN_RULES,
+    base64Rule((decoded) => {
+      plainSet ??= buildRuleSet(PLAIN_RULES);
+      return findSpans(decoded, plainSet).length > 0;
+    }, PROVIDER_PREFIXES),
+  ]);
+  return builtInSet;
+}
 
 /** Every built-in rule id, in priority order (an id that several rules share once). */
 export const BUILT_IN_RULE_IDS: readonly string[] = [
-  ...new Set(BUILT_IN.rules.map((rule) => rule.id)),
+  ...new Set([...PLAIN_RULES.map((rule) => rule.id), BASE64_RULE_ID]),
 ];
 
 /** Texts shorter than this hold no built-in secret (`pwd=ab` is the shortest). */
@@ -63,7 +69,7 @@ function copiesToFind(text: string, spans: readonly Span[]): Map<string, string>
     if (copies.size >= MAX_COPIED) break;
     const secret = text.slice(span.start, span.end);
     if (secret.length < MIN_COPY_CHARS || copies.has(secret) || MARKERS.includes(secret)) continue;
-    copies.set(secret, (BUILT_IN.rules[span.rank] as CompiledRule).token);
+    copies.set(secret, builtIn().tokens[span.rank] as string);
   }
   return copies;
 }
@@ -86,7 +92,8 @@ function redactCopies(text: string, copies: ReadonlyMap<string, string>): Redact
 
 function redactBuiltIn(text: string): RedactionResult {
   if (text.length < SHORTEST) return { text, count: 0 };
-  let spans = findSpans(text, BUILT_IN);
+  const set = builtIn();
+  let spans = findSpans(text, set);
   if (spans.length === 0) return { text, count: 0 };
   const copies = copiesToFind(text, spans);
   let out = text;
@@ -94,9 +101,9 @@ function redactBuiltIn(text: string): RedactionResult {
   // A marker can change a neighbour's context (a token glued to a redacted one now ends at
   // `[`): scan the output again until nothing changes, so that redaction is idempotent.
   for (let pass = 0; pass < 4 && spans.length > 0; pass++) {
-    out = applySpans(out, spans, BUILT_IN);
+    out = applySpans(out, spans, set);
     count += spans.length;
-    spans = findSpans(out, BUILT_IN);
+    spans = findSpans(out, set);
   }
   const copied = redactCopies(out, copies);
   return { text: copied.text, count: count + copied.count };
@@ -185,10 +192,11 @@ const TOKEN_KEY_RE = new RegExp(`(?:${TOKEN_KEYS})[0-9]{0,2}$|^authorization$`, 
 
 /** The marker for a whole value under a secret key: its own rule's when it is a known token. */
 function wholeValueToken(value: string, fallback: string): string {
-  const spans = findSpans(value, BUILT_IN);
+  const set = builtIn();
+  const spans = findSpans(value, set);
   const only = spans.length === 1 ? spans[0] : undefined;
   if (only !== undefined && only.start === 0 && only.end === value.length) {
-    return (BUILT_IN.rules[only.rank] as CompiledRule).token;
+    return set.tokens[only.rank] as string;
   }
   return fallback;
 }

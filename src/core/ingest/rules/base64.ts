@@ -47,19 +47,13 @@ const WRAPPED_PREFIXES = [
   "eyJraWQi",
 ];
 
-const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 /** The base64 characters that depend only on `prefix`, when it starts `pad` bytes into a group. */
 function stableEncoding(prefix: string, pad: number): string {
-  const bytes = [...new Array<number>(pad).fill(0), ...Buffer.from(prefix, "latin1")];
-  let bits = "";
-  for (const b of bytes) bits += b.toString(2).padStart(8, "0");
+  const bytes = Buffer.concat([Buffer.alloc(pad), Buffer.from(prefix, "latin1")]);
+  // Characters before `first` mix in the padding bytes, those from `last` on the bytes after.
   const first = Math.ceil((8 * pad) / 6);
   const last = Math.floor((8 * bytes.length) / 6);
-  let out = "";
-  for (let i = first; i < last; i++)
-    out += ALPHABET[Number.parseInt(bits.slice(6 * i, 6 * i + 6), 2)];
-  return out;
+  return bytes.toString("base64").slice(first, last);
 }
 
 /** The keywords of base64 text holding one of `prefixes` (at any of the three byte alignments). */
@@ -73,8 +67,6 @@ export function base64Keywords(prefixes: readonly string[] = []): readonly strin
   ].filter((k) => k.length >= 4);
 }
 
-export const BASE64_KEYWORDS: readonly string[] = base64Keywords();
-
 /** Decodes a base64 (or base64url) run to text, or undefined when it is not text. */
 export function decodeBase64Text(run: string): string | undefined {
   const text = Buffer.from(run.replace(/-/g, "+").replace(/_/g, "/"), "base64").toString("latin1");
@@ -87,13 +79,15 @@ export function decodeBase64Text(run: string): string | undefined {
   return text.length > 0 && printable / text.length > 0.9 ? text : undefined;
 }
 
+export const BASE64_RULE_ID = "base64-encoded-secret";
+
 /** The rule, given the detector of plain (unwrapped) secrets. */
 export function base64Rule(
   holdsSecret: (text: string) => boolean,
   prefixes: readonly string[] = [],
 ): SecretRule {
   return {
-    id: "base64-encoded-secret",
+    id: BASE64_RULE_ID,
     keywords: base64Keywords(prefixes),
     // The encoded prefix can sit anywhere in the run.
     lookback: Number.POSITIVE_INFINITY,

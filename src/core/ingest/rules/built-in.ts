@@ -78,61 +78,115 @@ function withoutLeadingContext(pattern: string): string {
 }
 
 /**
+ * A rule whose id and keywords are known now (the keyword table needs them at the first
+ * redaction) and whose other fields are made at its first compile: most rules of a process
+ * never run, and making all of them cost every emit's start-up.
+ */
+function deferred(id: string, keywords: readonly string[], make: () => SecretRule): SecretRule {
+  let made: SecretRule | undefined;
+  const full = (): SecretRule => {
+    made ??= make();
+    return made;
+  };
+  return {
+    id,
+    keywords,
+    get pattern() {
+      return full().pattern;
+    },
+    get lookback() {
+      return full().lookback;
+    },
+    get flags() {
+      return full().flags;
+    },
+    get groups() {
+      return full().groups;
+    },
+    get entropy() {
+      return full().entropy;
+    },
+    get allow() {
+      return full().allow;
+    },
+    get allowMatch() {
+      return full().allowMatch;
+    },
+    get allowLine() {
+      return full().allowLine;
+    },
+    get stopwords() {
+      return full().stopwords;
+    },
+    get redactPlaceholders() {
+      return full().redactPlaceholders;
+    },
+    get check() {
+      return full().check;
+    },
+  };
+}
+
+const GENERATED_SOURCES = GITLEAKS_DEFAULT_RULES.filter((rule) => !OWN_CONTEXT_RULES.has(rule.id));
+
+/**
  * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
  * first), with gitleaks' global allowlist, less those the context rules replace.
  */
-const GENERATED: readonly SecretRule[] = GITLEAKS_DEFAULT_RULES.filter(
-  (rule) => !OWN_CONTEXT_RULES.has(rule.id),
-).map((rule) => ({
-  ...rule,
-  pattern: withoutLeadingContext(rule.pattern),
-  keywords: NARROWER_KEYWORDS[rule.id] ?? rule.keywords,
-  lookback: startsWithKeyword({ ...rule, pattern: withoutLeadingContext(rule.pattern) })
-    ? 0
-    : GENERATED_LOOKBACK,
-  flags: `d${rule.flags ?? ""}`,
-  allow: [...(rule.allow ?? []), ...GLOBAL_ALLOW],
-  stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
-}));
+const GENERATED: readonly SecretRule[] = GENERATED_SOURCES.map((rule) => {
+  const keywords = NARROWER_KEYWORDS[rule.id] ?? rule.keywords;
+  return deferred(rule.id, keywords, () => {
+    const pattern = withoutLeadingContext(rule.pattern);
+    return {
+      ...rule,
+      pattern,
+      keywords,
+      lookback: startsWithKeyword({ ...rule, pattern }) ? 0 : GENERATED_LOOKBACK,
+      flags: `d${rule.flags ?? ""}`,
+      allow: [...(rule.allow ?? []), ...GLOBAL_ALLOW],
+      stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
+    };
+  });
+});
 
 /** A placeholder's run inside a token: `xxxxxx`, `XXXXXX`, `000000`, `######`, `******`. */
 const PLACEHOLDER_RUN = "([xX01#*.])\\1{5,}";
-
-const PEERS = new Map(GITLEAKS_DEFAULT_RULES.map((rule) => [rule.id, rule]));
 
 /**
  * The ported provider rules, held to gitleaks' precision: a token starts and ends at a word
  * boundary (`task_test_...` holds no Stripe key), and the entropy floor and allowlists of the
  * gitleaks rule of the same id apply (`ghp_xxxx...` is a placeholder).
  */
-const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) => {
-  const peer = PEERS.get(rule.id);
-  return {
-    ...rule,
-    // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
-    // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
-    pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
-    // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
-    // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
-    allow: [
-      ...(rule.allow ?? []),
-      ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
-      ...(peer?.allow ?? []),
-      ...GLOBAL_ALLOW,
-    ],
-    stopwords: peer?.stopwords ?? [],
-  };
-});
+const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) =>
+  deferred(rule.id, rule.keywords, () => {
+    const peer = GITLEAKS_DEFAULT_RULES.find((other) => other.id === rule.id);
+    return {
+      ...rule,
+      // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
+      // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
+      pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
+      // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
+      // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
+      allow: [
+        ...(rule.allow ?? []),
+        ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
+        ...(peer?.allow ?? []),
+        ...GLOBAL_ALLOW,
+      ],
+      stopwords: peer?.stopwords ?? [],
+    };
+  }),
+);
 
 /**
  * The literal prefixes (4 characters or more) the provider rules' matches start with
  * (`ghp_`, `glsa_`, `dop_v1_`): their base64 forms are the base64 rule's keywords, so that
  * a wrapped token of any provider is decoded and found.
  */
-function literalPrefixes(rules: readonly SecretRule[]): string[] {
+function literalPrefixes(patterns: readonly string[]): string[] {
   const out = new Set<string>();
-  for (const rule of rules) {
-    const head = rule.pattern.replace(/^(?:\(\?<![^)]*\)|\\b|\(\?:|\()+/, "");
+  for (const pattern of patterns) {
+    const head = pattern.replace(/^(?:\(\?<![^)]*\)|\\b|\(\?:|\()+/, "");
     const literal = head.match(/^(?:[A-Za-z0-9_-]|\\\.)+/)?.[0]?.replace(/\\/g, "");
     if (literal !== undefined && literal.length >= 4) out.add(literal);
   }
@@ -147,4 +201,8 @@ function literalPrefixes(rules: readonly SecretRule[]): string[] {
 export const PLAIN_RULES: readonly SecretRule[] = [...PORTED, ...CONTEXT_RULES, ...GENERATED];
 
 /** The provider rules' literal prefixes: base64 keywords, so that any wrapped token is decoded. */
-export const PROVIDER_PREFIXES: readonly string[] = literalPrefixes([...PORTED, ...GENERATED]);
+export const PROVIDER_PREFIXES: readonly string[] = literalPrefixes([
+  // The ported rules' wrapping (a look-behind, a group) is stripped again: their own patterns.
+  ...GITLEAKS_RULES.map((rule) => rule.pattern),
+  ...GENERATED_SOURCES.map((rule) => withoutLeadingContext(rule.pattern)),
+]);
