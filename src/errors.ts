@@ -28,6 +28,8 @@ function permissions(verb: string): string {
 }
 
 const freeSpace = () => "free some space and run the command again";
+const moreFiles = () =>
+  "raise the limit of open files (ulimit -n 1024 or more; director serve also holds one per connection, up to agent_bus.max_connections) and run the command again";
 const checkPath = () => "check the path";
 
 /** What the file system said, by errno: the code and the advice that goes with it. */
@@ -42,6 +44,13 @@ const ERRNO: Record<string, { code: StateCode; says: string; advice: (verb: stri
     says: "the file system is read-only",
     advice: () =>
       "run from a writable checkout, or point [state] dir in config/dev.toml at a writable folder",
+  },
+  // A low `ulimit -n`: a command (the hub above all) cannot even load its modules.
+  EMFILE: { code: "too_many_open_files", says: "too many open files", advice: moreFiles },
+  ENFILE: {
+    code: "too_many_open_files",
+    says: "too many open files in the system",
+    advice: moreFiles,
   },
   EISDIR: {
     code: "is_a_directory",

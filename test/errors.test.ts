@@ -73,6 +73,7 @@ describe("fileSystemError", () => {
       ["EACCES", "permission_denied", /permission denied \(EACCES\); check the permissions/],
       ["EPERM", "permission_denied", /not permitted \(EPERM\); check the permissions/],
       ["ENOSPC", "no_space", /no space left on the device \(ENOSPC\); free some space/],
+      ["EMFILE", "too_many_open_files", /too many open files \(EMFILE\); raise the limit/],
       ["EROFS", "read_only", /read-only \(EROFS\); run from a writable checkout/],
       ["EISDIR", "is_a_directory", /is a directory \(EISDIR\); give a file/],
       ["ENOTDIR", "not_a_directory", /not a directory \(ENOTDIR\)/],

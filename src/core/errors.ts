@@ -54,6 +54,10 @@ export const ERROR_CODES = {
   file_not_found: { exit: "state", meaning: "a file the command was given does not exist" },
   permission_denied: { exit: "state", meaning: "the file system refused access (EACCES, EPERM)" },
   no_space: { exit: "state", meaning: "no space left on the device (ENOSPC, EDQUOT)" },
+  too_many_open_files: {
+    exit: "state",
+    meaning: "the process ran out of file descriptors (EMFILE, ENFILE): raise ulimit -n",
+  },
   read_only: { exit: "state", meaning: "the file system is read-only (EROFS)" },
   is_a_directory: { exit: "state", meaning: "a folder was given where a file is needed (EISDIR)" },
   not_a_directory: { exit: "state", meaning: "a file stands where a folder is needed (ENOTDIR)" },

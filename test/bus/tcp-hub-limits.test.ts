@@ -203,4 +203,59 @@ describe("director serve: out of file descriptors", () => {
       if (child.exitCode === null) child.kill("SIGKILL");
     }
   });
+
+  it("under a limit too low to load it (ulimit -n 64), starts and serves or says to raise the limit: never an internal error", async () => {
+    const repo = await makeRepo("");
+    const child = spawn(
+      "bash",
+      [
+        "-c",
+        'ulimit -n 64 && exec "$0" "$@"',
+        process.execPath,
+        DIRECTOR_BIN,
+        "serve",
+        "--cycle-seconds",
+        "0",
+        "--listen",
+        "127.0.0.1:0",
+        "--repo",
+        repo.dir,
+        "--json",
+      ],
+      { cwd: repo.dir, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    running.push({ child, done: new Promise(() => {}), startedAt: Date.now() });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8");
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      stderr += chunk;
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    // The first stdout line: listening, or the error's JSON when it could not start.
+    const first = await new Promise<string | undefined>((resolve) => {
+      child.stdout.on("data", (chunk: string) => {
+        stdout += chunk;
+        if (stdout.includes("\n")) resolve(stdout.slice(0, stdout.indexOf("\n")));
+      });
+      void exited.then(() => resolve(stdout.split("\n")[0]));
+    });
+    try {
+      const line = JSON.parse(first ?? "{}") as { listening?: string; code?: string };
+      if (line.listening !== undefined) {
+        child.kill("SIGTERM");
+        expect(await exited).toBe(0);
+        return;
+      }
+      expect(await exited, stderr).toBe(3);
+      expect(line.code, stderr).toBe("too_many_open_files");
+      expect(stderr).toMatch(
+        /too many open files \(EMFILE\); raise the limit of open files \(ulimit -n/,
+      );
+      expect(stderr).not.toMatch(/internal error/);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+  });
 });
