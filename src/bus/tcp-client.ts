@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { isIP, connect as netConnect, type Socket } from "node:net";
 import { connect as tlsConnect } from "node:tls";
-import { ServiceError } from "../errors.js";
 import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
 import type { WorkerView } from "./hub-drift.js";
+import { HubRefusedError, HubUnavailableError } from "./hub-errors.js";
 import {
   bodyWithoutSeq,
   CLIENT_MAX_INCOMING_BYTES,
@@ -14,6 +14,7 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
+import { tlsRefusal } from "./tls-refusal.js";
 
 /** How long the hub may stay unreachable before a send gives up (the spool takes over). */
 export const DEFAULT_UNREACHABLE_MS = 5000;
@@ -52,15 +53,7 @@ export interface TcpClientOptions {
   onMessage?: ((message: HubMessage) => void) | undefined;
 }
 
-/** A send the hub did not acknowledge in time; `unacked` are the envelopes still owed. */
-export class HubUnavailableError extends ServiceError {
-  constructor(
-    readonly reason: string,
-    readonly unacked: Envelope[],
-  ) {
-    super(`the hub is unavailable: ${reason}`, "bus");
-  }
-}
+export { HubRefusedError, HubUnavailableError };
 
 interface Group {
   remaining: number;
@@ -99,6 +92,8 @@ export class TcpBusClient {
   private unreachableSince: number | undefined;
   private lastError = "not connected yet";
   private retryTimer: NodeJS.Timeout | undefined;
+  /** Why the hub refused this worker for good (a certificate), once it has. */
+  private refusal: string | undefined;
   private attemptTimer: NodeJS.Timeout | undefined;
   private ackTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -126,6 +121,7 @@ export class TcpBusClient {
   /** Connects (or waits for the connection) now, instead of on the first send. */
   connect(): Promise<void> {
     if (this.state === "open") return Promise.resolve();
+    if (this.refusal !== undefined) return Promise.reject(new HubRefusedError(this.refusal));
     if (this.state === "closed" || this.state === "incompatible") {
       return Promise.reject(new HubUnavailableError(this.lastError, []));
     }
@@ -142,6 +138,7 @@ export class TcpBusClient {
    */
   send(envelopes: readonly Envelope[]): Promise<void> {
     if (this.state === "closed") return Promise.reject(new Error("the bus client is closed"));
+    if (this.refusal !== undefined) return Promise.reject(new HubRefusedError(this.refusal));
     if (this.state === "incompatible") {
       return Promise.reject(new HubUnavailableError(this.lastError, [...envelopes]));
     }
@@ -236,6 +233,8 @@ export class TcpBusClient {
     });
     socket.on("error", (error) => {
       this.lastError = `${host}:${port}: ${error.message}`;
+      const refusal = tls ? tlsRefusal(error) : undefined;
+      if (refusal !== undefined) this.refuse(`${refusal}: ${error.message}`);
     });
     socket.on("close", () => this.onClose(socket));
   }
@@ -442,8 +441,18 @@ export class TcpBusClient {
     this.retryTimer = setTimeout(() => this.dial(), delay);
   }
 
+  /** Given up for good (a certificate refused): every send fails, and no retry follows. */
+  private refuse(reason: string): void {
+    this.state = "incompatible";
+    this.refusal = reason;
+    this.lastError = reason;
+    clearTimeout(this.attemptTimer);
+    clearTimeout(this.retryTimer);
+    this.rejectAll(reason, () => new HubRefusedError(reason));
+  }
+
   /** Fails every unacknowledged send, each with the envelopes it still owes. */
-  private rejectAll(reason: string): void {
+  private rejectAll(reason: string, refused?: () => Error): void {
     const owed = new Map<Group, Envelope[]>();
     for (let i = this.head; i < this.queue.length; i++) {
       const out = this.queue[i] as Outgoing;
@@ -454,8 +463,12 @@ export class TcpBusClient {
     this.queue = [];
     this.head = 0;
     this.unsent = 0;
-    for (const [group, envelopes] of owed) group.reject(new HubUnavailableError(reason, envelopes));
-    for (const group of this.whenOpen.splice(0)) group.reject(new HubUnavailableError(reason, []));
+    for (const [group, envelopes] of owed) {
+      group.reject(refused?.() ?? new HubUnavailableError(reason, envelopes));
+    }
+    for (const group of this.whenOpen.splice(0)) {
+      group.reject(refused?.() ?? new HubUnavailableError(reason, []));
+    }
   }
 }
 

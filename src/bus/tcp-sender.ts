@@ -10,13 +10,14 @@ import { findMainAndHead } from "../repo/main-drift.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
 import type { WorkerView } from "./hub-drift.js";
+import { HubRefusedError } from "./hub-errors.js";
 import {
   DEFAULT_UNREACHABLE_MS,
   HubUnavailableError,
   TcpBusClient,
   type TcpClientOptions,
 } from "./tcp-client.js";
-import type { BusUrl } from "./url.js";
+import { type BusUrl, formatBusUrl } from "./url.js";
 
 /** How long `worker` commands wait for an unreachable hub: `ENGRAM_BUS_CONNECT_TIMEOUT_MS`. */
 function unreachableMsFromEnv(): number {
@@ -99,6 +100,11 @@ export function tcpSender(
       try {
         await client.send(envelopes);
       } catch (error) {
+        if (error instanceof HubRefusedError) {
+          throw new UsageError(
+            `${formatBusUrl(url)}: ${error.reason}; nothing was sent or spooled: fix the certificate, or choose another bus`,
+          );
+        }
         if (!(error instanceof HubUnavailableError)) throw error;
         const fallback = await spoolSender(ctx).send(error.unacked);
         return { ...fallback, transport: "tcp", fallback_reason: error.reason };

@@ -49,6 +49,12 @@ async function initialized(): Promise<TempRepo> {
   repo.writeConfig("[memory]\nbuffer_keep_recent_events = 0\n");
   const init = await director(["init"], { cwd: repo.dir });
   expect(init.code, describeResult(init)).toBe(0);
+  // An idle run answers "is the state folder ignored?" from .gitignore where that is certain,
+  // starting no git; a negation leaves it to git, so each run here has git children.
+  writeFileSync(
+    join(repo.dir, ".gitignore"),
+    `${readFileSync(join(repo.dir, ".gitignore"), "utf8")}!keep-this.log\n`,
+  );
   return repo;
 }
 
