@@ -37,6 +37,23 @@ async function sendWhenAdmitted(client: TcpBusClient, id: string, attempts = 200
   }
 }
 
+/** `director serve` under `ulimit -n limit`, which sets the hard limit too (Node cannot raise it). */
+function serveUnderLimit(repoDir: string, limit: number) {
+  const args = ["serve", "--cycle-seconds", "0", "--listen", "127.0.0.1:0", "--repo", repoDir];
+  return spawn(
+    "bash",
+    [
+      "-c",
+      `ulimit -n ${limit} && exec "$0" "$@"`,
+      process.execPath,
+      DIRECTOR_BIN,
+      ...args,
+      "--json",
+    ],
+    { cwd: repoDir, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
+  );
+}
+
 describe("director serve: the connection cap", () => {
   it("refuses a connection over agent_bus.max_connections with connection_limit, spools the worker, keeps serving", async () => {
     const repo = await makeRepo("[agent_bus]\nmax_connections = 2\n");
@@ -104,25 +121,7 @@ describe("director serve: out of file descriptors", () => {
     // hub reads git (spawns) for each while it is out of descriptors.
     git(repo.dir, ["commit", "-q", "--allow-empty", "-m", "main"]);
     const LIMIT = 160;
-    // `ulimit -n` sets the hard limit too, so Node cannot raise it again at start-up.
-    const child = spawn(
-      "bash",
-      [
-        "-c",
-        `ulimit -n ${LIMIT} && exec "$0" "$@"`,
-        process.execPath,
-        DIRECTOR_BIN,
-        "serve",
-        "--cycle-seconds",
-        "0",
-        "--listen",
-        "127.0.0.1:0",
-        "--repo",
-        repo.dir,
-        "--json",
-      ],
-      { cwd: repo.dir, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const child = serveUnderLimit(repo.dir, LIMIT);
     // Killed by the file's hooks if the test stops half-way (a timeout skips `finally`).
     running.push({
       child,
@@ -206,24 +205,7 @@ describe("director serve: out of file descriptors", () => {
 
   it("under a limit too low to load it (ulimit -n 64), starts and serves or says to raise the limit: never an internal error", async () => {
     const repo = await makeRepo("");
-    const child = spawn(
-      "bash",
-      [
-        "-c",
-        'ulimit -n 64 && exec "$0" "$@"',
-        process.execPath,
-        DIRECTOR_BIN,
-        "serve",
-        "--cycle-seconds",
-        "0",
-        "--listen",
-        "127.0.0.1:0",
-        "--repo",
-        repo.dir,
-        "--json",
-      ],
-      { cwd: repo.dir, env: childEnv(), stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const child = serveUnderLimit(repo.dir, 64);
     running.push({ child, done: new Promise(() => {}), startedAt: Date.now() });
     let stdout = "";
     let stderr = "";

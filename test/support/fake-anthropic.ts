@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { LocalHttp } from "./local-http.js";
+import { ModelStandIn } from "./local-http.js";
 
 /** A content block of the Messages API, as far as the stand-in reads it. */
 export interface ContentBlock {
@@ -81,28 +81,12 @@ function tokens(text: string): number {
  * request, 404 for any other route, errors as `{type: "error", error: {type, message}}`.
  * The model's replies come from `script`. Every request is recorded.
  */
-export class FakeAnthropic {
+export class FakeAnthropic extends ModelStandIn {
   readonly requests: RecordedRequest[] = [];
-  private readonly http = new LocalHttp();
   private nextId = 1;
 
-  constructor(private readonly script: ModelScript) {}
-
-  start(): Promise<string> {
-    return this.http.start((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.answer(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-  }
-
-  get url(): string {
-    return this.http.url;
-  }
-
-  /** Stops it; a stand-in never started has nothing to stop. */
-  async stop(): Promise<void> {
-    if (this.http.url !== "") await this.http.stop();
+  constructor(private readonly script: ModelScript) {
+    super();
   }
 
   /** The bodies of the messages requests answered with a reply, in order. */
@@ -112,7 +96,7 @@ export class FakeAnthropic {
       .map((r) => JSON.parse(r.text) as MessagesRequest);
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, text: string): void {
+  protected answer(req: IncomingMessage, res: ServerResponse, text: string): void {
     const url = new URL(req.url ?? "/", "http://stand-in");
     const outcome = this.outcome(req.method ?? "", url.pathname, req.headers, text);
     this.requests.push({

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { LocalHttp } from "./local-http.js";
+import { ModelStandIn } from "./local-http.js";
 
 /** A part of a Gemini API content, as far as the stand-in reads or writes them. */
 export interface Part {
@@ -57,27 +57,11 @@ const MODEL_ROUTE =
  * for a body that is not a request, 404 for any other route, errors as
  * `{error: {code, message, status}}`. Replies come from `script`; every request is recorded.
  */
-export class FakeGemini {
+export class FakeGemini extends ModelStandIn {
   readonly requests: RecordedGeminiRequest[] = [];
-  private readonly http = new LocalHttp();
 
-  constructor(private readonly script: GeminiScript) {}
-
-  start(): Promise<string> {
-    return this.http.start((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.answer(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-  }
-
-  get url(): string {
-    return this.http.url;
-  }
-
-  /** Stops it; a stand-in never started has nothing to stop. */
-  async stop(): Promise<void> {
-    if (this.http.url !== "") await this.http.stop();
+  constructor(private readonly script: GeminiScript) {
+    super();
   }
 
   /** The bodies of the generate requests answered, in order. */
@@ -87,7 +71,7 @@ export class FakeGemini {
       .map((r) => JSON.parse(r.text) as GenerateRequest);
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, text: string): void {
+  protected answer(req: IncomingMessage, res: ServerResponse, text: string): void {
     const url = new URL(req.url ?? "/", "http://stand-in");
     const outcome = this.outcome(req, url, text);
     this.requests.push({

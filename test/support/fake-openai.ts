@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { LocalHttp } from "./local-http.js";
+import { ModelStandIn } from "./local-http.js";
 
 /** An item of a Responses API input or output, as far as the stand-in reads or writes them. */
 export interface ResponseItem {
@@ -68,28 +68,12 @@ export function offeredFunctions(request: ResponsesRequest): string[] {
  * request, 404 for any other route, errors as `{error: {message, type, code}}`. The
  * model's output comes from `script`; every request is recorded.
  */
-export class FakeOpenAI {
+export class FakeOpenAI extends ModelStandIn {
   readonly requests: RecordedResponsesRequest[] = [];
-  private readonly http = new LocalHttp();
   private nextId = 1;
 
-  constructor(private readonly script: ResponsesScript) {}
-
-  start(): Promise<string> {
-    return this.http.start((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.answer(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-  }
-
-  get url(): string {
-    return this.http.url;
-  }
-
-  /** Stops it; a stand-in never started has nothing to stop. */
-  async stop(): Promise<void> {
-    if (this.http.url !== "") await this.http.stop();
+  constructor(private readonly script: ResponsesScript) {
+    super();
   }
 
   /** The bodies of the responses requests answered, in order. */
@@ -99,7 +83,7 @@ export class FakeOpenAI {
       .map((r) => JSON.parse(r.text) as ResponsesRequest);
   }
 
-  private answer(req: IncomingMessage, res: ServerResponse, text: string): void {
+  protected answer(req: IncomingMessage, res: ServerResponse, text: string): void {
     const path = new URL(req.url ?? "/", "http://stand-in").pathname;
     const outcome = this.outcome(req, path, text);
     this.requests.push({ method: req.method ?? "", path, text, status: outcome.status });

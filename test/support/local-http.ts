@@ -38,3 +38,30 @@ export class LocalHttp {
     await new Promise<void>((resolve) => this.server?.close(() => resolve()));
   }
 }
+
+/**
+ * A model API stand-in on loopback (Anthropic's, OpenAI's, Gemini's): it reads each request's
+ * whole body, then answers it as the service would (`answer`).
+ */
+export abstract class ModelStandIn {
+  private readonly http = new LocalHttp();
+
+  start(): Promise<string> {
+    return this.http.start((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => this.answer(req, res, Buffer.concat(chunks).toString("utf8")));
+    });
+  }
+
+  get url(): string {
+    return this.http.url;
+  }
+
+  /** Stops it; a stand-in never started has nothing to stop. */
+  async stop(): Promise<void> {
+    if (this.http.url !== "") await this.http.stop();
+  }
+
+  protected abstract answer(req: IncomingMessage, res: ServerResponse, text: string): void;
+}
