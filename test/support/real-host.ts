@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { expect } from "vitest";
 import {
+  assertBuilt,
   type BinResult,
   describeResult,
   diagnoseAndKill,
@@ -10,7 +11,27 @@ import {
   runBin,
   worker,
 } from "./bins.js";
+import { type HostLookup, hostsInstallCommand } from "./hosts.js";
 import { git, type TempDirs, type TempRepo } from "./repo.js";
+
+/** The proxy variables that send every call a host makes beyond loopback to the recording proxy. */
+export function proxiedThrough(proxyUrl: string): Record<string, string> {
+  return { HTTPS_PROXY: proxyUrl, HTTP_PROXY: proxyUrl, NO_PROXY: "127.0.0.1" };
+}
+
+/**
+ * A real-host test's start: a missing host fails it (the describe skips it unless CI is set),
+ * the bins must be built, and the stand-ins (model API, proxy) start.
+ */
+export async function startForHost(
+  host: HostLookup,
+  standIns: readonly { start(): Promise<unknown> }[],
+): Promise<void> {
+  if ("missing" in host)
+    throw new Error(`${host.missing}, and CI is set: ${hostsInstallCommand()}`);
+  assertBuilt();
+  await Promise.all(standIns.map((s) => s.start()));
+}
 
 /** A real host's safety net: far beyond a run's few seconds, below the test's timeout. */
 const HOST_SAFETY_MS = 180_000;

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
+import { type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
   FakeAnthropic,
@@ -8,8 +8,8 @@ import {
   type ModelScript,
   toolResults,
 } from "../support/fake-anthropic.js";
-import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
-import { memoryRepoSetUp, runHost } from "../support/real-host.js";
+import { findHost, hostsRequired } from "../support/hosts.js";
+import { memoryRepoSetUp, proxiedThrough, runHost, startForHost } from "../support/real-host.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("claude-code");
@@ -51,9 +51,7 @@ function claude(args: readonly string[]): Promise<BinResult> {
     // No update check, telemetry, error reports or other calls home: the proxy proves it.
     DISABLE_AUTOUPDATER: "1",
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    HTTPS_PROXY: proxy.url,
-    HTTP_PROXY: proxy.url,
-    NO_PROXY: "127.0.0.1",
+    ...proxiedThrough(proxy.url),
   });
 }
 
@@ -64,11 +62,7 @@ function shown(request: MessagesRequest): string {
 
 describe.skipIf("missing" in host && !hostsRequired())("the real Claude Code, offline", () => {
   beforeAll(async () => {
-    if ("missing" in host) {
-      throw new Error(`${host.missing}, and CI is set: ${hostsInstallCommand()}`);
-    }
-    assertBuilt();
-    await Promise.all([model.start(), proxy.start()]);
+    await startForHost(host, [model, proxy]);
     home = dirs.dir("engram-claude-home-");
     repo = await memoryRepoSetUp(dirs, "claude-code", DECISION, { HOME: home });
     expect(readFileSync(repo.path("MEMORY.md"), "utf8")).toContain(DECISION);

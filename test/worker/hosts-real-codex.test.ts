@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, type BinResult, describeResult, ENGRAM_BIN } from "../support/bins.js";
+import { type BinResult, describeResult, ENGRAM_BIN } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
   callOutputs,
@@ -10,8 +10,8 @@ import {
   type ResponsesRequest,
   type ResponsesScript,
 } from "../support/fake-openai.js";
-import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
-import { memoryRepoSetUp, runHost } from "../support/real-host.js";
+import { findHost, hostsRequired } from "../support/hosts.js";
+import { memoryRepoSetUp, proxiedThrough, runHost, startForHost } from "../support/real-host.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("codex");
@@ -50,9 +50,7 @@ function codex(args: readonly string[]): Promise<BinResult> {
     CODEX_HOME: codexHome,
     TMPDIR: dirs.dir("engram-codex-tmp-"),
     STANDIN_API_KEY: "sk-engram-test-key",
-    HTTPS_PROXY: proxy.url,
-    HTTP_PROXY: proxy.url,
-    NO_PROXY: "127.0.0.1",
+    ...proxiedThrough(proxy.url),
   });
 }
 
@@ -63,11 +61,7 @@ function shown(request: ResponsesRequest): string {
 
 describe.skipIf("missing" in host && !hostsRequired())("the real Codex, offline", () => {
   beforeAll(async () => {
-    if ("missing" in host) {
-      throw new Error(`${host.missing}, and CI is set: ${hostsInstallCommand()}`);
-    }
-    assertBuilt();
-    await Promise.all([model.start(), proxy.start()]);
+    await startForHost(host, [model, proxy]);
     home = dirs.dir("engram-codex-home-");
     codexHome = join(home, ".codex");
     mkdirSync(codexHome);

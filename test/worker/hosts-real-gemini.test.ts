@@ -1,13 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  assertBuilt,
-  type BinResult,
-  describeResult,
-  director,
-  ENGRAM_BIN,
-} from "../support/bins.js";
+import { type BinResult, describeResult, director, ENGRAM_BIN } from "../support/bins.js";
 import { DeadEndProxy } from "../support/dead-end-proxy.js";
 import {
   declaredFunctions,
@@ -16,8 +10,8 @@ import {
   type GeminiScript,
   type GenerateRequest,
 } from "../support/fake-gemini.js";
-import { findHost, hostsInstallCommand, hostsRequired } from "../support/hosts.js";
-import { memoryRepoSetUp, runHost } from "../support/real-host.js";
+import { findHost, hostsRequired } from "../support/hosts.js";
+import { memoryRepoSetUp, proxiedThrough, runHost, startForHost } from "../support/real-host.js";
 import { TempDirs, type TempRepo } from "../support/repo.js";
 
 const host = findHost("gemini");
@@ -50,9 +44,7 @@ function gemini(args: readonly string[]): Promise<BinResult> {
     GOOGLE_GEMINI_BASE_URL: model.url,
     // Headless runs need the folder trusted for its .gemini/settings.json servers and hooks.
     GEMINI_CLI_TRUST_WORKSPACE: "true",
-    HTTPS_PROXY: proxy.url,
-    HTTP_PROXY: proxy.url,
-    NO_PROXY: "127.0.0.1",
+    ...proxiedThrough(proxy.url),
   });
 }
 
@@ -63,11 +55,7 @@ function shown(request: GenerateRequest): string {
 
 describe.skipIf("missing" in host && !hostsRequired())("the real Gemini CLI, offline", () => {
   beforeAll(async () => {
-    if ("missing" in host) {
-      throw new Error(`${host.missing}, and CI is set: ${hostsInstallCommand()}`);
-    }
-    assertBuilt();
-    await Promise.all([model.start(), proxy.start()]);
+    await startForHost(host, [model, proxy]);
     home = dirs.dir("engram-gemini-home-");
     // The user's choice of an API key, no usage statistics, no update check.
     mkdirSync(join(home, ".gemini"));
