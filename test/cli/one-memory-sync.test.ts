@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Env, jsonOf } from "../support/bins.js";
 import { FakeGraphiti } from "../support/fake-graphiti.js";
 import { FakeNotion } from "../support/fake-notion.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import { stdioMcpClient } from "../support/mcp-client.js";
 import { git, type TempRepo } from "../support/repo.js";
 import { dir, expectExit, initRepo, useCliHarness } from "./cli-harness.js";
@@ -41,7 +41,11 @@ let repo: TempRepo;
 let mcp: Client;
 const notion = new FakeNotion({ token: TOKENS.NOTION_TOKEN, perSecond: 100 });
 const graphiti = new FakeGraphiti();
-const tana = new FakeTana({ token: TOKENS.TANA_TOKEN, localToken: TOKENS.TANA_LOCAL_TOKEN });
+const tana = new FakeTana({
+  token: TOKENS.TANA_TOKEN,
+  localToken: TOKENS.TANA_LOCAL_TOKEN,
+  perSecond: QUICK_TANA_RATE,
+});
 
 interface RunJson {
   sent: { created_or_updated: number; failed: number; retry_later: number; deferred: number };
@@ -99,6 +103,7 @@ beforeAll(async () => {
       "[sync.tana]",
       `endpoint = "${tana.inputUrl}"`,
       `local_api_url = "${tana.localUrl}"`,
+      `calls_per_second = ${tana.perSecond}`,
       "",
     ].join("\n"),
   );

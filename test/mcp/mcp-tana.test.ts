@@ -5,13 +5,13 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import { stdioMcpClient } from "../support/mcp-client.js";
 import { git, TempDirs } from "../support/repo.js";
 import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
 const dirs = new TempDirs();
-const tana = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
+const tana = new FakeTana({ token: "in-tok", localToken: "loc-tok", perSecond: QUICK_TANA_RATE });
 const env = { SOURCE_DATE_EPOCH: "1767607200", TANA_TOKEN: "in-tok", TANA_LOCAL_TOKEN: "loc-tok" };
 let client: Client;
 let learningId = "";

@@ -6,11 +6,20 @@ import { LocalHttp } from "./local-http.js";
 /** Tana's Input API limits (tana-input-api-samples README). */
 export const TANA_LIMITS = { perSecond: 1, maxNodes: 100, maxChars: 5000 };
 
+/** The call rate of the stand-ins in tests that are not about pacing (enforced all the same). */
+export const QUICK_TANA_RATE = 20;
+
 export interface FakeTanaOptions {
   token: string;
   localToken: string;
-  /** Enforce one call per second per token (429 past it); off for a pure speed test. */
+  /** Enforce the call rate per token (429 past it); off for a pure speed test. */
   rateLimit?: boolean;
+  /**
+   * Calls a second the rate limit allows (Tana's 1 by default). Tests that are not about
+   * pacing raise it, on both sides (`calls_per_second` in the client's config), so that they
+   * do not wait out real seconds; the limit is still enforced at that rate.
+   */
+  perSecond?: number;
   /** Search shows a node only this many ms of `clock` after it was made (the app's index). */
   searchLagMs?: number;
 }
@@ -169,6 +178,11 @@ export class FakeTana {
     ).length;
   }
 
+  /** Calls a second the stand-in accepts; the client's `calls_per_second` to match it. */
+  get perSecond(): number {
+    return this.options.perSecond ?? TANA_LIMITS.perSecond;
+  }
+
   get inputUrl(): string {
     return `${this.input.url}/addToNodeV2`;
   }
@@ -243,10 +257,11 @@ export class FakeTana {
       record(429, 0);
       return early;
     }
-    if (this.options.rateLimit !== false && gap !== null && gap < 1000 / TANA_LIMITS.perSecond) {
+    if (this.options.rateLimit !== false && gap !== null && gap < 1000 / this.perSecond) {
       this.refused.rate++;
       record(429, 0);
-      return plain(429, { error: "Too many requests: one call per second per token" }, "1");
+      const error = `Too many requests: ${this.perSecond} call(s) per second per token`;
+      return plain(429, { error }, "1");
     }
     let body: { targetNodeId?: unknown; nodes?: unknown };
     try {

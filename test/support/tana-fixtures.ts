@@ -18,7 +18,7 @@ import { schemaFromMapping, schemaRecord } from "../../src/sync/targets/tana-sch
 import { TanaTarget, type TanaTargetOptions } from "../../src/sync/targets/tana-target.js";
 import { engramBody } from "../core/engine-fixtures.js";
 import { STAND_IN_HOSTS } from "./bins.js";
-import { FakeTana, type FakeTanaOptions } from "./fake-tana.js";
+import { FakeTana, type FakeTanaOptions, QUICK_TANA_RATE } from "./fake-tana.js";
 import type { FakeNode } from "./fake-tana-store.js";
 
 /** People and projects: Ada, Grace and Atlas exist in Tana; Bob and Zephyr do not. */
@@ -97,6 +97,7 @@ export function tanaConfig(tana: FakeTana, extra: Partial<TanaSyncConfig> = {}):
     ...defaultConfig().sync.tana,
     endpoint: tana.inputUrl,
     local_api_url: tana.localUrl,
+    calls_per_second: tana.perSecond,
     ...extra,
   };
 }
@@ -114,6 +115,7 @@ export function tanaRepoConfig(fake: FakeTana): string {
     "[sync.tana]",
     `endpoint = "${fake.inputUrl}"`,
     `local_api_url = "${fake.localUrl}"`,
+    `calls_per_second = ${fake.perSecond}`,
     "",
   ].join("\n");
 }
@@ -191,7 +193,12 @@ export function useFakeTana(options: Partial<FakeTanaOptions> & { clock?: () => 
   let tmp: { dir: string; remove: () => void } | undefined;
   beforeEach(async () => {
     const { clock, ...rest } = options;
-    tana = new FakeTana({ token: "input-token", localToken: "local-token", ...rest });
+    tana = new FakeTana({
+      token: "input-token",
+      localToken: "local-token",
+      perSecond: QUICK_TANA_RATE,
+      ...rest,
+    });
     if (clock !== undefined) tana.clock = clock;
     await tana.start();
     tmp = tempSyncDir();
@@ -236,7 +243,11 @@ const TANA_TOKEN_VARS = { ENGRAM_TEST_TANA: "input-token", ENGRAM_TEST_TANA_LOCA
  * `stop` undoes it all.
  */
 export async function startTanaService(): Promise<{ tana: FakeTana; stop: () => Promise<void> }> {
-  const tana = new FakeTana({ token: "input-token", localToken: "local-token" });
+  const tana = new FakeTana({
+    token: "input-token",
+    localToken: "local-token",
+    perSecond: QUICK_TANA_RATE,
+  });
   await tana.start();
   seedTanaEntities(tana);
   const env: Record<string, string> = {

@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } fr
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { assertBuilt, DIRECTOR_BIN, director, spawnBin, worker } from "../support/bins.js";
 import { killWhen } from "../support/crash.js";
-import { FakeTana, type TanaFault } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE, type TanaFault } from "../support/fake-tana.js";
 import { Rng } from "../support/random.js";
 import { git, TempDirs, type TempRepo } from "../support/repo.js";
 import { json, ok, SYNC_EPOCH } from "../support/sync-repo.js";
@@ -35,7 +35,12 @@ const env = (seconds: number) => ({
 
 /** A stand-in whose clock is the Director's: `at(seconds)` moves both. */
 function lagging(): { fake: FakeTana; at: (seconds: number) => void } {
-  const fake = new FakeTana({ token: "in-tok", localToken: "loc-tok", searchLagMs: LAG_MS });
+  const fake = new FakeTana({
+    token: "in-tok",
+    localToken: "loc-tok",
+    searchLagMs: LAG_MS,
+    perSecond: QUICK_TANA_RATE,
+  });
   let now = SYNC_EPOCH * 1000;
   fake.clock = () => now;
   return {

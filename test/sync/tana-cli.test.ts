@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import { git, TempDirs } from "../support/repo.js";
 import { tanaRepoConfig } from "../support/tana-fixtures.js";
 
@@ -27,7 +27,7 @@ function ok(r: BinResult): BinResult {
  * thirty meetings naming her, and `sync`.
  */
 async function setup(more: readonly string[] = []) {
-  const fake = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
+  const fake = new FakeTana({ token: "in-tok", localToken: "loc-tok", perSecond: QUICK_TANA_RATE });
   tana = fake;
   await fake.start();
   const ada = fake.store.addEntity("Ada Lovelace", "person");

@@ -10,7 +10,7 @@ import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
-import { FakeTana, type TanaRequest } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE, type TanaRequest } from "../support/fake-tana.js";
 import type { FakeNode } from "../support/fake-tana-store.js";
 import {
   initTana,
@@ -33,7 +33,11 @@ const sleep = async (ms: number) => {
 };
 
 beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token" });
+  tana = new FakeTana({
+    token: "input-token",
+    localToken: "local-token",
+    perSecond: QUICK_TANA_RATE,
+  });
   now = 0;
   tana.retryClock = () => now;
   await tana.start();

@@ -13,7 +13,7 @@ import {
   schemaFromMapping,
   schemaProgressFromMapping,
 } from "../../src/sync/targets/tana-schema.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import {
   initTana,
   openTanaTarget,
@@ -48,7 +48,11 @@ describe("Tana: sync init stopped between its calls", () => {
   // The call that fails (refused before the write: nothing of it is made).
   for (const failing of [1, 2, 3]) {
     it(`goes on from what it made when call ${failing + 1} fails: nothing made twice`, async () => {
-      const clean = new FakeTana({ token: "input-token", localToken: "local-token" });
+      const clean = new FakeTana({
+        token: "input-token",
+        localToken: "local-token",
+        perSecond: QUICK_TANA_RATE,
+      });
       await clean.start();
       const cleanDir = tempSyncDir();
       const cleanStore = new QueueStore(cleanDir.dir, "tana");

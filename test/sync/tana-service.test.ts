@@ -33,6 +33,7 @@ function configure(local: boolean): void {
       ...(local ? [`local_api_url = "${tana.localUrl}"`] : []),
       'token_env = "ENGRAM_TEST_TANA"',
       'local_token_env = "ENGRAM_TEST_TANA_LOCAL"',
+      `calls_per_second = ${tana.perSecond}`,
       "",
     ].join("\n"),
   );

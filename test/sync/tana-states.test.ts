@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createGitHub } from "../../src/github/client.js";
 import { assertBuilt, type BinResult, describeResult, director, worker } from "../support/bins.js";
 import { useFakeGitHub } from "../support/fake-github-hooks.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import type { FakeNode } from "../support/fake-tana-store.js";
 import { git, TempDirs } from "../support/repo.js";
 import { tanaRepoConfig } from "../support/tana-fixtures.js";
@@ -34,7 +34,7 @@ const seconds = (iso: string) => iso.replace(/\.\d{3}Z$/, "Z");
 describe("director sync run --target tana with learning states", () => {
   it("sends confirmed learnings as learnings, proposed and rejected ones as proposals", async () => {
     const { fake, apiUrl } = github;
-    tana = new FakeTana({ token: "in-tok", localToken: "loc-tok" });
+    tana = new FakeTana({ token: "in-tok", localToken: "loc-tok", perSecond: QUICK_TANA_RATE });
     await tana.start();
     const env = {
       GITHUB_TOKEN: TOKEN,

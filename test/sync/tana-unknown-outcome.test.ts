@@ -11,7 +11,7 @@ import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore, type StoredQueue } from "../../src/sync/queue-store.js";
 import { writtenAt } from "../../src/sync/tana-open.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
-import { FakeTana } from "../support/fake-tana.js";
+import { FakeTana, QUICK_TANA_RATE } from "../support/fake-tana.js";
 import {
   initTana,
   openTanaTarget,
@@ -29,7 +29,12 @@ let seconds: number;
 const iso = () => new Date(T0 + seconds * 1000).toISOString();
 
 beforeEach(async () => {
-  tana = new FakeTana({ token: "input-token", localToken: "local-token", searchLagMs: LAG_MS });
+  tana = new FakeTana({
+    token: "input-token",
+    localToken: "local-token",
+    searchLagMs: LAG_MS,
+    perSecond: QUICK_TANA_RATE,
+  });
   seconds = 0;
   tana.clock = () => T0 + seconds * 1000;
   await tana.start();

@@ -2,11 +2,12 @@ import { describe, expect, it } from "vitest";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { learningsOf } from "../../src/core/graph/learnings.js";
 import { learningCandidates } from "../../src/core/sync/learning-items.js";
+import { defaultConfig } from "../../src/schema/config.js";
 import { type EngineOptions, runSync } from "../../src/sync/engine.js";
 import { QueueStore } from "../../src/sync/queue-store.js";
 import { schemaFromMapping } from "../../src/sync/targets/tana-schema.js";
 import type { TanaTarget } from "../../src/sync/targets/tana-target.js";
-import { TANA_LIMITS } from "../support/fake-tana.js";
+import { FakeTana, TANA_LIMITS } from "../support/fake-tana.js";
 import {
   initTana,
   openTanaTarget,
@@ -19,6 +20,7 @@ import {
   tanaEngine,
   tanaEngrams,
   tanaLearningNodes,
+  tempSyncDir,
   useFakeTana,
 } from "../support/tana-fixtures.js";
 
@@ -69,7 +71,7 @@ describe("Tana target against the Tana stand-in", () => {
       expect(call.status).toBe(200);
       expect(call.nodes).toBeLessThanOrEqual(TANA_LIMITS.maxNodes);
       expect(call.chars).toBeLessThanOrEqual(TANA_LIMITS.maxChars);
-      if (call.gap !== null) expect(call.gap).toBeGreaterThanOrEqual(1000);
+      if (call.gap !== null) expect(call.gap).toBeGreaterThanOrEqual(1000 / fake.tana.perSecond);
     }
     // Batched: far fewer calls than learnings.
     expect(fake.tana.calls.length).toBeLessThan(150 / 3);
@@ -88,6 +90,31 @@ describe("Tana target against the Tana stand-in", () => {
     expect(names.filter((n) => /Bob|Zephyr/.test(n) && !n.startsWith("retry"))).toEqual([]);
     expect(first.linkNotes().join("\n")).toMatch(/person:bob \(not found: no #person node named/);
     expect(first.links.linked).toBeGreaterThan(0);
+  });
+
+  it("keeps to Tana's own one call a second with the default calls_per_second", async () => {
+    const real = new FakeTana({ token: "input-token", localToken: "local-token" });
+    await real.start();
+    const tmp = tempSyncDir();
+    try {
+      expect(real.perSecond).toBe(TANA_LIMITS.perSecond);
+      const store = new QueueStore(tmp.dir, "tana");
+      const { calls_per_second } = defaultConfig().sync.tana;
+      const target = openTanaTarget(real, store, { calls_per_second });
+      await init(store, target);
+      await runSync(
+        tanaCandidates(tanaEngrams(6)),
+        tanaEngine(store, target, tmp.dir, () => AT),
+      );
+      expect(tanaLearningNodes(real)).toHaveLength(6);
+      expect(real.refused.rate).toBe(0);
+      const gaps = real.calls.flatMap((c) => (c.gap === null ? [] : [c.gap]));
+      expect(gaps.length).toBeGreaterThan(0);
+      for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1000);
+    } finally {
+      await real.stop();
+      tmp.remove();
+    }
   });
 
   it("updates a changed learning in place through the Local API, and annotates it without", async () => {
