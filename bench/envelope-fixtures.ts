@@ -317,6 +317,20 @@ export function swarmStreamOptions(lines: number): EnvelopeFileOptions {
   };
 }
 
+/**
+ * The swarm stream with long notes (300-2,400 characters), decisions with a rationale, and a
+ * secret in a quarter of the notes: what a swarm pasting logs and reasoning into notes sends.
+ */
+export function longNoteStreamOptions(lines: number): EnvelopeFileOptions {
+  return {
+    ...swarmStreamOptions(lines),
+    seed: 0x5eed_0006,
+    secretRate: 0.25,
+    noteChars: [300, 2400],
+    rationaleChars: [100, 800],
+  };
+}
+
 /** The upstream specification's WorkerState stages. */
 const UPSTREAM_STAGES = [
   "START",

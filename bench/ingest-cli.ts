@@ -9,7 +9,12 @@ import { closeSync, fsyncSync, openSync, readFileSync, readSync, writeSync } fro
 import { join } from "node:path";
 import type { IngestCounts } from "../src/ingest/ingest.js";
 import { EventBuffer } from "../src/state/buffer.js";
-import { swarmStreamOptions, writeEnvelopeFile } from "./envelope-fixtures.js";
+import {
+  type EnvelopeFileStats,
+  longNoteStreamOptions,
+  swarmStreamOptions,
+  writeEnvelopeFile,
+} from "./envelope-fixtures.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import {
   countEngrams,
@@ -79,11 +84,21 @@ interface Timed {
   lines_per_s: number;
 }
 
-export interface IngestCliScenarioResult {
+/** One stream measured against its floor, interleaved round by round. */
+export interface StreamFigures {
   input: { lines: number; mb: number; bytes_per_line: number; by_type: Record<string, number> };
   floor: Timed & { how: string };
   single_thread: Timed & IngestCounts & { ratio_to_floor: number };
   multi_thread: Timed & IngestCounts & { ratio_to_floor: number; threads: string };
+  pass: boolean;
+}
+
+export interface IngestCliScenarioResult extends StreamFigures {
+  /**
+   * The same measure on a stream whose notes are long (300-2,400 characters, decisions with a
+   * rationale) and a quarter of them carry a secret: the redactor's share of the work grows.
+   */
+  long_notes: StreamFigures & { secrets: number };
   /** The same ingest into a buffer of 5,000 events: it compacts as it goes. */
   hard_budget: IngestCounts & {
     buffer_max_events: number;
@@ -94,7 +109,6 @@ export interface IngestCliScenarioResult {
     engram_files: number;
   };
   target: string;
-  pass: boolean;
 }
 
 function timed(runs: number[], lines: number): Timed {
@@ -112,74 +126,99 @@ export async function runIngestCliScenario(lines = 100_000): Promise<IngestCliSc
     const file = join(work, "swarm.ndjson");
     const stats = writeEnvelopeFile(file, swarmStreamOptions(lines));
     log(`ingest-cli: ${stats.lines} lines, ${mb(stats.bytes)} MB`);
-    const floorRuns: number[] = [];
-    const single: number[] = [];
-    const multi: number[] = [];
-    let singleCounts: IngestCounts | undefined;
-    let multiCounts: IngestCounts | undefined;
-    const cli = async (threads: string | undefined, run: number) => {
-      const repo = join(work, `repo-${threads ?? "auto"}-${run}`);
-      await initBenchRepo(repo, ROOMY_BUDGETS);
-      const env = { ...process.env };
-      if (threads === undefined) delete env.ENGRAM_INGEST_THREADS;
-      else env.ENGRAM_INGEST_THREADS = threads;
-      const r = await runNode([DIRECTOR_CLI, "ingest", file, "--repo", repo, "--json"], { env });
-      if (r.code !== 0) throw new Error(`director ingest exited ${r.code}: ${r.stderr}`);
-      removeDir(repo);
-      return { ms: r.ms, counts: JSON.parse(r.stdout) as IngestCounts };
-    };
-    // Interleaved, so that a busy moment of the shared machine weighs on every figure alike.
-    for (let run = 0; run < RUNS; run++) {
-      const out = join(work, `floor-${run}.out`);
-      const floor = await runNode([STEP_SCRIPT, "floor", file, out]);
-      if (floor.code !== 0) throw new Error(`floor step failed: ${floor.stderr}`);
-      removeDir(out);
-      floorRuns.push(floor.ms);
-      const s = await cli("0", run);
-      single.push(s.ms);
-      singleCounts = s.counts;
-      const m = await cli(undefined, run);
-      multi.push(m.ms);
-      multiCounts = m.counts;
-      log(
-        `ingest-cli: run ${run + 1}: floor ${Math.round(floor.ms)} ms, single ${Math.round(s.ms)} ms, threads ${Math.round(m.ms)} ms`,
-      );
-    }
+    const swarm = await measureStream(work, file, stats, "swarm");
+    const longFile = join(work, "long-notes.ndjson");
+    const longStats = writeEnvelopeFile(longFile, longNoteStreamOptions(lines));
+    removeDir(file);
+    log(`ingest-cli: long notes, ${longStats.lines} lines, ${mb(longStats.bytes)} MB`);
+    const longNotes = await measureStream(work, longFile, longStats, "long notes");
+    removeDir(longFile);
+    writeEnvelopeFile(file, swarmStreamOptions(lines));
     const budget = await budgetRun(work, file);
     log(
       `ingest-cli: into a ${TIGHT_EVENTS}-event buffer: ${Math.round(budget.ms)} ms, ${budget.compacted_events} compacted`,
     );
-    const floor = timed(floorRuns, stats.lines);
-    const s = timed(single, stats.lines);
-    const m = timed(multi, stats.lines);
-    const sRatio = round(s.median_ms / floor.median_ms, 2);
-    const mRatio = round(m.median_ms / floor.median_ms, 2);
     return {
-      input: {
-        lines: stats.lines,
-        mb: mb(stats.bytes),
-        bytes_per_line: Math.round(stats.bytes / stats.lines),
-        by_type: stats.by_type,
+      ...swarm,
+      long_notes: { ...longNotes, secrets: longStats.secrets },
+      hard_budget: {
+        ...budget,
+        ratio_to_roomy: round(budget.ms / swarm.multi_thread.median_ms, 2),
       },
-      floor: {
-        ...floor,
-        how: "node dist/bench/step.js floor FILE OUT: read 1 MB chunks, JSON.parse, sha256 and append each line, one fsync per 1,000 lines (process start included)",
-      },
-      single_thread: { ...s, ...(singleCounts as IngestCounts), ratio_to_floor: sRatio },
-      multi_thread: {
-        ...m,
-        ...(multiCounts as IngestCounts),
-        ratio_to_floor: mRatio,
-        threads:
-          "ENGRAM_INGEST_THREADS unset: one worker per core beside the main thread, up to 4 (none on two cores or fewer)",
-      },
-      hard_budget: { ...budget, ratio_to_roomy: round(budget.ms / m.median_ms, 2) },
-      target: `director ingest FILE --json (process wall, median of ${RUNS}) <= ${INGEST_FLOOR_RATIO_TARGET}x the floor, single- and multi-threaded`,
-      pass: sRatio <= INGEST_FLOOR_RATIO_TARGET && mRatio <= INGEST_FLOOR_RATIO_TARGET,
+      target: `director ingest FILE --json (process wall, median of ${RUNS}) <= ${INGEST_FLOOR_RATIO_TARGET}x the floor, single- and multi-threaded, on both streams`,
+      pass: swarm.pass && longNotes.pass,
     };
   } finally {
     removeDir(work);
   }
+}
+
+/** Floor, one thread and the default threads, `RUNS` interleaved rounds, each in a fresh repository. */
+async function measureStream(
+  work: string,
+  file: string,
+  stats: EnvelopeFileStats,
+  name: string,
+): Promise<StreamFigures> {
+  const floorRuns: number[] = [];
+  const single: number[] = [];
+  const multi: number[] = [];
+  let singleCounts: IngestCounts | undefined;
+  let multiCounts: IngestCounts | undefined;
+  const cli = async (threads: string | undefined, run: number) => {
+    const repo = join(work, `repo-${threads ?? "auto"}-${run}`);
+    await initBenchRepo(repo, ROOMY_BUDGETS);
+    const env = { ...process.env };
+    if (threads === undefined) delete env.ENGRAM_INGEST_THREADS;
+    else env.ENGRAM_INGEST_THREADS = threads;
+    const r = await runNode([DIRECTOR_CLI, "ingest", file, "--repo", repo, "--json"], { env });
+    if (r.code !== 0) throw new Error(`director ingest exited ${r.code}: ${r.stderr}`);
+    removeDir(repo);
+    return { ms: r.ms, counts: JSON.parse(r.stdout) as IngestCounts };
+  };
+  // Interleaved, so that a busy moment of the shared machine weighs on every figure alike.
+  for (let run = 0; run < RUNS; run++) {
+    const out = join(work, `floor-${run}.out`);
+    const floor = await runNode([STEP_SCRIPT, "floor", file, out]);
+    if (floor.code !== 0) throw new Error(`floor step failed: ${floor.stderr}`);
+    removeDir(out);
+    floorRuns.push(floor.ms);
+    const s = await cli("0", run);
+    single.push(s.ms);
+    singleCounts = s.counts;
+    const m = await cli(undefined, run);
+    multi.push(m.ms);
+    multiCounts = m.counts;
+    log(
+      `ingest-cli (${name}): run ${run + 1}: floor ${Math.round(floor.ms)} ms, single ${Math.round(s.ms)} ms, threads ${Math.round(m.ms)} ms`,
+    );
+  }
+  const floor = timed(floorRuns, stats.lines);
+  const s = timed(single, stats.lines);
+  const m = timed(multi, stats.lines);
+  const sRatio = round(s.median_ms / floor.median_ms, 2);
+  const mRatio = round(m.median_ms / floor.median_ms, 2);
+  return {
+    input: {
+      lines: stats.lines,
+      mb: mb(stats.bytes),
+      bytes_per_line: Math.round(stats.bytes / stats.lines),
+      by_type: stats.by_type,
+    },
+    floor: {
+      ...floor,
+      how: "node dist/bench/step.js floor FILE OUT: read 1 MB chunks, JSON.parse, sha256 and append each line, one fsync per 1,000 lines (process start included)",
+    },
+    single_thread: { ...s, ...(singleCounts as IngestCounts), ratio_to_floor: sRatio },
+    multi_thread: {
+      ...m,
+      ...(multiCounts as IngestCounts),
+      ratio_to_floor: mRatio,
+      threads:
+        "ENGRAM_INGEST_THREADS unset: one worker per core beside the main thread, up to 4 (none on two cores or fewer)",
+    },
+    pass: sRatio <= INGEST_FLOOR_RATIO_TARGET && mRatio <= INGEST_FLOOR_RATIO_TARGET,
+  };
 }
 
 const TIGHT_EVENTS = 5_000;

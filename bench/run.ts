@@ -15,6 +15,7 @@
  *  11. startup      process wall of worker emit, recall, check and director status against
  *                   `node -e 0`; worker emit throughput, sequential and concurrent
  *  12. ingest_cli   director ingest FILE against the durable floor, single- and multi-threaded,
+ *                   on the swarm stream and on one of long notes with secrets,
  *                   and into a buffer whose hard budget makes it compact as it goes
  *  13. graphiti     20 markdown memory files to the local Graphiti MCP stand-in, and its
  *                   health check

@@ -54,7 +54,10 @@ export interface RuleSet {
   rules: readonly SecretRule[];
   /** Each rule's marker, `[REDACTED:<id>]`. */
   tokens: readonly string[];
-  /** For the first two (lower-case ASCII) characters `(a << 7) | b`: 1 + index into `lists`, or 0. */
+  /**
+   * For the first two ASCII characters as written, `(a << 7) | b`, either case: 1 + index into
+   * `lists`, or 0. Both cases are filled in, so the scan reads the text's codes as they are.
+   */
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
   /**
@@ -63,8 +66,6 @@ export interface RuleSet {
    * (`th`, `in`) go on differently, and one test skips the list.
    */
   thirds: Uint32Array;
-  /** 1 for an ASCII code (either case) that starts some keyword: most characters do not. */
-  starts: Uint8Array;
 }
 
 interface Keyword {
@@ -82,7 +83,6 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
   const all = [...direct.keys()];
   const slots = new Uint16Array(128 * 128);
   const lists: Keyword[][] = [];
-  const starts = new Uint8Array(128);
   for (const word of all) {
     if (word.length < 2 || !/^[\x20-\x7e]+$/.test(word) || word !== word.toLowerCase()) {
       throw new Error(
@@ -92,11 +92,13 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     // A place reports every keyword that starts there, so `passphrase` turns on `pass` by
     // itself; a keyword inside another one (`sk` in `task`) is found at its own place.
     const turned = new Set<number>(direct.get(word));
-    const head = word.charCodeAt(0);
-    starts[head] = 1;
-    if (head >= 97 && head <= 122) starts[head - 32] = 1;
-    const index = (head << 7) | word.charCodeAt(1);
-    if (slots[index] === 0) slots[index] = lists.push([]);
+    const index = (word.charCodeAt(0) << 7) | word.charCodeAt(1);
+    if (slots[index] === 0) {
+      const slot = lists.push([]);
+      for (const a of bothCases(word.charCodeAt(0))) {
+        for (const b of bothCases(word.charCodeAt(1))) slots[(a << 7) | b] = slot;
+      }
+    }
     (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
   }
   const thirds = new Uint32Array(lists.length);
@@ -106,7 +108,12 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     }
   });
   const tokens = sources.map((rule) => `[REDACTED:${rule.id}]`);
-  return { rules: sources, tokens, slots, lists, starts, thirds };
+  return { rules: sources, tokens, slots, lists, thirds };
+}
+
+/** A lower-case ASCII code and its upper case, if it has one. */
+function bothCases(code: number): number[] {
+  return code >= 97 && code <= 122 ? [code, code - 32] : [code];
 }
 
 /** Lower case of an ASCII code; other codes as they are. */
@@ -123,14 +130,13 @@ function wantedRules(text: string, set: RuleSet): Map<number, number> | undefine
   // Made at the first keyword: most texts have none, and a map for each of them was a good
   // share of ingest's garbage.
   let wanted: Map<number, number> | undefined;
-  const { slots, lists, starts, thirds } = set;
+  const { slots, lists, thirds } = set;
   const n = text.length - 1;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c > 127 || starts[c] === 0) continue;
-    const b = lowerCode(text.charCodeAt(i + 1));
-    if (b > 127) continue;
-    const slot = slots[(lowerCode(c) << 7) | b] as number;
+    const b = text.charCodeAt(i + 1);
+    if ((c | b) > 127) continue;
+    const slot = slots[(c << 7) | b] as number;
     if (slot === 0) continue;
     // Past the end, only a two-character keyword can be there: its list takes every third.
     const third = i + 2 < text.length ? lowerCode(text.charCodeAt(i + 2)) & 31 : 0;
