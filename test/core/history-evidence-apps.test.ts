@@ -71,6 +71,9 @@ describe("what an application is deployed and stores by", () => {
     expect(weigh("Rename DATA_DIR to APP_DATA_DIR", ["M server/config.js"])).toBeGreaterThanOrEqual(
       DECISION_LINE,
     );
+    expect(weigh("Swap bcrypt for argon2", ["M server/auth.js"])).toBeGreaterThanOrEqual(
+      DECISION_LINE,
+    );
     // Without a name users set, a rename over code is a refactor.
     expect(weigh("Rename the data folder helper to dataRoot", ["M server/config.js"])).toBe(0);
   });

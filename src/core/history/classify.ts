@@ -140,6 +140,7 @@ const CHOICE = [
   // A policy or a tool adopted: "pin actions by hash", "block X", "enforce Y", "swap to Z".
   /^(pin|pins|pinned|block|blocks|blocked|enforce|enforces|enforced) \S/i,
   /^(swap|swapped|swaps|move|moved|moves) (over )?to\b/i,
+  /^(swap|swapped|swaps) (out )?\S.* (for|with) \S/i,
   /^(change|changes|changed) .+ to\b/i,
   /^stop (\w+ly )?\w+ing\b/i,
   // A public interface renamed or split: "rename the inputs and outputs", "split the workflow".
