@@ -26,10 +26,11 @@ const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
 /**
  * Floors below the targets, measured and rounded down a little: honest figures, not goals.
  * changesets (a monorepo whose decisions are mostly CI, publishing and configuration policy)
- * was at 0.14 and 0.56 before its paths were read; tuned on since, it reaches 0.64 and 0.92.
+ * was at 0.14 and 0.56 before its paths were read; tuned on since, it reaches 0.64 and 0.92,
+ * and 0.69 and 0.93 after the fourth round (a platform added to CI, a library announced).
  */
 const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
-  changesets: { recall: 0.6, precision: 0.9 },
+  changesets: { recall: 0.65, precision: 0.9 },
 };
 
 /**
@@ -38,7 +39,9 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * figures rounded down; they are below the targets, and say how far the rules carry to
  * histories they were not drawn from. Before issue 41: commander's older part 0.54 / 0.50,
  * yargs 0.59 / 0.50, uptime-kuma 0.06 / 1.00; after its first round 0.69 / 0.60, 0.76 / 0.57,
- * 0.17 / 1.00; after the second (a choice that reaches only code and tests is proposed):
+ * 0.17 / 1.00; after the second (a choice that reaches only code and tests is proposed), and
+ * the same to the commit after the README's fourth round (an application's images,
+ * environment and migrations read), measured once after its last rule:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },

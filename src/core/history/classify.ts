@@ -1,5 +1,5 @@
 import { cutText } from "../model/text.js";
-import { decisionByEvidence, WORDING, weighDecision } from "./confidence.js";
+import { decisionByEvidence, RUNTIME_BUMP, WORDING, weighDecision } from "./confidence.js";
 import { CONTENT_FREE } from "./content-free.js";
 import { type CommitChanges, readEvidence } from "./evidence.js";
 /**
@@ -68,6 +68,11 @@ const TYPES = new Set([
 export function isConventionalType(key: string): boolean {
   return key === key.toLowerCase() && TYPES.has(key) && key !== "decision";
 }
+/** `[breaking]`, `Breaking:`, `(breaking change)`, or gitmoji's 💥 marks a subject breaking. */
+const BREAKING_SUBJECT =
+  /^(\[breaking( change)?\]|breaking( change)?:|💥|:boom:)|[[(]breaking( change)?[\])]/i;
+/** A pull request template's "Breaking change" box, ticked by the author. */
+const BREAKING_TICKED = /^[ \t]*[-*][ \t]*\[x\][ \t]*(\S+ ){0,3}breaking change\b/im;
 const PR_SUFFIX = /\s*\(#(\d+)\)\s*$/;
 const MERGE_PR = /^Merge pull request #(\d+)\b/i;
 const BOT = /\[bot\]|\b(dependabot|renovate|greenkeeper|snyk-bot|depfu|pyup-bot|mergify)\b/i;
@@ -105,9 +110,13 @@ const CHOICE = [
   /^(require|requires|(soft-)?deprecate|(soft-)?deprecates|deprecated|prefer|adopt|disallow|forbid|enforce)\b/i,
   /\b(and|but|now) (require|requires|deprecate|deprecates)\b/i,
   /^(drop|drops|dropped) (support|\S+ support)\b/i,
+  // Support ended for a platform, database or runtime: "remove MySQL 5.7 support".
+  /^(remove|removes|removed|end|ends|ended|discontinue|discontinues|discontinued) (\S+ ){0,3}support\b(?! for (a |an |the )?(bug|issue|typo))/i,
   /^(drop|drops|dropped) (node|python|ruby|go|java|ie|php)\b/i,
   /^(drop|drops|dropped|remove|removes|removed) .+ in favou?r of \S/i,
-  /^(replace|replaces|replaced) .+ with\b/i,
+  /^(replace|replaces|replaced) .+ (with|by)\b/i,
+  /^(move|moves|moved|moving) (away )?from \S.* to \S/i,
+  /\b(is|are|becomes?) now (the )?default\b/i,
   /^(use|uses) .+ (by default|instead|everywhere|for (all|every|each))\b/i,
   /^stop (using|supporting)\b/i,
   /\bdecided?\b.*\bto\b/i,
@@ -120,12 +129,18 @@ const CHOICE = [
   // A default stated, changed or restored: "default X to Y", "restore the X default".
   /^defaults?\b/i,
   /\b(restore|restores|restored|change|changes|changed|flip|flips|flipped)\b.*\bdefaults?\b/i,
+  /^(set|sets) (the |a )?(new )?defaults?\b|^(set|sets) \S.* as (the )?default\b/i,
+  // What is supported, as a policy: "only support PostgreSQL 14+", "officially support ARM".
+  /^(only|officially) (support|supports|supported)\b/i,
+  // A setting every install must now give: "DB_PASSWORD is required".
+  /\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b.*\b([Rr]equired|[Mm]andatory|must be set)\b/,
   /\bdefaults?\b.*\bshould\b/i,
   /\bshould\b.+\bnot\b/i,
   /^(explicitly )?(disable|disables|enable|enables)\b.+\b(unless|by default|only (when|if|for))\b/i,
   // A policy or a tool adopted: "pin actions by hash", "block X", "enforce Y", "swap to Z".
   /^(pin|pins|pinned|block|blocks|blocked|enforce|enforces|enforced) \S/i,
   /^(swap|swapped|swaps|move|moved|moves) (over )?to\b/i,
+  /^(swap|swapped|swaps) (out )?\S.* (for|with) \S/i,
   /^(change|changes|changed) .+ to\b/i,
   /^stop (\w+ly )?\w+ing\b/i,
   // A public interface renamed or split: "rename the inputs and outputs", "split the workflow".
@@ -219,7 +234,8 @@ export function classifyCommit(commit: CommitText): CommitClass {
   const breaking =
     Boolean(convType?.[3]) ||
     /^BREAKING[ -]CHANGE:/m.test(body) ||
-    /^(\[breaking\]|breaking( change)?:)/i.test(subject);
+    BREAKING_SUBJECT.test(subject) ||
+    BREAKING_TICKED.test(body);
   const base: CommitClass = {
     type,
     ...(scope ? { scope } : {}),
@@ -256,11 +272,14 @@ export function classifyCommit(commit: CommitText): CommitClass {
   ) {
     if (!breaking) return { ...base, noise: "release" };
   }
+  const bot = commit.author !== undefined && BOT.test(commit.author);
   if (
-    type === "deps" ||
-    (scope !== undefined && DEPENDENCY_SCOPES.test(scope)) ||
-    (commit.author !== undefined && BOT.test(commit.author)) ||
-    DEPENDENCY.some((r) => r.test(description))
+    bot ||
+    ((type === "deps" ||
+      (scope !== undefined && DEPENDENCY_SCOPES.test(scope)) ||
+      DEPENDENCY.some((r) => r.test(description))) &&
+      // A person's bump of the runtime itself ("bump Node.js to 22") is no library upkeep.
+      !RUNTIME_BUMP.test(description))
   ) {
     if (!breaking) return { ...base, noise: "dependency" };
   }

@@ -51,6 +51,12 @@ export function weighDecision(
   ) {
     weight -= 0.25;
   }
+  // "X should not Y", "Change X to Y", "Stop doing Z" over code alone is how a bug is reported
+  // or code reworked, not a choice made: one stated so reaches what users read or what the
+  // project is set up by (a CI job "should analyze lib, not dist"). A default is a choice.
+  if (silent && CARRIED_ONLY.test(description) && !/\bdefaults?\b/i.test(description)) {
+    weight -= 0.25;
+  }
   // "Do not X", "Always Y" over code alone is mostly what a repair stops or starts doing: with
   // nothing the choice carries to (docs, release notes, configuration), it is proposed.
   if (wording === WORDING.implied && silent && UNCARRIED.test(description)) weight -= 0.15;
@@ -77,6 +83,8 @@ const UPKEEP_TYPES = new Set(["docs", "test", "style"]);
 /** A repair, a speed-up or a feature, by its author's prefix or first word (Fix, Add, Avoid...). */
 const CHANGES_OF_BEHAVIOUR = new Set(["fix", "perf", "feat"]);
 
+const CARRIED_ONLY =
+  /\bshould\b.*\bnot\b|\bshouldn't\b|^(change|changes|changed) .+ to\b|^stop (\w+ly )?\w+ing\b/i;
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
 
@@ -91,7 +99,9 @@ function isSilent(evidence: Evidence): boolean {
 
 /** Whether the changes are the kind a decision makes: tooling, CI, manifests, policy, records. */
 function supports(evidence: Evidence): boolean {
-  if (evidence.setUpOrDropped) return true;
+  if (evidence.setUpOrDropped || evidence.workflowSetUpOrDropped || evidence.upgradeGuide) {
+    return true;
+  }
   for (const kind of evidence.kinds) if (SUPPORTING.has(kind)) return true;
   return false;
 }
@@ -103,6 +113,7 @@ const SUPPORTING: ReadonlySet<PathKind> = new Set([
   "tooling",
   "policy",
   "record",
+  "migration",
 ]);
 
 const DROPPED =
@@ -115,12 +126,31 @@ const ADDED = /^(add|adds|added|introduce|introduces|set up|setup)\b/i;
 const SET =
   /^(set|sets|restrict|restricts|limit|limits|only|exclude|excludes|pin|pins)\b|\b(only|exclude|excluding|restrict\w*|cooldown|permissions?)\b/i;
 const PLATFORMS =
-  /^(drop|drops|dropped|remove|removes|removed|replace|replaces|replaced|stop|stops)\b.*\b(windows|macos|linux|node(\.js)? ?v?\d+|lts|python ?\d[\d.]*|matrix)\b/i;
+  /^(drop|drops|dropped|remove|removes|removed|replace|replaces|replaced|stop|stops)\b.*\b(windows|macos|linux|node(\.js)? ?v?\d+|lts|python ?\d[\d.]*|matrix|arm(v\d|32|64)?|i386|x86|32-bit)\b/i;
+const PLATFORM_ADDED =
+  /^(run|runs|test|tests|build|builds|add|adds|added)\b.*\bon (windows|macos|linux|freebsd|arm\w*)\b/i;
+/** The runtime or base image a project runs on, moved to another version. */
+export const RUNTIME_BUMP =
+  /^(bump|bumps|bumped|update|updates|updated|upgrade|upgrades|upgraded|raise|raises|raised)\b.*(?<![\w@/.-])(node(\.js|js)?|python|ruby|golang|java|jdk|deno|bun|php|dotnet|alpine|debian|ubuntu|base image)(?![\w/-]).*\bto\b/i;
 const RENAMED = /^(rename|renames|renamed)\b.+\bto\b/i;
-const CODE_NAME = /`[^`]+`|(^|\s)--?[a-z][\w-]+|\b[a-z]+[A-Z]\w*/;
+/** An environment variable, as users set it: `DATA_DIR`, `APP_DB_TYPE`. */
+const ENV_NAME = /\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b/;
+const CODE_NAME = new RegExp(
+  `\`[^\`]+\`|(^|\\s)--?[a-z][\\w-]+|\\b[a-z]+[A-Z]\\w*|${ENV_NAME.source}`,
+);
 const MADE =
-  /^(make|makes|made)\b.*\b(opt-in|opt-out|(dev|peer|optional)?dependency|devdependency)\b/i;
-const WEAK_CHOICES = [DROPPED, ADOPTED, ADDED, SET, PLATFORMS, RENAMED, MADE];
+  /^(make|makes|made)\b.*\b(opt-in|opt-out|(dev|peer|optional)?dependency|devdependency|required|mandatory)\b/i;
+const WEAK_CHOICES = [
+  DROPPED,
+  ADOPTED,
+  ADDED,
+  SET,
+  PLATFORMS,
+  PLATFORM_ADDED,
+  RENAMED,
+  MADE,
+  RUNTIME_BUMP,
+];
 /** Below the line: a candidate the import proposes rather than remembers. */
 const PROPOSED = 0.55;
 
@@ -136,7 +166,12 @@ export function decisionByEvidence(
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
-  if (REPAIR_TYPES.has(type) || (commit.conventional && DECLARED_NOT_A_CHOICE.has(type))) {
+  // A feature that takes something out ("feat: remove the legacy importer") is a removal.
+  const removing = type === "feat" && DROPPED.test(description);
+  if (
+    REPAIR_TYPES.has(type) ||
+    (commit.conventional && DECLARED_NOT_A_CHOICE.has(type) && !removing)
+  ) {
     return undefined;
   }
   // The wording first: the paths are read only for a commit that could be such a decision.
@@ -148,32 +183,67 @@ export function decisionByEvidence(
   const k = evidence.kinds;
   // A change users are told of: documented beside the source, or in a release note with it.
   const announced = evidence.documentedInterface || (k.has("changelog") && k.has("source"));
+  // Only what an install is deployed or run by (a Dockerfile, a compose file, an action's
+  // metadata, an environment template), not the code: a choice for every install.
+  const deployed = k.has("runtime") && !k.has("source") && !k.has("test");
+  // The runtime moved where what users run pins it (an action's metadata, a Dockerfile,
+  // `.nvmrc`) or the manifest does (`engines`): not only the versions CI tests on.
+  if (RUNTIME_BUMP.test(description) && (k.has("runtime") || evidence.manifest)) {
+    return WORDING.implied;
+  }
   if (DROPPED.test(description)) {
     // A CI step or a dependency dropped counts; a Makefile target alone does not.
     const dropped = evidence.toolingOnly && (k.has("ci") || evidence.manifest);
-    if (evidence.setUpOrDropped || dropped || announced) return WORDING.implied;
+    // Something users set (an environment variable), or whole source files taken out with
+    // their stored data or their upgrade note: a part of the product removed.
+    const removed =
+      (evidence.removal && (announced || k.has("migration") || k.has("locale"))) ||
+      (ENV_NAME.test(description) && (k.has("source") || k.has("runtime")));
+    if (
+      evidence.setUpOrDropped ||
+      evidence.workflowSetUpOrDropped ||
+      dropped ||
+      announced ||
+      deployed ||
+      removed
+    ) {
+      return WORDING.implied;
+    }
     return undefined;
   }
   // A dependency installed: the manifest and its lock file changed together.
   const installed = evidence.manifest && k.has("lockfile");
   if (ADOPTED.test(description)) {
     const configured = evidence.manifest || evidence.setUpOrDropped;
-    if (evidence.toolingOnly && configured) return WORDING.implied;
+    if ((evidence.toolingOnly && configured) || deployed) return WORDING.implied;
+    // A library installed and announced in the release notes, or a change users must adapt
+    // to (an upgrade guide): adopted for the project, not one module.
+    if (announced && (installed || evidence.upgradeGuide)) return WORDING.implied;
     // Only a CI step, or a library beside source changes: proposed, not remembered.
     if (evidence.toolingOnly || installed) return PROPOSED;
     return undefined;
   }
   if (ADDED.test(description)) {
     if (evidence.toolingOnly && installed) return WORDING.body;
+    // A tool set up with a check of its own in CI: adopted, not tried.
+    if (evidence.setUpOrDropped && evidence.workflowSetUpOrDropped) return WORDING.body;
     if (evidence.setUpOrDropped) return PROPOSED;
     return undefined;
   }
-  if (SET.test(description) && evidence.toolingOnly) return WORDING.implied;
-  // A platform or runtime the project stops testing on, in its CI.
-  if (PLATFORMS.test(description) && k.has("ci")) return WORDING.implied;
-  // A named interface renamed where users are told of it (or a flag, which users type).
+  if (SET.test(description) && (evidence.toolingOnly || deployed)) return WORDING.implied;
+  // A platform or runtime the project stops testing on, in its CI; or one it starts testing on;
+  // or one its images stop being built for.
+  if (
+    (PLATFORMS.test(description) || PLATFORM_ADDED.test(description)) &&
+    (k.has("ci") || deployed)
+  ) {
+    return WORDING.implied;
+  }
+  // A named interface renamed where users are told of it, or a flag or an environment
+  // variable (what users type or set) renamed.
   const named = CODE_NAME.exec(description)?.[0];
-  if (RENAMED.test(description) && named && (announced || /^\s*--?[a-z]/.test(named))) {
+  const typed = named !== undefined && (/^\s*--?[a-z]/.test(named) || ENV_NAME.test(named));
+  if (RENAMED.test(description) && named && (announced || typed)) {
     return WORDING.implied;
   }
   if (MADE.test(description) && (k.has("source") || evidence.manifest)) return WORDING.implied;

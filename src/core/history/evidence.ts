@@ -33,6 +33,7 @@ export type PathKind =
   | "test"
   | "locale"
   | "example"
+  | "migration"
   | "source";
 
 const CI =
@@ -44,6 +45,20 @@ const LOCKFILE =
 /** Files that pin a runtime or base image: `.nvmrc`, a Dockerfile, an action's `action.yml`. */
 const RUNTIME =
   /^(\.nvmrc|\.node-version|\.python-version|\.ruby-version|\.tool-versions|rust-toolchain(\.toml)?|dockerfile|[\w.-]+\.dockerfile|action\.ya?ml|\.java-version|runtime\.txt)$/i;
+/**
+ * What an application is deployed and configured by: compose files, an environment template, a
+ * platform's manifest, a Helm chart. A default or a requirement there reaches every install.
+ */
+const DEPLOYMENT =
+  /^(docker-compose[\w.-]*\.ya?ml|compose(\.[\w-]+)?\.ya?ml|\.env\.(example|sample|template|dist|defaults?)|procfile|app\.json|fly\.toml|render\.yaml|vercel\.json|netlify\.toml|chart\.yaml|values\.ya?ml)$/i;
+/** A database schema migration: how an application's stored data changes shape. */
+const MIGRATION =
+  /(^|\/)(migrations?|knex_migrations|alembic|db\/migrate|schema_migrations)\/|(^|\/)schema\.prisma$/i;
+/** A guide telling users what to change on upgrading: a choice that breaks or moves something. */
+const UPGRADE_GUIDE =
+  /(^|\/)(migrating|migration|upgrading|upgrade)([-_ ]?(guides?|notes?|to[-_]v?\d[\w.-]*))?(\/|\.(md|mdx|rst|adoc|txt)$)|(^|\/)migration-guides?\//i;
+/** A root configuration dotfile of some tool (`.licensed.yml`, `.mergify.yml`, `.snyk`). */
+const ROOT_DOTFILE = /^\.[\w-]+(\.(ya?ml|json|toml)|rc)$/i;
 /** Configuration of a build, test, lint, format, release or dependency tool. */
 const TOOLING =
   /^(\.?eslintrc[\w.]*|eslint\.config\.\w+|\.eslintignore|\.?prettierrc[\w.]*|prettier\.config\.\w+|\.prettierignore|biome\.jsonc?|tsconfig[\w.-]*\.json|jsconfig\.json|(jest|vitest|vite|rollup|webpack|babel|tsdown|tsup|esbuild|playwright|karma|ava|lint-staged|commitlint|release|postcss|tailwind|svelte|astro|nuxt|next)\.config\.\w+|\.babelrc[\w.]*|\.nycrc[\w.]*|\.c8rc[\w.]*|\.mocharc[\w.]*|\.?renovate(rc)?\.json5?|dependabot\.ya?ml|\.editorconfig|lerna\.json|turbo\.json|nx\.json|pnpm-workspace\.yaml|\.npmrc|\.yarnrc[\w.]*|\.pre-commit-config\.yaml|\.gitattributes|codecov\.ya?ml|\.codecov\.ya?ml|\.lintstagedrc[\w.]*|\.releaserc[\w.]*|release-please-config\.json|\.release-please-manifest\.json|\.size-limit[\w.]*|\.swcrc|\.flake8|tox\.ini|ruff\.toml|\.golangci\.ya?ml|clippy\.toml|rustfmt\.toml|\.rubocop\.yml|makefile|justfile|\.markdownlint[\w.-]*)$/i;
@@ -72,10 +87,11 @@ export function pathKind(path: string): PathKind {
   if (TEST.test(path)) return "test";
   if (LOCALE.test(path)) return "locale";
   if (DOCS_DIR.test(path)) return "docs";
+  if (MIGRATION.test(path)) return "migration";
   if (MANIFEST.test(name)) return "manifest";
   if (LOCKFILE.test(name)) return "lockfile";
-  if (RUNTIME.test(name)) return "runtime";
-  if (TOOLING.test(name) || TOOLING_DIR.test(path)) return "tooling";
+  if (RUNTIME.test(name) || DEPLOYMENT.test(name)) return "runtime";
+  if (TOOLING.test(name) || TOOLING_DIR.test(path) || ROOT_DOTFILE.test(path)) return "tooling";
   if (POLICY.test(name) || /^\.github\/(pull_request_template|issue_template)/i.test(path)) {
     return "policy";
   }
@@ -101,6 +117,15 @@ export interface Evidence {
   manifest: boolean;
   /** Source changed together with its documentation: a public interface, as users read it. */
   documentedInterface: boolean;
+  /** An upgrade or migration guide changed: users are told what to change. */
+  upgradeGuide: boolean;
+  /** A CI workflow added or one deleted (not renamed): a check or a job adopted or dropped. */
+  workflowSetUpOrDropped: boolean;
+  /**
+   * Source files deleted and the change mostly deletion: something taken out, not reworked
+   * (where the line counts are known).
+   */
+  removal: boolean;
   /** Lines changed, where known. */
   lines?: number;
 }
@@ -115,12 +140,20 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
   const kinds = new Set<PathKind>();
   const added = new Set<string>();
   const deleted = new Set<string>();
+  const workflows = { A: 0, D: 0 };
+  let upgradeGuide = false;
+  let sourceDeleted = false;
   for (const { status, path } of changes.paths) {
     const kind = pathKind(path);
     kinds.add(kind);
     if ((status === "A" || status === "D") && (kind === "tooling" || kind === "policy")) {
       (status === "A" ? added : deleted).add(stem(path));
     }
+    if ((status === "A" || status === "D") && /^\.github\/workflows\//.test(path)) {
+      workflows[status]++;
+    }
+    if (UPGRADE_GUIDE.test(path)) upgradeGuide = true;
+    if (status === "D" && kind === "source") sourceDeleted = true;
   }
   // `eslint.config.mjs` deleted and `eslint.config.js` added is a rename, not a tool adopted.
   const setUpOrDropped =
@@ -139,6 +172,14 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
     setUpOrDropped,
     manifest: kinds.has("manifest"),
     documentedInterface: kinds.has("source") && kinds.has("docs"),
+    upgradeGuide,
+    // One workflow deleted and another added is a rename or a rework, not a job adopted.
+    workflowSetUpOrDropped: workflows.A > 0 !== workflows.D > 0,
+    removal:
+      sourceDeleted &&
+      changes.added !== undefined &&
+      changes.deleted !== undefined &&
+      changes.deleted >= 2 * changes.added,
     ...(lines !== undefined ? { lines } : {}),
   };
 }
