@@ -28,9 +28,13 @@ const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
  * changesets (a monorepo whose decisions are mostly CI, publishing and configuration policy)
  * was at 0.14 and 0.56 before its paths were read; tuned on since, it reaches 0.64 and 0.92,
  * and 0.69 and 0.93 after the fourth round (a platform added to CI, a library announced).
+ * miniflux (a self-hosted application, added in the fifth round) was at 0.30 and 0.67 before
+ * any rule was drawn from it, and reaches 0.65 and 1.00: most of its other decisions are
+ * choices a fix or a feature makes in code alone, worded as repairs.
  */
 const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
   changesets: { recall: 0.65, precision: 0.9 },
+  miniflux: { recall: 0.6, precision: 0.9 },
 };
 
 /**

@@ -64,6 +64,7 @@ export const CORPUS_HISTORIES = [
   "chai",
   "got",
   "changesets",
+  "miniflux",
   "yargs",
   "uptime-kuma",
 ] as const;

@@ -1,7 +1,7 @@
 import { cutText } from "../model/text.js";
 import { decisionByEvidence, RUNTIME_BUMP, WORDING, weighDecision } from "./confidence.js";
 import { CONTENT_FREE } from "./content-free.js";
-import { type CommitChanges, readEvidence } from "./evidence.js";
+import { botSetUpOnly, type CommitChanges, readEvidence } from "./evidence.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -107,7 +107,7 @@ const CHOICE = [
   /\bdefault (is|becomes|now)\b/i,
   /\bas (the |a )?default\b/i,
   /\bmake \S.* (the )?default\b/i,
-  /^(require|requires|(soft-)?deprecate|(soft-)?deprecates|deprecated|prefer|adopt|disallow|forbid|enforce)\b/i,
+  /^(require|requires|(soft-)?deprecate|(soft-)?deprecates|deprecated|prefer|adopt|disallow|forbid|enforce|restrict|restricts)\b/i,
   /\b(and|but|now) (require|requires|deprecate|deprecates)\b/i,
   /^(drop|drops|dropped) (support|\S+ support)\b/i,
   // Support ended for a platform, database or runtime: "remove MySQL 5.7 support".
@@ -148,7 +148,11 @@ const CHOICE = [
   /\b(prefer|prefers|preferred|favou?r|favou?rs|favou?red) \S+ (over|to)\b/i,
   /\b(un-?deprecate|un-?deprecates|un-?deprecated)\b/i,
   // The runtimes supported or tested: "update supported Node versions", "ci: update node-version".
-  /\b(update|updates|updated|change|changes|changed|raise|raises|raised)\b.*\b(node(\.js)?[ -]versions?|engines?\b.*\bnode|supported (\S+ )?versions?|minimum (\S+ )?versions?)\b/i,
+  /\b(update|updates|updated|change|changes|changed|raise|raises|raised)\b.*\b(node(\.js)?[ -]versions?|engines?\b.*\bnode|(supported|minimum|required) (\S+ )?versions?)\b/i,
+  // A rule made general: "apply CSRF checks to all non-safe methods".
+  /^(apply|applies|applied|extend|extends|extended) \S.* to (all|every)\b/i,
+  // A limit users meet, moved: "raise the item IDs limit to 10000".
+  /^(raise|raises|raised|lower|lowers|lowered|increase|increases|increased|decrease|decreases|decreased)\b.*\b(limit|maximum|minimum|timeout|threshold)s?\b.*\bto \d/i,
   // A library adopted in place of the project's own code: "use external pathval module".
   /\b(use|uses|using|adopt|adopts) (an? |the )?(external|third[- ]party|upstream) \S/i,
   /\b(to use|using) (the |an? )?\S+ (module|library|package)\b/i,
@@ -276,7 +280,7 @@ export function classifyCommit(commit: CommitText): CommitClass {
   if (
     bot ||
     ((type === "deps" ||
-      (scope !== undefined && DEPENDENCY_SCOPES.test(scope)) ||
+      (scope !== undefined && DEPENDENCY_SCOPES.test(scope) && !botSetUpOnly(commit.changes)) ||
       DEPENDENCY.some((r) => r.test(description))) &&
       // A person's bump of the runtime itself ("bump Node.js to 22") is no library upkeep.
       !RUNTIME_BUMP.test(description))

@@ -47,7 +47,11 @@ export function weighDecision(
   if (
     wording < WORDING.breaking &&
     (/^(fix|fixes|fixed|fixing)\b/i.test(description) ||
-      (type !== undefined && CHANGES_OF_BEHAVIOUR.has(type) && silent))
+      (type !== undefined &&
+        CHANGES_OF_BEHAVIOUR.has(type) &&
+        silent &&
+        // Who may connect, sign in or change what is a policy wherever it is set.
+        !ACCESS_POLICY.test(description)))
   ) {
     weight -= 0.25;
   }
@@ -60,6 +64,9 @@ export function weighDecision(
   // "Do not X", "Always Y" over code alone is mostly what a repair stops or starts doing: with
   // nothing the choice carries to (docs, release notes, configuration), it is proposed.
   if (wording === WORDING.implied && silent && UNCARRIED.test(description)) weight -= 0.15;
+  // "refactor: use X instead of Y" over code alone is how the code is written, by its author's
+  // own word no change of behaviour: a convention, not a choice users or the project live with.
+  if (type === "refactor" && silent && CONSTRUCT_SWAP.test(description)) weight -= 0.25;
   // Documentation, tests or formatting by the author's own word: a choice written down there
   // is one made elsewhere, unless the commit also changed what the project is set up by.
   if (
@@ -85,6 +92,10 @@ const CHANGES_OF_BEHAVIOUR = new Set(["fix", "perf", "feat"]);
 
 const CARRIED_ONLY =
   /\bshould\b.*\bnot\b|\bshouldn't\b|^(change|changes|changed) .+ to\b|^stop (\w+ly )?\w+ing\b/i;
+/** What an access policy governs: permissions, sign-in, cross-site requests, transport. */
+const ACCESS_POLICY =
+  /\b(permissions?|csrf|cors|oauth2?|oidc|authentication|authori[sz]ation|sign-?in|log-?in|tls)\b/i;
+const CONSTRUCT_SWAP = /^(use|uses|using|replace|replaces|replaced)\b(?!.*\bdefaults?\b)/i;
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
 
@@ -124,11 +135,11 @@ const CLEANUP =
   /\b(unneeded|unused|unnecessary|stray|obsolete|dead|leftover|redundant|outdated|duplicated?)\b/i;
 const ADDED = /^(add|adds|added|introduce|introduces|set up|setup)\b/i;
 const SET =
-  /^(set|sets|restrict|restricts|limit|limits|only|exclude|excludes|pin|pins)\b|\b(only|exclude|excluding|restrict\w*|cooldown|permissions?)\b/i;
+  /^(set|sets|restrict|restricts|limit|limits|only|exclude|excludes|pin|pins)\b|\b(only|exclude|excluding|restrict\w*|cooldown|cadence|grouping|permissions?)\b/i;
 const PLATFORMS =
   /^(drop|drops|dropped|remove|removes|removed|replace|replaces|replaced|stop|stops)\b.*\b(windows|macos|linux|node(\.js)? ?v?\d+|lts|python ?\d[\d.]*|matrix|arm(v\d|32|64)?|i386|x86|32-bit)\b/i;
 const PLATFORM_ADDED =
-  /^(run|runs|test|tests|build|builds|add|adds|added)\b.*\bon (windows|macos|linux|freebsd|arm\w*)\b/i;
+  /^(run|runs|test|tests|build|builds|add|adds|added)\b.*\bon (windows|macos|linux|freebsd|arm\w*)\b|^(add|adds|added|build|builds|publish|publishes)\b.*(\b(linux|windows|darwin|freebsd)\/[\w-]+|\b(riscv64|arm64|armv[67]|aarch64|ppc64le|s390x)\b).*\b(builds?|images?|binar(y|ies)|packages?)\b/i;
 /** The runtime or base image a project runs on, moved to another version. */
 export const RUNTIME_BUMP =
   /^(bump|bumps|bumped|update|updates|updated|upgrade|upgrades|upgraded|raise|raises|raised)\b.*(?<![\w@/.-])(node(\.js|js)?|python|ruby|golang|java|jdk|deno|bun|php|dotnet|alpine|debian|ubuntu|base image)(?![\w/-]).*\bto\b/i;
@@ -166,8 +177,10 @@ export function decisionByEvidence(
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
-  // A feature that takes something out ("feat: remove the legacy importer") is a removal.
-  const removing = type === "feat" && DROPPED.test(description);
+  // A feature that takes something out ("feat: remove the legacy importer") is a removal; one
+  // that builds for another platform ("feat: add linux/riscv64 build") is a platform supported.
+  const removing =
+    type === "feat" && (DROPPED.test(description) || PLATFORM_ADDED.test(description));
   if (
     REPAIR_TYPES.has(type) ||
     (commit.conventional && DECLARED_NOT_A_CHOICE.has(type) && !removing)
@@ -223,6 +236,14 @@ export function decisionByEvidence(
     if (evidence.toolingOnly || installed) return PROPOSED;
     return undefined;
   }
+  // A platform or runtime the project stops testing on, in its CI; or one it starts testing or
+  // building for; or one its images stop being built for.
+  if (
+    (PLATFORMS.test(description) || PLATFORM_ADDED.test(description)) &&
+    (k.has("ci") || deployed)
+  ) {
+    return WORDING.implied;
+  }
   if (ADDED.test(description)) {
     if (evidence.toolingOnly && installed) return WORDING.body;
     // A tool set up with a check of its own in CI: adopted, not tried.
@@ -231,14 +252,6 @@ export function decisionByEvidence(
     return undefined;
   }
   if (SET.test(description) && (evidence.toolingOnly || deployed)) return WORDING.implied;
-  // A platform or runtime the project stops testing on, in its CI; or one it starts testing on;
-  // or one its images stop being built for.
-  if (
-    (PLATFORMS.test(description) || PLATFORM_ADDED.test(description)) &&
-    (k.has("ci") || deployed)
-  ) {
-    return WORDING.implied;
-  }
   // A named interface renamed where users are told of it, or a flag or an environment
   // variable (what users type or set) renamed.
   const named = CODE_NAME.exec(description)?.[0];

@@ -75,7 +75,10 @@ const EXAMPLE = /(^|\/)(examples?|samples?|demos?)\//i;
 const CHANGELOG =
   /(^|\/)(changelog|changes|history|news|releases?)(\.\w+)?$|^\.changeset\/(?!config\.json)/i;
 const DOCS_DIR = /(^|\/)(docs?|documentation|site|website|man)\//i;
-const DOCS = /\.(md|mdx|markdown|rst|adoc|txt)$/i;
+/** Prose, or a manual page (`miniflux.1`). */
+const DOCS = /\.(md|mdx|markdown|rst|adoc|txt|[1-9])$/i;
+/** A dependency bot's own configuration: how it proposes updates, not an update. */
+const BOT_CONFIG = /(^|\/)(dependabot\.ya?ml|\.?renovate(rc)?(\.json5?)?|renovate\.json5?)$/i;
 
 /** What kind of file a changed path is (the first kind that fits, most telling first). */
 export function pathKind(path: string): PathKind {
@@ -194,4 +197,16 @@ function stem(path: string): string {
 function hasAny(kinds: ReadonlySet<PathKind>, of: ReadonlySet<PathKind>): boolean {
   for (const k of kinds) if (of.has(k)) return true;
   return false;
+}
+
+/**
+ * Only a dependency bot's configuration changed: a person's `chore(dependabot): group updates`
+ * sets how updates come, and is no dependency update itself.
+ */
+export function botSetUpOnly(changes: CommitChanges | undefined): boolean {
+  return (
+    changes !== undefined &&
+    changes.paths.length > 0 &&
+    changes.paths.every(({ path }) => BOT_CONFIG.test(path))
+  );
 }
