@@ -45,12 +45,14 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * yargs 0.59 / 0.50, uptime-kuma 0.06 / 1.00; after its first round 0.69 / 0.60, 0.76 / 0.57,
  * 0.17 / 1.00; after the second (a choice that reaches only code and tests is proposed), and
  * the same to the commit after the README's fourth round (an application's images,
- * environment and migrations read), measured once after its last rule:
+ * environment and migrations read), measured once after its last rule; after the fifth
+ * (rules drawn from the labelled miniflux application), measured once after its last rule,
+ * uptime-kuma 0.17 -> 0.22 and the others unchanged:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },
   { name: "yargs", recall: 0.7, precision: 0.7, measured: "0.76 / 0.76" },
-  { name: "uptime-kuma", recall: 0.15, precision: 0.9, measured: "0.17 / 1.00" },
+  { name: "uptime-kuma", recall: 0.2, precision: 0.9, measured: "0.22 / 1.00" },
 ];
 
 describe("decisions of real histories", () => {
