@@ -5,6 +5,7 @@ import type { RepoContext } from "../context/repo-context.js";
 import { ServiceError, UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
+import { NATS_CREDENTIAL_HINT, natsCredentialFromEnv } from "./nats-credentials.js";
 import {
   connectNats,
   describeNatsError,
@@ -39,15 +40,19 @@ export async function openNatsSender(
 ): Promise<BusSender> {
   const settings = natsSettings(ctx.config.agent_bus.nats);
   const spool = spoolSender(ctx);
+  const credential = await natsCredentialFromEnv();
   let nc: NatsConnection;
   try {
-    nc = await connectNats(url, settings, "engram-worker");
+    nc = await connectNats(url, settings, "engram-worker", credential);
   } catch (err) {
     // A server that refuses this client's credential refuses it tomorrow too: no spool.
     const name = (err as { name?: unknown } | null)?.name;
     if (name === "AuthorizationError" || name === "UserAuthenticationExpiredError") {
+      const which = credential
+        ? `the credential of ${credential.from}`
+        : `the credential (none was given: set ${NATS_CREDENTIAL_HINT})`;
       throw new UsageError(
-        `${formatBusUrl(url)}: the server refused the credential: ${describeNatsError(err)}; nothing was sent or spooled`,
+        `${formatBusUrl(url)}: the server refused ${which}: ${describeNatsError(err)}; nothing was sent or spooled`,
       );
     }
     const reason = `${formatBusUrl(url)}: cannot connect: ${describeNatsError(err)}`;

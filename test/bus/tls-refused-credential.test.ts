@@ -122,7 +122,10 @@ describe.skipIf(!hasOpenssl)("a tls:// bus and certificates", () => {
     expect(journalKeys(repo)).toEqual([eventIdKey(trusted.event_id)]);
     const done = await stop(hub);
     expect(done.code, describeResult(done)).toBe(0);
-    const last = done.stdout.split("\n").filter((l) => l.startsWith("{")).pop() as string;
+    const last = done.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("{"))
+      .pop() as string;
     const summary = JSON.parse(last);
     expect(summary).toMatchObject({ accepted: 1, quarantined: 0, refused: 2 });
     expect(spooled(repo.dir)).toEqual([]);
