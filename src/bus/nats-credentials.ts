@@ -2,11 +2,18 @@
  * The credential a worker gives a NATS server: from the environment only (the user's own),
  * never from the repository's config nor from a bus URL, which anyone's pull request may
  * change. A repository's `[worker] bus` reaches a NATS host only when the environment allows
- * it (`ENGRAM_ALLOW_HOSTS`), so the credential goes nowhere the user did not choose.
+ * it (`ENGRAM_ALLOW_HOSTS`), so the credential goes nowhere the user did not choose. A
+ * Director draining a source gives it the same credential, on the same terms.
  */
 import { readFileSync } from "node:fs";
 import type { ConnectionOptions } from "@nats-io/transport-node";
-import type { Env } from "../core/trust/destinations.js";
+import {
+  ALLOW_HOSTS_VAR,
+  allowEntryFor,
+  type Env,
+  hostAllowed,
+  type Trust,
+} from "../core/trust/destinations.js";
 import { fileSystemError, UsageError } from "../errors.js";
 
 export const NATS_USER_VAR = "ENGRAM_NATS_USER";
@@ -56,6 +63,25 @@ export async function natsCredentialFromEnv(
     return { options: { authenticator: await credsFile(creds) }, from: NATS_CREDS_VAR };
   }
   return undefined;
+}
+
+/**
+ * The environment's credential for a source a Director drains: one the user named (`--bus`)
+ * gets it; one the config names (`agent_bus.sources`, `[worker] bus`) only when the config is
+ * the user's own or the environment allows the host, as a worker's bus. Otherwise `withheld`
+ * says why none was given.
+ */
+export async function natsCredentialForSource(
+  trust: Trust,
+  where: URL,
+  userChosen: boolean,
+): Promise<{ credential?: NatsCredential; withheld?: string }> {
+  const credential = await natsCredentialFromEnv(trust.env);
+  if (credential === undefined) return {};
+  if (userChosen || trust.userConfig || hostAllowed(where, trust.env)) return { credential };
+  return {
+    withheld: `${credential.from} was not given to ${where.host}, a host the repository's config names and the environment does not allow: add ${allowEntryFor(where)} to ${ALLOW_HOSTS_VAR}`,
+  };
 }
 
 /**

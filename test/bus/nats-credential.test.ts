@@ -163,4 +163,44 @@ describe.skipIf(skipNats)("a NATS bus that requires a credential", () => {
     expect(bad.stderr).toContain(`ENGRAM_NATS_CREDS ${notCreds}: not a NATS credentials file`);
     expect(spooled(repo.dir)).toEqual([]);
   });
+
+  it("a Director drains with the environment's credential, never to a host its config names unallowed", async () => {
+    const repo = await repoWithStream("AUTHDRAIN");
+    repo.writeConfig(
+      tomlConfig({
+        "agent_bus.nats": { stream: "AUTHDRAIN", subject_prefix: "authdrain.events" },
+        worker: { bus: withUser.url },
+      }),
+    );
+    const team = { ENGRAM_NATS_USER: "team", ENGRAM_NATS_PASSWORD: PASSWORD };
+    const sent = jsonOf<{ spooled: boolean; event_id: string }>(
+      await worker(["emit", "--kind", "fact", "--text", "a drained note", "--json"], {
+        cwd: repo.dir,
+        env: team,
+      }),
+    );
+    expect(sent.spooled).toBe(false);
+    type Run = { sources: { source: string; accepted: number; error?: string }[] };
+    const run = (env: Env) => director(["run", "--json"], { cwd: repo.dir, env });
+
+    // The config names the host; without the environment's leave it gets no credential.
+    const withheld = await run({ ...team, ENGRAM_ALLOW_HOSTS: undefined });
+    const refused = (JSON.parse(withheld.stdout) as Run).sources[0];
+    expect(refused?.accepted, describeResult(withheld)).toBe(0);
+    expect(refused?.error).toContain(
+      `ENGRAM_NATS_USER/ENGRAM_NATS_PASSWORD was not given to 127.0.0.1:${withUser.port}`,
+    );
+    expect(refused?.error).toContain("ENGRAM_ALLOW_HOSTS");
+
+    const drained = jsonOf<Run>(await run(team));
+    expect(drained.sources).toEqual([
+      expect.objectContaining({ source: withUser.url, accepted: 1 }),
+    ]);
+    // A source the user names (--bus) gets the credential without the host allowed.
+    const ingest = await director(["ingest", "--bus", withUser.url, "--json"], {
+      cwd: repo.dir,
+      env: { ...team, ENGRAM_ALLOW_HOSTS: undefined },
+    });
+    expect(ingest.code, describeResult(ingest)).toBe(0);
+  });
 });
