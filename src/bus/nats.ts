@@ -1,6 +1,12 @@
 import { createHash } from "node:crypto";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import {
+  createInbox,
+  headers,
+  type MsgHdrs,
+  type NatsConnection,
+  PermissionViolationError,
+} from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
 import { ServiceError, UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
@@ -74,6 +80,17 @@ export async function openNatsSender(
         failed = await publishWhenStreamTakes(nc, publisher, settings, failed, options.wait);
       }
       if (failed.length === 0) return { transport: "nats", spooled: false };
+      const denied = failed.filter((f) => f.error instanceof PermissionViolationError);
+      if (denied.length > 0) {
+        // Refused tomorrow too: a spooled note would wait for a publish that never succeeds.
+        const rest = failed.filter((f) => !(f.error instanceof PermissionViolationError));
+        if (rest.length > 0) await spool.send(rest.map((f) => f.envelope));
+        const spooled =
+          rest.length > 0 ? `; ${rest.length} spooled (not stored for another reason)` : "";
+        throw new UsageError(
+          `${formatBusUrl(url)}: the server denied ${credential ? `the credential of ${credential.from}` : "this connection"} a permission: ${describeNatsError((denied[0] as Failure).error)}; ${denied.length} of ${envelopes.length} envelope(s) were not sent or spooled${spooled}. Grant it publish on ${settings.subjectPrefix}.> (and the JetStream API), or use another credential`,
+        );
+      }
       const first = failed[0] as Failure;
       const delivery: Delivery = await spool.send(failed.map((f) => f.envelope));
       return {
@@ -178,7 +195,10 @@ class NoStreamError extends PublishError {}
 class PipelinedPublisher {
   private readonly inbox = createInbox();
   /** Messages awaiting their ack, by the number that ends their reply subject. */
-  private readonly waiting = new Map<number, { batch: Batch; envelopes: readonly Envelope[] }>();
+  private readonly waiting = new Map<
+    number,
+    { batch: Batch; envelopes: readonly Envelope[]; subject: string }
+  >();
   private next = 0;
 
   constructor(
@@ -195,6 +215,23 @@ class PipelinedPublisher {
         this.settle(token, ackError(msg.headers?.code, msg.data));
       },
     });
+    void this.watchDenials();
+  }
+
+  /**
+   * A publish the server denies gets no answer, only an error on the connection's status:
+   * each message waiting on that subject fails with it at once (instead of timing out and
+   * being spooled as if the server were slow).
+   */
+  private async watchDenials(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type !== "error") continue;
+      const error = status.error;
+      if (!(error instanceof PermissionViolationError) || error.operation !== "publish") continue;
+      for (const [token, pending] of [...this.waiting]) {
+        if (pending.subject === error.subject) this.settle(token, error);
+      }
+    }
   }
 
   /** The envelopes JetStream did not acknowledge as stored, each with why. */
@@ -221,7 +258,11 @@ class PipelinedPublisher {
       };
       for (const message of messages) {
         const token = this.next++;
-        this.waiting.set(token, { batch, envelopes: message.envelopes });
+        this.waiting.set(token, {
+          batch,
+          envelopes: message.envelopes,
+          subject: message.subject,
+        });
         const options: { reply: string; headers?: MsgHdrs } = { reply: `${this.inbox}.${token}` };
         const id = messageIdOf(message.envelopes);
         // Without event ids there is nothing to deduplicate by: JetStream stores each send.

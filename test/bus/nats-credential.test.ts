@@ -30,6 +30,7 @@ const PASSWORD = "only-the-team-knows";
 const TOKEN = "s3cret-team-token";
 let withUser: NatsServer;
 let withToken: NatsServer;
+let withPermissions: NatsServer;
 
 beforeAll(async () => {
   if (skipNats) return;
@@ -41,10 +42,20 @@ beforeAll(async () => {
   withToken = await startNatsServer(dirs.dir("engram-nats-token-store-"), binary, {
     args: ["--auth", TOKEN],
   });
+  // "reader" may connect but not publish the notes' subjects.
+  const conf = join(dirs.dir("engram-nats-perm-conf-"), "server.conf");
+  writeFileSync(
+    conf,
+    `authorization { users = [ { user: "reader", password: "${PASSWORD}", permissions: { publish: { deny: ["authperm.>"] } } } ] }\n`,
+  );
+  withPermissions = await startNatsServer(dirs.dir("engram-nats-perm-store-"), binary, {
+    args: ["-c", conf],
+  });
 });
 afterAll(async () => {
   await withUser?.stop();
   await withToken?.stop();
+  await withPermissions?.stop();
   dirs.cleanup();
 });
 
@@ -116,6 +127,19 @@ describe.skipIf(skipNats)("a NATS bus that requires a credential", () => {
     expect(wrong.stderr).not.toContain("a guess");
     expect(spooled(repo.dir)).toEqual([]);
     expect(await storedIn(withUser, { user: "team", pass: PASSWORD }, "AUTHUSER")).toBe(1);
+  });
+
+  it("a credential denied permission to publish is exit 2 at once, nothing spooled", async () => {
+    const repo = await repoWithStream("AUTHPERM");
+    const r = await emit(repo.dir, withPermissions.url, {
+      ENGRAM_NATS_USER: "reader",
+      ENGRAM_NATS_PASSWORD: PASSWORD,
+    });
+    expect(r.code, describeResult(r)).toBe(EXIT.usage);
+    expect(r.stderr).toContain("denied the credential of ENGRAM_NATS_USER/ENGRAM_NATS_PASSWORD");
+    expect(r.stderr).toContain("Permissions Violation for Publish");
+    expect(r.stderr).toContain("not sent or spooled");
+    expect(spooled(repo.dir)).toEqual([]);
   });
 
   it("a token from the environment delivers", async () => {
