@@ -2,11 +2,13 @@ import { performance } from "node:perf_hooks";
 import { type ConsumerMessages, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
+import { trustOf } from "../context/trust.js";
 import { EngramError, fileSystemError, ServiceError } from "../errors.js";
 import type { SourceDrain } from "../ingest/ingest.js";
 import { ingestorFor } from "../ingest/ingest.js";
 import { splitLines } from "../ingest/normalize-batch.js";
 import type { EventBuffer } from "../state/buffer.js";
+import { natsCredentialForSource } from "./nats-credentials.js";
 import {
   connectNats,
   describeNatsError,
@@ -23,6 +25,8 @@ export interface NatsDrainOptions {
   until?: AbortSignal;
   /** Quiet time after which the drain asks the server whether anything is left. */
   idleMs?: number;
+  /** Named by the user (`--bus`), not by the repository's config: given the NATS credential. */
+  userChosen?: boolean;
 }
 
 const DEFAULT_IDLE_MS = 250;
@@ -50,12 +54,18 @@ export async function drainNats(
 ): Promise<SourceDrain> {
   const settings = natsSettings(ctx.config.agent_bus.nats);
   const source = formatBusUrl(url);
+  const { credential, withheld } = await natsCredentialForSource(
+    trustOf(ctx),
+    new URL(source),
+    options.userChosen === true,
+  );
   let nc: NatsConnection;
   try {
-    nc = await connectNats(url, settings, "engram-director");
+    nc = await connectNats(url, settings, "engram-director", credential);
   } catch (err) {
+    const why = withheld === undefined ? "" : `; ${withheld}`;
     throw new ServiceError(
-      `${source}: cannot connect: ${describeNatsError(err)} (nothing was drained; the messages wait in JetStream)`,
+      `${source}: cannot connect: ${describeNatsError(err)}${why} (nothing was drained; the messages wait in JetStream)`,
       "bus",
       { cause: err },
     );

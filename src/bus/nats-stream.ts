@@ -12,6 +12,7 @@ import {
 } from "@nats-io/jetstream";
 import { connect, type NatsConnection, nanos } from "@nats-io/transport-node";
 import type { NatsConfig } from "../schema/config.js";
+import type { NatsCredential } from "./nats-credentials.js";
 import type { BusUrl } from "./url.js";
 
 /** What both ends of the NATS transport agree on: the stream, its subjects and the consumer. */
@@ -57,13 +58,16 @@ export function subjectFor(settings: NatsSettings, senderId: unknown): string {
 /**
  * One connection that fails instead of retrying: a worker falls back to its spool and a
  * Director drain reports the error, rather than either hanging on a server that is down.
+ * `credential` is the environment's (`natsCredentialFromEnv`), never the config's.
  */
 export function connectNats(
   url: NatsUrl,
   settings: NatsSettings,
   name: string,
+  credential?: NatsCredential,
 ): Promise<NatsConnection> {
   return connect({
+    ...credential?.options,
     servers: url.servers,
     name,
     timeout: settings.connectTimeoutMs,

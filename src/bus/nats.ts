@@ -1,10 +1,17 @@
 import { createHash } from "node:crypto";
 import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import { createInbox, headers, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
+import {
+  createInbox,
+  headers,
+  type MsgHdrs,
+  type NatsConnection,
+  PermissionViolationError,
+} from "@nats-io/transport-node";
 import type { RepoContext } from "../context/repo-context.js";
 import { ServiceError, UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { type BusSender, type Delivery, spoolSender } from "./delivery.js";
+import { NATS_CREDENTIAL_HINT, natsCredentialFromEnv } from "./nats-credentials.js";
 import {
   connectNats,
   describeNatsError,
@@ -39,15 +46,19 @@ export async function openNatsSender(
 ): Promise<BusSender> {
   const settings = natsSettings(ctx.config.agent_bus.nats);
   const spool = spoolSender(ctx);
+  const credential = await natsCredentialFromEnv();
   let nc: NatsConnection;
   try {
-    nc = await connectNats(url, settings, "engram-worker");
+    nc = await connectNats(url, settings, "engram-worker", credential);
   } catch (err) {
     // A server that refuses this client's credential refuses it tomorrow too: no spool.
     const name = (err as { name?: unknown } | null)?.name;
     if (name === "AuthorizationError" || name === "UserAuthenticationExpiredError") {
+      const which = credential
+        ? `the credential of ${credential.from}`
+        : `the credential (none was given: set ${NATS_CREDENTIAL_HINT})`;
       throw new UsageError(
-        `${formatBusUrl(url)}: the server refused the credential: ${describeNatsError(err)}; nothing was sent or spooled`,
+        `${formatBusUrl(url)}: the server refused ${which}: ${describeNatsError(err)}; nothing was sent or spooled`,
       );
     }
     const reason = `${formatBusUrl(url)}: cannot connect: ${describeNatsError(err)}`;
@@ -69,6 +80,17 @@ export async function openNatsSender(
         failed = await publishWhenStreamTakes(nc, publisher, settings, failed, options.wait);
       }
       if (failed.length === 0) return { transport: "nats", spooled: false };
+      const denied = failed.filter((f) => f.error instanceof PermissionViolationError);
+      if (denied.length > 0) {
+        // Refused tomorrow too: a spooled note would wait for a publish that never succeeds.
+        const rest = failed.filter((f) => !(f.error instanceof PermissionViolationError));
+        if (rest.length > 0) await spool.send(rest.map((f) => f.envelope));
+        const spooled =
+          rest.length > 0 ? `; ${rest.length} spooled (not stored for another reason)` : "";
+        throw new UsageError(
+          `${formatBusUrl(url)}: the server denied ${credential ? `the credential of ${credential.from}` : "this connection"} a permission: ${describeNatsError((denied[0] as Failure).error)}; ${denied.length} of ${envelopes.length} envelope(s) were not sent or spooled${spooled}. Grant it publish on ${settings.subjectPrefix}.> (and the JetStream API), or use another credential`,
+        );
+      }
       const first = failed[0] as Failure;
       const delivery: Delivery = await spool.send(failed.map((f) => f.envelope));
       return {
@@ -173,7 +195,10 @@ class NoStreamError extends PublishError {}
 class PipelinedPublisher {
   private readonly inbox = createInbox();
   /** Messages awaiting their ack, by the number that ends their reply subject. */
-  private readonly waiting = new Map<number, { batch: Batch; envelopes: readonly Envelope[] }>();
+  private readonly waiting = new Map<
+    number,
+    { batch: Batch; envelopes: readonly Envelope[]; subject: string }
+  >();
   private next = 0;
 
   constructor(
@@ -190,6 +215,23 @@ class PipelinedPublisher {
         this.settle(token, ackError(msg.headers?.code, msg.data));
       },
     });
+    void this.watchDenials();
+  }
+
+  /**
+   * A publish the server denies gets no answer, only an error on the connection's status:
+   * each message waiting on that subject fails with it at once (instead of timing out and
+   * being spooled as if the server were slow).
+   */
+  private async watchDenials(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type !== "error") continue;
+      const error = status.error;
+      if (!(error instanceof PermissionViolationError) || error.operation !== "publish") continue;
+      for (const [token, pending] of [...this.waiting]) {
+        if (pending.subject === error.subject) this.settle(token, error);
+      }
+    }
   }
 
   /** The envelopes JetStream did not acknowledge as stored, each with why. */
@@ -216,7 +258,11 @@ class PipelinedPublisher {
       };
       for (const message of messages) {
         const token = this.next++;
-        this.waiting.set(token, { batch, envelopes: message.envelopes });
+        this.waiting.set(token, {
+          batch,
+          envelopes: message.envelopes,
+          subject: message.subject,
+        });
         const options: { reply: string; headers?: MsgHdrs } = { reply: `${this.inbox}.${token}` };
         const id = messageIdOf(message.envelopes);
         // Without event ids there is nothing to deduplicate by: JetStream stores each send.

@@ -50,8 +50,11 @@ export interface WelcomePayload {
 
 /** Why the hub refused a connection on `protocol_incompatibility.v1`. */
 export interface IncompatibilityPayload {
-  /** `connection_limit`: the hub holds `agent_bus.max_connections` already (try again later). */
-  reason: "protocol_version" | "hello_expected" | "connection_limit";
+  /**
+   * `connection_limit`: the hub holds `agent_bus.max_connections` already (try again later).
+   * `client_certificate`: a `tls://` hub does not trust the worker's certificate (for good).
+   */
+  reason: "protocol_version" | "hello_expected" | "connection_limit" | "client_certificate";
   detail: string;
   protocol_version_expected: string;
   protocol_version_seen: string | null;

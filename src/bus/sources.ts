@@ -12,10 +12,12 @@ export async function drainSource(
   ctx: RepoContext,
   buffer: EventBuffer,
   url: BusUrl,
+  /** `userChosen`: named by the user (`--bus`), not the config: it gets the NATS credential. */
+  options: { userChosen?: boolean } = {},
 ): Promise<SourceDrain> {
   switch (url.kind) {
     case "nats":
-      return (await import("./nats-source.js")).drainNats(ctx, buffer, url);
+      return (await import("./nats-source.js")).drainNats(ctx, buffer, url, options);
     case "git": {
       const { drainGitRefs } = await import("./git-ref-source.js");
       return drainGitRefs(ctx, buffer, url);

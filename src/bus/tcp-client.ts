@@ -14,7 +14,7 @@ import {
   PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { tlsRefusal } from "./tls-refusal.js";
+import { CERTIFICATE_REFUSED, tlsRefusal } from "./tls-refusal.js";
 
 /** How long the hub may stay unreachable before a send gives up (the spool takes over). */
 export const DEFAULT_UNREACHABLE_MS = 5000;
@@ -298,10 +298,17 @@ export class TcpBusClient {
 
   /**
    * `protocol_incompatibility.v1`: another protocol version is given up for good; a hub at its
-   * connection limit only for what is owed now (the caller spools it), the next send tries again.
+   * connection limit only for what is owed now (the caller spools it), the next send tries again;
+   * a refused certificate is `HubRefusedError` (nothing spooled).
    */
   private onRefused(payload: Record<string, unknown>): void {
     const detail = String(payload.detail ?? payload.reason);
+    if (payload.reason === "client_certificate") {
+      // For good, like a TLS alert: exit 2, nothing spooled.
+      this.refuse(`${CERTIFICATE_REFUSED}: ${detail}`);
+      this.socket?.destroy();
+      return;
+    }
     const full = payload.reason === "connection_limit";
     this.lastError = full
       ? `hub at its connection limit: ${detail}`

@@ -119,11 +119,18 @@ export class TcpHub {
     const { tls } = this.options;
     const server = tls
       ? createTlsServer(
-          { cert: tls.cert, key: tls.key, ca: tls.ca, requestCert: true, rejectUnauthorized: true },
+          // The client certificate is checked by `HubAdmission`, which says why it refuses one.
+          {
+            cert: tls.cert,
+            key: tls.key,
+            ca: tls.ca,
+            requestCert: true,
+            rejectUnauthorized: false,
+          },
           onSocket,
         )
       : createServer(onSocket);
-    // A handshake without a valid client certificate: the socket is closed, nothing else.
+    // A handshake that fails (a worker that does not trust the hub): closed, nothing else.
     if (tls) server.on("tlsClientError", () => this.stats.refused++);
     this.server = server;
     await new Promise<void>((resolve, reject) => {

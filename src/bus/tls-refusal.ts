@@ -1,6 +1,6 @@
 /**
  * TLS failures that no retry mends: the hub refused this worker's certificate (a TLS alert
- * back), or the worker does not trust the hub's certificate (its chain does not reach
+ * back from an older hub; a current one says so in `protocol_incompatibility.v1`), or the worker does not trust the hub's certificate (its chain does not reach
  * `ENGRAM_TLS_CA`, it expired, or it names another host). A worker then says so and spools
  * nothing; a hub that is down is a bad day, this is a setup to fix.
  */
@@ -25,13 +25,15 @@ const UNTRUSTED = new Set([
   "ERR_TLS_CERT_ALTNAME_INVALID",
 ]);
 
+/** What a worker says when a hub refuses its certificate (a TLS alert, or the hub's refusal). */
+export const CERTIFICATE_REFUSED =
+  "the hub refused this worker's certificate (ENGRAM_TLS_CERT: is it signed by the CA the hub's --tls-ca names?)";
+
 /** What a TLS error says about the certificates, when it is one no retry mends. */
 export function tlsRefusal(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return undefined;
-  if (REFUSED_ALERT.test(code)) {
-    return "the hub refused this worker's certificate (ENGRAM_TLS_CERT: is it signed by the CA the hub's --tls-ca names?)";
-  }
+  if (REFUSED_ALERT.test(code)) return CERTIFICATE_REFUSED;
   if (UNTRUSTED.has(code)) {
     return "the hub's certificate is not trusted (ENGRAM_TLS_CA must name the CA that signed it, for this host)";
   }

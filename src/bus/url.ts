@@ -1,4 +1,5 @@
 import { UsageError } from "../errors.js";
+import { NATS_CREDENTIAL_HINT } from "./nats-credentials.js";
 
 /** Where a worker's envelopes go, or where the Director reads them from. */
 export type BusUrl =
@@ -21,6 +22,12 @@ export function parseBusUrl(text: string, flag = "--bus"): BusUrl {
     const remote = value.slice("git:".length);
     if (remote.length === 0) throw new UsageError(`${flag}: git: needs a remote, e.g. git:origin`);
     return { kind: "git", remote };
+  }
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*@/.test(value)) {
+    // Not echoed: what stands before the @ is a secret. A credential is the environment's.
+    throw new UsageError(
+      `${flag}: a bus URL carries no credential (USER:PASSWORD@ or TOKEN@): set ${NATS_CREDENTIAL_HINT} in the environment, or ENGRAM_TLS_CERT and ENGRAM_TLS_KEY for tls://`,
+    );
   }
   const match = /^(tcp|tls|nats):\/\/(\[[^\]]+\]|[^:/]+):(\d{1,5})\/?$/.exec(value);
   if (!match) {

@@ -150,9 +150,13 @@ const ingest: Command = {
         import("../bus/sources.js"),
       ]);
       const ctx = await openCtx(args);
-      const r = await withDirectorState(ctx, (buffer) => drainSource(ctx, buffer, url), {
-        retainEvents: false,
-      });
+      const r = await withDirectorState(
+        ctx,
+        (buffer) => drainSource(ctx, buffer, url, { userChosen: true }),
+        {
+          retainEvents: false,
+        },
+      );
       return {
         json: r,
         text: `${r.source}: accepted ${r.accepted}, duplicates ${r.duplicates}, quarantined ${r.quarantined}, redacted ${r.redacted}, acknowledged ${r.acknowledged}${r.dropped ? `, dropped by the source ${r.dropped}` : ""}\n`,

@@ -45,6 +45,7 @@ beforeAll(async () => {
     '[[sources.markdown.folders]]\npath = "/home/victim/.claude/MEMORY"\n',
   );
   branchWithConfig("feature/budget", "memory_md_max_items = 30\n");
+  branchWithConfig("feature/bus", '[worker]\nbus = "nats://127.0.0.1:4222"\n');
   // The Director's branch: memory made by the engine, committed with its identity.
   git(repo.dir, ["checkout", "-q", "-b", "engram/memory", "main"]);
   const emit = ["emit", "--kind", "fact", "--text", "forks are not the Director"];
@@ -87,6 +88,15 @@ describe("guard: security-relevant config", () => {
       "outside the repository (/home/victim/.claude/MEMORY)",
     );
     expect(json.findings[0]?.message).toContain("ENGRAM_ALLOW_FOLDERS");
+  });
+
+  it("reports a branch that changes the workers' [worker] bus", async () => {
+    const { r, json } = await guard("feature/bus");
+    expect(r.code, describeResult(r)).toBe(1);
+    expect(json.findings.map((f) => f.code)).toEqual(["security-config"]);
+    expect(json.findings[0]?.message).toMatch(
+      /^worker\.bus changed from .* to "nats:\/\/127\.0\.0\.1:4222"/,
+    );
   });
 
   it("passes a branch changing a budget only", async () => {

@@ -31,6 +31,7 @@ export const SECURITY_KEYS: readonly string[] = [
   "sources.markdown.folders",
   "sources.markdown.privacy",
   "agent_bus.sources",
+  "worker.bus",
   "state.dir",
 ];
 
