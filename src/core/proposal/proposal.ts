@@ -1,7 +1,12 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
 import { contradictionFlags } from "../checks/contradictions.js";
-import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js";
+import {
+  holdsSecret,
+  lowConfidenceFlags,
+  maskSecrets,
+  reviewFlags,
+} from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
 import { knowledgeItems } from "./knowledge.js";
@@ -24,7 +29,8 @@ export interface ProposalInput {
     | "lt_max_files"
     | "lt_max_total_bytes"
     | "memory_md_max_bytes"
-  >;
+  > &
+    Partial<Pick<MemoryConfig, "promote_min_confidence">>;
   rejectedSkipped: number;
   /** Items the branch leaves out: held until released, or rejected one by one. */
   withheld?: readonly WithheldItem[];
@@ -121,6 +127,10 @@ export function buildProposal(input: ProposalInput): Proposal {
     flags: [
       ...reviewFlags(knowledge, engrams),
       ...contradictionFlags(knowledge, input.kept ?? [], engrams),
+      // No floor given (a caller without the config): no decision is below it.
+      ...(input.memory.promote_min_confidence === undefined
+        ? []
+        : lowConfidenceFlags(knowledge, input.memory.promote_min_confidence)),
     ],
     ...(input.withheld !== undefined && input.withheld.length > 0
       ? { withheld: [...input.withheld] }
