@@ -143,4 +143,12 @@ describe("the pull-request body puts knowledge first", () => {
     expect(renderPrTitle(p)).toBe("memory: +3 decisions (⚠ 1)");
     expect(renderPrBody(p)).toContain("`low-confidence`");
   });
+
+  it("lists a tentative fact once, under its kind (tentative marks a fact the engram holds)", () => {
+    const asked = "Question: Do we keep invoice PDFs for 7 or 10 years?";
+    const e = engram({ facts: ["The admin tool is behind the VPN", asked] });
+    const p = proposalOf([{ ...e, tentative: [asked] }]);
+    expect(renderPrTitle(p)).toBe("memory: +1 fact, +1 question");
+    expect(renderPrBody(p).split("Do we keep invoice PDFs").length - 1).toBe(1);
+  });
 });

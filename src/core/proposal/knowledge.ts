@@ -77,7 +77,11 @@ export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
       push({ kind: "decision", text: d.title, rationale: d.rationale, ...sure, ...from });
     }
     for (const fact of e.facts) push({ ...factItem(fact), ...from }, fact);
-    for (const fact of e.tentative ?? []) push({ kind: "tentative", text: fact, ...from });
+    // `tentative` marks facts the engram holds (never promoted): listed once, under their kind.
+    const facts = new Set(e.facts);
+    for (const fact of e.tentative ?? []) {
+      if (!facts.has(fact)) push({ kind: "tentative", text: fact, ...from });
+    }
     for (const ep of e.episodes ?? []) {
       if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });
     }

@@ -198,7 +198,11 @@ function keptBody(engram: Engram, keep: ItemVerdict): EngramBody | undefined {
     keep({ kind: "decision", text: d.title, rationale: d.rationale }, engram),
   );
   const facts = engram.facts.filter((f) => keep(factItem(f), engram));
-  const tentative = engram.tentative?.filter((t) => keep({ kind: "tentative", text: t }, engram));
+  // A tentative fact the engram's facts hold goes with that fact (one item, one verdict).
+  const [stated, kept] = [new Set(engram.facts), new Set(facts)];
+  const tentative = engram.tentative?.filter((t) =>
+    stated.has(t) ? kept.has(t) : keep({ kind: "tentative", text: t }, engram),
+  );
   const episodes = engram.episodes?.filter(
     (ep) => ep.text === undefined || keep({ kind: "episode", text: ep.text }, engram),
   );
