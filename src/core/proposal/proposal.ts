@@ -9,7 +9,7 @@ import {
 } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
-import { knowledgeItems } from "./knowledge.js";
+import { type KnowledgeItem, knowledgeItems } from "./knowledge.js";
 import type { WithheldItem } from "./withhold.js";
 
 export interface ProposalInput {
@@ -34,6 +34,11 @@ export interface ProposalInput {
   rejectedSkipped: number;
   /** Items the branch leaves out: held until released, or rejected one by one. */
   withheld?: readonly WithheldItem[];
+  /**
+   * The sessions' knowledge records the head adds (`proposedRecords`), as items whose
+   * `engram_id` is their knowledge file: listed and flagged like the engrams' items.
+   */
+  records?: readonly KnowledgeItem[];
 }
 
 /**
@@ -63,7 +68,10 @@ export function buildProposal(input: ProposalInput): Proposal {
     .map((e) => input.added.get(e.engram_id)?.source_window)
     .filter((w) => w !== undefined);
   const engrams = added.map((e) => input.added.get(e.engram_id)).filter((e) => e !== undefined);
-  const knowledge = knowledgeItems(engrams);
+  const fromEngrams = knowledgeItems(engrams);
+  // A record stating what an engram states is one item: listed once, under the engram.
+  const listed = new Set(fromEngrams.map((k) => k.id));
+  const knowledge = [...fromEngrams, ...(input.records ?? []).filter((r) => !listed.has(r.id))];
   const strip = ({ reasons: _reasons, ...row }: ProposalRow & { reasons: string[] }) => row;
   const stOnly = rows.filter((r) => r.scope === "st");
   return {

@@ -63,6 +63,18 @@ function itemOf(path: string, kind: StoredFile["kind"], r: StoredRecord): Propos
   };
 }
 
+/** A proposed record as a review item: its knowledge file stands where an engram would. */
+export function recordItem(r: ProposedRecord): KnowledgeItem {
+  return {
+    id: r.id,
+    kind: r.kind,
+    text: r.text,
+    ...(r.rationale === undefined ? {} : { rationale: r.rationale }),
+    engram_id: r.path,
+    scope: "lt",
+  };
+}
+
 /** The clear records of the catalog's knowledge files whose record id `mainRecords` lacks. */
 export function proposedRecords(
   catalog: Catalog,
