@@ -15,7 +15,7 @@ import {
   isDirectorBranch,
   trackedStateFindings,
 } from "../core/checks/guard.js";
-import { reviewFlags } from "../core/checks/review-flags.js";
+import { lowConfidenceFlags, reviewFlags } from "../core/checks/review-flags.js";
 import { verifyMemory } from "../core/checks/verify.js";
 import { verifyFocusFile } from "../core/checks/verify-focus-file.js";
 import { linkFindings } from "../core/checks/verify-links.js";
@@ -126,7 +126,12 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     ...(await readFilesUnder(repo, head, tierDir("lt"))),
   ];
   const memoryMd = (await readFileAt(repo, head, FOCUS_PATH))?.text;
-  const flagged = flagsOnAdded(files, await catalogIdsAt(repo, base));
+  const flagged = flagsOnAdded(
+    files,
+    await catalogIdsAt(repo, base),
+    // The base's floor: a branch cannot lower the bar it is judged by.
+    before.memory.promote_min_confidence,
+  );
   const findings = guardFindings({
     flagged,
     headBranch,
@@ -172,6 +177,7 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
 function flagsOnAdded(
   files: readonly { path: string; text: string }[],
   baseIds: ReadonlySet<string>,
+  confidenceFloor: number,
 ): FlaggedAt[] {
   const flagged: FlaggedAt[] = [];
   const added: Engram[] = [];
@@ -194,7 +200,11 @@ function flagsOnAdded(
     added.push(engram);
     pathOf.set(engram.engram_id, file.path);
     const released = new Set(engram.released ?? []);
-    for (const flag of reviewFlags(knowledgeItems([engram]), [engram])) {
+    const items = knowledgeItems([engram]);
+    for (const flag of [
+      ...reviewFlags(items, [engram]),
+      ...lowConfidenceFlags(items, confidenceFloor),
+    ]) {
       const releasedItem = flag.kind === "secret" && released.has(flag.item_id ?? "");
       flagged.push({
         ...flag,

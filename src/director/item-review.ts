@@ -3,9 +3,10 @@ import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { knowledgeItems } from "../core/proposal/knowledge.js";
 import type { ItemDecisions } from "../core/proposal/withhold.js";
+import { proposedRecords } from "../core/proposal/withhold-records.js";
 import { StateError, UsageError } from "../errors.js";
 import { openRepo } from "../git/history.js";
-import { catalogAt } from "../repo/memory-at.js";
+import { catalogAt, knowledgeRecordIdsAt } from "../repo/memory-at.js";
 import { readMemoryFiles } from "../repo/memory-files.js";
 import type { Engram } from "../schema/engram.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
@@ -69,11 +70,13 @@ export async function decideItems(
     }
   }
   const main = readStagingMeta(ctx.paths)?.main;
-  const mainIds = new Set(
-    main === undefined
-      ? []
-      : (await catalogAt(await openRepo(ctx.repoDir), main)).entries.map((e) => e.engram_id),
-  );
+  const repo = await openRepo(ctx.repoDir);
+  const mainCatalog = main === undefined ? undefined : await catalogAt(repo, main);
+  const mainIds = new Set((mainCatalog?.entries ?? []).map((e) => e.engram_id));
+  const mainRecords =
+    main === undefined || mainCatalog === undefined
+      ? new Set<string>()
+      : await knowledgeRecordIdsAt(repo, main, mainCatalog);
   const staged = await readMemoryFiles(staging);
   const engrams: Engram[] = [];
   for (const entry of staged.catalog.entries) {
@@ -81,7 +84,11 @@ export async function decideItems(
     if (mainIds.has(entry.engram_id) || text === undefined) continue;
     engrams.push(JSON.parse(text) as Engram);
   }
-  const proposed = new Set(knowledgeItems(engrams).map((item) => item.id));
+  // Sessions' knowledge records are items too: a held one is released by the same id.
+  const proposed = new Set([
+    ...knowledgeItems(engrams).map((item) => item.id),
+    ...proposedRecords(staged.catalog, staged.files, mainRecords).map((r) => r.id),
+  ]);
   const unknown = ids.filter((id) => !proposed.has(id));
   if (unknown.length > 0) {
     throw new UsageError(

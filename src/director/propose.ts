@@ -11,7 +11,7 @@ import { StateError } from "../errors.js";
 import { branchNameOf, type GitRepo, openRepo } from "../git/history.js";
 import { remoteExists } from "../git/remote.js";
 import { loadRegistry } from "../graph/registry.js";
-import { catalogAt, memoryFilesAt } from "../repo/memory-at.js";
+import { catalogAt, knowledgeRecordIdsAt, memoryFilesAt } from "../repo/memory-at.js";
 import { assertOwnedName } from "./branch-owner.js";
 import { withDirectorState } from "./director-state.js";
 import { readItemDecisions } from "./item-review.js";
@@ -231,6 +231,7 @@ async function pushedView(
   return withholdItems({
     files: staged,
     mainIds: new Set(main.entries.map((e) => e.engram_id)),
+    mainRecords: await knowledgeRecordIdsAt(repo, refs.main, main),
     decisions: readItemDecisions(ctx),
     rejectedEngrams,
     memory: ctx.config.memory,

@@ -4,10 +4,11 @@ import type { ProposalRefs } from "../core/proposal/plan.js";
 import { buildProposal } from "../core/proposal/proposal.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
 import type { WithheldItem } from "../core/proposal/withhold.js";
+import { proposedRecords, recordItem } from "../core/proposal/withhold-records.js";
 import { type HeldForReview, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
 import type { SessionFile } from "../core/versions/documents.js";
 import { type GitRepo, readFileAt } from "../git/history.js";
-import { catalogAt } from "../repo/memory-at.js";
+import { catalogAt, knowledgeRecordIdsAt } from "../repo/memory-at.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import type { ProposalResult, ProposeOptions } from "./propose-types.js";
 
@@ -53,6 +54,11 @@ export async function openPullRequest(
     memory: ctx.config.memory,
     rejectedSkipped: rejected,
     withheld,
+    records: proposedRecords(
+      files.catalog,
+      files.files,
+      await knowledgeRecordIdsAt(repo, refs.main, mainCatalog),
+    ).map(recordItem),
   });
   const held = heldForReview(mainCatalog, files);
   const text = {

@@ -1,6 +1,8 @@
 import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH, MEMORY_DIR } from "../core/model/paths.js";
 import type { MemoryFiles } from "../core/proposal/replay.js";
+import { knowledgeFiles } from "../core/versions/knowledge-view.js";
+import { knowledgeRecords } from "../core/versions/tally.js";
 import { StateError } from "../errors.js";
 import { type GitRepo, readFileAt, readFilesUnder } from "../git/history.js";
 import { checkedCatalog } from "../schema/catalog-check.js";
@@ -19,6 +21,20 @@ export async function memoryFilesAt(repo: GitRepo, commit: string): Promise<Memo
 /** Only the catalog of a commit: where the engrams themselves are not needed. */
 export async function catalogAt(repo: GitRepo, commit: string): Promise<Catalog> {
   return parseCatalogAt((await readFileAt(repo, commit, CATALOG_PATH))?.text, commit);
+}
+
+/** The ids of the knowledge records sessions consolidated into memory at a commit. */
+export async function knowledgeRecordIdsAt(
+  repo: GitRepo,
+  commit: string,
+  catalog: Catalog,
+): Promise<Set<string>> {
+  const files = new Map<string, string>();
+  for (const entry of knowledgeFiles(catalog)) {
+    const file = await readFileAt(repo, commit, entry.path);
+    if (file !== undefined) files.set(entry.path, file.text);
+  }
+  return new Set(knowledgeRecords(files).map((r) => String(r.id)));
 }
 
 function parseCatalogAt(text: string | undefined, commit: string): Catalog {

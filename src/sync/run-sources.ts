@@ -27,7 +27,7 @@ export async function gatherCandidates(
   queue: StoredQueue,
   all: boolean,
 ): Promise<Gathered> {
-  const memory = await memorySource(ctx);
+  const memory = await memorySource(ctx, undefined, { withdrawReplaced: target === "graphiti" });
   const candidates = await memory.load(queue);
   if (!markdownEnabled(ctx, target)) return { candidates, markdown: null };
   const scan = await scanFiles(ctx, queue, all);
@@ -82,7 +82,7 @@ export async function runSource(
     store.commit(forgetSent(queue, keys), keys);
     return { source: gathered.candidates, report: () => gathered.markdown };
   }
-  const memory = await memorySource(ctx);
+  const memory = await memorySource(ctx, undefined, { withdrawReplaced: target === "graphiti" });
   if (markdownEnabled(ctx, target)) {
     const source = async (queue: StoredQueue) => {
       const fromMemory = queue.source_hash === memory.hash ? [] : await memory.load(queue);

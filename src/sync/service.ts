@@ -5,10 +5,11 @@ import type { RepoContext } from "../context/repo-context.js";
 import { trustOf } from "../context/trust.js";
 import { canonicalJson, sha256Hex } from "../core/model/canonical.js";
 import type { SyncCandidate } from "../core/sync/item.js";
-import { itemKey } from "../core/sync/item.js";
+import { itemHash, itemKey } from "../core/sync/item.js";
 import { DEFAULT_THRESHOLDS, evolutionVerdict, type SyncThresholds } from "../core/sync/policy.js";
 import { DEFAULT_SCHEDULE, type SyncSchedule, type TargetQueue } from "../core/sync/queue.js";
 import { supersededItem, syncCandidates } from "../core/sync/sources.js";
+import { replacedInsightIds, withdrawnInsight } from "../core/sync/withdraw.js";
 import { graphitiUrl, notionAccess } from "../core/trust/destinations.js";
 import { UsageError } from "../errors.js";
 import { readKnowledge } from "../repo/knowledge.js";
@@ -64,19 +65,32 @@ export async function lockSync(ctx: RepoContext): Promise<Lock> {
 export async function memorySource(
   ctx: RepoContext,
   requested: ReadonlySet<string> = new Set(),
+  options: { withdrawReplaced?: boolean } = {},
 ): Promise<{ hash: string; load: (queue: TargetQueue) => Promise<SyncCandidate[]> }> {
   const catalog = await readCatalog(ctx.repoDir);
   const s = ctx.config.sync;
   const load = async (queue: TargetQueue) => {
     const engrams = [...(await loadEngrams(ctx.repoDir, catalog.entries)).values()];
-    const candidates = syncCandidates(engrams, catalog, {
+    const sourceOptions = {
       knowledge: await readKnowledge(ctx.repoDir, catalog),
       thresholds: thresholdsOf(ctx),
       default_privacy: s.default_privacy,
       default_confidence: s.default_confidence,
       project: s.project ?? basename(ctx.repoDir),
       requested,
-    });
+    };
+    const candidates = syncCandidates(engrams, catalog, sourceOptions);
+    if (options.withdrawReplaced === true) {
+      // An insight the store holds (or is about to get) that a later item replaced.
+      for (const id of replacedInsightIds(engrams, sourceOptions)) {
+        const key = `insight:${id}`;
+        const withdrawn = withdrawnInsight(id);
+        const known = queue.mapping[key] ?? queue.records[key];
+        if (known === undefined) continue;
+        if (queue.mapping[key]?.content_hash === itemHash(withdrawn.item)) continue;
+        candidates.push(withdrawn);
+      }
+    }
     const current = `gen_${catalog.catalog_version}`;
     for (const record of Object.values(queue.records)) {
       if (record.type !== "evolution" || record.local_id === current) continue;

@@ -17,7 +17,7 @@ export interface Spec {
   scope?: "st" | "lt";
   version?: string;
   facts?: string[];
-  decisions?: { title: string; rationale: string }[];
+  decisions?: { title: string; rationale: string; confidence?: number }[];
   topics?: string[];
   privacy?: "public" | "private" | "sensitive";
   signals?: Partial<Signals>;

@@ -116,4 +116,39 @@ describe("the pull-request body puts knowledge first", () => {
     expect(renderPrTitle(p)).toBe("memory: +1 convention");
     expect(renderPrBody(p)).not.toContain("Look at these first");
   });
+
+  it("flags a decision stated below promote_min_confidence, and none at or above it", () => {
+    const unsure = engram({
+      decisions: [
+        {
+          title: "Move invoice PDFs to object storage",
+          rationale: "the database grew",
+          confidence: 0.5,
+        },
+        { title: "Store money as integer cents", rationale: "float rounding", confidence: 0.7 },
+        { title: "Use pino for structured logs", rationale: "one format" },
+      ],
+    });
+    const p = buildProposal({
+      base: { branch: "main", sha: "0".repeat(40), catalog: catalogOf([], 3), focusBytes: null },
+      head: { branch: "engram/main", catalog: catalogOf([unsure], 4), focusBytes: null },
+      added: mapOf([unsure]),
+      memory: { ...MEMORY, promote_min_confidence: 0.7 },
+      rejectedSkipped: 0,
+    });
+    expect(p.flags?.map((f) => [f.kind, f.reason, f.text])).toEqual([
+      ["confidence", "low-confidence", "Move invoice PDFs to object storage"],
+    ]);
+    expect(p.flags?.[0]?.why).toContain("confidence 0.5, below promote_min_confidence 0.7");
+    expect(renderPrTitle(p)).toBe("memory: +3 decisions (⚠ 1)");
+    expect(renderPrBody(p)).toContain("`low-confidence`");
+  });
+
+  it("lists a tentative fact once, under its kind (tentative marks a fact the engram holds)", () => {
+    const asked = "Question: Do we keep invoice PDFs for 7 or 10 years?";
+    const e = engram({ facts: ["The admin tool is behind the VPN", asked] });
+    const p = proposalOf([{ ...e, tentative: [asked] }]);
+    expect(renderPrTitle(p)).toBe("memory: +1 fact, +1 question");
+    expect(renderPrBody(p).split("Do we keep invoice PDFs").length - 1).toBe(1);
+  });
 });

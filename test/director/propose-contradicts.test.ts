@@ -100,4 +100,49 @@ describe("a decision that contradicts memory", () => {
       `warning: ${warned[0]?.path}: decision "${CONTRADICTS}" contradicts ${mainId} on main`,
     );
   }, 240_000);
+
+  it("flags a decision stated below promote_min_confidence in the body and the guard, as a warning", async () => {
+    const { clone } = await setup(dirs);
+    const unsure = "Move invoice PDFs to object storage";
+    const sure = "Store money as integer cents";
+    for (const [text, confidence] of [
+      [unsure, "0.5"],
+      [sure, "0.9"],
+    ] as const) {
+      ok(
+        await worker(
+          [
+            "emit",
+            "--kind",
+            "decision",
+            "--text",
+            text,
+            "--rationale",
+            "size",
+            "--confidence",
+            confidence,
+          ],
+          { cwd: clone.dir },
+        ),
+      );
+    }
+    const run = jsonOf<RunJson & { proposal: { review: { flags: Flag[] } } }>(
+      ok(await proposeRun(clone, [], 1_800_000_500)),
+    );
+    expect(run.proposal.review.flags.map((f) => [f.reason, f.text])).toEqual([
+      ["low-confidence", unsure],
+    ]);
+    const body = run.proposal.would_open?.body ?? "";
+    expect(body).toContain(`**confidence** in`);
+    expect(body).toContain("stated at confidence 0.5, below promote\\_min\\_confidence 0.7");
+    const report = jsonOf<GuardJson>(
+      ok(
+        await director(["guard", "--base", "main", "--head", `origin/${BRANCH}`, "--json"], {
+          cwd: clone.dir,
+        }),
+      ),
+    );
+    expect(report.ok).toBe(true);
+    expect(report.warnings.filter((w) => w.code === "flagged-confidence").length).toBe(1);
+  }, 240_000);
 });

@@ -4,7 +4,8 @@
  * Postgres advisory locks for the job queue"), or the same words with the negation flipped.
  * Precision first: two decisions about different things in one topic ("Use Redis locks for
  * the job queue", "Cap the job queue at 500 jobs") share a topic but not a subject, and a
- * value that only one side names is an addition, not a contradiction. Pure.
+ * value that only one side names is an addition, not a contradiction; an acronym is a value
+ * only where the decision chooses it ("with JWT"), else part of the subject ("Run CI"). Pure.
  */
 import type { Engram } from "../../schema/engram.js";
 import { contentWords } from "../compaction/replaces.js";
@@ -37,6 +38,15 @@ const NUMBER_WORDS = new Set(
 );
 const AMOUNT = /^\d+(?:\.\d+)?[a-z%]{0,4}$/;
 const NEGATION = /\b(?:not|never|don't|do not|no longer)\b/i;
+/** CI, HTTP, E2E, APIs: two capitals or more, up to six letters and digits. */
+const ACRONYM = /^(?=(?:[^A-Z]*[A-Z]){2})[A-Z0-9]{2,6}s?$/;
+/** Words after which an acronym names what is chosen ("use JWT", "sign with JWT", "deploy to AWS"). */
+const CHOICE = new Set(
+  "use uses using adopt adopts choose chooses prefer prefers pick picks with via to over through".split(
+    " ",
+  ),
+);
+const ARTICLES = new Set(["the", "a", "an"]);
 const TEXT_CHARS = 200;
 
 /** What a reviewer does about a contradiction, in words (the body shows the command as code). */
@@ -49,8 +59,22 @@ function wordOf(raw: string): string | undefined {
   return [...contentWords(raw)][0];
 }
 
+/**
+ * An acronym is a choice only where one is named ("use JWT", "sign with JWT"); elsewhere it
+ * says what the decision is about: "Run CI" and "Run CD", "cache the HTTP responses" and
+ * "cache the DNS responses" are two things, not two values of one.
+ */
+function chosenAt(tokens: readonly string[], i: number): boolean {
+  const before = tokens[i - 1]?.toLowerCase();
+  if (before !== undefined && ARTICLES.has(before)) {
+    return CHOICE.has(tokens[i - 2]?.toLowerCase() ?? "");
+  }
+  return before !== undefined && CHOICE.has(before);
+}
+
 function stated(text: string): Stated {
   const values = new Set<string>();
+  const about = new Set<string>();
   // A capital inside a sentence names something (Postgres, Redis, JWT); the first word does not.
   for (const sentence of text.split(/[.:;!?]\s+/)) {
     const tokens = sentence.split(/[^A-Za-z0-9_%.-]+/).filter((t) => t !== "");
@@ -58,13 +82,16 @@ function stated(text: string): Stated {
       const bare = token.replace(/^[.-]+|[.-]+$/g, "");
       if (AMOUNT.test(bare.toLowerCase()) || NUMBER_WORDS.has(bare.toLowerCase())) {
         values.add(bare.toLowerCase());
+      } else if (ACRONYM.test(bare) && !chosenAt(tokens, i)) {
+        // Kept even at two letters (content words drop CI and CD): the subject tells them apart.
+        about.add(bare.replace(/s$/, "").toLowerCase());
       } else if (i > 0 && /^[A-Z]/.test(bare)) {
         const w = wordOf(bare);
         if (w !== undefined) values.add(w);
       }
     });
   }
-  const subject = new Set([...contentWords(text)].filter((w) => !values.has(w)));
+  const subject = new Set([...contentWords(text), ...about].filter((w) => !values.has(w)));
   return { values, subject, negated: NEGATION.test(text) };
 }
 

@@ -17,7 +17,8 @@ export type GuardCode =
   | "flagged-instruction"
   | "flagged-secret"
   | "flagged-sealed"
-  | "flagged-contradiction";
+  | "flagged-contradiction"
+  | "flagged-confidence";
 
 /** One guard problem, shaped like a verify finding. */
 export interface GuardFinding {
@@ -132,15 +133,21 @@ export function guardFindings(input: GuardInput): GuardFinding[] {
 
 /**
  * The review flags that only warn: sealed or sensitive engrams, which a reviewer must open
- * with the seal key but which are not wrong in themselves, and decisions that contradict
- * current memory, which a reviewer settles (either may hold). Sorted like findings.
+ * with the seal key but which are not wrong in themselves, decisions that contradict
+ * current memory, which a reviewer settles (either may hold), and decisions stated below the
+ * confidence floor. Sorted like findings.
  */
 export function flagWarnings(flagged: readonly FlaggedAt[]): GuardFinding[] {
   return flagged.filter(onlyWarns).map(flagFinding).sort(compareFindings);
 }
 
 function onlyWarns(flag: FlaggedAt): boolean {
-  return flag.kind === "sealed" || flag.kind === "contradiction" || flag.released === true;
+  return (
+    flag.kind === "sealed" ||
+    flag.kind === "contradiction" ||
+    flag.kind === "confidence" ||
+    flag.released === true
+  );
 }
 
 function flagFinding(flag: FlaggedAt): GuardFinding {

@@ -3,9 +3,10 @@ import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
 
 /**
  * What a flag warns of: an instruction to agents, a secret left in the text, a sealed note, a
- * decision that contradicts current memory (see contradictions.ts).
+ * decision that contradicts current memory (see contradictions.ts), a decision stated below
+ * the confidence floor.
  */
-export type ReviewFlagKind = "instruction" | "secret" | "sealed" | "contradiction";
+export type ReviewFlagKind = "instruction" | "secret" | "sealed" | "contradiction" | "confidence";
 
 /** Why, as a stable code a tool can act on. */
 export type ReviewFlagReason =
@@ -18,7 +19,8 @@ export type ReviewFlagReason =
   | "high-entropy"
   | "beside-redaction"
   | "sealed"
-  | "contradicts-memory";
+  | "contradicts-memory"
+  | "low-confidence";
 
 /** One item a reviewer should look at before merging, and why. */
 export interface ReviewFlag {
@@ -257,6 +259,24 @@ export function flagItem(item: KnowledgeItem): ReviewFlag[] {
     for (const f of flags) f.text = cut(maskSecrets(item.text));
   }
   return flags;
+}
+
+/**
+ * Decisions stated below `floor` (`[memory] promote_min_confidence`): memory keeps them
+ * short-term until they are stated again, and a reviewer should know the sender was unsure.
+ */
+export function lowConfidenceFlags(items: readonly KnowledgeItem[], floor: number): ReviewFlag[] {
+  return items
+    .filter((i) => i.kind === "decision" && i.confidence !== undefined && i.confidence < floor)
+    .map((i) => ({
+      kind: "confidence" as const,
+      reason: "low-confidence" as const,
+      why: `stated at confidence ${i.confidence}, below promote_min_confidence ${floor}: it stays short-term until it is stated again`,
+      engram_id: i.engram_id,
+      item_id: i.id,
+      item_kind: i.kind,
+      text: cut(holdsSecret(i) ? maskSecrets(i.text) : i.text),
+    }));
 }
 
 /**

@@ -21,6 +21,8 @@ export interface KnowledgeItem {
   text: string;
   /** A decision's why. */
   rationale?: string;
+  /** A decision's confidence, as its note stated it (absent when none was stated). */
+  confidence?: number;
   engram_id: string;
   scope: "st" | "lt";
   /** What memory said that this item replaces (its engram's `replaces`), as memory said it. */
@@ -71,10 +73,15 @@ export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };
     for (const d of e.decisions) {
-      push({ kind: "decision", text: d.title, rationale: d.rationale, ...from });
+      const sure = d.confidence === undefined ? {} : { confidence: d.confidence };
+      push({ kind: "decision", text: d.title, rationale: d.rationale, ...sure, ...from });
     }
     for (const fact of e.facts) push({ ...factItem(fact), ...from }, fact);
-    for (const fact of e.tentative ?? []) push({ kind: "tentative", text: fact, ...from });
+    // `tentative` marks facts the engram holds (never promoted): listed once, under their kind.
+    const facts = new Set(e.facts);
+    for (const fact of e.tentative ?? []) {
+      if (!facts.has(fact)) push({ kind: "tentative", text: fact, ...from });
+    }
     for (const ep of e.episodes ?? []) {
       if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });
     }

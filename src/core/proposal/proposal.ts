@@ -1,10 +1,15 @@
 import type { MemoryConfig } from "../../schema/config.js";
 import type { Catalog, Engram } from "../../schema/engram.js";
 import { contradictionFlags } from "../checks/contradictions.js";
-import { holdsSecret, maskSecrets, reviewFlags } from "../checks/review-flags.js";
+import {
+  holdsSecret,
+  lowConfidenceFlags,
+  maskSecrets,
+  reviewFlags,
+} from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
-import { knowledgeItems } from "./knowledge.js";
+import { type KnowledgeItem, knowledgeItems } from "./knowledge.js";
 import type { WithheldItem } from "./withhold.js";
 
 export interface ProposalInput {
@@ -24,10 +29,16 @@ export interface ProposalInput {
     | "lt_max_files"
     | "lt_max_total_bytes"
     | "memory_md_max_bytes"
-  >;
+  > &
+    Partial<Pick<MemoryConfig, "promote_min_confidence">>;
   rejectedSkipped: number;
   /** Items the branch leaves out: held until released, or rejected one by one. */
   withheld?: readonly WithheldItem[];
+  /**
+   * The sessions' knowledge records the head adds (`proposedRecords`), as items whose
+   * `engram_id` is their knowledge file: listed and flagged like the engrams' items.
+   */
+  records?: readonly KnowledgeItem[];
 }
 
 /**
@@ -57,7 +68,10 @@ export function buildProposal(input: ProposalInput): Proposal {
     .map((e) => input.added.get(e.engram_id)?.source_window)
     .filter((w) => w !== undefined);
   const engrams = added.map((e) => input.added.get(e.engram_id)).filter((e) => e !== undefined);
-  const knowledge = knowledgeItems(engrams);
+  const fromEngrams = knowledgeItems(engrams);
+  // A record stating what an engram states is one item: listed once, under the engram.
+  const listed = new Set(fromEngrams.map((k) => k.id));
+  const knowledge = [...fromEngrams, ...(input.records ?? []).filter((r) => !listed.has(r.id))];
   const strip = ({ reasons: _reasons, ...row }: ProposalRow & { reasons: string[] }) => row;
   const stOnly = rows.filter((r) => r.scope === "st");
   return {
@@ -121,6 +135,10 @@ export function buildProposal(input: ProposalInput): Proposal {
     flags: [
       ...reviewFlags(knowledge, engrams),
       ...contradictionFlags(knowledge, input.kept ?? [], engrams),
+      // No floor given (a caller without the config): no decision is below it.
+      ...(input.memory.promote_min_confidence === undefined
+        ? []
+        : lowConfidenceFlags(knowledge, input.memory.promote_min_confidence)),
     ],
     ...(input.withheld !== undefined && input.withheld.length > 0
       ? { withheld: [...input.withheld] }

@@ -11,10 +11,13 @@ import {
   serializeEngram,
 } from "../model/engram.js";
 import { CATALOG_PATH, FOCUS_PATH } from "../model/paths.js";
+import { documentEntry } from "../versions/documents.js";
 import { VERSION_LOG_PATH } from "../versions/log.js";
 import { lastRecord, logWith, recordFor } from "../versions/record.js";
+import { knowledgeRecords } from "../versions/tally.js";
 import { factItem, type KnowledgeItem, type KnowledgeKind } from "./knowledge.js";
 import type { MemoryFiles } from "./replay.js";
+import { type ItemVerdict, keptKnowledgeFiles } from "./withhold-records.js";
 
 /** Why an item is kept off the pushed branch. */
 export type WithheldReason = "held" | "rejected";
@@ -26,7 +29,7 @@ export interface WithheldItem {
   kind: KnowledgeKind;
   /** The item's text with every secret-like run hidden (`maskSecrets`). */
   text: string;
-  /** The staged engram it was taken out of. */
+  /** The staged engram it was taken out of, or the knowledge file for a session's record. */
   engram_id: string;
 }
 
@@ -43,6 +46,8 @@ export interface WithholdInput {
   files: MemoryFiles;
   /** Engrams main holds: merged memory is never rewritten here. */
   mainIds: ReadonlySet<string>;
+  /** Ids of the knowledge records main's session documents hold: never rewritten either. */
+  mainRecords?: ReadonlySet<string>;
   decisions: ItemDecisions;
   /**
    * Engrams rejected by a closed pull request: the branch showed the rewritten engram, so
@@ -54,7 +59,8 @@ export interface WithholdInput {
 
 /**
  * The proposal as pushed: the staged memory files without the items a reviewer must see
- * first (secret-like residue: held until released) or rejected one by one. An engram that
+ * first (secret-like residue: held until released) or rejected one by one, whether an engram
+ * or a session's knowledge file (`memory/knowledge/<kind>.json`) holds them. An engram that
  * loses an item is sealed again (new id and path), one left with nothing is dropped, a
  * long-term engram's `supersedes` follows the new ids, and the catalog, its version-log line
  * and MEMORY.md are regenerated, so the branch verifies and holds no byte of what was taken
@@ -69,7 +75,7 @@ export function withholdItems(input: WithholdInput): {
   const withheld: WithheldItem[] = [];
   // Secret-like items a reviewer released, by engram: the engram records them for the guard.
   const releasedIn = new Map<string, Set<string>>();
-  const verdict = (item: Omit<KnowledgeItem, "id" | "engram_id" | "scope">, from: Engram) => {
+  const verdict: ItemVerdict = (item, from) => {
     const id = learningId(item.text);
     const full: KnowledgeItem = { id, ...item, engram_id: from.engram_id, scope: from.scope };
     const secret = !decisions.rejected.has(id) && holdsSecret(full);
@@ -111,7 +117,13 @@ export function withholdItems(input: WithholdInput): {
     const sealed = isEmpty(body) ? null : sealEngram(body);
     rewritten.set(entry.engram_id, sealed && refused.has(sealed.engram_id) ? null : sealed);
   }
-  if (rewritten.size === 0) return { files, withheld };
+  const documents = keptKnowledgeFiles(
+    files.catalog,
+    files.files,
+    input.mainRecords ?? new Set(),
+    verdict,
+  );
+  if (rewritten.size === 0 && documents.size === 0) return { files, withheld };
   // Long-term engrams name the short-term ones they carry forward: follow the new ids.
   const renamed = new Map<string, string>();
   for (const [from, to] of rewritten) if (to !== null) renamed.set(from, to.engram_id);
@@ -140,17 +152,25 @@ export function withholdItems(input: WithholdInput): {
     out.set(fresh.path, text);
     entries.push(fresh);
   }
+  for (const [path, text] of documents) {
+    if (text === null) out.delete(path);
+    else out.set(path, text);
+  }
   const catalog = sealCatalog(
     files.catalog.catalog_version,
     files.catalog.created_at,
     entries,
-    files.catalog.documents,
+    documentsAfter(files.catalog, documents),
   );
   out.set(CATALOG_PATH, serializeCatalog(catalog));
   const log = out.get(VERSION_LOG_PATH);
   const last = lastRecord(log);
   if (last !== undefined && last.version === catalog.catalog_version) {
-    const counts = { ...last.counts, engrams: catalog.entries.length };
+    const counts = {
+      ...last.counts,
+      engrams: catalog.entries.length,
+      ...(documents.size > 0 ? { facts: knowledgeRecords(out).length } : {}),
+    };
     out.set(VERSION_LOG_PATH, logWith(log, recordFor(catalog, last.made_by, counts)));
   }
   const focus = regeneratedFocus(catalog, out, input.memory);
@@ -158,16 +178,31 @@ export function withholdItems(input: WithholdInput): {
   return { files: { catalog, files: out }, withheld };
 }
 
-type Verdict = (item: Omit<KnowledgeItem, "id" | "engram_id" | "scope">, from: Engram) => boolean;
+/** The catalog's document list with the knowledge files `changed` rewrote (null: dropped). */
+function documentsAfter(
+  catalog: Catalog,
+  changed: ReadonlyMap<string, string | null>,
+): Catalog["documents"] {
+  if (changed.size === 0 || catalog.documents === undefined) return catalog.documents;
+  return catalog.documents.flatMap((d) => {
+    const text = changed.get(d.path);
+    if (text === undefined) return [d];
+    return text === null ? [] : [documentEntry(d.path, d.kind, text)];
+  });
+}
 
 /** The engram's body without the items `keep` refuses; undefined when it keeps them all. */
-function keptBody(engram: Engram, keep: Verdict): EngramBody | undefined {
+function keptBody(engram: Engram, keep: ItemVerdict): EngramBody | undefined {
   const { engram_id: _id, hash: _hash, ...body } = engram;
   const decisions = engram.decisions.filter((d) =>
     keep({ kind: "decision", text: d.title, rationale: d.rationale }, engram),
   );
   const facts = engram.facts.filter((f) => keep(factItem(f), engram));
-  const tentative = engram.tentative?.filter((t) => keep({ kind: "tentative", text: t }, engram));
+  // A tentative fact the engram's facts hold goes with that fact (one item, one verdict).
+  const [stated, kept] = [new Set(engram.facts), new Set(facts)];
+  const tentative = engram.tentative?.filter((t) =>
+    stated.has(t) ? kept.has(t) : keep({ kind: "tentative", text: t }, engram),
+  );
   const episodes = engram.episodes?.filter(
     (ep) => ep.text === undefined || keep({ kind: "episode", text: ep.text }, engram),
   );

@@ -159,8 +159,9 @@ export function removedMarkdownItem(localId: string): SyncCandidate {
   };
 }
 
+/** An item that takes its key's copy out of the store: a removed file, a replaced insight. */
 export function isRemovedItem(fields: Readonly<Record<string, SyncValue>>): boolean {
-  return fields.type === "markdown" && fields.status === "removed";
+  return (fields.type === "markdown" || fields.type === "replaced") && fields.status === "removed";
 }
 
 /** The generated-file marker engram writes into MEMORY.md and its other views. */

@@ -208,7 +208,8 @@ function claimEvidence(
   return facts;
 }
 
-function insightCandidates(
+/** The insights of `engrams` (not filtered for supersession): see `syncCandidates`. */
+export function insightCandidates(
   engrams: readonly Engram[],
   options: SourceOptions,
   requested: ReadonlySet<string>,

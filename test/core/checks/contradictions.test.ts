@@ -109,4 +109,52 @@ describe("contradicts memory", () => {
     const main = decisions([POSTGRES, REDIS]);
     expect(flagsOf([main], [decisions([REDIS], ["jobs"], "20250102-000000Z")])).toEqual([]);
   });
+
+  it("takes an acronym for what a decision is about, unless it is what the decision chooses", () => {
+    // CI and CD, HTTP and DNS responses: two things, not two values of one setting.
+    expect(contradicts("Run CI on every push", "Run CD on merge", true)).toBeUndefined();
+    expect(
+      contradicts("Run CI on every push", "Do not run CD on every push", true),
+    ).toBeUndefined();
+    expect(
+      contradicts(
+        "Cache the HTTP responses for 5 minutes",
+        "Cache the DNS responses for 5 minutes",
+        true,
+      ),
+    ).toBeUndefined();
+    expect(
+      contradicts(
+        "Run the SAST scan on every pull request",
+        "Run the DAST scan on every pull request",
+        true,
+      ),
+    ).toBeUndefined();
+    const main = decisions(["Run CI on every push", "Cache the HTTP responses for 5 minutes"]);
+    const added = decisions(
+      ["Do not run CD on every push", "Cache the DNS responses for 5 minutes"],
+      ["jobs"],
+      "20250102-000000Z",
+    );
+    expect(flagsOf([main], [added])).toEqual([]);
+
+    // The same acronym negated, or one chosen over another, still contradicts.
+    expect(contradicts("Run CI on every push", "Do not run CI on every push", true)).toBe(
+      "negation",
+    );
+    expect(
+      contradicts("Sign session tokens with JWT", "Sign session tokens with PASETO", true),
+    ).toBe("value");
+    expect(contradicts("Use the AWS SDK for uploads", "Use the GCP SDK for uploads", true)).toBe(
+      "value",
+    );
+    const real = flagsOf(
+      [decisions([POSTGRES, "Sign session tokens with JWT"])],
+      [decisions([REDIS, "Sign session tokens with PASETO"], ["jobs"], "20250102-000000Z")],
+    );
+    expect(real.map((f) => f.contradicts?.text)).toEqual([
+      POSTGRES,
+      "Sign session tokens with JWT",
+    ]);
+  });
 });

@@ -134,4 +134,40 @@ describe("withholdItems", () => {
     });
     expect(rejectMerged.files).toBe(clean);
   });
+
+  it("takes a tentative fact out with its fact: one item, held once, rejected by the id the body shows", () => {
+    const asked = `Question: is the staging token ${SECRET} still live?`;
+    const plain = "Question: do we keep invoice PDFs for 7 or 10 years?";
+    const base = engram({
+      version: "20250105-000000Z",
+      facts: ["the admin tool is behind the VPN", asked, plain],
+    });
+    const unsure = sealEngram({
+      ...(({ engram_id: _i, hash: _h, ...b }) => b)(base),
+      tentative: [asked, plain],
+    });
+    const held = withholdItems({
+      files: filesOf([unsure]),
+      mainIds: new Set(),
+      decisions: NONE,
+      memory: MEMORY,
+    });
+    expect(held.withheld.map((w) => w.kind)).toEqual(["question"]);
+    expect([...held.files.files.values()].join("\n")).not.toContain(SECRET);
+    const rejected = withholdItems({
+      files: filesOf([unsure]),
+      mainIds: new Set(),
+      decisions: {
+        rejected: new Set([learningId(plain.slice("Question: ".length))]),
+        released: new Set(),
+      },
+      memory: MEMORY,
+    });
+    const [after] = engramsIn(rejected.files).filter((e) =>
+      e.facts.includes("the admin tool is behind the VPN"),
+    );
+    // The held question and the rejected one are gone from both lists.
+    expect(after?.facts).toEqual(["the admin tool is behind the VPN"]);
+    expect(after?.tentative).toBeUndefined();
+  });
 });
