@@ -98,7 +98,7 @@ describe("a restored state folder", () => {
     expect(readFileSync(journal, "utf8")).not.toContain("a forged");
   });
 
-  it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is refused, nothing written", async () => {
+  it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is set aside, never replayed, and the run goes on", async () => {
     const repo = await initRepo();
     const focus = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
     const intent = join(repo.dir, ".engram", "buffer", "cycle-intent.json");
@@ -108,18 +108,24 @@ describe("a restored state folder", () => {
       `${header}\n${JSON.stringify({ path: "MEMORY.md", text: `${focus}\n- the key is ${TOKEN}\n` })}\n`,
     );
     const secret = await dir(repo, ["run"]);
-    expectExit(secret, 3);
-    expect(secret.stderr).toContain("cycle-intent.json");
+    expectExit(secret, 0);
+    expect(secret.stderr).toContain("cycle-intent.json: writes[");
     expect(secret.stderr).toContain("secret");
-    expect(readFileSync(join(repo.dir, "MEMORY.md"), "utf8")).toBe(focus);
+    expect(secret.stderr).toContain("set aside as .engram/buffer/set-aside/cycle-intent.1.json");
+    expect(readFileSync(join(repo.dir, "MEMORY.md"), "utf8")).not.toContain(TOKEN);
+    expect(existsSync(intent)).toBe(false);
+    expect(
+      readFileSync(join(repo.dir, ".engram", "buffer", "set-aside", "cycle-intent.1.json"), "utf8"),
+    ).toContain(TOKEN);
 
     writeFileSync(
       intent,
       `${header}\n${JSON.stringify({ path: "memory/st/e_00000000000000000000000000000000.json", text: '{"not":"an engram"}' })}\n`,
     );
     const broken = await dir(repo, ["run"]);
-    expectExit(broken, 3);
+    expectExit(broken, 0);
     expect(broken.stderr).toContain("cycle-intent.json");
+    expect(broken.stderr).toContain("set aside as .engram/buffer/set-aside/cycle-intent.2.json");
     expect(
       existsSync(join(repo.dir, "memory", "st", "e_00000000000000000000000000000000.json")),
     ).toBe(false);
