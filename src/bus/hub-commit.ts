@@ -35,6 +35,10 @@ export interface CommitHost {
   fail(error: unknown): void;
   /** Workers hear of the engrams a compaction for room wrote, as after a cycle. */
   announceRoomMade(): Promise<void>;
+  /** The batch read so far goes to the intake now. */
+  batchGiven(): void;
+  /** A batch was stored and acknowledged: senders held by their share may be under it now. */
+  committed(): void;
 }
 
 export class GroupCommit {
@@ -75,6 +79,7 @@ export class GroupCommit {
     const through = new Map([...this.touched].map((conn) => [conn, conn.pendingThrough]));
     this.touched.clear();
     let making: Promise<void> | undefined;
+    host.batchGiven();
     try {
       making = host.intake.flush();
     } catch (error) {
@@ -84,6 +89,7 @@ export class GroupCommit {
     }
     if (making === undefined) {
       this.acknowledge(through);
+      host.committed();
       return undefined;
     }
     pauseAll(host.conns);
@@ -96,6 +102,7 @@ export class GroupCommit {
         host.pause.running = undefined;
         if (host.failed() || host.stopping()) return;
         resumeAll(host.conns);
+        host.committed();
         if (this.touched.size > 0) this.schedule();
       })
       .catch((error: unknown) => host.fail(error));

@@ -1,4 +1,5 @@
 import type { Socket } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { receiptTime } from "../clock.js";
 import type { MessageType } from "../schema/envelope.js";
 import { directorLine, type Frame, formatHostPort, LineSplitter, MSG } from "./protocol.js";
@@ -25,6 +26,10 @@ export interface Connection {
   state: ConnState;
   remote: string;
   source: string;
+  /** Who sent it, as far as the hub can trust (`senderOf`): whom the share holds. */
+  sender: string;
+  /** Frames read while its sender was past its share: taken, in order, once it is under. */
+  held: Frame[] | undefined;
   /** Worker messages received after the hello: the seq of the last one. */
   received: number;
   /** Highest seq acknowledged, and the highest taken into the current batch. */
@@ -50,6 +55,8 @@ export function openConnection(socket: Socket, maxMessageBytes: number): Connect
     state: "hello",
     remote,
     source: `tcp/${remote}`,
+    sender: senderOf(socket),
+    held: undefined,
     received: 0,
     acked: 0,
     pendingThrough: 0,
@@ -60,6 +67,17 @@ export function openConnection(socket: Socket, maxMessageBytes: number): Connect
     judgingHeartbeat: false,
     nextJudgeAt: 0,
   };
+}
+
+/**
+ * What the hub can trust of who is on a connection: the client certificate under TLS (it
+ * was checked against the CA), otherwise the address without its port. Never the id a
+ * worker names in its hello, nor the port: each new connection has a new one.
+ */
+export function senderOf(socket: Socket): string {
+  const certificate = (socket as Partial<TLSSocket>).getPeerCertificate?.();
+  if (certificate?.fingerprint256) return `tls/${certificate.fingerprint256}`;
+  return `tcp/${socket.remoteAddress ?? "unknown"}`;
 }
 
 /** Sends the Director's message on a connection; a worker that stops reading is dropped. */
@@ -85,9 +103,25 @@ export function resumeAll(conns: Iterable<Connection>): void {
   const now = Date.now();
   for (const conn of conns) {
     conn.lastHeard = now;
-    // A connection still being welcomed is resumed by its welcome.
-    if (conn.state !== "judging") conn.socket.resume();
+    // A connection still being welcomed is resumed by its welcome; one held by the sender
+    // share, once its sender is under it.
+    if (conn.state !== "judging" && conn.held === undefined) conn.socket.resume();
   }
+}
+
+/** Closes the connections silent for longer than `ttlMs`; returns how many. */
+export function dropSilent(conns: Iterable<Connection>, ttlMs: number): number {
+  const now = Date.now();
+  let dropped = 0;
+  for (const conn of conns) {
+    // A connection the sender share holds is not read: its silence is the hub's doing.
+    if (conn.held === undefined && now - conn.lastHeard > ttlMs) {
+      dropped++;
+      conn.state = "closed";
+      conn.socket.destroy();
+    }
+  }
+  return dropped;
 }
 
 /** Acknowledges each connection through the seq a commit stored; returns how many messages. */

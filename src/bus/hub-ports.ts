@@ -30,11 +30,18 @@ export interface HubIntake {
   push(line: InputLine): void;
   flush(): Promise<void> | undefined;
   readonly counts: IngestCounts;
+  /** What the buffer holds now (events, bytes), against its hard budgets. */
+  readonly fill: { events: number; bytes: number };
+  /** Told of each event stored from a line that names its `sender`, oldest first. */
+  onStored: ((sender: string, bytes: number) => void) | undefined;
 }
 
-/** One Director cycle, run while the hub reads nothing; resolves with the paths it wrote. */
+/**
+ * One Director cycle, run while the hub reads nothing; resolves with the paths it wrote.
+ * `makeRoom`: a sender waits past its share, so the cycle compacts whatever the soft limit.
+ */
 export interface HubCycleRunner {
-  run(): Promise<{ written: readonly string[] }>;
+  run(options?: { makeRoom: boolean }): Promise<{ written: readonly string[] }>;
 }
 
 /** What the hub cannot do but must say (the serve command's log). */
@@ -58,6 +65,8 @@ export interface HubSummary extends IngestCounts {
   refused_at_cap: number;
   /** Connections the system would not let the hub take (EMFILE, ENFILE...): closed unread. */
   accept_errors: number;
+  /** Times a sender past `agent_bus.sender_share` was held back until a compaction. */
+  held_back: number;
   dropped_silent: number;
   acknowledged: number;
   commits: number;

@@ -15,6 +15,7 @@ import { GroupCommit, type HubPause } from "./hub-commit.js";
 import {
   type Connection,
   closeAll,
+  dropSilent,
   JUDGE_EVERY_MS,
   openConnection,
   pauseAll,
@@ -32,6 +33,7 @@ import {
   type HubSummary,
   hubSummary,
 } from "./hub-ports.js";
+import { IntakeShare, releaseHeld } from "./hub-share.js";
 import {
   ACCEPTED_PROTOCOL_VERSIONS,
   type Frame,
@@ -58,6 +60,7 @@ export class TcpHub {
   private readonly judge: MainJudge;
   private readonly commits: GroupCommit;
   private readonly admission: HubAdmission;
+  private readonly share: IntakeShare;
   /** Set while a cycle, or a commit making room, holds the buffer: reading is paused. */
   private readonly pause: HubPause = { running: undefined };
   private cycleTimer: NodeJS.Timeout | undefined;
@@ -75,6 +78,7 @@ export class TcpHub {
     refused: 0,
     refused_at_cap: 0,
     accept_errors: 0,
+    held_back: 0,
     dropped_silent: 0,
     acknowledged: 0,
     /** Group commits (journal fsyncs) made; acknowledged / commits is the mean batch. */
@@ -92,6 +96,14 @@ export class TcpHub {
     this.redactor = redactorFor(ctx.config);
     this.judge = new MainJudge(ctx.repoDir, ctx.config.policy.sync_main);
     this.admission = new HubAdmission(ctx.config.agent_bus.max_connections, this.stats, parts.log);
+    const { memory, agent_bus } = ctx.config;
+    this.share = new IntakeShare({
+      maxEvents: memory.buffer_max_events,
+      maxBytes: memory.buffer_max_bytes,
+      share: agent_bus.sender_share,
+      highWater: memory.buffer_high_water_ratio,
+    });
+    this.ingestor.onStored = (sender, bytes) => this.share.stored(sender, bytes);
     this.commits = new GroupCommit({
       conns: this.conns,
       intake: this.ingestor,
@@ -103,6 +115,8 @@ export class TcpHub {
       stopping: () => this.stopping !== undefined,
       fail: (error) => this.fail(error),
       announceRoomMade: () => this.announceRoomMade(),
+      batchGiven: () => this.share.batchGiven(),
+      committed: () => this.release(),
     });
     this.failed = new Promise((resolve) => {
       this.fail = (error) => {
@@ -144,7 +158,12 @@ export class TcpHub {
     const address = server.address() as AddressInfo;
     this.address = formatHostPort(address.address, address.port);
     const ttlMs = this.ctx.config.agent_bus.heartbeat_ttl_seconds * 1000;
-    this.watchdog = setInterval(() => this.dropSilent(ttlMs), Math.min(WATCHDOG_MAX_MS, ttlMs / 4));
+    this.watchdog = setInterval(
+      () => {
+        if (!this.pause.running) this.stats.dropped_silent += dropSilent(this.conns, ttlMs);
+      },
+      Math.min(WATCHDOG_MAX_MS, ttlMs / 4),
+    );
     this.scheduleCycle();
     return this.address;
   }
@@ -314,7 +333,7 @@ export class TcpHub {
     const early = conn.early;
     conn.early = [];
     for (const frame of early) this.take(conn, frame);
-    conn.socket.resume();
+    if (conn.held === undefined) conn.socket.resume();
   }
 
   /** The connection closed, or the hub is stopping: a welcome in progress goes no further. */
@@ -343,8 +362,19 @@ export class TcpHub {
     conn.socket.end();
   }
 
-  /** One worker message into the current batch; it is acknowledged after the batch's fsync. */
-  private take(conn: Connection, frame: Frame): void {
+  /**
+   * One worker message into the current batch; it is acknowledged after the batch's fsync.
+   * A sender past its share (`IntakeShare`) is read no further: the frame waits with it.
+   */
+  private take(conn: Connection, frame: Frame, force = false): void {
+    if (conn.held !== undefined || (!force && this.share.over(conn.sender, this.ingestor.fill))) {
+      if (conn.held === undefined) {
+        this.stats.held_back++;
+        conn.held = [frame];
+      } else conn.held.push(frame);
+      conn.socket.pause();
+      return;
+    }
     const seq = ++conn.received;
     if (frame.kind === "oversized") {
       const { record, redactions } = oversizedRecord(
@@ -361,7 +391,8 @@ export class TcpHub {
       this.extra.quarantined++;
       this.extra.redacted += redactions;
     } else {
-      this.ingestor.push({ text: frame.text, source: conn.source, line: seq });
+      this.ingestor.push({ text: frame.text, source: conn.source, line: seq, sender: conn.sender });
+      this.share.took(conn.sender, frame.text.length);
       // Cheap test first: only heartbeats are parsed twice.
       if (frame.text.includes(`"${MSG.heartbeat}"`)) this.onHeartbeat(conn, frame.text);
     }
@@ -411,18 +442,6 @@ export class TcpHub {
     if (written.length > 0) this.broadcast({ written });
   }
 
-  private dropSilent(ttlMs: number): void {
-    if (this.pause.running) return;
-    const now = Date.now();
-    for (const conn of this.conns) {
-      if (now - conn.lastHeard > ttlMs) {
-        this.stats.dropped_silent++;
-        conn.state = "closed";
-        conn.socket.destroy();
-      }
-    }
-  }
-
   private scheduleCycle(): void {
     const seconds = this.options.cycleSeconds;
     const cycles = this.parts.cycles;
@@ -443,7 +462,7 @@ export class TcpHub {
     try {
       await making;
       if (this.failure !== undefined) return;
-      result = await cycles.run();
+      result = await cycles.run({ makeRoom: [...this.conns].some((c) => c.held !== undefined) });
       this.catalog = await readCatalog(this.ctx.repoDir);
       this.stats.cycles++;
     } catch (error) {
@@ -454,8 +473,21 @@ export class TcpHub {
       this.pause.running = undefined;
     }
     resumeAll(this.conns);
+    this.release();
     this.broadcast(result);
     this.scheduleCycle();
+  }
+
+  /** After a commit or a cycle: what the share held goes on where it may (`releaseHeld`). */
+  private release(): void {
+    this.share.compacted(this.ingestor.fill.events);
+    if (this.pause.running || this.stopping) return;
+    const fill = () => this.ingestor.fill;
+    // Without cycles nothing else compacts: a sender waiting alone goes on.
+    const alone = !this.parts.cycles || this.options.cycleSeconds <= 0;
+    releaseHeld(this.conns, this.share, { fill, alone }, (conn, frame, force) =>
+      this.take(conn, frame, force),
+    );
   }
 
   private broadcast(result: { written: readonly string[] }): void {

@@ -6,6 +6,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -20,7 +21,7 @@ import type { FileChanges } from "../core/versions/step.js";
 import { StateError } from "../errors.js";
 import { PathConfiner } from "../repo/confine.js";
 import { applyFileChanges } from "../repo/memory-tree.js";
-import { fsyncDirSync, tempName, withDirSyncsDeferred } from "../state/atomic.js";
+import { fsyncDirSync, STATE_DIR_MODE, tempName, withDirSyncsDeferred } from "../state/atomic.js";
 import type { BufferMeta, EventBuffer } from "../state/buffer.js";
 import { assertIntent } from "../state/state-file-check.js";
 import { rememberSightings } from "./liveness-file.js";
@@ -127,13 +128,47 @@ function refuseIntent(file: string, field: string, path: unknown, problem: strin
   );
 }
 
-/** Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer trimmed. */
+/**
+ * Finishes a cycle interrupted by a crash: the plan is re-applied whole, then the buffer
+ * trimmed. An intent its checks refuse (a restored state folder's) is set aside instead,
+ * never replayed (`setAsideIntent`).
+ */
 export async function recoverIntent(ctx: RepoContext, buffer: EventBuffer): Promise<boolean> {
   if (!existsSync(ctx.paths.intent)) return false;
-  const intent = readIntent(ctx.paths.intent);
-  await checkRecoveredWrites(ctx, intent.writes, ctx.paths.intent);
+  let intent: CycleIntent;
+  try {
+    intent = readIntent(ctx.paths.intent);
+    await checkRecoveredWrites(ctx, intent.writes, ctx.paths.intent);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    setAsideIntent(ctx, error);
+    return false;
+  }
   await finishCycle(ctx, buffer, intent);
   return true;
+}
+
+/**
+ * Moves a refused intent to `buffer/set-aside/` and says why on stderr (the file, the field):
+ * nothing of it was written, and the events it names are still in the buffer (an intent
+ * trims the buffer only once carried out), so the next cycle compacts them itself.
+ */
+function setAsideIntent(ctx: RepoContext, refusal: StateError): void {
+  const folder = join(dirname(ctx.paths.intent), "set-aside");
+  mkdirSync(folder, { recursive: true, mode: STATE_DIR_MODE });
+  let n = 1;
+  while (existsSync(join(folder, `cycle-intent.${n}.json`))) n++;
+  const target = join(folder, `cycle-intent.${n}.json`);
+  renameSync(ctx.paths.intent, target);
+  fsyncDirSync(dirname(ctx.paths.intent));
+  // The refusal's advice (remove it) is what this does.
+  const why = refusal.message.replace(
+    /(: refused, nothing was written)?(; if no Director wrote|; the state folder was edited or damaged:).*$/s,
+    "",
+  );
+  process.stderr.write(
+    `engram: ${why}: refused, set aside as ${relative(ctx.repoDir, target)}, not replayed (nothing of it was written; the events it names stay in the buffer)\n`,
+  );
 }
 
 /**

@@ -249,10 +249,8 @@ async function cycle(
     import("./consolidate.js"),
     import("./versions.js"),
   ]);
-  const slice = (await import("./journal-redact.js")).redactedEvents(
-    ctx,
-    buffer.events.slice(0, decision.take).map((s) => s.event),
-  );
+  const takenEvents = buffer.events.slice(0, decision.take).map((s) => s.event);
+  const slice = (await import("./journal-redact.js")).redactedEvents(ctx, takenEvents);
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
   tallyRecalls(
@@ -323,7 +321,8 @@ async function cycle(
     if (live.has(id)) recallCounts[id] = persisted.get(id) as number;
   }
   const intent: CycleIntent = {
-    through_seq: slice.length > 0 ? (slice[slice.length - 1]?.seq as number) : 0,
+    // Lines set aside (`redactedEvents`) are dropped with the rest of the slice.
+    through_seq: takenEvents[takenEvents.length - 1]?.seq ?? 0,
     writes,
     deletes: plan.deletes,
     ...(ledger === undefined

@@ -85,10 +85,8 @@ export async function compactForRoom(
   }
   // Nothing to take: the caller reports that no room could be made.
   if (take === 0) return;
-  const slice = (await import("./journal-redact.js")).redactedEvents(
-    ctx,
-    buffer.events.slice(0, take).map((s) => s.event),
-  );
+  const takenEvents = buffer.events.slice(0, take).map((s) => s.event);
+  const slice = (await import("./journal-redact.js")).redactedEvents(ctx, takenEvents);
   const ledger = readRoomLedger(ctx.paths) ?? emptyLedger();
   const pendingFile = pendingFileName(ledger);
   const plan = planRoomCompaction({
@@ -104,7 +102,8 @@ export async function compactForRoom(
   // The ledger travels as the intent's `room`, not as a write: an intent writes only memory
   // files, and that is checked when it is read back (a restored state folder is content).
   const intent: CycleIntent = {
-    through_seq: slice[slice.length - 1]?.seq as number,
+    // Lines set aside are dropped with the rest of the slice.
+    through_seq: takenEvents[takenEvents.length - 1]?.seq as number,
     writes: [],
     deletes: [],
     room: { ledger: serializeLedger(plan.ledger) },

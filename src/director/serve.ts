@@ -23,8 +23,11 @@ export async function serveHub(
     ctx,
     async (buffer) => {
       const cycles = {
-        async run() {
-          const result = await runCycleOn(ctx, buffer, { drainSources: drainConfiguredSources });
+        async run(options?: { makeRoom: boolean }) {
+          const result = await runCycleOn(ctx, buffer, {
+            drainSources: drainConfiguredSources,
+            force: options?.makeRoom === true,
+          });
           // What `director run` prints for its sources, the hub's log says.
           for (const s of result.sources) {
             if (s.error !== undefined) log.warn(`could not drain ${s.source}: ${s.error}`);

@@ -19,6 +19,7 @@ import { zeroCounts } from "./counts.js";
 import { IngestPool } from "./ingest-pool.js";
 import {
   type InputLine,
+  isBlank,
   loadEnvelopeSchemas,
   normalizeBatch,
   type PackedOutcomes,
@@ -109,6 +110,9 @@ export class Ingestor {
   readonly counts = zeroCounts();
   /** Quarantined lines that are `worker emit --from` notes: the caller names the mistake. */
   noteLines = 0;
+  /** Told of each event stored from a line naming its `sender` (the TCP hub's share). */
+  onStored: ((sender: string, bytes: number) => void) | undefined;
+  private readonly senders = new WeakMap<SerializedEvent, string>();
   /** Keys of the quarantine's records, read at the first rejected line. */
   private quarantined: Set<string> | undefined;
   private batch: InputLine[] = [];
@@ -137,6 +141,9 @@ export class Ingestor {
   /** Lines queued and not yet stored. */
   get pending(): number {
     return this.batch.length;
+  }
+  get fill(): { events: number; bytes: number } {
+    return { events: this.target.buffer.count, bytes: this.target.buffer.totalBytes };
   }
 
   /** Starts the worker threads now instead of after the first chunks. */
@@ -216,13 +223,16 @@ export class Ingestor {
     const outcomes = normalizeBatch(this.batch, { ...this.target, receivedAt });
     // The batch stays queued until the schemas are loaded.
     if (outcomes === undefined) return NEEDS_SCHEMAS;
+    const lines = this.batch;
     this.batch = [];
     const events: SerializedEvent[] = [];
     const quarantine: QuarantineRecord[] = [];
     let quarantineRedactions = 0;
-    for (const outcome of outcomes) {
+    for (const [i, outcome] of outcomes.entries()) {
       if (outcome.ok) {
         events.push(outcome.event);
+        const sender = lines[i]?.sender;
+        if (sender !== undefined) this.senders.set(outcome.event, sender);
         this.countRepaired(outcome.repaired);
       } else {
         quarantine.push(outcome.record);
@@ -409,6 +419,10 @@ export class Ingestor {
     else for (const record of quarantine) this.heldQuarantine.push(record);
     let redacted = quarantineRedactions;
     for (const event of added) redacted += event.redactions;
+    for (const event of this.onStored ? added : []) {
+      const sender = this.senders.get(event);
+      if (sender !== undefined) this.onStored?.(sender, event.body.length);
+    }
     this.counts.accepted += added.length;
     this.counts.duplicates += offered - added.length;
     this.counts.quarantined += quarantine.length;
@@ -421,14 +435,6 @@ export class Ingestor {
       this.counts.surrogates_replaced = (this.counts.surrogates_replaced ?? 0) + repaired;
     }
   }
-}
-
-function isBlank(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
-  }
-  return true;
 }
 
 function countNewlines(text: string): number {

@@ -8,6 +8,8 @@ export interface InputLine {
   text: string;
   source: string;
   line: number;
+  /** Who sent it, for a per-sender share (the TCP hub's); absent elsewhere. */
+  sender?: string;
 }
 
 export interface BatchSettings {
@@ -115,10 +117,11 @@ export function splitLines(text: string, firstLine: number, source: string): Inp
   return out;
 }
 
-function isBlank(text: string, start: number, end: number): boolean {
+/** Nothing but blanks from `start` to `end`: skipped, as an empty line. */
+export function isBlank(text: string, start = 0, end = text.length): boolean {
   for (let i = start; i < end; i++) {
     const c = text.charCodeAt(i);
-    if (c !== 32 && c !== 9 && c !== 13) return false;
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 10) return false;
   }
   return true;
 }

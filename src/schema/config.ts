@@ -141,6 +141,14 @@ export const AgentBusConfig = z
       .describe(
         "Most worker connections the TCP hub holds at once; one more is refused (the worker spools).",
       ),
+    sender_share: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.25)
+      .describe(
+        "Most of the buffer's budgets one TCP sender (its address, or its certificate under TLS) may fill while the buffer is past its high-water mark; past it the hub stops reading it until a compaction.",
+      ),
     sources: z
       .array(z.string().regex(/^(nats:\/\/|git:)\S+$/, "expected nats://HOST:PORT or git:REMOTE"))
       .max(16)

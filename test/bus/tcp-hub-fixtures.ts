@@ -98,8 +98,9 @@ export class Peer {
     this.closed = new Promise((resolve) => socket.on("close", () => resolve()));
   }
 
-  static async open(port: number): Promise<Peer> {
-    const socket = connect({ host: "127.0.0.1", port });
+  /** A connection from `localAddress` (any of 127.0.0.0/8 on Linux: another sender). */
+  static async open(port: number, localAddress?: string): Promise<Peer> {
+    const socket = connect({ host: "127.0.0.1", port, ...(localAddress ? { localAddress } : {}) });
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);
       socket.once("error", reject);

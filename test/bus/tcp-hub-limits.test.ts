@@ -115,7 +115,7 @@ describe("director serve: the connection cap", () => {
 });
 
 describe("director serve: out of file descriptors", () => {
-  it("at the descriptor limit (a low ulimit -n) the hub keeps serving: what it cannot take is closed, it serves again once descriptors are free", async () => {
+  it("under a low ulimit -n the hub refuses connections, saying why, before it runs out of descriptors, and keeps serving", async () => {
     const repo = await makeRepo("[agent_bus]\nmax_connections = 1000\n");
     // A main to judge workers against: each hello below names an ancestor of its own, so the
     // hub reads git (spawns) for each while it is out of descriptors.
@@ -156,6 +156,7 @@ describe("director serve: out of file descriptors", () => {
       // hub takes what it can (and reads git for their drift with what is left), libuv closes
       // the rest unread.
       const outcomes: Promise<"acked" | "closed">[] = [];
+      const refusals: string[] = [];
       const sockets: Socket[] = [];
       for (let i = 0; i < LIMIT + 40; i++) {
         const socket = connect({ host: "127.0.0.1", port });
@@ -174,6 +175,9 @@ describe("director serve: out of file descriptors", () => {
               heard += chunk;
               if (heard.includes('"bus_ack.v1"')) resolve("acked");
             });
+            socket.on("end", () => {
+              if (heard.includes('"connection_limit"')) refusals.push(heard);
+            });
             socket.on("close", () => resolve("closed"));
           }),
         );
@@ -182,8 +186,13 @@ describe("director serve: out of file descriptors", () => {
       const acked = settled.filter((o) => o === "acked").length;
       expect(child.exitCode, stderr).toBeNull();
       expect(acked).toBeGreaterThan(0);
-      // The descriptor limit was reached: some connections were closed without a word.
+      // More than the descriptors allow: the hub refused some, saying why (the cap it lowered
+      // to fit ulimit -n), before it ran out of descriptors to accept them.
       expect(acked).toBeLessThan(sockets.length);
+      expect(refusals.length).toBeGreaterThan(0);
+      expect(refusals[0]).toMatch(
+        /lowered from agent_bus.max_connections = 1000 to fit the open-files limit \(ulimit -n 160\)/,
+      );
       const open = sockets.filter((s) => !s.destroyed);
       const gone = open.map((s) => new Promise((resolve) => s.once("close", resolve)));
       for (const socket of open) socket.destroy();
@@ -198,6 +207,10 @@ describe("director serve: out of file descriptors", () => {
       expect(await exited).toBe(0);
       const summary = JSON.parse(stdout.trim().split("\n").pop() as string);
       expect(summary.acknowledged).toBe(acked + 2);
+      expect(summary.accept_errors).toBe(0);
+      expect(stderr).toMatch(
+        /serving at most \d+ connections, lowered from agent_bus.max_connections = 1000/,
+      );
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
     }

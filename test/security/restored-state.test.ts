@@ -52,7 +52,53 @@ describe("a restored state folder", () => {
     expect(memory).not.toContain(TOKEN);
   });
 
-  it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is refused, nothing written", async () => {
+  it("a journal line no worker's message makes (a field out of schema, or too large) is set aside in the quarantine, naming its seq and field, and never compacted", async () => {
+    const repo = await initRepo(
+      "[memory]\nbuffer_keep_recent_events = 0\n\n[agent_bus]\nmax_message_bytes = 4096\n",
+    );
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const [line] = readFileSync(journal, "utf8").split("\n");
+    const event = JSON.parse(line as string) as Record<string, unknown>;
+    const forged = (n: number, fields: Record<string, unknown>) => ({
+      ...event,
+      seq: (event.seq as number) + n,
+      key: `${String(event.key)}${n}`,
+      ...fields,
+    });
+    const outOfSchema = forged(1, { text: "a forged certainty", confidence: 7 });
+    const oversized = forged(2, { text: `a forged essay ${"words ".repeat(4000)}` });
+    const honest = forged(3, { text: "a second honest fact" });
+    writeFileSync(
+      journal,
+      [line, outOfSchema, oversized, honest]
+        .map((l) => (typeof l === "string" ? l : JSON.stringify(l)))
+        .join("\n") + "\n",
+    );
+    expectExit(await dir(repo, ["run", "--force"]), 0);
+    const memory = memoryText(repo);
+    expect(memory).toContain("a second honest fact");
+    expect(memory).not.toContain("a forged certainty");
+    expect(memory).not.toContain("a forged essay");
+    const records = readFileSync(join(repo.dir, ".engram", "quarantine.ndjson"), "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map(
+        (l) => JSON.parse(l) as { source: string; reason: string; detail: string; line: number },
+      );
+    const setAside = records.filter((r) => r.reason === "journal-invalid");
+    expect(setAside.map((r) => r.line)).toEqual([outOfSchema.seq, oversized.seq]);
+    expect(setAside[0]?.source).toBe(join(".engram", "buffer", "journal.ndjson"));
+    expect(setAside[0]?.detail).toMatch(/^seq \d+: confidence: /);
+    expect(setAside[1]?.detail).toMatch(
+      /more than a message of agent_bus.max_message_bytes \(4096\)/,
+    );
+    // Dropped from the journal with the slice: the next run does not set them aside again.
+    expect(readFileSync(journal, "utf8")).not.toContain("a forged");
+  });
+
+  it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is set aside, never replayed, and the run goes on", async () => {
     const repo = await initRepo();
     const focus = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
     const intent = join(repo.dir, ".engram", "buffer", "cycle-intent.json");
@@ -62,18 +108,24 @@ describe("a restored state folder", () => {
       `${header}\n${JSON.stringify({ path: "MEMORY.md", text: `${focus}\n- the key is ${TOKEN}\n` })}\n`,
     );
     const secret = await dir(repo, ["run"]);
-    expectExit(secret, 3);
-    expect(secret.stderr).toContain("cycle-intent.json");
+    expectExit(secret, 0);
+    expect(secret.stderr).toContain("cycle-intent.json: writes[");
     expect(secret.stderr).toContain("secret");
-    expect(readFileSync(join(repo.dir, "MEMORY.md"), "utf8")).toBe(focus);
+    expect(secret.stderr).toContain("set aside as .engram/buffer/set-aside/cycle-intent.1.json");
+    expect(readFileSync(join(repo.dir, "MEMORY.md"), "utf8")).not.toContain(TOKEN);
+    expect(existsSync(intent)).toBe(false);
+    expect(
+      readFileSync(join(repo.dir, ".engram", "buffer", "set-aside", "cycle-intent.1.json"), "utf8"),
+    ).toContain(TOKEN);
 
     writeFileSync(
       intent,
       `${header}\n${JSON.stringify({ path: "memory/st/e_00000000000000000000000000000000.json", text: '{"not":"an engram"}' })}\n`,
     );
     const broken = await dir(repo, ["run"]);
-    expectExit(broken, 3);
+    expectExit(broken, 0);
     expect(broken.stderr).toContain("cycle-intent.json");
+    expect(broken.stderr).toContain("set aside as .engram/buffer/set-aside/cycle-intent.2.json");
     expect(
       existsSync(join(repo.dir, "memory", "st", "e_00000000000000000000000000000000.json")),
     ).toBe(false);

@@ -1,4 +1,4 @@
-import type { MemoryEvent } from "../../schema/memory-event.js";
+import { type MemoryEvent, MemoryEvent as MemoryEventSchema } from "../../schema/memory-event.js";
 import { type Redactor, redactValue } from "./redact.js";
 
 /**
@@ -59,4 +59,26 @@ export function redactStoredEvent(
   const redacted = out as unknown as MemoryEvent;
   const before = typeof event.redactions === "number" ? event.redactions : 0;
   return { event: { ...redacted, redactions: before + count } as MemoryEvent, count };
+}
+
+/**
+ * Why a journal line is not a buffered event ingest could have written, or undefined: the
+ * `MemoryEvent` schema (the first field it fails, by its path), and no larger than a worker's
+ * message could make it (a sealed text grows by a third, so twice `max_message_bytes`). Pure.
+ */
+export function storedEventProblem(
+  event: unknown,
+  text: string,
+  maxMessageBytes: number,
+): string | undefined {
+  if (text.length > 2 * maxMessageBytes) {
+    return `${text.length} characters, more than a message of agent_bus.max_message_bytes (${maxMessageBytes}) makes`;
+  }
+  // A field this version does not know is no threat (the compaction reads none): only the
+  // fields it knows must be as ingest writes them.
+  const parsed = MemoryEventSchema.strip().safeParse(event);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.length ? issue.path.join(".") : "(the line)";
+  return `${field}: ${issue?.message ?? "not a buffered event"}`;
 }
