@@ -134,13 +134,7 @@ export class TcpHub {
     const server = tls
       ? createTlsServer(
           // The client certificate is checked by `HubAdmission`, which says why it refuses one.
-          {
-            cert: tls.cert,
-            key: tls.key,
-            ca: tls.ca,
-            requestCert: true,
-            rejectUnauthorized: false,
-          },
+          { ...tls, requestCert: true, rejectUnauthorized: false },
           onSocket,
         )
       : createServer(onSocket);

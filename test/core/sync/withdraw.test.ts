@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { sealEngram } from "../../../src/core/model/engram.js";
+import { DEFAULT_THRESHOLDS } from "../../../src/core/sync/policy.js";
+import type { SourceOptions } from "../../../src/core/sync/sources.js";
+import { replacedInsightIds, withdrawnInsight } from "../../../src/core/sync/withdraw.js";
+import { engramBody } from "../engine-fixtures.js";
+
+const OPTIONS: SourceOptions = {
+  thresholds: DEFAULT_THRESHOLDS,
+  default_privacy: "private",
+  default_confidence: 0.5,
+  project: "demo",
+};
+
+const OLD = "Lesson: take a Postgres advisory lock before each migration";
+const NOW = "Lesson: take a Redis lock before each migration, not a Postgres advisory lock";
+
+function engram(version: string, facts: string[], replaces?: { was: string; now: string }[]) {
+  return sealEngram(
+    engramBody({
+      version,
+      privacy: "public",
+      facts,
+      signals: { ...engramBody().signals, mean_confidence: 0.8 },
+      ...(replaces !== undefined ? { replaces } : {}),
+    }),
+  );
+}
+
+describe("withdrawing replaced insights from a store", () => {
+  it("names nothing while no engram replaces anything", () => {
+    const engrams = [engram("20250101-000000Z", [OLD]), engram("20250102-000000Z", [NOW])];
+    expect(replacedInsightIds(engrams, OPTIONS)).toEqual([]);
+  });
+
+  it("names the insight only the replaced side states, not the current one", () => {
+    const before = [engram("20250101-000000Z", [OLD, "Lesson: keep migrations small"])];
+    const after = [...before, engram("20250102-000000Z", [NOW], [{ was: OLD, now: NOW }])];
+    const withdrawn = replacedInsightIds(after, OPTIONS);
+    expect(withdrawn).toHaveLength(1);
+    // The withdrawn id is the old lesson's own insight id, as the store got it before.
+    const oldId = replacedInsightIds(
+      [
+        engram("20250101-000000Z", [OLD]),
+        engram("20250102-000000Z", [NOW], [{ was: OLD, now: NOW }]),
+      ],
+      OPTIONS,
+    );
+    expect(withdrawn).toEqual(oldId);
+  });
+
+  it("makes one removal item per insight, the same whenever it is made", () => {
+    const item = withdrawnInsight("ins_abc");
+    expect(item).toEqual(withdrawnInsight("ins_abc"));
+    expect(item.item).toMatchObject({ type: "insight", local_id: "ins_abc", content: "" });
+    expect(item.item.fields).toMatchObject({ status: "removed", local_id: "ins_abc" });
+    expect(item.verdict.sync).toBe(true);
+  });
+});
