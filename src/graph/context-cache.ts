@@ -4,6 +4,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
+import { deserializeLearningRecall, serializeLearningRecall } from "../core/graph/context-rank.js";
 import type { TokenMemo } from "../core/graph/context-tokens.js";
 import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
@@ -13,16 +14,18 @@ import { SPLIT_PATTERN } from "./tokens.js";
 
 /**
  * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
- * the graph's other caches: a JSON header (key, scope, entity and term names, section table)
- * followed by the index's arrays as raw 32-bit words, so that loading it is one read and a few
- * array views, not a parse of every learning. The key is the digest of the catalog's and the
+ * the graph's other caches: a JSON header (key, scope, entity names, section table) followed
+ * by the index's arrays as raw 32-bit words, so that loading it is one read and a few array
+ * views, not a parse of every learning; and the ranking's index of the learnings (recall's,
+ * as JSON), checked as it is read. The key is the digest of the catalog's and the
  * registry's bytes: the index is derived, and the same memory gives the same file.
  */
 
 // 3: state and core documents are items of the index beside the learnings, and the header
 // carries the tokenizer's counts of every piece an answer can hold.
 // 6: only the current side of supersession is indexed.
-const FORMAT = "engram-context-index/6";
+// 7: matches are ranked by recall's ranking: its index of the learnings replaces the terms.
+const FORMAT = "engram-context-index/7";
 
 interface Header extends MemoryVersion {
   format: string;
@@ -30,7 +33,6 @@ interface Header extends MemoryVersion {
   endian: string;
   count: number;
   entities: string[];
-  terms: string[];
   tokens: TokenMemo;
   /** The pattern the memo's pieces were split with: another tokenizer, another memo. */
   split: string;
@@ -121,12 +123,10 @@ const EAGER = [
   "learningEntities.refs",
   "entityLearnings.offsets",
   "entityLearnings.refs",
-  "namedBy.offsets",
-  "namedBy.refs",
-  "termLearnings.offsets",
   "records.offsets",
 ] as const;
-const LAZY = ["termLearnings.refs", "records.bytes"] as const;
+/** `recall` (the ranking's index, JSON) is read with the header too, but parsed as text. */
+const LAZY = ["recall", "records.bytes"] as const;
 
 function readAt(path: string, position: number, length: number): Buffer {
   const out = Buffer.alloc(length);
@@ -178,13 +178,13 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
       const [offset, length] = at(name);
       return new Uint32Array(eager.buffer, eager.byteOffset + offset - start, length);
     };
-    const lazyWords = (name: string) => {
-      const [offset] = at(name);
-      return (from: number, to: number) =>
-        to <= from
-          ? new Uint32Array(0)
-          : words32(aligned(readAt(path, offset + from * 4, (to - from) * 4)));
-    };
+    // The ranking's index is input like the rest of the file: checked, or the file is rebuilt.
+    const [recallAt, , recallBytes] = at("recall");
+    const recall = deserializeLearningRecall(
+      JSON.parse(readAt(path, recallAt, recallBytes).toString("utf8")),
+      count,
+    );
+    if (recall === undefined) return undefined;
     const lazyBytes = (name: string) => {
       const [offset] = at(name);
       return (from: number, to: number) => new Uint8Array(readAt(path, offset + from, to - from));
@@ -198,24 +198,15 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
         types: new Uint8Array(eager.buffer, eager.byteOffset + at("types")[0] - start, count),
         evidence: words("evidence"),
         entities: header.entities,
-        terms: header.terms,
         learningEntities: eagerPostings(words, "learningEntities"),
         entityLearnings: eagerPostings(words, "entityLearnings"),
-        namedBy: eagerPostings(words, "namedBy"),
-        termLearnings: {
-          offsets: words("termLearnings.offsets"),
-          read: lazyWords("termLearnings.refs"),
-        },
+        recall,
         records: { offsets: words("records.offsets"), read: lazyBytes("records.bytes") },
       },
     };
   } catch {
     return undefined;
   }
-}
-
-function words32(b: Buffer): Uint32Array {
-  return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
 }
 
 function eagerPostings(words: (name: string) => Uint32Array, name: string): Postings {
@@ -231,14 +222,8 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     "learningEntities.refs": index.learningEntities.refs,
     "entityLearnings.offsets": index.entityLearnings.offsets,
     "entityLearnings.refs": index.entityLearnings.refs,
-    "namedBy.offsets": index.namedBy.offsets,
-    "namedBy.refs": index.namedBy.refs,
-    "termLearnings.offsets": index.termLearnings.offsets,
     "records.offsets": index.records.offsets,
-    "termLearnings.refs": index.termLearnings.read(
-      0,
-      index.termLearnings.offsets[index.termLearnings.offsets.length - 1] as number,
-    ),
+    recall: Buffer.from(JSON.stringify(serializeLearningRecall(index.recall))),
     "records.bytes": index.records.read(
       0,
       index.records.offsets[index.records.offsets.length - 1] as number,
@@ -259,7 +244,6 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     ...cached.memory,
     count: index.count,
     entities: index.entities,
-    terms: index.terms,
     tokens: cached.tokens,
     split: SPLIT_PATTERN,
     sections: Object.fromEntries(
