@@ -126,7 +126,7 @@ describe("command start-up loads only what the command uses", () => {
     expect(warm.some((m) => m.endsWith("/graph/context-cache.js"))).toBe(true);
     // Context ranks with recall's ranking (rank.js over its recall index), not recall's hits.
     expect(warm.some((m) => m.endsWith("/core/recall/rank.js"))).toBe(true);
-    const RECALL_HITS = /\/core\/recall\/(recall|fit)\.js$/;
+    const RECALL_HITS = /\/core\/recall\/recall\.js$/;
     expect(warm.filter((m) => TOKENIZER.test(m) || RECALL_HITS.test(m))).toEqual([]);
     // A topic word memory never held is counted by the tokenizer itself: proof the trace sees it.
     const unseen = loadedBy(WORKER_BIN, context("tokenizer zeppelins"));
