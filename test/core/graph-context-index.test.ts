@@ -8,8 +8,9 @@ import { type LearningType, learningId } from "../../src/core/graph/learnings.js
 import { buildRecallIndex, recall } from "../../src/core/recall/recall.js";
 
 /**
- * The ranking as it was before the index: every learning re-tokenized and scored per query.
- * The indexed ranking must give the same answer, byte for byte.
+ * The ranking without the context index: the matches as `recall` ranks the learnings (one
+ * note each), every learning's neighbours scored by scanning them all. The indexed ranking
+ * must give the same answer, byte for byte.
  */
 function referenceContext(
   learnings: readonly LinkedLearning[],
@@ -140,7 +141,7 @@ function plain(index: ReturnType<typeof buildContextIndex>) {
 }
 
 describe("context index", () => {
-  it("ranks exactly as scoring every learning did, for any memory, topic and type", () => {
+  it("ranks matches as recall does and neighbours as scanning every learning, for any memory, topic and type", () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(learningArb, { maxLength: 40, selector: (l) => l.id }),
