@@ -4,7 +4,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
-import { deserializeLearningRecall, serializeLearningRecall } from "../core/graph/context-rank.js";
+import { type LearningRecallArrays, learningRecallSource } from "../core/graph/context-rank.js";
 import type { TokenMemo } from "../core/graph/context-tokens.js";
 import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
@@ -33,6 +33,9 @@ interface Header extends MemoryVersion {
   endian: string;
   count: number;
   entities: string[];
+  /** The ranking's terms (sorted) and exact topics, whose lists the sections hold. */
+  recallTerms: string[];
+  recallPhrases: string[];
   tokens: TokenMemo;
   /** The pattern the memo's pieces were split with: another tokenizer, another memo. */
   split: string;
@@ -123,10 +126,22 @@ const EAGER = [
   "learningEntities.refs",
   "entityLearnings.offsets",
   "entityLearnings.refs",
+  "recall.positions",
+  "recall.scopes",
+  "recall.recency",
+  "recall.df",
+  "recall.textOffsets",
+  "recall.topicOffsets",
+  "recall.phraseOffsets",
   "records.offsets",
 ] as const;
-/** `recall` (the ranking's index, JSON) is read with the header too, but parsed as text. */
-const LAZY = ["recall", "records.bytes"] as const;
+const LAZY = [
+  "recall.textDocs",
+  "recall.textWeights",
+  "recall.topicDocs",
+  "recall.phraseDocs",
+  "records.bytes",
+] as const;
 
 function readAt(path: string, position: number, length: number): Buffer {
   const out = Buffer.alloc(length);
@@ -178,13 +193,40 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
       const [offset, length] = at(name);
       return new Uint32Array(eager.buffer, eager.byteOffset + offset - start, length);
     };
-    // The ranking's index is input like the rest of the file: checked, or the file is rebuilt.
-    const [recallAt, , recallBytes] = at("recall");
-    const recall = deserializeLearningRecall(
-      JSON.parse(readAt(path, recallAt, recallBytes).toString("utf8")),
-      count,
-    );
-    if (recall === undefined) return undefined;
+    const slice = (name: string, size: number) => {
+      const [offset, length] = at(name);
+      // A copy: 64-bit views need an alignment the file does not keep.
+      return new Uint8Array(eager.buffer, eager.byteOffset + offset - start, length * size).slice()
+        .buffer;
+    };
+    const lazy = <T>(name: string, size: number, make: (b: ArrayBuffer) => T) => {
+      const [offset] = at(name);
+      return (from: number, to: number) => {
+        const b = readAt(path, offset + from * size, Math.max(0, to - from) * size);
+        return make(new Uint8Array(b).buffer);
+      };
+    };
+    const recall: LearningRecallArrays = {
+      terms: header.recallTerms,
+      phrases: header.recallPhrases,
+      positions: new Int32Array(slice("recall.positions", 4)),
+      scopes: words("recall.scopes"),
+      recency: new Float64Array(slice("recall.recency", 8)),
+      df: words("recall.df"),
+      textOffsets: words("recall.textOffsets"),
+      topicOffsets: words("recall.topicOffsets"),
+      phraseOffsets: words("recall.phraseOffsets"),
+      textDocs: lazy("recall.textDocs", 4, (b) => new Int32Array(b)),
+      textWeights: lazy("recall.textWeights", 8, (b) => new Float64Array(b)),
+      topicDocs: lazy("recall.topicDocs", 4, (b) => new Int32Array(b)),
+      phraseDocs: lazy("recall.phraseDocs", 4, (b) => new Int32Array(b)),
+    };
+    // The ranking's arrays are input like the rest of the file: checked, or the file is rebuilt.
+    if (!Array.isArray(recall.terms) || !Array.isArray(recall.phrases)) return undefined;
+    if (!recall.terms.every((t) => typeof t === "string")) return undefined;
+    if (!recall.phrases.every((t) => typeof t === "string")) return undefined;
+    if (learningRecallSource(recall, count, () => ({ id: "", text: "" })) === undefined)
+      return undefined;
     const lazyBytes = (name: string) => {
       const [offset] = at(name);
       return (from: number, to: number) => new Uint8Array(readAt(path, offset + from, to - from));
@@ -215,15 +257,29 @@ function eagerPostings(words: (name: string) => Uint32Array, name: string): Post
 
 export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
   const { index } = cached;
-  const arrays: Record<(typeof EAGER)[number] | (typeof LAZY)[number], Uint8Array | Uint32Array> = {
+  const r = index.recall;
+  const arrays: Record<
+    (typeof EAGER)[number] | (typeof LAZY)[number],
+    Uint8Array | Uint32Array | Int32Array | Float64Array
+  > = {
     types: index.types,
     evidence: index.evidence,
     "learningEntities.offsets": index.learningEntities.offsets,
     "learningEntities.refs": index.learningEntities.refs,
     "entityLearnings.offsets": index.entityLearnings.offsets,
     "entityLearnings.refs": index.entityLearnings.refs,
+    "recall.positions": r.positions,
+    "recall.scopes": r.scopes,
+    "recall.recency": r.recency,
+    "recall.df": r.df,
+    "recall.textOffsets": r.textOffsets,
+    "recall.topicOffsets": r.topicOffsets,
+    "recall.phraseOffsets": r.phraseOffsets,
     "records.offsets": index.records.offsets,
-    recall: Buffer.from(JSON.stringify(serializeLearningRecall(index.recall))),
+    "recall.textDocs": r.textDocs(0, last(r.textOffsets)),
+    "recall.textWeights": r.textWeights(0, last(r.textOffsets)),
+    "recall.topicDocs": r.topicDocs(0, last(r.topicOffsets)),
+    "recall.phraseDocs": r.phraseDocs(0, last(r.phraseOffsets)),
     "records.bytes": index.records.read(
       0,
       index.records.offsets[index.records.offsets.length - 1] as number,
@@ -244,6 +300,8 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     ...cached.memory,
     count: index.count,
     entities: index.entities,
+    recallTerms: r.terms,
+    recallPhrases: r.phrases,
     tokens: cached.tokens,
     split: SPLIT_PATTERN,
     sections: Object.fromEntries(
@@ -268,6 +326,10 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
   }
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(indexPath(ctx), out);
+}
+
+function last(offsets: Uint32Array): number {
+  return offsets[offsets.length - 1] as number;
 }
 
 function align(n: number): number {

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type ContextItem, type ContextOptions, contextFor } from "../../src/core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
-import { learningNote, serializeLearningRecall } from "../../src/core/graph/context-rank.js";
+import { learningNote } from "../../src/core/graph/context-rank.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
 import { buildRecallIndex, recall } from "../../src/core/recall/recall.js";
@@ -132,10 +132,18 @@ const countTokens = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
 /** The index as plain data: every array and every record's bytes. */
 function plain(index: ReturnType<typeof buildContextIndex>) {
+  const r = index.recall;
+  const last = (offsets: Uint32Array) => offsets[offsets.length - 1] as number;
   const end = index.records.offsets[index.count] as number;
   return {
     ...index,
-    recall: serializeLearningRecall(index.recall),
+    recall: {
+      ...r,
+      textDocs: [...r.textDocs(0, last(r.textOffsets))],
+      textWeights: [...r.textWeights(0, last(r.textOffsets))],
+      topicDocs: [...r.topicDocs(0, last(r.topicOffsets))],
+      phraseDocs: [...r.phraseDocs(0, last(r.phraseOffsets))],
+    },
     records: [...index.records.offsets, ...index.records.read(0, end)],
   };
 }

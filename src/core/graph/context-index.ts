@@ -1,4 +1,10 @@
-import { buildLearningRecall, type LearningRecall } from "./context-rank.js";
+import {
+  buildLearningRecall,
+  type LearningRecall,
+  type LearningRecallArrays,
+  learningRecallArrays,
+  learningRecallSource,
+} from "./context-rank.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 
@@ -38,7 +44,7 @@ export interface ContextIndex {
   /** Per entity, the learnings it relates (the inverse of `learningEntities`, ascending). */
   entityLearnings: Postings;
   /** One note per learning, ranked by memory's one ranking (`rankNotes`), as recall ranks. */
-  recall: LearningRecall;
+  recall: LearningRecallArrays;
   /** Per learning, the UTF-8 JSON of what rendering needs: `[id, text, rationale, engram_id]`. */
   records: Records;
 }
@@ -122,7 +128,7 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
     entities,
     learningEntities: postings(perLearning),
     entityLearnings: postings(perEntity),
-    recall: buildLearningRecall(ordered),
+    recall: learningRecallArrays(buildLearningRecall(ordered)),
     records: { offsets: recordOffsets, read: (start, end) => bytes.subarray(start, end) },
   };
 }
@@ -177,6 +183,7 @@ export function indexInSorted(sorted: readonly string[], key: string): number {
 export class ContextIndexReader {
   private readonly decoder = new TextDecoder();
   private urls: Uint8Array | undefined;
+  private ranking: LearningRecall | undefined;
 
   constructor(readonly index: ContextIndex) {}
 
@@ -219,6 +226,13 @@ export class ContextIndexReader {
 
   learningsOf(e: number): Uint32Array {
     return slice(this.index.entityLearnings, e);
+  }
+
+  /** The ranking's view of the learnings: postings read as a query asks for them. */
+  recall(): LearningRecall {
+    this.ranking ??= learningRecallSource(this.index.recall, this.count, (i) => this.record(i));
+    if (this.ranking === undefined) throw new Error("context index: its ranking arrays do not fit");
+    return this.ranking;
   }
 
   record(i: number): LearningRecord {

@@ -121,11 +121,11 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
   const { offsets: linkOff, refs: linkRefs } = index.index.entityLearnings;
   const evidence = index.index.evidence;
   const urls = index.urlFlags();
-  const { index: notes, positions } = index.index.recall;
+  const { source: notes, positions } = index.recall();
   const keep =
     typeCode < 0
       ? undefined
-      : (_: unknown, _i: unknown, d: number) => types[positions[d] as number] === typeCode;
+      : (_: unknown, d: number) => types[positions[d] as number] === typeCode;
   const { ranked } = rankNotes([notes], options.topic, {
     rerank: RERANK,
     ...(keep ? { keep } : {}),

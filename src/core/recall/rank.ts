@@ -1,5 +1,4 @@
-import type { RecallNote } from "./notes.js";
-import { K1, MAX_PHRASE_TERMS, RecallIndex, type StoredNote } from "./recall-index.js";
+import { K1, MAX_PHRASE_TERMS, type RankSource } from "./recall-index.js";
 import { recallTerms, termWeight } from "./terms.js";
 
 /**
@@ -25,9 +24,9 @@ const HISTORY_WEIGHT = 0.9;
 /** How many notes, beyond those asked for, are re-scored for proximity. */
 export const RERANK_DEPTH = 40;
 
-/** One ranked note: `index.notes[d]`, its score and the query terms it holds (bit i: term i). */
+/** One ranked note: `index.note(d)`, its score and the query terms it holds (bit i: term i). */
 export interface RankedNote {
-  index: RecallIndex;
+  index: RankSource;
   d: number;
   score: number;
   mask: number;
@@ -39,7 +38,7 @@ export interface RankOptions {
   /** How many of the best by text score are re-scored for proximity (default: `want`). */
   rerank: number;
   /** Which matching notes may be ranked (default: all). */
-  keep?: (note: RecallNote, index: RecallIndex, d: number) => boolean;
+  keep?: (index: RankSource, d: number) => boolean;
 }
 
 export interface Ranking {
@@ -51,14 +50,10 @@ export interface Ranking {
 
 /** The notes of `indexes` that hold a term of `query`, best first (ties: the smaller id). */
 export function rankNotes(
-  indexes: readonly RecallIndex[],
+  indexes: readonly RankSource[],
   query: string,
   options: RankOptions,
 ): Ranking {
-  for (const index of indexes) {
-    if (!(index instanceof RecallIndex))
-      throw new TypeError("recall: index was not built by buildRecallIndex");
-  }
   const sequence = recallTerms(query).slice(0, MAX_QUERY_TERMS * 4);
   const terms = [...new Set(sequence)].slice(0, MAX_QUERY_TERMS);
   const total = indexes.reduce((n, index) => n + index.size, 0);
@@ -67,7 +62,7 @@ export function rankNotes(
   // One collection: a term's document frequency summed over the indexes.
   const idf = terms.map((t) => {
     let df = 0;
-    for (const index of indexes) df += index.terms.get(t)?.df ?? 0;
+    for (const index of indexes) df += index.postings(t)?.df ?? 0;
     return termWeight(df, total);
   });
   const keep = options.keep ?? (() => true);
@@ -90,11 +85,11 @@ interface Collector {
 
 /** Scores every note of `index` holding a query term, offering each to `best`. */
 function collect(
-  index: RecallIndex,
+  index: RankSource,
   sequence: readonly string[],
   terms: readonly string[],
   idf: readonly number[],
-  keep: (note: RecallNote, index: RecallIndex, d: number) => boolean,
+  keep: (index: RankSource, d: number) => boolean,
   best: Collector,
 ): void {
   const scores = new Float64Array(index.size);
@@ -106,7 +101,7 @@ function collect(
     masks[d] = (masks[d] as number) | bits;
   };
   terms.forEach((term, i) => {
-    const p = index.terms.get(term);
+    const p = index.postings(term);
     if (!p) return;
     const weight = idf[i] as number;
     const bit = 1 << i;
@@ -124,7 +119,7 @@ function collect(
       const phrase = run.join(" ");
       if (seen.has(phrase)) continue;
       seen.add(phrase);
-      const docs = index.phrases.get(phrase);
+      const docs = index.phrase(phrase);
       if (!docs) continue;
       let bonus = 0;
       let bits = 0;
@@ -138,12 +133,12 @@ function collect(
     }
   }
   for (const d of touched) {
-    const { note, recency } = index.notes[d] as StoredNote;
+    const scope = index.scopeOf(d);
     const prior =
-      (1 + RECENCY_WEIGHT * recency + (note.scope === "lt" ? LT_WEIGHT : 0)) *
-      (note.scope === "history" ? HISTORY_WEIGHT : 1);
+      (1 + RECENCY_WEIGHT * index.recencyOf(d) + (scope === "lt" ? LT_WEIGHT : 0)) *
+      (scope === "history" ? HISTORY_WEIGHT : 1);
     const score = (scores[d] as number) * prior;
-    if (!best.wants(score) || !keep(note, index, d)) continue;
+    if (!best.wants(score) || !keep(index, d)) continue;
     best.offer({ index, d, score, mask: masks[d] as number });
   }
 }
@@ -178,7 +173,7 @@ class TopK implements Collector {
  */
 function proximity(c: RankedNote, terms: readonly string[], idf: readonly number[]): number {
   if (terms.length < 2) return 0;
-  const { note } = c.index.notes[c.d] as StoredNote;
+  const { note } = c.index.note(c.d);
   const words = recallTerms(note.text);
   const at = new Map<string, number[]>();
   words.forEach((w, i) => {
@@ -200,8 +195,10 @@ function proximity(c: RankedNote, terms: readonly string[], idf: readonly number
 
 function byScore(a: RankedNote, b: RankedNote): number {
   if (a.score !== b.score) return b.score - a.score;
-  const idA = (a.index.notes[a.d] as StoredNote).note.id;
-  const idB = (b.index.notes[b.d] as StoredNote).note.id;
+  // A source numbers its notes in id order: within one, the numbers decide without a read.
+  if (a.index === b.index) return a.d - b.d;
+  const idA = a.index.note(a.d).note.id;
+  const idB = b.index.note(b.d).note.id;
   return idA < idB ? -1 : idA > idB ? 1 : 0;
 }
 

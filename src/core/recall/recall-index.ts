@@ -35,8 +35,24 @@ export interface StoredNote {
   recency: number;
 }
 
+/**
+ * What `rankNotes` reads of an index: the postings of a term, the notes with an exact topic,
+ * a note by number (numbers in id order, each id once). `RecallIndex` is one; the context index serves
+ * another from its file, reading only what a query touches.
+ */
+export interface RankSource {
+  readonly size: number;
+  postings(term: string): Postings | undefined;
+  /** The notes with this exact topic (its terms joined by spaces). */
+  phrase(terms: string): Int32Array | undefined;
+  /** Every touched note's prior is read: these, unlike `note`, never read a record. */
+  scopeOf(d: number): RecallNote["scope"];
+  recencyOf(d: number): number;
+  note(d: number): StoredNote;
+}
+
 /** An inverted index over recall notes, built once by `buildRecallIndex`. */
-export class RecallIndex {
+export class RecallIndex implements RankSource {
   constructor(
     readonly notes: readonly StoredNote[],
     readonly terms: ReadonlyMap<string, Postings>,
@@ -46,6 +62,26 @@ export class RecallIndex {
 
   get size(): number {
     return this.notes.length;
+  }
+
+  postings(term: string): Postings | undefined {
+    return this.terms.get(term);
+  }
+
+  phrase(terms: string): Int32Array | undefined {
+    return this.phrases.get(terms);
+  }
+
+  scopeOf(d: number): RecallNote["scope"] {
+    return (this.notes[d] as StoredNote).note.scope;
+  }
+
+  recencyOf(d: number): number {
+    return (this.notes[d] as StoredNote).recency;
+  }
+
+  note(d: number): StoredNote {
+    return this.notes[d] as StoredNote;
   }
 }
 

@@ -2,7 +2,7 @@ import { fitHits } from "./fit.js";
 import type { RecallHit } from "./hit.js";
 import { claimOf, type RecallNote, type RecallScope } from "./notes.js";
 import { type RankedNote, RERANK_DEPTH, rankNotes } from "./rank.js";
-import type { RecallIndex, StoredNote } from "./recall-index.js";
+import { type RankSource, RecallIndex } from "./recall-index.js";
 
 export type { RecallHit } from "./hit.js";
 export { type RankedNote, rankNotes } from "./rank.js";
@@ -41,12 +41,20 @@ export function recall(
   options: RecallOptions = {},
 ): RecallHit[] {
   const list = (Array.isArray(indexes) ? indexes : [indexes]) as RecallIndex[];
+  for (const index of list) {
+    if (!(index instanceof RecallIndex))
+      throw new TypeError("recall: index was not built by buildRecallIndex");
+  }
   const limit = options.limit === undefined ? DEFAULT_LIMIT : Math.floor(options.limit);
   if (!(limit > 0)) return [];
   const scopes = options.scopes ? new Set(options.scopes) : undefined;
-  const keep = (note: RecallNote) =>
-    (!scopes || scopes.has(note.scope)) &&
-    (options.includeSuperseded === true || (note.superseded_by?.length ?? 0) === 0);
+  const keep = (index: RankSource, d: number) => {
+    const { note } = index.note(d);
+    return (
+      (!scopes || scopes.has(note.scope)) &&
+      (options.includeSuperseded === true || (note.superseded_by?.length ?? 0) === 0)
+    );
+  };
   // The best few by text score; a claim said twice takes two places, so keep room for it.
   const depth = limit + RERANK_DEPTH;
   const { terms, ranked } = rankNotes(list, query, { want: depth * 2, rerank: depth, keep });
@@ -55,7 +63,7 @@ export function recall(
   const seen = new Set<string>();
   const top: RankedNote[] = [];
   for (const c of head) {
-    const { note } = c.index.notes[c.d] as StoredNote;
+    const { note } = c.index.note(c.d);
     // The same claim said twice is one hit; an asked-for superseded copy is its own.
     const claim = claimOf(note);
     const key = (note.superseded_by?.length ?? 0) > 0 ? `${claim}\0${note.id}` : claim;
@@ -65,12 +73,12 @@ export function recall(
     if (top.length === limit) break;
   }
   const hits = top.map((c) => hitOf(c, terms));
-  const counts = top.map((c) => (c.index.notes[c.d] as StoredNote).note.tokens);
+  const counts = top.map((c) => c.index.note(c.d).note.tokens);
   return fitHits(hits, counts, options.maxTokens ?? Number.POSITIVE_INFINITY);
 }
 
 function hitOf(c: RankedNote, terms: readonly string[]): RecallHit {
-  const note: RecallNote = (c.index.notes[c.d] as StoredNote).note;
+  const note: RecallNote = c.index.note(c.d).note;
   const matched = terms.filter((_, i) => (c.mask & (1 << i)) !== 0);
   return {
     id: note.id,
