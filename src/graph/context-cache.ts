@@ -4,6 +4,7 @@ import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
+import { type LearningRecallArrays, learningRecallSource } from "../core/graph/context-rank.js";
 import type { TokenMemo } from "../core/graph/context-tokens.js";
 import { CATALOG_PATH, REGISTRY_PATH } from "../core/model/paths.js";
 import { StateError } from "../errors.js";
@@ -13,16 +14,18 @@ import { SPLIT_PATTERN } from "./tokens.js";
 
 /**
  * The context index of `src/core/graph/context-index.ts` on disk, in the state folder beside
- * the graph's other caches: a JSON header (key, scope, entity and term names, section table)
- * followed by the index's arrays as raw 32-bit words, so that loading it is one read and a few
- * array views, not a parse of every learning. The key is the digest of the catalog's and the
+ * the graph's other caches: a JSON header (key, scope, entity names, section table) followed
+ * by the index's arrays as raw 32-bit words, so that loading it is one read and a few array
+ * views, not a parse of every learning; and the ranking's index of the learnings (recall's,
+ * as JSON), checked as it is read. The key is the digest of the catalog's and the
  * registry's bytes: the index is derived, and the same memory gives the same file.
  */
 
 // 3: state and core documents are items of the index beside the learnings, and the header
 // carries the tokenizer's counts of every piece an answer can hold.
 // 6: only the current side of supersession is indexed.
-const FORMAT = "engram-context-index/6";
+// 7: matches are ranked by recall's ranking: its index of the learnings replaces the terms.
+const FORMAT = "engram-context-index/7";
 
 interface Header extends MemoryVersion {
   format: string;
@@ -30,7 +33,9 @@ interface Header extends MemoryVersion {
   endian: string;
   count: number;
   entities: string[];
-  terms: string[];
+  /** The ranking's terms (sorted) and exact topics, whose lists the sections hold. */
+  recallTerms: string[];
+  recallPhrases: string[];
   tokens: TokenMemo;
   /** The pattern the memo's pieces were split with: another tokenizer, another memo. */
   split: string;
@@ -121,12 +126,22 @@ const EAGER = [
   "learningEntities.refs",
   "entityLearnings.offsets",
   "entityLearnings.refs",
-  "namedBy.offsets",
-  "namedBy.refs",
-  "termLearnings.offsets",
+  "recall.positions",
+  "recall.scopes",
+  "recall.recency",
+  "recall.df",
+  "recall.textOffsets",
+  "recall.topicOffsets",
+  "recall.phraseOffsets",
   "records.offsets",
 ] as const;
-const LAZY = ["termLearnings.refs", "records.bytes"] as const;
+const LAZY = [
+  "recall.textDocs",
+  "recall.textWeights",
+  "recall.topicDocs",
+  "recall.phraseDocs",
+  "records.bytes",
+] as const;
 
 function readAt(path: string, position: number, length: number): Buffer {
   const out = Buffer.alloc(length);
@@ -178,13 +193,40 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
       const [offset, length] = at(name);
       return new Uint32Array(eager.buffer, eager.byteOffset + offset - start, length);
     };
-    const lazyWords = (name: string) => {
-      const [offset] = at(name);
-      return (from: number, to: number) =>
-        to <= from
-          ? new Uint32Array(0)
-          : words32(aligned(readAt(path, offset + from * 4, (to - from) * 4)));
+    const slice = (name: string, size: number) => {
+      const [offset, length] = at(name);
+      // A copy: 64-bit views need an alignment the file does not keep.
+      return new Uint8Array(eager.buffer, eager.byteOffset + offset - start, length * size).slice()
+        .buffer;
     };
+    const lazy = <T>(name: string, size: number, make: (b: ArrayBuffer) => T) => {
+      const [offset] = at(name);
+      return (from: number, to: number) => {
+        const b = readAt(path, offset + from * size, Math.max(0, to - from) * size);
+        return make(new Uint8Array(b).buffer);
+      };
+    };
+    const recall: LearningRecallArrays = {
+      terms: header.recallTerms,
+      phrases: header.recallPhrases,
+      positions: new Int32Array(slice("recall.positions", 4)),
+      scopes: words("recall.scopes"),
+      recency: new Float64Array(slice("recall.recency", 8)),
+      df: words("recall.df"),
+      textOffsets: words("recall.textOffsets"),
+      topicOffsets: words("recall.topicOffsets"),
+      phraseOffsets: words("recall.phraseOffsets"),
+      textDocs: lazy("recall.textDocs", 4, (b) => new Int32Array(b)),
+      textWeights: lazy("recall.textWeights", 8, (b) => new Float64Array(b)),
+      topicDocs: lazy("recall.topicDocs", 4, (b) => new Int32Array(b)),
+      phraseDocs: lazy("recall.phraseDocs", 4, (b) => new Int32Array(b)),
+    };
+    // The ranking's arrays are input like the rest of the file: checked, or the file is rebuilt.
+    if (!Array.isArray(recall.terms) || !Array.isArray(recall.phrases)) return undefined;
+    if (!recall.terms.every((t) => typeof t === "string")) return undefined;
+    if (!recall.phrases.every((t) => typeof t === "string")) return undefined;
+    if (learningRecallSource(recall, count, () => ({ id: "", text: "" })) === undefined)
+      return undefined;
     const lazyBytes = (name: string) => {
       const [offset] = at(name);
       return (from: number, to: number) => new Uint8Array(readAt(path, offset + from, to - from));
@@ -198,14 +240,9 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
         types: new Uint8Array(eager.buffer, eager.byteOffset + at("types")[0] - start, count),
         evidence: words("evidence"),
         entities: header.entities,
-        terms: header.terms,
         learningEntities: eagerPostings(words, "learningEntities"),
         entityLearnings: eagerPostings(words, "entityLearnings"),
-        namedBy: eagerPostings(words, "namedBy"),
-        termLearnings: {
-          offsets: words("termLearnings.offsets"),
-          read: lazyWords("termLearnings.refs"),
-        },
+        recall,
         records: { offsets: words("records.offsets"), read: lazyBytes("records.bytes") },
       },
     };
@@ -214,31 +251,35 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
   }
 }
 
-function words32(b: Buffer): Uint32Array {
-  return new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4);
-}
-
 function eagerPostings(words: (name: string) => Uint32Array, name: string): Postings {
   return { offsets: words(`${name}.offsets`), refs: words(`${name}.refs`) };
 }
 
 export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
   const { index } = cached;
-  const arrays: Record<(typeof EAGER)[number] | (typeof LAZY)[number], Uint8Array | Uint32Array> = {
+  const r = index.recall;
+  const arrays: Record<
+    (typeof EAGER)[number] | (typeof LAZY)[number],
+    Uint8Array | Uint32Array | Int32Array | Float64Array
+  > = {
     types: index.types,
     evidence: index.evidence,
     "learningEntities.offsets": index.learningEntities.offsets,
     "learningEntities.refs": index.learningEntities.refs,
     "entityLearnings.offsets": index.entityLearnings.offsets,
     "entityLearnings.refs": index.entityLearnings.refs,
-    "namedBy.offsets": index.namedBy.offsets,
-    "namedBy.refs": index.namedBy.refs,
-    "termLearnings.offsets": index.termLearnings.offsets,
+    "recall.positions": r.positions,
+    "recall.scopes": r.scopes,
+    "recall.recency": r.recency,
+    "recall.df": r.df,
+    "recall.textOffsets": r.textOffsets,
+    "recall.topicOffsets": r.topicOffsets,
+    "recall.phraseOffsets": r.phraseOffsets,
     "records.offsets": index.records.offsets,
-    "termLearnings.refs": index.termLearnings.read(
-      0,
-      index.termLearnings.offsets[index.termLearnings.offsets.length - 1] as number,
-    ),
+    "recall.textDocs": r.textDocs(0, last(r.textOffsets)),
+    "recall.textWeights": r.textWeights(0, last(r.textOffsets)),
+    "recall.topicDocs": r.topicDocs(0, last(r.topicOffsets)),
+    "recall.phraseDocs": r.phraseDocs(0, last(r.phraseOffsets)),
     "records.bytes": index.records.read(
       0,
       index.records.offsets[index.records.offsets.length - 1] as number,
@@ -259,7 +300,8 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
     ...cached.memory,
     count: index.count,
     entities: index.entities,
-    terms: index.terms,
+    recallTerms: r.terms,
+    recallPhrases: r.phrases,
     tokens: cached.tokens,
     split: SPLIT_PATTERN,
     sections: Object.fromEntries(
@@ -284,6 +326,10 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
   }
   mkdirSync(join(ctx.paths.root, "graph"), { recursive: true });
   writeFileAtomicSync(indexPath(ctx), out);
+}
+
+function last(offsets: Uint32Array): number {
+  return offsets[offsets.length - 1] as number;
 }
 
 function align(n: number): number {

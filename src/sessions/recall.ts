@@ -75,9 +75,9 @@ export async function recallInSession(
       ? await recallIndexFor(ctx, parent.catalog)
       : await recallIndexFor(ctx, parent.catalog, {
           cacheName: "recall-index.session.json",
-          load: async () => {
+          load: async (entries) => {
             const engrams = new Map<string, Engram>();
-            for (const entry of parent.catalog.entries) {
+            for (const entry of entries) {
               const text = parent.files.get(entry.path);
               if (text === undefined) {
                 throw new StateError(

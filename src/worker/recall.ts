@@ -1,11 +1,13 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
-import { replacementsOf } from "../core/graph/supersession.js";
 import {
-  carriedKeys,
+  checkedEngramNotes,
+  type EngramNotes,
+  engramNotesOf,
+  memoryNotesOf,
+} from "../core/recall/engram-notes.js";
+import {
   noteOfKnowledge,
-  notesOfEngram,
   type RecallKnowledge,
   type RecallNote,
   type RecallScope,
@@ -22,8 +24,8 @@ import {
 import { EngramError } from "../errors.js";
 import { readKnowledge } from "../repo/knowledge.js";
 import { loadEngrams, readCatalog } from "../repo/memory-tree.js";
-import type { Catalog, Engram } from "../schema/engram.js";
-import { writeFileAtomicSync } from "../state/atomic.js";
+import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
+import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
 import { sendEnvelope } from "./emit.js";
 import { historyIndexFor } from "./history-index.js";
 import { counted } from "./note-tokens.js";
@@ -33,10 +35,21 @@ interface CachedIndex {
   index: SerializedRecallIndex;
 }
 
+const NOTES_FORMAT = "engram-recall-notes/v1";
+
+/** Where a cache keeps what each engram gave (`recall-index.json` -> `recall-index.notes.json`). */
+function notesCachePath(cachePath: string): string {
+  return cachePath.replace(/\.json$/, "") + ".notes.json";
+}
+
 /**
  * The recall index of a catalog's notes, cached built in the state folder by catalog hash:
- * a query loads one file instead of reading and tokenizing every engram, and the cache is
- * rebuilt whenever memory changes (or when it cannot be read).
+ * a query loads one file instead of reading and tokenizing every engram. When memory
+ * changes, the index is rebuilt incrementally: each engram's notes are kept beside it (by
+ * engram hash), so only the engrams whose hash changed are read, tokenized and counted
+ * again, and removed ones drop out; the result is the same bytes as a build from nothing.
+ * Both files are written atomically and read as untrusted input: whatever fails its checks
+ * is derived again from memory.
  */
 export async function recallIndexFor(
   ctx: RepoContext,
@@ -44,39 +57,57 @@ export async function recallIndexFor(
   source: {
     /** Where the index is cached (default: the work tree's cache). */
     cacheName?: string;
-    /** The engrams, when not the work tree's (a session reads its parent version's). */
-    load?: () => Promise<Map<string, Engram>>;
+    /** The listed engrams, when not the work tree's (a session reads its parent version's). */
+    load?: (entries: readonly CatalogEntry[]) => Promise<Map<string, Engram>>;
     /** The sessions' knowledge, when not the work tree's. */
     knowledge?: () => Promise<RecallKnowledge[]>;
   } = {},
 ): Promise<RecallIndex> {
   const cachePath = join(ctx.paths.root, source.cacheName ?? "recall-index.json");
-  if (existsSync(cachePath)) {
-    try {
-      const cached = JSON.parse(readFileSync(cachePath, "utf8")) as CachedIndex;
-      const index =
-        cached.catalog_hash === catalog.hash ? deserializeRecallIndex(cached.index) : undefined;
-      if (index) return index;
-    } catch {
-      // a damaged cache is rebuilt below
+  const cached = parsed(await readCacheFile(cachePath)) as Partial<CachedIndex> | undefined;
+  if (cached?.catalog_hash === catalog.hash) {
+    const index = deserializeRecallIndex(cached.index);
+    if (index) return index;
+  }
+  const notesPath = notesCachePath(cachePath);
+  const kept = parsed(await readCacheFile(notesPath)) as { format?: unknown; engrams?: unknown };
+  const before = new Map<string, unknown>();
+  if (kept?.format === NOTES_FORMAT && Array.isArray(kept.engrams)) {
+    for (const part of kept.engrams as { engram_id?: unknown }[]) {
+      if (typeof part?.engram_id === "string") before.set(part.engram_id, part);
     }
   }
-  const engrams = source.load
-    ? await source.load()
-    : await loadEngrams(ctx.repoDir, catalog.entries);
-  const listed = catalog.entries
-    .map((entry) => engrams.get(entry.engram_id))
-    .filter((e) => e !== undefined);
-  const notes = memoryNotes(listed);
+  const parts = new Map<string, EngramNotes>();
+  const stale: CatalogEntry[] = [];
+  for (const entry of catalog.entries) {
+    const part = checkedEngramNotes(before.get(entry.engram_id), entry);
+    if (part) parts.set(entry.engram_id, part);
+    else stale.push(entry);
+  }
+  if (stale.length > 0) {
+    const engrams = source.load ? await source.load(stale) : await loadEngrams(ctx.repoDir, stale);
+    for (const [id, engram] of engrams) parts.set(id, engramNotesOf(engram, counted));
+  }
+  const listed = catalog.entries.flatMap((e) => parts.get(e.engram_id) ?? []);
+  const notes = memoryNotesOf(listed);
   const knowledge = source.knowledge
     ? await source.knowledge()
     : await readKnowledge(ctx.repoDir, catalog);
   for (const k of knowledge) notes.push(noteOfKnowledge(k));
   const index = buildRecallIndex(counted(notes));
-  mkdirSync(ctx.paths.root, { recursive: true });
+  // The parts first: a crash between the two leaves an index keyed by the old catalog.
+  writeCacheFile(notesPath, JSON.stringify({ format: NOTES_FORMAT, engrams: listed }));
   const cache: CachedIndex = { catalog_hash: catalog.hash, index: serializeRecallIndex(index) };
-  writeFileAtomicSync(cachePath, JSON.stringify(cache));
+  writeCacheFile(cachePath, JSON.stringify(cache));
   return index;
+}
+
+function parsed(text: string): unknown {
+  try {
+    return text === "" ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined; // a damaged cache is derived again
+  }
 }
 
 /**
@@ -84,18 +115,7 @@ export async function recallIndexFor(
  * its engram in `supersedes` and carries that very note: what promotion left behind stays.
  */
 export function memoryNotes(engrams: readonly Engram[]): RecallNote[] {
-  const carriers = new Map<string, { engram_id: string; keys: Set<string> }[]>();
-  for (const engram of engrams) {
-    if (engram.scope !== "lt" || !engram.supersedes?.length) continue;
-    const carried = { engram_id: engram.engram_id, keys: carriedKeys(engram) };
-    for (const id of engram.supersedes) {
-      const list = carriers.get(id);
-      if (list) list.push(carried);
-      else carriers.set(id, [carried]);
-    }
-  }
-  const replacements = replacementsOf(engrams);
-  return engrams.flatMap((e) => notesOfEngram(e, carriers.get(e.engram_id), replacements));
+  return memoryNotesOf(engrams.map((e) => engramNotesOf(e, (notes) => [...notes])));
 }
 
 export interface RecallResult {

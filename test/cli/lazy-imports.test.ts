@@ -116,7 +116,7 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
-  it("worker context counts from the index's stored token counts: no tokenizer tables, no recall engine", () => {
+  it("worker context counts from the index's stored token counts: no tokenizer tables, no recall hits layer", () => {
     const { own, run } = repoWithNote("tokenizer tables load lazily");
     expect(run(DIRECTOR_BIN, ["run", "--force"]).status).toBe(0);
     const context = (topic: string) => ["context", topic, "--repo", own.dir];
@@ -124,8 +124,10 @@ describe("command start-up loads only what the command uses", () => {
     const TOKENIZER = /node_modules\/gpt-tokenizer\//;
     const warm = loadedBy(WORKER_BIN, context("tokenizer tables"));
     expect(warm.some((m) => m.endsWith("/graph/context-cache.js"))).toBe(true);
-    const RECALL = /\/core\/recall\/recall(-index)?\.js$/;
-    expect(warm.filter((m) => TOKENIZER.test(m) || RECALL.test(m))).toEqual([]);
+    // Context ranks with recall's ranking (rank.js over its recall index), not recall's hits.
+    expect(warm.some((m) => m.endsWith("/core/recall/rank.js"))).toBe(true);
+    const RECALL_HITS = /\/core\/recall\/recall\.js$/;
+    expect(warm.filter((m) => TOKENIZER.test(m) || RECALL_HITS.test(m))).toEqual([]);
     // A topic word memory never held is counted by the tokenizer itself: proof the trace sees it.
     const unseen = loadedBy(WORKER_BIN, context("tokenizer zeppelins"));
     expect(unseen.some((m) => /gpt-tokenizer\/.*bpeRanks\/cl100k_base/.test(m))).toBe(true);

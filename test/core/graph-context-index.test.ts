@@ -2,19 +2,20 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type ContextItem, type ContextOptions, contextFor } from "../../src/core/graph/context.js";
 import { buildContextIndex, ContextIndexReader } from "../../src/core/graph/context-index.js";
+import { learningNote } from "../../src/core/graph/context-rank.js";
 import type { LinkedLearning } from "../../src/core/graph/entities.js";
 import { type LearningType, learningId } from "../../src/core/graph/learnings.js";
-import { recallTerms, termWeight, tokenize } from "../../src/core/recall/recall.js";
+import { buildRecallIndex, recall } from "../../src/core/recall/recall.js";
 
 /**
- * The ranking as it was before the index: every learning re-tokenized and scored per query.
- * The indexed ranking must give the same answer, byte for byte.
+ * The ranking without the context index: the matches as `recall` ranks the learnings (one
+ * note each), every learning's neighbours scored by scanning them all. The indexed ranking
+ * must give the same answer, byte for byte.
  */
 function referenceContext(
   learnings: readonly LinkedLearning[],
   options: Pick<ContextOptions, "topic" | "type">,
 ) {
-  const wanted = new Set(recallTerms(options.topic));
   // What relates a learning: its entities less those every learning of its engram carries
   // (when the engram states several), over all learnings, whatever the type asked.
   const groups = new Map<string, LinkedLearning[]>();
@@ -44,34 +45,18 @@ function referenceContext(
     engram_id: l.engrams[0] as string,
     evidence: l.evidence,
   });
-  // Each word of the topic weighs by how rare it is among all learnings, whatever the type.
-  const wordsOf = (l: LinkedLearning) =>
-    new Set(recallTerms(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`));
-  const weightOf = new Map<string, number>();
-  for (const w of wanted)
-    weightOf.set(
-      w,
-      termWeight(learnings.filter((l) => wordsOf(l).has(w)).length, learnings.length),
-    );
-  const topicWeight = [...weightOf.values()].reduce((a, b) => a + b, 0);
-  for (const l of pool) {
-    const words = wordsOf(l);
-    let hits = 0;
-    let held = 0;
-    for (const w of wanted)
-      if (words.has(w)) {
-        hits++;
-        held += weightOf.get(w) as number;
-      }
-    const named = new Set(tokenize(options.topic));
-    const entityHit = l.entities.some((e) => named.has(e.slice(e.indexOf(":") + 1).toLowerCase()));
-    if (hits === 0 && !entityHit) continue;
-    const score =
-      wanted.size === 0
-        ? (entityHit ? 1 : 0) + Math.log2(1 + l.evidence) / 10
-        : (held + (entityHit ? topicWeight / wanted.size : 0)) / topicWeight +
-          Math.log2(1 + l.evidence) / 10;
-    scored.set(l.id, item(l, score, "match", []));
+  // Matches: recall's own ranking over one note per learning, every match kept.
+  const hits = recall(buildRecallIndex(learnings.map(learningNote)), options.topic, {
+    limit: 10_000,
+  });
+  const byId = new Map(learnings.map((l) => [l.id, l]));
+  const matches: ContextItem[] = [];
+  for (const hit of hits) {
+    const l = byId.get(hit.id) as LinkedLearning;
+    if (options.type && l.type !== options.type) continue;
+    const m = item(l, hit.score, "match", []);
+    scored.set(l.id, m);
+    matches.push(m);
   }
   const matched = new Map<string, number>();
   for (const l of pool) {
@@ -95,9 +80,11 @@ function referenceContext(
       item(l, best * 0.5 * Math.min(1, shared.length / 2 + 0.5), "neighbour", shared),
     );
   }
-  return [...scored.values()].sort(
-    (a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id),
-  );
+  const neighbours = [...scored.values()]
+    .filter((i) => i.via === "neighbour")
+    .sort((a, b) => b.score - a.score || b.evidence - a.evidence || a.id.localeCompare(b.id));
+  // Matches in recall's order; a neighbour goes before a match only on a higher score.
+  return [...matches, ...neighbours].sort((a, b) => b.score - a.score);
 }
 
 const WORDS = ["planner", "cache", "retry", "ada", "engine", "payment", "queue", "router", "the"];
@@ -145,17 +132,24 @@ const countTokens = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
 /** The index as plain data: every array and every record's bytes. */
 function plain(index: ReturnType<typeof buildContextIndex>) {
+  const r = index.recall;
+  const last = (offsets: Uint32Array) => offsets[offsets.length - 1] as number;
   const end = index.records.offsets[index.count] as number;
-  const terms = index.termLearnings.offsets;
   return {
     ...index,
-    termLearnings: [...terms, ...index.termLearnings.read(0, terms[terms.length - 1] as number)],
+    recall: {
+      ...r,
+      textDocs: [...r.textDocs(0, last(r.textOffsets))],
+      textWeights: [...r.textWeights(0, last(r.textOffsets))],
+      topicDocs: [...r.topicDocs(0, last(r.topicOffsets))],
+      phraseDocs: [...r.phraseDocs(0, last(r.phraseOffsets))],
+    },
     records: [...index.records.offsets, ...index.records.read(0, end)],
   };
 }
 
 describe("context index", () => {
-  it("ranks exactly as scoring every learning did, for any memory, topic and type", () => {
+  it("ranks matches as recall does and neighbours as scanning every learning, for any memory, topic and type", () => {
     fc.assert(
       fc.property(
         fc.uniqueArray(learningArb, { maxLength: 40, selector: (l) => l.id }),

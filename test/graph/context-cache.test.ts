@@ -116,4 +116,43 @@ describe("context index on disk", () => {
     truncateSync(file(a), 100);
     expect(readContextIndex(a, key)).toBeUndefined();
   });
+
+  it("checks the ranking's arrays it stores: a damaged table rebuilds, a damaged posting matches nothing", () => {
+    const ctx = repo();
+    const { key } = contextIndexKey(ctx);
+    const index = buildContextIndex(learnings);
+    writeContextIndex(ctx, { key, memory, index, tokens: tokensOf(index) });
+    const path = join(ctx.paths.root, "graph", "context.idx");
+    const clean = readFileSync(path);
+    const header = JSON.parse(clean.subarray(4, 4 + clean.readUInt32LE(0)).toString("utf8")) as {
+      sections: Record<string, [number, number, number]>;
+    };
+    const damaged = (name: string, write: (b: Buffer, at: number) => void) => {
+      const b = Buffer.from(clean);
+      write(b, (header.sections[name] as [number, number, number])[0]);
+      writeFileSync(path, b);
+    };
+    // Two notes standing for one learning: the table is refused and the file rebuilt.
+    damaged("recall.positions", (b, at) => b.writeInt32LE(b.readInt32LE(at + 4), at));
+    expect(readContextIndex(ctx, key)).toBeUndefined();
+    damaged("recall.textOffsets", (b, at) => b.writeUInt32LE(7, at));
+    expect(readContextIndex(ctx, key)).toBeUndefined();
+    // A weight that is not a number, a posting past the notes: read lazily, matched as nothing.
+    damaged("recall.textWeights", (b, at) => {
+      for (let k = 0; k < 64; k++) b.writeDoubleLE(Number.NaN, at + 8 * k);
+      const docs = (header.sections["recall.textDocs"] as [number, number, number])[0];
+      for (let k = 64; k < 128; k++) b.writeInt32LE(1_000_000, docs + 4 * k);
+    });
+    const stored = readContextIndex(ctx, key);
+    expect(stored).toBeDefined();
+    for (const topic of ["planner", "cache retry", "topic4"]) {
+      const r = contextFromIndex(new ContextIndexReader(stored?.index as never), {
+        topic,
+        maxTokens: 3000,
+        countTokens,
+        scopeLine: "s",
+      });
+      expect(r.items.every((i) => Number.isFinite(i.score))).toBe(true);
+    }
+  });
 });

@@ -1,4 +1,10 @@
-import { recallTerms } from "../recall/terms.js";
+import {
+  buildLearningRecall,
+  type LearningRecall,
+  type LearningRecallArrays,
+  learningRecallArrays,
+  learningRecallSource,
+} from "./context-rank.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
 
@@ -15,15 +21,6 @@ export const LEARNING_TYPES: readonly LearningType[] = [
 export interface Postings {
   offsets: Uint32Array;
   refs: Uint32Array;
-}
-
-/**
- * Postings whose flat array is read by range (`read(start, end)`), so a stored index can leave
- * a long section on disk until a query asks for one list.
- */
-export interface RangePostings {
-  offsets: Uint32Array;
-  read(start: number, end: number): Uint32Array;
 }
 
 /**
@@ -46,12 +43,8 @@ export interface ContextIndex {
   learningEntities: Postings;
   /** Per entity, the learnings it relates (the inverse of `learningEntities`, ascending). */
   entityLearnings: Postings;
-  /** Per entity, every learning linked to it, shared links included: what naming it matches. */
-  namedBy: Postings;
-  /** Terms of texts, rationales and topics as recall reads them (stems), sorted. */
-  terms: string[];
-  /** Per term, the learnings whose words hold it (ascending). */
-  termLearnings: RangePostings;
+  /** One note per learning, ranked by memory's one ranking (`rankNotes`), as recall ranks. */
+  recall: LearningRecallArrays;
   /** Per learning, the UTF-8 JSON of what rendering needs: `[id, text, rationale, engram_id]`. */
   records: Records;
 }
@@ -91,11 +84,6 @@ function postings(lists: readonly (readonly number[])[]): Postings {
   return { offsets, refs };
 }
 
-/** The words a topic is matched against: the same text the query used to tokenize. */
-export function learningWords(l: LinkedLearning): string[] {
-  return recallTerms(`${l.text} ${l.rationale ?? ""} ${l.topics.join(" ")}`);
-}
-
 export function buildContextIndex(learnings: readonly LinkedLearning[]): ContextIndex {
   const ordered = [...learnings].sort((a, b) => a.id.localeCompare(b.id));
   const entitySet = new Set<EntityId>();
@@ -103,10 +91,8 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
   const entities = [...entitySet].sort(byCodeUnits);
   const entityNo = new Map(entities.map((e, i) => [e, i]));
   const perEntity: number[][] = entities.map(() => []);
-  const named: number[][] = entities.map(() => []);
   const perLearning: number[][] = [];
   const shared = sharedInEngram(ordered);
-  const perTerm = new Map<string, number[]>();
   const types = new Uint8Array(ordered.length);
   const evidence = new Uint32Array(ordered.length);
   const encoder = new TextEncoder();
@@ -121,17 +107,10 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
     const refs = common === undefined ? all : all.filter((r) => !common.has(entities[r] as string));
     perLearning.push(refs);
     for (const r of refs) (perEntity[r] as number[]).push(i);
-    for (const r of all) (named[r] as number[]).push(i);
-    for (const term of new Set(learningWords(l))) {
-      const list = perTerm.get(term);
-      if (list) list.push(i);
-      else perTerm.set(term, [i]);
-    }
     recordBytes.push(
       encoder.encode(JSON.stringify([l.id, l.text, l.rationale, l.engrams[0] as string])),
     );
   });
-  const terms = [...perTerm.keys()].sort(byCodeUnits);
   const recordOffsets = new Uint32Array(ordered.length + 1);
   let size = 0;
   recordBytes.forEach((b, i) => {
@@ -149,9 +128,7 @@ export function buildContextIndex(learnings: readonly LinkedLearning[]): Context
     entities,
     learningEntities: postings(perLearning),
     entityLearnings: postings(perEntity),
-    namedBy: postings(named),
-    terms,
-    termLearnings: ranged(postings(terms.map((t) => perTerm.get(t) as number[]))),
+    recall: learningRecallArrays(buildLearningRecall(ordered)),
     records: { offsets: recordOffsets, read: (start, end) => bytes.subarray(start, end) },
   };
 }
@@ -184,10 +161,6 @@ function sharedInEngram(learnings: readonly LinkedLearning[]): Map<string, Set<E
   return out;
 }
 
-function ranged(p: Postings): RangePostings {
-  return { offsets: p.offsets, read: (start, end) => p.refs.subarray(start, end) };
-}
-
 function slice(p: Postings, i: number): Uint32Array {
   return p.refs.subarray(p.offsets[i], p.offsets[i + 1]);
 }
@@ -206,13 +179,11 @@ export function indexInSorted(sorted: readonly string[], key: string): number {
   return -1;
 }
 
-const EMPTY = new Uint32Array(0);
-
-/** Read access to an index: postings by term and entity, records decoded on demand. */
+/** Read access to an index: postings by entity, records decoded on demand. */
 export class ContextIndexReader {
   private readonly decoder = new TextDecoder();
-  private byKey: Map<string, number[]> | undefined;
   private urls: Uint8Array | undefined;
+  private ranking: LearningRecall | undefined;
 
   constructor(readonly index: ContextIndex) {}
 
@@ -257,24 +228,11 @@ export class ContextIndexReader {
     return slice(this.index.entityLearnings, e);
   }
 
-  withTerm(term: string): Uint32Array {
-    const t = indexInSorted(this.index.terms, term);
-    const p = this.index.termLearnings;
-    return t < 0 ? EMPTY : p.read(p.offsets[t] as number, p.offsets[t + 1] as number);
-  }
-
-  /** Entities whose key (after `kind:`), lowercased, is `key`: a topic naming the entity. */
-  entitiesKeyed(key: string): readonly number[] {
-    if (this.byKey === undefined) {
-      this.byKey = new Map();
-      this.index.entities.forEach((e, i) => {
-        const k = e.slice(e.indexOf(":") + 1).toLowerCase();
-        const list = this.byKey?.get(k);
-        if (list) list.push(i);
-        else this.byKey?.set(k, [i]);
-      });
-    }
-    return this.byKey.get(key) ?? [];
+  /** The ranking's view of the learnings: postings read as a query asks for them. */
+  recall(): LearningRecall {
+    this.ranking ??= learningRecallSource(this.index.recall, this.count, (i) => this.record(i));
+    if (this.ranking === undefined) throw new Error("context index: its ranking arrays do not fit");
+    return this.ranking;
   }
 
   record(i: number): LearningRecord {

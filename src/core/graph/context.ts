@@ -1,5 +1,4 @@
-import { recallTerms, termWeight } from "../recall/terms.js";
-import { tokenize } from "../recall/tokenize.js";
+import { RERANK_DEPTH, rankNotes } from "../recall/rank.js";
 import { buildContextIndex, ContextIndexReader, LEARNING_TYPES } from "./context-index.js";
 import type { EntityId, LinkedLearning } from "./entities.js";
 import type { LearningType } from "./learnings.js";
@@ -103,78 +102,48 @@ interface Ranked {
   item(i: number): ContextItem;
 }
 
+/** How many of the best matches are re-scored for proximity: as many as a default recall. */
+const RERANK = 10 + RERANK_DEPTH;
+
 /**
- * Every related learning of the pool, best first: matches of the topic's words (or of an
- * entity it names) score by the share of the topic's word weight they hold (recall's term
- * weight: rare words count more) and their evidence; neighbours by
- * the best match they share an entity with, discounted by how common that entity is. State
- * lives in arrays over all learnings: at 40,000 learnings most of memory can be a neighbour.
+ * Every related learning of the pool, best first: the learnings matching the topic, in the
+ * order and with the scores memory's one ranking gives them (`rankNotes`, as `worker recall`
+ * ranks), then their neighbours, each scored by the best match it shares an entity with,
+ * discounted by how common that entity is, merged in by score (a match first on a tie).
+ * State lives in arrays over all learnings: at 40,000 learnings most of memory can be a
+ * neighbour.
  */
 function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
-  const wanted = new Set(recallTerms(options.topic));
   const n = index.count;
   const types = index.index.types;
   const typeCode = options.type === undefined ? -1 : LEARNING_TYPES.indexOf(options.type);
   const { offsets: entOff, refs: entRefs } = index.index.learningEntities;
   const { offsets: linkOff, refs: linkRefs } = index.index.entityLearnings;
-  const { offsets: namedOff, refs: namedRefs } = index.index.namedBy;
-  // Plain typed arrays in the loops below: at 40,000 learnings they run before the engine
-  // has optimized anything, so every call and closure in them costs.
   const evidence = index.index.evidence;
   const urls = index.urlFlags();
+  const { source: notes, positions } = index.recall();
+  const keep =
+    typeCode < 0
+      ? undefined
+      : (_: unknown, d: number) => types[positions[d] as number] === typeCode;
+  const { ranked } = rankNotes([notes], options.topic, {
+    rerank: RERANK,
+    ...(keep ? { keep } : {}),
+  });
   // 0: unrelated, 1: match, 2: neighbour.
   const state = new Uint8Array(n);
-  // The weight of the topic's words a learning holds, each word by how rare it is in memory.
-  const hits = new Float64Array(n);
-  const entityHit = new Uint8Array(n);
-  const related = new Uint32Array(n);
-  let count = 0;
-  let wantedWeight = 0;
-  for (const w of wanted) {
-    const withTerm = index.withTerm(w);
-    const weight = termWeight(withTerm.length, n);
-    wantedWeight += weight;
-    for (let k = 0; k < withTerm.length; k++) {
-      const i = withTerm[k] as number;
-      if (typeCode >= 0 && types[i] !== typeCode) continue;
-      hits[i] = (hits[i] as number) + weight;
-      if (state[i] === 0) {
-        state[i] = 1;
-        related[count++] = i;
-      }
-    }
-  }
-  // Entities are named as written (`person:ada`, `component:payments`): matched unstemmed.
-  for (const w of new Set(tokenize(options.topic))) {
-    for (const e of index.entitiesKeyed(w)) {
-      for (let k = namedOff[e] as number; k < (namedOff[e + 1] as number); k++) {
-        const i = namedRefs[k] as number;
-        if (typeCode >= 0 && types[i] !== typeCode) continue;
-        entityHit[i] = 1;
-        if (state[i] === 0) {
-          state[i] = 1;
-          related[count++] = i;
-        }
-      }
-    }
-  }
-  const matches = count;
   // Scores in thousandths, as they are reported: ranking and output use the same figure.
   const milli = new Float64Array(n);
+  const matches = new Uint32Array(ranked.length);
   const entities = index.index.entities.length;
   const entityMatched = new Uint8Array(entities);
   const entityScore = new Float64Array(entities);
   const matchedEntities: number[] = [];
-  // An entity named in the topic counts as one word of average weight.
-  const entityWeight = wanted.size > 0 ? wantedWeight / wanted.size : 1;
-  const words = wanted.size > 0 ? wantedWeight : 1;
-  for (let r = 0; r < matches; r++) {
-    const i = related[r] as number;
-    const m = Math.round(
-      (((hits[i] as number) + (entityHit[i] as number) * entityWeight) / words +
-        Math.log2(1 + (evidence[i] as number)) / 10) *
-        1000,
-    );
+  ranked.forEach((c, r) => {
+    const i = positions[c.d] as number;
+    matches[r] = i;
+    state[i] = 1;
+    const m = Math.round(c.score * 1000);
     milli[i] = m;
     const s = m / 1000;
     for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
@@ -185,10 +154,12 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
       }
       if (s > (entityScore[e] as number)) entityScore[e] = s;
     }
-  }
+  });
   // An entity that much of memory links to (a hub file, a big project) says little about
   // relatedness: a neighbour's weight falls with how many learnings share the entity.
   const weight = new Float64Array(entities);
+  const neighbours = new Uint32Array(n);
+  let count = 0;
   for (const e of matchedEntities) {
     const from = linkOff[e] as number;
     const to = linkOff[e + 1] as number;
@@ -203,7 +174,7 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
       const i = linkRefs[k] as number;
       if (state[i] === 0 && (typeCode < 0 || types[i] === typeCode)) {
         state[i] = 2;
-        related[count++] = i;
+        neighbours[count++] = i;
       }
     }
   }
@@ -215,8 +186,8 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
     }
     return shared;
   };
-  for (let r = matches; r < count; r++) {
-    const i = related[r] as number;
+  for (let r = 0; r < count; r++) {
+    const i = neighbours[r] as number;
     let best = 0;
     let shared = 0;
     for (let k = entOff[i] as number; k < (entOff[i + 1] as number); k++) {
@@ -227,8 +198,9 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
     }
     milli[i] = Math.round(best * NEIGHBOUR_WEIGHT * Math.min(1, shared / 2 + 0.5) * 1000);
   }
+  const others = byRank(neighbours.subarray(0, count), milli, evidence);
   return {
-    order: byRank(related.subarray(0, count), milli, evidence),
+    order: merged(matches, others, milli),
     item: (i) => {
       const r = index.record(i);
       const neighbour = state[i] === 2;
@@ -245,6 +217,23 @@ function rank(index: ContextIndexReader, options: ContextOptions): Ranked {
       };
     },
   };
+}
+
+/** Two lists each best first, as one by score (thousandths); on a tie, `first`'s item. */
+function merged(first: Uint32Array, second: Uint32Array, milli: Float64Array): Uint32Array {
+  const out = new Uint32Array(first.length + second.length);
+  let a = 0;
+  let b = 0;
+  for (let k = 0; k < out.length; k++) {
+    const x = first[a];
+    const y = second[b];
+    const takeFirst =
+      y === undefined || (x !== undefined && (milli[x] as number) >= (milli[y] as number));
+    out[k] = (takeFirst ? x : y) as number;
+    if (takeFirst) a++;
+    else b++;
+  }
+  return out;
 }
 
 /**

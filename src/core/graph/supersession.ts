@@ -18,7 +18,9 @@ export interface Replacement {
 /** Claim key of each replaced item -> its newest replacement. */
 export type Replacements = ReadonlyMap<string, Replacement>;
 
-export function replacementsOf(engrams: Iterable<Engram>): Replacements {
+export function replacementsOf(
+  engrams: Iterable<Pick<Engram, "engram_id" | "version" | "replaces">>,
+): Replacements {
   const out = new Map<string, Replacement>();
   for (const engram of engrams) {
     for (const { was, now } of engram.replaces ?? []) {

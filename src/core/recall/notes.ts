@@ -95,34 +95,41 @@ export function notesOfEngram(
   carriers: readonly { engram_id: string; keys: ReadonlySet<string> }[] = [],
   replacements: Replacements = new Map(),
 ): RecallNote[] {
+  return supersede(ownNotesOf(engram), engram, carriers, replacements);
+}
+
+/**
+ * An engram's notes as the engram alone gives them, before any other engram supersedes one,
+ * each with the text its claim is keyed by (a fact as written, a decision's title; null for
+ * an episode, which nothing supersedes).
+ */
+export interface OwnNotes {
+  notes: RecallNote[];
+  claims: (string | null)[];
+}
+
+export function ownNotesOf(engram: Engram): OwnNotes {
   const path = engramPath(engram.scope, engram.version, engram.engram_id);
   const at = engram.source_window.end_ts;
   const base = { topics: engram.topics, scope: engram.scope, engram_id: engram.engram_id, path };
-  const supersededBy = (key: string, text: string) => {
-    const ids = carriers.filter((c) => c.keys.has(key)).map((c) => c.engram_id);
-    const replaced = replacedBy(replacements, text, engram);
-    if (replaced !== undefined && !ids.includes(replaced.engram_id)) ids.push(replaced.engram_id);
-    return ids.length > 0 ? { superseded_by: ids.sort(compareText) } : {};
-  };
-  const out: RecallNote[] = [];
+  const notes: RecallNote[] = [];
+  const claims: (string | null)[] = [];
   engram.facts.forEach((fact, i) => {
     // A recorded commit that says nothing ("Commit: Merge branch 'x'") is not worth a hit: its
     // few words would outrank a lesson. (Ids keep the fact's index.)
     if (fact.startsWith("Commit: ") && !hasContent(fact)) return;
-    const key = normalizeClaim(fact);
-    out.push({
+    notes.push({
       ...base,
       id: `${engram.engram_id}#f${i}`,
       ...factNote(fact),
       ...statedOf(engram, learningIdOfFact(fact)),
       at,
       senders: itemSaid(engram, learningIdOfFact(fact)).senders,
-      ...supersededBy(key, fact),
     });
+    claims.push(fact);
   });
   engram.decisions.forEach((d, i) => {
-    const key = normalizeClaim(d.title);
-    out.push({
+    notes.push({
       ...base,
       id: `${engram.engram_id}#d${i}`,
       kind: "decision",
@@ -132,12 +139,12 @@ export function notesOfEngram(
       ...statedOf(engram, learningIdOfFact(d.title)),
       at,
       senders: itemSaid(engram, learningIdOfFact(d.title)).senders,
-      ...supersededBy(key, d.title),
     });
+    claims.push(d.title);
   });
   for (const episode of engram.episodes ?? []) {
     if (episode.text === undefined || episode.text.trim() === "") continue;
-    out.push({
+    notes.push({
       ...base,
       id: `${engram.engram_id}#${episode.id}`,
       kind: "episode",
@@ -147,8 +154,27 @@ export function notesOfEngram(
       at: episode.at,
       senders: [episode.sender],
     });
+    claims.push(null);
   }
-  return out;
+  return { notes, claims };
+}
+
+/** `own`'s notes, each marked with the engrams that carried it forward or replaced it. */
+export function supersede(
+  own: OwnNotes,
+  engram: Pick<Engram, "engram_id" | "version">,
+  carriers: readonly { engram_id: string; keys: ReadonlySet<string> }[] = [],
+  replacements: Replacements = new Map(),
+): RecallNote[] {
+  return own.notes.map((note, i) => {
+    const claim = own.claims[i];
+    if (claim === null || claim === undefined) return note;
+    const key = normalizeClaim(claim);
+    const ids = carriers.filter((c) => c.keys.has(key)).map((c) => c.engram_id);
+    const replaced = replacedBy(replacements, claim, engram);
+    if (replaced !== undefined && !ids.includes(replaced.engram_id)) ids.push(replaced.engram_id);
+    return ids.length > 0 ? { ...note, superseded_by: ids.sort(compareText) } : note;
+  });
 }
 
 /** What a recall note of a session's knowledge record needs of it (`KnowledgeItem`). */

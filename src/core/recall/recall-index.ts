@@ -1,4 +1,5 @@
 import { compareText } from "../model/text.js";
+import { isRecallNote, isRecord } from "./note-check.js";
 import type { RecallNote } from "./notes.js";
 import { recallTerms } from "./terms.js";
 
@@ -34,8 +35,24 @@ export interface StoredNote {
   recency: number;
 }
 
+/**
+ * What `rankNotes` reads of an index: the postings of a term, the notes with an exact topic,
+ * a note by number (numbers in id order, each id once). `RecallIndex` is one; the context index serves
+ * another from its file, reading only what a query touches.
+ */
+export interface RankSource {
+  readonly size: number;
+  postings(term: string): Postings | undefined;
+  /** The notes with this exact topic (its terms joined by spaces). */
+  phrase(terms: string): Int32Array | undefined;
+  /** Every touched note's prior is read: these, unlike `note`, never read a record. */
+  scopeOf(d: number): RecallNote["scope"];
+  recencyOf(d: number): number;
+  note(d: number): StoredNote;
+}
+
 /** An inverted index over recall notes, built once by `buildRecallIndex`. */
-export class RecallIndex {
+export class RecallIndex implements RankSource {
   constructor(
     readonly notes: readonly StoredNote[],
     readonly terms: ReadonlyMap<string, Postings>,
@@ -45,6 +62,26 @@ export class RecallIndex {
 
   get size(): number {
     return this.notes.length;
+  }
+
+  postings(term: string): Postings | undefined {
+    return this.terms.get(term);
+  }
+
+  phrase(terms: string): Int32Array | undefined {
+    return this.phrases.get(terms);
+  }
+
+  scopeOf(d: number): RecallNote["scope"] {
+    return (this.notes[d] as StoredNote).note.scope;
+  }
+
+  recencyOf(d: number): number {
+    return (this.notes[d] as StoredNote).recency;
+  }
+
+  note(d: number): StoredNote {
+    return this.notes[d] as StoredNote;
   }
 }
 
@@ -187,8 +224,21 @@ export function serializeRecallIndex(index: RecallIndex): SerializedRecallIndex 
   };
 }
 
-/** The index `serializeRecallIndex` wrote; `undefined` for anything else (rebuild then). */
+/**
+ * The index `serializeRecallIndex` wrote; `undefined` for anything else (rebuild then). The
+ * cache is untrusted input: every note is checked field by field, every posting must name a
+ * note of the index and every weight be a finite number, so a damaged or planted cache can
+ * neither throw in a query nor bend a ranking with an infinite or NaN score.
+ */
 export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
+  try {
+    return deserialize(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function deserialize(data: unknown): RecallIndex | undefined {
   const d = data as Partial<SerializedRecallIndex> | null;
   if (
     d?.format !== "engram-recall-index/v5" ||
@@ -200,26 +250,38 @@ export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
   ) {
     return undefined;
   }
-  const origins = d.origins.map(([engram_id, path, scope, at, topics, senders]) => ({
-    ...(engram_id !== null ? { engram_id } : {}),
-    ...(path !== null ? { path } : {}),
-    scope,
-    at,
-    topics,
-    senders,
-  }));
+  const origins: Partial<RecallNote>[] = [];
+  for (const origin of d.origins) {
+    if (!Array.isArray(origin) || origin.length !== 6) return undefined;
+    const [engram_id, path, scope, at, topics, senders] = origin;
+    origins.push({
+      ...(engram_id !== null ? { engram_id } : {}),
+      ...(path !== null ? { path } : {}),
+      scope,
+      at,
+      topics,
+      senders,
+    });
+  }
   const recency = new Float32Array(bytes(d.recency));
-  if (recency.length !== d.notes.length) return undefined;
+  if (recency.length !== d.notes.length || !recency.every(Number.isFinite)) return undefined;
   const notes: StoredNote[] = [];
-  for (const [i, [origin, own]] of d.notes.entries()) {
-    const shared = origins[origin];
+  for (const [i, entry] of d.notes.entries()) {
+    if (!Array.isArray(entry) || entry.length !== 2 || !isRecord(entry[1])) return undefined;
+    const shared = typeof entry[0] === "number" ? origins[entry[0]] : undefined;
     if (shared === undefined) return undefined;
-    notes.push({ note: { ...shared, ...own } as RecallNote, recency: recency[i] as number });
+    const note: unknown = { ...shared, ...entry[1] };
+    if (!isRecallNote(note)) return undefined;
+    notes.push({ note, recency: recency[i] as number });
   }
   // A posting must name a note of this index: a damaged cache is rebuilt, not trusted.
   const inRange = (docs: Int32Array) => docs.every((doc) => doc >= 0 && doc < notes.length);
   const terms = new Map<string, Postings>();
-  for (const [t, df, textDocs, textWeights, topicDocs] of d.terms) {
+  for (const entry of d.terms) {
+    if (!Array.isArray(entry) || entry.length !== 5) return undefined;
+    const [t, df, textDocs, textWeights, topicDocs] = entry;
+    if (typeof t !== "string" || !Number.isInteger(df) || df < 0 || df > notes.length)
+      return undefined;
     const p = {
       df,
       textDocs: new Int32Array(bytes(textDocs)),
@@ -228,13 +290,16 @@ export function deserializeRecallIndex(data: unknown): RecallIndex | undefined {
     };
     if (!inRange(p.textDocs) || !inRange(p.topicDocs)) return undefined;
     if (p.textWeights.length !== p.textDocs.length) return undefined;
+    if (!p.textWeights.every(Number.isFinite)) return undefined;
     terms.set(t, p);
   }
   const phrases = new Map<string, Int32Array>();
-  for (const [phrase, docs] of d.phrases) {
-    const list = new Int32Array(bytes(docs));
+  for (const entry of d.phrases) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== "string")
+      return undefined;
+    const list = new Int32Array(bytes(entry[1]));
     if (!inRange(list)) return undefined;
-    phrases.set(phrase, list);
+    phrases.set(entry[0], list);
   }
   return new RecallIndex(notes, terms, phrases);
 }
@@ -244,7 +309,8 @@ function base64(array: Int32Array | Float32Array): string {
 }
 
 /** The bytes of a base64 string, in a buffer of their own (typed arrays need alignment). */
-function bytes(text: string): ArrayBuffer {
+function bytes(text: unknown): ArrayBuffer {
+  if (typeof text !== "string") throw new TypeError("expected base64 text");
   const buffer = Buffer.from(text, "base64");
   const out = new ArrayBuffer(buffer.length - (buffer.length % 4));
   new Uint8Array(out).set(buffer.subarray(0, out.byteLength));
