@@ -64,8 +64,8 @@ function modulesOf(lines: string[]): string[] {
   });
 }
 
-/** Runs a bin with the import trace; returns the modules it loaded. */
-function loadedBy(bin: string, args: string[]): string[] {
+/** Runs a bin with the import trace; returns the lines of the trace (URLs and paths). */
+function traceOf(bin: string, args: string[]): string[] {
   const trace = join(dirs.dir("engram-trace-"), "modules.txt");
   const r = spawnSync(process.execPath, ["--import", TRACE, bin, ...args], {
     cwd: repo.dir,
@@ -73,7 +73,12 @@ function loadedBy(bin: string, args: string[]): string[] {
     encoding: "utf8",
   });
   expect(r.status, `${args.join(" ")}: ${r.stderr}`).toBe(0);
-  return modulesOf(readFileSync(trace, "utf8").split("\n").filter(Boolean));
+  return readFileSync(trace, "utf8").split("\n").filter(Boolean);
+}
+
+/** Runs a bin with the import trace; returns the modules it loaded. */
+function loadedBy(bin: string, args: string[]): string[] {
+  return modulesOf(traceOf(bin, args));
 }
 
 /** A repository of its own, initialized, one decision note spooled; `run` runs a bin in it. */
@@ -298,5 +303,23 @@ describe("command start-up loads only what the command uses", () => {
     const loaded = loadedBy(DIRECTOR_BIN, ["status"]);
     expect(loaded.some((m) => m.endsWith("/director/status.js"))).toBe(true);
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m) || REDACTION.test(m))).toEqual([]);
+  });
+
+  it("the frequent commands read a score of the bundle's files, not sixty chunks (scripts/bundle-hot.ts)", () => {
+    const BUNDLE_FILE = /\/dist\/bin\/[^/]+\.js$/;
+    const filesOf = (bin: string, args: string[]) =>
+      new Set(traceOf(bin, args).filter((line) => BUNDLE_FILE.test(line)));
+    const emit = filesOf(WORKER_BIN, ["emit", "--kind", "fact", "--text", "few files"]);
+    // The trace counts the bundle's files: proof it sees them.
+    expect([...emit].some((file) => /\/hot-[a-z-]+\.js$/.test(file))).toBe(true);
+    for (const [bin, args, files] of [
+      [WORKER_BIN, ["emit", "--kind", "fact", "--text", "few files"], emit],
+      [WORKER_BIN, ["recall", "few files"], undefined],
+      [WORKER_BIN, ["check", "--offline"], undefined],
+      [DIRECTOR_BIN, ["status"], undefined],
+    ] as const) {
+      const count = (files ?? filesOf(bin, [...args])).size;
+      expect(count, `${args.join(" ")} loads ${count} files`).toBeLessThanOrEqual(24);
+    }
   });
 });

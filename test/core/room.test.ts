@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { compactSlice } from "../../src/core/compaction/compact.js";
 import { planCycle } from "../../src/core/compaction/plan.js";
 import {
+  MAX_GROUPS_PER_SLICE,
   parsePending,
   pendingEngrams,
   planRoomCompaction,
@@ -174,6 +175,40 @@ describe("compaction for room", () => {
     expect(ranked.facts).toBe(seq);
     expect(alone.facts).toBe(seq);
     expect(ranked.ledger.labels.reduce((n, [, c]) => n + c, 0)).toBe(seq);
+  });
+
+  it("joined across compactions, the groups are capped as one slice's are: the smallest join other", () => {
+    // 40 issues; each slice favours 23 others and no slice knows the earlier ones (a ledger
+    // without labels), so the slices keep more than 30 labels between them.
+    let seq = 0;
+    let ledger = emptyLedger();
+    const plans: ReturnType<typeof plan>[] = [];
+    for (let k = 0; k < 10; k++) {
+      const part = Array.from({ length: 40 }, (_, issue) => {
+        const favoured = (issue - 3 * k + 400) % 40 < 23;
+        return Array.from({ length: favoured ? 5 : 1 }, () => {
+          seq++;
+          return memoryEvent(seq, { text: `note ${seq}`, issue: `#${issue}` });
+        });
+      }).flat();
+      const room = planRoomCompaction({
+        slice: part,
+        memory,
+        ledger: { ...ledger, labels: [] },
+        pendingFile: pendingFileName(ledger),
+      });
+      plans.push(room);
+      ledger = room.ledger;
+    }
+    expect(new Set(plans.flatMap((p) => p.groups.map((g) => g.group.label))).size).toBeGreaterThan(
+      30,
+    );
+    const engrams = engramsOf(...plans);
+    const labels = new Set(engrams.map((e) => e.topics[0]));
+    expect(labels.size).toBeLessThanOrEqual(MAX_GROUPS_PER_SLICE);
+    expect(labels.has("other")).toBe(true);
+    // Nothing is lost: every note is a fact of memory.
+    expect(new Set(engrams.flatMap((e) => e.facts)).size).toBe(seq);
   });
 
   it("a cycle takes pending engrams as new ones, each once, and never those already listed", () => {

@@ -125,17 +125,22 @@ export function pendingEngrams(
   entities: CompactionPolicy["entities"],
 ): { engrams: Engram[]; fromGroups: number; supersedes: Map<string, string[]> } {
   const out: Engram[] = contents.flatMap((c) => c.engrams);
+  const pending = contents.flatMap((c) => c.groups);
+  const kept = keptLabels(pending);
   const byLabel = new Map<string, PendingGroup[]>();
-  for (const g of contents.flatMap((c) => c.groups)) {
-    const list = byLabel.get(g.group.label);
+  for (const g of pending) {
+    const label = kept.has(g.group.label) ? g.group.label : "other";
+    const list = byLabel.get(label);
     if (list) list.push(g);
-    else byLabel.set(g.group.label, [g]);
+    else byLabel.set(label, [g]);
   }
   const policy = slicePolicy(memory, entities, undefined);
   const made: Engram[] = [];
-  for (const list of byLabel.values()) {
+  for (const [label, list] of byLabel) {
     const version = list.map((g) => g.version).reduce((a, b) => (b > a ? b : a));
-    made.push(...packGroup(joinGroups(list.map((g) => g.group)), version, policy));
+    const joined = joinGroups(list.map((g) => g.group));
+    const group = joined.label === label ? joined : { ...joined, label };
+    made.push(...packGroup(group, version, policy));
   }
   // In id order, as a slice's engrams are.
   made.sort((a, b) => compareText(a.engram_id, b.engram_id));
@@ -147,6 +152,25 @@ export function pendingEngrams(
     }
   }
   return { engrams: [...out, ...made], fromGroups: made.length, supersedes };
+}
+
+/**
+ * The labels whose records keep an engram of their own once joined: all of them when they
+ * are few, else the largest `MAX_GROUPS_PER_SLICE - 1` by events over every compaction (ties
+ * by label), the rest joining `other`, as one slice of the whole stream would. Each slice
+ * caps its own groups, but many small slices keep different labels, and without this cap a
+ * tight buffer made several times the roomy run's groups (103 labels to 26 on the bench's
+ * room stream).
+ */
+function keptLabels(groups: readonly PendingGroup[]): Set<string> {
+  const size = new Map<string, number>();
+  for (const { group } of groups)
+    size.set(group.label, (size.get(group.label) ?? 0) + group.events);
+  if (size.size <= MAX_GROUPS_PER_SLICE) return new Set(size.keys());
+  const largest = [...size]
+    .filter(([label]) => label !== "other")
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]));
+  return new Set(largest.slice(0, MAX_GROUPS_PER_SLICE - 1).map(([label]) => label));
 }
 
 /** The entity linker of engram bodies for `registry` (undefined: no registry, no entities). */
