@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { learningIdOfFact } from "../../src/core/graph/learnings.js";
+import { sealEngram } from "../../src/core/model/engram.js";
 import { buildProposal } from "../../src/core/proposal/proposal.js";
 import { parsePrMarker, renderPrBody, renderPrTitle } from "../../src/core/rendering/pr-body.js";
 import type { Engram } from "../../src/schema/engram.js";
@@ -22,6 +24,15 @@ function proposalOf(added: Engram[], old: Engram[] = []) {
     memory: MEMORY,
     rejectedSkipped: 0,
   });
+}
+
+/** `e` with its items' own senders (`said_by`), resealed. */
+function saidBy(e: Engram, senders: Record<string, string[]>): Engram {
+  const { engram_id: _id, hash: _hash, ...body } = e;
+  const said = Object.fromEntries(
+    Object.entries(senders).map(([text, who]) => [learningIdOfFact(text), { senders: who }]),
+  );
+  return sealEngram({ ...body, said_by: said });
 }
 
 const decisions = Array.from({ length: 12 }, (_, i) => ({
@@ -150,5 +161,37 @@ describe("the pull-request body puts knowledge first", () => {
     const p = proposalOf([{ ...e, tentative: [asked] }]);
     expect(renderPrTitle(p)).toBe("memory: +1 fact, +1 question");
     expect(renderPrBody(p).split("Do we keep invoice PDFs").length - 1).toBe(1);
+  });
+
+  it("says beside each decision who said it and when: its own senders, else its engram's", () => {
+    const day = engram({
+      version: "20250304-000000Z",
+      senders: ["agent-a", "agent-b"],
+      decisions: [
+        { title: "Use Redis for locks", rationale: "advisory locks starved the workers" },
+        { title: "Keep invoices for 10 years", rationale: "the auditor asked" },
+      ],
+    });
+    const p = proposalOf([saidBy(day, { "Use Redis for locks": ["agent-b"] })]);
+    const body = renderPrBody(p);
+    expect(body).toContain(
+      "**Use Redis for locks** — why: advisory locks starved the workers (by `agent-b` on 2025-03-04)",
+    );
+    expect(body).toContain(
+      "**Keep invoices for 10 years** — why: the auditor asked (by `agent-a`, `agent-b` on 2025-03-04)",
+    );
+    expect(p.knowledge?.[0]).toMatchObject({
+      senders: ["agent-b"],
+      at: "2025-03-04T00:00:00.000Z",
+    });
+  });
+
+  it("never cuts a decision's text, even one longer than a note may be", () => {
+    const long = `Adopt the migration plan ${"step ".repeat(2_400)}end`.trim();
+    const why = `because ${"measured ".repeat(1_200)}done`;
+    const p = proposalOf([engram({ decisions: [{ title: long, rationale: why }] })]);
+    const body = renderPrBody(p);
+    expect(long.length).toBeGreaterThan(8_000);
+    expect(body).toContain(`**${long}** — why: ${why}`);
   });
 });

@@ -22,8 +22,10 @@ export interface KnowledgeList {
   noun: string;
 }
 
-// Decisions are never cut (an engram's size bounds them); other items are cut in lists.
-const DECISION_CHARS = 8_000;
+// Decisions are never cut, not even their text (a note's text holds at most 8,000 characters,
+// an imported commit message may hold more); other items are cut in lists.
+const SENDERS_SHOWN = 5;
+const SENDER_CHARS = 40;
 const ITEM_CHARS = 300;
 const FLAG_TEXT_CHARS = 200;
 const ENGRAM_ID_CHARS = 48;
@@ -132,14 +134,15 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   const decisions = (items ?? []).filter((i) => i.kind === "decision");
   const replacing = (items ?? []).filter((i) => (i.replaces?.length ?? 0) > 0);
   if (decisions.length === 0 && replacing.length === 0) return undefined;
-  const text = (t: string) => inlineText(t, DECISION_CHARS);
+  const text = wholeText;
   const changed = decisions.filter((d) => d.replaces !== undefined).length;
   // "new:" only beside a changed one: when every decision is new, the heading says it.
   const lines = decisions.map((d) => {
-    const why = inlineText(d.rationale ?? "", DECISION_CHARS);
+    const why = text(d.rationale ?? "");
     const was = d.replaces?.map((w) => `“${text(w)}”`).join(", ");
     const head = was !== undefined ? `changed: ${was} -> ` : changed > 0 ? "new: " : "";
-    return `- ${itemIdCode(d.id)} ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}`;
+    const said = whoAndWhen(d);
+    return `- ${itemIdCode(d.id)} ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}${said === "" ? "" : ` (${said})`}`;
   });
   const counts =
     changed === 0
@@ -158,6 +161,24 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
         ]
       : []),
   ].join("\n\n");
+}
+
+/** Inert inline text, whole: `inlineText` clipped at the text's own length cuts nothing. */
+function wholeText(t: string): string {
+  return inlineText(t, Math.max(1, String(t).length));
+}
+
+/** `by `alice`, `bob` on 2025-01-02`: who said an item and when (the day); "" when unknown. */
+export function whoAndWhen(item: Pick<KnowledgeItem, "senders" | "at">): string {
+  const senders = item.senders ?? [];
+  const shown = senders.slice(0, SENDERS_SHOWN).map((s) => code(s, SENDER_CHARS));
+  const more =
+    senders.length > SENDERS_SHOWN ? ` +${formatCount(senders.length - SENDERS_SHOWN)}` : "";
+  const day = /^\d{4}-\d{2}-\d{2}/.exec(item.at ?? "")?.[0];
+  return [
+    ...(shown.length > 0 ? [`by ${shown.join(", ")}${more}`] : []),
+    ...(day === undefined ? [] : [`on ${day}`]),
+  ].join(" ");
 }
 
 /** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */
