@@ -9,12 +9,21 @@ import {
 } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
+import { focusLineDiff } from "./focus-diff.js";
 import { type KnowledgeItem, knowledgeItems } from "./knowledge.js";
 import type { WithheldItem } from "./withhold.js";
 
 export interface ProposalInput {
-  base: { branch: string; sha: string; catalog: Catalog; focusBytes: number | null };
-  head: { branch: string; catalog: Catalog; focusBytes: number | null };
+  /** `focusText`: the base's MEMORY.md (null: none), for the lines the proposal changes. */
+  base: {
+    branch: string;
+    sha: string;
+    catalog: Catalog;
+    focusBytes: number | null;
+    focusText?: string | null;
+  };
+  /** `focusText`: the head's MEMORY.md; without it the body says nothing of its lines. */
+  head: { branch: string; catalog: Catalog; focusBytes: number | null; focusText?: string | null };
   /** The engrams the head adds to the base, by id (read from the proposal's files). */
   added: ReadonlyMap<string, Engram>;
   /**
@@ -122,6 +131,9 @@ export function buildProposal(input: ProposalInput): Proposal {
             max_bytes: input.memory.memory_md_max_bytes,
           },
     ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
+    ...(typeof head.focusText === "string"
+      ? { memory_md: focusLineDiff(base.focusText ?? "", head.focusText) }
+      : {}),
     // What the body and --json show: a secret-like run is hidden, as in the flags.
     knowledge: knowledge.map((item) =>
       holdsSecret(item)

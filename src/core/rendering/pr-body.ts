@@ -1,6 +1,7 @@
 import type { ReviewFlag } from "../checks/review-flags.js";
 import type { TierUsage } from "../compaction/budget.js";
 import { CATALOG_PATH } from "../model/paths.js";
+import type { FocusLineDiff } from "../proposal/focus-diff.js";
 import type { KnowledgeItem } from "../proposal/knowledge.js";
 import type { WithheldItem } from "../proposal/withhold.js";
 import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
@@ -11,6 +12,7 @@ import {
   handsOffLine,
   knowledgeHeadline,
   knowledgeLists,
+  memoryLinesSection,
   mergeCloseLine,
   withheldBlock,
 } from "./pr-knowledge.js";
@@ -50,6 +52,8 @@ export interface Proposal {
   flags?: ReviewFlag[];
   /** Items left off the branch: held until released, or rejected (`withholdItems`). */
   withheld?: WithheldItem[];
+  /** The MEMORY.md item lines the head adds and removes: what agents will read. */
+  memory_md?: FocusLineDiff;
 }
 
 export interface PrBodyOptions {
@@ -233,7 +237,10 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     },
   ].filter((s) => s.rows.length > 0);
   const block = (text: string): RowSection => ({ heading: text, header: "", rows: [], noun: "" });
-  const lists: RowSection[] = knowledgeLists(p.knowledge).map((l) => ({ ...l, header: "" }));
+  const lists: RowSection[] = [
+    ...knowledgeLists(p.knowledge),
+    ...(p.memory_md === undefined ? [] : [memoryLinesSection(p.memory_md)]),
+  ].map((l) => ({ ...l, header: "" }));
   const headline = `**${inlineText(knowledgeHeadline(p), 300)}**`;
   const dashboard = dashboardLine(options.dashboardUrl);
   const top = [

@@ -1,6 +1,7 @@
 import { sayWhichHolds } from "../checks/contradictions.js";
 import type { ReviewFlag } from "../checks/review-flags.js";
 import { FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import type { FocusLine, FocusLineDiff } from "../proposal/focus-diff.js";
 import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
 import type { WithheldItem } from "../proposal/withhold.js";
 import { code, formatCount, inlineText, plural } from "./markdown.js";
@@ -191,6 +192,29 @@ export function knowledgeLists(items: readonly KnowledgeItem[] | undefined): Kno
       noun: NOUNS[kind][0],
     };
   }).filter((l) => l.rows.length > 0);
+}
+
+/**
+ * What agents will read: the MEMORY.md lines the proposal adds (+) and removes (−), under the
+ * section they sit in; a list the body may cut, or one line when MEMORY.md keeps its items.
+ */
+export function memoryLinesSection(diff: FocusLineDiff): KnowledgeList {
+  const line = (sign: string, l: FocusLine) =>
+    `- **${sign}** ${l.section === "" ? "" : `${inlineText(l.section, 40)}: `}${inlineText(l.text, ITEM_CHARS) || "—"}`;
+  const rows = [...diff.added.map((l) => line("+", l)), ...diff.removed.map((l) => line("−", l))];
+  const heading = `### What agents will read: ${FOCUS_PATH} (+${formatCount(diff.added.length)}, −${formatCount(diff.removed.length)})`;
+  return {
+    heading:
+      rows.length === 0
+        ? `${heading}
+
+Every agent reads ${FOCUS_PATH} when a session starts; this proposal leaves its items as they are.`
+        : `${heading}
+
+Every agent reads ${FOCUS_PATH} when a session starts; merging changes these lines of it:`,
+    rows,
+    noun: `${FOCUS_PATH} line`,
+  };
 }
 
 /** An item's id as the body shows it, beside the item: what `/engram reject` takes. */
