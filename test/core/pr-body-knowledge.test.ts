@@ -242,4 +242,31 @@ describe("the pull-request body puts knowledge first", () => {
     expect(section).not.toContain("Pin the Node version");
     expect(renderPrBody(p)).toBe(body);
   });
+
+  it("says who contributed: each sender with the items they said, by kind, most first", () => {
+    const day = engram({
+      version: "20250305-000000Z",
+      senders: ["agent-a", "agent-b"],
+      decisions: [{ title: "Use Redis for locks", rationale: "starved workers" }],
+      facts: ["Lesson: Pin Node in CI", "Lesson: Run fs tests forked", "Convention: Use zod"],
+    });
+    const p = proposalOf([
+      saidBy(day, {
+        "Use Redis for locks": ["agent-b"],
+        "Lesson: Pin Node in CI": ["agent-b"],
+        "Convention: Use zod": ["@team-x"],
+      }),
+    ]);
+    const body = renderPrBody(p);
+    const at = body.indexOf("### Who contributed (3)");
+    expect(at).toBeGreaterThan(body.indexOf("### Conventions"));
+    expect(at).toBeLessThan(body.indexOf("_Do not edit"));
+    expect(body.slice(at, body.indexOf("_Do not edit"))).toContain(
+      [
+        "- `agent-b`: 3 items (1 decision, 2 lessons)",
+        "- `@team-x`: 1 item (1 convention)",
+        "- `agent-a`: 1 item (1 lesson)",
+      ].join("\n"),
+    );
+  });
 });

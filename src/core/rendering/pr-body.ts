@@ -7,6 +7,7 @@ import type { WithheldItem } from "../proposal/withhold.js";
 import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
 import {
+  contributorsSection,
   decisionsBlock,
   flagsBlock,
   handsOffLine,
@@ -237,9 +238,11 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     },
   ].filter((s) => s.rows.length > 0);
   const block = (text: string): RowSection => ({ heading: text, header: "", rows: [], noun: "" });
+  const contributors = contributorsSection(p.knowledge);
   const lists: RowSection[] = [
     ...knowledgeLists(p.knowledge),
     ...(p.memory_md === undefined ? [] : [memoryLinesSection(p.memory_md)]),
+    ...(contributors === undefined ? [] : [contributors]),
   ].map((l) => ({ ...l, header: "" }));
   const headline = `**${inlineText(knowledgeHeadline(p), 300)}**`;
   const dashboard = dashboardLine(options.dashboardUrl);

@@ -217,6 +217,40 @@ Every agent reads ${FOCUS_PATH} when a session starts; merging changes these lin
   };
 }
 
+/**
+ * Who contributed: each sender with how many of the proposal's items they said, by kind, most
+ * first (ties by name); a list the body may cut, undefined when no item names a sender.
+ */
+export function contributorsSection(
+  items: readonly KnowledgeItem[] | undefined,
+): KnowledgeList | undefined {
+  const bySender = new Map<string, Map<KnowledgeKind, number>>();
+  for (const item of items ?? []) {
+    for (const sender of new Set(item.senders ?? [])) {
+      const kinds = bySender.get(sender) ?? new Map<KnowledgeKind, number>();
+      kinds.set(item.kind, (kinds.get(item.kind) ?? 0) + 1);
+      bySender.set(sender, kinds);
+    }
+  }
+  if (bySender.size === 0) return undefined;
+  const total = (kinds: Map<KnowledgeKind, number>) =>
+    [...kinds.values()].reduce((a, b) => a + b, 0);
+  const rows = [...bySender]
+    .map(([sender, kinds]) => ({ sender, kinds, n: total(kinds) }))
+    .sort((x, y) => y.n - x.n || (x.sender < y.sender ? -1 : x.sender > y.sender ? 1 : 0))
+    .map(({ sender, kinds, n }) => {
+      const parts = (["decision", ...LIST_KINDS] as const)
+        .filter((k) => kinds.has(k))
+        .map((k) => plural(kinds.get(k) as number, ...NOUNS[k]));
+      return `- ${code(sender, SENDER_CHARS)}: ${plural(n, "item")} (${parts.join(", ")})`;
+    });
+  return {
+    heading: `### Who contributed (${formatCount(bySender.size)})\n\nThe senders of the notes this proposal's items came from; an item several said counts for each.`,
+    rows,
+    noun: "contributor",
+  };
+}
+
 /** An item's id as the body shows it, beside the item: what `/engram reject` takes. */
 function itemIdCode(id: string | undefined): string {
   return id === undefined ? "" : code(id, ITEM_ID_CHARS);
