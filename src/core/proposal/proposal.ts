@@ -8,6 +8,7 @@ import {
   reviewFlags,
 } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
+import { countFocusItems } from "../rendering/focus-header.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
 import { focusLineDiff } from "./focus-diff.js";
 import { type KnowledgeItem, knowledgeItems } from "./knowledge.js";
@@ -39,7 +40,7 @@ export interface ProposalInput {
     | "lt_max_total_bytes"
     | "memory_md_max_bytes"
   > &
-    Partial<Pick<MemoryConfig, "promote_min_confidence">>;
+    Partial<Pick<MemoryConfig, "promote_min_confidence" | "memory_md_max_items">>;
   rejectedSkipped: number;
   /** Items the branch leaves out: held until released, or rejected one by one. */
   withheld?: readonly WithheldItem[];
@@ -129,6 +130,14 @@ export function buildProposal(input: ProposalInput): Proposal {
             bytes_before: base.focusBytes ?? 0,
             bytes_after: head.focusBytes,
             max_bytes: input.memory.memory_md_max_bytes,
+            // Items only where the texts were read and the budget is known.
+            ...(typeof head.focusText === "string" && input.memory.memory_md_max_items !== undefined
+              ? {
+                  items_before: countFocusItems(base.focusText ?? ""),
+                  items_after: countFocusItems(head.focusText),
+                  max_items: input.memory.memory_md_max_items,
+                }
+              : {}),
           },
     ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
     ...(typeof head.focusText === "string"

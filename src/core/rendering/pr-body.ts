@@ -4,7 +4,12 @@ import { CATALOG_PATH } from "../model/paths.js";
 import type { FocusLineDiff } from "../proposal/focus-diff.js";
 import type { KnowledgeItem } from "../proposal/knowledge.js";
 import type { WithheldItem } from "../proposal/withhold.js";
-import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
+import {
+  type FocusUsage,
+  renderBudgetTable,
+  renderTierChart,
+  type TierBudgets,
+} from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
 import {
   contributorsSection,
@@ -44,7 +49,7 @@ export interface Proposal {
   tiers_before: { st: TierUsageRow; lt: TierUsageRow };
   tiers_after: { st: TierUsageRow; lt: TierUsageRow };
   budgets: TierBudgets;
-  focus: { bytes_before: number; bytes_after: number; max_bytes: number } | null;
+  focus: FocusUsage | null;
   /** Engrams not proposed again because an earlier PR with them was closed unmerged. */
   rejected_skipped?: number;
   /** The knowledge the new engrams add, each claim once (`src/core/proposal/knowledge.ts`). */
@@ -191,7 +196,8 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     "### Budgets",
     renderBudgetTable(p.tiers_after, p.budgets, p.tiers_before, p.focus),
   ].join("\n\n");
-  const chart = renderTierChart(p.tiers_before, p.tiers_after, p.budgets);
+  // Only where a budget nears its limit; otherwise the table says all.
+  const chart = renderTierChart(p.tiers_before, p.tiers_after, p.budgets, p.focus);
   const skipped =
     p.rejected_skipped !== undefined && p.rejected_skipped > 0
       ? [
@@ -283,7 +289,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
         [
           ...lists,
           block(handsOffLine()),
-          fold([heading, summary, refs, budgets, chart]),
+          fold([heading, summary, refs, budgets, ...(chart === undefined ? [] : [chart])]),
           ...engramSections,
         ],
         [...skipped, closeFold],
