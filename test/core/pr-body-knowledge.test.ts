@@ -269,4 +269,15 @@ describe("the pull-request body puts knowledge first", () => {
       ].join("\n"),
     );
   });
+
+  it("says so when whole decisions cannot fit in a body, rather than cut one", () => {
+    const big = Array.from({ length: 10 }, (_, i) => ({
+      title: `Decision ${i} ${"word ".repeat(1_580)}`.trim(),
+      rationale: "measured",
+    }));
+    const body = renderPrBody(proposalOf([engram({ decisions: big })]));
+    expect(body.length).toBeLessThanOrEqual(65_536);
+    expect(body).toContain("_10 decisions, whole, do not fit in a pull-request body");
+    expect(body).not.toContain("Decision 0 word");
+  });
 });

@@ -282,6 +282,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
 
   const body = (before: string[], sections: RowSection[], after: string[]) =>
     fitRows(before, sections, after, notice, maxChars);
+  const decisionCount = (p.knowledge ?? []).filter((k) => k.kind === "decision").length;
   const variants: (() => string | undefined)[] = [
     () =>
       body(
@@ -315,6 +316,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
           headline,
           mergeCloseLine(),
           ...(p.flags?.length ? [flagsBlock(p.flags) as string] : []),
+          ...(decisionCount > 0 ? [decisionsElsewhere(decisionCount, catalogRef)] : []),
         ],
         [],
         [],
@@ -328,6 +330,11 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     if (text !== undefined) return text;
   }
   return "";
+}
+
+/** Said where whole decisions do not fit in a body: never cut, so left out, and said so. */
+function decisionsElsewhere(count: number, catalogRef: string): string {
+  return `_${plural(count, "decision")}, whole, do not fit in a pull-request body: read them in the Files changed tab or from ${catalogRef}._`;
 }
 
 /** The link to the dashboard artifact; none when no URL is given or it is not http(s). */
