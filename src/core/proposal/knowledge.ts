@@ -1,5 +1,6 @@
 import type { Engram } from "../../schema/engram.js";
 import { itemSaid, learningId, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
+import { isHistoryImport } from "../history/kinds.js";
 
 /** What a knowledge item is: a reviewer reads decisions, lessons and conventions differently. */
 export type KnowledgeKind =
@@ -29,8 +30,13 @@ export interface KnowledgeItem {
   replaces?: string[];
   /** Who said it: the item's own senders (`said_by`), else its engram's; sorted. */
   senders?: string[];
-  /** When it was said (ISO-8601 UTC): an episode's own time, else its engram's window end. */
+  /**
+   * When it was said (ISO-8601 UTC): an episode's own time, else its engram's window end;
+   * absent for a history import, whose window is the import's, not the commits'.
+   */
   at?: string;
+  /** A history import's item: the commits it was read from (its own links). */
+  commits?: string[];
 }
 
 const PREFIXES: readonly [string, KnowledgeKind][] = [
@@ -77,10 +83,14 @@ export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };
     // Who and when, per item: what a reviewer weighs a decision by.
-    const said = (stated: string) => ({
-      senders: [...itemSaid(e, learningIdOfFact(stated)).senders].sort(),
-      at: e.source_window.end_ts,
-    });
+    const history = isHistoryImport(e);
+    const said = (stated: string) => {
+      const own = itemSaid(e, learningIdOfFact(stated));
+      const senders = [...own.senders].sort();
+      if (!history) return { senders, at: e.source_window.end_ts };
+      const commits = own.links.filter((l) => l.type === "commit").map((l) => l.ref);
+      return { senders, ...(commits.length > 0 ? { commits } : {}) };
+    };
     for (const d of e.decisions) {
       const sure = d.confidence === undefined ? {} : { confidence: d.confidence };
       push({

@@ -26,6 +26,7 @@ export interface KnowledgeList {
 // Decisions are never cut, not even their text (a note's text holds at most 8,000 characters,
 // an imported commit message may hold more); other items are cut in lists.
 const SENDERS_SHOWN = 5;
+const COMMITS_SHOWN = 3;
 const SENDER_CHARS = 40;
 const ITEM_CHARS = 300;
 const FLAG_TEXT_CHARS = 200;
@@ -169,17 +170,29 @@ function wholeText(t: string): string {
   return inlineText(t, Math.max(1, String(t).length));
 }
 
-/** `by `alice`, `bob` on 2025-01-02`: who said an item and when (the day); "" when unknown. */
-export function whoAndWhen(item: Pick<KnowledgeItem, "senders" | "at">): string {
+/**
+ * `by `alice`, `bob` on 2025-01-02`: who said an item and when (the day), and for a history
+ * import's item the commit it came from; "" when unknown.
+ */
+export function whoAndWhen(item: Pick<KnowledgeItem, "senders" | "at" | "commits">): string {
   const senders = item.senders ?? [];
   const shown = senders.slice(0, SENDERS_SHOWN).map((s) => code(s, SENDER_CHARS));
   const more =
     senders.length > SENDERS_SHOWN ? ` +${formatCount(senders.length - SENDERS_SHOWN)}` : "";
   const day = /^\d{4}-\d{2}-\d{2}/.exec(item.at ?? "")?.[0];
-  return [
+  const commits = (item.commits ?? []).slice(0, COMMITS_SHOWN).map((c) => code(c.slice(0, 12), 12));
+  const moreCommits =
+    (item.commits?.length ?? 0) > COMMITS_SHOWN
+      ? ` +${formatCount((item.commits?.length ?? 0) - COMMITS_SHOWN)}`
+      : "";
+  const who = [
     ...(shown.length > 0 ? [`by ${shown.join(", ")}${more}`] : []),
     ...(day === undefined ? [] : [`on ${day}`]),
   ].join(" ");
+  return [
+    ...(who === "" ? [] : [who]),
+    ...(commits.length > 0 ? [`commit ${commits.join(", ")}${moreCommits}`] : []),
+  ].join(", ");
 }
 
 /** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */
