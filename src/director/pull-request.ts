@@ -43,11 +43,13 @@ export async function openPullRequest(
       sha: refs.main,
       catalog: mainCatalog,
       focusBytes: bytes(mainFocus?.text),
+      focusText: mainFocus?.text ?? null,
     },
     head: {
       branch: options.branch,
       catalog: files.catalog,
       focusBytes: bytes(files.files.get(FOCUS_PATH)),
+      focusText: files.files.get(FOCUS_PATH) ?? null,
     },
     added,
     kept,

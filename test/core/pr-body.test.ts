@@ -275,8 +275,8 @@ describe("renderPrBody", () => {
     );
     expect(body).toContain("| short-term (ST) | 10 → 11 of 64 (15.6% → 17.2%) |");
     expect(body).toContain("| MEMORY.md | | 1,000 → 1,200 of 8,192 (12.2% → 14.6%) |");
-    expect(body).toContain("```mermaid\nxychart-beta\n");
-    expect(body).toContain("  bar [16, 17, 8, 8, 1, 2, 0, 0]");
+    // No budget is near its limit: no chart of bars of a few percent.
+    expect(body).not.toContain("```mermaid");
     const promoted = section(body, "Promoted to long-term (1)");
     expect(promoted?.rows).toEqual([
       `| [e\\_${"0".repeat(31)}3](${FILE_URL(row(3).path)}) | ci, topic3 | fact number 3 | repeated in 3 engrams |`,
@@ -476,5 +476,39 @@ describe("renderStepSummary", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("the budgets in the pull-request body", () => {
+  it("charts only the budgets near their limit, MEMORY.md's bytes and items among them", () => {
+    const body = renderPrBody(
+      proposal({
+        tiers_after: { st: { files: 55, bytes: 21_000 }, lt: { files: 4, bytes: 5_000 } },
+        focus: {
+          bytes_before: 6_000,
+          bytes_after: 7_900,
+          max_bytes: 8_192,
+          items_before: 40,
+          items_after: 44,
+          max_items: 60,
+        },
+      }),
+    );
+    expect(body).toContain(
+      "| MEMORY.md | 40 → 44 of 60 (66.7% → 73.3%) items | 6,000 → 7,900 of 8,192 (73.2% → 96.4%) |",
+    );
+    expect(body).toContain(
+      [
+        "```mermaid",
+        "xychart-beta",
+        '  title "Budgets near their limit, % used"',
+        '  x-axis ["ST files before", "ST files after", "MEMORY.md bytes before", "MEMORY.md bytes after"]',
+        '  y-axis "% of budget" 0 --> 100',
+        "  bar [16, 86, 73, 96]",
+        "```",
+      ].join("\n"),
+    );
+    // The chart is bookkeeping: inside the fold.
+    expect(body.indexOf("```mermaid")).toBeGreaterThan(body.indexOf("<details>"));
   });
 });

@@ -1,5 +1,6 @@
 import type { Engram } from "../../schema/engram.js";
-import { learningId, normalizeClaim } from "../graph/learnings.js";
+import { itemSaid, learningId, learningIdOfFact, normalizeClaim } from "../graph/learnings.js";
+import { isHistoryImport } from "../history/kinds.js";
 
 /** What a knowledge item is: a reviewer reads decisions, lessons and conventions differently. */
 export type KnowledgeKind =
@@ -27,6 +28,15 @@ export interface KnowledgeItem {
   scope: "st" | "lt";
   /** What memory said that this item replaces (its engram's `replaces`), as memory said it. */
   replaces?: string[];
+  /** Who said it: the item's own senders (`said_by`), else its engram's; sorted. */
+  senders?: string[];
+  /**
+   * When it was said (ISO-8601 UTC): an episode's own time, else its engram's window end;
+   * absent for a history import, whose window is the import's, not the commits'.
+   */
+  at?: string;
+  /** A history import's item: the commits it was read from (its own links). */
+  commits?: string[];
 }
 
 const PREFIXES: readonly [string, KnowledgeKind][] = [
@@ -72,18 +82,35 @@ export function knowledgeItems(engrams: readonly Engram[]): KnowledgeItem[] {
   };
   for (const e of engrams) {
     const from = { engram_id: e.engram_id, scope: e.scope };
+    // Who and when, per item: what a reviewer weighs a decision by.
+    const history = isHistoryImport(e);
+    const said = (stated: string) => {
+      const own = itemSaid(e, learningIdOfFact(stated));
+      const senders = [...own.senders].sort();
+      if (!history) return { senders, at: e.source_window.end_ts };
+      const commits = own.links.filter((l) => l.type === "commit").map((l) => l.ref);
+      return { senders, ...(commits.length > 0 ? { commits } : {}) };
+    };
     for (const d of e.decisions) {
       const sure = d.confidence === undefined ? {} : { confidence: d.confidence };
-      push({ kind: "decision", text: d.title, rationale: d.rationale, ...sure, ...from });
+      push({
+        kind: "decision",
+        text: d.title,
+        rationale: d.rationale,
+        ...sure,
+        ...from,
+        ...said(d.title),
+      });
     }
-    for (const fact of e.facts) push({ ...factItem(fact), ...from }, fact);
+    for (const fact of e.facts) push({ ...factItem(fact), ...from, ...said(fact) }, fact);
     // `tentative` marks facts the engram holds (never promoted): listed once, under their kind.
     const facts = new Set(e.facts);
     for (const fact of e.tentative ?? []) {
-      if (!facts.has(fact)) push({ kind: "tentative", text: fact, ...from });
+      if (!facts.has(fact)) push({ kind: "tentative", text: fact, ...from, ...said(fact) });
     }
     for (const ep of e.episodes ?? []) {
-      if (ep.text !== undefined) push({ kind: "episode", text: ep.text, ...from });
+      if (ep.text === undefined) continue;
+      push({ kind: "episode", text: ep.text, ...from, senders: [ep.sender], at: ep.at });
     }
   }
   return out;

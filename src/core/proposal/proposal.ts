@@ -8,13 +8,23 @@ import {
   reviewFlags,
 } from "../checks/review-flags.js";
 import { tierUsage } from "../compaction/budget.js";
+import { countFocusItems } from "../rendering/focus-header.js";
 import type { Proposal, ProposalRow } from "../rendering/pr-body.js";
+import { focusLineDiff } from "./focus-diff.js";
 import { type KnowledgeItem, knowledgeItems } from "./knowledge.js";
 import type { WithheldItem } from "./withhold.js";
 
 export interface ProposalInput {
-  base: { branch: string; sha: string; catalog: Catalog; focusBytes: number | null };
-  head: { branch: string; catalog: Catalog; focusBytes: number | null };
+  /** `focusText`: the base's MEMORY.md (null: none), for the lines the proposal changes. */
+  base: {
+    branch: string;
+    sha: string;
+    catalog: Catalog;
+    focusBytes: number | null;
+    focusText?: string | null;
+  };
+  /** `focusText`: the head's MEMORY.md; without it the body says nothing of its lines. */
+  head: { branch: string; catalog: Catalog; focusBytes: number | null; focusText?: string | null };
   /** The engrams the head adds to the base, by id (read from the proposal's files). */
   added: ReadonlyMap<string, Engram>;
   /**
@@ -30,7 +40,7 @@ export interface ProposalInput {
     | "lt_max_total_bytes"
     | "memory_md_max_bytes"
   > &
-    Partial<Pick<MemoryConfig, "promote_min_confidence">>;
+    Partial<Pick<MemoryConfig, "promote_min_confidence" | "memory_md_max_items">>;
   rejectedSkipped: number;
   /** Items the branch leaves out: held until released, or rejected one by one. */
   withheld?: readonly WithheldItem[];
@@ -120,8 +130,19 @@ export function buildProposal(input: ProposalInput): Proposal {
             bytes_before: base.focusBytes ?? 0,
             bytes_after: head.focusBytes,
             max_bytes: input.memory.memory_md_max_bytes,
+            // Items only where the texts were read and the budget is known.
+            ...(typeof head.focusText === "string" && input.memory.memory_md_max_items !== undefined
+              ? {
+                  items_before: countFocusItems(base.focusText ?? ""),
+                  items_after: countFocusItems(head.focusText),
+                  max_items: input.memory.memory_md_max_items,
+                }
+              : {}),
           },
     ...(input.rejectedSkipped > 0 ? { rejected_skipped: input.rejectedSkipped } : {}),
+    ...(typeof head.focusText === "string"
+      ? { memory_md: focusLineDiff(base.focusText ?? "", head.focusText) }
+      : {}),
     // What the body and --json show: a secret-like run is hidden, as in the flags.
     knowledge: knowledge.map((item) =>
       holdsSecret(item)

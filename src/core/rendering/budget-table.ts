@@ -18,7 +18,14 @@ export interface FocusUsage {
   bytes_before: number;
   bytes_after: number;
   max_bytes: number;
+  /** Its items (bullet lines) against `memory_md_max_items`, when the texts were read. */
+  items_before?: number;
+  items_after?: number;
+  max_items?: number;
 }
+
+/** A budget this full (percent used, after the change) is near its limit: charted. */
+export const NEAR_LIMIT_PERCENT = 80;
 
 /** One `before → after of budget (p% → q%)` cell, or `after of budget (q%)` with no before. */
 function cell(before: number | undefined, after: number, max: number): string {
@@ -45,7 +52,13 @@ export function renderBudgetTable(
     `| long-term (LT) | ${cell(before?.lt.files, after.lt.files, budgets.lt_max_files)} | ${cell(before?.lt.bytes, after.lt.bytes, budgets.lt_max_total_bytes)} |`,
   ];
   if (focus) {
-    rows.push(`| MEMORY.md | | ${cell(focus.bytes_before, focus.bytes_after, focus.max_bytes)} |`);
+    const items =
+      focus.items_after === undefined || focus.max_items === undefined
+        ? ""
+        : ` ${cell(focus.items_before, focus.items_after, focus.max_items)} items`;
+    rows.push(
+      `| MEMORY.md |${items} | ${cell(focus.bytes_before, focus.bytes_after, focus.max_bytes)} |`,
+    );
   }
   return rows.join("\n");
 }
@@ -57,32 +70,42 @@ function chartPercent(used: number, max: number): number {
 }
 
 /**
- * A mermaid `xychart-beta` bar chart (GitHub renders mermaid fences) of each tier's files and
- * bytes as a percentage of its budget, before and after side by side. Labels are ours, not
- * input text, so nothing needs escaping.
+ * A mermaid `xychart-beta` bar chart (GitHub renders mermaid fences) of the budgets near their
+ * limit (at least `NEAR_LIMIT_PERCENT` used after the change), each before and after side by
+ * side, as a percentage of the budget: tier files and bytes, MEMORY.md bytes and items.
+ * Undefined when no budget is near its limit: bars of a few percent tell a reviewer nothing.
+ * Labels are ours, not input text, so nothing needs escaping.
  */
 export function renderTierChart(
   before: TierSnapshot,
   after: TierSnapshot,
   budgets: TierBudgets,
-): string {
-  const series: [string, number][] = [];
-  for (const [tier, label, maxFiles, maxBytes] of [
-    ["st", "ST", budgets.st_max_files, budgets.st_max_total_bytes],
-    ["lt", "LT", budgets.lt_max_files, budgets.lt_max_total_bytes],
-  ] as const) {
-    series.push(
-      [`${label} files before`, chartPercent(before[tier].files, maxFiles)],
-      [`${label} files after`, chartPercent(after[tier].files, maxFiles)],
-      [`${label} bytes before`, chartPercent(before[tier].bytes, maxBytes)],
-      [`${label} bytes after`, chartPercent(after[tier].bytes, maxBytes)],
-    );
+  focus?: FocusUsage | null,
+): string | undefined {
+  const budgetsUsed: [string, number | undefined, number, number][] = [
+    ["ST files", before.st.files, after.st.files, budgets.st_max_files],
+    ["ST bytes", before.st.bytes, after.st.bytes, budgets.st_max_total_bytes],
+    ["LT files", before.lt.files, after.lt.files, budgets.lt_max_files],
+    ["LT bytes", before.lt.bytes, after.lt.bytes, budgets.lt_max_total_bytes],
+  ];
+  if (focus) {
+    budgetsUsed.push(["MEMORY.md bytes", focus.bytes_before, focus.bytes_after, focus.max_bytes]);
+    if (focus.items_after !== undefined && focus.max_items !== undefined) {
+      budgetsUsed.push(["MEMORY.md items", focus.items_before, focus.items_after, focus.max_items]);
+    }
   }
+  const series: [string, number][] = budgetsUsed
+    .filter(([, , used, max]) => chartPercent(used, max) >= NEAR_LIMIT_PERCENT)
+    .flatMap(([label, was, used, max]) => [
+      [`${label} before`, chartPercent(was ?? 0, max)],
+      [`${label} after`, chartPercent(used, max)],
+    ]);
+  if (series.length === 0) return undefined;
   const top = Math.max(100, ...series.map(([, v]) => v));
   return [
     "```mermaid",
     "xychart-beta",
-    '  title "Tier usage, % of budget"',
+    `  title "Budgets near their limit, % used"`,
     `  x-axis [${series.map(([label]) => `"${label}"`).join(", ")}]`,
     `  y-axis "% of budget" 0 --> ${top}`,
     `  bar [${series.map(([, v]) => v).join(", ")}]`,

@@ -1,16 +1,24 @@
 import type { ReviewFlag } from "../checks/review-flags.js";
 import type { TierUsage } from "../compaction/budget.js";
 import { CATALOG_PATH } from "../model/paths.js";
+import type { FocusLineDiff } from "../proposal/focus-diff.js";
 import type { KnowledgeItem } from "../proposal/knowledge.js";
 import type { WithheldItem } from "../proposal/withhold.js";
-import { renderBudgetTable, renderTierChart, type TierBudgets } from "./budget-table.js";
+import {
+  type FocusUsage,
+  renderBudgetTable,
+  renderTierChart,
+  type TierBudgets,
+} from "./budget-table.js";
 import { code, formatCount, inlineText, linkTarget, plural } from "./markdown.js";
 import {
+  contributorsSection,
   decisionsBlock,
   flagsBlock,
   handsOffLine,
   knowledgeHeadline,
   knowledgeLists,
+  memoryLinesSection,
   mergeCloseLine,
   withheldBlock,
 } from "./pr-knowledge.js";
@@ -41,7 +49,7 @@ export interface Proposal {
   tiers_before: { st: TierUsageRow; lt: TierUsageRow };
   tiers_after: { st: TierUsageRow; lt: TierUsageRow };
   budgets: TierBudgets;
-  focus: { bytes_before: number; bytes_after: number; max_bytes: number } | null;
+  focus: FocusUsage | null;
   /** Engrams not proposed again because an earlier PR with them was closed unmerged. */
   rejected_skipped?: number;
   /** The knowledge the new engrams add, each claim once (`src/core/proposal/knowledge.ts`). */
@@ -50,6 +58,8 @@ export interface Proposal {
   flags?: ReviewFlag[];
   /** Items left off the branch: held until released, or rejected (`withholdItems`). */
   withheld?: WithheldItem[];
+  /** The MEMORY.md item lines the head adds and removes: what agents will read. */
+  memory_md?: FocusLineDiff;
 }
 
 export interface PrBodyOptions {
@@ -186,7 +196,8 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     "### Budgets",
     renderBudgetTable(p.tiers_after, p.budgets, p.tiers_before, p.focus),
   ].join("\n\n");
-  const chart = renderTierChart(p.tiers_before, p.tiers_after, p.budgets);
+  // Only where a budget nears its limit; otherwise the table says all.
+  const chart = renderTierChart(p.tiers_before, p.tiers_after, p.budgets, p.focus);
   const skipped =
     p.rejected_skipped !== undefined && p.rejected_skipped > 0
       ? [
@@ -233,7 +244,12 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     },
   ].filter((s) => s.rows.length > 0);
   const block = (text: string): RowSection => ({ heading: text, header: "", rows: [], noun: "" });
-  const lists: RowSection[] = knowledgeLists(p.knowledge).map((l) => ({ ...l, header: "" }));
+  const contributors = contributorsSection(p.knowledge);
+  const lists: RowSection[] = [
+    ...knowledgeLists(p.knowledge),
+    ...(p.memory_md === undefined ? [] : [memoryLinesSection(p.memory_md)]),
+    ...(contributors === undefined ? [] : [contributors]),
+  ].map((l) => ({ ...l, header: "" }));
   const headline = `**${inlineText(knowledgeHeadline(p), 300)}**`;
   const dashboard = dashboardLine(options.dashboardUrl);
   const top = [
@@ -266,6 +282,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
 
   const body = (before: string[], sections: RowSection[], after: string[]) =>
     fitRows(before, sections, after, notice, maxChars);
+  const decisionCount = (p.knowledge ?? []).filter((k) => k.kind === "decision").length;
   const variants: (() => string | undefined)[] = [
     () =>
       body(
@@ -273,7 +290,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
         [
           ...lists,
           block(handsOffLine()),
-          fold([heading, summary, refs, budgets, chart]),
+          fold([heading, summary, refs, budgets, ...(chart === undefined ? [] : [chart])]),
           ...engramSections,
         ],
         [...skipped, closeFold],
@@ -299,6 +316,7 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
           headline,
           mergeCloseLine(),
           ...(p.flags?.length ? [flagsBlock(p.flags) as string] : []),
+          ...(decisionCount > 0 ? [decisionsElsewhere(decisionCount, catalogRef)] : []),
         ],
         [],
         [],
@@ -312,6 +330,11 @@ export function renderPrBody(p: Proposal, options: PrBodyOptions = {}): string {
     if (text !== undefined) return text;
   }
   return "";
+}
+
+/** Said where whole decisions do not fit in a body: never cut, so left out, and said so. */
+function decisionsElsewhere(count: number, catalogRef: string): string {
+  return `_${plural(count, "decision")}, whole, do not fit in a pull-request body: read them in the Files changed tab or from ${catalogRef}._`;
 }
 
 /** The link to the dashboard artifact; none when no URL is given or it is not http(s). */

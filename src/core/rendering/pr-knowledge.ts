@@ -1,6 +1,7 @@
 import { sayWhichHolds } from "../checks/contradictions.js";
 import type { ReviewFlag } from "../checks/review-flags.js";
 import { FOCUS_PATH, MEMORY_DIR } from "../model/paths.js";
+import type { FocusLine, FocusLineDiff } from "../proposal/focus-diff.js";
 import type { KnowledgeItem, KnowledgeKind } from "../proposal/knowledge.js";
 import type { WithheldItem } from "../proposal/withhold.js";
 import { code, formatCount, inlineText, plural } from "./markdown.js";
@@ -22,8 +23,11 @@ export interface KnowledgeList {
   noun: string;
 }
 
-// Decisions are never cut (an engram's size bounds them); other items are cut in lists.
-const DECISION_CHARS = 8_000;
+// Decisions are never cut, not even their text (a note's text holds at most 8,000 characters,
+// an imported commit message may hold more); other items are cut in lists.
+const SENDERS_SHOWN = 5;
+const COMMITS_SHOWN = 3;
+const SENDER_CHARS = 40;
 const ITEM_CHARS = 300;
 const FLAG_TEXT_CHARS = 200;
 const ENGRAM_ID_CHARS = 48;
@@ -132,14 +136,15 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   const decisions = (items ?? []).filter((i) => i.kind === "decision");
   const replacing = (items ?? []).filter((i) => (i.replaces?.length ?? 0) > 0);
   if (decisions.length === 0 && replacing.length === 0) return undefined;
-  const text = (t: string) => inlineText(t, DECISION_CHARS);
+  const text = wholeText;
   const changed = decisions.filter((d) => d.replaces !== undefined).length;
   // "new:" only beside a changed one: when every decision is new, the heading says it.
   const lines = decisions.map((d) => {
-    const why = inlineText(d.rationale ?? "", DECISION_CHARS);
+    const why = text(d.rationale ?? "");
     const was = d.replaces?.map((w) => `“${text(w)}”`).join(", ");
     const head = was !== undefined ? `changed: ${was} -> ` : changed > 0 ? "new: " : "";
-    return `- ${itemIdCode(d.id)} ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}`;
+    const said = whoAndWhen(d);
+    return `- ${itemIdCode(d.id)} ${head}**${text(d.text)}**${why === "" ? "" : ` — why: ${why}`}${said === "" ? "" : ` (${said})`}`;
   });
   const counts =
     changed === 0
@@ -160,6 +165,36 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   ].join("\n\n");
 }
 
+/** Inert inline text, whole: `inlineText` clipped at the text's own length cuts nothing. */
+function wholeText(t: string): string {
+  return inlineText(t, Math.max(1, String(t).length));
+}
+
+/**
+ * `by `alice`, `bob` on 2025-01-02`: who said an item and when (the day), and for a history
+ * import's item the commit it came from; "" when unknown.
+ */
+export function whoAndWhen(item: Pick<KnowledgeItem, "senders" | "at" | "commits">): string {
+  const senders = item.senders ?? [];
+  const shown = senders.slice(0, SENDERS_SHOWN).map((s) => code(s, SENDER_CHARS));
+  const more =
+    senders.length > SENDERS_SHOWN ? ` +${formatCount(senders.length - SENDERS_SHOWN)}` : "";
+  const day = /^\d{4}-\d{2}-\d{2}/.exec(item.at ?? "")?.[0];
+  const commits = (item.commits ?? []).slice(0, COMMITS_SHOWN).map((c) => code(c.slice(0, 12), 12));
+  const moreCommits =
+    (item.commits?.length ?? 0) > COMMITS_SHOWN
+      ? ` +${formatCount((item.commits?.length ?? 0) - COMMITS_SHOWN)}`
+      : "";
+  const who = [
+    ...(shown.length > 0 ? [`by ${shown.join(", ")}${more}`] : []),
+    ...(day === undefined ? [] : [`on ${day}`]),
+  ].join(" ");
+  return [
+    ...(who === "" ? [] : [who]),
+    ...(commits.length > 0 ? [`commit ${commits.join(", ")}${moreCommits}`] : []),
+  ].join(", ");
+}
+
 /** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */
 export function knowledgeLists(items: readonly KnowledgeItem[] | undefined): KnowledgeList[] {
   return LIST_KINDS.map((kind) => {
@@ -170,6 +205,63 @@ export function knowledgeLists(items: readonly KnowledgeItem[] | undefined): Kno
       noun: NOUNS[kind][0],
     };
   }).filter((l) => l.rows.length > 0);
+}
+
+/**
+ * What agents will read: the MEMORY.md lines the proposal adds (+) and removes (−), under the
+ * section they sit in; a list the body may cut, or one line when MEMORY.md keeps its items.
+ */
+export function memoryLinesSection(diff: FocusLineDiff): KnowledgeList {
+  const line = (sign: string, l: FocusLine) =>
+    `- **${sign}** ${l.section === "" ? "" : `${inlineText(l.section, 40)}: `}${inlineText(l.text, ITEM_CHARS) || "—"}`;
+  const rows = [...diff.added.map((l) => line("+", l)), ...diff.removed.map((l) => line("−", l))];
+  const heading = `### What agents will read: ${FOCUS_PATH} (+${formatCount(diff.added.length)}, −${formatCount(diff.removed.length)})`;
+  return {
+    heading:
+      rows.length === 0
+        ? `${heading}
+
+Every agent reads ${FOCUS_PATH} when a session starts; this proposal leaves its items as they are.`
+        : `${heading}
+
+Every agent reads ${FOCUS_PATH} when a session starts; merging changes these lines of it:`,
+    rows,
+    noun: `${FOCUS_PATH} line`,
+  };
+}
+
+/**
+ * Who contributed: each sender with how many of the proposal's items they said, by kind, most
+ * first (ties by name); a list the body may cut, undefined when no item names a sender.
+ */
+export function contributorsSection(
+  items: readonly KnowledgeItem[] | undefined,
+): KnowledgeList | undefined {
+  const bySender = new Map<string, Map<KnowledgeKind, number>>();
+  for (const item of items ?? []) {
+    for (const sender of new Set(item.senders ?? [])) {
+      const kinds = bySender.get(sender) ?? new Map<KnowledgeKind, number>();
+      kinds.set(item.kind, (kinds.get(item.kind) ?? 0) + 1);
+      bySender.set(sender, kinds);
+    }
+  }
+  if (bySender.size === 0) return undefined;
+  const total = (kinds: Map<KnowledgeKind, number>) =>
+    [...kinds.values()].reduce((a, b) => a + b, 0);
+  const rows = [...bySender]
+    .map(([sender, kinds]) => ({ sender, kinds, n: total(kinds) }))
+    .sort((x, y) => y.n - x.n || (x.sender < y.sender ? -1 : x.sender > y.sender ? 1 : 0))
+    .map(({ sender, kinds, n }) => {
+      const parts = (["decision", ...LIST_KINDS] as const)
+        .filter((k) => kinds.has(k))
+        .map((k) => plural(kinds.get(k) as number, ...NOUNS[k]));
+      return `- ${code(sender, SENDER_CHARS)}: ${plural(n, "item")} (${parts.join(", ")})`;
+    });
+  return {
+    heading: `### Who contributed (${formatCount(bySender.size)})\n\nThe senders of the notes this proposal's items came from; an item several said counts for each.`,
+    rows,
+    noun: "contributor",
+  };
 }
 
 /** An item's id as the body shows it, beside the item: what `/engram reject` takes. */
