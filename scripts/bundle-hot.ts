@@ -42,6 +42,20 @@ interface BuildShape {
 /** The project's folder (dist/src is two below it): esbuild's metafile paths are relative to it. */
 const rootOf = (src: string) => resolve(src, "..", "..");
 
+/** What every build here shares: one ESM bundle for Node, with its metafile, from the root. */
+function common(src: string, shape: BuildShape) {
+  return {
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: shape.target,
+    external: shape.external,
+    metafile: true,
+    absWorkingDir: rootOf(src),
+    logLevel: "warning",
+  } as const;
+}
+
 /** A relative import's absolute path (tsc wrote every import with its `.js`). */
 function absolute(path: string, resolveDir: string): string | undefined {
   return path.startsWith(".") ? resolve(resolveDir, path) : undefined;
@@ -61,15 +75,8 @@ async function closureOf(src: string, seeds: string[], shape: BuildShape): Promi
     entryPoints: seeds.map((seed) => join(src, seed)),
     outdir: join(src, "..", "hot-closure"),
     write: false,
-    bundle: true,
-    format: "esm",
-    platform: "node",
-    target: shape.target,
-    external: shape.external,
-    metafile: true,
+    ...common(src, shape),
     plugins: [lazyOut],
-    absWorkingDir: rootOf(src),
-    logLevel: "warning",
   });
   const packages = Object.values(result.metafile.outputs).flatMap((out) =>
     out.imports.filter(
@@ -217,15 +224,8 @@ export async function buildHot(src: string, outdir: string, shape: BuildShape) {
     const result = await build({
       stdin: { contents: lines.join("\n"), resolveDir: src, sourcefile: file },
       outfile: join(outdir, file),
-      bundle: true,
-      format: "esm",
-      platform: "node",
-      target: shape.target,
-      external: shape.external,
-      metafile: true,
+      ...common(src, shape),
       plugins: [placed(layout, src, { file, modules: new Set(modules) })],
-      absWorkingDir: rootOf(src),
-      logLevel: "warning",
     });
     Object.assign(outputs, result.metafile.outputs);
   }

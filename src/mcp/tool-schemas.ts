@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CONFIRMED_BY } from "../core/graph/freshness.js";
 import { LEARNING_TYPE_NAMES } from "../core/graph/learnings.js";
+import { RECALL_NOTE_KINDS, RECALL_SCOPES } from "../core/recall/notes.js";
 import { MemoryNotePayload } from "../schema/envelope.js";
 import { remoteRecallOutput } from "./sync-tools.js";
 
@@ -35,20 +36,11 @@ export const recallOutput = z.object({
   hits: z.array(
     z.object({
       id: z.string(),
-      kind: z.enum([
-        "fact",
-        "decision",
-        "lesson",
-        "convention",
-        "incident",
-        "question",
-        "episode",
-        "commit",
-      ]),
+      kind: z.enum(RECALL_NOTE_KINDS),
       text: z.string(),
       rationale: z.string().optional(),
       truncated: z.literal(true).optional(),
-      scope: z.enum(["st", "lt", "history"]),
+      scope: z.enum(RECALL_SCOPES),
       engram_id: z.string().optional(),
       path: z.string().optional(),
       commit: z.string().optional(),

@@ -4,7 +4,6 @@ import { inlineText, linkTarget } from "../../src/core/rendering/markdown.js";
 import {
   GITHUB_BODY_MAX_CHARS,
   type Proposal,
-  type ProposalRow,
   parsePrMarker,
   renderPrBody,
   renderPrTitle,
@@ -14,51 +13,7 @@ import {
   stepSummaryFromProposal,
 } from "../../src/core/rendering/step-summary.js";
 
-const HASH_A = `sha256:${"a".repeat(64)}`;
-const HASH_B = `sha256:${"b".repeat(64)}`;
-const FILE_URL = (path: string) => `https://github.com/octo/repo/blob/engram/main/${path}`;
-
-function row(i: number, over: Partial<ProposalRow> = {}): ProposalRow {
-  const id = `e_${i.toString(16).padStart(32, "0")}`;
-  return {
-    engram_id: id,
-    scope: "st",
-    path: `memory/st/20250101-000000Z/engram_${id}.json`,
-    topics: ["ci", `topic${i}`],
-    first_fact: `fact number ${i}`,
-    event_count: i + 1,
-    ...over,
-  };
-}
-
-function proposal(over: Partial<Proposal> = {}): Proposal {
-  return {
-    base: {
-      branch: "main",
-      sha: "0123456789abcdef0123456789abcdef01234567",
-      catalog_version: 7,
-      catalog_hash: HASH_A,
-    },
-    head: { branch: "engram/main", catalog_version: 8, catalog_hash: HASH_B },
-    compacted_events: 12,
-    source_window: { start_ts: "2025-01-01T00:00:00.000Z", end_ts: "2025-01-01T02:00:00.000Z" },
-    written: [row(1), row(2, { scope: "lt" })],
-    promoted: [{ ...row(3, { scope: "lt" }), reason: "repeated in 3 engrams" }],
-    evicted: [
-      { engram_id: "e_old", scope: "st", path: "memory/st/20240101-000000Z/engram_e_old.json" },
-    ],
-    tiers_before: { st: { files: 10, bytes: 20_000 }, lt: { files: 2, bytes: 3_000 } },
-    tiers_after: { st: { files: 11, bytes: 21_000 }, lt: { files: 4, bytes: 5_000 } },
-    budgets: {
-      st_max_files: 64,
-      st_max_total_bytes: 262_144,
-      lt_max_files: 256,
-      lt_max_total_bytes: 1_048_576,
-    },
-    focus: { bytes_before: 1_000, bytes_after: 1_200, max_bytes: 8_192 },
-    ...over,
-  };
-}
+import { FILE_URL, HASH_A, HASH_B, proposal, row } from "./pr-body-fixtures.js";
 
 // ---- reading a rendered body back ------------------------------------------------------------
 
@@ -476,39 +431,5 @@ describe("renderStepSummary", () => {
       }),
       { numRuns: 100 },
     );
-  });
-});
-
-describe("the budgets in the pull-request body", () => {
-  it("charts only the budgets near their limit, MEMORY.md's bytes and items among them", () => {
-    const body = renderPrBody(
-      proposal({
-        tiers_after: { st: { files: 55, bytes: 21_000 }, lt: { files: 4, bytes: 5_000 } },
-        focus: {
-          bytes_before: 6_000,
-          bytes_after: 7_900,
-          max_bytes: 8_192,
-          items_before: 40,
-          items_after: 44,
-          max_items: 60,
-        },
-      }),
-    );
-    expect(body).toContain(
-      "| MEMORY.md | 40 → 44 of 60 (66.7% → 73.3%) items | 6,000 → 7,900 of 8,192 (73.2% → 96.4%) |",
-    );
-    expect(body).toContain(
-      [
-        "```mermaid",
-        "xychart-beta",
-        '  title "Budgets near their limit, % used"',
-        '  x-axis ["ST files before", "ST files after", "MEMORY.md bytes before", "MEMORY.md bytes after"]',
-        '  y-axis "% of budget" 0 --> 100',
-        "  bar [16, 86, 73, 96]",
-        "```",
-      ].join("\n"),
-    );
-    // The chart is bookkeeping: inside the fold.
-    expect(body.indexOf("```mermaid")).toBeGreaterThan(body.indexOf("<details>"));
   });
 });

@@ -1,4 +1,4 @@
-import type { RecallNote } from "./notes.js";
+import { RECALL_NOTE_KINDS, RECALL_SCOPES, type RecallNote } from "./notes.js";
 
 /**
  * The shape check of a recall note read from a cache: the state folder is input like any
@@ -6,17 +6,8 @@ import type { RecallNote } from "./notes.js";
  * field, a non-finite confidence) is refused, and the cache derived again.
  */
 
-const KINDS = new Set([
-  "fact",
-  "decision",
-  "lesson",
-  "convention",
-  "incident",
-  "question",
-  "episode",
-  "commit",
-]);
-const SCOPES = new Set(["st", "lt", "history"]);
+const KINDS = new Set<string>(RECALL_NOTE_KINDS);
+const SCOPES = new Set<string>(RECALL_SCOPES);
 const FIELDS = new Set([
   "id",
   "kind",

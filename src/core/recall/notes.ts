@@ -11,17 +11,21 @@ import { compareText } from "../model/text.js";
  * the repository's history, with where it lives and who said it.
  */
 
-export type RecallNoteKind =
-  | "fact"
-  | "decision"
-  | "lesson"
-  | "convention"
-  | "incident"
-  | "question"
-  | "episode"
-  | "commit";
+/** What a recall hit can be: an item of an engram, an episode, or a commit of the history. */
+export const RECALL_NOTE_KINDS = [
+  "fact",
+  "decision",
+  "lesson",
+  "convention",
+  "incident",
+  "question",
+  "episode",
+  "commit",
+] as const;
+export type RecallNoteKind = (typeof RECALL_NOTE_KINDS)[number];
 
-export type RecallScope = "st" | "lt" | "history";
+export const RECALL_SCOPES = ["st", "lt", "history"] as const;
+export type RecallScope = (typeof RECALL_SCOPES)[number];
 
 /** A note's tokens as counted when it was indexed (by the real tokenizer), else estimated. */
 export interface NoteTokens {
