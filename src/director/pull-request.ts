@@ -1,4 +1,5 @@
 import type { RepoContext } from "../context/repo-context.js";
+import { isHistoryImport } from "../core/history/kinds.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
 import type { ProposalRefs } from "../core/proposal/plan.js";
 import { buildProposal } from "../core/proposal/proposal.js";
@@ -7,6 +8,7 @@ import type { WithheldItem } from "../core/proposal/withhold.js";
 import { proposedRecords, recordItem } from "../core/proposal/withhold-records.js";
 import { type HeldForReview, renderPrBody, renderPrTitle } from "../core/rendering/pr-body.js";
 import type { SessionFile } from "../core/versions/documents.js";
+import { gitText } from "../git/git-child.js";
 import { type GitRepo, readFileAt } from "../git/history.js";
 import { catalogAt, knowledgeRecordIdsAt } from "../repo/memory-at.js";
 import type { Catalog, Engram } from "../schema/engram.js";
@@ -56,6 +58,7 @@ export async function openPullRequest(
     memory: ctx.config.memory,
     rejectedSkipped: rejected,
     withheld,
+    commitTimes: await commitTimes(ctx.repoDir, [...added.values()]),
     records: proposedRecords(
       files.catalog,
       files.files,
@@ -97,4 +100,42 @@ function heldForReview(main: Catalog, files: MemoryFiles): HeldForReview[] {
     }
   }
   return held;
+}
+
+/** Most commits whose times one proposal reads (an import keeps a few hundred decisions). */
+const MOST_COMMITS = 2000;
+
+/**
+ * When the commits a history import's engrams were read from were made, in one `git show`:
+ * the body dates each imported decision by its commit, not by the import. A commit this
+ * clone does not have leaves every decision undated, as before.
+ */
+async function commitTimes(
+  repoDir: string,
+  engrams: readonly Engram[],
+): Promise<Map<string, string>> {
+  const shas = new Set<string>();
+  for (const engram of engrams.filter(isHistoryImport)) {
+    const links = [engram.links, ...Object.values(engram.said_by ?? {}).map((s) => s.links ?? [])];
+    for (const link of links.flat()) {
+      if (link.type === "commit" && /^[0-9a-f]{7,64}$/.test(link.ref)) shas.add(link.ref);
+    }
+  }
+  const times = new Map<string, string>();
+  if (shas.size === 0 || shas.size > MOST_COMMITS) return times;
+  const asked = [...shas].sort();
+  const out = await gitText(repoDir, [
+    "show",
+    "-s",
+    "--no-walk=unsorted",
+    "--format=%H %ct",
+    ...asked,
+  ]);
+  for (const line of (out ?? "").split("\n")) {
+    const [sha, seconds] = line.split(" ");
+    if (sha === undefined || !/^\d+$/.test(seconds ?? "")) continue;
+    const at = new Date(Number(seconds) * 1000).toISOString();
+    for (const ref of asked) if (sha.startsWith(ref)) times.set(ref, at);
+  }
+  return times;
 }

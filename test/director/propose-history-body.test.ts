@@ -1,6 +1,7 @@
 /**
  * A history import's pull request (issue 37): each decision names the commit it was read
- * from, and no day (the engram's window is the import's, not the commit's).
+ * from and is dated by it (the engram's window is the import's, not the commit's), newest
+ * first, under the commits' date range.
  */
 
 import { execFileSync } from "node:child_process";
@@ -45,12 +46,12 @@ function commitAt(repo: TempRepo, path: string, message: string, date: string): 
 }
 
 describe("a history import's pull request", () => {
-  it("names each decision's commit, and no import day as its date", async () => {
+  it("names each decision's commit and its day, newest first, under the commits' range", async () => {
     const { clone } = await setup(dirs);
-    commitAt(
+    const older = commitAt(
       clone,
-      "src/parser.ts",
-      "Use a hand-written parser for the config\n\nbecause the grammar is tiny",
+      "src/logger.ts",
+      "Switch the logger from winston to pino\n\nbecause pino writes JSON without a transport",
       "2021-03-04T10:00:00Z",
     );
     const newer = commitAt(
@@ -66,8 +67,15 @@ describe("a history import's pull request", () => {
     const out = jsonOf<RunJson>(run).proposal;
     const body = out.would_open?.body ?? "";
     expect(body).toContain(
-      `**Switch the cache from memcached to Redis** — why: because memcached lost keys on restart (by \`git-history\`, commit \`${newer.slice(0, 12)}\`)`,
+      `**Switch the cache from memcached to Redis** — why: because memcached lost keys on restart (by \`git-history\` on 2024-06-07, commit \`${newer.slice(0, 12)}\`)`,
     );
-    expect(body).not.toMatch(/Redis\*\* — why: [^\n]* on \d{4}-/);
+    expect(body).toContain(
+      `**Switch the logger from winston to pino** — why: because pino writes JSON without a transport (by \`git-history\` on 2021-03-04, commit \`${older.slice(0, 12)}\`)`,
+    );
+    expect(body).toContain(
+      "Read from the repository's history: commits of 2021-03-04 to 2024-06-07, newest first.",
+    );
+    // Newest first.
+    expect(body.indexOf("memcached to Redis**")).toBeLessThan(body.indexOf("winston to pino**"));
   });
 });

@@ -49,6 +49,12 @@ export interface ProposalInput {
    * `engram_id` is their knowledge file: listed and flagged like the engrams' items.
    */
   records?: readonly KnowledgeItem[];
+  /**
+   * When each commit a history import's items were read from was made (sha -> ISO-8601 UTC,
+   * read from git by the caller): such an item's "when" is its newest commit's time, since its
+   * engram's window is the import's.
+   */
+  commitTimes?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -78,7 +84,7 @@ export function buildProposal(input: ProposalInput): Proposal {
     .map((e) => input.added.get(e.engram_id)?.source_window)
     .filter((w) => w !== undefined);
   const engrams = added.map((e) => input.added.get(e.engram_id)).filter((e) => e !== undefined);
-  const fromEngrams = knowledgeItems(engrams);
+  const fromEngrams = withCommitTimes(knowledgeItems(engrams), input.commitTimes);
   // A record stating what an engram states is one item: listed once, under the engram.
   const listed = new Set(fromEngrams.map((k) => k.id));
   const knowledge = [...fromEngrams, ...(input.records ?? []).filter((r) => !listed.has(r.id))];
@@ -165,4 +171,21 @@ export function buildProposal(input: ProposalInput): Proposal {
       ? { withheld: [...input.withheld] }
       : {}),
   };
+}
+
+/** A history import's items, dated by their newest commit where git gave its time. */
+function withCommitTimes(
+  items: KnowledgeItem[],
+  times: ReadonlyMap<string, string> | undefined,
+): KnowledgeItem[] {
+  if (times === undefined || times.size === 0) return items;
+  return items.map((item) => {
+    if (item.at !== undefined || item.commits === undefined) return item;
+    const at = item.commits
+      .map((sha) => times.get(sha))
+      .filter((t) => t !== undefined)
+      .sort()
+      .at(-1);
+    return at === undefined ? item : { ...item, at };
+  });
 }

@@ -138,6 +138,8 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
   if (decisions.length === 0 && replacing.length === 0) return undefined;
   const text = wholeText;
   const changed = decisions.filter((d) => d.replaces !== undefined).length;
+  const history = historyImport(decisions);
+  if (history !== undefined) decisions.sort(newestFirst);
   // "new:" only beside a changed one: when every decision is new, the heading says it.
   const lines = decisions.map((d) => {
     const why = text(d.rationale ?? "");
@@ -154,7 +156,9 @@ export function decisionsBlock(items: readonly KnowledgeItem[] | undefined): str
     (i.replaces ?? []).map((w) => `- “${text(w)}” — superseded by ${i.kind} “${text(i.text)}”`),
   );
   return [
-    ...(decisions.length > 0 ? [`### Decisions (${counts})`, lines.join("\n")] : []),
+    ...(decisions.length > 0
+      ? [`### Decisions (${counts})`, ...(history === undefined ? [] : [history]), lines.join("\n")]
+      : []),
     ...(superseded.length > 0
       ? [
           `### Superseded (${formatCount(superseded.length)})`,
@@ -193,6 +197,23 @@ export function whoAndWhen(item: Pick<KnowledgeItem, "senders" | "at" | "commits
     ...(who === "" ? [] : [who]),
     ...(commits.length > 0 ? [`commit ${commits.join(", ")}${moreCommits}`] : []),
   ].join(", ");
+}
+
+/**
+ * The line that opens a history import's decisions (every one read from commits, each dated
+ * by its newest commit): the commits' date range, newest first. Undefined for any other.
+ */
+function historyImport(decisions: readonly KnowledgeItem[]): string | undefined {
+  if (decisions.length === 0) return undefined;
+  if (!decisions.every((d) => d.commits !== undefined && d.at !== undefined)) return undefined;
+  const days = decisions.map((d) => (d.at as string).slice(0, 10)).sort();
+  return `Read from the repository's history: commits of ${days[0]} to ${days.at(-1)}, newest first.`;
+}
+
+/** Newest first by `at` (ISO-8601 UTC sorts as text); undated last; ties by id. */
+function newestFirst(a: KnowledgeItem, b: KnowledgeItem): number {
+  if (a.at !== b.at) return a.at === undefined ? 1 : b.at === undefined ? -1 : a.at < b.at ? 1 : -1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 /** Lessons, conventions and the other facts, grouped by kind: rows the body may cut. */
