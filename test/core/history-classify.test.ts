@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { compactSlice } from "../../src/core/compaction/compact.js";
 import { decideCompaction } from "../../src/core/compaction/decide.js";
+import { summarizeCommits } from "../../src/core/compaction/history.js";
 import { entityMatcher } from "../../src/core/graph/entities.js";
 import { classifyCommit } from "../../src/core/history/classify.js";
 import { areaOf, classifyMessage, parseCommitMessage } from "../../src/core/history/git-events.js";
@@ -358,5 +359,23 @@ describe("compactSlice with history events", () => {
     expect(facts).toContain('Area src: 1 commit, 2021 (1 feature); latest: "Add a parser"');
     expect(facts).toContain("1 dependency bump, 2024");
     expect(facts.join("\n")).not.toContain("Bump a");
+  });
+});
+
+describe("an area's summary", () => {
+  it("lists no latest subjects when none says anything (no bare `latest:`)", () => {
+    const git = { role: "operator" as const, id: "git-history" };
+    const merge = memoryEvent(1, {
+      type: "memory_event.v1",
+      kind: "commit:merge",
+      sender: git,
+      text: "Merge branch 'main' into dev",
+      topics: ["docs"],
+      sent_at: "2023-05-01T00:00:00.000Z",
+    });
+    const facts = summarizeCommits([merge]);
+    expect(facts).toHaveLength(1);
+    expect(facts[0]).toMatch(/^Area docs: 1 commit, 2023 \(/);
+    expect(facts[0]).not.toContain("latest:");
   });
 });

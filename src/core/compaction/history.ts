@@ -116,9 +116,10 @@ export function summarizeCommits(commits: readonly MemoryEvent[]): string[] {
     const types = [...t.types]
       .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
       .map(([type, n]) => plural(n, TYPE_LABELS[type] ?? [`${type} change`, `${type} changes`]));
+    // Subjects that say nothing (a merge's, an empty one) are not listed: no bare "latest:".
     const latest = t.latest.map((s) => `"${s}"`).join("; ");
     facts.push(
-      `Area ${area}: ${plural(t.count, ["commit", "commits"])}, ${years(t)} (${types.join(", ")}); latest: ${latest}`,
+      `Area ${area}: ${plural(t.count, ["commit", "commits"])}, ${years(t)} (${types.join(", ")})${latest === "" ? "" : `; latest: ${latest}`}`,
     );
   }
   for (const kind of Object.keys(NOISE_LABELS)) {
