@@ -82,7 +82,10 @@ export async function memorySource(
     const candidates = syncCandidates(engrams, catalog, sourceOptions);
     if (options.withdrawReplaced === true) {
       // An insight the store holds (or is about to get) that a later item replaced.
-      for (const id of replacedInsightIds(engrams, sourceOptions)) {
+      const offered = new Set(
+        candidates.filter((c) => c.item.type === "insight").map((c) => c.item.local_id),
+      );
+      for (const id of replacedInsightIds(engrams, sourceOptions, offered)) {
         const key = `insight:${id}`;
         const withdrawn = withdrawnInsight(id);
         const known = queue.mapping[key] ?? queue.records[key];

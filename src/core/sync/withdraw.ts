@@ -1,5 +1,4 @@
 import type { Engram } from "../../schema/engram.js";
-import { withoutReplaced } from "../graph/supersession.js";
 import type { SyncCandidate } from "./item.js";
 import { insightCandidates, type SourceOptions } from "./sources.js";
 
@@ -9,14 +8,19 @@ import { insightCandidates, type SourceOptions } from "./sources.js";
  * no longer true, should not stay beside it. Pure.
  */
 
-/** The insight ids only the replaced side of a supersession states (none without one). */
-export function replacedInsightIds(engrams: readonly Engram[], options: SourceOptions): string[] {
+/**
+ * The insight ids only the replaced side of a supersession states (none without one).
+ * `current`: the insight ids `syncCandidates` offered, already the current side only.
+ */
+export function replacedInsightIds(
+  engrams: readonly Engram[],
+  options: SourceOptions,
+  current: ReadonlySet<string>,
+): string[] {
   if (!engrams.some((e) => (e.replaces?.length ?? 0) > 0)) return [];
-  const none = new Set<string>();
-  const ids = (list: readonly Engram[]) =>
-    insightCandidates(list, options, none).map((c) => c.item.local_id);
-  const current = new Set(ids(withoutReplaced(engrams)));
-  return ids(engrams).filter((id) => !current.has(id));
+  return insightCandidates(engrams, options, new Set())
+    .map((c) => c.item.local_id)
+    .filter((id) => !current.has(id));
 }
 
 /**
