@@ -1,13 +1,14 @@
 /**
- * The hot files of the bundle (dist/bin/hot-*.js): the modules that the commands agents start
- * most often load, grouped by which of those commands load them, so that such a command
- * reads a score of files instead of sixty chunks (start-up, issue 39). Every module of the
- * bundle lives in exactly one file: other files import a hot module's bindings from its hot
- * file, so a class or a cache is never duplicated. A hot file imports only hot files that
- * every command loading it loads too (no cycle, nothing loaded for nothing); its lazy imports
- * of anything else go through a `lazy-*.js` file of the chunk build.
+ * The hot modules of the bundle: what the commands agents start most often load (start-up,
+ * issue 39). All of them go into one script, dist/bin/hot.cjs, which src/cli/hot-load.ts
+ * compiles with V8's code cache; each module is initialised on first use. Beside it, a hot
+ * file for each set of commands that load the same modules (hot-emit-recall.js...): a small
+ * ES module whose bindings are its modules' exports, taken from the script, through which the
+ * chunk build's files import a hot module, so a class or a cache is never duplicated. A hot
+ * module's lazy import of anything else goes through a `lazy-*.js` file of the chunk build.
  */
-import { join, resolve } from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { build, type Plugin } from "esbuild";
 
 const WORKER_TABLE = ["cli/main.js", "cli/worker-commands.js"];
@@ -112,16 +113,6 @@ async function exportsOf(src: string, modules: string[], target: string) {
   return names;
 }
 
-/** The commands whose hot file this is: hot-check-emit.js -> check, emit. */
-const holdersOf = (file: string) => file.replace(/^hot-|\.js$/g, "").split("-");
-
-/** Whether every command that loads hot file `own` loads hot file `file` too. */
-function loadedWith(file: string | undefined, own: string): boolean {
-  if (file === undefined) return false;
-  const holders = new Set(holdersOf(file));
-  return holdersOf(own).every((command) => holders.has(command));
-}
-
 interface HotPlace {
   /** The hot file that holds the module: hot-emit.js, hot-check-emit-recall.js... */
   file: string;
@@ -154,29 +145,16 @@ function reexport(place: HotPlace): string {
   return `export { ${list.join(", ")} } from "./${place.file}";`;
 }
 
-/**
- * Imports of a hot module held by another file become re-exports from that file; with
- * `lazyOut`, lazy imports of any module outside `own` go to its `lazy-*.js` file.
- */
-function placed(
-  layout: HotLayout,
-  src: string,
-  own?: { file: string; modules: Set<string> },
-): Plugin {
+/** For the chunk build: an import of a hot module re-exports its bindings from its hot file. */
+export function fromHot(layout: HotLayout): Plugin {
   return {
     name: "hot-places",
     setup(b) {
       b.onResolve({ filter: /.*/ }, (a) => {
         if (a.namespace === "hot") return { path: a.path, external: true };
         const path = a.kind === "entry-point" ? a.path : absolute(a.path, a.resolveDir);
-        if (path === undefined || own?.modules.has(path)) return undefined;
-        // A hot file that the commands of this one all load is there already: import it.
-        const there = own !== undefined && loadedWith(layout.places.get(path)?.file, own.file);
-        if (own !== undefined && a.kind === "dynamic-import" && !there) {
-          layout.lazyTargets.add(path);
-          return { path: `./${lazyEntryName(src, path)}.js`, external: true };
-        }
-        return layout.places.has(path) ? { path, namespace: "hot" } : undefined;
+        if (path === undefined || !layout.places.has(path)) return undefined;
+        return { path, namespace: "hot" };
       });
       b.onLoad({ filter: /.*/, namespace: "hot" }, (a) => ({
         contents: reexport(layout.places.get(a.path) as HotPlace),
@@ -186,10 +164,97 @@ function placed(
   };
 }
 
+/** What src/cli/hot-load.ts hands the script, in this order. */
+const HOT_PARAMS = [
+  "exports",
+  "require",
+  "module",
+  "__filename",
+  "__dirname",
+  "__engramImport",
+  "__engramTrace",
+  "__engramHotUrl",
+];
+
+/** The script of the hot modules (src/cli/hot-load.ts loads it) and the loader's name. */
+export const HOT_SCRIPT = "hot.cjs";
+const HOT_LOADER = "hot-load.js";
+
 /**
- * Writes the hot files into `outdir`, one for each set of commands that load the same
- * modules (hot-emit-recall.js...). Returns where each hot module is, for the chunk build
- * (`fromHot`), and the hot files' metafile outputs.
+ * For the script: a lazy import of a module that is not hot goes to its `lazy-*.js` file (an
+ * ES module of the chunk build); every hot module is in the script.
+ */
+function lazyOthers(layout: HotLayout, src: string): Plugin {
+  return {
+    name: "lazy-others",
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (a) => {
+        if (a.kind !== "dynamic-import") return undefined;
+        const path = absolute(a.path, a.resolveDir);
+        if (path === undefined || layout.places.has(path)) return undefined;
+        layout.lazyTargets.add(path);
+        return { path: `./${lazyEntryName(src, path)}.js`, external: true };
+      });
+    },
+  };
+}
+
+/** esbuild's initialiser of a module, as it writes it (the version is pinned). */
+const ESM_INIT = "var __esm = (fn, res, err) => function __init() {\n";
+
+/**
+ * The script's text, made to run in src/cli/hot-load.ts's wrapper: its `import()` calls go
+ * through the loader (a script compiled by `vm` has no loader of its own), and each module's
+ * initialiser reports its name (the tests' import trace).
+ */
+function forTheLoader(text: string, dynamicImports: string[]): string {
+  if (!text.includes(ESM_INIT)) throw new Error(`${HOT_SCRIPT}: esbuild's __esm helper changed`);
+  let traced = text.replace(
+    ESM_INIT,
+    `${ESM_INIT}  if (fn) __engramTrace(__getOwnPropNames(fn)[0]);\n`,
+  );
+  for (const path of new Set(dynamicImports)) {
+    const call = `import(${JSON.stringify(path)})`;
+    if (!traced.includes(call)) throw new Error(`${HOT_SCRIPT}: no ${call} to hand to the loader`);
+    traced = traced.split(call).join(`__engramImport(${JSON.stringify(path)})`);
+  }
+  if (/\bimport\(/.test(traced.replace(/__engramImport\(/g, ""))) {
+    throw new Error(`${HOT_SCRIPT}: an import() the loader would not see`);
+  }
+  // One character past ASCII makes V8 hold (and compile) the whole text two bytes wide.
+  // Read as Latin-1 at start-up: a byte past ASCII would be misread (and one character past
+  // Latin-1 would make V8 hold and compile the whole text two bytes wide).
+  for (let i = 0; i < traced.length; i++) {
+    if (traced.charCodeAt(i) > 0x7f) {
+      const wide = JSON.stringify(traced[i]);
+      throw new Error(`${HOT_SCRIPT}: ${wide} is not ASCII: escape it in the source`);
+    }
+  }
+  return traced;
+}
+
+/** A hot file: an ES module whose bindings are its modules' exports, taken from the script. */
+function bridge(modules: string[], layout: HotLayout): string {
+  const lines = [`import { hotModule } from "./${HOT_LOADER}";`];
+  for (const m of modules) {
+    const place = layout.places.get(m) as HotPlace;
+    if (place.exports.length === 0) {
+      lines.push(`hotModule(${place.index});`);
+      continue;
+    }
+    const local = `m${place.index}`;
+    lines.push(`const ${local} = hotModule(${place.index});`);
+    const list = place.exports.map((n) => `${hotName(place.index, n)} = ${local}.${n}`);
+    lines.push(`export const ${list.join(", ")};`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/**
+ * Writes the hot modules into `outdir`: all of them in one script (hot.cjs, see
+ * src/cli/hot-load.ts), and a hot file for each set of commands that load the same modules
+ * (hot-emit-recall.js...), which takes its modules' bindings from the script. Returns where
+ * each hot module is, for the chunk build (`fromHot`), and the metafile outputs.
  */
 export async function buildHot(src: string, outdir: string, shape: BuildShape) {
   const closures = new Map<string, string[]>();
@@ -213,26 +278,53 @@ export async function buildHot(src: string, outdir: string, shape: BuildShape) {
       layout.places.set(m, { file, index: layout.places.size, exports: names.get(m) ?? [] });
     }
   }
-  const outputs: Record<string, import("esbuild").Metafile["outputs"][string]> = {};
+  const entry = [...layout.places].map(
+    ([m, p]) => `  ${p.index}: () => require(${JSON.stringify(m)}),`,
+  );
+  const outfile = join(outdir, HOT_SCRIPT);
+  const result = await build({
+    stdin: {
+      contents: `const modules = {\n${entry.join("\n")}\n};\nexports.hotModule = (index) => modules[index]();\n`,
+      resolveDir: src,
+      sourcefile: "hot-entry.js",
+    },
+    outfile,
+    ...common(src, shape),
+    format: "cjs",
+    define: { "import.meta.url": "__engramHotUrl" },
+    // The wrapper src/cli/hot-load.ts calls: written here, not joined to the text at start-up.
+    banner: { js: `(function (${HOT_PARAMS.join(", ")}) {` },
+    footer: { js: "})" },
+    write: false,
+    plugins: [lazyOthers(layout, src)],
+  });
+  const [output] = result.outputFiles;
+  const [meta] = Object.values(result.metafile.outputs);
+  if (output === undefined || meta === undefined) throw new Error(`${HOT_SCRIPT}: no output`);
+  const dynamicImports = meta.imports.filter((i) => i.kind === "dynamic-import" && i.external);
+  mkdirSync(outdir, { recursive: true });
+  writeFileSync(
+    outfile,
+    forTheLoader(
+      output.text,
+      dynamicImports.map((i) => i.path),
+    ),
+  );
+  const outputs: Record<string, import("esbuild").Metafile["outputs"][string]> = {
+    ...result.metafile.outputs,
+  };
   for (const [file, modules] of groups) {
-    const lines = modules.map((m) => {
-      const place = layout.places.get(m) as HotPlace;
-      if (place.exports.length === 0) return `import ${JSON.stringify(m)};`;
-      const list = place.exports.map((n) => `${n} as ${hotName(place.index, n)}`);
-      return `export { ${list.join(", ")} } from ${JSON.stringify(m)};`;
-    });
-    const result = await build({
-      stdin: { contents: lines.join("\n"), resolveDir: src, sourcefile: file },
-      outfile: join(outdir, file),
-      ...common(src, shape),
-      plugins: [placed(layout, src, { file, modules: new Set(modules) })],
-    });
-    Object.assign(outputs, result.metafile.outputs);
+    writeFileSync(join(outdir, file), bridge(modules, layout));
+    // The map of the bundle: a hot file stands for the modules it initialises.
+    const inputs = Object.fromEntries(
+      modules.map((m) => [relative(rootOf(src), m), { bytesInOutput: 0 }]),
+    );
+    outputs[relative(rootOf(src), join(outdir, file))] = {
+      bytes: 0,
+      inputs,
+      imports: [],
+      exports: [],
+    };
   }
   return { layout, outputs };
-}
-
-/** For the chunk build: an import of a hot module re-exports its bindings from its hot file. */
-export function fromHot(layout: HotLayout, src: string): Plugin {
-  return placed(layout, src);
 }

@@ -1,9 +1,9 @@
 /**
  * `npm run build`, second step: bundles the bins that tsc wrote (dist/src/cli) into dist/bin,
  * so that a command loads a few files instead of a hundred modules (start-up, issue 39).
- * First the hot files (scripts/bundle-hot.ts): what the frequent commands load, grouped by
- * which of them load it, so that `worker emit` reads a score of files instead of sixty
- * chunks. Then the rest, with code splitting: each lazy `import()` of a subcommand a chunk of
+ * First the hot modules (scripts/bundle-hot.ts): what the frequent commands load, in one
+ * script that the bins compile with V8's code cache, written last (scripts/hot-train.ts).
+ * Then the rest, with code splitting: each lazy `import()` of a subcommand a chunk of
  * its own, loaded only when that subcommand runs, importing hot modules from their hot file
  * (one instance of each module). Packages stay external: they are loaded from node_modules as
  * before (several read their own files at run time), and the commands that start often load
@@ -14,11 +14,20 @@
  * chunks included, so that such a URL resolves from any chunk. The map of which module went
  * into which file is written to dist/bundle-meta.json (test/cli/lazy-imports.test.ts reads it).
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { buildHot, fromHot, lazyEntryName } from "./bundle-hot.js";
+import { buildHot, fromHot, HOT_SCRIPT, type HotLayout, lazyEntryName } from "./bundle-hot.js";
+
+/** The scratch repository of the training commits as nobody in particular. */
+const TRAIN_IDENTITY = {
+  GIT_AUTHOR_NAME: "engram-build",
+  GIT_AUTHOR_EMAIL: "build@engram.invalid",
+  GIT_COMMITTER_NAME: "engram-build",
+  GIT_COMMITTER_EMAIL: "build@engram.invalid",
+};
 
 const DIST = fileURLToPath(new URL("..", import.meta.url));
 const SRC = join(DIST, "src");
@@ -30,6 +39,7 @@ const ENTRIES: Record<string, string> = {
   engram: join(SRC, "cli", "engram.js"),
   "ingest-worker": join(SRC, "ingest", "ingest-worker.js"),
   "recall-validate": join(SRC, "sync", "recall-validate.js"),
+  "hot-load": join(SRC, "cli", "hot-load.js"),
 };
 
 /** Packages bundled: plain code that the frequent commands load, reading no file of its own. */
@@ -56,9 +66,68 @@ const result = await build({
   external,
   chunkNames: "chunk-[hash]",
   metafile: true,
-  plugins: [fromHot(hot.layout, SRC)],
+  plugins: [fromHot(hot.layout)],
   absWorkingDir: join(DIST, ".."),
   logLevel: "warning",
 });
+writeBins(hot.layout);
+trainHotCache(hot.layout);
 const outputs = { ...result.metafile.outputs, ...hot.outputs };
+// Last: its time is the bundle's (test/support/dist-fresh.ts).
 writeFileSync(join(DIST, "bundle-meta.json"), JSON.stringify({ ...result.metafile, outputs }));
+
+/**
+ * The worker's and the Director's bins, as src/cli/worker.ts and director.ts, taking their
+ * command table and `runMain` straight from the hot script: two files to load before the
+ * command runs instead of seven.
+ */
+function writeBins(layout: HotLayout): void {
+  const index = (module: string) => layout.places.get(join(SRC, module))?.index;
+  for (const [bin, table] of [
+    ["worker", "WORKER_COMMANDS"],
+    ["director", "DIRECTOR_COMMANDS"],
+  ] as const) {
+    const main = index("cli/main.js");
+    const commands = index(`cli/${bin}-commands.js`);
+    if (main === undefined || commands === undefined)
+      throw new Error(`${bin}: its table is not hot`);
+    const text = [
+      "#!/usr/bin/env node",
+      `// The ${bin} bin (src/cli/${bin}.ts), its table and runMain taken from the hot script.`,
+      'import { hotModule } from "./hot-load.js";',
+      `const { runMain } = hotModule(${main});`,
+      `const { ${table} } = hotModule(${commands});`,
+      `await runMain(${JSON.stringify(bin)}, ${table}, process.argv.slice(2));`,
+      "",
+    ].join("\n");
+    writeFileSync(join(BUNDLE_DIR, `${bin}.js`), text, { mode: 0o755 });
+  }
+}
+
+/**
+ * The hot script's code cache (scripts/hot-train.ts), in a process of its own. A build
+ * without it works, only slower to start: it says so instead of failing.
+ */
+function trainHotCache(layout: HotLayout): void {
+  const index = (module: string) => String(layout.places.get(join(SRC, module))?.index);
+  const run = spawnSync(
+    process.execPath,
+    [
+      join(DIST, "scripts", "hot-train.js"),
+      BUNDLE_DIR,
+      index("cli/main.js"),
+      index("cli/worker-commands.js"),
+      index("cli/director-commands.js"),
+    ],
+    { encoding: "utf8", env: { ...process.env, ...TRAIN_IDENTITY }, timeout: 120_000 },
+  );
+  const last = run.stdout?.trim().split("\n").at(-1) ?? "";
+  if (run.status !== 0 || !last.startsWith("{")) {
+    process.stderr.write(
+      `bundle: no code cache for ${HOT_SCRIPT} (commands will compile at start-up): ${run.error?.message ?? run.stderr?.slice(-2000)}\n`,
+    );
+    return;
+  }
+  const { cache_bytes: bytes } = JSON.parse(last) as { cache_bytes: number };
+  process.stdout.write(`bundle: code cache of ${HOT_SCRIPT}, ${bytes} bytes\n`);
+}

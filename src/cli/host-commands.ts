@@ -1,5 +1,4 @@
 import { existsSync, realpathSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { BusUrl } from "../bus/url.js";
@@ -86,7 +85,7 @@ export const setup: Command = {
         }
       }
     }
-    const home = homedir();
+    const home = process.getBuiltinModule("node:os").homedir();
     const [{ readAndPlanSetup, applySetup }, { setupText, setupJson }] = await Promise.all([
       import("../worker/hosts/apply.js"),
       import("../worker/hosts/plan-text.js"),

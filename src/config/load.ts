@@ -5,7 +5,7 @@ import { ConfigError } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import { CONFIG_SHAPE } from "../schema/config-shape.js";
 import { shapedValue } from "../schema/shape.js";
-import { keyLocator } from "./locate.js";
+import { type KeyLocator, keyLocator } from "./locate.js";
 import { crossFieldProblems } from "./rules.js";
 
 export interface LoadedConfig {
@@ -61,12 +61,39 @@ export function quickConfig(text: string): Config | undefined {
   const source = text.startsWith("\uFEFF") ? text.slice(1) : text;
   let raw: unknown;
   try {
-    raw = parse(source);
+    raw = parse(withoutCommentLines(source));
   } catch {
     return undefined;
   }
   const config = shapedValue<Config>(CONFIG_SHAPE, raw);
   if (config === undefined) return undefined;
-  if (crossFieldProblems(config, [], keyLocator(source)).length > 0) return undefined;
+  // The lines are only looked up for a problem: most runs never scan for them.
+  let locate: KeyLocator | undefined;
+  const lazily: KeyLocator = (segments) => {
+    locate ??= keyLocator(source);
+    return locate(segments);
+  };
+  if (crossFieldProblems(config, [], lazily).length > 0) return undefined;
   return config;
+}
+
+/**
+ * The text with each line that holds only a comment emptied (its line kept, for the numbers
+ * in messages): a commented config such as `director init` writes is mostly comments, which
+ * the TOML parser would read a character at a time on every command's start. Only when the
+ * text has no multi-line string, inside which such a line would be text, and no control
+ * character, which the parser must refuse wherever it stands.
+ */
+export function withoutCommentLines(text: string): string {
+  if (text.includes('"""') || text.includes("'''") || hasControlCharacter(text)) return text;
+  return text.replace(/^[ \t]*#.*$/gm, "");
+}
+
+/** TOML refuses control characters in comments too: such a text goes to the parser whole. */
+function hasControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code < 0x20 && code !== 9 && code !== 10 && code !== 13) || code === 0x7f) return true;
+  }
+  return false;
 }

@@ -1,4 +1,4 @@
-import { minEngramBytes } from "../core/compaction/min-engram.js";
+import { MIN_ENGRAM_BYTES_BOUND, minEngramBytes } from "../core/compaction/min-engram.js";
 import { compileCustom, RedactionPatternError } from "../core/ingest/custom-patterns.js";
 import { stateDirProblem } from "../core/model/paths.js";
 import { headBranchProblem } from "../core/trust/engram-branch.js";
@@ -87,7 +87,7 @@ export function crossFieldProblems(
         `memory.${tier}_max_total_bytes (${total}): one engram must fit in the ${tier.toUpperCase()} tier`,
     );
   }
-  const floor = minEngramBytes();
+  const floor = m.engram_max_bytes < MIN_ENGRAM_BYTES_BOUND ? minEngramBytes() : 0;
   rule(
     ["memory.engram_max_bytes"],
     m.engram_max_bytes < floor,

@@ -4,7 +4,6 @@
  * its folder (not one named by the environment), and never for longer than a bound: a git
  * that does not answer ends the command with an error naming it, instead of a silent hang.
  */
-import { spawn } from "node:child_process";
 import { EngramError, StateError, UsageError } from "../errors.js";
 
 /** How long a git child may stay silent and unfinished by default: `ENGRAM_GIT_TIMEOUT_MS`. */
@@ -106,7 +105,8 @@ export function runGitChild(
 ): Promise<GitChildResult> {
   const timeoutMs = options.timeoutMs ?? gitTimeoutMs();
   return new Promise((resolve, reject) => {
-    const child = spawn("git", [...args], {
+    // Taken when first used: a command that starts no git does not load the module.
+    const child = process.getBuiltinModule("node:child_process").spawn("git", [...args], {
       cwd,
       env: gitChildEnv(),
       stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],

@@ -4,7 +4,15 @@
  * step reads and moves a tag per version; the in-process git library builds its file-system
  * wrapper anew on every call, which costs more than the read itself.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 const OID = /^[0-9a-f]{40}$/;
@@ -72,13 +80,17 @@ export function writePlainRef(gitdir: string, ref: string, oid: string): void {
   renameSync(temp, path);
 }
 
+/** What the git files say of HEAD: its commit, no commit yet (a new repository), or unknown. */
+export type HeadRead = { commit: string } | { unborn: true } | undefined;
+
 /**
- * The commit HEAD names, read from the git files as `git rev-parse HEAD` would (a linked
- * worktree's own HEAD, its branches in the common directory), or undefined when it cannot
- * be read that way (no commit yet, a layout this does not know): ask git then. A recall
- * reads it on every call; starting git for it cost more than the search.
+ * HEAD read from the git files as `git rev-parse HEAD` would (a linked worktree's own HEAD,
+ * its branches in the common directory): its commit, or `unborn` when HEAD names a branch
+ * with no commit yet, or undefined when it cannot be read that way (a reftable repository, a
+ * layout this does not know): ask git then. A recall reads it on every call; starting git for
+ * it cost more than the search.
  */
-export function headCommitOf(repoDir: string): string | undefined {
+export function readHead(repoDir: string): HeadRead {
   try {
     let gitDir = join(repoDir, ".git");
     if (statSync(gitDir).isFile()) {
@@ -87,7 +99,7 @@ export function headCommitOf(repoDir: string): string | undefined {
       gitDir = resolve(repoDir, named);
     }
     const head = readFileSync(join(gitDir, "HEAD"), "utf8").trim();
-    if (OID.test(head)) return head;
+    if (OID.test(head)) return { commit: head };
     const ref = /^ref:\s*(refs\/\S+)$/.exec(head)?.[1];
     if (ref === undefined) return undefined;
     const common = (() => {
@@ -97,8 +109,47 @@ export function headCommitOf(repoDir: string): string | undefined {
         return gitDir;
       }
     })();
-    return readPlainRef(gitDir, ref) ?? readPlainRef(common, ref);
+    const commit = readPlainRef(gitDir, ref) ?? readPlainRef(common, ref);
+    if (commit !== undefined) return { commit };
+    // Refs kept elsewhere than loose files and packed-refs: only git can say.
+    if (existsSync(join(common, "reftable")) || existsSync(join(gitDir, "reftable"))) {
+      return undefined;
+    }
+    // A ref file that exists but holds no id (a symbolic ref, a torn write): ask git.
+    if (existsSync(join(gitDir, ref)) || existsSync(join(common, ref))) return undefined;
+    return { unborn: true };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether the repository at `repoDir` has no commit and no ref yet (a new repository): then
+ * no branch, tag or HEAD names anything, and a command need not start git to learn it.
+ * False whenever the files leave a doubt.
+ */
+export function hasNoRefs(repoDir: string): boolean {
+  const head = readHead(repoDir);
+  if (head === undefined || !("unborn" in head)) return false;
+  const gitDir = join(repoDir, ".git");
+  try {
+    if (!statSync(gitDir).isDirectory() || existsSync(join(gitDir, "commondir"))) return false;
+    if (existsSync(join(gitDir, "packed-refs"))) return false;
+    return noFileUnder(join(gitDir, "refs"));
+  } catch {
+    return false;
+  }
+}
+
+function noFileUnder(dir: string): boolean {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !noFileUnder(join(dir, entry.name))) return false;
+  }
+  return true;
+}
+
+/** The commit HEAD names, or undefined when the git files do not say (see `readHead`). */
+export function headCommitOf(repoDir: string): string | undefined {
+  const head = readHead(repoDir);
+  return head !== undefined && "commit" in head ? head.commit : undefined;
 }

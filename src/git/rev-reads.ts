@@ -6,6 +6,10 @@
  */
 import { EngramError } from "../errors.js";
 import { gitText, runGitChild } from "./git-child.js";
+import { hasNoRefs } from "./refs.js";
+
+/** A revision that could be an abbreviated object id: git would look it up as one. */
+const OBJECT_ID_LIKE = /^[0-9a-f]{4,64}$/i;
 
 /** A revision's commit and its committer time (seconds). */
 export interface CommitTime {
@@ -59,6 +63,9 @@ export async function commitsWithFile(
 ): Promise<(CommitWithFile | undefined)[] | undefined> {
   // A revision git could misread is not asked: it names nothing.
   const asked = revs.filter(plainRev);
+  // A new repository: no name resolves, and no id could (there is no commit to name).
+  if (asked.every((r) => !OBJECT_ID_LIKE.test(r)) && hasNoRefs(cwd))
+    return revs.map(() => undefined);
   const wants = (r: string) => file?.revs.includes(r) === true;
   const lines = asked.flatMap((r) => [
     `${r}^{commit}`,

@@ -1,6 +1,5 @@
 import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
-import { endianness } from "node:os";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import type { ContextIndex, Postings } from "../core/graph/context-index.js";
@@ -175,7 +174,11 @@ export function readContextIndex(ctx: RepoContext, key: string): CachedIndex | u
   try {
     const headerLength = readAt(path, 0, 4).readUInt32LE(0);
     const header = JSON.parse(readAt(path, 4, headerLength).toString("utf8")) as Header;
-    if (header.format !== FORMAT || header.key !== key || header.endian !== endianness())
+    if (
+      header.format !== FORMAT ||
+      header.key !== key ||
+      header.endian !== process.getBuiltinModule("node:os").endianness()
+    )
       return undefined;
     const { chunks, counts } = header.tokens;
     if (header.split !== SPLIT_PATTERN || !Array.isArray(chunks) || !Array.isArray(counts))
@@ -296,7 +299,7 @@ export function writeContextIndex(ctx: RepoContext, cached: CachedIndex): void {
   const header = (base: number): Header => ({
     format: FORMAT,
     key: cached.key,
-    endian: endianness(),
+    endian: process.getBuiltinModule("node:os").endianness(),
     ...cached.memory,
     count: index.count,
     entities: index.entities,

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   fsyncSync,
@@ -57,7 +56,7 @@ const LONG_LIVED = "serve";
  */
 export async function acquireLock(path: string, options: LockOptions = {}): Promise<Lock> {
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  const token = randomBytes(8).toString("hex");
+  const token = process.getBuiltinModule("node:crypto").randomBytes(8).toString("hex");
   const purpose = options.purpose?.replace(/[\r\n]+/g, " ").trim();
   const content = `${process.pid} ${token}${options.longLived ? ` ${LONG_LIVED}` : ""}\n${purpose ? `${purpose}\n` : ""}`;
   let told = false;

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import {
   closeSync,
   existsSync,
@@ -78,7 +77,9 @@ export function droppedQuarantinePath(path: string): string {
 
 /** A digest of where a line came from and all of its text (a digest only: no secret in clear). */
 export function quarantineKey(source: string, line: number, text: string): string {
-  return createHash("sha256")
+  return process
+    .getBuiltinModule("node:crypto")
+    .createHash("sha256")
     .update(`${source}\n${line}\n`)
     .update(text)
     .digest("hex")

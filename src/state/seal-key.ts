@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { StateError } from "../errors.js";
@@ -35,7 +34,11 @@ export function loadSealKey(path: string, create: boolean): Uint8Array | undefin
   }
   if (!create) return undefined;
   mkdirSync(dirname(path), { recursive: true, mode: STATE_DIR_MODE });
-  writeFileAtomicSync(path, `${randomBytes(32).toString("hex")}\n`, STATE_FILE_MODE);
+  writeFileAtomicSync(
+    path,
+    `${process.getBuiltinModule("node:crypto").randomBytes(32).toString("hex")}\n`,
+    STATE_FILE_MODE,
+  );
   return Buffer.from(readFileSync(path, "utf8").trim(), "hex");
 }
 

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import {
   closeSync,
   constants,
@@ -23,7 +22,7 @@ import { type EntryKind, entryKind } from "./entry-kind.js";
  */
 export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: number): string {
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
-  const name = `${String(now).padStart(15, "0")}-${process.pid}-${randomBytes(6).toString("hex")}.ndjson`;
+  const name = `${String(now).padStart(15, "0")}-${process.pid}-${process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex")}.ndjson`;
   const path = join(spoolDir, name);
   // Only this user reads what its workers wrote: 0600, like the quarantine.
   writeFileAtomicSync(path, lines.map((l) => `${l}\n`).join(""), 0o600);

@@ -1,5 +1,3 @@
-import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
 import { redactSenderId } from "../core/ingest/event-keys.js";
 import { createRedactor } from "../core/ingest/redact.js";
 import { linkRefProblem, notOneLine } from "../core/model/fields.js";
@@ -23,7 +21,10 @@ const redactor = createRedactor();
  * `DB_PASSWORD-...` with its value intact.
  */
 export function workerId(explicit: string | undefined): string {
-  const raw = explicit ?? process.env.ENGRAM_WORKER_ID ?? `worker-${hostname()}`;
+  const raw =
+    explicit ??
+    process.env.ENGRAM_WORKER_ID ??
+    `worker-${process.getBuiltinModule("node:os").hostname()}`;
   const id = redactSenderId(raw, redactor)
     .text.replace(/[^A-Za-z0-9_-]/g, "-")
     .slice(0, 128);
@@ -55,7 +56,7 @@ export async function buildEnvelope(
     },
     seq,
     payload,
-    event_id: `ev_${randomUUID().replace(/-/g, "")}`,
+    event_id: `ev_${process.getBuiltinModule("node:crypto").randomUUID().replace(/-/g, "")}`,
   };
   const oneLine = oneLineIssues(messageType, payload);
   if (oneLine.length > 0) {

@@ -11,7 +11,7 @@ import {
   serializeRecallIndex,
 } from "../core/recall/recall.js";
 import { gitText } from "../git/git-child.js";
-import { headCommitOf } from "../git/refs.js";
+import { readHead } from "../git/refs.js";
 import { writeFileAtomicSync } from "../state/atomic.js";
 import { counted } from "./note-tokens.js";
 
@@ -44,9 +44,11 @@ interface CachedHistory {
 
 /** The history index of HEAD; undefined when there is no history (no commit, no git). */
 export async function historyIndexFor(ctx: RepoContext): Promise<RecallIndex | undefined> {
+  const read = readHead(ctx.repoDir);
+  // A new repository has no history: no git to start for that.
+  if (read !== undefined && "unborn" in read) return undefined;
   const head =
-    headCommitOf(ctx.repoDir) ??
-    (await gitText(ctx.repoDir, ["rev-parse", "--verify", "-q", "HEAD"]))?.trim();
+    read?.commit ?? (await gitText(ctx.repoDir, ["rev-parse", "--verify", "-q", "HEAD"]))?.trim();
   if (!head) return undefined;
   const cachePath = join(ctx.paths.root, CACHE);
   if (memo?.cachePath === cachePath && memo.head === head) return memo.index;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load.js";
 import { parseConfigText } from "../../src/config/parse.js";
 import { renderDefaultConfig } from "../../src/config/render.js";
+import { MIN_ENGRAM_BYTES_BOUND, minEngramBytes } from "../../src/core/compaction/min-engram.js";
 import { ConfigError } from "../../src/errors.js";
 import { Config, defaultConfig } from "../../src/schema/config.js";
 import { allKeys, errorOf, FILE, problemsOf } from "./config-fixtures.js";
@@ -272,5 +273,11 @@ describe("docs/configuration.md", () => {
     ]) {
       expect(doc).toContain(section);
     }
+  });
+});
+
+describe("the smallest engram's bound", () => {
+  it("is above the smallest engram: a config over the bound needs no measuring", () => {
+    expect(minEngramBytes()).toBeLessThan(MIN_ENGRAM_BYTES_BOUND);
   });
 });

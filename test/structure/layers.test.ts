@@ -142,6 +142,15 @@ describe("the core is pure", () => {
     expect(wrong).toEqual([]);
   });
 
+  it("takes no node: module when first used either, but crypto", () => {
+    const wrong = core.flatMap((path) =>
+      [...readFileSync(path, "utf8").matchAll(/getBuiltinModule\(\s*"([^"]*)"/g)]
+        .filter((m) => m[1] !== "node:crypto")
+        .map((m) => `${posix(relative(ROOT, path))} takes ${m[1]}`),
+    );
+    expect(wrong).toEqual([]);
+  });
+
   it("imports only src/core and src/schema", () => {
     const wrong = core.flatMap((path) => outsideCore(path, readFileSync(path, "utf8")));
     expect(wrong).toEqual([]);

@@ -8,6 +8,12 @@ export const MIN_ENGRAM_CREATED_BY = "engram-director";
 let computed: number | undefined;
 
 /**
+ * A bound `minEngramBytes()` stays under (a test holds it): a config above it needs no
+ * measuring, which would serialize an engram on every command's start.
+ */
+export const MIN_ENGRAM_BYTES_BOUND = 2048;
+
+/**
  * The smallest file one engram can be, computed (not guessed) from the fields every engram
  * carries: the skeleton compaction writes for one note from one worker, its one fact cut as
  * far as packing ever cuts a fact (40 characters and an ellipsis, 3 UTF-8 bytes each at worst),

@@ -1,4 +1,3 @@
-import { createCipheriv, createDecipheriv, createHmac } from "node:crypto";
 import type { Sealed } from "../../schema/common.js";
 
 /**
@@ -9,11 +8,13 @@ import type { Sealed } from "../../schema/common.js";
  */
 export function sealText(key: Uint8Array, field: string, plaintext: string): Sealed {
   if (key.length !== 32) throw new RangeError("sealText: key must be 32 bytes");
-  const iv = createHmac("sha256", key)
+  const iv = process
+    .getBuiltinModule("node:crypto")
+    .createHmac("sha256", key)
     .update(`${field}\u0000${plaintext}`)
     .digest()
     .subarray(0, 12);
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const cipher = process.getBuiltinModule("node:crypto").createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(Buffer.from(field, "utf8"));
   const ct = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
   return {
@@ -26,7 +27,9 @@ export function sealText(key: Uint8Array, field: string, plaintext: string): Sea
 }
 
 export function openSealed(key: Uint8Array, sealed: Sealed): string {
-  const decipher = createDecipheriv("aes-256-gcm", key, Buffer.from(sealed.iv, "base64"));
+  const decipher = process
+    .getBuiltinModule("node:crypto")
+    .createDecipheriv("aes-256-gcm", key, Buffer.from(sealed.iv, "base64"));
   decipher.setAAD(Buffer.from(sealed.field, "utf8"));
   decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
   return Buffer.concat([

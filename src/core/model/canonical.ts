@@ -1,5 +1,3 @@
-import { createHash, hash } from "node:crypto";
-
 /**
  * RFC 8785 (JCS) canonical JSON: object keys sorted by UTF-16 code units, no whitespace,
  * ECMAScript number and string forms (which `JSON.stringify` already produces).
@@ -52,14 +50,15 @@ function isPlainScalar(item: unknown): boolean {
 }
 
 export function sha256Hex(text: string | Uint8Array): string {
-  // The one-shot `hash` (Node 20.12+, hence the engines field) is about twice as fast as
-  // createHash for short input: ingest hashes every event id.
-  return hash("sha256", text, "hex");
+  // The one-shot `hash` is about twice as fast as createHash for short input: ingest hashes
+  // every event id. Node's crypto is taken when first used (Node 20.16+, hence the engines
+  // field), not imported: a command that never hashes does not load it (start-up, issue 39).
+  return process.getBuiltinModule("node:crypto").hash("sha256", text, "hex");
 }
 
 /** `sha256Hex` of the parts joined, without joining them: a large part is hashed in place. */
 export function sha256HexOfParts(parts: readonly string[]): string {
-  const digest = createHash("sha256");
+  const digest = process.getBuiltinModule("node:crypto").createHash("sha256");
   for (const part of parts) digest.update(part, "utf8");
   return digest.digest("hex");
 }

@@ -17,7 +17,7 @@ const STOPWORDS = new Set(
 
 /** References and placeholders: `${DB_PASSWORD}`, `$TOKEN`, `<token>`, `{{ secret }}`, `%PASS%`, `***`. */
 const PLACEHOLDER =
-  /^(?:\$\{\{?[^}]*\}?\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*x.•]+|X+|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|env\(.*|secrets\.[A-Za-z0-9_.]+)$/;
+  /^(?:\$\{\{?[^}]*\}?\}|\$[A-Za-z_][A-Za-z0-9_]*|<[^<>]*>|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*x.\u2022]+|X+|process\.env\.[A-Za-z0-9_.]+|os\.environ.*|env\(.*|secrets\.[A-Za-z0-9_.]+)$/;
 
 /**
  * A placeholder inside a value (`fo1_xxxxxxxx`, ten of one character: `AIzaaaaaaaaaaa...`, `sha256~XXXX_PUT_YOUR_TOKEN_HERE`,
