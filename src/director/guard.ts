@@ -49,6 +49,7 @@ import { type Config, defaultConfig } from "../schema/config.js";
 import { type Engram, Engram as EngramSchema } from "../schema/engram.js";
 import { DEFAULT_STATE_DIR } from "../state/paths.js";
 import { branchTip, foreignCommits } from "./branch-owner.js";
+import { type AddedRecords, addedRecords } from "./guard-records.js";
 
 export interface GuardOptions {
   /** The engram repository folder (default: the current one). */
@@ -131,6 +132,7 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     await catalogIdsAt(repo, base),
     // The base's floor: a branch cannot lower the bar it is judged by.
     before.memory.promote_min_confidence,
+    await addedRecords(repo, base, head),
   );
   const findings = guardFindings({
     flagged,
@@ -170,14 +172,16 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
 }
 
 /**
- * The review flags on the engrams the head adds to the base (`src/core/checks/review-flags.ts`),
- * and their decisions that contradict the base's engrams the head keeps (contradictions.ts):
- * files that do not parse are verify's to report, so they are skipped here.
+ * The review flags on the engrams and the sessions' knowledge records the head adds to the
+ * base (`src/core/checks/review-flags.ts`), and their decisions that contradict the base's
+ * engrams the head keeps (contradictions.ts), as the pull-request body flags them: files that
+ * do not parse are verify's to report, so they are skipped here.
  */
 function flagsOnAdded(
   files: readonly { path: string; text: string }[],
   baseIds: ReadonlySet<string>,
   confidenceFloor: number,
+  records: AddedRecords,
 ): FlaggedAt[] {
   const flagged: FlaggedAt[] = [];
   const added: Engram[] = [];
@@ -213,7 +217,18 @@ function flagsOnAdded(
       });
     }
   }
-  for (const flag of contradictionFlags(knowledgeItems(added), kept, added)) {
+  const fromEngrams = knowledgeItems(added);
+  // A record stating what an engram states is one item, flagged under the engram (as listed).
+  const listed = new Set(fromEngrams.map((item) => item.id));
+  const fromRecords = records.items.filter((r) => !listed.has(r.id));
+  // A record's `engram_id` is its knowledge file: the path the flag points at, and the file
+  // that lists the records a reviewer released, as an engram lists its own.
+  for (const flag of reviewFlags(fromRecords, [])) {
+    const releasedItem =
+      flag.kind === "secret" && records.released.get(flag.engram_id)?.has(flag.item_id ?? "");
+    flagged.push({ ...flag, path: flag.engram_id, ...(releasedItem ? { released: true } : {}) });
+  }
+  for (const flag of contradictionFlags([...fromEngrams, ...fromRecords], kept, added)) {
     flagged.push({ ...flag, path: pathOf.get(flag.engram_id) ?? flag.engram_id });
   }
   return flagged;
