@@ -133,6 +133,7 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     // The base's floor: a branch cannot lower the bar it is judged by.
     before.memory.promote_min_confidence,
     await addedRecords(repo, base, head),
+    catalogOrderOf(catalogText),
   );
   const findings = guardFindings({
     flagged,
@@ -182,8 +183,8 @@ function flagsOnAdded(
   baseIds: ReadonlySet<string>,
   confidenceFloor: number,
   records: AddedRecords,
+  catalogOrder: readonly string[],
 ): FlaggedAt[] {
-  const flagged: FlaggedAt[] = [];
   const added: Engram[] = [];
   const kept: Engram[] = [];
   const pathOf = new Map<string, string>();
@@ -203,35 +204,41 @@ function flagsOnAdded(
     }
     added.push(engram);
     pathOf.set(engram.engram_id, file.path);
-    const released = new Set(engram.released ?? []);
-    const items = knowledgeItems([engram]);
-    for (const flag of [
-      ...reviewFlags(items, [engram]),
-      ...lowConfidenceFlags(items, confidenceFloor),
-    ]) {
-      const releasedItem = flag.kind === "secret" && released.has(flag.item_id ?? "");
-      flagged.push({
-        ...flag,
-        path: file.path,
-        ...(releasedItem ? { released: true as const } : {}),
-      });
-    }
   }
+  // In the catalog's order, as the body reads them: an item several engrams state (a
+  // long-term engram carries its short-term ones' decisions) is flagged once, under the first.
+  const rank = new Map(catalogOrder.map((id, i) => [id, i]));
+  const at = (e: Engram) => rank.get(e.engram_id) ?? catalogOrder.length;
+  added.sort((a, b) => at(a) - at(b));
   const fromEngrams = knowledgeItems(added);
   // A record stating what an engram states is one item, flagged under the engram (as listed).
   const listed = new Set(fromEngrams.map((item) => item.id));
-  const fromRecords = records.items.filter((r) => !listed.has(r.id));
-  // A record's `engram_id` is its knowledge file: the path the flag points at, and the file
-  // that lists the records a reviewer released, as an engram lists its own.
-  for (const flag of reviewFlags(fromRecords, [])) {
-    const releasedItem =
-      flag.kind === "secret" && records.released.get(flag.engram_id)?.has(flag.item_id ?? "");
-    flagged.push({ ...flag, path: flag.engram_id, ...(releasedItem ? { released: true } : {}) });
+  const items = [...fromEngrams, ...records.items.filter((r) => !listed.has(r.id))];
+  // Where a reviewer's release is recorded: the engram, or a record's knowledge file.
+  const released = new Map(records.released);
+  for (const e of added) released.set(e.engram_id, new Set(e.released ?? []));
+  return [
+    ...reviewFlags(items, added),
+    ...contradictionFlags(items, kept, added),
+    ...lowConfidenceFlags(items, confidenceFloor),
+  ].map((flag) => ({
+    ...flag,
+    // A record's `engram_id` is its knowledge file: the path the flag points at.
+    path: pathOf.get(flag.engram_id) ?? flag.engram_id,
+    ...(flag.kind === "secret" && released.get(flag.engram_id)?.has(flag.item_id ?? "")
+      ? { released: true as const }
+      : {}),
+  }));
+}
+
+/** The engram ids of a catalog text in its order; none when it does not parse (verify says so). */
+function catalogOrderOf(text: string | undefined): string[] {
+  try {
+    const raw = JSON.parse(text ?? "{}") as { entries?: { engram_id?: unknown }[] };
+    return (raw.entries ?? []).map((e) => String(e.engram_id));
+  } catch {
+    return [];
   }
-  for (const flag of contradictionFlags([...fromEngrams, ...fromRecords], kept, added)) {
-    flagged.push({ ...flag, path: pathOf.get(flag.engram_id) ?? flag.engram_id });
-  }
-  return flagged;
 }
 
 async function catalogIdsAt(repo: GitRepo, commit: string): Promise<Set<string>> {
