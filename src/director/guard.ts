@@ -49,6 +49,7 @@ import { type Config, defaultConfig } from "../schema/config.js";
 import { type Engram, Engram as EngramSchema } from "../schema/engram.js";
 import { DEFAULT_STATE_DIR } from "../state/paths.js";
 import { branchTip, foreignCommits } from "./branch-owner.js";
+import { type AddedRecords, addedRecords } from "./guard-records.js";
 
 export interface GuardOptions {
   /** The engram repository folder (default: the current one). */
@@ -131,6 +132,8 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
     await catalogIdsAt(repo, base),
     // The base's floor: a branch cannot lower the bar it is judged by.
     before.memory.promote_min_confidence,
+    await addedRecords(repo, base, head),
+    catalogOrderOf(catalogText),
   );
   const findings = guardFindings({
     flagged,
@@ -170,16 +173,18 @@ export async function guardRefs(options: GuardOptions): Promise<GuardResult> {
 }
 
 /**
- * The review flags on the engrams the head adds to the base (`src/core/checks/review-flags.ts`),
- * and their decisions that contradict the base's engrams the head keeps (contradictions.ts):
- * files that do not parse are verify's to report, so they are skipped here.
+ * The review flags on the engrams and the sessions' knowledge records the head adds to the
+ * base (`src/core/checks/review-flags.ts`), and their decisions that contradict the base's
+ * engrams the head keeps (contradictions.ts), as the pull-request body flags them: files that
+ * do not parse are verify's to report, so they are skipped here.
  */
 function flagsOnAdded(
   files: readonly { path: string; text: string }[],
   baseIds: ReadonlySet<string>,
   confidenceFloor: number,
+  records: AddedRecords,
+  catalogOrder: readonly string[],
 ): FlaggedAt[] {
-  const flagged: FlaggedAt[] = [];
   const added: Engram[] = [];
   const kept: Engram[] = [];
   const pathOf = new Map<string, string>();
@@ -199,24 +204,41 @@ function flagsOnAdded(
     }
     added.push(engram);
     pathOf.set(engram.engram_id, file.path);
-    const released = new Set(engram.released ?? []);
-    const items = knowledgeItems([engram]);
-    for (const flag of [
-      ...reviewFlags(items, [engram]),
-      ...lowConfidenceFlags(items, confidenceFloor),
-    ]) {
-      const releasedItem = flag.kind === "secret" && released.has(flag.item_id ?? "");
-      flagged.push({
-        ...flag,
-        path: file.path,
-        ...(releasedItem ? { released: true as const } : {}),
-      });
-    }
   }
-  for (const flag of contradictionFlags(knowledgeItems(added), kept, added)) {
-    flagged.push({ ...flag, path: pathOf.get(flag.engram_id) ?? flag.engram_id });
+  // In the catalog's order, as the body reads them: an item several engrams state (a
+  // long-term engram carries its short-term ones' decisions) is flagged once, under the first.
+  const rank = new Map(catalogOrder.map((id, i) => [id, i]));
+  const at = (e: Engram) => rank.get(e.engram_id) ?? catalogOrder.length;
+  added.sort((a, b) => at(a) - at(b));
+  const fromEngrams = knowledgeItems(added);
+  // A record stating what an engram states is one item, flagged under the engram (as listed).
+  const listed = new Set(fromEngrams.map((item) => item.id));
+  const items = [...fromEngrams, ...records.items.filter((r) => !listed.has(r.id))];
+  // Where a reviewer's release is recorded: the engram, or a record's knowledge file.
+  const released = new Map(records.released);
+  for (const e of added) released.set(e.engram_id, new Set(e.released ?? []));
+  return [
+    ...reviewFlags(items, added),
+    ...contradictionFlags(items, kept, added),
+    ...lowConfidenceFlags(items, confidenceFloor),
+  ].map((flag) => ({
+    ...flag,
+    // A record's `engram_id` is its knowledge file: the path the flag points at.
+    path: pathOf.get(flag.engram_id) ?? flag.engram_id,
+    ...(flag.kind === "secret" && released.get(flag.engram_id)?.has(flag.item_id ?? "")
+      ? { released: true as const }
+      : {}),
+  }));
+}
+
+/** The engram ids of a catalog text in its order; none when it does not parse (verify says so). */
+function catalogOrderOf(text: string | undefined): string[] {
+  try {
+    const raw = JSON.parse(text ?? "{}") as { entries?: { engram_id?: unknown }[] };
+    return (raw.entries ?? []).map((e) => String(e.engram_id));
+  } catch {
+    return [];
   }
-  return flagged;
 }
 
 async function catalogIdsAt(repo: GitRepo, commit: string): Promise<Set<string>> {

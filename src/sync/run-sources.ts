@@ -27,7 +27,7 @@ export async function gatherCandidates(
   queue: StoredQueue,
   all: boolean,
 ): Promise<Gathered> {
-  const memory = await memorySource(ctx, undefined, { withdrawReplaced: target === "graphiti" });
+  const memory = await memorySource(ctx, undefined, { withdrawReplaced: withdraws(target) });
   const candidates = await memory.load(queue);
   if (!markdownEnabled(ctx, target)) return { candidates, markdown: null };
   const scan = await scanFiles(ctx, queue, all);
@@ -82,7 +82,7 @@ export async function runSource(
     store.commit(forgetSent(queue, keys), keys);
     return { source: gathered.candidates, report: () => gathered.markdown };
   }
-  const memory = await memorySource(ctx, undefined, { withdrawReplaced: target === "graphiti" });
+  const memory = await memorySource(ctx, undefined, { withdrawReplaced: withdraws(target) });
   if (markdownEnabled(ctx, target)) {
     const source = async (queue: StoredQueue) => {
       const fromMemory = queue.source_hash === memory.hash ? [] : await memory.load(queue);
@@ -118,4 +118,9 @@ export function runStats(result: SyncRunResult, markdown: MarkdownReport | null)
     deferred: s.deferred,
     skipped: markdown?.unchanged ?? 0,
   };
+}
+
+/** The stores a replaced insight is withdrawn from (Tana drops a learning that left memory). */
+function withdraws(target: TargetName): boolean {
+  return target === "graphiti" || target === "notion";
 }

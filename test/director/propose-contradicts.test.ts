@@ -32,6 +32,7 @@ async function decide(repo: TempRepo, text: string): Promise<void> {
 
 interface Flag {
   kind: string;
+  engram_id: string;
   reason: string;
   text: string;
   item_id?: string;
@@ -90,7 +91,10 @@ describe("a decision that contradicts memory", () => {
     const warned = report.warnings.filter((w) => w.code === "flagged-contradiction");
     expect(warned).toHaveLength(1);
     expect(warned[0]?.message).toContain(`decision "${CONTRADICTS}" contradicts ${mainId} on main`);
-    expect(warned[0]?.path).toMatch(/^memory\/st\/.*\.json$/);
+    // On the engram the body flags it in (the long-term one carries the decision too).
+    expect(warned[0]?.path).toMatch(
+      new RegExp(`^memory/(st|lt)/[^/]+/engram_${flags[0]?.engram_id}\\.json$`),
+    );
     const text = ok(
       await director(["guard", "--base", "main", "--head", `origin/${BRANCH}`], {
         cwd: clone.dir,

@@ -16,6 +16,8 @@ interface Page {
   children: string[];
   /** When queries start to see the page, on the server's clock (eventual visibility). */
   visible_at: number;
+  /** In the trash: still retrievable by id, left out of queries, refused any edit but a restore. */
+  in_trash: boolean;
   created_time: string;
   last_edited_time: string;
 }
@@ -160,6 +162,7 @@ export class FakeNotionStore {
       properties,
       children: [],
       visible_at: this.visibleAt(this.now()),
+      in_trash: false,
       created_time: NOW,
       last_edited_time: NOW,
     };
@@ -193,14 +196,22 @@ export class FakeNotionStore {
       properties,
       created_time: page.created_time,
       last_edited_time: page.last_edited_time,
-      in_trash: false,
-      archived: false,
+      in_trash: page.in_trash,
+      archived: page.in_trash,
       url: `https://www.notion.so/${id.replace(/-/g, "")}`,
     };
   }
 
   updatePage(id: string, body: Record<string, unknown>): unknown {
     const page = this.page(id);
+    // `archived` is the deprecated name of `in_trash`; Notion takes either.
+    const trash = body.in_trash ?? body.archived;
+    if (page.in_trash && trash !== false) {
+      throw validation(
+        "Can't edit page that is archived. You must unarchive the page before editing.",
+      );
+    }
+    if (typeof trash === "boolean") page.in_trash = trash;
     const properties = (body.properties as Record<string, unknown>) ?? {};
     this.checkProperties(this.dataSource(page.data_source_id), properties);
     page.properties = { ...page.properties, ...properties };
@@ -214,6 +225,11 @@ export class FakeNotionStore {
       );
     }
     const page = this.page(parent);
+    if (page.in_trash) {
+      throw validation(
+        "Can't edit block that is archived. You must unarchive the block before editing.",
+      );
+    }
     const out: unknown[] = [];
     for (const child of children) {
       const id = newId();
@@ -262,20 +278,28 @@ export class FakeNotionStore {
     const filter = body.filter as Filter | undefined;
     const now = this.now();
     return [...this.pages.values()]
-      .filter((p) => p.data_source_id === dataSourceId && p.visible_at <= now)
+      .filter((p) => p.data_source_id === dataSourceId && p.visible_at <= now && !p.in_trash)
       .filter((p) => filter === undefined || matches(p.properties, filter))
       .map((p) => this.pageObject(p.id));
   }
 
   /** Pages of one data source with their content as text, for assertions. */
-  pagesOf(title: string): { key: string; properties: Record<string, unknown>; content: string }[] {
+  pagesOf(title: string): {
+    id: string;
+    key: string;
+    properties: Record<string, unknown>;
+    content: string;
+    in_trash: boolean;
+  }[] {
     const ds = [...this.dataSources.values()].find((d) => d.title === title);
     if (!ds) return [];
     return [...this.pages.values()]
       .filter((p) => p.data_source_id === ds.id)
       .map((p) => ({
+        id: p.id,
         key: plainText((p.properties.sync_key as { rich_text?: unknown })?.rich_text),
         properties: p.properties,
+        in_trash: p.in_trash,
         content: p.children
           .map((c) =>
             plainText(

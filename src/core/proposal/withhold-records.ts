@@ -25,6 +25,8 @@ interface StoredRecord {
 interface StoredFile {
   kind: "fact" | "lesson" | "convention" | "decision";
   records: StoredRecord[];
+  /** Ids of secret-like records a reviewer released (`director release`): read by the guard. */
+  released?: unknown;
 }
 
 /** A knowledge record main does not hold yet, as a review item (`director reject/release ID`). */
@@ -93,20 +95,30 @@ export function proposedRecords(
   return out;
 }
 
+/** The record ids a knowledge file says a reviewer released; none for a damaged file. */
+export function releasedRecordIds(text: string | undefined): Set<string> {
+  const released = parsed(text)?.released;
+  return new Set(Array.isArray(released) ? released.filter((id) => typeof id === "string") : []);
+}
+
 /**
  * The knowledge files with the records `keep` refuses taken out, asking only of records main
- * does not hold (merged memory is never rewritten here): path to the new text, or null for a
- * file left with no record. Files that keep every record are not in the result.
+ * does not hold (merged memory is never rewritten here), and the secret-like records a
+ * reviewer let through (`released`, asked after `keep`) listed in the file's `released`, as an
+ * engram lists its own: path to the new text, or null for a file left with no record. Files
+ * that keep every record and list no new release are not in the result.
  */
 export function keptKnowledgeFiles(
   catalog: Catalog,
   files: ReadonlyMap<string, string>,
   mainRecords: ReadonlySet<string>,
   keep: ItemVerdict,
+  released: (path: string) => ReadonlySet<string> | undefined = () => undefined,
 ): Map<string, string | null> {
   const changed = new Map<string, string | null>();
   for (const entry of knowledgeFiles(catalog)) {
-    const doc = parsed(files.get(entry.path));
+    const text = files.get(entry.path);
+    const doc = parsed(text);
     if (doc === undefined) continue;
     const records = doc.records.filter((r) => {
       if (mainRecords.has(String(r.id))) return true;
@@ -115,8 +127,16 @@ export function keptKnowledgeFiles(
       const { id: _id, path: _path, ...seen } = item;
       return keep(seen, { engram_id: entry.path, scope: "lt" });
     });
-    if (records.length === doc.records.length) continue;
-    changed.set(entry.path, records.length === 0 ? null : documentText({ ...doc, records }));
+    const before = releasedRecordIds(text);
+    const after = [...new Set([...before, ...(released(entry.path) ?? [])])].sort();
+    if (records.length === doc.records.length && after.length === before.size) continue;
+    const { released: _released, ...rest } = doc;
+    changed.set(
+      entry.path,
+      records.length === 0
+        ? null
+        : documentText({ ...rest, records, ...(after.length > 0 ? { released: after } : {}) }),
+    );
   }
   return changed;
 }

@@ -122,6 +122,7 @@ export function withholdItems(input: WithholdInput): {
     files.files,
     input.mainRecords ?? new Set(),
     verdict,
+    (path) => releasedIn.get(path),
   );
   if (rewritten.size === 0 && documents.size === 0) return { files, withheld };
   // Long-term engrams name the short-term ones they carry forward: follow the new ids.

@@ -55,3 +55,9 @@ export function wrap(error: unknown): SyncTargetError {
     },
   );
 }
+
+/** Whether a call failed because Notion has no such object (or does not share it). */
+export function notFound(error: unknown): boolean {
+  const cause = error instanceof SyncTargetError ? error.cause : error;
+  return APIResponseError.isAPIResponseError(cause) && cause.code === APIErrorCode.ObjectNotFound;
+}

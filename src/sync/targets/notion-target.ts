@@ -1,10 +1,18 @@
 import { Client } from "@notionhq/client";
 import { sha256Hex } from "../../core/model/canonical.js";
 import type { SyncValue } from "../../core/sync/item.js";
+import { isRemovedItem } from "../../core/sync/markdown.js";
 import type { OutgoingItem } from "../../core/sync/outgoing.js";
 import { type MemorySyncType, SYNC_TYPES, type SyncType } from "../../core/sync/policy.js";
 import type { NotionSyncConfig } from "../../schema/config.js";
-import { wrap } from "./notion-errors.js";
+import { notFound, wrap } from "./notion-errors.js";
+import {
+  foundPage,
+  type NotionFound,
+  type NotionPage,
+  type NotionPageState,
+  plainId,
+} from "./notion-pages.js";
 import {
   blockBatches,
   contentBlocks,
@@ -21,6 +29,8 @@ import {
   type TargetHealth,
 } from "./target.js";
 import { ThrottledFetch } from "./throttle.js";
+
+export type { NotionFound } from "./notion-pages.js";
 
 export const NOTION_VERSION = "2025-09-03";
 
@@ -175,12 +185,16 @@ export class NotionTarget implements SyncTarget {
   }
 
   async upsert(item: OutgoingItem, remoteId: string | null): Promise<string> {
+    // A replaced item: its page leaves; nothing stands for it any more (src/core/sync/withdraw.ts).
+    if (isRemovedItem(item.fields)) return this.withdraw(item, remoteId);
     const dataSource = await this.dataSource(item.type);
     const properties = this.properties(item);
     const blocks = contentBlocks(item.content);
     const bodyHash = `sha256:${sha256Hex(item.content)}`;
     (properties as Record<string, unknown>).body_hash = propertyValue("rich_text", bodyHash);
-    const own = remoteId === null ? null : await this.ownPage(item, remoteId, dataSource);
+    // "": the item's page was withdrawn to the trash, where it cannot be edited: a new one.
+    const own =
+      remoteId === null || remoteId === "" ? null : await this.ownPage(item, remoteId, dataSource);
     if (own === null) {
       const batches = blockBatches(blocks);
       const page = (await this.call(() =>
@@ -204,6 +218,38 @@ export class NotionTarget implements SyncTarget {
       await this.append(own.id, blockBatches(blocks));
     }
     return own.id;
+  }
+
+  /**
+   * Moves the item's page to Notion's trash (`in_trash: true`; the client marks `archived`
+   * deprecated), once: a page already in the trash, or gone, is left as it is, so a send
+   * repeated after a crash changes nothing. Only a page of this item type's database is
+   * trashed (`ownPage`), never one a restored state folder names elsewhere. Returns "": no
+   * page stands for the item any more.
+   */
+  private async withdraw(item: OutgoingItem, remoteId: string | null): Promise<string> {
+    const dataSource = await this.dataSource(item.type);
+    let page: NotionPageState | null;
+    try {
+      page =
+        remoteId === null || remoteId === ""
+          ? await this.pageOfKey(item)
+          : await this.ownPage(item, remoteId, dataSource);
+    } catch (error) {
+      // Deleted for good (or no longer shared with the integration): nothing left to trash.
+      if (notFound(error)) return "";
+      throw error;
+    }
+    if (page === null || page.in_trash === true || page.archived === true) return "";
+    const id = page.id;
+    await this.call(() => this.client.pages.update({ page_id: id, in_trash: true }));
+    return "";
+  }
+
+  /** The page a data source query finds by the item's key (pages in the trash are not listed). */
+  private async pageOfKey(item: OutgoingItem): Promise<NotionPageState | null> {
+    const found = await this.findByKey(item.type, item.key);
+    return found === null ? null : { id: found };
   }
 
   takeWarnings(): string[] {
@@ -410,65 +456,6 @@ export class NotionTarget implements SyncTarget {
 const SEARCHED: readonly MemorySyncType[] = ["episode", "insight", "pattern"];
 /** Words of a query sent as filters (two each): Notion allows 100 filters in a compound. */
 const MAX_SEARCH_WORDS = 16;
-
-/** What an update reads of a page: where it is, and the body hash it holds. */
-interface NotionPageState {
-  id: string;
-  parent?: { database_id?: string; data_source_id?: string };
-  properties?: Record<
-    string,
-    { rich_text?: { plain_text?: string; text?: { content: string } }[] }
-  >;
-}
-
-interface NotionPage {
-  id: string;
-  url?: string;
-  properties?: Record<
-    string,
-    {
-      type?: string;
-      title?: { plain_text?: string }[];
-      rich_text?: { plain_text?: string }[];
-      multi_select?: { name: string }[];
-      checkbox?: boolean;
-    }
-  >;
-}
-
-/** A page found by `search`, with what recall shows of it. */
-export interface NotionFound {
-  type: SyncType;
-  page_id: string;
-  url: string | null;
-  title: string;
-  tags: string[];
-  sync_key: string | null;
-  local_id: string | null;
-  encrypted: boolean;
-}
-
-function foundPage(type: SyncType, page: NotionPage): NotionFound {
-  const p = page.properties ?? {};
-  const text = (name: string) =>
-    (p[name]?.title ?? p[name]?.rich_text ?? []).map((t) => t.plain_text ?? "").join("");
-  const orNull = (value: string) => (value === "" ? null : value);
-  return {
-    type,
-    page_id: page.id,
-    url: page.url ?? null,
-    title: text(TITLE),
-    tags: (p.tags?.multi_select ?? []).map((t) => t.name),
-    sync_key: orNull(text("sync_key")),
-    local_id: orNull(text("local_id")),
-    encrypted: p.encrypted?.checkbox === true,
-  };
-}
-
-/** A Notion id as a plain lower-case hex string: ids are written with and without dashes. */
-function plainId(id: string): string {
-  return id.replaceAll("-", "").toLowerCase();
-}
 
 /** Notion holds memory's own collections; learning-graph nodes go to Tana. */
 function memoryType(type: SyncType): MemorySyncType {
