@@ -65,6 +65,7 @@ export const CORPUS_HISTORIES = [
   "got",
   "changesets",
   "miniflux",
+  "express",
   "yargs",
   "uptime-kuma",
 ] as const;
