@@ -51,7 +51,8 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * the same to the commit after the README's fourth round (an application's images,
  * environment and migrations read), measured once after its last rule; after the fifth
  * (rules drawn from the labelled miniflux application), measured once after its last rule,
- * uptime-kuma 0.17 -> 0.22 and the others unchanged:
+ * uptime-kuma 0.17 -> 0.22 and the others unchanged; the sixth's rules (drawn from express)
+ * lowered two of them and were not kept (README.md), so the figures stand:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },
