@@ -38,7 +38,14 @@ function itemText(bullet: string): string {
 }
 
 describe("MEMORY.md after an import is a briefing (real histories, through the bins)", () => {
-  for (const name of ["release-please-action", "checkout", "commander", "chai", "express"]) {
+  for (const name of [
+    "release-please-action",
+    "checkout",
+    "commander",
+    "chai",
+    "express",
+    "memos",
+  ]) {
     it(`${name}: no contentless item, the newest decisions first, areas beside them`, async () => {
       const corpus = loadCorpus(name);
       const repo = dirs.repo(`engram-briefing-${name}-`);

@@ -33,12 +33,14 @@ const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
  * choices a fix or a feature makes in code alone, worded as repairs. express (a free-form
  * library, added in the sixth round) was at 0.48 and 0.67 before any rule ran on it; the rules
  * drawn from it did not carry to the held-out histories and were not kept (README.md), so it
- * is held to what it was measured at.
+ * is held to what it was measured at. memos (an application, added after that round's rules
+ * were set aside) was at 0.43 and 0.64 before any rule was drawn from it.
  */
 const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
   changesets: { recall: 0.65, precision: 0.9 },
   miniflux: { recall: 0.6, precision: 0.9 },
   express: { recall: 0.45, precision: 0.65 },
+  memos: { recall: 0.4, precision: 0.6 },
 };
 
 /**

@@ -66,6 +66,7 @@ export const CORPUS_HISTORIES = [
   "changesets",
   "miniflux",
   "express",
+  "memos",
   "yargs",
   "uptime-kuma",
 ] as const;
