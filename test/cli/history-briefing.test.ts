@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DECISION_LINE } from "../../src/core/history/confidence.js";
 import { hasContent, reasonOf } from "../../src/core/history/content.js";
 import { director, GIT_IDENTITY, jsonOf, succeeded } from "../support/bins.js";
 import { importedDecisions, loadCorpus, writeCorpusRepo } from "../support/history-corpus.js";
@@ -37,7 +38,14 @@ function itemText(bullet: string): string {
 }
 
 describe("MEMORY.md after an import is a briefing (real histories, through the bins)", () => {
-  for (const name of ["release-please-action", "checkout", "commander", "chai"]) {
+  for (const name of [
+    "release-please-action",
+    "checkout",
+    "commander",
+    "chai",
+    "express",
+    "memos",
+  ]) {
     it(`${name}: no contentless item, the newest decisions first, areas beside them`, async () => {
       const corpus = loadCorpus(name);
       const repo = dirs.repo(`engram-briefing-${name}-`);
@@ -57,10 +65,15 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
       const decisions = bySection.get("Decisions") ?? [];
       expect(decisions.length, md).toBeGreaterThan(3);
       const imported = importedDecisions(corpus);
+      // A decision below the line is proposed, not remembered: the newest one at the line.
+      const remembered = (sha: string) => (imported.get(sha)?.confidence ?? 1) >= DECISION_LINE;
       const newest = [...written]
         .reverse()
         .find(
-          (w) => imported.has(w.commit.sha) && hasContent(imported.get(w.commit.sha)?.title ?? ""),
+          (w) =>
+            imported.has(w.commit.sha) &&
+            remembered(w.commit.sha) &&
+            hasContent(imported.get(w.commit.sha)?.title ?? ""),
         );
       const title = imported.get(newest?.commit.sha ?? "")?.title ?? "";
       expect(

@@ -30,11 +30,17 @@ const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
  * and 0.69 and 0.93 after the fourth round (a platform added to CI, a library announced).
  * miniflux (a self-hosted application, added in the fifth round) was at 0.30 and 0.67 before
  * any rule was drawn from it, and reaches 0.65 and 1.00: most of its other decisions are
- * choices a fix or a feature makes in code alone, worded as repairs.
+ * choices a fix or a feature makes in code alone, worded as repairs. express (a free-form
+ * library, added in the sixth round) was at 0.48 and 0.67 before any rule ran on it; the rules
+ * drawn from it did not carry to the held-out histories and were not kept (README.md), so it
+ * is held to what it was measured at. memos (an application, added after that round's rules
+ * were set aside) was at 0.43 and 0.64 before any rule was drawn from it.
  */
 const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
   changesets: { recall: 0.65, precision: 0.9 },
   miniflux: { recall: 0.6, precision: 0.9 },
+  express: { recall: 0.45, precision: 0.65 },
+  memos: { recall: 0.4, precision: 0.6 },
 };
 
 /**
@@ -47,7 +53,8 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * the same to the commit after the README's fourth round (an application's images,
  * environment and migrations read), measured once after its last rule; after the fifth
  * (rules drawn from the labelled miniflux application), measured once after its last rule,
- * uptime-kuma 0.17 -> 0.22 and the others unchanged:
+ * uptime-kuma 0.17 -> 0.22 and the others unchanged; the sixth's rules (drawn from express)
+ * lowered two of them and were not kept (README.md), so the figures stand:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },

@@ -65,6 +65,8 @@ export const CORPUS_HISTORIES = [
   "got",
   "changesets",
   "miniflux",
+  "express",
+  "memos",
   "yargs",
   "uptime-kuma",
 ] as const;
