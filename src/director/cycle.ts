@@ -3,7 +3,7 @@
  * drain, consolidate ended sessions, compact, promote, evict, write the catalog and MEMORY.md.
  * run.ts takes the state for it; room.ts settles with it.
  */
-import { basename, join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { overBudget, type TierUsage } from "../core/compaction/budget.js";
@@ -32,6 +32,7 @@ import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
+import type { SetAsideLine } from "../state/journal-set-aside.js";
 import { loadSealKey } from "../state/seal-key.js";
 import {
   listSpoolFiles,
@@ -117,6 +118,11 @@ export interface RunResult {
    * wrote them to the work tree.
    */
   compacted_for_room: RoomReport | null;
+  /**
+   * Journal lines set aside when the buffer was opened, as no buffered event (a restored or
+   * edited state folder's): never loaded, moved to `buffer/set-aside/`. Absent when none.
+   */
+  journal_set_aside?: SetAsideLine[];
 }
 
 /**
@@ -166,7 +172,14 @@ export async function runCycleOn(
   const sessions = options.dryRun ? [] : await consolidateSessions(ctx, buffer);
   const result = await cycle(ctx, buffer, { drained, sources }, options);
   // A consolidated session is a catalog change even when the cycle after it has nothing to do.
-  return { ...result, changed: result.changed || sessions.length > 0, sessions };
+  const changed = result.changed || sessions.length > 0;
+  if (buffer.setAside.length === 0) return { ...result, changed, sessions };
+  const journal_set_aside = buffer.setAside.map((l) => ({
+    ...l,
+    file: relative(ctx.repoDir, l.file),
+    moved_to: l.moved_to === null ? null : relative(ctx.repoDir, l.moved_to),
+  }));
+  return { ...result, changed, sessions, journal_set_aside };
 }
 
 /**
