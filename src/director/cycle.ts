@@ -40,6 +40,7 @@ import {
   type SpoolOddity,
   setAsideOddSpoolEntries,
 } from "../state/spool.js";
+import { SPOOL_REFUSED_FILE, type SpoolRefusals, takeSpoolRefusals } from "../state/spool-share.js";
 import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle } from "./cycle-intent.js";
 import { judgeFocus, lastNow, rememberFocus } from "./focus-fresh.js";
@@ -137,12 +138,13 @@ export async function drainSpool(ctx: RepoContext, buffer: EventBuffer): Promise
       `engram: ${join(ctx.paths.spool, odd.name)}: a ${odd.kind}, not a spool file: never read; ${odd.moved_to === null ? "left where it is" : `moved to ${join(ctx.paths.spool, odd.moved_to)}`}\n`,
     );
   }
+  const refused = reportSpoolRefusals(ctx);
   const files = listSpoolFiles(ctx.paths.spool);
   if (files.length === 0) {
     // Nothing to read: the ingest machinery and its schemas stay unloaded. The seal key is
     // still checked (and made on a first run), as an ingest would.
     loadSealKey(ctx.paths.sealKey, true);
-    return { ...zeroCounts(), files: 0, set_aside: setAside };
+    return { ...zeroCounts(), files: 0, set_aside: setAside, ...refused };
   }
   const [{ ingestorFor }, { ingestSpoolFile }] = await Promise.all([
     import("../ingest/ingest.js"),
@@ -155,11 +157,34 @@ export async function drainSpool(ctx: RepoContext, buffer: EventBuffer): Promise
   }
   await ingestor.commit();
   removeSpoolFiles(ctx.paths.spool, read);
-  return { ...ingestor.counts, files: read.length, set_aside: setAside };
+  return { ...ingestor.counts, files: read.length, set_aside: setAside, ...refused };
 }
 
-/** What a spool drain did: its counts, the files it read, the entries it moved aside. */
-export type SpoolDrain = IngestCounts & { files: number; set_aside: SpoolOddity[] };
+/**
+ * The sends refused since the last drain because their sender held its share of the spool
+ * (`spool-share.ts`): said on stderr, one line a sender, and taken (counted once).
+ */
+function reportSpoolRefusals(ctx: RepoContext): { refused?: Record<string, SpoolRefusals> } {
+  const refused = takeSpoolRefusals(join(ctx.paths.spoolRoot, SPOOL_REFUSED_FILE));
+  const senders = Object.entries(refused);
+  if (senders.length === 0) return {};
+  for (const [sender, c] of senders) {
+    process.stderr.write(
+      `engram: spool: sender ${JSON.stringify(sender)} was refused ${c.sends} send(s) (${c.lines} line(s), ${c.bytes} bytes): its files held its share (agent_bus.sender_share of memory.buffer_max_bytes)\n`,
+    );
+  }
+  return { refused };
+}
+
+/**
+ * What a spool drain did: its counts, the files it read, the entries it moved aside, and the
+ * sends refused by sender since the last drain (absent when none).
+ */
+export type SpoolDrain = IngestCounts & {
+  files: number;
+  set_aside: SpoolOddity[];
+  refused?: Record<string, SpoolRefusals>;
+};
 
 /** One cycle for a caller that already holds the Director state (the TCP hub between cycles). */
 export async function runCycleOn(
