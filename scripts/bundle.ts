@@ -43,7 +43,7 @@ const ENTRIES: Record<string, string> = {
 };
 
 /** Packages bundled: plain code that the frequent commands load, reading no file of its own. */
-const BUNDLED = new Set(["smol-toml"]);
+const BUNDLED = new Set(["smol-toml", "zod"]);
 const manifest = JSON.parse(readFileSync(join(DIST, "..", "package.json"), "utf8")) as {
   dependencies: Record<string, string>;
 };

@@ -2,9 +2,13 @@
  * What every transport shares: the delivery a send achieves, the sender interface, and the
  * local spool every networked transport falls back to.
  */
+
+import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
+import { StateError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { writeSpoolFile } from "../state/spool.js";
+import { recordSpoolRefusal, SPOOL_REFUSED_FILE, spoolShareRefusal } from "../state/spool-share.js";
 import type { BusUrl } from "./url.js";
 
 /**
@@ -38,13 +42,31 @@ export interface BusSender {
 export function spoolSender(ctx: RepoContext): BusSender {
   return {
     async send(envelopes) {
-      const path = writeSpoolFile(
-        ctx.paths.spool,
-        envelopes.map((e) => JSON.stringify(e)),
-        Date.now(),
-      );
+      const lines = envelopes.map((e) => JSON.stringify(e));
+      const sender = envelopes[0]?.sender.id;
+      if (sender !== undefined) assertSpoolShare(ctx, sender, lines);
+      const path = writeSpoolFile(ctx.paths.spool, lines, Date.now(), sender);
       return { transport: "spool", spooled: true, path };
     },
     async close() {},
   };
+}
+
+/**
+ * Refuses a send that would take its sender past its share of the spool (`[agent_bus]
+ * sender_share` of `[memory] buffer_max_bytes`, `spool-share.ts`): nothing is written, the
+ * refusal is counted for `director status` and the next drain, and the worker is told what
+ * to do. A file counts against the sender of its first envelope.
+ */
+function assertSpoolShare(ctx: RepoContext, sender: string, lines: readonly string[]): void {
+  let bytes = 0;
+  for (const line of lines) bytes += Buffer.byteLength(line, "utf8") + 1;
+  const share = Math.floor(ctx.config.agent_bus.sender_share * ctx.config.memory.buffer_max_bytes);
+  const refusal = spoolShareRefusal(ctx.paths.spool, sender, bytes, share);
+  if (refusal === undefined) return;
+  recordSpoolRefusal(join(ctx.paths.spoolRoot, SPOOL_REFUSED_FILE), sender, lines.length, bytes);
+  throw new StateError(
+    `${ctx.paths.spool}: sender ${JSON.stringify(sender)} holds ${refusal.held_bytes} bytes of spool files waiting for a Director, and ${bytes} more would pass its share (${share} bytes: agent_bus.sender_share ${ctx.config.agent_bus.sender_share} of memory.buffer_max_bytes ${ctx.config.memory.buffer_max_bytes}): nothing was written; run director run (or director serve) to drain the spool, or send a large file with director ingest`,
+    { code: "spool_share" },
+  );
 }

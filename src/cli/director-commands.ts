@@ -427,7 +427,7 @@ const status: Command = {
       `st:      ${s.tiers.st.files}/${s.tiers.st.max_files} files, ${humanBudget(s.tiers.st.bytes, s.tiers.st.max_bytes)}`,
       `lt:      ${s.tiers.lt.files}/${s.tiers.lt.max_files} files, ${humanBudget(s.tiers.lt.bytes, s.tiers.lt.max_bytes)}`,
       `focus:   ${s.focus.present ? `${s.focus.items}/${s.focus.max_items} items, ${humanBudget(s.focus.bytes, s.focus.max_bytes)}${s.focus.fresh ? "" : " (stale)"}` : "missing"}`,
-      `spool:   ${s.spool.files} file(s) waiting`,
+      `spool:   ${s.spool.files} file(s) waiting${refusedLine(s.spool.refused)}`,
       `quarantine: ${s.quarantine.records} record(s) of ${s.quarantine.lines} line(s)${Object.entries(
         s.quarantine.by_reason,
       )
@@ -468,3 +468,11 @@ export const DIRECTOR_COMMANDS: readonly Command[] = [
   SYNC_COMMAND,
   DASHBOARD_COMMAND,
 ];
+
+/** `; refused: a (2 sends, 9000 bytes)`: the senders whose share of the spool was full. */
+function refusedLine(refused: Record<string, { sends: number; bytes: number }>): string {
+  const senders = Object.entries(refused);
+  if (senders.length === 0) return "";
+  const each = senders.map(([id, c]) => `${id} (${c.sends} send(s), ${c.bytes} bytes)`);
+  return `; refused at their share: ${each.join(", ")}`;
+}

@@ -62,6 +62,11 @@ export const ERROR_CODES = {
   is_a_directory: { exit: "state", meaning: "a folder was given where a file is needed (EISDIR)" },
   not_a_directory: { exit: "state", meaning: "a file stands where a folder is needed (ENOTDIR)" },
   lock_held: { exit: "state", meaning: "another Director holds the lock of the state folder" },
+  spool_share: {
+    exit: "state",
+    meaning:
+      "a sender's spool files waiting for a Director hold its share (agent_bus.sender_share of memory.buffer_max_bytes): run director run",
+  },
   state: {
     exit: "state",
     meaning: "the memory, the state folder or the work tree is not in a usable shape",

@@ -3,7 +3,7 @@
  * drain, consolidate ended sessions, compact, promote, evict, write the catalog and MEMORY.md.
  * run.ts takes the state for it; room.ts settles with it.
  */
-import { basename, join } from "node:path";
+import { basename, join, relative } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { overBudget, type TierUsage } from "../core/compaction/budget.js";
@@ -32,6 +32,7 @@ import type { MemoryConfig } from "../schema/config.js";
 import type { Catalog, Engram } from "../schema/engram.js";
 import type { Registry } from "../schema/registry.js";
 import { type EventBuffer, holdsSessionEnd } from "../state/buffer.js";
+import type { SetAsideLine } from "../state/journal-set-aside.js";
 import { loadSealKey } from "../state/seal-key.js";
 import {
   listSpoolFiles,
@@ -39,6 +40,7 @@ import {
   type SpoolOddity,
   setAsideOddSpoolEntries,
 } from "../state/spool.js";
+import { SPOOL_REFUSED_FILE, type SpoolRefusals, takeSpoolRefusals } from "../state/spool-share.js";
 import type { SessionStepReport } from "./consolidate.js";
 import { type CycleIntent, commitCycle } from "./cycle-intent.js";
 import { judgeFocus, lastNow, rememberFocus } from "./focus-fresh.js";
@@ -117,6 +119,11 @@ export interface RunResult {
    * wrote them to the work tree.
    */
   compacted_for_room: RoomReport | null;
+  /**
+   * Journal lines set aside when the buffer was opened, as no buffered event (a restored or
+   * edited state folder's): never loaded, moved to `buffer/set-aside/`. Absent when none.
+   */
+  journal_set_aside?: SetAsideLine[];
 }
 
 /**
@@ -131,12 +138,13 @@ export async function drainSpool(ctx: RepoContext, buffer: EventBuffer): Promise
       `engram: ${join(ctx.paths.spool, odd.name)}: a ${odd.kind}, not a spool file: never read; ${odd.moved_to === null ? "left where it is" : `moved to ${join(ctx.paths.spool, odd.moved_to)}`}\n`,
     );
   }
+  const refused = reportSpoolRefusals(ctx);
   const files = listSpoolFiles(ctx.paths.spool);
   if (files.length === 0) {
     // Nothing to read: the ingest machinery and its schemas stay unloaded. The seal key is
     // still checked (and made on a first run), as an ingest would.
     loadSealKey(ctx.paths.sealKey, true);
-    return { ...zeroCounts(), files: 0, set_aside: setAside };
+    return { ...zeroCounts(), files: 0, set_aside: setAside, ...refused };
   }
   const [{ ingestorFor }, { ingestSpoolFile }] = await Promise.all([
     import("../ingest/ingest.js"),
@@ -149,11 +157,34 @@ export async function drainSpool(ctx: RepoContext, buffer: EventBuffer): Promise
   }
   await ingestor.commit();
   removeSpoolFiles(ctx.paths.spool, read);
-  return { ...ingestor.counts, files: read.length, set_aside: setAside };
+  return { ...ingestor.counts, files: read.length, set_aside: setAside, ...refused };
 }
 
-/** What a spool drain did: its counts, the files it read, the entries it moved aside. */
-export type SpoolDrain = IngestCounts & { files: number; set_aside: SpoolOddity[] };
+/**
+ * The sends refused since the last drain because their sender held its share of the spool
+ * (`spool-share.ts`): said on stderr, one line a sender, and taken (counted once).
+ */
+function reportSpoolRefusals(ctx: RepoContext): { refused?: Record<string, SpoolRefusals> } {
+  const refused = takeSpoolRefusals(join(ctx.paths.spoolRoot, SPOOL_REFUSED_FILE));
+  const senders = Object.entries(refused);
+  if (senders.length === 0) return {};
+  for (const [sender, c] of senders) {
+    process.stderr.write(
+      `engram: spool: sender ${JSON.stringify(sender)} was refused ${c.sends} send(s) (${c.lines} line(s), ${c.bytes} bytes): its files held its share (agent_bus.sender_share of memory.buffer_max_bytes)\n`,
+    );
+  }
+  return { refused };
+}
+
+/**
+ * What a spool drain did: its counts, the files it read, the entries it moved aside, and the
+ * sends refused by sender since the last drain (absent when none).
+ */
+export type SpoolDrain = IngestCounts & {
+  files: number;
+  set_aside: SpoolOddity[];
+  refused?: Record<string, SpoolRefusals>;
+};
 
 /** One cycle for a caller that already holds the Director state (the TCP hub between cycles). */
 export async function runCycleOn(
@@ -166,7 +197,14 @@ export async function runCycleOn(
   const sessions = options.dryRun ? [] : await consolidateSessions(ctx, buffer);
   const result = await cycle(ctx, buffer, { drained, sources }, options);
   // A consolidated session is a catalog change even when the cycle after it has nothing to do.
-  return { ...result, changed: result.changed || sessions.length > 0, sessions };
+  const changed = result.changed || sessions.length > 0;
+  if (buffer.setAside.length === 0) return { ...result, changed, sessions };
+  const journal_set_aside = buffer.setAside.map((l) => ({
+    ...l,
+    file: relative(ctx.repoDir, l.file),
+    moved_to: l.moved_to === null ? null : relative(ctx.repoDir, l.moved_to),
+  }));
+  return { ...result, changed, sessions, journal_set_aside };
 }
 
 /**

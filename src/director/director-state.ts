@@ -1,10 +1,11 @@
 import { existsSync, lstatSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { MEMORY_DIR, SCOPES, tierDir } from "../core/model/paths.js";
 import { DOCUMENT_DIRS } from "../core/versions/documents.js";
 import { removeStaleTemps } from "../state/atomic.js";
 import { EventBuffer } from "../state/buffer.js";
+import type { SetAsideLine } from "../state/journal-set-aside.js";
 import { acquireLock } from "../state/lock.js";
 import { recoverIntent } from "./cycle-intent.js";
 
@@ -89,7 +90,10 @@ export async function withDirectorState<T>(
     removeLeftovers(ctx, lock.tookOver || existsSync(ctx.paths.intent));
     // Finishing an interrupted cycle needs the events in memory, whatever the task wants.
     const retainEvents = options.retainEvents !== false || existsSync(ctx.paths.intent);
-    const buffer = EventBuffer.open(ctx.paths, { retainEvents });
+    const buffer = EventBuffer.open(ctx.paths, {
+      retainEvents,
+      onSetAside: (lines) => reportSetAside(ctx, lines),
+    });
     // Compaction for room, for every path that ingests under the lock (ingest, the spool,
     // the hub, NATS, git refs): engrams into the state folder, never into a memory tree.
     let compactedForRoom = false;
@@ -113,5 +117,23 @@ export async function withDirectorState<T>(
     }
   } finally {
     lock.release();
+  }
+}
+
+/**
+ * Says on stderr, one line each, which journal lines were set aside as no buffered event
+ * (the file, its line and seq, the field and why): a restored or edited state folder's, never
+ * loaded; the run goes on with every other line (`journal-set-aside.ts`).
+ */
+function reportSetAside(ctx: RepoContext, lines: readonly SetAsideLine[]): void {
+  for (const l of lines) {
+    const at = `line ${l.line}${l.seq === null ? "" : ` (seq ${l.seq})`}`;
+    const where =
+      l.moved_to === null
+        ? "left in place (read-only)"
+        : `set aside as ${relative(ctx.repoDir, l.moved_to)}, not loaded`;
+    process.stderr.write(
+      `engram: ${relative(ctx.repoDir, l.file)}: ${at}: ${l.field}: ${l.reason}: not a buffered event: ${where} (the journal keeps every other line)\n`,
+    );
   }
 }

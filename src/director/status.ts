@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { receiptTime } from "../clock.js";
 import type { RepoContext } from "../context/repo-context.js";
 import { FOCUS_PATH } from "../core/model/paths.js";
@@ -12,6 +13,7 @@ import { ENVELOPE_SCHEMA_VERSION } from "../schema/message-types.js";
 import { EventBuffer } from "../state/buffer.js";
 import { readDropped, readQuarantine } from "../state/quarantine.js";
 import { listSpoolFiles } from "../state/spool.js";
+import { readSpoolRefusals, SPOOL_REFUSED_FILE, type SpoolRefusals } from "../state/spool-share.js";
 import { readLiveness } from "./liveness-file.js";
 
 export interface StatusReport {
@@ -52,7 +54,8 @@ export interface StatusReport {
       by_sender: Record<string, { lines: number; bytes: number }>;
     };
   };
-  spool: { files: number };
+  /** Files waiting, and the sends refused by sender since the last drain (their share was full). */
+  spool: { files: number; refused: Record<string, SpoolRefusals> };
   last_compaction_at: string | null;
   compacted_events: number;
   /**
@@ -121,7 +124,11 @@ export async function readStatus(ctx: RepoContext): Promise<StatusReport> {
       max_records: ctx.config.quarantine.max_records,
       dropped: readDropped(ctx.paths.quarantine),
     },
-    spool: { files: listSpoolFiles(ctx.paths.spool).length },
+    spool: {
+      files: listSpoolFiles(ctx.paths.spool).length,
+      // Sends refused since the last drain, by sender: its share was full.
+      refused: readSpoolRefusals(join(ctx.paths.spoolRoot, SPOOL_REFUSED_FILE)),
+    },
     last_compaction_at: buffer.meta.last_compaction_at ?? null,
     compacted_events: buffer.meta.compacted_events,
     ...(await withDrift(

@@ -102,7 +102,7 @@ export const AgentBusConfig = z
       .max(1)
       .default(0.25)
       .describe(
-        "Most of the buffer's budgets one TCP sender (its address, or its certificate under TLS) may fill while the buffer is past its high-water mark; past it the hub stops reading it until a compaction.",
+        "Most of the buffer's budgets one sender may take: through the TCP hub (its address, or its certificate under TLS) while the buffer is past its high-water mark, past which the hub stops reading it until a compaction; in the spool (the id it names) of buffer_max_bytes at any time, past which its sends are refused until a drain.",
       ),
     sources: z
       .array(z.string().regex(/^(nats:\/\/|git:)\S+$/, "expected nats://HOST:PORT or git:REMOTE"))

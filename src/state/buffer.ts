@@ -25,8 +25,14 @@ import {
   peekKeyAndSeq,
   shareRepeated,
 } from "./journal-lines.js";
+import {
+  type InvalidJournalLine,
+  type SetAsideLine,
+  setAsideJournalLines,
+} from "./journal-set-aside.js";
 import type { StatePaths } from "./paths.js";
-import { assertBufferedEvent, readingStateFile, readStateText } from "./state-file-check.js";
+import { readSeenKeys } from "./seen-keys.js";
+import { bufferedEventProblem, readingStateFile } from "./state-file-check.js";
 
 export type { BufferMeta };
 
@@ -69,10 +75,14 @@ export interface OpenOptions {
    * size: without them it allocates far less and loads the journal faster.
    */
   retainEvents?: boolean;
+  /** Told of journal lines set aside as no buffered event (`journal-set-aside.ts`). */
+  onSetAside?: (lines: readonly SetAsideLine[]) => void;
 }
 
 export class EventBuffer {
   readonly events: StoredEvent[] = [];
+  /** Journal lines set aside since the buffer was opened: no buffered event, never loaded. */
+  readonly setAside: SetAsideLine[] = [];
   totalBytes = 0;
   meta: BufferMeta;
   /**
@@ -100,6 +110,7 @@ export class EventBuffer {
     private readonly paths: StatePaths,
     meta: BufferMeta,
     private retainEvents: boolean,
+    private readonly options: OpenOptions,
   ) {
     this.meta = meta;
   }
@@ -108,31 +119,13 @@ export class EventBuffer {
     if (!options.readOnly)
       mkdirSync(dirname(paths.journal), { recursive: true, mode: STATE_DIR_MODE });
     const meta = existsSync(paths.meta) ? readBufferMeta(paths.meta) : emptyMeta();
-    const buffer = new EventBuffer(paths, meta, options.retainEvents !== false);
-    if (existsSync(paths.seen)) {
-      const text = readStateText(paths.seen);
-      // A key cut short by a crash mid-append is not a key: drop it (and cut it off the file,
-      // so the next append does not glue onto it).
-      const whole = text.slice(0, text.lastIndexOf("\n") + 1);
-      if (whole.length < text.length && !options.readOnly) {
-        truncateSync(paths.seen, Buffer.byteLength(whole, "utf8"));
-      }
-      let migrated = false;
-      for (const line of whole.split("\n")) {
-        if (line.length > 0) {
-          const key = currentKey(line);
-          migrated ||= key !== line;
-          buffer.keys.add(key);
-          buffer.compactedKeys.push(key);
-        }
-      }
-      // Raw event ids from an older version leave the file now, not at the next rewrite.
-      if (migrated && !options.readOnly) {
-        writeFileAtomicSync(paths.seen, `${buffer.compactedKeys.join("\n")}\n`);
-      }
+    const buffer = new EventBuffer(paths, meta, options.retainEvents !== false, options);
+    for (const key of readSeenKeys(paths.seen, options.readOnly === true)) {
+      buffer.keys.add(key);
+      buffer.compactedKeys.push(key);
     }
     if (existsSync(paths.journal)) {
-      readingStateFile(paths.journal, () => buffer.loadJournal(options.readOnly === true));
+      readingStateFile(paths.journal, () => buffer.loadJournal(false));
     }
     return buffer;
   }
@@ -143,9 +136,12 @@ export class EventBuffer {
    * line cut by a chunk's end) left the allocator holding some 20 MB more for the rest of
    * the process.
    */
-  private loadJournal(readOnly: boolean): void {
+  private loadJournal(reloading: boolean): void {
+    const readOnly = this.options.readOnly === true;
     const fd = openSync(this.paths.journal, "r");
     let validEnd = 0;
+    let lineNumber = 0;
+    const invalid: InvalidJournalLine[] = [];
     let fileSize = 0;
     // For this load only: one string per repeated value (see `REPEATED_FIELDS`).
     const strings = new Map<string, string>();
@@ -173,11 +169,20 @@ export class EventBuffer {
           const newline = filled.indexOf(10, start);
           if (newline === -1) break;
           const line = filled.toString("utf8", start, newline);
-          if (!this.loadLine(line, newline - start + 1, strings)) {
+          const bytes = newline - start + 1;
+          lineNumber++;
+          const loaded = this.loadLine(line, bytes, strings);
+          // A line the first load took whole (unparsed) is no torn tail when read again.
+          if (loaded === false && !reloading) {
             torn = true;
             break;
           }
-          validEnd += newline - start + 1;
+          if (loaded !== true) {
+            const problem = loaded || { field: "(the line)", reason: "not JSON", seq: null };
+            const offset = position - filled.length + start;
+            invalid.push({ ...problem, line: lineNumber, offset, bytes, text: line });
+          }
+          validEnd += bytes;
           start = newline + 1;
         }
         filled.copyWithin(0, start);
@@ -187,11 +192,31 @@ export class EventBuffer {
       closeSync(fd);
     }
     this.fileBytes = validEnd;
+    if (invalid.length > 0) {
+      this.setAsideLines(invalid, validEnd, readOnly);
+      return;
+    }
     // A torn tail was never fsynced as a whole line, so it was never acknowledged.
     if (validEnd < fileSize && !readOnly) truncateSync(this.paths.journal, validEnd);
   }
 
-  private loadLine(line: string, bytes: number, strings: Map<string, string>): boolean {
+  /** Moves lines that are no buffered event out of the journal (read-only: reports them only). */
+  private setAsideLines(invalid: InvalidJournalLine[], end: number, readOnly: boolean): void {
+    // An append descriptor would go on writing the replaced file.
+    if (!readOnly) this.closeJournal();
+    const lines = setAsideJournalLines(this.paths.journal, end, invalid, readOnly);
+    if (readOnly) this.verbatim = false;
+    else for (const line of invalid) this.fileBytes -= line.bytes;
+    for (const line of lines) this.setAside.push(line);
+    this.options.onSetAside?.(lines);
+  }
+
+  /** True when loaded (or a duplicate), false when not JSON, else why it is no buffered event. */
+  private loadLine(
+    line: string,
+    bytes: number,
+    strings: Map<string, string>,
+  ): boolean | Pick<InvalidJournalLine, "field" | "reason" | "seq"> {
     let key: string;
     let seq: number;
     let receivedAt: string | undefined;
@@ -206,7 +231,11 @@ export class EventBuffer {
       } catch {
         return false;
       }
-      assertBufferedEvent(event, this.paths.journal, (event as { seq?: unknown } | null)?.seq);
+      const problem = bufferedEventProblem(event);
+      if (problem !== undefined) {
+        const seq = (event as { seq?: unknown } | null)?.seq;
+        return { ...problem, seq: Number.isSafeInteger(seq) ? (seq as number) : null };
+      }
       key = event.key;
       seq = event.seq;
       receivedAt = event.received_at;

@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import { type EntryKind, entryKind } from "./entry-kind.js";
+import { spoolSenderTag } from "./spool-share.js";
 
 /**
  * The local spool, the embedded bus: every `worker emit` writes its own file (temp, fsync,
@@ -20,9 +21,17 @@ import { type EntryKind, entryKind } from "./entry-kind.js";
  * file or none. The Director drains files in name order and removes each only after the
  * journal holds its events.
  */
-export function writeSpoolFile(spoolDir: string, lines: readonly string[], now: number): string {
+export function writeSpoolFile(
+  spoolDir: string,
+  lines: readonly string[],
+  now: number,
+  sender?: string,
+): string {
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
-  const name = `${String(now).padStart(15, "0")}-${process.pid}-${process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex")}.ndjson`;
+  // The sender in the name: its share is counted from a listing (`spool-share.ts`).
+  const tag = sender === undefined ? "" : `.${spoolSenderTag(sender)}`;
+  const random = process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex");
+  const name = `${String(now).padStart(15, "0")}-${process.pid}-${random}${tag}.ndjson`;
   const path = join(spoolDir, name);
   // Only this user reads what its workers wrote: 0600, like the quarantine.
   writeFileAtomicSync(path, lines.map((l) => `${l}\n`).join(""), 0o600);

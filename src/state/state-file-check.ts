@@ -29,27 +29,31 @@ export function damaged(path: string, what: string, advice: string): StateError 
   return new StateError(`${path}: ${what}; the state folder was edited or damaged: ${advice}`);
 }
 
-const JOURNAL_ADVICE =
-  "move the buffer folder aside (its events are then lost to this Director) and run again";
-
-/** One line of the journal: an object with the fields every reader of the buffer uses. */
-export function assertBufferedEvent(value: unknown, path: string, seq: unknown): void {
-  const ok =
-    isObject(value) &&
-    typeof value.key === "string" &&
-    Number.isSafeInteger(value.seq) &&
-    typeof value.received_at === "string" &&
-    typeof value.kind === "string" &&
-    typeof value.type === "string" &&
-    isObject(value.sender) &&
-    typeof value.sender.id === "string" &&
-    typeof value.sender.role === "string" &&
-    (value.topics === undefined || Array.isArray(value.topics)) &&
-    (value.links === undefined || Array.isArray(value.links));
-  if (!ok) {
-    const at = Number.isSafeInteger(seq) ? `the line of seq ${seq as number}` : "a line";
-    throw damaged(path, `${at} is not a buffered event`, JOURNAL_ADVICE);
+/**
+ * Why one journal line is not a buffered event (the field and what is wrong with it), or
+ * undefined: the fields every reader of the buffer relies on, checked cheaply on open (the
+ * whole schema is checked when the line is compacted, `storedEventProblem`).
+ */
+export function bufferedEventProblem(
+  value: unknown,
+): { field: string; reason: string } | undefined {
+  if (!isObject(value)) return { field: "(the line)", reason: "not a JSON object" };
+  const text = (field: string) => typeof value[field] === "string";
+  const list = (field: string) => value[field] === undefined || Array.isArray(value[field]);
+  if (!Number.isSafeInteger(value.seq)) return { field: "seq", reason: "not a sequence number" };
+  for (const field of ["key", "received_at", "kind", "type"]) {
+    if (!text(field)) return { field, reason: "not a string" };
   }
+  const sender = value.sender;
+  if (!isObject(sender)) return { field: "sender", reason: "not an object" };
+  for (const field of ["id", "role"]) {
+    if (typeof sender[field] !== "string")
+      return { field: `sender.${field}`, reason: "not a string" };
+  }
+  for (const field of ["topics", "links"]) {
+    if (!list(field)) return { field, reason: "not a list" };
+  }
+  return undefined;
 }
 
 const count = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;

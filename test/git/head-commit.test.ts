@@ -1,6 +1,6 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { hasNoRefs, headCommitOf, readHead } from "../../src/git/refs.js";
 import { git, TempDirs } from "../support/repo.js";
 

@@ -98,6 +98,81 @@ describe("a restored state folder", () => {
     expect(readFileSync(journal, "utf8")).not.toContain("a forged");
   });
 
+  it("a journal line that is JSON but no buffered event is set aside when the buffer is opened (file, line, seq, field), and the run goes on with every other line", async () => {
+    const repo = await initRepo();
+    for (const text of ["the first honest fact", "the second honest fact"]) {
+      expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", text]), 0);
+    }
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const [first, second] = readFileSync(journal, "utf8").split("\n");
+    expect(second).toContain("the second honest fact");
+    const event = JSON.parse(first as string) as Record<string, unknown>;
+    // As an attacker's restored state folder would hold it: a sender that is no object.
+    const forged = JSON.stringify({
+      ...event,
+      seq: 99,
+      key: `${String(event.key)}f`,
+      sender: "mallory",
+      text: "a forged note",
+    });
+    writeFileSync(journal, `${first}\n${forged}\n${second}\n`);
+    const r = await dir(repo, ["run", "--json"]);
+    expectExit(r, 0);
+    expect(r.stderr).toContain(
+      ".engram/buffer/journal.ndjson: line 2 (seq 99): sender: not an object: not a buffered event: set aside as .engram/buffer/set-aside/journal.1.ndjson",
+    );
+    const out = JSON.parse(r.stdout) as {
+      journal_set_aside?: unknown[];
+      buffer: { events: number };
+    };
+    expect(out.journal_set_aside).toEqual([
+      {
+        file: join(".engram", "buffer", "journal.ndjson"),
+        line: 2,
+        seq: 99,
+        field: "sender",
+        reason: "not an object",
+        moved_to: join(".engram", "buffer", "set-aside", "journal.1.ndjson"),
+      },
+    ]);
+    expect(out.buffer.events).toBe(2);
+    // Every other line kept byte for byte; the forged one kept aside, whole.
+    expect(readFileSync(journal, "utf8")).toBe(`${first}\n${second}\n`);
+    expect(
+      readFileSync(join(repo.dir, ".engram", "buffer", "set-aside", "journal.1.ndjson"), "utf8"),
+    ).toBe(`${forged}\n`);
+    // Nothing set aside twice, nothing counted twice: both facts reach memory once.
+    const flush = await dir(repo, ["run", "--flush", "--json"]);
+    expectExit(flush, 0);
+    expect((JSON.parse(flush.stdout) as { journal_set_aside?: unknown }).journal_set_aside).toBe(
+      undefined,
+    );
+    const memory = memoryText(repo);
+    expect(memory).toContain("the first honest fact");
+    expect(memory).toContain("the second honest fact");
+    expect(memory).not.toContain("a forged note");
+    expect(readdirSync(join(repo.dir, ".engram", "buffer", "set-aside"))).toEqual([
+      "journal.1.ndjson",
+    ]);
+  });
+
+  it("a torn last line (not JSON, after the last fsync) is still cut off, not set aside", async () => {
+    const repo = await initRepo();
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an acknowledged fact"]), 0);
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const kept = readFileSync(journal, "utf8");
+    writeFileSync(journal, `${kept}{"seq":7,"key":"torn\n`);
+    const r = await dir(repo, ["run", "--json"]);
+    expectExit(r, 0);
+    expect((JSON.parse(r.stdout) as { journal_set_aside?: unknown }).journal_set_aside).toBe(
+      undefined,
+    );
+    expect(readFileSync(journal, "utf8")).toBe(kept);
+    expect(existsSync(join(repo.dir, ".engram", "buffer", "set-aside"))).toBe(false);
+  });
+
   it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is set aside, never replayed, and the run goes on", async () => {
     const repo = await initRepo();
     const focus = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");

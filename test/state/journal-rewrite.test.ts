@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -131,5 +131,37 @@ describe("EventBuffer: a journal written by an older version", () => {
       [journalLine(memoryEvent(2)), journalLine(memoryEvent(3))].join(""),
     );
     expect(opened.totalBytes).toBe(statSync(paths.journal).size);
+  });
+});
+
+describe("a journal line that is JSON but no buffered event (issue 40)", () => {
+  it("taken whole by an open without its events, is set aside when the events are loaded; later appends land in the rewritten journal", () => {
+    const [first, second] = [journalLine(memoryEvent(1)), journalLine(memoryEvent(3))];
+    // Laid out as ingest writes a line, so an open without events reads only its key.
+    const forged = `{"seq":2,"key":"forged","sender":"mallory"}\n`;
+    mkdirSync(join(dir, ".engram", "buffer"), { recursive: true });
+    writeFileSync(paths.journal, `${first}${forged}${second}`);
+    const told: unknown[] = [];
+    const buffer = EventBuffer.open(paths, {
+      retainEvents: false,
+      onSetAside: (lines) => told.push(...lines),
+    });
+    expect(told).toEqual([]);
+    buffer.append(pending(1, 4));
+    buffer.loadEvents();
+    expect(told).toEqual([
+      expect.objectContaining({ line: 2, seq: 2, field: "received_at", reason: "not a string" }),
+    ]);
+    expect(buffer.events.map((s) => s.event.seq)).toEqual([1, 3, 4]);
+    buffer.append(pending(1, 5));
+    buffer.closeJournal();
+    const lines = readFileSync(paths.journal, "utf8").split("\n").filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual([1, 3, 4, 5]);
+    expect(
+      readFileSync(join(dir, ".engram", "buffer", "set-aside", "journal.1.ndjson"), "utf8"),
+    ).toBe(forged);
+    const reopened = EventBuffer.open(paths);
+    expect(reopened.setAside).toEqual([]);
+    expect(reopened.count).toBe(4);
   });
 });
