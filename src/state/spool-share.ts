@@ -9,7 +9,6 @@
  * The spool's writers are the user's own processes (the folder is 0700), so a sender is the
  * id it names.
  */
-import { createHash } from "node:crypto";
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomicSync } from "./atomic.js";
@@ -23,7 +22,8 @@ const MAX_REFUSED_SENDERS = 64;
 /** A sender's id as a spool file name carries it: the id when file-safe, else a digest. */
 export function spoolSenderTag(id: string): string {
   if (/^[A-Za-z0-9_-]{1,64}$/.test(id)) return id;
-  return `h${createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
+  const crypto = process.getBuiltinModule("node:crypto"); // only for such an id
+  return `h${crypto.createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
 }
 
 /** `<ms>-<pid>-<hex>.<sender>.ndjson`: the sender of a spool file, when its name carries one. */

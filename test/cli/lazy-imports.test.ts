@@ -114,6 +114,16 @@ describe("command start-up loads only what the command uses", () => {
     expect(loaded.filter((m) => HEAVY.test(m) || ZOD.test(m))).toEqual([]);
   });
 
+  it("a recall that finds nothing in a new repository loads no crypto, os or child process module", () => {
+    const loaded = loadedBy(WORKER_BIN, ["recall", "nothing here"]);
+    // The trace names Node's own modules: proof it sees them.
+    expect(loaded).toContain("node:fs");
+    const TAKEN_WHEN_USED = ["node:crypto", "node:os", "node:child_process"];
+    expect(loaded.filter((m) => TAKEN_WHEN_USED.includes(m))).toEqual([]);
+    // A check of that repository starts no git either: nothing names a commit yet.
+    expect(loadedBy(WORKER_BIN, ["check", "--offline"])).not.toContain("node:child_process");
+  });
+
   it("worker context, its index cached, loads no GitHub, NATS, git library or zod", () => {
     loadedBy(WORKER_BIN, ["context", "lazy start"]); // builds the context index
     const loaded = loadedBy(WORKER_BIN, ["context", "lazy start"]);

@@ -3,7 +3,8 @@
 // ESM imports are seen by a resolve hook (it runs on the loader's own thread); CommonJS
 // modules, including packages an ES module imports, are in the require cache at exit. The
 // modules of the bundle's hot script (dist/bin/hot.cjs) are initialised inside one script:
-// its loader (src/cli/hot-load.ts) names each in the array this puts on `globalThis`.
+// its loader (src/cli/hot-load.ts) names each in the array this puts on `globalThis`. Node's
+// own public modules the process loaded are named last (`node:crypto`).
 import { appendFileSync } from "node:fs";
 import { createRequire, register } from "node:module";
 
@@ -17,5 +18,10 @@ if (out) {
     const cjs = Object.keys(require.cache);
     if (cjs.length > 0) appendFileSync(out, `${cjs.join("\n")}\n`);
     if (hot.length > 0) appendFileSync(out, `${hot.join("\n")}\n`);
+    // Node's own modules, whether imported or taken with process.getBuiltinModule: node:crypto...
+    const builtins = process.moduleLoadList
+      .filter((m) => /^NativeModule [a-z_]+$/.test(m))
+      .map((m) => `node:${m.slice("NativeModule ".length)}`);
+    appendFileSync(out, `${builtins.join("\n")}\n`);
   });
 }
