@@ -61,11 +61,12 @@ export interface RuleSet {
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
   /**
-   * For each list, the third characters its keywords may have, as bits of `code & 31` (all
-   * bits for a list with a two-character keyword): most places that start like a keyword
-   * (`th`, `in`) go on differently, and one test skips the list.
+   * For the same two characters, the third characters their keywords may have, as bits of
+   * `code & 31` (which is the same for both cases of a letter); all bits where a keyword has
+   * two characters, none where no keyword starts. Most places that start like a keyword
+   * (`th`, `in`) go on differently: one look-up and one bit test pass them by.
    */
-  thirds: Uint32Array;
+  thirds: Int32Array;
 }
 
 interface Keyword {
@@ -101,10 +102,12 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     }
     (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
   }
-  const thirds = new Uint32Array(lists.length);
-  lists.forEach((list, i) => {
-    for (const { word } of list) {
-      thirds[i] = (thirds[i] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
+  const thirds = new Int32Array(128 * 128);
+  slots.forEach((slot, pair) => {
+    if (slot === 0) return;
+    for (const { word } of lists[slot - 1] as Keyword[]) {
+      thirds[pair] =
+        (thirds[pair] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
     }
   });
   const tokens = sources.map((rule) => `[REDACTED:${rule.id}]`);
@@ -122,35 +125,56 @@ function lowerCode(c: number): number {
 }
 
 /**
- * The rules whose keywords occur in `text`, case-insensitively: one pass over the text with
- * a table of the keywords' first two characters, much cheaper than a regex alternation of
- * a few hundred literals.
+ * The rules whose keywords occur in `text`, case-insensitively, each with the place of its
+ * first keyword: one pass over the text with a table of the keywords' first three characters,
+ * much cheaper than a regex alternation of a few hundred literals.
  */
 function wantedRules(text: string, set: RuleSet): Map<number, number> | undefined {
   // Made at the first keyword: most texts have none, and a map for each of them was a good
   // share of ingest's garbage.
   let wanted: Map<number, number> | undefined;
-  const { slots, lists, thirds } = set;
-  const n = text.length - 1;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    const b = text.charCodeAt(i + 1);
-    if ((c | b) > 127) continue;
-    const slot = slots[(c << 7) | b] as number;
-    if (slot === 0) continue;
-    // Past the end, only a two-character keyword can be there: its list takes every third.
-    const third = i + 2 < text.length ? lowerCode(text.charCodeAt(i + 2)) & 31 : 0;
-    if ((((thirds[slot - 1] as number) >>> third) & 1) === 0 && i + 2 < text.length) continue;
-    for (const { word, rules } of lists[slot - 1] as Keyword[]) {
-      if (i + word.length > text.length) continue;
-      let k = 2;
-      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
-      if (k < word.length) continue;
-      wanted ??= new Map<number, number>();
-      for (const r of rules) if (!wanted.has(r)) wanted.set(r, i);
+  const { thirds } = set;
+  const length = text.length;
+  if (length < 2) return wanted;
+  // Each code is read once. A code past ASCII is folded into it (`& 127`): it can only make a
+  // false candidate, which `keywordsAt` reads again as written and turns down.
+  let first = text.charCodeAt(0) & 127;
+  let second = text.charCodeAt(1) & 127;
+  for (let i = 0; i + 2 < length; i++) {
+    const third = text.charCodeAt(i + 2);
+    if ((((thirds[(first << 7) | second] as number) >>> (third & 31)) & 1) !== 0) {
+      wanted = keywordsAt(text, i, set, wanted);
     }
+    first = second;
+    second = third & 127;
   }
+  // The last two characters: only a two-character keyword fits there.
+  if (thirds[(first << 7) | second] !== 0) wanted = keywordsAt(text, length - 2, set, wanted);
   return wanted;
+}
+
+/** Adds to `wanted` the rules of every keyword that starts at `i` (their first place, if it is new). */
+function keywordsAt(
+  text: string,
+  i: number,
+  set: RuleSet,
+  wanted: Map<number, number> | undefined,
+): Map<number, number> | undefined {
+  const c = text.charCodeAt(i);
+  const b = text.charCodeAt(i + 1);
+  if ((c | b) > 127) return wanted;
+  const slot = set.slots[(c << 7) | b] as number;
+  if (slot === 0) return wanted;
+  let out = wanted;
+  for (const { word, rules } of set.lists[slot - 1] as Keyword[]) {
+    if (i + word.length > text.length) continue;
+    let k = 2;
+    while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+    if (k < word.length) continue;
+    out ??= new Map<number, number>();
+    for (const r of rules) if (!out.has(r)) out.set(r, i);
+  }
+  return out;
 }
 
 export interface Span {
