@@ -70,7 +70,8 @@ export interface RuleSet {
   /**
    * For a list and a third character (`code & 31`), at `(slot - 1) << 5 | third`: the fourth
    * characters its keywords may have, the same way (all bits where one has three characters
-   * or fewer). `test`, `conf`, `auth` start keywords' first three characters in prose.
+   * or fewer). Many places in prose share a keyword's first three characters (`test`, `conf`,
+   * `auth`); the fourth tells most of them apart.
    */
   fourths: Int32Array;
   /** Scratch of the scan: for each rule, its first keyword's place, or -1. */
