@@ -61,11 +61,21 @@ export interface RuleSet {
   slots: Uint16Array;
   lists: readonly (readonly Keyword[])[];
   /**
-   * For each list, the third characters its keywords may have, as bits of `code & 31` (all
-   * bits for a list with a two-character keyword): most places that start like a keyword
-   * (`th`, `in`) go on differently, and one test skips the list.
+   * For the same two characters, the third characters their keywords may have, as bits of
+   * `code & 31` (which is the same for both cases of a letter); all bits where a keyword has
+   * two characters, none where no keyword starts. Most places that start like a keyword
+   * (`th`, `in`) go on differently: one look-up and one bit test pass them by.
    */
-  thirds: Uint32Array;
+  thirds: Int32Array;
+  /**
+   * For a list and a third character (`code & 31`), at `(slot - 1) << 5 | third`: the fourth
+   * characters its keywords may have, the same way (all bits where one has three characters
+   * or fewer). Many places in prose share a keyword's first three characters (`test`, `conf`,
+   * `auth`); the fourth tells most of them apart.
+   */
+  fourths: Int32Array;
+  /** Scratch of the scan: for each rule, its first keyword's place, or -1. */
+  firstAt: Int32Array;
 }
 
 interface Keyword {
@@ -101,14 +111,31 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     }
     (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
   }
-  const thirds = new Uint32Array(lists.length);
+  const thirds = new Int32Array(128 * 128);
+  slots.forEach((slot, pair) => {
+    if (slot === 0) return;
+    for (const { word } of lists[slot - 1] as Keyword[]) {
+      thirds[pair] = (thirds[pair] as number) | (word.length < 3 ? ~0 : bit(word, 2));
+    }
+  });
+  const fourths = new Int32Array(lists.length << 5);
   lists.forEach((list, i) => {
     for (const { word } of list) {
-      thirds[i] = (thirds[i] as number) | (word.length < 3 ? ~0 : 1 << (word.charCodeAt(2) & 31));
+      for (let third = 0; third < 32; third++) {
+        if (word.length >= 3 && (word.charCodeAt(2) & 31) !== third) continue;
+        const at = (i << 5) | third;
+        fourths[at] = (fourths[at] as number) | (word.length < 4 ? ~0 : bit(word, 3));
+      }
     }
   });
   const tokens = sources.map((rule) => `[REDACTED:${rule.id}]`);
-  return { rules: sources, tokens, slots, lists, thirds };
+  const firstAt = new Int32Array(sources.length).fill(-1);
+  return { rules: sources, tokens, slots, lists, thirds, fourths, firstAt };
+}
+
+/** The bit of a keyword's character at `k`, as the scan tests it (`code & 31`, either case). */
+function bit(word: string, k: number): number {
+  return 1 << (word.charCodeAt(k) & 31);
 }
 
 /** A lower-case ASCII code and its upper case, if it has one. */
@@ -122,35 +149,74 @@ function lowerCode(c: number): number {
 }
 
 /**
- * The rules whose keywords occur in `text`, case-insensitively: one pass over the text with
- * a table of the keywords' first two characters, much cheaper than a regex alternation of
- * a few hundred literals.
+ * The rules whose keywords occur in `text`, case-insensitively, in priority order, each
+ * followed by the place of its first keyword (`[rank, place, rank, place, ...]`), or
+ * undefined when there is none: one pass over the text with tables of the keywords' first
+ * four characters, much cheaper than a regex alternation of a few hundred literals.
  */
-function wantedRules(text: string, set: RuleSet): Map<number, number> | undefined {
-  // Made at the first keyword: most texts have none, and a map for each of them was a good
-  // share of ingest's garbage.
-  let wanted: Map<number, number> | undefined;
-  const { slots, lists, thirds } = set;
-  const n = text.length - 1;
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    const b = text.charCodeAt(i + 1);
-    if ((c | b) > 127) continue;
-    const slot = slots[(c << 7) | b] as number;
-    if (slot === 0) continue;
-    // Past the end, only a two-character keyword can be there: its list takes every third.
-    const third = i + 2 < text.length ? lowerCode(text.charCodeAt(i + 2)) & 31 : 0;
-    if ((((thirds[slot - 1] as number) >>> third) & 1) === 0 && i + 2 < text.length) continue;
-    for (const { word, rules } of lists[slot - 1] as Keyword[]) {
-      if (i + word.length > text.length) continue;
-      let k = 2;
-      while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
-      if (k < word.length) continue;
-      wanted ??= new Map<number, number>();
-      for (const r of rules) if (!wanted.has(r)) wanted.set(r, i);
+function wantedRules(text: string, set: RuleSet): number[] | undefined {
+  // Made at the first keyword: most texts have none, and garbage for each of them was a good
+  // share of ingest's.
+  let turned: number[] | undefined;
+  const { slots, thirds, fourths } = set;
+  const length = text.length;
+  if (length < 2) return undefined;
+  // Each code is read once. A code past ASCII is folded into it (`& 127`): it can only make a
+  // false candidate, which `keywordsAt` reads again as written and turns down.
+  let first = text.charCodeAt(0) & 127;
+  let second = text.charCodeAt(1) & 127;
+  for (let i = 0; i + 2 < length; i++) {
+    const third = text.charCodeAt(i + 2);
+    const pair = (first << 7) | second;
+    first = second;
+    second = third & 127;
+    if ((((thirds[pair] as number) >>> (third & 31)) & 1) === 0) continue;
+    if (i + 3 < length) {
+      const fourth = ((slots[pair] as number) - 1) << 5;
+      const mask = fourths[fourth | (third & 31)] as number;
+      if (((mask >>> (text.charCodeAt(i + 3) & 31)) & 1) === 0) continue;
+    }
+    turned = keywordsAt(text, i, set, turned);
+  }
+  // The last two characters: only a two-character keyword fits there.
+  if (thirds[(first << 7) | second] !== 0) turned = keywordsAt(text, length - 2, set, turned);
+  if (turned === undefined) return undefined;
+  turned.sort((x, y) => x - y);
+  const out: number[] = [];
+  for (const rank of turned) {
+    out.push(rank, set.firstAt[rank] as number);
+    set.firstAt[rank] = -1;
+  }
+  return out;
+}
+
+/** Notes the rules of every keyword that starts at `i` (their first place, if they are new). */
+function keywordsAt(
+  text: string,
+  i: number,
+  set: RuleSet,
+  turned: number[] | undefined,
+): number[] | undefined {
+  const c = text.charCodeAt(i);
+  const b = text.charCodeAt(i + 1);
+  if ((c | b) > 127) return turned;
+  const slot = set.slots[(c << 7) | b] as number;
+  if (slot === 0) return turned;
+  const { firstAt } = set;
+  let out = turned;
+  for (const { word, rules } of set.lists[slot - 1] as Keyword[]) {
+    if (i + word.length > text.length) continue;
+    let k = 2;
+    while (k < word.length && lowerCode(text.charCodeAt(i + k)) === word.charCodeAt(k)) k++;
+    if (k < word.length) continue;
+    for (const r of rules) {
+      if (firstAt[r] !== -1) continue;
+      firstAt[r] = i;
+      out ??= [];
+      out.push(r);
     }
   }
-  return wanted;
+  return out;
 }
 
 export interface Span {
@@ -164,11 +230,12 @@ export function findSpans(text: string, set: RuleSet): Span[] {
   const wanted = wantedRules(text, set);
   if (wanted === undefined) return [];
   const spans: Span[] = [];
-  for (const rank of [...wanted.keys()].sort((x, y) => x - y)) {
+  for (let w = 0; w < wanted.length; w += 2) {
+    const rank = wanted[w] as number;
     const rule = compiledRule(set.rules[rank] as SecretRule);
     const { regex } = rule;
     // No match starts before the rule's first keyword (less its look-back).
-    regex.lastIndex = Math.max(0, (wanted.get(rank) as number) - rule.lookback);
+    regex.lastIndex = Math.max(0, (wanted[w + 1] as number) - rule.lookback);
     for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
       const match = m[0];
       let secret: string | undefined = match;

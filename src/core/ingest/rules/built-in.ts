@@ -42,11 +42,20 @@ function startsWithKeyword(rule: SecretRule): boolean {
   return literal !== undefined && rule.keywords.every((keyword) => literal.startsWith(keyword));
 }
 
+/** `s.` followed by each letter and digit: the start of a Vault service token of the old form. */
+const VAULT_LEGACY_STARTS = [..."abcdefghijklmnopqrstuvwxyz0123456789"].map((c) => `s.${c}`);
+
 /**
- * Keywords narrowed where gitleaks' own occur in most prose (`ey` of `key`, `they`): every
- * JWT starts `eyJ` (the base64 of `{"`).
+ * Keywords narrowed where gitleaks' own occur in most prose (`ey` of `key`, `they`; `s.` at
+ * the end of every sentence whose last word ends in `s`): every JWT starts `eyJ` (the base64
+ * of `{"`), and every match of the Vault service token rule starts `hvs.` or `s.` and a letter
+ * or digit. Each match still holds a keyword where it starts, so the rule runs on every text
+ * it can match and its scan starts no later than that match.
  */
-const NARROWER_KEYWORDS: Readonly<Record<string, readonly string[]>> = { jwt: ["eyj"] };
+const NARROWER_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
+  jwt: ["eyj"],
+  "vault-service-token": ["hvs.", ...VAULT_LEGACY_STARTS],
+};
 
 /**
  * gitleaks' rules that the context rules replace, with precision rules of their own: a value
