@@ -29,6 +29,8 @@ describe("provider formats the ported rules missed", () => {
   it.each([
     ["tailscale", "tskey-" + "api-" + fake(ALNUM, 12, 1) + "-" + fake(ALNUM, 24, 2)],
     ["vercel", "vc" + "p_" + fake(ALNUM, 40, 5)],
+    // Every prefix the pattern takes has a keyword: `vcc_` had none, so it was never looked for.
+    ["vercel, every prefix", "vc" + "c_" + fake(ALNUM, 40, 5)],
     ["cloudflare", "cf" + "ut_" + fake(ALNUM, 40, 6) + fake(HEX, 8, 7)],
     ["shopify mixed case", "shp" + "at_" + fake(ALNUM, 32, 8)],
     ["databricks upper hex", "da" + "pi" + fake("0123456789ABCDEF", 32, 9)],

@@ -28,7 +28,7 @@ export const GITLEAKS_RULES: readonly SecretRule[] = [
   },
   {
     id: "vercel-token",
-    keywords: ["vcp_", "vci_", "vca_", "vcr_", "vck_"],
+    keywords: ["vcp_", "vci_", "vcc_", "vca_", "vcr_", "vck_"],
     pattern: "vc[pickar]_[A-Za-z0-9_-]{24,255}",
   },
   {
