@@ -5,7 +5,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createRedactor } from "../../src/core/ingest/redact.js";
-import { buildRuleSet, findSpans, type Span } from "../../src/core/ingest/redact-scan.js";
+import {
+  buildRuleSet,
+  findSpans,
+  mergeSpans,
+  type Span,
+} from "../../src/core/ingest/redact-scan.js";
 import type { SecretRule } from "../../src/core/ingest/rules/types.js";
 
 /** A rule whose pattern does not compile: it throws exactly when it is compiled. */
@@ -65,18 +70,7 @@ function spansOfEveryPlace(text: string): Span[] {
       spans.push({ start: at, end: at + word.length, rank });
     }
   }
-  spans.sort((a, b) => a.start - b.start || a.rank - b.rank);
-  const merged: Span[] = [];
-  for (const span of spans) {
-    const last = merged[merged.length - 1];
-    if (last !== undefined && span.start < last.end) {
-      last.end = Math.max(last.end, span.end);
-      last.rank = Math.min(last.rank, span.rank);
-    } else {
-      merged.push({ ...span });
-    }
-  }
-  return merged;
+  return mergeSpans(spans);
 }
 
 describe("the keyword scan", () => {

@@ -268,6 +268,11 @@ export function findSpans(text: string, set: RuleSet): Span[] {
       spans.push({ start, end, rank });
     }
   }
+  return mergeSpans(spans);
+}
+
+/** Spans in order, overlapping ones joined under the better-ranked (lower) rule. */
+export function mergeSpans(spans: Span[]): Span[] {
   if (spans.length <= 1) return spans;
   spans.sort((a, b) => a.start - b.start || a.rank - b.rank);
   const merged: Span[] = [];
