@@ -12,7 +12,6 @@ import {
 } from "node:fs";
 import { dirname } from "node:path";
 import { currentKey } from "../core/ingest/event-keys.js";
-import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_DIR_MODE, STATE_FILE_MODE, writeFileAtomicSync } from "./atomic.js";
 import { type BufferMeta, emptyMeta, readBufferMeta } from "./buffer-meta.js";
@@ -23,10 +22,14 @@ import {
   journalLine,
   journalLineBytes,
   peekKeyAndSeq,
+  type SerializedEvent,
+  serializeEvent,
   shareRepeated,
 } from "./journal-lines.js";
 import {
+  HeldLines,
   type InvalidJournalLine,
+  NOT_JSON,
   type SetAsideLine,
   setAsideJournalLines,
 } from "./journal-set-aside.js";
@@ -37,24 +40,7 @@ import { bufferedEventProblem, readingStateFile } from "./state-file-check.js";
 export type { BufferMeta };
 
 // Callers size and lay out journal lines through the buffer, as before the split.
-export { journalLine, journalLineBytes };
-
-/** A normalized event on its way into the journal: `body` is its JSON without `seq`. */
-export interface SerializedEvent {
-  key: string;
-  body: string;
-  received_at: string;
-  redactions: number;
-}
-
-export function serializeEvent(event: PendingEvent): SerializedEvent {
-  return {
-    key: event.key,
-    body: JSON.stringify(event),
-    received_at: event.received_at,
-    redactions: event.redactions,
-  };
-}
+export { journalLine, journalLineBytes, type SerializedEvent, serializeEvent };
 
 export interface StoredEvent {
   event: MemoryEvent;
@@ -142,6 +128,7 @@ export class EventBuffer {
     let validEnd = 0;
     let lineNumber = 0;
     const invalid: InvalidJournalLine[] = [];
+    const tail = new HeldLines();
     let fileSize = 0;
     // For this load only: one string per repeated value (see `REPEATED_FIELDS`).
     const strings = new Map<string, string>();
@@ -151,8 +138,7 @@ export class EventBuffer {
       // Bytes at the start of `data` that begin a line not read to its end yet.
       let carried = 0;
       let position = 0;
-      let torn = false;
-      while (position < fileSize && !torn) {
+      while (position < fileSize) {
         if (carried === data.length) {
           // One line longer than the buffer: room for the rest of it.
           const larger = Buffer.allocUnsafe(2 * data.length);
@@ -172,18 +158,23 @@ export class EventBuffer {
           const bytes = newline - start + 1;
           lineNumber++;
           const loaded = this.loadLine(line, bytes, strings);
+          const offset = position - filled.length + start;
+          start = newline + 1;
           // A line the first load took whole (unparsed) is no torn tail when read again.
           if (loaded === false && !reloading) {
-            torn = true;
-            break;
+            tail.hold({ ...NOT_JSON, line: lineNumber, offset, bytes, text: line });
+            continue;
+          }
+          // A line follows: what was held is inside the journal, no crash's tail.
+          for (const junk of tail.release()) {
+            invalid.push(junk);
+            validEnd += junk.bytes;
           }
           if (loaded !== true) {
-            const problem = loaded || { field: "(the line)", reason: "not JSON", seq: null };
-            const offset = position - filled.length + start;
+            const problem = loaded || NOT_JSON;
             invalid.push({ ...problem, line: lineNumber, offset, bytes, text: line });
           }
           validEnd += bytes;
-          start = newline + 1;
         }
         filled.copyWithin(0, start);
         carried = filled.length - start;

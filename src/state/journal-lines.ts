@@ -14,6 +14,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname } from "node:path";
+import type { PendingEvent } from "../core/ingest/normalize.js";
 import type { MemoryEvent } from "../schema/memory-event.js";
 import { fsyncDirSync, STATE_FILE_MODE, tempName } from "./atomic.js";
 
@@ -116,4 +117,21 @@ export function journalLineBytes(body: string, seq: number): number {
 export function journalLine(event: MemoryEvent): string {
   const { seq, ...rest } = event;
   return `{"seq":${seq},${JSON.stringify(rest).slice(1)}\n`;
+}
+
+/** A normalized event on its way into the journal: `body` is its JSON without `seq`. */
+export interface SerializedEvent {
+  key: string;
+  body: string;
+  received_at: string;
+  redactions: number;
+}
+
+export function serializeEvent(event: PendingEvent): SerializedEvent {
+  return {
+    key: event.key,
+    body: JSON.stringify(event),
+    received_at: event.received_at,
+    redactions: event.redactions,
+  };
 }

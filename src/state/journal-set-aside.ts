@@ -3,7 +3,9 @@
  * not a buffered event comes from a state folder edited or restored from a branch, never from
  * ingest. It is moved to `buffer/set-aside/journal.N.ndjson` (as a refused cycle intent is)
  * and the journal rewritten without it, atomically; every other line stays, byte for byte.
- * A torn last line is not this: it was never acknowledged and is cut off (`buffer.ts`).
+ * A line that is not JSON is held (`HeldLines`) until a later line shows it stands inside the
+ * journal, and is then set aside too; a torn tail, with nothing after it but more of the
+ * same, was never acknowledged and is cut off (`buffer.ts`).
  */
 import {
   closeSync,
@@ -27,6 +29,29 @@ import {
   writeFileAtomicSync,
 } from "./atomic.js";
 import { CHUNK_BYTES } from "./journal-lines.js";
+
+/** What a line that does not parse is found to be. */
+export const NOT_JSON = { field: "(the line)", reason: "not JSON", seq: null } as const;
+
+/**
+ * Lines that do not parse, held while the journal is read: followed by a line, they are junk
+ * inside it (set aside); followed by nothing, they are a crash's torn tail (cut off). A torn
+ * write is always the last, since every open cuts the tail before anything is appended.
+ */
+export class HeldLines {
+  private held: InvalidJournalLine[] = [];
+
+  hold(line: InvalidJournalLine): void {
+    this.held.push(line);
+  }
+
+  /** What was held, now known to stand before a later line. */
+  release(): InvalidJournalLine[] {
+    const released = this.held;
+    this.held = [];
+    return released;
+  }
+}
 
 /** A journal line found to be no buffered event, where it was and what is wrong with it. */
 export interface InvalidJournalLine {

@@ -173,6 +173,33 @@ describe("a restored state folder", () => {
     expect(existsSync(join(repo.dir, ".engram", "buffer", "set-aside"))).toBe(false);
   });
 
+  it("a line that is not JSON inside the journal (lines follow it) is set aside, and every line after it kept", async () => {
+    const repo = await initRepo();
+    for (const text of ["the first honest fact", "the second honest fact"]) {
+      expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", text]), 0);
+    }
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const [first, second] = readFileSync(journal, "utf8").split("\n");
+    // No crash writes this: every open cuts a torn tail before anything is appended after it.
+    writeFileSync(journal, `${first}\nnot json at all\n{"seq":7,"key":\n${second}\n`);
+    const r = await dir(repo, ["run", "--json"]);
+    expectExit(r, 0);
+    const out = JSON.parse(r.stdout) as {
+      journal_set_aside?: { line: number; reason: string }[];
+      buffer: { events: number };
+    };
+    expect(out.journal_set_aside?.map((l) => [l.line, l.reason])).toEqual([
+      [2, "not JSON"],
+      [3, "not JSON"],
+    ]);
+    expect(out.buffer.events).toBe(2);
+    expect(readFileSync(journal, "utf8")).toBe(`${first}\n${second}\n`);
+    const flush = await dir(repo, ["run", "--flush"]);
+    expectExit(flush, 0);
+    expect(memoryText(repo)).toContain("the second honest fact");
+  });
+
   it("a cycle intent is checked as a cycle's writes are: a secret or a broken file is set aside, never replayed, and the run goes on", async () => {
     const repo = await initRepo();
     const focus = readFileSync(join(repo.dir, "MEMORY.md"), "utf8");
