@@ -10,6 +10,7 @@ import { HubUnavailableError, TcpBusClient } from "../../src/bus/tcp-client.js";
 import { eventIdKey } from "../../src/core/ingest/normalize.js";
 import { childEnv, DIRECTOR_BIN, describeResult, jsonOf, worker } from "../support/bins.js";
 import { git } from "../support/repo.js";
+import { waitUntil } from "../support/wait.js";
 import {
   hello,
   journalKeys,
@@ -198,15 +199,31 @@ describe("director serve: out of file descriptors", () => {
       for (const socket of open) socket.destroy();
       await Promise.all(gone);
 
-      const client = new TcpBusClient({ host: "127.0.0.1", port, unreachableMs: 60_000 });
-      await client.send([noteWithId("ev_after_emfile", "served after EMFILE")]);
-      await client.close();
+      // The hub frees a slot when it sees the close (a connection still reading git for its
+      // drift holds it until then): until it has, a new worker is refused, saying so.
+      let refusedAfter = 0;
+      await waitUntil(async () => {
+        const client = new TcpBusClient({ host: "127.0.0.1", port, unreachableMs: 60_000 });
+        try {
+          await client.send([noteWithId("ev_after_emfile", "served after EMFILE")]);
+          return true;
+        } catch (error) {
+          if (!(error instanceof HubUnavailableError) || !/connection limit/.test(error.message)) {
+            throw error;
+          }
+          refusedAfter++;
+          return false;
+        } finally {
+          await client.close();
+        }
+      }, "the hub to serve a worker once the flood's connections are gone");
       expect(journalKeys(repo)).toContain(eventIdKey("ev_after_emfile"));
 
       child.kill("SIGTERM");
       expect(await exited).toBe(0);
       const summary = JSON.parse(stdout.trim().split("\n").pop() as string);
       expect(summary.acknowledged).toBe(acked + 2);
+      expect(summary.refused_at_cap).toBeGreaterThanOrEqual(refusals.length + refusedAfter);
       expect(summary.accept_errors).toBe(0);
       expect(stderr).toMatch(
         /serving at most \d+ connections, lowered from agent_bus.max_connections = 1000/,
