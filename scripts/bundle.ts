@@ -15,19 +15,33 @@
  * into which file is written to dist/bundle-meta.json (test/cli/lazy-imports.test.ts reads it).
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { buildHot, fromHot, HOT_SCRIPT, type HotLayout, lazyEntryName } from "./bundle-hot.js";
 
-/** The scratch repository of the training commits as nobody in particular. */
-const TRAIN_IDENTITY = {
-  GIT_AUTHOR_NAME: "engram-build",
-  GIT_AUTHOR_EMAIL: "build@engram.invalid",
-  GIT_COMMITTER_NAME: "engram-build",
-  GIT_COMMITTER_EMAIL: "build@engram.invalid",
-};
+/**
+ * The training's environment: none of the builder's engram, GitHub or git settings (no bus, no
+ * remote, no token reaches the scratch repository), a home of its own, and an identity for
+ * its commits.
+ */
+function trainingEnv(home: string): NodeJS.ProcessEnv {
+  const kept = Object.entries(process.env).filter(
+    ([name]) => !/^(ENGRAM_|GITHUB_|GIT_|NATS_|NOTION_|TANA_|GRAPHITI_)/.test(name),
+  );
+  return {
+    ...Object.fromEntries(kept),
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_AUTHOR_NAME: "engram-build",
+    GIT_AUTHOR_EMAIL: "build@engram.invalid",
+    GIT_COMMITTER_NAME: "engram-build",
+    GIT_COMMITTER_EMAIL: "build@engram.invalid",
+  };
+}
 
 const DIST = fileURLToPath(new URL("..", import.meta.url));
 const SRC = join(DIST, "src");
@@ -110,6 +124,7 @@ function writeBins(layout: HotLayout): void {
  */
 function trainHotCache(layout: HotLayout): void {
   const index = (module: string) => String(layout.places.get(join(SRC, module))?.index);
+  const home = mkdtempSync(join(tmpdir(), "engram-hot-home-"));
   const run = spawnSync(
     process.execPath,
     [
@@ -119,8 +134,9 @@ function trainHotCache(layout: HotLayout): void {
       index("cli/worker-commands.js"),
       index("cli/director-commands.js"),
     ],
-    { encoding: "utf8", env: { ...process.env, ...TRAIN_IDENTITY }, timeout: 120_000 },
+    { encoding: "utf8", env: trainingEnv(home), timeout: 120_000 },
   );
+  rmSync(home, { recursive: true, force: true });
   const last = run.stdout?.trim().split("\n").at(-1) ?? "";
   if (run.status !== 0 || !last.startsWith("{")) {
     process.stderr.write(
