@@ -5,14 +5,12 @@
  * Node 20 has no such cache: nothing happens there. `NODE_DISABLE_COMPILE_CACHE=1` turns it off.
  * The bins import this module alone, then the rest, which the cache then covers.
  */
-import module from "node:module";
-
 type WithCompileCache = { enableCompileCache?: () => unknown };
 
 /** Turns the compile cache on where this Node.js has one; never fails a command. */
 export function enableCompileCache(): void {
   try {
-    (module as WithCompileCache).enableCompileCache?.();
+    (process.getBuiltinModule("node:module") as WithCompileCache).enableCompileCache?.();
   } catch {
     // A cache folder that cannot be made only costs the time it would have saved.
   }

@@ -12,12 +12,15 @@
  * chunk. The script's own `import()` calls (packages, `lazy-*.js` files) are made here, on
  * the loader of ES modules, as a hot file's would have been.
  */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Script } from "node:vm";
 import { enableCompileCache } from "./compile-cache.js";
+
+// Node's modules as they are, not imported: an ES module import of one builds its namespace,
+// reading every export (fs's streams among them) at a cost the command may never need.
+const { readFileSync, renameSync, writeFileSync } = process.getBuiltinModule("node:fs");
+const { createRequire } = process.getBuiltinModule("node:module");
+const { dirname, join } = process.getBuiltinModule("node:path");
+const { fileURLToPath } = process.getBuiltinModule("node:url");
+const { Script } = process.getBuiltinModule("node:vm");
 
 // First (Node 22 and later): the chunks a command loads besides the script are cached too.
 enableCompileCache();
