@@ -106,7 +106,19 @@ function redactBuiltIn(text: string): RedactionResult {
     spans = findSpans(out, set);
   }
   const copied = redactCopies(out, copies);
-  return { text: copied.text, count: count + copied.count };
+  out = copied.text;
+  count += copied.count;
+  // A copy's marker changes its neighbours' context too (`AKIA...Authorization: ` glued to
+  // the key, the copy of the header's value redacted): scan again while a pass finds more.
+  if (copied.count > 0) {
+    spans = findSpans(out, set);
+    for (let pass = 0; pass < 4 && spans.length > 0; pass++) {
+      out = applySpans(out, spans, set);
+      count += spans.length;
+      spans = findSpans(out, set);
+    }
+  }
+  return { text: out, count };
 }
 
 /** Texts up to this long are remembered with their redaction, at most this many of them. */
