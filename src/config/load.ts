@@ -85,7 +85,7 @@ export function quickConfig(text: string): Config | undefined {
  * character, which the parser must refuse wherever it stands.
  */
 export function withoutCommentLines(text: string): string {
-  if (text.includes('"""') || text.includes("'''") || hasControlCharacter(text)) return text;
+  if (text.includes('"""') || text.includes("'''") || CONTROL.test(text)) return text;
   return text.replace(/^[ \t]*#.*$/gm, "");
 }
 
@@ -94,6 +94,3 @@ export function withoutCommentLines(text: string): string {
  * C1 control, which TOML allows, also sends it there: only slower.)
  */
 const CONTROL = /[^\P{Cc}\t\n\r]/u;
-function hasControlCharacter(text: string): boolean {
-  return CONTROL.test(text);
-}

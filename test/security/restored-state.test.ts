@@ -29,6 +29,18 @@ function memoryText(repo: TempRepo): string {
   return out.join("\n");
 }
 
+/** A repository whose journal holds two honest facts, one line each, as a run left them. */
+async function journalOfTwoFacts() {
+  const repo = await initRepo();
+  for (const text of ["the first honest fact", "the second honest fact"]) {
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", text]), 0);
+  }
+  expectExit(await dir(repo, ["run"]), 0);
+  const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+  const [first, second] = readFileSync(journal, "utf8").split("\n");
+  return { repo, journal, first, second };
+}
+
 describe("a restored state folder", () => {
   it("a journal line holding a secret is redacted before it is compacted", async () => {
     const repo = await initRepo("[memory]\nbuffer_keep_recent_events = 0\n");
@@ -99,13 +111,7 @@ describe("a restored state folder", () => {
   });
 
   it("a journal line that is JSON but no buffered event is set aside when the buffer is opened (file, line, seq, field), and the run goes on with every other line", async () => {
-    const repo = await initRepo();
-    for (const text of ["the first honest fact", "the second honest fact"]) {
-      expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", text]), 0);
-    }
-    expectExit(await dir(repo, ["run"]), 0);
-    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
-    const [first, second] = readFileSync(journal, "utf8").split("\n");
+    const { repo, journal, first, second } = await journalOfTwoFacts();
     expect(second).toContain("the second honest fact");
     const event = JSON.parse(first as string) as Record<string, unknown>;
     // As an attacker's restored state folder would hold it: a sender that is no object.
@@ -174,13 +180,7 @@ describe("a restored state folder", () => {
   });
 
   it("a line that is not JSON inside the journal (lines follow it) is set aside, and every line after it kept", async () => {
-    const repo = await initRepo();
-    for (const text of ["the first honest fact", "the second honest fact"]) {
-      expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", text]), 0);
-    }
-    expectExit(await dir(repo, ["run"]), 0);
-    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
-    const [first, second] = readFileSync(journal, "utf8").split("\n");
+    const { repo, journal, first, second } = await journalOfTwoFacts();
     // No crash writes this: every open cuts a torn tail before anything is appended after it.
     writeFileSync(journal, `${first}\nnot json at all\n{"seq":7,"key":\n${second}\n`);
     const r = await dir(repo, ["run", "--json"]);
