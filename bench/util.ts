@@ -10,8 +10,8 @@ export const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 /** `dist/`: the compiled tree (`dist/bin/*.js`, bundled from it, are the real command lines). */
 export const DIST_DIR = join(BENCH_DIR, "..");
 /** The bundled bins, as users run them (scripts/bundle.ts). */
-export const DIRECTOR_CLI = join(DIST_DIR, "bin", "director.js");
-export const WORKER_CLI = join(DIST_DIR, "bin", "worker.js");
+export const DIRECTOR_CLI = join(DIST_DIR, "bin", "director.cjs");
+export const WORKER_CLI = join(DIST_DIR, "bin", "worker.cjs");
 export const STEP_SCRIPT = join(BENCH_DIR, "step.js");
 
 const started = performance.now();

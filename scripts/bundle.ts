@@ -17,7 +17,7 @@
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { buildHot, fromHot, HOT_SCRIPT, type HotLayout, lazyEntryName } from "./bundle-hot.js";
@@ -46,6 +46,7 @@ function trainingEnv(home: string): NodeJS.ProcessEnv {
 const DIST = fileURLToPath(new URL("..", import.meta.url));
 const SRC = join(DIST, "src");
 export const BUNDLE_DIR = join(DIST, "bin");
+const HOT_LOADER_CJS = "hot-load.cjs";
 
 const ENTRIES: Record<string, string> = {
   worker: join(SRC, "cli", "worker.js"),
@@ -53,7 +54,6 @@ const ENTRIES: Record<string, string> = {
   engram: join(SRC, "cli", "engram.js"),
   "ingest-worker": join(SRC, "ingest", "ingest-worker.js"),
   "recall-validate": join(SRC, "sync", "recall-validate.js"),
-  "hot-load": join(SRC, "cli", "hot-load.js"),
 };
 
 /** Packages bundled: plain code that the frequent commands load, reading no file of its own. */
@@ -84,19 +84,57 @@ const result = await build({
   absWorkingDir: join(DIST, ".."),
   logLevel: "warning",
 });
-writeBins(hot.layout);
+const loader = await buildLoader(shape);
+const bins = writeBins(hot.layout);
 trainHotCache(hot.layout);
-const outputs = { ...result.metafile.outputs, ...hot.outputs };
+const outputs = { ...result.metafile.outputs, ...hot.outputs, ...loader, ...bins };
 // Last: its time is the bundle's (test/support/dist-fresh.ts).
 writeFileSync(join(DIST, "bundle-meta.json"), JSON.stringify({ ...result.metafile, outputs }));
 
 /**
- * The worker's and the Director's bins, as src/cli/worker.ts and director.ts, taking their
- * command table and `runMain` straight from the hot script: two files to load before the
- * command runs instead of seven.
+ * The loader of the hot script (src/cli/hot-load.ts) as CommonJS, hot-load.cjs: the bins
+ * require it, so a frequent command starts no loader of ES modules at all (a few ms of each
+ * start). hot-load.js, which the hot files import, hands out the same instance.
  */
-function writeBins(layout: HotLayout): void {
+async function buildLoader(shape: { external: string[]; target: string }) {
+  const module = join(SRC, "cli", "hot-load.js");
+  const result = await build({
+    entryPoints: [module],
+    outfile: join(BUNDLE_DIR, HOT_LOADER_CJS),
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    ...shape,
+    define: { "import.meta.url": "__engramLoaderUrl" },
+    banner: {
+      js: '"use strict";\nconst __engramLoaderUrl = require("node:url").pathToFileURL(__filename).href;',
+    },
+    metafile: true,
+    absWorkingDir: join(DIST, ".."),
+    logLevel: "warning",
+  });
+  writeFileSync(
+    join(BUNDLE_DIR, "hot-load.js"),
+    [
+      "// The hot script's loader for ES modules: the CommonJS one (src/cli/hot-load.ts), one instance.",
+      'import { createRequire } from "node:module";',
+      `const loader = createRequire(import.meta.url)("./${HOT_LOADER_CJS}");`,
+      "export const { hotModule, hotCacheUsed, writeHotCache } = loader;",
+      "",
+    ].join("\n"),
+  );
+  return { ...result.metafile.outputs, ...metaOf("hot-load.js", [module]) };
+}
+
+/**
+ * The worker's and the Director's bins, as src/cli/worker.ts and director.ts, taking their
+ * command table and `runMain` straight from the hot script: CommonJS (worker.cjs,
+ * director.cjs, what package.json's `bin` names), two files to load before the command runs.
+ * worker.js and director.js start the same bins for those who run them by that name.
+ */
+function writeBins(layout: HotLayout) {
   const index = (module: string) => layout.places.get(join(SRC, module))?.index;
+  const outputs = {};
   for (const [bin, table] of [
     ["worker", "WORKER_COMMANDS"],
     ["director", "DIRECTOR_COMMANDS"],
@@ -108,14 +146,37 @@ function writeBins(layout: HotLayout): void {
     const text = [
       "#!/usr/bin/env node",
       `// The ${bin} bin (src/cli/${bin}.ts), its table and runMain taken from the hot script.`,
-      'import { hotModule } from "./hot-load.js";',
+      '"use strict";',
+      `const { hotModule } = require("./${HOT_LOADER_CJS}");`,
       `const { runMain } = hotModule(${main});`,
       `const { ${table} } = hotModule(${commands});`,
-      `await runMain(${JSON.stringify(bin)}, ${table}, process.argv.slice(2));`,
+      `runMain(${JSON.stringify(bin)}, ${table}, process.argv.slice(2)).then(() => {`,
+      "  // Nothing left to run: exit without tearing the heap down, a few ms of every command.",
+      '  process.once("beforeExit", (code) => process.exit(code));',
+      "});",
       "",
     ].join("\n");
-    writeFileSync(join(BUNDLE_DIR, `${bin}.js`), text, { mode: 0o755 });
+    writeFileSync(join(BUNDLE_DIR, `${bin}.cjs`), text, { mode: 0o755 });
+    const shim = [
+      "#!/usr/bin/env node",
+      `// The ${bin} bin by its older name: ${bin}.cjs is the bin.`,
+      'import { createRequire } from "node:module";',
+      `createRequire(import.meta.url)("./${bin}.cjs");`,
+      "",
+    ].join("\n");
+    writeFileSync(join(BUNDLE_DIR, `${bin}.js`), shim, { mode: 0o755 });
+    Object.assign(outputs, metaOf(`${bin}.cjs`, [join(SRC, "cli", `${bin}.js`)]));
   }
+  return outputs;
+}
+
+/** The bundle map's entry of a file written here: the modules it stands for. */
+function metaOf(file: string, modules: string[]) {
+  const root = join(DIST, "..");
+  const inputs = Object.fromEntries(modules.map((m) => [relative(root, m), { bytesInOutput: 0 }]));
+  return {
+    [relative(root, join(BUNDLE_DIR, file))]: { bytes: 0, inputs, imports: [], exports: [] },
+  };
 }
 
 /**

@@ -18,8 +18,8 @@ function packageRoot(from: string): string {
 }
 /** The bins as users run them: bundled by `npm run build` (scripts/bundle.ts). */
 export const BUNDLE_DIR = join(ROOT, "dist", "bin");
-export const DIRECTOR_BIN = join(BUNDLE_DIR, "director.js");
-export const WORKER_BIN = join(BUNDLE_DIR, "worker.js");
+export const DIRECTOR_BIN = join(BUNDLE_DIR, "director.cjs");
+export const WORKER_BIN = join(BUNDLE_DIR, "worker.cjs");
 export const ENGRAM_BIN = join(BUNDLE_DIR, "engram.js");
 
 /** A fixed git identity: tests never rely on the global one. */
