@@ -3,6 +3,7 @@ import { nearest } from "../core/model/nearest.js";
 import { EXIT, UsageError } from "../errors.js";
 import { type Command, helpText, parseCommandArgs, stringOption } from "./args.js";
 import { reportError } from "./report.js";
+import { writeStdout } from "./stdout.js";
 import { terminalText } from "./terminal-text.js";
 
 /** The exit statuses live with the errors (`src/errors.ts`); re-exported for the commands. */
@@ -44,11 +45,11 @@ export async function runMain(
   try {
     if (name === "--help" || name === "-h" || name === "help") {
       const topic = rest.find((a) => !a.startsWith("-"));
-      process.stdout.write(topic === undefined ? overview() : helpText(find(topic)));
+      writeStdout(topic === undefined ? overview() : helpText(find(topic)));
       return;
     }
     if (name === "--version") {
-      process.stdout.write("engram 0.1.0\n");
+      writeStdout("engram 0.1.0\n");
       return;
     }
     if (name.startsWith("-"))
@@ -56,7 +57,7 @@ export async function runMain(
     const command = find(name);
     const args = parseCommandArgs(command, rest);
     if (args.values.help) {
-      process.stdout.write(helpText(command));
+      writeStdout(helpText(command));
       return;
     }
     // Like git: the enclosing work tree, never a folder invented on the way.
@@ -71,9 +72,7 @@ export async function runMain(
     };
     const output = await command.run(args);
     // Text output holds memory, snippets and diffs: anyone's text, escaped for the terminal.
-    process.stdout.write(
-      args.values.json ? `${JSON.stringify(output.json)}\n` : terminalText(output.text),
-    );
+    writeStdout(args.values.json ? `${JSON.stringify(output.json)}\n` : terminalText(output.text));
     for (const warning of output.warnings ?? []) {
       process.stderr.write(`${prefix}: warning: ${terminalText(warning)}\n`);
     }

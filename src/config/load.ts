@@ -1,10 +1,10 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { ConfigError } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import { CONFIG_SHAPE } from "../schema/config-shape.js";
 import { shapedValue } from "../schema/shape.js";
+import { readText } from "../state/fs-async.js";
 import { type KeyLocator, keyLocator } from "./locate.js";
 import { crossFieldProblems } from "./rules.js";
 
@@ -30,7 +30,7 @@ export async function loadConfig(repoDir: string, configPath?: string): Promise<
   const display = explicit ? configPath : path.join("config", "dev.toml");
   let text: string;
   try {
-    text = await readFile(abs, "utf8");
+    text = await readText(abs);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === "ENOENT" && !explicit) {

@@ -1,5 +1,4 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import {
   type CatalogSummary,
   parseCatalogSummary,
@@ -12,6 +11,7 @@ import { CATALOG_PATH } from "../core/model/paths.js";
 import { withPath } from "../errors.js";
 import type { Catalog } from "../schema/engram.js";
 import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
+import { readBytes } from "../state/fs-async.js";
 import { PathConfiner } from "./confine.js";
 import { parseCatalog } from "./memory-tree.js";
 
@@ -43,7 +43,7 @@ export async function readCatalogSummary(repoDir: string, cachePath: string): Pr
       remember: () => {},
     };
   }
-  const bytes = await readFile(path).catch((e) => Promise.reject(withPath(e, CATALOG_PATH)));
+  const bytes = await readBytes(path).catch((e) => Promise.reject(withPath(e, CATALOG_PATH)));
   let parsed: Promise<Catalog> | undefined;
   const catalog = () => {
     parsed ??= parseCatalog(bytes.toString("utf8"));

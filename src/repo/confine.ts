@@ -1,8 +1,8 @@
 import { lstatSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { confinePath, type DOCUMENT_FOLDERS, type PathKind } from "../core/model/paths.js";
 import { StateError, withPath } from "../errors.js";
+import { readText } from "../state/fs-async.js";
 
 /**
  * The file system's half of confinement: a path that passed `confinePath` (its shape and
@@ -89,7 +89,7 @@ export async function readConfinedText(
 ): Promise<string | undefined> {
   const full = confiner.resolve(rel, kind, rel);
   try {
-    return await readFile(full, "utf8");
+    return await readText(full);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw withPath(error, rel);

@@ -1,6 +1,5 @@
 import type { Dirent } from "node:fs";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
-import { lstat, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { emptyCatalog, engramHashOf } from "../core/model/engram.js";
 import {
@@ -17,15 +16,14 @@ import { StateError, withPath } from "../errors.js";
 import { checkedCatalog, protoKeyPath } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
+import { entriesOf, lstatOf, readText } from "../state/fs-async.js";
 import { PathConfiner } from "./confine.js";
 
 /** The catalog on disk, validated; an absent catalog is the empty one (version 0). */
 export async function readCatalog(repoDir: string): Promise<Catalog> {
   const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
-  return parseCatalog(
-    await readFile(path, "utf8").catch((e) => Promise.reject(withPath(e, CATALOG_PATH))),
-  );
+  return parseCatalog(await readText(path).catch((e) => Promise.reject(withPath(e, CATALOG_PATH))));
 }
 
 /**
@@ -36,7 +34,7 @@ export async function readCatalogShape(repoDir: string): Promise<Catalog> {
   const path = new PathConfiner(repoDir).resolve(CATALOG_PATH, "memory", CATALOG_PATH);
   if (!existsSync(path)) return emptyCatalog();
   return parseCatalogShape(
-    await readFile(path, "utf8").catch((e) => Promise.reject(withPath(e, CATALOG_PATH))),
+    await readText(path).catch((e) => Promise.reject(withPath(e, CATALOG_PATH))),
   );
 }
 
@@ -203,7 +201,7 @@ export async function listTierFiles(repoDir: string): Promise<string[]> {
 export async function listMemoryLinks(repoDir: string): Promise<string[]> {
   const links: string[] = [];
   for (const top of [MEMORY_DIR, FOCUS_PATH]) {
-    const st = await lstat(join(repoDir, top)).catch(() => undefined);
+    const st = await lstatOf(join(repoDir, top)).catch(() => undefined);
     if (st?.isSymbolicLink()) links.push(top);
   }
   if (!links.includes(MEMORY_DIR)) await collectFiles(repoDir, MEMORY_DIR, [], links);
@@ -223,7 +221,7 @@ async function collectFiles(
 ): Promise<void> {
   let entries: Dirent[];
   try {
-    entries = await readdir(join(root, rel), { withFileTypes: true });
+    entries = await entriesOf(join(root, rel));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") return;
@@ -239,7 +237,7 @@ async function collectFiles(
 
 export async function readTextIfExists(path: string): Promise<string | undefined> {
   try {
-    return await readFile(path, "utf8");
+    return await readText(path);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw withPath(error, path);

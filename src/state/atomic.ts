@@ -7,8 +7,8 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { open, rename, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { fsPromises } from "./fs-async.js";
 
 /** Folders of the state folder, and the state folder itself: only this user may enter them. */
 export const STATE_DIR_MODE = 0o700;
@@ -132,21 +132,23 @@ export function writeFileAtomicSync(
 /** Async variant, so many files can be written and synced concurrently. */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const temp = tempName(path);
-  const handle = await open(temp, "w", 0o644);
+  const handle = await fsPromises().open(temp, "w", 0o644);
   try {
     await handle.writeFile(data);
     await handle.sync();
   } catch (error) {
     await handle.close();
-    await unlink(temp).catch(() => {});
+    await fsPromises()
+      .unlink(temp)
+      .catch(() => {});
     throw error;
   }
   await handle.close();
-  await rename(temp, path);
+  await fsPromises().rename(temp, path);
 }
 
 export async function fsyncDir(dir: string): Promise<void> {
-  const handle = await open(dir, "r");
+  const handle = await fsPromises().open(dir, "r");
   try {
     await handle.sync();
   } finally {

@@ -1,7 +1,7 @@
-import { constants, lstatSync, mkdirSync } from "node:fs";
-import { open } from "node:fs/promises";
+import { lstatSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
+import { readPlainFileText } from "./fs-async.js";
 
 /**
  * A cache file's text; empty (no cache) when it cannot be read, whatever the reason. Opened
@@ -9,12 +9,7 @@ import { STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
  */
 export async function readCacheFile(path: string): Promise<string> {
   try {
-    const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-    try {
-      return (await handle.stat()).isFile() ? await handle.readFile("utf8") : "";
-    } finally {
-      await handle.close();
-    }
+    return await readPlainFileText(path);
   } catch {
     return "";
   }

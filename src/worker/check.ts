@@ -1,4 +1,3 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RepoContext } from "../context/repo-context.js";
 import { checkFocusFile, engramJson } from "../core/checks/verify-focus-sources.js";
@@ -24,6 +23,7 @@ import {
 } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
+import { readText } from "../state/fs-async.js";
 import { type UndrainedSpool, undrainedSpool } from "./stranded.js";
 
 export interface CheckResult {
@@ -114,7 +114,7 @@ export async function checkMemory(
       return; // listed in `unsafe` already
     }
     try {
-      text = await readFile(join(ctx.repoDir, entry.path), "utf8");
+      text = await readText(join(ctx.repoDir, entry.path));
     } catch {
       missing.push(entry.path);
       return;
