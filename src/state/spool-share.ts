@@ -26,9 +26,15 @@ export function spoolSenderTag(id: string): string {
   return `h${crypto.createHash("sha256").update(id).digest("hex").slice(0, 16)}`;
 }
 
-/** `<ms>-<pid>-<hex>.<sender>.ndjson`: the sender of a spool file, when its name carries one. */
+/**
+ * `<ms>-<pid>-<hex>-<bytes>.<sender>.ndjson` (`-<bytes>` missing in files written before it
+ * was added): the sender of a spool file and its size, when its name carries them.
+ */
+const SENDER_NAME = /^\d+-\d+-[0-9a-f]+(?:-(\d{1,15}))?\.([A-Za-z0-9_-]{1,64})\.ndjson$/;
+
+/** The sender of a spool file, when its name carries one. */
 export function spoolFileSender(name: string): string | undefined {
-  return /^\d+-\d+-[0-9a-f]+\.([A-Za-z0-9_-]{1,64})\.ndjson$/.exec(name)?.[1];
+  return SENDER_NAME.exec(name)?.[2];
 }
 
 /**
@@ -39,12 +45,20 @@ export function spoolHoldings(spoolDir: string, only?: string): Map<string, numb
   const held = new Map<string, number>();
   if (!existsSync(spoolDir)) return held;
   for (const name of readdirSync(spoolDir)) {
-    const sender = spoolFileSender(name);
+    const [, size, sender] = SENDER_NAME.exec(name) ?? [];
     if (sender === undefined || (only !== undefined && sender !== only)) continue;
-    const stat = lstatSync(join(spoolDir, name), { throwIfNoEntry: false });
-    if (stat?.isFile()) held.set(sender, (held.get(sender) ?? 0) + stat.size);
+    // A name that says its size is taken at its word: only this user writes the spool, and a
+    // name that lies only changes its own sender's share. Older names are looked at.
+    const bytes = size !== undefined ? Number(size) : plainFileSize(join(spoolDir, name));
+    if (bytes !== undefined) held.set(sender, (held.get(sender) ?? 0) + bytes);
   }
   return held;
+}
+
+/** A regular file's size; undefined for anything else, or nothing. */
+function plainFileSize(path: string): number | undefined {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  return stat?.isFile() ? stat.size : undefined;
 }
 
 /** A refused send: the sender, what it holds, what it tried to add and its share. */

@@ -13,6 +13,7 @@ import {
 import { join } from "node:path";
 import { fsyncDirSync, writeFileAtomicSync } from "./atomic.js";
 import { type EntryKind, entryKind } from "./entry-kind.js";
+import { randomHex } from "./random-id.js";
 import { spoolSenderTag } from "./spool-share.js";
 
 /**
@@ -28,13 +29,15 @@ export function writeSpoolFile(
   sender?: string,
 ): string {
   mkdirSync(spoolDir, { recursive: true, mode: 0o700 });
-  // The sender in the name: its share is counted from a listing (`spool-share.ts`).
-  const tag = sender === undefined ? "" : `.${spoolSenderTag(sender)}`;
-  const random = process.getBuiltinModule("node:crypto").randomBytes(6).toString("hex");
+  const text = lines.map((l) => `${l}\n`).join("");
+  // The sender and the size in the name: a sender's share is counted from a listing alone
+  // (`spool-share.ts`), with no stat of each file a stranded spool holds.
+  const tag = sender === undefined ? "" : `-${Buffer.byteLength(text)}.${spoolSenderTag(sender)}`;
+  const random = randomHex(6);
   const name = `${String(now).padStart(15, "0")}-${process.pid}-${random}${tag}.ndjson`;
   const path = join(spoolDir, name);
   // Only this user reads what its workers wrote: 0600, like the quarantine.
-  writeFileAtomicSync(path, lines.map((l) => `${l}\n`).join(""), 0o600);
+  writeFileAtomicSync(path, text, 0o600);
   return path;
 }
 

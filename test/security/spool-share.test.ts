@@ -5,9 +5,10 @@
  * and reported by `director status` and the next drain, while other senders still get in.
  * Through the built bins, with two senders on a real repository.
  */
-import { readdirSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { spoolHoldings } from "../../src/state/spool-share.js";
 import { dir, expectExit, initRepo, useCliHarness, wrk } from "../cli/cli-harness.js";
 import type { TempRepo } from "../support/repo.js";
 
@@ -67,5 +68,22 @@ describe("one sender's share of the spool", () => {
       undefined,
     );
     expectExit(await emit(repo, "flood", "after the drain"), 0);
+  });
+
+  it("a sender's holding is read from the spool's names (no stat of each waiting file); older names are looked at", async () => {
+    const repo = await initRepo();
+    expectExit(await emit(repo, "stranded", "a note no Director drained yet"), 0);
+    const spool = join(repo.dir, ".engram", "spool");
+    const [name] = readdirSync(spool).filter((n) => n.endsWith(".stranded.ndjson"));
+    const size = statSync(join(spool, name as string)).size;
+    // The name says the file's size.
+    expect(name).toMatch(new RegExp(`^\\d+-\\d+-[0-9a-f]+-${size}\\.stranded\\.ndjson$`));
+    expect(spoolHoldings(spool).get("stranded")).toBe(size);
+    // A name's size is what counts (the file is not looked at): 1,000 bytes more than it holds.
+    const text = readFileSync(join(spool, name as string), "utf8");
+    writeFileSync(join(spool, `000000000000001-1-abc-${size + 1000}.stranded.ndjson`), text);
+    // A name written before sizes were added: the file itself is measured.
+    writeFileSync(join(spool, "000000000000002-1-abd.stranded.ndjson"), text);
+    expect(spoolHoldings(spool, "stranded").get("stranded")).toBe(size + (size + 1000) + size);
   });
 });
