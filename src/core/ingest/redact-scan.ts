@@ -86,14 +86,20 @@ interface Keyword {
 
 /** Compiles `sources` (in priority order: the first rule names a marker where spans overlap) with their keyword table. */
 export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
+  // Built by every command that redacts (a `worker emit` too), so each keyword is visited a
+  // few times and no loop runs over the empty places of the tables.
   const direct = new Map<string, number[]>();
   sources.forEach((rule, i) => {
-    for (const keyword of rule.keywords) direct.set(keyword, [...(direct.get(keyword) ?? []), i]);
+    for (const keyword of rule.keywords) {
+      const rules = direct.get(keyword);
+      if (rules === undefined) direct.set(keyword, [i]);
+      else rules.push(i);
+    }
   });
-  const all = [...direct.keys()];
   const slots = new Uint16Array(128 * 128);
+  const thirds = new Int32Array(128 * 128);
   const lists: Keyword[][] = [];
-  for (const word of all) {
+  for (const [word, rules] of direct) {
     if (word.length < 2 || !/^[\x20-\x7e]+$/.test(word) || word !== word.toLowerCase()) {
       throw new Error(
         `redact: keyword ${JSON.stringify(word)} must be lower-case ASCII, 2+ characters`,
@@ -101,30 +107,28 @@ export function buildRuleSet(sources: readonly SecretRule[]): RuleSet {
     }
     // A place reports every keyword that starts there, so `passphrase` turns on `pass` by
     // itself; a keyword inside another one (`sk` in `task`) is found at its own place.
-    const turned = new Set<number>(direct.get(word));
     const index = (word.charCodeAt(0) << 7) | word.charCodeAt(1);
-    if (slots[index] === 0) {
-      const slot = lists.push([]);
-      for (const a of bothCases(word.charCodeAt(0))) {
-        for (const b of bothCases(word.charCodeAt(1))) slots[(a << 7) | b] = slot;
+    const third = word.length < 3 ? ~0 : bit(word, 2);
+    if (slots[index] === 0) lists.push([]);
+    const slot = slots[index] === 0 ? lists.length : (slots[index] as number);
+    for (const a of bothCases(word.charCodeAt(0))) {
+      for (const b of bothCases(word.charCodeAt(1))) {
+        slots[(a << 7) | b] = slot;
+        thirds[(a << 7) | b] = (thirds[(a << 7) | b] as number) | third;
       }
     }
-    (lists[(slots[index] as number) - 1] as Keyword[]).push({ word, rules: [...turned] });
+    (lists[slot - 1] as Keyword[]).push({ word, rules: [...new Set(rules)] });
   }
-  const thirds = new Int32Array(128 * 128);
-  slots.forEach((slot, pair) => {
-    if (slot === 0) return;
-    for (const { word } of lists[slot - 1] as Keyword[]) {
-      thirds[pair] = (thirds[pair] as number) | (word.length < 3 ? ~0 : bit(word, 2));
-    }
-  });
   const fourths = new Int32Array(lists.length << 5);
   lists.forEach((list, i) => {
     for (const { word } of list) {
-      for (let third = 0; third < 32; third++) {
-        if (word.length >= 3 && (word.charCodeAt(2) & 31) !== third) continue;
+      const fourth = word.length < 4 ? ~0 : bit(word, 3);
+      // Two characters: any third goes on to any fourth.
+      const from = word.length < 3 ? 0 : word.charCodeAt(2) & 31;
+      const to = word.length < 3 ? 31 : from;
+      for (let third = from; third <= to; third++) {
         const at = (i << 5) | third;
-        fourths[at] = (fourths[at] as number) | (word.length < 4 ? ~0 : bit(word, 3));
+        fourths[at] = (fourths[at] as number) | fourth;
       }
     }
   });

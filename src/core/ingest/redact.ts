@@ -10,7 +10,7 @@ import type { Config } from "../../schema/config.js";
 import { compileCustom } from "./custom-patterns.js";
 import { applySpans, buildRuleSet, findSpans, type RuleSet, type Span } from "./redact-scan.js";
 import { BASE64_RULE_ID, base64Rule } from "./rules/base64.js";
-import { PLAIN_RULES, PROVIDER_PREFIXES } from "./rules/built-in.js";
+import { plainRules, providerPrefixes } from "./rules/built-in.js";
 import { PASSWORD_KEYS, TOKEN_KEYS } from "./rules/context.js";
 import { looksLikePassword, looksLikeToken } from "./rules/harmless.js";
 
@@ -37,25 +37,33 @@ let builtInSet: RuleSet | undefined;
  */
 function builtIn(): RuleSet {
   builtInSet ??= buildRuleSet([
-    ...PLAIN_RULES,
+    ...plainRules(),
     base64Rule((decoded) => {
-      plainSet ??= buildRuleSet(PLAIN_RULES);
+      plainSet ??= buildRuleSet(plainRules());
       return findSpans(decoded, plainSet).length > 0;
-    }, PROVIDER_PREFIXES),
+    }, providerPrefixes()),
   ]);
   return builtInSet;
 }
 
+let ruleIds: readonly string[] | undefined;
 /** Every built-in rule id, in priority order (an id that several rules share once). */
-export const BUILT_IN_RULE_IDS: readonly string[] = [
-  ...new Set([...PLAIN_RULES.map((rule) => rule.id), BASE64_RULE_ID]),
-];
+export function builtInRuleIds(): readonly string[] {
+  ruleIds ??= [...new Set([...plainRules().map((rule) => rule.id), BASE64_RULE_ID])];
+  return ruleIds;
+}
 
 /** Texts shorter than this hold no built-in secret (`pwd=ab` is the shortest). */
 const SHORTEST = 5;
 
+let markers: string | undefined;
 /** Every marker, so that a secret that could stand inside one (`api-key-1`) is not looked for again. */
-const MARKERS = BUILT_IN_RULE_IDS.map((id) => `[REDACTED:${id}]`).join(" ");
+function allMarkers(): string {
+  markers ??= builtInRuleIds()
+    .map((id) => `[REDACTED:${id}]`)
+    .join(" ");
+  return markers;
+}
 
 /** Secrets this long or longer have their other copies redacted too (shorter ones are words). */
 const MIN_COPY_CHARS = 8;
@@ -68,7 +76,8 @@ function copiesToFind(text: string, spans: readonly Span[]): Map<string, string>
   for (const span of spans) {
     if (copies.size >= MAX_COPIED) break;
     const secret = text.slice(span.start, span.end);
-    if (secret.length < MIN_COPY_CHARS || copies.has(secret) || MARKERS.includes(secret)) continue;
+    if (secret.length < MIN_COPY_CHARS || copies.has(secret) || allMarkers().includes(secret))
+      continue;
     copies.set(secret, builtIn().tokens[span.rank] as string);
   }
   return copies;
@@ -139,10 +148,15 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
     regex: compileCustom(pattern, index),
     token: `[REDACTED:custom-${index}]`,
   }));
-  const ruleNames = Object.freeze([
-    ...BUILT_IN_RULE_IDS,
-    ...custom.map((_c, index) => `custom-${index}`),
-  ]);
+  // Named when asked: a redactor made at a module's load must not assemble the rules then.
+  let ruleNames: readonly string[] | undefined;
+  const names = () => {
+    ruleNames ??= Object.freeze([
+      ...builtInRuleIds(),
+      ...custom.map((_c, index) => `custom-${index}`),
+    ]);
+    return ruleNames;
+  };
 
   // Short texts repeat in a stream (sender and run ids, stages, statuses, hashes seen): each
   // is scanned once. Bounded, and a pure function of the text, so the output is unchanged.
@@ -184,7 +198,12 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
     return { text: out, count };
   };
 
-  return { redact, ruleNames };
+  return {
+    redact,
+    get ruleNames() {
+      return names();
+    },
+  };
 }
 
 function mapOutsideTokens(text: string, fn: (segment: string) => string): string {

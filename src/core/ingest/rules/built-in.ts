@@ -89,74 +89,79 @@ function withoutLeadingContext(pattern: string): string {
 /**
  * A rule whose id and keywords are known now (the keyword table needs them at the first
  * redaction) and whose other fields are made at its first compile: most rules of a process
- * never run, and making all of them cost every emit's start-up.
+ * never run, and making all of them cost every emit's start-up. One class with its getters on
+ * the prototype: some 300 such rules are made by every process that redacts.
  */
-function deferred(id: string, keywords: readonly string[], make: () => SecretRule): SecretRule {
-  let made: SecretRule | undefined;
-  const full = (): SecretRule => {
-    made ??= make();
-    return made;
-  };
-  return {
-    id,
-    keywords,
-    get pattern() {
-      return full().pattern;
-    },
-    get lookback() {
-      return full().lookback;
-    },
-    get flags() {
-      return full().flags;
-    },
-    get groups() {
-      return full().groups;
-    },
-    get entropy() {
-      return full().entropy;
-    },
-    get allow() {
-      return full().allow;
-    },
-    get allowMatch() {
-      return full().allowMatch;
-    },
-    get allowLine() {
-      return full().allowLine;
-    },
-    get stopwords() {
-      return full().stopwords;
-    },
-    get redactPlaceholders() {
-      return full().redactPlaceholders;
-    },
-    get check() {
-      return full().check;
-    },
-  };
+class DeferredRule implements SecretRule {
+  #made: SecretRule | undefined;
+  constructor(
+    readonly id: string,
+    readonly keywords: readonly string[],
+    private readonly make: () => SecretRule,
+  ) {}
+  private full(): SecretRule {
+    this.#made ??= this.make();
+    return this.#made;
+  }
+  get pattern() {
+    return this.full().pattern;
+  }
+  get lookback() {
+    return this.full().lookback;
+  }
+  get flags() {
+    return this.full().flags;
+  }
+  get groups() {
+    return this.full().groups;
+  }
+  get entropy() {
+    return this.full().entropy;
+  }
+  get allow() {
+    return this.full().allow;
+  }
+  get allowMatch() {
+    return this.full().allowMatch;
+  }
+  get allowLine() {
+    return this.full().allowLine;
+  }
+  get stopwords() {
+    return this.full().stopwords;
+  }
+  get redactPlaceholders() {
+    return this.full().redactPlaceholders;
+  }
+  get check() {
+    return this.full().check;
+  }
 }
 
-const GENERATED_SOURCES = GITLEAKS_DEFAULT_RULES.filter((rule) => !OWN_CONTEXT_RULES.has(rule.id));
+const generatedSources = () =>
+  GITLEAKS_DEFAULT_RULES.filter((rule) => !OWN_CONTEXT_RULES.has(rule.id));
 
 /**
  * gitleaks' default rules as generated, after the ported ones (whose ids name a marker
  * first), with gitleaks' global allowlist, less those the context rules replace.
  */
-const GENERATED: readonly SecretRule[] = GENERATED_SOURCES.map((rule) => {
-  const keywords = NARROWER_KEYWORDS[rule.id] ?? rule.keywords;
-  return deferred(rule.id, keywords, () => {
-    const pattern = withoutLeadingContext(rule.pattern);
-    return {
-      ...rule,
-      pattern,
-      keywords,
-      lookback: startsWithKeyword({ ...rule, pattern }) ? 0 : GENERATED_LOOKBACK,
-      flags: `d${rule.flags ?? ""}`,
-      allow: [...(rule.allow ?? []), ...GLOBAL_ALLOW],
-      stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
-    };
+function generatedRules(): SecretRule[] {
+  return generatedSources().map((rule) => {
+    const keywords = NARROWER_KEYWORDS[rule.id] ?? rule.keywords;
+    return new DeferredRule(rule.id, keywords, () => {
+      const pattern = withoutLeadingContext(rule.pattern);
+      return {
+        ...rule,
+        pattern,
+        keywords,
+        lookback: startsWithKeyword({ ...rule, pattern }) ? 0 : GENERATED_LOOKBACK,
+        flags: `d${rule.flags ?? ""}`,
+        allow: [...(rule.allow ?? []), ...GLOBAL_ALLOW],
+        stopwords: [...(rule.stopwords ?? []), ...GITLEAKS_GLOBAL_STOPWORDS],
+      };
+    });
   });
-});
+}
 
 /** A placeholder's run inside a token: `xxxxxx`, `XXXXXX`, `000000`, `######`, `******`. */
 const PLACEHOLDER_RUN = "([xX01#*.])\\1{5,}";
@@ -166,26 +171,29 @@ const PLACEHOLDER_RUN = "([xX01#*.])\\1{5,}";
  * boundary (`task_test_...` holds no Stripe key), and the entropy floor and allowlists of the
  * gitleaks rule of the same id apply (`ghp_xxxx...` is a placeholder).
  */
-const PORTED: readonly SecretRule[] = GITLEAKS_RULES.map((rule) =>
-  deferred(rule.id, rule.keywords, () => {
-    const peer = GITLEAKS_DEFAULT_RULES.find((other) => other.id === rule.id);
-    return {
-      ...rule,
-      // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
-      // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
-      pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
-      // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
-      // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
-      allow: [
-        ...(rule.allow ?? []),
-        ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
-        ...(peer?.allow ?? []),
-        ...GLOBAL_ALLOW,
-      ],
-      stopwords: peer?.stopwords ?? [],
-    };
-  }),
-);
+function portedRules(): SecretRule[] {
+  return GITLEAKS_RULES.map(
+    (rule) =>
+      new DeferredRule(rule.id, rule.keywords, () => {
+        const peer = GITLEAKS_DEFAULT_RULES.find((other) => other.id === rule.id);
+        return {
+          ...rule,
+          // Not glued to a word, a path or a dotted name (`video_box.ico-...`, `xoxe.xoxp-...`).
+          // A digit or `_` before is a boundary, as secretlint has it (`MY_tskey-...`).
+          pattern: `(?<![A-Za-z.-])(?:${rule.pattern})(?![A-Za-z0-9])`,
+          // gitleaks' entropy floors would keep secretlint's low-entropy test tokens
+          // (`sk_test_BBBB...`); a placeholder run (`ghp_xxxx...`) is what they keep out.
+          allow: [
+            ...(rule.allow ?? []),
+            ...(rule.redactPlaceholders === true ? [] : [PLACEHOLDER_RUN]),
+            ...(peer?.allow ?? []),
+            ...GLOBAL_ALLOW,
+          ],
+          stopwords: peer?.stopwords ?? [],
+        };
+      }),
+  );
+}
 
 /**
  * The literal prefixes (4 characters or more) the provider rules' matches start with
@@ -207,11 +215,23 @@ function literalPrefixes(patterns: readonly string[]): string[] {
  * rule names the marker): the ported provider rules, the context rules, gitleaks' generated
  * rules. The base64 rule is added by the redactor, which looks for wrapped secrets with these.
  */
-export const PLAIN_RULES: readonly SecretRule[] = [...PORTED, ...CONTEXT_RULES, ...GENERATED];
+export function plainRules(): readonly SecretRule[] {
+  plain ??= [...portedRules(), ...CONTEXT_RULES, ...generatedRules()];
+  return plain;
+}
 
-/** The provider rules' literal prefixes: base64 keywords, so that any wrapped token is decoded. */
-export const PROVIDER_PREFIXES: readonly string[] = literalPrefixes([
-  // The ported rules' wrapping (a look-behind, a group) is stripped again: their own patterns.
-  ...GITLEAKS_RULES.map((rule) => rule.pattern),
-  ...GENERATED_SOURCES.map((rule) => withoutLeadingContext(rule.pattern)),
-]);
+/**
+ * The provider rules' literal prefixes: base64 keywords, so that any wrapped token is decoded.
+ * Made at first use, like the rules: a command that never redacts does not pay for either.
+ */
+export function providerPrefixes(): readonly string[] {
+  prefixes ??= literalPrefixes([
+    // The ported rules' wrapping (a look-behind, a group) is stripped again: their own patterns.
+    ...GITLEAKS_RULES.map((rule) => rule.pattern),
+    ...generatedSources().map((rule) => withoutLeadingContext(rule.pattern)),
+  ]);
+  return prefixes;
+}
+
+let plain: readonly SecretRule[] | undefined;
+let prefixes: readonly string[] | undefined;
