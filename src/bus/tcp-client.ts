@@ -1,7 +1,14 @@
 import { randomUUID } from "node:crypto";
-import { isIP, connect as netConnect, type Socket } from "node:net";
-import { connect as tlsConnect } from "node:tls";
-import { ENVELOPE_SCHEMA_VERSION, type Envelope, type MessageType } from "../schema/envelope.js";
+import type { Socket } from "node:net";
+import type { Envelope } from "../schema/envelope.js";
+import {
+  type HubAddress,
+  helloEnvelope,
+  openHubSocket,
+  refusalOf,
+  type Speaker,
+  speakerEnvelope,
+} from "./client-hello.js";
 import type { WorkerView } from "./hub-drift.js";
 import { HubRefusedError, HubUnavailableError } from "./hub-errors.js";
 import {
@@ -11,10 +18,9 @@ import {
   LineSplitter,
   lineWithSeq,
   MSG,
-  PROTOCOL_VERSION,
   type WelcomePayload,
 } from "./protocol.js";
-import { CERTIFICATE_REFUSED, tlsRefusal } from "./tls-refusal.js";
+import { tlsRefusal } from "./tls-refusal.js";
 
 /** How long the hub may stay unreachable before a send gives up (the spool takes over). */
 export const DEFAULT_UNREACHABLE_MS = 5000;
@@ -32,13 +38,9 @@ export interface HubMessage {
   payload: Record<string, unknown>;
 }
 
-export interface TcpClientOptions {
-  host: string;
-  port: number;
-  /** Client certificate and key (and the CA that signed the hub's certificate): `tls://`. */
-  tls?: { cert: Buffer; key: Buffer; ca?: Buffer | undefined } | undefined;
+export interface TcpClientOptions extends HubAddress {
   /** Who says hello; by default the sender of the first envelope sent. */
-  sender?: { id: string; run_id?: string | undefined } | undefined;
+  sender?: Speaker | undefined;
   /** What the hello says of the worker's view of main (read on every connection). */
   hello?: (() => Promise<WorkerView> | WorkerView) | undefined;
   /** Give up on a send once the hub has been unreachable this long (default 5000 ms). */
@@ -99,7 +101,7 @@ export class TcpBusClient {
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private whenOpen: Group[] = [];
   /** Who said hello: heartbeats speak for the same worker. */
-  private speaker: { id: string; run_id?: string | undefined } = { id: "worker" };
+  private speaker: Speaker = { id: "worker" };
   private readonly unreachableMs: number;
   private readonly ackTimeoutMs: number;
   /** The last welcome and the last `sync_required.v1` payload the hub sent, if any. */
@@ -193,16 +195,7 @@ export class TcpBusClient {
     const sender = this.options.sender ?? first ?? this.speaker;
     this.speaker = { id: sender.id, run_id: sender.run_id };
     const { host, port, tls } = this.options;
-    const socket = tls
-      ? tlsConnect({
-          host,
-          port,
-          cert: tls.cert,
-          key: tls.key,
-          ...(tls.ca ? { ca: tls.ca } : {}),
-          ...(isIP(host) ? {} : { servername: host }),
-        })
-      : netConnect({ host, port });
+    const socket = openHubSocket(this.options);
     this.socket = socket;
     this.nextSeq = 1;
     const budget = this.unreachableMs - (Date.now() - (this.unreachableSince ?? Date.now()));
@@ -216,7 +209,7 @@ export class TcpBusClient {
       clearTimeout(this.attemptTimer);
       void viewRead.then((view) => {
         if (this.socket !== socket || socket.destroyed) return;
-        socket.write(`${JSON.stringify(this.helloEnvelope(view ?? {}))}\n`);
+        socket.write(`${JSON.stringify(helloEnvelope(this.speaker, view ?? {}))}\n`);
         // Judged from the hello: not from the process start, nor from its own git reads,
         // which fifty workers starting at once on two cores make slow.
         this.armAttempt(socket, ATTEMPT_MAX_MS, "no welcome from the hub in time");
@@ -237,21 +230,6 @@ export class TcpBusClient {
       if (refusal !== undefined) this.refuse(`${refusal}: ${error.message}`);
     });
     socket.on("close", () => this.onClose(socket));
-  }
-
-  /** Upstream's nested `worker` and `repo`, and our flat drift fields as aliases. */
-  private helloEnvelope(view: WorkerView): Envelope {
-    const drift = {
-      ...(view.main_ancestor_sha ? { main_ancestor_sha: view.main_ancestor_sha } : {}),
-      ...(view.catalog_hash_seen ? { catalog_hash_seen: view.catalog_hash_seen } : {}),
-    };
-    return speakerEnvelope(MSG.hello, this.speaker, {
-      protocol_version: PROTOCOL_VERSION,
-      capabilities: ["bus_ack.v1", "pipelining"],
-      worker: { worker_id: this.speaker.id },
-      repo: drift,
-      ...drift,
-    });
   }
 
   /**
@@ -296,23 +274,17 @@ export class TcpBusClient {
     this.options.onMessage?.(message);
   }
 
-  /**
-   * `protocol_incompatibility.v1`: another protocol version is given up for good; a hub at its
-   * connection limit only for what is owed now (the caller spools it), the next send tries again;
-   * a refused certificate is `HubRefusedError` (nothing spooled).
-   */
+  /** `protocol_incompatibility.v1`, as `refusalOf` reads it; the caller spools what is owed. */
   private onRefused(payload: Record<string, unknown>): void {
-    const detail = String(payload.detail ?? payload.reason);
-    if (payload.reason === "client_certificate") {
+    const refusal = refusalOf(payload);
+    if (refusal.kind === "certificate") {
       // For good, like a TLS alert: exit 2, nothing spooled.
-      this.refuse(`${CERTIFICATE_REFUSED}: ${detail}`);
+      this.refuse(refusal.message);
       this.socket?.destroy();
       return;
     }
-    const full = payload.reason === "connection_limit";
-    this.lastError = full
-      ? `hub at its connection limit: ${detail}`
-      : `protocol incompatible: ${detail}`;
+    const full = refusal.kind === "connection_limit";
+    this.lastError = refusal.message;
     clearTimeout(this.attemptTimer);
     const socket = this.socket;
     this.socket = undefined;
@@ -477,24 +449,4 @@ export class TcpBusClient {
       group.reject(refused?.() ?? new HubUnavailableError(reason, []));
     }
   }
-}
-
-/** An envelope of this client's own (a hello, an automatic heartbeat), as its worker. */
-function speakerEnvelope(
-  messageType: MessageType,
-  speaker: { id: string; run_id?: string | undefined },
-  payload: Record<string, unknown>,
-): Envelope {
-  return {
-    schema_version: ENVELOPE_SCHEMA_VERSION,
-    message_type: messageType,
-    sent_at: new Date().toISOString(),
-    sender: {
-      role: "worker" as const,
-      id: speaker.id,
-      ...(speaker.run_id ? { run_id: speaker.run_id } : {}),
-    },
-    seq: 0,
-    payload,
-  };
 }

@@ -8,7 +8,6 @@ import { type Redactor, redactorFor } from "../core/ingest/redact.js";
 import { batchIdFromIso } from "../core/model/time.js";
 import { readCatalog } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
-import { Envelope, HelloPayload } from "../schema/envelope.js";
 import { appendQuarantine, type QuarantineRecord } from "../state/quarantine.js";
 import { HubAdmission } from "./hub-admission.js";
 import { GroupCommit, type HubPause } from "./hub-commit.js";
@@ -23,7 +22,8 @@ import {
   sendTo,
   WATCHDOG_MAX_MS,
 } from "./hub-connection.js";
-import { MainJudge, type WorkerView, workerViewOf } from "./hub-drift.js";
+import { MainJudge, type WorkerView } from "./hub-drift.js";
+import { heartbeatView, readHello, welcomePayload } from "./hub-hello.js";
 import { announcePayload, snapshotPayload, writtenSince } from "./hub-messages.js";
 import {
   type HubCycleRunner,
@@ -35,14 +35,11 @@ import {
 } from "./hub-ports.js";
 import { IntakeShare, releaseHeld } from "./hub-share.js";
 import {
-  ACCEPTED_PROTOCOL_VERSIONS,
   type Frame,
   formatHostPort,
   type IncompatibilityPayload,
   MSG,
   oversizedRecord,
-  PROTOCOL_VERSION,
-  type WelcomePayload,
 } from "./protocol.js";
 
 /**
@@ -242,53 +239,31 @@ export class TcpHub {
   }
 
   private onHello(conn: Connection, frame: Frame): void {
-    const text = frame.kind === "line" ? frame.text : frame.head;
-    let raw: unknown;
-    try {
-      raw = frame.kind === "line" ? JSON.parse(text) : undefined;
-    } catch {}
-    const envelope = Envelope.safeParse(raw);
-    const hello =
-      envelope.success && envelope.data.message_type === MSG.hello
-        ? HelloPayload.safeParse(envelope.data.payload)
-        : undefined;
-    if (!envelope.success || !hello?.success) {
-      // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
-      const excerpt = quarantineExcerpt(text, this.redactor);
-      // Recorded before the refusal is sent: rare, and the refused worker may look at once.
-      this.quarantineNow({
-        received_at: receiptTime(),
-        source: conn.source,
-        line: 0,
-        reason: "hello-expected",
-        detail: `the first message on a connection must be a valid ${MSG.hello}`,
-        excerpt: excerpt.text,
-        bytes: frame.kind === "line" ? Buffer.byteLength(text, "utf8") : frame.bytes,
-      });
-      this.extra.redacted += excerpt.count;
-      this.refuse(conn, {
-        reason: "hello_expected",
-        detail: `expected ${MSG.hello} with protocol_version "${PROTOCOL_VERSION}" as the first message`,
-        protocol_version_expected: PROTOCOL_VERSION,
-        protocol_version_seen: null,
-      });
+    const hello = readHello(frame);
+    if (!hello.ok) {
+      if (hello.notHello) {
+        // Not a hello at all: an old client or a stranger. Kept in the quarantine, then refused.
+        const excerpt = quarantineExcerpt(hello.notHello.text, this.redactor);
+        // Recorded before the refusal is sent: rare, and the refused worker may look at once.
+        this.quarantineNow({
+          received_at: receiptTime(),
+          source: conn.source,
+          line: 0,
+          reason: "hello-expected",
+          detail: `the first message on a connection must be a valid ${MSG.hello}`,
+          excerpt: excerpt.text,
+          bytes: hello.notHello.bytes,
+        });
+        this.extra.redacted += excerpt.count;
+      }
+      this.refuse(conn, hello.refusal);
       return;
     }
-    const version = hello.data.protocol_version;
-    if (version === undefined || !ACCEPTED_PROTOCOL_VERSIONS.includes(version)) {
-      this.refuse(conn, {
-        reason: "protocol_version",
-        detail: `this hub speaks protocol ${PROTOCOL_VERSION}, the worker ${version === undefined ? "named none" : `speaks ${version}`}; upgrade the worker`,
-        protocol_version_expected: PROTOCOL_VERSION,
-        protocol_version_seen: version ?? null,
-      });
-      return;
-    }
-    conn.source = `tcp/${envelope.data.sender.id}@${conn.remote}`;
+    conn.source = `tcp/${hello.senderId}@${conn.remote}`;
     conn.state = "judging";
     // Nothing more is read until the welcome: what already came in waits in `early`.
     conn.socket.pause();
-    void this.welcome(conn, version, workerViewOf(MSG.hello, hello.data));
+    void this.welcome(conn, hello.version, hello.view);
   }
 
   /**
@@ -300,21 +275,8 @@ export class TcpHub {
     const expected = await this.judge.expected().catch(() => undefined);
     if (this.gone(conn)) return;
     const catalog = this.catalog as Catalog;
-    const catalogExpected = expected?.catalogHash ?? catalog.hash;
-    const welcome: WelcomePayload = {
-      protocol_version: version,
-      director: {
-        run_id: this.runId,
-        ...(expected ? { main_sha_expected: expected.sha } : {}),
-        catalog_hash_expected: catalogExpected,
-      },
-      catalog_version: catalog.catalog_version,
-      catalog_hash: catalog.hash,
-      max_message_bytes: this.ctx.config.agent_bus.max_message_bytes,
-      heartbeat_interval_seconds: this.ctx.config.agent_bus.heartbeat_interval_seconds,
-      heartbeat_ttl_seconds: this.ctx.config.agent_bus.heartbeat_ttl_seconds,
-    };
-    sendTo(conn, MSG.welcome, welcome);
+    const bus = this.ctx.config.agent_bus;
+    sendTo(conn, MSG.welcome, welcomePayload(version, this.runId, expected, catalog, bus));
     // From here on it hears of cycles (a welcome sent during one named the catalog before it).
     conn.welcomed = true;
     const verdict = await this.judgeQuietly(view);
@@ -399,18 +361,8 @@ export class TcpHub {
     const now = Date.now();
     if (conn.judgingHeartbeat || now < conn.nextJudgeAt) return;
     conn.nextJudgeAt = now + JUDGE_EVERY_MS;
-    let view: WorkerView;
-    try {
-      const raw = JSON.parse(text) as { message_type?: unknown; payload?: unknown };
-      const payload = raw.payload;
-      if (raw.message_type !== MSG.heartbeat || typeof payload !== "object" || payload === null) {
-        return;
-      }
-      // Upstream's `state.repo` or our flat fields; a wrong type is the Ingestor's to refuse.
-      view = workerViewOf(MSG.heartbeat, payload as Record<string, unknown>);
-    } catch {
-      return; // the Ingestor quarantines it
-    }
+    const view = heartbeatView(text);
+    if (view === undefined) return;
     conn.judgingHeartbeat = true;
     void this.judgeQuietly(view).then((verdict) => {
       conn.judgingHeartbeat = false;

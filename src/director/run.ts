@@ -5,12 +5,12 @@ import { withDirectorState } from "./director-state.js";
 // The cycle itself lives in cycle.ts (below director-state.ts, whose settle runs it).
 export {
   type CyclePlanFiles,
-  drainSpool,
   type RunOptions,
   type RunResult,
   runCycleOn,
   settleCycle,
 } from "./cycle.js";
+export { drainSpool } from "./spool-drain.js";
 
 /**
  * One Director cycle on the local repository: drain the spool, compact the oldest events if
