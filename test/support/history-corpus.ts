@@ -104,7 +104,7 @@ export function importedDecisions(corpus: Corpus): Map<string, ImportedDecision>
 }
 
 /** The changed paths and line counts of a corpus commit, as `git log` gives them to the import. */
-function corpusChanges(c: CorpusCommit): CommitChanges {
+export function corpusChanges(c: CorpusCommit): CommitChanges {
   const paths: ChangedPath[] = (c.files ?? []).map((f) => ({
     status: f.slice(0, 1),
     path: f.slice(2),

@@ -3,7 +3,12 @@ import type { NoteKind } from "../../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION } from "../../schema/envelope.js";
 import { truncateChars } from "../model/text.js";
 import { type AreasOf, areaOf, topFolders } from "./areas.js";
-import { type CommitClass, classifyCommit, isConventionalType } from "./classify.js";
+import {
+  type CommitClass,
+  type CommitText,
+  classifyCommit,
+  isConventionalType,
+} from "./classify.js";
 import { hasContent, plainWords } from "./content.js";
 import type { CommitChanges } from "./evidence.js";
 import { changeKindName, EARLIER_TOPIC, GIT_SENDER_ID, noiseKindName } from "./kinds.js";
@@ -148,13 +153,25 @@ export function classifyMessage(
   commit: Pick<GitCommitInfo, "message" | "parents" | "author"> &
     Partial<Pick<GitCommitInfo, "files" | "changes">>,
 ) {
+  const { text, ...read } = readMessage(commit);
+  return read;
+}
+
+/**
+ * A commit's message read by the rules alone: what `classifyMessage` gives, with the text the
+ * classifier was given (`text`), for the learned scorer's features and its training.
+ */
+export function readMessage(
+  commit: Pick<GitCommitInfo, "message" | "parents" | "author"> &
+    Partial<Pick<GitCommitInfo, "files" | "changes">>,
+) {
   const { subject, body, trailers } = parseCommitMessage(commit.message);
   const notes = trailerNotes(trailers);
   const breaking = trailers.filter((t) => /^BREAKING[ -]CHANGE$/i.test(t.key));
   // A merged pull request's title may read as a trailer (`Breaking: fix the parser`): a
   // merge's body is read whole.
   const merge = (commit.parents ?? 1) > 1 || /^Merge pull request\b/i.test(subject);
-  const cls = classifyCommit({
+  const text: CommitText = {
     subject,
     body: merge
       ? messageAfterSubject(commit.message)
@@ -163,8 +180,8 @@ export function classifyMessage(
     ...(commit.author !== undefined ? { author: commit.author } : {}),
     decisionTrailer: notes.some((n) => n.kind === "decision"),
     ...changesOf(commit),
-  });
-  return { subject, body, cls, notes };
+  };
+  return { subject, body, cls: classifyCommit(text), notes, text };
 }
 
 /** What the commit changed, for the classifier: its own record, or its paths without status. */
