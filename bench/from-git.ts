@@ -237,7 +237,7 @@ export async function runFromGitScenario(commits = 10_000): Promise<FromGitScena
       real_histories_pooled: real.pooled,
       setup_seconds: round(setup),
       how:
-        "history written by one git fast-import (not timed); timed: node dist/bin/director.js ingest --from-git main, " +
+        "history written by one git fast-import (not timed); timed: node dist/bin/director.cjs ingest --from-git main, " +
         "then director run (not forced: history is compacted whole), each a process of its own, start-up included",
       target: `< ${FROM_GIT_TARGET_SECONDS} s for ingest --from-git and the run together`,
       pass: seconds < FROM_GIT_TARGET_SECONDS && ran.compacted_events === ingested.events,

@@ -178,7 +178,7 @@ export async function runIngestScenario(lines = 100_000): Promise<IngestScenario
         ...cli.json,
         seconds: round(cliSeconds),
         events_per_s: Math.round(cli.json.accepted / cliSeconds),
-        note: "node dist/bin/director.js ingest FILE --json, process start and module loading included",
+        note: "node dist/bin/director.cjs ingest FILE --json, process start and module loading included",
       },
       checks: {
         all_unique_accepted: steps.every((s) => s.accepted === stats.unique),

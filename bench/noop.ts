@@ -61,7 +61,7 @@ export async function runNoopScenario(
     cli: {
       runs_ms: cliRuns,
       median_ms: cliMedian,
-      note: "node dist/bin/director.js run --json, process start and module loading included (median of 5)",
+      note: "node dist/bin/director.cjs run --json, process start and module loading included (median of 5)",
       target: `< ${NOOP_CLI_TARGET_MS} ms process wall`,
       pass: cliMedian < NOOP_CLI_TARGET_MS,
     },

@@ -107,7 +107,7 @@ export async function runRecallScenario(
         cached_ms: round(median(cached), 1),
         cached_runs_ms: cached,
         note:
-          "node dist/bin/worker.js recall QUERY --json --no-signal, process start included; cold = no " +
+          "node dist/bin/worker.cjs recall QUERY --json --no-signal, process start included; cold = no " +
           "recall-index.json in the state folder (reads all 10,000 engram files), cached = the built index read from it",
       },
       target: `p50 < ${RECALL_TARGET_P50_MS} ms for recall(index, query), in process`,
