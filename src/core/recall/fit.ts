@@ -9,7 +9,11 @@ import type { NoteTokens } from "./notes.js";
  * cl100k's count for 99 paragraphs in 100, about 12% above at the median.
  */
 
-const SPLIT = new RegExp(SPLIT_PATTERN, "gu");
+/**
+ * Made at the first count: its Unicode classes cost a command that never counts (`worker
+ * emit` loads this module with the recall command's flags).
+ */
+let split: RegExp | undefined;
 const LEADING = /^[^\p{L}\p{N}]/u;
 const ASCII_WORD = /^[A-Za-z]+$/;
 const DIGITS = /^\p{N}+$/u;
@@ -18,7 +22,8 @@ const ASCII = /^[\x20-\x7e\s]+$/;
 /** An upper estimate of the cl100k tokens of `text`. */
 export function estimateTokens(text: string): number {
   let n = 0;
-  for (const [piece] of text.matchAll(SPLIT)) {
+  split ??= new RegExp(SPLIT_PATTERN, "gu");
+  for (const [piece] of text.matchAll(split)) {
     const s = piece.replace(LEADING, "");
     if (s === "") n += 1;
     else if (ASCII_WORD.test(s)) n += s.length <= 6 ? 1 : Math.ceil(s.length / 4);
