@@ -4,7 +4,7 @@ import { ConfigError } from "../errors.js";
 import type { Config } from "../schema/config.js";
 import { CONFIG_SHAPE } from "../schema/config-shape.js";
 import { shapedValue } from "../schema/shape.js";
-import { readText } from "../state/fs-async.js";
+import { readText } from "../fs-async.js";
 import { type KeyLocator, keyLocator } from "./locate.js";
 import { crossFieldProblems } from "./rules.js";
 

@@ -11,7 +11,7 @@ import { CATALOG_PATH } from "../core/model/paths.js";
 import { withPath } from "../errors.js";
 import type { Catalog } from "../schema/engram.js";
 import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
-import { readBytes } from "../state/fs-async.js";
+import { readBytes } from "../fs-async.js";
 import { PathConfiner } from "./confine.js";
 import { parseCatalog } from "./memory-tree.js";
 

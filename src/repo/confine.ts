@@ -2,7 +2,7 @@ import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { confinePath, type DOCUMENT_FOLDERS, type PathKind } from "../core/model/paths.js";
 import { StateError, withPath } from "../errors.js";
-import { readText } from "../state/fs-async.js";
+import { readText } from "../fs-async.js";
 
 /**
  * The file system's half of confinement: a path that passed `confinePath` (its shape and

@@ -8,7 +8,7 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, join } from "node:path";
-import { fsPromises } from "./fs-async.js";
+import { fsPromises } from "../fs-async.js";
 
 /** Folders of the state folder, and the state folder itself: only this user may enter them. */
 export const STATE_DIR_MODE = 0o700;

@@ -23,7 +23,7 @@ import {
 } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
-import { readText } from "../state/fs-async.js";
+import { readText } from "../fs-async.js";
 import { type UndrainedSpool, undrainedSpool } from "./stranded.js";
 
 export interface CheckResult {

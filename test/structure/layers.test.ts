@@ -16,7 +16,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["schema"],
   ["core"],
   // The error model is the core's (core/errors.ts); errors.ts adds the file system's mapping.
-  ["errors.ts"],
+  // fs-async.ts reads files for every adapter without node:fs/promises.
+  ["errors.ts", "fs-async.ts"],
   ["clock.ts", "config", "state", "git", "github"],
   ["repo", "sources"],
   ["context"],
