@@ -175,15 +175,19 @@ export function packEngrams(
     }
     let cut = 0;
     let engram = build(chunk, part, withExtras && !spill, cut);
+    // Measured once per body built: a measure is a whole serialization.
+    let engramSize = size(engram);
     // The estimate can be off by a little: give items back until the engram fits.
-    while (size(engram) > maxBytes && chunk.length > 1) {
+    while (engramSize > maxBytes && chunk.length > 1) {
       chunk.pop();
       index--;
       engram = build(chunk, part, withExtras && !spill, cut);
+      engramSize = size(engram);
     }
-    while (size(engram) > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
+    while (engramSize > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
       cut = 1;
       engram = build(chunk, part, withExtras && !spill, cut);
+      engramSize = size(engram);
     }
     bodies.push(spill ? build(chunk, part, true, cut) : engram);
     if (chunk.length === 0 && index >= queue.length) break;
