@@ -152,12 +152,20 @@ export function packEngrams(
         (tentative.has(item.text) ? 2 : 1)
       : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
 
+  // An empty part after the first differs from the next one only by its part number: it is
+  // built and measured once, and the number's digits counted for each part.
+  let emptyLaterPart: number | undefined;
+  const emptySize = (part: number): number => {
+    if (part === 0) return size(build([], 0, false, 0));
+    emptyLaterPart ??= size(build([], 1, false, 0)) - String(2).length;
+    return emptyLaterPart + String(part + 1).length;
+  };
   const bodies: EngramBody[] = [];
   let index = 0;
   while (index < queue.length || bodies.length === 0) {
     const part = bodies.length;
     const withExtras = part === 0;
-    const bare = size(build([], part, false, 0)) + 16;
+    const bare = emptySize(part) + 16;
     const full = withExtras ? size(build([], part, true, 0)) + 16 : bare;
     // Extras that crowd the items out (many long episodes, sealed notes) are not a reason to
     // cut an item: the items are packed as if they were not there, and `fitBody` moves the
