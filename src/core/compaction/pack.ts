@@ -161,6 +161,7 @@ export function packEngrams(
     return emptyLaterPart + String(part + 1).length;
   };
   const bodies: EngramBody[] = [];
+  const measuredToFit = new WeakSet<EngramBody>();
   let index = 0;
   while (index < queue.length || bodies.length === 0) {
     const part = bodies.length;
@@ -197,13 +198,17 @@ export function packEngrams(
       engram = build(chunk, part, withExtras && !spill, cut);
       engramSize = size(engram);
     }
+    if (!spill && engramSize <= maxBytes) measuredToFit.add(engram);
     bodies.push(spill ? build(chunk, part, true, cut) : engram);
     if (chunk.length === 0 && index >= queue.length) break;
   }
   for (const episodes of moreEpisodes)
     bodies.push({ ...build([], bodies.length, false, 0), episodes });
-  // Whatever still does not fit (extras, links, senders) is spread over further parts.
-  const fitted = bodies.flatMap((body) => fitBody(body, maxBytes, links.entities));
+  // Whatever still does not fit (extras, links, senders) is spread over further parts; a
+  // body measured above to fit is kept as it is (`fitBody` would measure it again to say so).
+  const fitted = bodies.flatMap((body) =>
+    measuredToFit.has(body) ? [body] : fitBody(body, maxBytes, links.entities),
+  );
   return numberParts(fitted, base.provenance.event_count).map(sealEngram);
 }
 
