@@ -94,3 +94,34 @@ describe("packEngrams, extras larger than an engram", () => {
     );
   });
 });
+
+describe("packEngrams, many parts", () => {
+  it("packs a group into more than ten parts that each fit, numbered in order, every fact once", () => {
+    const facts = Array.from(
+      { length: 240 },
+      (_, i) =>
+        `fact ${i}: the cache key of tenant ${i % 17} ignores the region ${"x".repeat(i % 90)}`,
+    );
+    const base = engramBody({
+      links: Array.from({ length: 12 }, (_, i) => ({ type: "file" as const, ref: `src/m${i}.ts` })),
+      provenance: {
+        created_by: "test",
+        run_id: "r",
+        event_count: 240,
+        senders: ["w1", "w2", "w3"],
+        message_types: {},
+      },
+    });
+    const maxBytes = 3000;
+    const engrams = packEngrams(base, {}, { facts, decisions: [], tentative: [] }, [], maxBytes);
+    expect(engrams.length).toBeGreaterThan(10);
+    for (const e of engrams) {
+      const { engram_id: _, hash: __, ...body } = e;
+      expect(engramFileSize(body)).toBeLessThanOrEqual(maxBytes);
+    }
+    expect(engrams.flatMap((e) => e.facts)).toEqual(facts);
+    expect(engrams.map((e) => e.provenance.part)).toEqual(
+      engrams.map((_, i) => (i === 0 ? undefined : i + 1)),
+    );
+  });
+});

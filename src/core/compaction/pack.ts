@@ -152,12 +152,21 @@ export function packEngrams(
         (tentative.has(item.text) ? 2 : 1)
       : Buffer.byteLength(JSON.stringify(item.value), "utf8") + 40;
 
+  // An empty part after the first differs from the next one only by its part number: it is
+  // built and measured once, and the number's digits counted for each part.
+  let emptyLaterPart: number | undefined;
+  const emptySize = (part: number): number => {
+    if (part === 0) return size(build([], 0, false, 0));
+    emptyLaterPart ??= size(build([], 1, false, 0)) - String(2).length;
+    return emptyLaterPart + String(part + 1).length;
+  };
   const bodies: EngramBody[] = [];
+  const measuredToFit = new WeakSet<EngramBody>();
   let index = 0;
   while (index < queue.length || bodies.length === 0) {
     const part = bodies.length;
     const withExtras = part === 0;
-    const bare = size(build([], part, false, 0)) + 16;
+    const bare = emptySize(part) + 16;
     const full = withExtras ? size(build([], part, true, 0)) + 16 : bare;
     // Extras that crowd the items out (many long episodes, sealed notes) are not a reason to
     // cut an item: the items are packed as if they were not there, and `fitBody` moves the
@@ -175,23 +184,31 @@ export function packEngrams(
     }
     let cut = 0;
     let engram = build(chunk, part, withExtras && !spill, cut);
+    // Measured once per body built: a measure is a whole serialization.
+    let engramSize = size(engram);
     // The estimate can be off by a little: give items back until the engram fits.
-    while (size(engram) > maxBytes && chunk.length > 1) {
+    while (engramSize > maxBytes && chunk.length > 1) {
       chunk.pop();
       index--;
       engram = build(chunk, part, withExtras && !spill, cut);
+      engramSize = size(engram);
     }
-    while (size(engram) > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
+    while (engramSize > maxBytes && chunk.length === 1 && shrink(chunk[0] as Item)) {
       cut = 1;
       engram = build(chunk, part, withExtras && !spill, cut);
+      engramSize = size(engram);
     }
+    if (!spill && engramSize <= maxBytes) measuredToFit.add(engram);
     bodies.push(spill ? build(chunk, part, true, cut) : engram);
     if (chunk.length === 0 && index >= queue.length) break;
   }
   for (const episodes of moreEpisodes)
     bodies.push({ ...build([], bodies.length, false, 0), episodes });
-  // Whatever still does not fit (extras, links, senders) is spread over further parts.
-  const fitted = bodies.flatMap((body) => fitBody(body, maxBytes, links.entities));
+  // Whatever still does not fit (extras, links, senders) is spread over further parts; a
+  // body measured above to fit is kept as it is (`fitBody` would measure it again to say so).
+  const fitted = bodies.flatMap((body) =>
+    measuredToFit.has(body) ? [body] : fitBody(body, maxBytes, links.entities),
+  );
   return numberParts(fitted, base.provenance.event_count).map(sealEngram);
 }
 

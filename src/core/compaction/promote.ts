@@ -240,7 +240,6 @@ function packPromotion(
   };
   const max = input.policy.engram_max_bytes;
   const out: Engram[] = [];
-  const fits = (items: readonly Candidate[]) => engramFileSize(buildBody(items, out.length)) <= max;
   // Generous per-item estimate (the item, its reason line, a new source id); exact sizes are
   // measured once per engram, so packing stays linear.
   const cost = (c: Candidate) =>
@@ -251,7 +250,9 @@ function packPromotion(
   while (index < queue.length) {
     const chunk: Candidate[] = [queue[index] as Candidate];
     index++;
-    let estimate = engramFileSize(buildBody(chunk, out.length));
+    let body = buildBody(chunk, out.length);
+    let size = engramFileSize(body);
+    let estimate = size;
     while (index < queue.length) {
       const next = queue[index] as Candidate;
       if (estimate + cost(next) > max) break;
@@ -259,14 +260,25 @@ function packPromotion(
       estimate += cost(next);
       index++;
     }
-    while (chunk.length > 1 && !fits(chunk)) {
+    // Each body built and measured once (building one was most of a promotion's time): the
+    // body that fits is the one sealed.
+    if (chunk.length > 1) {
+      body = buildBody(chunk, out.length);
+      size = engramFileSize(body);
+    }
+    while (chunk.length > 1 && size > max) {
       chunk.pop();
       index--;
+      body = buildBody(chunk, out.length);
+      size = engramFileSize(body);
     }
     // One item larger than a whole engram: shorten it rather than drop it or break the budget.
     const only = chunk[0] as Candidate;
-    while (chunk.length === 1 && !fits(chunk) && shortenCandidate(only)) {}
-    if (fits(chunk)) out.push(sealEngram(buildBody(chunk, out.length)));
+    while (chunk.length === 1 && size > max && shortenCandidate(only)) {
+      body = buildBody(chunk, out.length);
+      size = engramFileSize(body);
+    }
+    if (size <= max) out.push(sealEngram(body));
   }
   return out;
 }

@@ -61,6 +61,17 @@ export function redactStoredEvent(
   return { event: { ...redacted, redactions: before + count } as MemoryEvent, count };
 }
 
+let stripped: ReturnType<typeof MemoryEventSchema.strip> | undefined;
+
+/**
+ * The schema made once: each `.strip()` is a new schema that zod compiles again at its first
+ * parse, and a compaction for room checks every event of its slice (most of its time).
+ */
+function strippedSchema(): ReturnType<typeof MemoryEventSchema.strip> {
+  stripped ??= MemoryEventSchema.strip();
+  return stripped;
+}
+
 /**
  * Why a journal line is not a buffered event ingest could have written, or undefined: the
  * `MemoryEvent` schema (the first field it fails, by its path), and no larger than a worker's
@@ -76,7 +87,7 @@ export function storedEventProblem(
   }
   // A field this version does not know is no threat (the compaction reads none): only the
   // fields it knows must be as ingest writes them.
-  const parsed = MemoryEventSchema.strip().safeParse(event);
+  const parsed = strippedSchema().safeParse(event);
   if (parsed.success) return undefined;
   const issue = parsed.error.issues[0];
   const field = issue?.path.length ? issue.path.join(".") : "(the line)";
