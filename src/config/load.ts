@@ -1,10 +1,10 @@
 import path from "node:path";
 import { parse } from "smol-toml";
 import { ConfigError } from "../errors.js";
+import { readText } from "../fs-async.js";
 import type { Config } from "../schema/config.js";
 import { CONFIG_SHAPE } from "../schema/config-shape.js";
 import { shapedValue } from "../schema/shape.js";
-import { readText } from "../fs-async.js";
 import { type KeyLocator, keyLocator } from "./locate.js";
 import { crossFieldProblems } from "./rules.js";
 

@@ -9,9 +9,9 @@ import { sha256Hex } from "../core/model/canonical.js";
 import { emptyCatalog } from "../core/model/engram.js";
 import { CATALOG_PATH } from "../core/model/paths.js";
 import { withPath } from "../errors.js";
+import { readBytes } from "../fs-async.js";
 import type { Catalog } from "../schema/engram.js";
 import { readCacheFile, writeCacheFile } from "../state/cache-file.js";
-import { readBytes } from "../fs-async.js";
 import { PathConfiner } from "./confine.js";
 import { parseCatalog } from "./memory-tree.js";
 

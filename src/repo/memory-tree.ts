@@ -13,10 +13,10 @@ import {
 } from "../core/model/paths.js";
 import { VERSION_LOG_PATH } from "../core/versions/log.js";
 import { StateError, withPath } from "../errors.js";
+import { entriesOf, lstatOf, readText } from "../fs-async.js";
 import { checkedCatalog, protoKeyPath } from "../schema/catalog-check.js";
 import type { Catalog, CatalogEntry, Engram } from "../schema/engram.js";
 import { forEachLimited, fsyncDir, writeFileAtomic } from "../state/atomic.js";
-import { entriesOf, lstatOf, readText } from "../fs-async.js";
 import { PathConfiner } from "./confine.js";
 
 /** The catalog on disk, validated; an absent catalog is the empty one (version 0). */

@@ -1,7 +1,7 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
 import { readPlainFileText } from "../fs-async.js";
+import { STATE_DIR_MODE, writeFileAtomicSync } from "./atomic.js";
 
 /**
  * A cache file's text; empty (no cache) when it cannot be read, whatever the reason. Opened

@@ -13,6 +13,7 @@ import { focusCandidates } from "../core/rendering/focus.js";
 import { parseFocusMarker } from "../core/rendering/focus-header.js";
 import type { CheckoutAction, CheckoutReason } from "../core/swarm/drift.js";
 import { FOCUS_DOCUMENT_KINDS } from "../core/versions/step.js";
+import { readText } from "../fs-async.js";
 import { PathConfiner } from "../repo/confine.js";
 import { type DriftReport, readDrift } from "../repo/drift.js";
 import {
@@ -23,7 +24,6 @@ import {
 } from "../repo/memory-tree.js";
 import type { Catalog } from "../schema/engram.js";
 import { forEachLimited } from "../state/atomic.js";
-import { readText } from "../fs-async.js";
 import { type UndrainedSpool, undrainedSpool } from "./stranded.js";
 
 export interface CheckResult {
