@@ -1,6 +1,6 @@
-import { randomUUID } from "node:crypto";
 import type { Socket } from "node:net";
 import type { Envelope } from "../schema/envelope.js";
+import { newEventId } from "../state/random-id.js";
 import {
   type HubAddress,
   helloEnvelope,
@@ -150,7 +150,7 @@ export class TcpBusClient {
         const envelope: Envelope =
           typeof given.event_id === "string" && given.event_id.length > 0
             ? given
-            : { ...given, event_id: `ev_${randomUUID().replace(/-/g, "")}` };
+            : { ...given, event_id: newEventId() };
         this.queue.push({ envelope, body: bodyWithoutSeq(envelope), connSeq: 0, group });
       }
       if (envelopes.length === 0) resolve();

@@ -5,7 +5,9 @@
  * the bytecode of the functions it runs instead of parsing and compiling them (start-up,
  * issue 39). Node 20 keeps no code cache for ES modules; a script it compiles can. Without a
  * cache, or with one V8 refuses (another Node), the script is compiled as any other: slower,
- * the same behaviour. Only meaningful in dist/bin, beside hot.cjs.
+ * the same behaviour. Only meaningful in dist/bin, beside hot.cjs. The build makes it
+ * CommonJS (dist/bin/hot-load.cjs, required by the bins, so a frequent command starts no
+ * loader of ES modules); dist/bin/hot-load.js hands that one instance to ES modules.
  *
  * The hot files of the bundle (hot-*.js) are ES modules that take their bindings from here,
  * so each module has one instance whether a command reaches it from the script or from a

@@ -28,10 +28,13 @@ export function randomHex(count: number): string {
   return randomBytes(count).toString("hex");
 }
 
-/** A random (version 4) UUID as 32 hex digits, as `crypto.randomUUID()` without its dashes. */
-export function randomUuidHex(): string {
+/**
+ * A new envelope's `event_id`: `ev_` and a random (version 4) UUID as 32 hex digits, as
+ * `crypto.randomUUID()` without its dashes.
+ */
+export function newEventId(): string {
   const bytes = randomBytes(16);
   bytes[6] = ((bytes[6] as number) & 0x0f) | 0x40;
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
-  return bytes.toString("hex");
+  return `ev_${bytes.toString("hex")}`;
 }

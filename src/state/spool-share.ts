@@ -32,11 +32,6 @@ export function spoolSenderTag(id: string): string {
  */
 const SENDER_NAME = /^\d+-\d+-[0-9a-f]+(?:-(\d{1,15}))?\.([A-Za-z0-9_-]{1,64})\.ndjson$/;
 
-/** The sender of a spool file, when its name carries one. */
-export function spoolFileSender(name: string): string | undefined {
-  return SENDER_NAME.exec(name)?.[2];
-}
-
 /**
  * The bytes of spool files each sender holds (files whose name names no sender: none), or
  * only `only`'s (the others' files are then not even looked at).

@@ -4,7 +4,7 @@ import { linkRefProblem, notOneLine } from "../core/model/fields.js";
 import { UsageError } from "../errors.js";
 import type { Envelope } from "../schema/envelope.js";
 import { ENVELOPE_SCHEMA_VERSION, type MessageType } from "../schema/message-types.js";
-import { randomUuidHex } from "../state/random-id.js";
+import { newEventId } from "../state/random-id.js";
 import { surelyValid } from "./envelope-check.js";
 
 const FLAGS: Record<string, string> = { topics: "--topic", links: "--link" };
@@ -57,7 +57,7 @@ export async function buildEnvelope(
     },
     seq,
     payload,
-    event_id: `ev_${randomUuidHex()}`,
+    event_id: newEventId(),
   };
   const oneLine = oneLineIssues(messageType, payload);
   if (oneLine.length > 0) {

@@ -150,13 +150,6 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
   }));
   // Named when asked: a redactor made at a module's load must not assemble the rules then.
   let ruleNames: readonly string[] | undefined;
-  const names = () => {
-    ruleNames ??= Object.freeze([
-      ...builtInRuleIds(),
-      ...custom.map((_c, index) => `custom-${index}`),
-    ]);
-    return ruleNames;
-  };
 
   // Short texts repeat in a stream (sender and run ids, stages, statuses, hashes seen): each
   // is scanned once. Bounded, and a pure function of the text, so the output is unchanged.
@@ -201,7 +194,11 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
   return {
     redact,
     get ruleNames() {
-      return names();
+      ruleNames ??= Object.freeze([
+        ...builtInRuleIds(),
+        ...custom.map((_c, index) => `custom-${index}`),
+      ]);
+      return ruleNames;
     },
   };
 }
