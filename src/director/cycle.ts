@@ -221,7 +221,11 @@ async function cycle(
     import("./versions.js"),
   ]);
   const takenEvents = buffer.events.slice(0, decision.take).map((s) => s.event);
-  const slice = (await import("./journal-redact.js")).redactedEvents(ctx, takenEvents);
+  const slice = (await import("./journal-redact.js")).redactedEvents(
+    ctx,
+    takenEvents,
+    buffer.heldAtOpen,
+  );
   const engrams = await loadEngrams(ctx.repoDir, catalog.entries);
   const recalls = new Map(Object.entries(buffer.meta.recall_counts));
   tallyRecalls(

@@ -16,16 +16,28 @@ import { appendQuarantine, type QuarantineRecord, quarantineKey } from "../state
  * the file, its seq and the field, and is not compacted; the compaction still drops it from
  * the journal (its caller takes `through_seq` from the events it was given). Loaded only by
  * a cycle (or a compaction for room) with events to compact, so an idle run never loads the
- * scanner.
+ * scanner. Events of a seq above `checkedAfterSeq` were appended by this process's buffer
+ * from lines its Ingestor checked and redacted with these rules (`EventBuffer.heldAtOpen`):
+ * they are kept as they are, since what ingest writes is a fixed point of this check and
+ * redaction (`test/core/stored-event.test.ts`).
  */
-export function redactedEvents(ctx: RepoContext, events: readonly MemoryEvent[]): MemoryEvent[] {
+export function redactedEvents(
+  ctx: RepoContext,
+  events: readonly MemoryEvent[],
+  checkedAfterSeq = Number.POSITIVE_INFINITY,
+): MemoryEvent[] {
   if (events.length === 0) return [];
+  // In seq order: the events this process appended come last.
+  let fresh = events.length;
+  while (fresh > 0 && (events[fresh - 1] as MemoryEvent).seq > checkedAfterSeq) fresh--;
+  if (fresh === 0) return [...events];
   const redactor = redactorFor(ctx.config);
   const maxBytes = ctx.config.agent_bus.max_message_bytes;
   const source = relative(ctx.repoDir, ctx.paths.journal);
   const setAside: QuarantineRecord[] = [];
   const kept: MemoryEvent[] = [];
-  for (const event of events) {
+  for (let i = 0; i < fresh; i++) {
+    const event = events[i] as MemoryEvent;
     const text = JSON.stringify(event);
     const problem = storedEventProblem(event, text, maxBytes);
     if (problem === undefined) {
@@ -52,5 +64,6 @@ export function redactedEvents(ctx: RepoContext, events: readonly MemoryEvent[])
       quarantineLimits(ctx.config.quarantine),
     );
   }
+  for (let i = fresh; i < events.length; i++) kept.push(events[i] as MemoryEvent);
   return kept;
 }

@@ -86,7 +86,11 @@ export async function compactForRoom(
   // Nothing to take: the caller reports that no room could be made.
   if (take === 0) return;
   const takenEvents = buffer.events.slice(0, take).map((s) => s.event);
-  const slice = (await import("./journal-redact.js")).redactedEvents(ctx, takenEvents);
+  const slice = (await import("./journal-redact.js")).redactedEvents(
+    ctx,
+    takenEvents,
+    buffer.heldAtOpen,
+  );
   const ledger = readRoomLedger(ctx.paths) ?? emptyLedger();
   const pendingFile = pendingFileName(ledger);
   const plan = planRoomCompaction({

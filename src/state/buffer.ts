@@ -77,6 +77,12 @@ export class EventBuffer {
    * ingest only appends, and the next cycle restores the budgets.
    */
   roomMaker: ((event: SerializedEvent) => Promise<void>) | undefined;
+  /**
+   * The last seq the journal held when this buffer opened: every event of a greater seq was
+   * appended by this buffer, in this process under the Director lock, from lines the
+   * Ingestor checked and redacted here (a compaction need not check them again).
+   */
+  heldAtOpen = 0;
   private eventCount = 0;
   private readonly keys = new Set<string>();
   private readonly compactedKeys: string[] = [];
@@ -113,6 +119,7 @@ export class EventBuffer {
     if (existsSync(paths.journal)) {
       readingStateFile(paths.journal, () => buffer.loadJournal(false));
     }
+    buffer.heldAtOpen = buffer.meta.last_seq;
     return buffer;
   }
 

@@ -64,6 +64,46 @@ describe("a restored state folder", () => {
     expect(memory).not.toContain(TOKEN);
   });
 
+  it("a journal line holding a secret is redacted when an ingest compacts it for room with the events it appends", async () => {
+    // The ingest's own events are not checked again (it redacted them); the restored are.
+    const repo = await initRepo("[memory]\nbuffer_keep_recent_events = 0\nbuffer_max_events = 4\n");
+    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
+    expectExit(await dir(repo, ["run"]), 0);
+    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+    const [line] = readFileSync(journal, "utf8").split("\n");
+    const event = JSON.parse(line as string) as Record<string, unknown>;
+    const forged = {
+      ...event,
+      seq: (event.seq as number) + 1,
+      key: `${String(event.key)}f`,
+      text: `deploy with ${TOKEN} tonight`,
+      topics: ["deploy"],
+    };
+    writeFileSync(journal, `${line}\n${JSON.stringify(forged)}\n`);
+    const notes = Array.from({ length: 12 }, (_, i) =>
+      JSON.stringify({
+        schema_version: "agentbus-envelope/v1",
+        message_type: "memory_note.v1",
+        sent_at: "2026-11-02T09:00:00.000Z",
+        sender: { role: "worker", id: "worker-7" },
+        seq: i + 1,
+        payload: { kind: "fact", text: `fresh fact number ${i}`, topics: ["fresh"] },
+        event_id: `ev_${(i + 1).toString(16).padStart(32, "0")}`,
+      }),
+    );
+    const file = join(repo.dir, "..", `${repo.dir.split("/").pop()}-notes.ndjson`);
+    writeFileSync(file, `${notes.join("\n")}\n`);
+    const ingest = await dir(repo, ["ingest", file, "--json"]);
+    expectExit(ingest, 0);
+    expect(JSON.parse(ingest.stdout).compacted_for_room.compactions).toBeGreaterThan(0);
+    expectExit(await dir(repo, ["run", "--flush"]), 0);
+    const memory = memoryText(repo);
+    expect(memory).toContain("deploy with [REDACTED:");
+    expect(memory).not.toContain(TOKEN);
+    expect(memory).toContain("fresh fact number 0");
+    expect(memory).toContain("fresh fact number 11");
+  });
+
   it("a journal line no worker's message makes (a field out of schema, or too large) is set aside in the quarantine, naming its seq and field, and never compacted", async () => {
     const repo = await initRepo(
       "[memory]\nbuffer_keep_recent_events = 0\n\n[agent_bus]\nmax_message_bytes = 4096\n",

@@ -145,6 +145,12 @@ function normalizeValid(
     redactions += result.count;
     return result.text;
   };
+  // Text already well formed: redacted only.
+  const redactOnly = (text: string): string => {
+    const result = ctx.redactor.redact(text);
+    redactions += result.count;
+    return result.text;
+  };
   const str = (value: unknown): string | undefined =>
     typeof value === "string" ? clean(value) : undefined;
 
@@ -153,9 +159,14 @@ function normalizeValid(
     for (const raw of p.topics as unknown[]) {
       // A payload whose schema has no topics passes them unchecked: only strings are read.
       if (typeof raw !== "string") continue;
-      // Redacted before it is lower-cased: a lower-cased token no longer looks like one. One
-      // line of at most 64 units, whatever the writer sent: a topic is a keyword.
-      const topic = lowerKeepingMarkers(normalizeTopic(clean(raw)));
+      // Redacted before it is lower-cased (a lower-cased token no longer looks like one) and
+      // after (one sent in capitals may look like one only once lower-cased, and a compaction
+      // redacting it again must find nothing). One line of at most 64 units, whatever the
+      // writer sent: a topic is a keyword.
+      const redacted = clean(raw);
+      const lowered = lowerKeepingMarkers(normalizeTopic(redacted));
+      // Redacted text is a fixed point of the redactor: only one cut or lower-cased is read again.
+      const topic = lowered === redacted ? lowered : redactOnly(lowered);
       if (topic.length > 0 && !topics.includes(topic)) topics.push(topic);
     }
   }
