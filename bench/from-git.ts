@@ -211,6 +211,7 @@ export async function realHistoryScores(): Promise<{
       });
     }
   }
+  const secondPooled = pooledAgreement(agreements);
   return {
     // Held-out parts reported apart, after the tuned ones.
     histories: [...out.filter((r) => !r.held_out), ...out.filter((r) => r.held_out)],
@@ -218,10 +219,7 @@ export async function realHistoryScores(): Promise<{
       tuned: pooled(pool.tuned),
       held_out: pooled(pool.held_out),
       line: DECISION_LINE,
-      second_labels: secondLabelScore(
-        pooledAgreement(agreements).agreement,
-        pooledAgreement(agreements).classifier,
-      ),
+      second_labels: secondLabelScore(secondPooled.agreement, secondPooled.classifier),
     },
   };
 }
