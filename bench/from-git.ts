@@ -6,7 +6,9 @@
  * Then the labelled real histories (test/fixtures/history-corpus): recall and precision at the
  * import's confidence line (and over every candidate), the share of decisions with a
  * rationale per history, the held-out histories apart, and the share MEMORY.md shows after the
- * same two commands on each history written as a real repository (not timed).
+ * same two commands on each history written as a real repository (not timed). Where a second
+ * labeller labelled a held-out history blind, how the two labellings agree and the classifier's
+ * figures on the commits both agree on.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -14,6 +16,13 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { DECISION_LINE } from "../src/core/history/confidence.js";
 import { clean } from "../src/core/rendering/focus-text.js";
+import {
+  type HistoryAgreement,
+  historyAgreement,
+  type LabellerAgreement,
+  pooledAgreement,
+  SECOND_LABELLED,
+} from "../test/support/history-agreement.js";
 import {
   CORPUS_HISTORIES,
   importedDecisions,
@@ -41,7 +50,13 @@ export interface FromGitScenarioResult {
   /** Real histories labelled by hand (test/fixtures/history-corpus): the classifier's scores. */
   real_histories: RealHistoryScore[];
   /** The tuned and the held-out parts pooled (every labelled commit of each counted once). */
-  real_histories_pooled: { tuned: PooledScore; held_out: PooledScore; line: number };
+  real_histories_pooled: {
+    tuned: PooledScore;
+    held_out: PooledScore;
+    line: number;
+    /** The held-out parts a second labeller labelled, pooled. */
+    second_labels: SecondLabelScore;
+  };
   setup_seconds: number;
   how: string;
   target: string;
@@ -75,6 +90,50 @@ export interface RealHistoryScore {
    * shows after `ingest --from-git main` and one `director run` (on the history's first row).
    */
   in_memory_md?: number;
+  /** A held-out part a second labeller labelled blind (the corpus README): figures only. */
+  agreement?: SecondLabelScore["agreement"];
+  against_second?: SecondLabelScore["against_second"];
+  on_agreed?: SecondLabelScore["on_agreed"];
+}
+
+/** A second labelling of held-out commits, and the classifier at the line against it. */
+export interface SecondLabelScore {
+  /** The second labeller against the first (the first taken as truth), and Cohen's kappa. */
+  agreement: {
+    kappa: number;
+    recall: number;
+    precision: number;
+    first_decisions: number;
+    second_decisions: number;
+    both: number;
+  };
+  /** The classifier against the second labels. */
+  against_second: { recall: number; precision: number };
+  /** The classifier on the commits both labellers agree on (the others left out). */
+  on_agreed: PooledScore;
+}
+
+function secondLabelScore(
+  a: LabellerAgreement,
+  c: HistoryAgreement["classifier"],
+): SecondLabelScore {
+  return {
+    agreement: {
+      kappa: round(a.kappa),
+      recall: round(a.recall),
+      precision: round(a.precision),
+      first_decisions: a.first,
+      second_decisions: a.second,
+      both: a.both,
+    },
+    against_second: { recall: round(c.second.recall), precision: round(c.second.precision) },
+    on_agreed: {
+      commits: c.agreed.commits,
+      labelled_decisions: c.agreed.labelled,
+      recall: round(c.agreed.recall),
+      precision: round(c.agreed.precision),
+    },
+  };
 }
 
 /** The labelled history as a real repository, imported by the CLI: the share of MEMORY.md. */
@@ -120,6 +179,7 @@ export async function realHistoryScores(): Promise<{
 }> {
   const out: RealHistoryScore[] = [];
   const pool = { tuned: emptyPool(), held_out: emptyPool() };
+  const agreements: HistoryAgreement[] = [];
   for (const history of CORPUS_HISTORIES) {
     const share = round(await memoryMdShare(history));
     const corpus = loadCorpus(history);
@@ -132,6 +192,9 @@ export async function realHistoryScores(): Promise<{
       p.labelled += score.labelled;
       p.found += score.found;
       p.called += score.called;
+      const secondLabelled = heldOut && (SECOND_LABELLED as readonly string[]).includes(history);
+      const agreed = secondLabelled ? historyAgreement(history, DECISION_LINE) : undefined;
+      if (agreed) agreements.push(agreed);
       out.push({
         history,
         part: heldOut ? "held out" : "tuned",
@@ -144,13 +207,20 @@ export async function realHistoryScores(): Promise<{
         candidates: { recall: round(all.recall), precision: round(all.precision) },
         with_rationale: round(score.found === 0 ? 1 : score.with_rationale / score.found),
         ...(out.some((r) => r.history === history) ? {} : { in_memory_md: share }),
+        ...(agreed ? secondLabelScore(agreed.agreement, agreed.classifier) : {}),
       });
     }
   }
+  const secondPooled = pooledAgreement(agreements);
   return {
     // Held-out parts reported apart, after the tuned ones.
     histories: [...out.filter((r) => !r.held_out), ...out.filter((r) => r.held_out)],
-    pooled: { tuned: pooled(pool.tuned), held_out: pooled(pool.held_out), line: DECISION_LINE },
+    pooled: {
+      tuned: pooled(pool.tuned),
+      held_out: pooled(pool.held_out),
+      line: DECISION_LINE,
+      second_labels: secondLabelScore(secondPooled.agreement, secondPooled.classifier),
+    },
   };
 }
 

@@ -119,25 +119,43 @@ export function corpusChanges(c: CorpusCommit): CommitChanges {
 }
 
 /**
+ * What the import calls a decision on each commit of a history, at the confidence `line`: a
+ * decision below it is not called one (the import proposes it instead).
+ */
+export function callsAtLine(
+  corpus: Corpus,
+  line = 0,
+): (c: CorpusCommit) => ImportedDecision | undefined {
+  const imported = importedDecisions(corpus);
+  return (c) => {
+    const d = imported.get(c.sha);
+    return d !== undefined && (d.confidence ?? 1) >= line ? d : undefined;
+  };
+}
+
+/** Whether a commit belongs to the held-out part of its history (README.md). */
+export function isHeldOut(corpus: Corpus, c: CorpusCommit): boolean {
+  return corpus.held_out === true || c.held_out === true;
+}
+
+/**
  * Recall (labelled decisions the import calls decisions) and precision (what it calls
  * decisions that are labelled so), over the tuned or the held-out commits. A decision whose
- * confidence is below `line` is not called one (the import proposes it instead).
+ * confidence is below `line` is not called one (the import proposes it instead). `labels`
+ * (sha -> decision) scores against another labelling than the corpus's own: a commit it does
+ * not hold is left out.
  */
 export function scoreCorpus(
   corpus: Corpus,
-  part: { heldOut: boolean; line?: number },
+  part: { heldOut: boolean; line?: number; labels?: ReadonlyMap<string, boolean> },
   decide?: (c: CorpusCommit) => ImportedDecision | boolean | undefined,
 ): CorpusScore {
-  const imported = decide === undefined ? importedDecisions(corpus) : undefined;
-  const line = part.line ?? 0;
-  const decideOf =
-    decide ??
-    ((c: CorpusCommit) => {
-      const d = imported?.get(c.sha);
-      return d !== undefined && (d.confidence ?? 1) >= line ? d : undefined;
-    });
+  const decideOf = decide ?? callsAtLine(corpus, part.line ?? 0);
+  const labels = part.labels;
+  const labelOf = (c: CorpusCommit) =>
+    labels === undefined ? c.decision === true : labels.get(c.sha);
   const commits = corpus.commits.filter(
-    (c) => (corpus.held_out === true || c.held_out === true) === part.heldOut,
+    (c) => isHeldOut(corpus, c) === part.heldOut && labelOf(c) !== undefined,
   );
   let labelled = 0;
   let found = 0;
@@ -148,15 +166,16 @@ export function scoreCorpus(
   for (const c of commits) {
     const decision = decideOf(c);
     const subject = c.message.split("\n")[0] ?? "";
-    if (c.decision) labelled++;
+    const labelledDecision = labelOf(c) === true;
+    if (labelledDecision) labelled++;
     if (decision !== undefined && decision !== false) {
       called++;
       const title = typeof decision === "object" ? decision.title : "(decision)";
-      if (c.decision) {
+      if (labelledDecision) {
         found++;
         if (typeof decision === "object" && decision.rationale) withRationale++;
       } else wrong.push(`${c.sha.slice(0, 8)} ${subject} => ${title}`);
-    } else if (c.decision) missed.push(`${c.sha.slice(0, 8)} ${subject}`);
+    } else if (labelledDecision) missed.push(`${c.sha.slice(0, 8)} ${subject}`);
   }
   return {
     commits: commits.length,

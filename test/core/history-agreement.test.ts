@@ -1,0 +1,164 @@
+/**
+ * The held-out histories labelled a second time, blind to the first labels and to the
+ * classifier (test/fixtures/history-corpus/README.md): how the two labellers agree, and the
+ * classifier's figures against each labelling and on the commits both agree on, each held to
+ * what was measured on 2026-11-29, rounded down. Figures only, never which commits the
+ * classifier missed or called wrongly: these histories stay held out.
+ */
+import { describe, expect, it } from "vitest";
+import { DECISION_LINE } from "../../src/core/history/confidence.js";
+import {
+  type Figures,
+  type HistoryAgreement,
+  historyAgreement,
+  labellerAgreement,
+  loadSecondLabels,
+  pooledAgreement,
+  SECOND_LABELLED,
+  secondLabelsOf,
+} from "../support/history-agreement.js";
+import { isHeldOut, loadCorpus, scoreCorpus } from "../support/history-corpus.js";
+
+interface Floor {
+  recall: number;
+  precision: number;
+}
+
+/**
+ * Measured on 2026-11-29. `labellers`: the second labeller against the first (the first taken
+ * as truth), with the decisions each called and both; the classifier at the line against the
+ * first labels, the second, and the commits both labellers agree on (the others left out).
+ */
+const MEASURED: Record<
+  (typeof SECOND_LABELLED)[number] | "pooled",
+  {
+    labellers: Floor & { kappa: number; first: number; second: number; both: number };
+    first: Floor;
+    second: Floor;
+    agreed: Floor;
+  }
+> = {
+  commander: {
+    labellers: { first: 13, second: 24, both: 9, recall: 0.69, precision: 0.37, kappa: 0.44 },
+    first: { recall: 0.69, precision: 0.69 },
+    second: { recall: 0.37, precision: 0.69 },
+    agreed: { recall: 0.77, precision: 0.77 },
+  },
+  yargs: {
+    labellers: { first: 17, second: 21, both: 15, recall: 0.88, precision: 0.71, kappa: 0.77 },
+    first: { recall: 0.76, precision: 0.76 },
+    second: { recall: 0.71, precision: 0.88 },
+    agreed: { recall: 0.8, precision: 0.92 },
+  },
+  "uptime-kuma": {
+    labellers: { first: 18, second: 21, both: 15, recall: 0.83, precision: 0.71, kappa: 0.74 },
+    first: { recall: 0.22, precision: 1 },
+    second: { recall: 0.14, precision: 0.75 },
+    agreed: { recall: 0.2, precision: 1 },
+  },
+  pooled: {
+    labellers: { first: 48, second: 66, both: 39, recall: 0.81, precision: 0.59, kappa: 0.65 },
+    first: { recall: 0.54, precision: 0.76 },
+    second: { recall: 0.4, precision: 0.79 },
+    agreed: { recall: 0.56, precision: 0.88 },
+  },
+};
+
+const figures = (f: Figures) =>
+  `${f.recall.toFixed(3)} / ${f.precision.toFixed(3)} (${f.found} of ${f.labelled} found, ${f.called} called)`;
+
+function holdsToMeasured(name: keyof typeof MEASURED, row: Omit<HistoryAgreement, "history">) {
+  const m = MEASURED[name];
+  const a = row.agreement;
+  const said = `${name}, second labeller against the first: ${a.recall.toFixed(3)} / ${a.precision.toFixed(3)}, kappa ${a.kappa.toFixed(3)}`;
+  expect({ first: a.first, second: a.second, both: a.both }, said).toEqual({
+    first: m.labellers.first,
+    second: m.labellers.second,
+    both: m.labellers.both,
+  });
+  expect(a.recall, said).toBeGreaterThanOrEqual(m.labellers.recall);
+  expect(a.precision, said).toBeGreaterThanOrEqual(m.labellers.precision);
+  expect(a.kappa, said).toBeGreaterThanOrEqual(m.labellers.kappa);
+  for (const against of ["first", "second", "agreed"] as const) {
+    const f = row.classifier[against];
+    const which = against === "agreed" ? "on the agreed commits" : `against the ${against} labels`;
+    const line = `${name}, the classifier ${which}: ${figures(f)}`;
+    expect(f.recall, line).toBeGreaterThanOrEqual(m[against].recall);
+    expect(f.precision, line).toBeGreaterThanOrEqual(m[against].precision);
+  }
+}
+
+describe("a second labelling of the held-out histories", () => {
+  for (const name of SECOND_LABELLED) {
+    it(`${name}: labels every held-out commit, sha for sha in the corpus's order`, () => {
+      const corpus = loadCorpus(name);
+      const labelling = loadSecondLabels(name);
+      expect(labelling.history).toBe(name);
+      expect(labelling.repository).toBe(corpus.repository);
+      expect(labelling.labelled).toBe("2026-11-29");
+      const held = corpus.commits.filter((c) => isHeldOut(corpus, c));
+      expect(held.length).toBeGreaterThan(100);
+      expect(labelling.commits.map((c) => c.sha)).toEqual(held.map((c) => c.sha));
+      for (const c of labelling.commits) {
+        expect(typeof c.decision).toBe("boolean");
+        expect(typeof c.sure).toBe("boolean");
+        // A decision, or a call it was unsure of, carries its reason.
+        if (c.decision || !c.sure) expect(c.why, c.sha).toMatch(/\S/);
+      }
+    });
+
+    it(`${name}: the labellers and the classifier no lower than measured`, () => {
+      const row = historyAgreement(name, DECISION_LINE);
+      // Figures only: no list of commits leaves the scoring.
+      expect(Object.keys(row.classifier.agreed).sort()).toEqual(
+        ["called", "commits", "found", "labelled", "precision", "recall"].sort(),
+      );
+      holdsToMeasured(name, row);
+    });
+  }
+
+  it("pooled over the three: no lower than measured", () => {
+    const rows = SECOND_LABELLED.map((name) => historyAgreement(name, DECISION_LINE));
+    holdsToMeasured("pooled", pooledAgreement(rows));
+  });
+
+  it("refuses second labels that do not match the corpus's held-out commits", () => {
+    const corpus = loadCorpus("yargs");
+    const labelling = loadSecondLabels("yargs");
+    const [a, b, ...rest] = labelling.commits;
+    if (a === undefined || b === undefined) throw new Error("yargs has no second labels");
+    expect(() => secondLabelsOf(corpus, { ...labelling, commits: [b, a, ...rest] })).toThrow(
+      /commit 0 is/,
+    );
+    expect(() => secondLabelsOf(corpus, { ...labelling, commits: rest })).toThrow(/240 commits/);
+  });
+
+  it("computes Cohen's kappa from the two-by-two table", () => {
+    // 50 commits: 20 both call decisions, 5 the first alone, 10 the second alone, 15 neither:
+    // observed agreement 0.7, by chance 0.5, kappa 0.4.
+    const k = labellerAgreement({ commits: 50, first: 25, second: 30, both: 20 });
+    expect(k.kappa).toBeCloseTo(0.4, 10);
+    expect(k.recall).toBeCloseTo(0.8, 10);
+    expect(k.precision).toBeCloseTo(20 / 30, 10);
+    expect(labellerAgreement({ commits: 10, first: 3, second: 3, both: 3 }).kappa).toBe(1);
+  });
+
+  it("scores against another labelling, leaving out the commits it does not hold", () => {
+    const corpus = loadCorpus("checkout");
+    const own = scoreCorpus(corpus, { heldOut: false, line: DECISION_LINE });
+    const same = new Map(corpus.commits.map((c) => [c.sha, c.decision]));
+    const again = scoreCorpus(corpus, { heldOut: false, line: DECISION_LINE, labels: same });
+    expect(again).toEqual(own);
+    const decisionsOnly = new Map(
+      corpus.commits.filter((c) => c.decision).map((c) => [c.sha, true]),
+    );
+    const part = scoreCorpus(corpus, {
+      heldOut: false,
+      line: DECISION_LINE,
+      labels: decisionsOnly,
+    });
+    expect(part.commits).toBe(own.labelled);
+    expect(part.precision).toBe(1);
+    expect(part.found).toBe(own.found);
+  });
+});
