@@ -79,7 +79,9 @@ function holdsToMeasured(name: keyof typeof MEASURED, row: Omit<HistoryAgreement
   expect(a.recall, said).toBeGreaterThanOrEqual(m.labellers.recall);
   expect(a.precision, said).toBeGreaterThanOrEqual(m.labellers.precision);
   expect(a.kappa, said).toBeGreaterThanOrEqual(m.labellers.kappa);
-  for (const against of ["first", "second", "agreed"] as const) {
+  // Each history against the first labels is held by history-corpus.test.ts: one floor each.
+  const labellings = name === "pooled" ? ["first", "second", "agreed"] : ["second", "agreed"];
+  for (const against of labellings as ("first" | "second" | "agreed")[]) {
     const f = row.classifier[against];
     const which = against === "agreed" ? "on the agreed commits" : `against the ${against} labels`;
     const line = `${name}, the classifier ${which}: ${figures(f)}`;
