@@ -23,6 +23,8 @@ export async function ingestReadable(
 ): Promise<void> {
   input.setEncoding("utf8");
   let pending = "";
+  // Whether `pending` holds a line end (it then spans reads), not just the start of a line.
+  let pendingLines = false;
   let nextLine = 1;
   // A line that never ends is not held in memory: past the limit it is quarantined as
   // oversized and the rest of it is skipped.
@@ -37,8 +39,23 @@ export async function ingestReadable(
       nextLine++;
       data = data.slice(newline + 1);
     }
+    const started = pending;
     pending += data;
-    if (pending.length < CHUNK_CHARS) continue;
+    if (pending.length < CHUNK_CHARS) {
+      pendingLines ||= data.includes("\n");
+      continue;
+    }
+    const last = pendingLines ? -1 : data.lastIndexOf("\n");
+    if (last !== -1) {
+      // Most reads: the line begun before, then this read's lines as a slice of it. Joined,
+      // the two would be copied whole (a megabyte per chunk) to find the last line end.
+      const first = data.indexOf("\n");
+      const text = data.slice(first + 1, last + 1);
+      pending = data.slice(last + 1);
+      await ingestor.pushChunk(text, nextLine, source, started + data.slice(0, first + 1));
+      nextLine += 1 + countNewlines(text);
+      continue;
+    }
     const cut = pending.lastIndexOf("\n");
     if (cut === -1) {
       if (pending.length > limit) {
@@ -50,6 +67,7 @@ export async function ingestReadable(
     }
     const text = pending.slice(0, cut + 1);
     pending = pending.slice(cut + 1);
+    pendingLines = false;
     await ingestor.pushChunk(text, nextLine, source);
     nextLine += countNewlines(text);
   }

@@ -165,18 +165,23 @@ export class Ingestor {
     this.poolFactory = undefined;
   }
 
-  /** Complete lines of NDJSON text, numbered from `firstLine`. */
-  async pushChunk(text: string, firstLine: number, source: string): Promise<void> {
+  /**
+   * Complete lines of NDJSON text, numbered from `firstLine`; `head`, when given, is one line
+   * with its line end that comes before them (read apart, so the chunk is not copied whole).
+   */
+  async pushChunk(text: string, firstLine: number, source: string, head = ""): Promise<void> {
     this.chunks++;
     if (this.chunks > CHUNKS_BEFORE_POOL) await this.startPool();
     if (!this.pool) {
-      for (const line of splitLines(text, firstLine, source)) {
+      const lines = splitLines(text, head === "" ? firstLine : firstLine + 1, source);
+      if (head !== "") lines.unshift(...splitLines(head, firstLine, source));
+      for (const line of lines) {
         this.push(line);
         if (this.batch.length >= SLICE_LINES) await this.commit(false);
       }
       return;
     }
-    this.inFlight.push(this.pool.run(text, firstLine, source, receiptTime()));
+    this.inFlight.push(this.pool.run(head + text, firstLine, source, receiptTime()));
     while (this.inFlight.length > this.pool.size * 2) {
       await this.apply(await (this.inFlight.shift() as Promise<PackedOutcomes>));
     }
