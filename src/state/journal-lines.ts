@@ -136,6 +136,20 @@ export function serializeEvent(event: PendingEvent): SerializedEvent {
   };
 }
 
+const SEQ_PREFIX = [...'{"seq":'].map((c) => c.charCodeAt(0));
+
+/** `{"seq":N` at `start`, byte by byte (as `${seq}` writes a whole number); returns its end. */
+function writeSeq(data: Buffer, start: number, seq: number): number {
+  let at = start;
+  for (const code of SEQ_PREFIX) data[at++] = code;
+  let digits = 1;
+  for (let n = seq; n >= 10; n = Math.floor(n / 10)) digits++;
+  for (let k = digits - 1, n = seq; k >= 0; k--, n = Math.floor(n / 10)) {
+    data[at + k] = 48 + (n % 10);
+  }
+  return at + digits;
+}
+
 /** Bytes held before they are written out: a batch of long lines is written in a few pieces. */
 const MAX_HELD_BYTES = 4 * 1024 * 1024;
 const COMMA = 44;
@@ -161,7 +175,10 @@ export class JournalBytes {
     if (this.held + room > this.data.length) this.makeRoom(room);
     const start = this.held;
     const data = this.data;
-    let at = start + data.write(`{"seq":${seq}`, start, "latin1");
+    let at =
+      Number.isSafeInteger(seq) && seq >= 0
+        ? writeSeq(data, start, seq)
+        : start + data.write(`{"seq":${seq}`, start, "latin1");
     if (body.charCodeAt(0) === OPEN_BRACE) {
       // The body's `{` stands where the comma goes: written whole, then that byte replaced.
       const comma = at;

@@ -27,6 +27,8 @@ describe("journal lines laid out as bytes", () => {
       [22, JSON.stringify({ key: "b", text: 'é, ß, 日本, 🙂 and a "quote"\n' })],
       [333_333, JSON.stringify({ key: "c", text: "x".repeat(100_000) })],
       [9_007_199_254_740_991, JSON.stringify({ key: "d" })],
+      [0, JSON.stringify({ key: "e" })],
+      [1e21, JSON.stringify({ key: "f" })],
     ];
     const { bytes, sizes } = written(lines);
     expect(bytes.equals(asStrings(lines))).toBe(true);
