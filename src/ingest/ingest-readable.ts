@@ -1,10 +1,17 @@
 /** Reading a stream or a file into an Ingestor in large chunks cut at line ends. */
 import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
-import type { Ingestor } from "./ingest.js";
 
 /** Characters per chunk of a large input: one worker job, one group commit. */
 export const CHUNK_CHARS = 1024 * 1024;
+
+/** What reading needs of the `Ingestor` (`ingest.ts`), which imports this module. */
+export interface ChunkSink {
+  readonly maxLineChars: number;
+  pushChunk(text: string, firstLine: number, source: string, head?: string): Promise<void>;
+  rejectOversized(start: string, line: number, source: string, charsSeen: number): Promise<void>;
+  drain(): Promise<void>;
+}
 
 function countNewlines(text: string): number {
   let count = 0;
@@ -17,7 +24,7 @@ function countNewlines(text: string): number {
  * worker threads); a final line without a newline is still ingested.
  */
 export async function ingestReadable(
-  ingestor: Ingestor,
+  ingestor: ChunkSink,
   input: Readable,
   source: string,
 ): Promise<void> {
@@ -75,7 +82,7 @@ export async function ingestReadable(
   await ingestor.drain();
 }
 
-export async function ingestFile(ingestor: Ingestor, path: string, source = path): Promise<void> {
+export async function ingestFile(ingestor: ChunkSink, path: string, source = path): Promise<void> {
   // Reads of a whole chunk: the default 64 KB meant 16 trips to the thread pool per chunk,
   // each a wait on a busy machine.
   const input = createReadStream(path, { encoding: "utf8", highWaterMark: CHUNK_CHARS });
