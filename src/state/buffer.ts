@@ -19,6 +19,7 @@ import {
   CHUNK_BYTES,
   copyTail,
   inPieces,
+  JournalBytes,
   journalLine,
   journalLineBytes,
   peekKeyAndSeq,
@@ -97,6 +98,8 @@ export class EventBuffer {
    * copied as it is instead of serialized again.
    */
   private verbatim = true;
+  /** The lines of an append, laid out as bytes before they are written. */
+  private lineBytes: JournalBytes | undefined;
 
   private constructor(
     private readonly paths: StatePaths,
@@ -337,7 +340,7 @@ export class EventBuffer {
    */
   append(items: readonly SerializedEvent[], sync = true): SerializedEvent[] {
     const added: SerializedEvent[] = [];
-    const lines: string[] = [];
+    this.lineBytes ??= new JournalBytes((data, length) => this.writeJournal(data, length));
     for (const item of items) {
       // Ingest writes today's keys; a caller holding an older one is deduplicated alike.
       const key = currentKey(item.key);
@@ -345,13 +348,11 @@ export class EventBuffer {
       this.keys.add(key);
       const seq = this.meta.last_seq + 1;
       this.meta.last_seq = seq;
-      const line = `{"seq":${seq},${item.body.slice(1)}\n`;
-      lines.push(line);
+      const bytes = this.lineBytes.add(seq, item.body);
+      this.totalBytes += bytes;
       if (this.retainEvents) {
-        this.events.push({
-          event: JSON.parse(line) as MemoryEvent,
-          bytes: Buffer.byteLength(line, "utf8"),
-        });
+        const line = `{"seq":${seq},${item.body.slice(1)}`;
+        this.events.push({ event: JSON.parse(line) as MemoryEvent, bytes });
       }
       this.eventCount++;
       if (
@@ -362,22 +363,25 @@ export class EventBuffer {
       }
       added.push(item);
     }
-    if (lines.length === 0) {
+    if (added.length === 0) {
       if (sync) this.sync();
       return added;
     }
+    this.lineBytes.flush();
+    if (sync) fsyncSync(this.fd as number);
+    this.unsynced = !sync;
+    return added;
+  }
+
+  /** Appends bytes of whole lines to the journal, opening it at the first. */
+  private writeJournal(data: Buffer, length: number): void {
     if (this.fd === undefined) {
       const existed = existsSync(this.paths.journal);
       this.fd = openSync(this.paths.journal, "a", STATE_FILE_MODE);
       if (!existed) fsyncDirSync(dirname(this.paths.journal));
     }
-    const data = Buffer.from(lines.join(""), "utf8");
-    this.totalBytes += data.length;
-    this.fileBytes += data.length;
-    writeSync(this.fd, data);
-    if (sync) fsyncSync(this.fd);
-    this.unsynced = !sync;
-    return added;
+    this.fileBytes += length;
+    writeSync(this.fd, data, 0, length);
   }
 
   /** Fsyncs what `append(items, false)` wrote: from here on it may be acknowledged. */

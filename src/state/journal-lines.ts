@@ -135,3 +135,83 @@ export function serializeEvent(event: PendingEvent): SerializedEvent {
     redactions: event.redactions,
   };
 }
+
+const SEQ_PREFIX = [...'{"seq":'].map((c) => c.charCodeAt(0));
+
+/** `{"seq":N` at `start`, byte by byte (as `${seq}` writes a whole number); returns its end. */
+function writeSeq(data: Buffer, start: number, seq: number): number {
+  let at = start;
+  for (const code of SEQ_PREFIX) data[at++] = code;
+  let digits = 1;
+  for (let n = seq; n >= 10; n = Math.floor(n / 10)) digits++;
+  for (let k = digits - 1, n = seq; k >= 0; k--, n = Math.floor(n / 10)) {
+    data[at + k] = 48 + (n % 10);
+  }
+  return at + digits;
+}
+
+/** Bytes held before they are written out: a batch of long lines is written in a few pieces. */
+const MAX_HELD_BYTES = 4 * 1024 * 1024;
+const COMMA = 44;
+const NEWLINE = 10;
+const OPEN_BRACE = 123;
+
+/**
+ * Journal lines laid out as UTF-8 straight into one reused buffer: no string per line and no
+ * joined copy of a batch (building, joining and encoding them cost about as much as the
+ * events' `JSON.stringify`). The bytes are those of `{"seq":N,` + the body without its `{`
+ * + `\n`, as `journalLineBytes` counts them.
+ */
+export class JournalBytes {
+  private data = Buffer.allocUnsafe(64 * 1024);
+  private held = 0;
+
+  constructor(private readonly writeOut: (data: Buffer, length: number) => void) {}
+
+  /** Adds the line of `body` at `seq`; returns its bytes. */
+  add(seq: number, body: string): number {
+    // A UTF-16 unit is at most 3 UTF-8 bytes; the prefix at most 28 with its comma.
+    const room = 3 * body.length + 32;
+    if (this.held + room > this.data.length) this.makeRoom(room);
+    const start = this.held;
+    const data = this.data;
+    let at =
+      Number.isSafeInteger(seq) && seq >= 0
+        ? writeSeq(data, start, seq)
+        : start + data.write(`{"seq":${seq}`, start, "latin1");
+    if (body.charCodeAt(0) === OPEN_BRACE) {
+      // The body's `{` stands where the comma goes: written whole, then that byte replaced.
+      const comma = at;
+      at += data.write(body, at, "utf8");
+      data[comma] = COMMA;
+    } else {
+      data[at++] = COMMA;
+      at += data.write(body.slice(1), at, "utf8");
+    }
+    data[at++] = NEWLINE;
+    this.held = at;
+    return at - start;
+  }
+
+  /** Writes out what is held. */
+  flush(): void {
+    if (this.held === 0) return;
+    const held = this.held;
+    this.held = 0;
+    this.writeOut(this.data, held);
+  }
+
+  /** Grows the buffer up to MAX_HELD_BYTES; past it, writes out what is held first. */
+  private makeRoom(room: number): void {
+    const need = this.held + room;
+    if (need > MAX_HELD_BYTES && this.held > 0) {
+      this.flush();
+      if (room <= this.data.length) return;
+    }
+    const larger = Buffer.allocUnsafe(
+      Math.max(this.held + room, Math.min(2 * this.data.length, MAX_HELD_BYTES)),
+    );
+    this.data.copy(larger, 0, 0, this.held);
+    this.data = larger;
+  }
+}

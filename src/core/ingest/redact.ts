@@ -156,6 +156,8 @@ export function createRedactor(extraPatterns: readonly string[] = []): Redactor 
   const memo = new Map<string, RedactionResult>();
   const redact = (text: string): RedactionResult => {
     if (text.length > MEMO_MAX_CHARS) return redactUncached(text);
+    // Too short for any built-in rule (stages, statuses, short issue numbers): no look-up.
+    if (text.length < SHORTEST && custom.length === 0) return { text, count: 0 };
     let result = memo.get(text);
     if (result === undefined) {
       if (memo.size >= MEMO_MAX_ENTRIES) memo.clear();
