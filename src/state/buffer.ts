@@ -79,9 +79,8 @@ export class EventBuffer {
    */
   roomMaker: ((event: SerializedEvent) => Promise<void>) | undefined;
   /**
-   * The last seq the journal held when this buffer opened: every event of a greater seq was
-   * appended by this buffer, in this process under the Director lock, from lines the
-   * Ingestor checked and redacted here (a compaction need not check them again).
+   * The last seq when opened: greater ones were appended here, from lines this process's
+   * Ingestor checked and redacted (a compaction need not check them again).
    */
   heldAtOpen = 0;
   private eventCount = 0;
