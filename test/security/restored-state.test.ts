@@ -41,23 +41,32 @@ async function journalOfTwoFacts() {
   return { repo, journal, first, second };
 }
 
+/**
+ * A repository whose journal, after a run, holds an honest fact and after it a forged line
+ * (the next seq) with a token in its text, as a restored state folder could.
+ */
+async function journalWithASecret(config: string): Promise<TempRepo> {
+  const repo = await initRepo(config);
+  expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
+  expectExit(await dir(repo, ["run"]), 0);
+  const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
+  const [line] = readFileSync(journal, "utf8").split("\n");
+  expect(line).toContain("an honest fact");
+  const event = JSON.parse(line as string) as Record<string, unknown>;
+  const forged = {
+    ...event,
+    seq: (event.seq as number) + 1,
+    key: `${String(event.key)}f`,
+    text: `deploy with ${TOKEN} tonight`,
+    topics: ["deploy"],
+  };
+  writeFileSync(journal, `${line}\n${JSON.stringify(forged)}\n`);
+  return repo;
+}
+
 describe("a restored state folder", () => {
   it("a journal line holding a secret is redacted before it is compacted", async () => {
-    const repo = await initRepo("[memory]\nbuffer_keep_recent_events = 0\n");
-    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
-    expectExit(await dir(repo, ["run"]), 0);
-    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
-    const [line] = readFileSync(journal, "utf8").split("\n");
-    expect(line).toContain("an honest fact");
-    const event = JSON.parse(line as string) as Record<string, unknown>;
-    const forged = {
-      ...event,
-      seq: (event.seq as number) + 1,
-      key: `${String(event.key)}f`,
-      text: `deploy with ${TOKEN} tonight`,
-      topics: ["deploy"],
-    };
-    writeFileSync(journal, `${line}\n${JSON.stringify(forged)}\n`);
+    const repo = await journalWithASecret("[memory]\nbuffer_keep_recent_events = 0\n");
     expectExit(await dir(repo, ["run", "--force"]), 0);
     const memory = memoryText(repo);
     expect(memory).toContain("deploy with [REDACTED:");
@@ -66,20 +75,9 @@ describe("a restored state folder", () => {
 
   it("a journal line holding a secret is redacted when an ingest compacts it for room with the events it appends", async () => {
     // The ingest's own events are not checked again (it redacted them); the restored are.
-    const repo = await initRepo("[memory]\nbuffer_keep_recent_events = 0\nbuffer_max_events = 4\n");
-    expectExit(await wrk(repo, ["emit", "--kind", "fact", "--text", "an honest fact"]), 0);
-    expectExit(await dir(repo, ["run"]), 0);
-    const journal = join(repo.dir, ".engram", "buffer", "journal.ndjson");
-    const [line] = readFileSync(journal, "utf8").split("\n");
-    const event = JSON.parse(line as string) as Record<string, unknown>;
-    const forged = {
-      ...event,
-      seq: (event.seq as number) + 1,
-      key: `${String(event.key)}f`,
-      text: `deploy with ${TOKEN} tonight`,
-      topics: ["deploy"],
-    };
-    writeFileSync(journal, `${line}\n${JSON.stringify(forged)}\n`);
+    const repo = await journalWithASecret(
+      "[memory]\nbuffer_keep_recent_events = 0\nbuffer_max_events = 4\n",
+    );
     const notes = Array.from({ length: 12 }, (_, i) =>
       JSON.stringify({
         schema_version: "agentbus-envelope/v1",

@@ -7,7 +7,14 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./bins.js";
-import { type Corpus, callsAtLine, isHeldOut, loadCorpus, scoreCorpus } from "./history-corpus.js";
+import {
+  type Corpus,
+  type CorpusScore,
+  callsAtLine,
+  isHeldOut,
+  loadCorpus,
+  scoreCorpus,
+} from "./history-corpus.js";
 
 /** The held-out histories a second labeller labelled, in the corpus's order. */
 export const SECOND_LABELLED = ["commander", "yargs", "uptime-kuma"] as const;
@@ -70,14 +77,7 @@ export function labellerAgreement(counts: AgreementCounts): LabellerAgreement {
 }
 
 /** The classifier's calls against one labelling: counts and figures, no commit named. */
-export interface Figures {
-  commits: number;
-  labelled: number;
-  found: number;
-  called: number;
-  recall: number;
-  precision: number;
-}
+export type Figures = Omit<CorpusScore, "missed" | "wrong" | "with_rationale">;
 
 export interface HistoryAgreement {
   history: string;
