@@ -138,18 +138,16 @@ function normalizeValid(
   const key = dedupKey(raw as Record<string, unknown>);
   let redactions = 0;
   let repaired = 0;
-  const clean = (text: string): string => {
-    const valid = wellFormed(text);
-    repaired += valid.replaced;
-    const result = ctx.redactor.redact(valid.text);
-    redactions += result.count;
-    return result.text;
-  };
   // Text already well formed: redacted only.
   const redactOnly = (text: string): string => {
     const result = ctx.redactor.redact(text);
     redactions += result.count;
     return result.text;
+  };
+  const clean = (text: string): string => {
+    const valid = wellFormed(text);
+    repaired += valid.replaced;
+    return redactOnly(valid.text);
   };
   const str = (value: unknown): string | undefined =>
     typeof value === "string" ? clean(value) : undefined;
