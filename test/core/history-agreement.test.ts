@@ -33,26 +33,24 @@ const MEASURED: Record<
   (typeof SECOND_LABELLED)[number] | "pooled",
   {
     labellers: Floor & { kappa: number; first: number; second: number; both: number };
-    first: Floor;
+    /** Pooled only: each history against the first labels is held by history-corpus.test.ts. */
+    first?: Floor;
     second: Floor;
     agreed: Floor;
   }
 > = {
   commander: {
     labellers: { first: 13, second: 24, both: 9, recall: 0.69, precision: 0.37, kappa: 0.44 },
-    first: { recall: 0.69, precision: 0.69 },
     second: { recall: 0.37, precision: 0.69 },
     agreed: { recall: 0.77, precision: 0.77 },
   },
   yargs: {
     labellers: { first: 17, second: 21, both: 15, recall: 0.88, precision: 0.71, kappa: 0.77 },
-    first: { recall: 0.76, precision: 0.76 },
     second: { recall: 0.71, precision: 0.88 },
     agreed: { recall: 0.8, precision: 0.92 },
   },
   "uptime-kuma": {
     labellers: { first: 18, second: 21, both: 15, recall: 0.83, precision: 0.71, kappa: 0.74 },
-    first: { recall: 0.22, precision: 1 },
     second: { recall: 0.14, precision: 0.75 },
     agreed: { recall: 0.2, precision: 1 },
   },
@@ -79,14 +77,14 @@ function holdsToMeasured(name: keyof typeof MEASURED, row: Omit<HistoryAgreement
   expect(a.recall, said).toBeGreaterThanOrEqual(m.labellers.recall);
   expect(a.precision, said).toBeGreaterThanOrEqual(m.labellers.precision);
   expect(a.kappa, said).toBeGreaterThanOrEqual(m.labellers.kappa);
-  // Each history against the first labels is held by history-corpus.test.ts: one floor each.
-  const labellings = name === "pooled" ? ["first", "second", "agreed"] : ["second", "agreed"];
-  for (const against of labellings as ("first" | "second" | "agreed")[]) {
+  for (const against of ["first", "second", "agreed"] as const) {
+    const floor = m[against];
+    if (floor === undefined) continue;
     const f = row.classifier[against];
     const which = against === "agreed" ? "on the agreed commits" : `against the ${against} labels`;
     const line = `${name}, the classifier ${which}: ${figures(f)}`;
-    expect(f.recall, line).toBeGreaterThanOrEqual(m[against].recall);
-    expect(f.precision, line).toBeGreaterThanOrEqual(m[against].precision);
+    expect(f.recall, line).toBeGreaterThanOrEqual(floor.recall);
+    expect(f.precision, line).toBeGreaterThanOrEqual(floor.precision);
   }
 }
 
