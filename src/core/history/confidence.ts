@@ -67,6 +67,12 @@ export function weighDecision(
   // "refactor: use X instead of Y" over code alone is how the code is written, by its author's
   // own word no change of behaviour: a convention, not a choice users or the project live with.
   if (type === "refactor" && silent && CONSTRUCT_SWAP.test(description)) weight -= 0.25;
+  // A choice that changes only how screens look ("replace the skeleton with a spinner") is UI
+  // work, a feature by the labelling rule: proposed, not remembered. A default set there is
+  // still one every user meets.
+  if (evidence?.uiOnly && wording < WORDING.breaking && !/\bdefaults?\b/i.test(description)) {
+    weight -= 0.25;
+  }
   // Documentation, tests or formatting by the author's own word: a choice written down there
   // is one made elsewhere, unless the commit also changed what the project is set up by.
   if (
@@ -94,7 +100,7 @@ const CARRIED_ONLY =
   /\bshould\b.*\bnot\b|\bshouldn't\b|^(change|changes|changed) .+ to\b|^stop (\w+ly )?\w+ing\b/i;
 /** What an access policy governs: permissions, sign-in, cross-site requests, transport. */
 const ACCESS_POLICY =
-  /\b(permissions?|csrf|cors|oauth2?|oidc|authentication|authori[sz]ation|sign-?in|log-?in|tls)\b/i;
+  /\b(access|permissions?|csrf|cors|oauth2?|oidc|authentication|authori[sz]ation|sign-?in|log-?in|tls)\b/i;
 const CONSTRUCT_SWAP = /^(use|uses|using|replace|replaces|replaced)\b(?!.*\bdefaults?\b)/i;
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;
@@ -177,6 +183,10 @@ export function decisionByEvidence(
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
+  // What the changes prove whatever the commit's type: a decision record written, or a named
+  // dependency taken out of the manifest ("fix: remove utils-merge dependency").
+  const proven = provenByChanges(description, evidenceOf);
+  if (proven !== undefined) return proven;
   // A feature that takes something out ("feat: remove the legacy importer") is a removal; one
   // that builds for another platform ("feat: add linux/riscv64 build") is a platform supported.
   const removing =
@@ -260,6 +270,21 @@ export function decisionByEvidence(
     return WORDING.implied;
   }
   if (MADE.test(description) && (k.has("source") || evidence.manifest)) return WORDING.implied;
+  return undefined;
+}
+
+const DEPENDENCY_DROPPED =
+  /^(remove|removes|removed|drop|drops|dropped|replace|replaces|replaced)\b.*\b(dependency|dependencies|package)\b/i;
+
+function provenByChanges(
+  description: string,
+  evidenceOf: Evidence | undefined | (() => Evidence | undefined),
+): number | undefined {
+  const named = DEPENDENCY_DROPPED.test(description) && !CLEANUP.test(description);
+  const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
+  if (evidence === undefined) return undefined;
+  if (evidence.recordWritten) return WORDING.stated;
+  if (named && evidence.manifest) return WORDING.implied;
   return undefined;
 }
 

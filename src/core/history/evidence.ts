@@ -77,6 +77,18 @@ const CHANGELOG =
 const DOCS_DIR = /(^|\/)(docs?|documentation|site|website|man)\//i;
 /** Prose, or a manual page (`miniflux.1`). */
 const DOCS = /\.(md|mdx|markdown|rst|adoc|txt|[1-9])$/i;
+/**
+ * A decision record: a numbered or named file of an ADR or decisions folder, not its index or
+ * template (`docs/adr/0002-username-format.md`).
+ */
+const DECISION_RECORD =
+  /(^|\/)(adrs?|decisions?|decision-records?)\/(?!(readme|index|template)[\w.-]*$)[^/]+\.(md|mdx|rst|adoc|txt)$/i;
+/**
+ * A screen's source: components, pages and styles, or a web client's own folder, which change
+ * how the product looks.
+ */
+const UI_SOURCE =
+  /\.(tsx|jsx|vue|svelte|css|scss|sass|less|styl)$|(^|\/)(components?|pages|views|layouts|styles|templates)\/|^(web|webapp|frontend|ui)\//i;
 /** A dependency bot's own configuration: how it proposes updates, not an update. */
 const BOT_CONFIG = /(^|\/)(dependabot\.ya?ml|\.?renovate(rc)?(\.json5?)?|renovate\.json5?)$/i;
 
@@ -129,6 +141,10 @@ export interface Evidence {
    * (where the line counts are known).
    */
   removal: boolean;
+  /** A decision record added: the project wrote the choice down as one. */
+  recordWritten: boolean;
+  /** Only how screens look changed: UI source (and its tests, prose, translations). */
+  uiOnly: boolean;
   /** Lines changed, where known. */
   lines?: number;
 }
@@ -136,6 +152,8 @@ export interface Evidence {
 const PROSE: ReadonlySet<PathKind> = new Set(["docs", "changelog", "example", "locale"]);
 // Not `runtime`: an action's action.yml or an app's Dockerfile is also what users run.
 const TOOLS: ReadonlySet<PathKind> = new Set(["ci", "manifest", "lockfile", "tooling", "policy"]);
+
+const UI_ONLY: ReadonlySet<PathKind> = new Set([...PROSE, "source", "test"]);
 
 /** Reads what a commit changed. Undefined when nothing is known of it (no paths). */
 export function readEvidence(changes: CommitChanges | undefined): Evidence | undefined {
@@ -146,6 +164,8 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
   const workflows = { A: 0, D: 0 };
   let upgradeGuide = false;
   let sourceDeleted = false;
+  let recordWritten = false;
+  let ui = 0;
   for (const { status, path } of changes.paths) {
     const kind = pathKind(path);
     kinds.add(kind);
@@ -157,6 +177,9 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
     }
     if (UPGRADE_GUIDE.test(path)) upgradeGuide = true;
     if (status === "D" && kind === "source") sourceDeleted = true;
+    if (status === "A" && DECISION_RECORD.test(path)) recordWritten = true;
+    if (kind === "source" && UI_SOURCE.test(path)) ui++;
+    else if (kind === "source") ui = Number.NEGATIVE_INFINITY;
   }
   // `eslint.config.mjs` deleted and `eslint.config.js` added is a rename, not a tool adopted.
   const setUpOrDropped =
@@ -183,6 +206,9 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
       changes.added !== undefined &&
       changes.deleted !== undefined &&
       changes.deleted >= 2 * changes.added,
+    recordWritten,
+    // Unknown paths beyond those listed may be anything: only a full list proves UI alone.
+    uiOnly: ui > 0 && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
     ...(lines !== undefined ? { lines } : {}),
   };
 }
