@@ -21,6 +21,8 @@ export const TUNED_HISTORIES = [
   "miniflux",
   "express",
   "memos",
+  "umami",
+  "linkding",
 ] as const;
 
 /** One tuned commit: its label, the rules' call at the line, and its features (unless noise). */

@@ -40,7 +40,9 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
   changesets: { recall: 0.65, precision: 0.9 },
   miniflux: { recall: 0.6, precision: 0.9 },
   express: { recall: 0.45, precision: 0.65 },
-  memos: { recall: 0.4, precision: 0.6 },
+  memos: { recall: 0.6, precision: 0.9 },
+  umami: { recall: 0.25, precision: 0.7 },
+  linkding: { recall: 0.45, precision: 0.7 },
 };
 
 /**

@@ -112,3 +112,30 @@ describe("choices that change only how screens look", () => {
     expect(listed?.uiOnly).toBe(false);
   });
 });
+
+describe("a browser security policy set", () => {
+  it("is a decision however tersely worded, where a repair of it is not", () => {
+    const view = ["M app/views/files.py", "M app/tests/test_files.py"];
+    for (const subject of [
+      "Use sandbox CSP for served files (#310)",
+      "Added frame-ancestors to CSP.",
+      "Allow sandboxed scripts when previewing files",
+      "Updated CSP rules.",
+    ]) {
+      expect(weigh(subject, view)).toBeGreaterThanOrEqual(DECISION_LINE);
+    }
+    expect(weigh("Fix CSP violation on the settings page", view)).toBe(0);
+    expect(weigh("chore(server): centralize CORS handling", view)).toBe(0);
+    expect(weigh("Add sandbox environment for the demo", view)).toBe(0);
+  });
+
+  it("reads a server's views and a framework's API routes as no screen", () => {
+    expect(readEvidence(changes("M app/views/files.py"))?.uiOnly).toBe(false);
+    expect(
+      readEvidence(changes("A src/pages/api/admin/users.ts", "M src/pages/index.tsx"))?.uiOnly,
+    ).toBe(false);
+    expect(readEvidence(changes("M src/pages/index.tsx", "M src/styles/main.css"))?.uiOnly).toBe(
+      true,
+    );
+  });
+});

@@ -67,6 +67,8 @@ export const CORPUS_HISTORIES = [
   "miniflux",
   "express",
   "memos",
+  "umami",
+  "linkding",
   "yargs",
   "uptime-kuma",
 ] as const;

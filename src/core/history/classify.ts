@@ -159,6 +159,9 @@ const CHOICE = [
   // A public interface removed, named as code: "Remove hasProperty util", "drop the --fast flag".
   // (Case matters: camelCase is how the name reads as code.)
   /^([Rr]emove[sd]?|[Dd]elete[sd]?|[Dd]rop(s|ped)?) (the )?(`[^`]+`|--?[a-z][\w-]+|[a-z]+[A-Z]\w*) (utils?|utility|utilities|helpers?|api|API|methods?|options?|flags?|inputs?|outputs?|commands?|exports?)\b/,
+  // A browser security policy set: "Use sandbox CSP for viewing assets", "Added frame-src to
+  // CSP", "Updated CSP rules" (what a page may load, frame or run is who may do what).
+  /^(use|uses|used|serve|serves|served|allow|allows|allowed|add|adds|added|update|updates|updated|set|sets|apply|applies|applied|enable|enables|enabled|tighten|tightens|tightened|relax|relaxes|relaxed)\b.*(\b(csp|content[- ]security[- ]policy|cors|frame-src|frame-ancestors|x-frame-options|hsts|strict-transport-security|referrer-policy|permissions-policy)\b|\bsandbox(ed|es)? (csp|scripts|iframes?)\b)/i,
   // An architecture decision record written or revised (not merely touched up).
   /\barchitecture decision record\b|^(revise|revises|revised|add|adds|added|new|write|create)\b.*\badrs?\b|\badrs?$/i,
 ];

@@ -100,7 +100,7 @@ const CARRIED_ONLY =
   /\bshould\b.*\bnot\b|\bshouldn't\b|^(change|changes|changed) .+ to\b|^stop (\w+ly )?\w+ing\b/i;
 /** What an access policy governs: permissions, sign-in, cross-site requests, transport. */
 const ACCESS_POLICY =
-  /\b(access|permissions?|csrf|cors|oauth2?|oidc|authentication|authori[sz]ation|sign-?in|log-?in|tls)\b/i;
+  /\b(access|permissions?|csrf|cors|csp|sandbox(ed|es)?|oauth2?|oidc|authentication|authori[sz]ation|sign-?in|log-?in|tls)\b/i;
 const CONSTRUCT_SWAP = /^(use|uses|using|replace|replaces|replaced)\b(?!.*\bdefaults?\b)/i;
 /** Implied choices that name no alternative: what code does or stops doing. */
 const UNCARRIED = /^(do not|don't|never|always|convert|converts|converted|fall ?back)\b/i;

@@ -88,7 +88,7 @@ const DECISION_RECORD =
  * how the product looks.
  */
 const UI_SOURCE =
-  /\.(tsx|jsx|vue|svelte|css|scss|sass|less|styl)$|(^|\/)(components?|pages|views|layouts|styles|templates)\/|^(web|webapp|frontend|ui)\//i;
+  /\.(tsx|jsx|vue|svelte|css|scss|sass|less|styl)$|(^|\/)(components?|pages|layouts|styles|templates)\/|^(web|webapp|frontend|ui)\//i;
 /** A dependency bot's own configuration: how it proposes updates, not an update. */
 const BOT_CONFIG = /(^|\/)(dependabot\.ya?ml|\.?renovate(rc)?(\.json5?)?|renovate\.json5?)$/i;
 
@@ -178,7 +178,8 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
     if (UPGRADE_GUIDE.test(path)) upgradeGuide = true;
     if (status === "D" && kind === "source") sourceDeleted = true;
     if (status === "A" && DECISION_RECORD.test(path)) recordWritten = true;
-    if (kind === "source" && UI_SOURCE.test(path)) ui++;
+    // A framework's API routes live beside its pages (`src/pages/api/`): they serve, not show.
+    if (kind === "source" && UI_SOURCE.test(path) && !/(^|\/)api\//i.test(path)) ui++;
     else if (kind === "source") ui = Number.NEGATIVE_INFINITY;
   }
   // `eslint.config.mjs` deleted and `eslint.config.js` added is a rename, not a tool adopted.
