@@ -34,7 +34,8 @@ import { writeHistoryFixture } from "../test/support/history-fixture.js";
 import { initBenchRepo, ROOMY_BUDGETS } from "./repo-fixtures.js";
 import { DIRECTOR_CLI, log, removeDir, round, runNode, tempDir } from "./util.js";
 
-export const FROM_GIT_TARGET_SECONDS = 10;
+// Issue 41 asks an import of 10,000 commits under 5 s; the seed asked under 10 s for both steps.
+export const FROM_GIT_TARGET_SECONDS = 5;
 
 export interface FromGitScenarioResult {
   commits: number;

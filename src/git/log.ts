@@ -6,7 +6,7 @@
  * a quarter of a second.
  */
 import { GitError } from "simple-git";
-import type { ChangedPath } from "../core/history/evidence.js";
+import type { ChangedPath, CommitChanges } from "../core/history/evidence.js";
 import type { GitCommitInfo } from "../core/history/git-events.js";
 import { StateError, UsageError } from "../errors.js";
 import { gitAt } from "./remote.js";
@@ -33,7 +33,8 @@ export function checkRange(range: string): string {
 /**
  * The commits of a range, oldest first (the commits of B not reachable from A, as `git
  * rev-list A..B`), each with its parents, author and the paths it changed against its first
- * parent (every file for a root commit), each with its status letter.
+ * parent (every file for a root commit), each with its status letter, and the lines added and
+ * deleted.
  */
 export async function logRange(dir: string, range: string): Promise<GitCommitInfo[]> {
   const rev = checkRange(range);
@@ -52,9 +53,11 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       "--root",
       "--no-renames",
       "--diff-merges=first-parent",
-      // The status letter of each path (added, deleted, modified) is evidence for the
-      // classifier (a tool's configuration deleted, a policy file added), at no extra cost.
-      "--name-status",
+      // The status letter of each path (added, deleted, modified) and the lines added and
+      // deleted are evidence for the classifier (a tool's configuration deleted, a part taken
+      // out): `--raw` gives the letters, `--numstat` the lines (`--name-status` would hide them).
+      "--raw",
+      "--numstat",
       `--format=${FORMAT}`,
       "--end-of-options",
       rev,
@@ -84,8 +87,8 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       sha,
       message: message ?? "",
       committedAt: Number(time),
-      files: changes.map((c) => c.path).sort(),
-      changes: { paths: changes },
+      files: changes.paths.map((c) => c.path).sort(),
+      changes,
       parents: parents?.trim() === "" ? 0 : (parents ?? "").trim().split(" ").length,
       parentShas: (parents ?? "")
         .trim()
@@ -97,14 +100,30 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
   return out;
 }
 
-/** `--name-status` lines (`M<TAB>path`; no renames are asked for) as status and path. */
-function changedPaths(text: string): ChangedPath[] {
-  const out: ChangedPath[] = [];
+/**
+ * `--raw` lines (`:100644 100644 <oid> <oid> M<TAB>path`; no renames are asked for) as status
+ * and path, and `--numstat` lines (`added<TAB>deleted<TAB>path`, `-` for a binary file) summed.
+ */
+function changedPaths(text: string): CommitChanges {
+  const paths: ChangedPath[] = [];
+  let added = 0;
+  let deleted = 0;
   for (const line of text.split("\n")) {
     const tab = line.indexOf("\t");
     if (tab <= 0) continue;
-    const path = line.slice(tab + 1).trim();
-    if (path !== "") out.push({ status: line.slice(0, 1), path });
+    if (line.startsWith(":")) {
+      const path = line.slice(tab + 1).trim();
+      if (path !== "") paths.push({ status: line.slice(tab - 1, tab), path });
+      continue;
+    }
+    const [plus, minus] = line.split("\t", 2);
+    added += lineCount(plus);
+    deleted += lineCount(minus);
   }
-  return out;
+  return { paths, added, deleted };
+}
+
+function lineCount(field: string | undefined): number {
+  const n = Number(field);
+  return Number.isInteger(n) && n >= 0 ? n : 0;
 }

@@ -45,6 +45,8 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
     "chai",
     "express",
     "memos",
+    "umami",
+    "linkding",
   ]) {
     it(`${name}: no contentless item, the newest decisions first, areas beside them`, async () => {
       const corpus = loadCorpus(name);

@@ -1,7 +1,7 @@
 /**
- * `ingest --from-git` reads each commit's paths with their status (one `git log
- * --name-status`), and the classifier weighs its decisions by them: the same words are a
- * decision over a CI file deleted and none over source alone.
+ * `ingest --from-git` reads each commit's paths with their status and its lines added and
+ * deleted (one `git log --raw --numstat`), and the classifier weighs its decisions by them: the
+ * same words are a decision over a CI file deleted and none over source alone.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -47,5 +47,36 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(read[2]?.cls.decision).toBeUndefined();
     // A choice stated, but only in the docs: weighed down to the line.
     expect(read[3]?.cls.decision?.confidence).toBe(0.6);
+  });
+
+  it("counts the lines, so a part taken out is told from a part reworked", async () => {
+    const repo = dirs.repo("engram-from-git-lines-");
+    const commit = (message: string) => {
+      git(repo.dir, ["add", "-A"]);
+      git(repo.dir, ["commit", "-q", "-m", message]);
+    };
+    const legacy = Array.from({ length: 60 }, (_, i) => `export const step${i} = ${i};`);
+    repo.write("src/legacy/importer.ts", `${legacy.join("\n")}\n`);
+    repo.write("src/index.ts", 'export * from "./legacy/importer.js";\n');
+    repo.write("CHANGELOG.md", "# Changes\n");
+    repo.write("logo.png", "\u0000\u0001binary\u0000");
+    commit("Start");
+    rmSync(join(repo.dir, "src/legacy/importer.ts"));
+    repo.write("src/index.ts", "export {};\n");
+    repo.write("CHANGELOG.md", "# Changes\n\n- The legacy importer is gone.\n");
+    repo.write("logo.png", "\u0000\u0002binary\u0000");
+    commit("Remove the legacy importer");
+
+    const commits = await logRange(repo.dir, "main");
+    // A binary file counts no lines; its path is still read.
+    expect(commits[0]?.changes).toMatchObject({ added: 62, deleted: 0 });
+    expect(commits[1]?.changes).toMatchObject({ added: 3, deleted: 61 });
+    expect(commits[1]?.changes?.paths).toContainEqual({
+      status: "D",
+      path: "src/legacy/importer.ts",
+    });
+    expect(commits[1]?.changes?.paths).toContainEqual({ status: "M", path: "logo.png" });
+    // Source files deleted in a change that is mostly deletion, announced: a part removed.
+    expect(classifyHistory(commits)[1]?.cls.decision?.confidence).toBe(0.7);
   });
 });

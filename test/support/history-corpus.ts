@@ -232,7 +232,8 @@ export function writeCorpusRepo(
   };
   for (const c of [...corpus.commits].reverse()) visit(c);
 
-  const data = (text: string) => `data ${Buffer.byteLength(text, "utf8")}\n${text}\n`;
+  // No trimming: a message may end in spaces, and the byte count must hold them.
+  const data = (text: string) => `data ${Buffer.byteLength(text, "utf8")}\n${text}`;
   const marks = new Map<string, number>();
   const chunks: string[] = [];
   const written: { commit: CorpusCommit; at: number }[] = [];
@@ -252,7 +253,7 @@ export function writeCorpusRepo(
   if (seed.size > 0) {
     const files = [...seed]
       .filter(writable)
-      .flatMap((path) => [`M 100644 inline ${path}`, data("seed\n").trimEnd()]);
+      .flatMap((path) => [`M 100644 inline ${path}`, data("seed\n")]);
     chunks.push(
       [
         "reset refs/heads/import",
@@ -260,7 +261,7 @@ export function writeCorpusRepo(
         `mark :${SEED}`,
         `author ${maintainer} ${START - DAY} +0000`,
         `committer ${maintainer} ${START - DAY} +0000`,
-        data("Seed the paths the labelled history changes\n").trimEnd(),
+        data("Seed the paths the labelled history changes\n"),
         ...files,
       ].join("\n") + "\n\n",
     );
@@ -283,7 +284,7 @@ export function writeCorpusRepo(
       `mark :${mark}`,
       `author ${who} ${at} +0000`,
       `committer ${who} ${at} +0000`,
-      data(`${c.message}\n`).trimEnd(),
+      data(`${c.message}\n`),
       ...parents.map((p, n) => `${n === 0 ? "from" : "merge"} :${p}`),
     );
     if (c.files !== undefined) {
@@ -292,11 +293,11 @@ export function writeCorpusRepo(
         const path = f.slice(2);
         if (!writable(path)) continue;
         if (f.startsWith("D ")) lines.push(`D ${path}`);
-        else lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
+        else lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`));
       }
     } else if (parents.length < 2) {
       const path = `src/part${i % 7}.txt`;
-      lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`).trimEnd());
+      lines.push(`M 100644 inline ${path}`, data(`${c.sha}\n`));
     }
     chunks.push(`${lines.join("\n")}\n\n`);
     marks.set(c.sha, mark);
