@@ -34,7 +34,11 @@ const TUNED = ["release-please-action", "checkout", "commander", "chai", "got"];
  * library, added in the sixth round) was at 0.48 and 0.67 before any rule ran on it; the rules
  * drawn from it did not carry to the held-out histories and were not kept (README.md), so it
  * is held to what it was measured at. memos (an application, added after that round's rules
- * were set aside) was at 0.43 and 0.64 before any rule was drawn from it.
+ * were set aside) was at 0.43 and 0.64 before any rule was drawn from it, and reaches 0.62
+ * and 0.93 after the eighth round's rules were drawn from it. umami and linkding (applications,
+ * added in the eighth round) were at 0.21 / 0.67 and 0.24 / 0.56 before any rule ran on them:
+ * most of their decisions show only in a diff (a release workflow reworked, a driver packaged
+ * differently), which the import does not read.
  */
 const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> = {
   changesets: { recall: 0.65, precision: 0.9 },
@@ -57,7 +61,8 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * (rules drawn from the labelled miniflux application), measured once after its last rule,
  * uptime-kuma 0.17 -> 0.22 and the others unchanged; the sixth's rules (drawn from express)
  * lowered two of them and were not kept (README.md); the seventh's learned scorer made the
- * rules' calls on every held-out history and was not wired in (README.md). The figures stand:
+ * rules' calls on every held-out history and was not wired in (README.md); the eighth's (drawn
+ * from memos, umami and linkding) moved none of them. The figures stand:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },
