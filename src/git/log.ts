@@ -6,9 +6,12 @@
  * a quarter of a second.
  */
 import { GitError } from "simple-git";
-import type { ChangedPath, CommitChanges } from "../core/history/evidence.js";
+import { readsDependencies } from "../core/history/dependencies.js";
+import { type ChangedPath, type CommitChanges, pathKind } from "../core/history/evidence.js";
 import type { GitCommitInfo } from "../core/history/git-events.js";
 import { StateError, UsageError } from "../errors.js";
+import { type ManifestBlobs, readDependencyChanges } from "./dependency-reads.js";
+import { runGitChild } from "./git-child.js";
 import { gitAt } from "./remote.js";
 
 // Record and field separators: characters no commit message or path is expected to hold.
@@ -33,8 +36,8 @@ export function checkRange(range: string): string {
 /**
  * The commits of a range, oldest first (the commits of B not reachable from A, as `git
  * rev-list A..B`), each with its parents, author and the paths it changed against its first
- * parent (every file for a root commit), each with its status letter, and the lines added and
- * deleted.
+ * parent (every file for a root commit), each with its status letter; the dependencies its
+ * manifests added and removed; and, where it deleted source, the lines it added and deleted.
  */
 export async function logRange(dir: string, range: string): Promise<GitCommitInfo[]> {
   const rev = checkRange(range);
@@ -53,11 +56,12 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       "--root",
       "--no-renames",
       "--diff-merges=first-parent",
-      // The status letter of each path (added, deleted, modified) and the lines added and
-      // deleted are evidence for the classifier (a tool's configuration deleted, a part taken
-      // out): `--raw` gives the letters, `--numstat` the lines (`--name-status` would hide them).
+      // The status letter of each path (added, deleted, modified) is evidence for the
+      // classifier (a tool's configuration deleted, a policy file added), and whole blob ids
+      // let a manifest's before and after be read (dependency-reads.ts). Line counts would
+      // make git diff every blob: they are read apart, for the few commits that need them.
       "--raw",
-      "--numstat",
+      "--no-abbrev",
       `--format=${FORMAT}`,
       "--end-of-options",
       rev,
@@ -78,11 +82,14 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
     throw error;
   }
   const out: GitCommitInfo[] = [];
+  const manifests: (ManifestBlobs[] | undefined)[] = [];
   for (const record of text.split(RS)) {
     if (record.trim() === "") continue;
     const [sha, parents, author, time, message, rest] = record.split(FS);
     if (sha === undefined || rest === undefined) continue;
-    const changes = changedPaths(rest);
+    const { manifests: changedManifests, ...changes } = changedPaths(rest);
+    // A bot's commits are dependency bumps: their manifests name the same packages.
+    manifests.push(BOT_AUTHOR.test(author ?? "") ? undefined : changedManifests);
     out.push({
       sha,
       message: message ?? "",
@@ -97,30 +104,91 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       author: author ?? "",
     });
   }
+  for (const [i, dependencies] of await readDependencyChanges(dir, manifests)) {
+    const changes = out[i]?.changes;
+    if (changes !== undefined) changes.dependencies = dependencies;
+  }
+  // Whether a change that deleted source is mostly deletion (a part taken out, not reworked)
+  // is the only question line counts answer: only those commits are diffed line by line.
+  const deleting = out.filter((c) =>
+    c.changes?.paths.some((p) => p.status === "D" && pathKind(p.path) === "source"),
+  );
+  const counts = await lineCounts(
+    dir,
+    deleting.map((c) => c.sha),
+  );
+  for (const c of deleting) {
+    const n = counts.get(c.sha);
+    if (n !== undefined && c.changes !== undefined) Object.assign(c.changes, n);
+  }
   return out;
 }
 
 /**
- * `--raw` lines (`:100644 100644 <oid> <oid> M<TAB>path`; no renames are asked for) as status
- * and path, and `--numstat` lines (`added<TAB>deleted<TAB>path`, `-` for a binary file) summed.
+ * The lines each commit added and deleted against its first parent (`--numstat`, summed; a
+ * binary file counts none), in one `git log --no-walk --stdin`. Empty where git fails: the
+ * counts are evidence, not the import.
  */
-function changedPaths(text: string): CommitChanges {
+async function lineCounts(
+  dir: string,
+  shas: readonly string[],
+): Promise<Map<string, { added: number; deleted: number }>> {
+  const out = new Map<string, { added: number; deleted: number }>();
+  if (shas.length === 0) return out;
+  const answer = await runGitChild(
+    dir,
+    [
+      "-c",
+      "core.quotePath=false",
+      "log",
+      "--no-walk=unsorted",
+      "--stdin",
+      "--no-color",
+      "--no-renames",
+      "--diff-merges=first-parent",
+      "--numstat",
+      `--format=${RS}%H`,
+    ],
+    { input: `${shas.join("\n")}\n` },
+  );
+  if (answer.code !== 0) return out;
+  for (const record of answer.stdout.toString("utf8").split(RS)) {
+    const [sha = "", ...lines] = record.split("\n");
+    if (!/^[0-9a-f]{40,64}$/.test(sha.trim())) continue;
+    let added = 0;
+    let deleted = 0;
+    for (const line of lines) {
+      const [plus, minus, path] = line.split("\t", 3);
+      if (path === undefined) continue;
+      added += lineCount(plus);
+      deleted += lineCount(minus);
+    }
+    out.set(sha.trim(), { added, deleted });
+  }
+  return out;
+}
+
+const BOT_AUTHOR = /\[bot\]|\b(dependabot|renovate)\b/i;
+
+/**
+ * `--raw` lines (`:100644 100644 <oid> <oid> M<TAB>path`; no renames are asked for) as status
+ * and path, and the dependency manifests among them with their blob ids before and after.
+ */
+function changedPaths(text: string): CommitChanges & { manifests?: ManifestBlobs[] } {
   const paths: ChangedPath[] = [];
-  let added = 0;
-  let deleted = 0;
+  const manifests: ManifestBlobs[] = [];
   for (const line of text.split("\n")) {
     const tab = line.indexOf("\t");
-    if (tab <= 0) continue;
-    if (line.startsWith(":")) {
-      const path = line.slice(tab + 1).trim();
-      if (path !== "") paths.push({ status: line.slice(tab - 1, tab), path });
-      continue;
+    if (tab <= 0 || !line.startsWith(":")) continue;
+    const path = line.slice(tab + 1).trim();
+    if (path === "") continue;
+    paths.push({ status: line.slice(tab - 1, tab), path });
+    if (readsDependencies(path) && pathKind(path) === "manifest") {
+      const [, , before = "", after = ""] = line.slice(1, tab).split(" ");
+      manifests.push({ path, before, after });
     }
-    const [plus, minus] = line.split("\t", 2);
-    added += lineCount(plus);
-    deleted += lineCount(minus);
   }
-  return { paths, added, deleted };
+  return { paths, ...(manifests.length > 0 ? { manifests } : {}) };
 }
 
 function lineCount(field: string | undefined): number {

@@ -85,14 +85,17 @@ export async function commitsWithFile(
   return revs.map((r) => (plainRev(r) ? found[asked.indexOf(r)] : undefined));
 }
 
-interface BatchObject {
+export interface BatchObject {
   sha: string;
   type: string;
   body: Buffer;
 }
 
-/** Each line's object as `git cat-file --batch` gives it; undefined where it names none. */
-async function batchObjects(
+/**
+ * Each line's object as `git cat-file --batch` gives it; undefined where it names none. The
+ * whole answer is undefined when git cannot run there.
+ */
+export async function batchObjects(
   cwd: string,
   lines: readonly string[],
 ): Promise<(BatchObject | undefined)[] | undefined> {

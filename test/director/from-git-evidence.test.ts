@@ -1,7 +1,8 @@
 /**
- * `ingest --from-git` reads each commit's paths with their status and its lines added and
- * deleted (one `git log --raw --numstat`), and the classifier weighs its decisions by them: the
- * same words are a decision over a CI file deleted and none over source alone.
+ * `ingest --from-git` reads each commit's paths with their status (one `git log --raw`), the
+ * dependencies its manifests added and removed, and, where it deleted source, its lines added
+ * and deleted; the classifier weighs its decisions by them: the same words are a decision over
+ * a CI file deleted and none over source alone.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -68,8 +69,8 @@ describe("ingest --from-git reads what each commit changed", () => {
     commit("Remove the legacy importer");
 
     const commits = await logRange(repo.dir, "main");
-    // A binary file counts no lines; its path is still read.
-    expect(commits[0]?.changes).toMatchObject({ added: 62, deleted: 0 });
+    // Only a commit that deleted source is counted; a binary file counts no lines.
+    expect(commits[0]?.changes?.added).toBeUndefined();
     expect(commits[1]?.changes).toMatchObject({ added: 3, deleted: 61 });
     expect(commits[1]?.changes?.paths).toContainEqual({
       status: "D",
@@ -78,5 +79,39 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(commits[1]?.changes?.paths).toContainEqual({ status: "M", path: "logo.png" });
     // Source files deleted in a change that is mostly deletion, announced: a part removed.
     expect(classifyHistory(commits)[1]?.cls.decision?.confidence).toBe(0.7);
+  });
+
+  it("reads what the manifests added and removed, not a bot's, not an example's", async () => {
+    const repo = dirs.repo("engram-from-git-deps-");
+    const commit = (message: string, author?: string) => {
+      git(repo.dir, ["add", "-A"]);
+      git(repo.dir, ["commit", "-q", "-m", message, ...(author ? [`--author=${author}`] : [])]);
+    };
+    const pkg = (deps: Record<string, string>) =>
+      `${JSON.stringify({ name: "app", dependencies: deps }, null, 2)}\n`;
+    repo.write("package.json", pkg({ yup: "^1.0.0", react: "^18.0.0" }));
+    repo.write("examples/demo/package.json", pkg({ left: "1" }));
+    repo.write("src/form.ts", "export const schema = 1;\n");
+    commit("Start");
+    repo.write("package.json", pkg({ zod: "^3.0.0", react: "^18.3.0" }));
+    repo.write("src/form.ts", "export const schema = 2;\n");
+    commit("Refresh the form schemas");
+    repo.write("package.json", pkg({ valibot: "^1.0.0", react: "^18.3.0" }));
+    commit("Bump things", "dependabot[bot] <bot@example.invalid>");
+    repo.write("examples/demo/package.json", pkg({ right: "1" }));
+    commit("Refresh the demo");
+
+    const commits = await logRange(repo.dir, "main");
+    expect(commits[0]?.changes?.dependencies).toEqual({
+      added: ["react", "yup"],
+      removed: [],
+    });
+    expect(commits[1]?.changes?.dependencies).toEqual({ added: ["zod"], removed: ["yup"] });
+    expect(commits[2]?.changes?.dependencies).toBeUndefined();
+    expect(commits[3]?.changes?.dependencies).toBeUndefined();
+    const read = classifyHistory(commits);
+    expect(read[1]?.cls.decision?.title).toBe("Refresh the form schemas");
+    expect(read[1]?.cls.decision?.rationale).toBe("adopted zod; dropped yup");
+    expect(read[3]?.cls.decision).toBeUndefined();
   });
 });

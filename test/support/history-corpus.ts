@@ -2,6 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { DependencyChange } from "../../src/core/history/dependencies.js";
 import type { ChangedPath, CommitChanges } from "../../src/core/history/evidence.js";
 import { classifyHistory } from "../../src/core/history/git-events.js";
 import { childEnv, ROOT } from "./bins.js";
@@ -22,6 +23,8 @@ export interface CorpusCommit {
   /** Lines added and deleted (`--numstat`), where the repository still had the blobs. */
   added?: number;
   deleted?: number;
+  /** The dependencies its manifests added and removed (scripts/capture-dependencies.ts). */
+  dependencies?: DependencyChange;
 }
 
 export interface Corpus {
@@ -117,6 +120,7 @@ export function corpusChanges(c: CorpusCommit): CommitChanges {
     ...(c.added !== undefined && c.deleted !== undefined
       ? { added: c.added, deleted: c.deleted }
       : {}),
+    ...(c.dependencies !== undefined ? { dependencies: c.dependencies } : {}),
   };
 }
 

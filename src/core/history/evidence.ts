@@ -4,6 +4,8 @@
  * it added or deleted, and its size. Signals that carry across projects, unlike phrasing. Pure.
  */
 
+import type { DependencyChange } from "./dependencies.js";
+
 /** One changed path, with git's `--name-status` letter (`A`, `M`, `D`, `R`, `T`...). */
 export interface ChangedPath {
   status: string;
@@ -18,6 +20,8 @@ export interface CommitChanges {
   /** Lines added and deleted, where known (`--numstat`). */
   added?: number;
   deleted?: number;
+  /** The dependencies its manifests added and removed, where any (dependencies.ts). */
+  dependencies?: DependencyChange;
 }
 
 export type PathKind =
@@ -145,6 +149,8 @@ export interface Evidence {
   recordWritten: boolean;
   /** Only how screens look changed: UI source (and its tests, prose, translations). */
   uiOnly: boolean;
+  /** A dependency removed and another added: a library switched, whatever the words say. */
+  dependencySwitched: boolean;
   /** Lines changed, where known. */
   lines?: number;
 }
@@ -208,6 +214,9 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
       changes.deleted !== undefined &&
       changes.deleted >= 2 * changes.added,
     recordWritten,
+    dependencySwitched:
+      (changes.dependencies?.added.length ?? 0) > 0 &&
+      (changes.dependencies?.removed.length ?? 0) > 0,
     // Unknown paths beyond those listed may be anything: only a full list proves UI alone.
     uiOnly: ui > 0 && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
     ...(lines !== undefined ? { lines } : {}),
