@@ -95,7 +95,7 @@ describe("ingest --from-git reads what each commit changed", () => {
     commit("Start");
     repo.write("package.json", pkg({ zod: "^3.0.0", react: "^18.3.0" }));
     repo.write("src/form.ts", "export const schema = 2;\n");
-    commit("Refresh the form schemas");
+    commit("Switch form validation to zod");
     repo.write("package.json", pkg({ valibot: "^1.0.0", react: "^18.3.0" }));
     commit("Bump things", "dependabot[bot] <bot@example.invalid>");
     repo.write("examples/demo/package.json", pkg({ right: "1" }));
@@ -110,7 +110,8 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(commits[2]?.changes?.dependencies).toBeUndefined();
     expect(commits[3]?.changes?.dependencies).toBeUndefined();
     const read = classifyHistory(commits);
-    expect(read[1]?.cls.decision?.title).toBe("Refresh the form schemas");
+    // The words make the decision; the manifest gives the reason they leave out.
+    expect(read[1]?.cls.decision?.title).toBe("Switch form validation to zod");
     expect(read[1]?.cls.decision?.rationale).toBe("adopted zod; dropped yup");
     expect(read[3]?.cls.decision).toBeUndefined();
   });

@@ -1,6 +1,7 @@
 import { cutText } from "../model/text.js";
 import { decisionByEvidence, RUNTIME_BUMP, WORDING, weighDecision } from "./confidence.js";
 import { CONTENT_FREE } from "./content-free.js";
+import { withDependencies } from "./dependencies.js";
 import { botSetUpOnly, type CommitChanges, readEvidence } from "./evidence.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
@@ -265,14 +266,6 @@ export function classifyCommit(commit: CommitText): CommitClass {
     if (merged?.decision && merged.noise === undefined) {
       return { ...base, description: title, decision: merged.decision };
     }
-    // A pull request that switched a library, whatever its title says ("v3.1.0"): what it
-    // adopted and dropped is the decision (a merge of a tag or a branch syncs, not decides).
-    const switched = switchedDependencies(commit.changes);
-    if (switched !== undefined && mergePr && merged?.noise !== "dependency") {
-      const named = title === "" || /^Merge\b/i.test(title) ? `pull request #${pr}` : title;
-      const decision = { title: `${named}: ${switched}`, confidence: WORDING.implied };
-      return { ...base, description: title, decision };
-    }
     return { ...base, noise: "merge" };
   }
   if (type === "revert" || REVERT.test(subject)) {
@@ -341,7 +334,8 @@ export function classifyCommit(commit: CommitText): CommitClass {
             ? WORDING.stated
             : WORDING.implied;
     const confidence = weighDecision(wording, description, evidence(), type);
-    return { ...base, decision: { ...withReason(title, why), confidence } };
+    const reasoned = withDependencies(withReason(title, why), commit.changes);
+    return { ...base, decision: { ...reasoned, confidence } };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
   const bodyChoice = inferred && !PROSE_TYPES.has(type) ? choiceInBody(body) : undefined;
@@ -356,11 +350,8 @@ export function classifyCommit(commit: CommitText): CommitClass {
       ? decisionByEvidence({ description, type, conventional: convType !== null }, evidence)
       : undefined;
   if (shown !== undefined) {
-    const reasoned = withReason(description, body);
-    // A library switched that the words do not name: what the manifests say is the reason.
-    const switched = reasoned.rationale ? undefined : switchedDependencies(commit.changes);
-    const decision = switched ? { ...reasoned, rationale: switched } : reasoned;
-    return { ...base, decision: { ...decision, confidence: shown } };
+    const reasoned = withDependencies(withReason(description, body), commit.changes);
+    return { ...base, decision: { ...reasoned, confidence: shown } };
   }
   if (REGRESSION.test(subject) || /\bregression\b/i.test(firstLine(body))) {
     const why = reasonOf(body);
@@ -376,17 +367,6 @@ export function classifyCommit(commit: CommitText): CommitClass {
 }
 
 const PROSE_TYPES = new Set(["docs", "test", "style"]);
-
-/** "adopted a, b and 2 more; dropped c", where the manifests show a library switched. */
-function switchedDependencies(changes: CommitChanges | undefined): string | undefined {
-  const deps = changes?.dependencies;
-  if (deps === undefined || deps.added.length === 0 || deps.removed.length === 0) return undefined;
-  const list = (names: readonly string[]) =>
-    names.length <= 3
-      ? names.join(", ")
-      : `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
-  return `adopted ${list(deps.added)}; dropped ${list(deps.removed)}`;
-}
 
 /**
  * A `BREAKING CHANGE:` paragraph (its lines may wrap): its first sentence says what broke, for

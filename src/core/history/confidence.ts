@@ -183,9 +183,10 @@ export function decisionByEvidence(
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
-  // What the changes prove whatever the commit's type: a decision record written, a library
-  // switched, or a named dependency taken out of the manifest ("fix: remove utils-merge
-  // dependency").
+  // What the changes prove whatever the commit's type: a decision record written, or a named
+  // dependency taken out of the manifest ("fix: remove utils-merge dependency"). A library
+  // switched by the manifests alone was tried and did not carry (the corpus README's ninth
+  // round): it is a decision's reason, not a decision.
   const proven = provenByChanges(description, evidenceOf);
   if (proven !== undefined) return proven;
   // A feature that takes something out ("feat: remove the legacy importer") is a removal; one
@@ -285,8 +286,6 @@ function provenByChanges(
   const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
   if (evidence === undefined) return undefined;
   if (evidence.recordWritten) return WORDING.stated;
-  // One library removed and another added: a switch, however the commit words it.
-  if (evidence.dependencySwitched) return WORDING.implied;
   if (named && evidence.manifest) return WORDING.implied;
   return undefined;
 }

@@ -172,3 +172,29 @@ export function dependencyChange(
 function unscoped(name: string): string {
   return name.startsWith("@") ? name.slice(name.indexOf("/") + 1) : name;
 }
+
+/**
+ * A decision the commit's words leave unexplained, given what its manifests say where they show
+ * a library switched ("adopted a, b and 2 more; dropped c"). The switch alone makes no decision:
+ * read that way it did not carry to the held-out histories (the corpus README's ninth round).
+ */
+export function withDependencies<T extends { title: string; rationale?: string }>(
+  decision: T,
+  changes: { dependencies?: DependencyChange } | undefined,
+): T {
+  if (decision.rationale) return decision;
+  const switched = switchedDependencies(changes);
+  return switched === undefined ? decision : { ...decision, rationale: switched };
+}
+
+function switchedDependencies(
+  changes: { dependencies?: DependencyChange } | undefined,
+): string | undefined {
+  const deps = changes?.dependencies;
+  if (deps === undefined || deps.added.length === 0 || deps.removed.length === 0) return undefined;
+  const list = (names: readonly string[]) =>
+    names.length <= 3
+      ? names.join(", ")
+      : `${names.slice(0, 3).join(", ")} and ${names.length - 3} more`;
+  return `adopted ${list(deps.added)}; dropped ${list(deps.removed)}`;
+}

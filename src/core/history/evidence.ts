@@ -149,8 +149,7 @@ export interface Evidence {
   recordWritten: boolean;
   /** Only how screens look changed: UI source (and its tests, prose, translations). */
   uiOnly: boolean;
-  /** A dependency removed and another added: a library switched, whatever the words say. */
-  dependencySwitched: boolean;
+
   /** Lines changed, where known. */
   lines?: number;
 }
@@ -214,9 +213,6 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
       changes.deleted !== undefined &&
       changes.deleted >= 2 * changes.added,
     recordWritten,
-    dependencySwitched:
-      (changes.dependencies?.added.length ?? 0) > 0 &&
-      (changes.dependencies?.removed.length ?? 0) > 0,
     // Unknown paths beyond those listed may be anything: only a full list proves UI alone.
     uiOnly: ui > 0 && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
     ...(lines !== undefined ? { lines } : {}),
