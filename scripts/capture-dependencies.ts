@@ -12,6 +12,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { dependencyChange, readsDependencies } from "../src/core/history/dependencies.js";
 import { pathKind } from "../src/core/history/evidence.js";
+import { MAX_MANIFEST_BYTES } from "../src/git/dependency-reads.js";
 import { writeFileAtomicSync } from "../src/state/atomic.js";
 import { ROOT } from "../test/support/bins.js";
 import { CORPUS_HISTORIES, type Corpus } from "../test/support/history-corpus.js";
@@ -27,8 +28,10 @@ function git(repo: string, args: string[]): string {
   });
 }
 
-function blob(repo: string, id: string): string | undefined {
+/** A blob's text; null where the import would not read it (over its size bound). */
+function blob(repo: string, id: string): string | undefined | null {
   if (/^0+$/.test(id)) return undefined;
+  if (Number(git(repo, ["cat-file", "-s", id])) > MAX_MANIFEST_BYTES) return null;
   return git(repo, ["cat-file", "blob", id]);
 }
 
@@ -56,16 +59,20 @@ function capture(name: string, mirrors: string): { commits: number; changed: num
       })
       .filter((m) => readsDependencies(m.path) && pathKind(m.path) === "manifest");
     if (manifests.length === 0 || manifests.length > MAX_MANIFESTS) continue;
+    const read = manifests.map((m) => ({
+      path: m.path,
+      before: blob(repo, m.before),
+      after: blob(repo, m.after),
+    }));
+    // As the import does, a manifest with a side too large to read is left out.
     const change = dependencyChange(
-      manifests.map((m) => {
-        const before = blob(repo, m.before);
-        const after = blob(repo, m.after);
-        return {
+      read
+        .filter((m) => m.before !== null && m.after !== null)
+        .map((m) => ({
           path: m.path,
-          ...(before !== undefined ? { before } : {}),
-          ...(after !== undefined ? { after } : {}),
-        };
-      }),
+          ...(typeof m.before === "string" ? { before: m.before } : {}),
+          ...(typeof m.after === "string" ? { after: m.after } : {}),
+        })),
     );
     if (change === undefined) continue;
     c.dependencies = change;

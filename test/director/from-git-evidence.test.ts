@@ -8,6 +8,7 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { classifyHistory } from "../../src/core/history/git-events.js";
+import { MAX_MANIFEST_BYTES } from "../../src/git/dependency-reads.js";
 import { logRange } from "../../src/git/log.js";
 import { git, TempDirs } from "../support/repo.js";
 
@@ -114,5 +115,28 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(read[1]?.cls.decision?.title).toBe("Switch form validation to zod");
     expect(read[1]?.cls.decision?.rationale).toBe("adopted zod; dropped yup");
     expect(read[3]?.cls.decision).toBeUndefined();
+  });
+
+  it("never reads a manifest larger than its bound, on either side", async () => {
+    const repo = dirs.repo("engram-from-git-huge-");
+    const commit = (message: string) => {
+      git(repo.dir, ["add", "-A"]);
+      git(repo.dir, ["commit", "-q", "-m", message]);
+    };
+    const pkg = (deps: Record<string, string>, pad = "") =>
+      `${JSON.stringify({ name: "app", description: pad, dependencies: deps })}\n`;
+    repo.write("package.json", pkg({ yup: "1" }));
+    commit("Start");
+    repo.write("package.json", pkg({ zod: "3" }, "x".repeat(MAX_MANIFEST_BYTES)));
+    commit("Switch validation to zod");
+    repo.write("package.json", pkg({ valibot: "1" }));
+    commit("Switch validation to valibot");
+    repo.write("package.json", pkg({ arktype: "2" }));
+    commit("Switch validation to arktype");
+
+    const commits = await logRange(repo.dir, "main");
+    expect(commits[1]?.changes?.dependencies).toBeUndefined();
+    expect(commits[2]?.changes?.dependencies).toBeUndefined();
+    expect(commits[3]?.changes?.dependencies).toEqual({ added: ["arktype"], removed: ["valibot"] });
   });
 });

@@ -161,13 +161,20 @@ export function dependencyChange(
       }
     }
   }
-  const counted = (n: string) => !n.startsWith("@types/") && !moved.has(n);
+  const counted = (n: string) => NAME.test(n) && !n.startsWith("@types/") && !moved.has(n);
   const change = {
     added: [...added].filter((n) => counted(n) && !removed.has(n)).sort(),
     removed: [...removed].filter((n) => counted(n) && !added.has(n)).sort(),
   };
   return change.added.length === 0 && change.removed.length === 0 ? undefined : change;
 }
+
+/**
+ * What a dependency's name looks like in any of these ecosystems (npm's at most 214 characters,
+ * a Go module path, a Python project): a key of another shape, planted or broken, is not one,
+ * and never reaches a decision's text.
+ */
+const NAME = /^[@\w][\w@./~+-]{0,213}$/;
 
 function unscoped(name: string): string {
   return name.startsWith("@") ? name.slice(name.indexOf("/") + 1) : name;
