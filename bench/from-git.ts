@@ -95,6 +95,8 @@ export interface RealHistoryScore {
   agreement?: SecondLabelScore["agreement"];
   against_second?: SecondLabelScore["against_second"];
   on_agreed?: SecondLabelScore["on_agreed"];
+  against_settled?: SecondLabelScore["against_settled"];
+  settling?: SecondLabelScore["settling"];
 }
 
 /** A second labelling of held-out commits, and the classifier at the line against it. */
@@ -112,12 +114,24 @@ export interface SecondLabelScore {
   against_second: { recall: number; precision: number };
   /** The classifier on the commits both labellers agree on (the others left out). */
   on_agreed: PooledScore;
+  /** The classifier against the settled labels (a third labeller's where the two disagree). */
+  against_settled: PooledScore;
+  /** Each labeller against the settled labels. */
+  settling: {
+    first: { recall: number; precision: number };
+    second: { recall: number; precision: number };
+  };
 }
 
 function secondLabelScore(
   a: LabellerAgreement,
   c: HistoryAgreement["classifier"],
+  settling: HistoryAgreement["settling"],
 ): SecondLabelScore {
+  const pair = (l: LabellerAgreement) => ({
+    recall: round(l.recall),
+    precision: round(l.precision),
+  });
   return {
     agreement: {
       kappa: round(a.kappa),
@@ -134,6 +148,13 @@ function secondLabelScore(
       recall: round(c.agreed.recall),
       precision: round(c.agreed.precision),
     },
+    against_settled: {
+      commits: c.settled.commits,
+      labelled_decisions: c.settled.labelled,
+      recall: round(c.settled.recall),
+      precision: round(c.settled.precision),
+    },
+    settling: { first: pair(settling.first), second: pair(settling.second) },
   };
 }
 
@@ -208,7 +229,7 @@ export async function realHistoryScores(): Promise<{
         candidates: { recall: round(all.recall), precision: round(all.precision) },
         with_rationale: round(score.found === 0 ? 1 : score.with_rationale / score.found),
         ...(out.some((r) => r.history === history) ? {} : { in_memory_md: share }),
-        ...(agreed ? secondLabelScore(agreed.agreement, agreed.classifier) : {}),
+        ...(agreed ? secondLabelScore(agreed.agreement, agreed.classifier, agreed.settling) : {}),
       });
     }
   }
@@ -220,7 +241,11 @@ export async function realHistoryScores(): Promise<{
       tuned: pooled(pool.tuned),
       held_out: pooled(pool.held_out),
       line: DECISION_LINE,
-      second_labels: secondLabelScore(secondPooled.agreement, secondPooled.classifier),
+      second_labels: secondLabelScore(
+        secondPooled.agreement,
+        secondPooled.classifier,
+        secondPooled.settling,
+      ),
     },
   };
 }

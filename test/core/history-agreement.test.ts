@@ -1,8 +1,9 @@
 /**
  * The held-out histories labelled a second time, blind to the first labels and to the
  * classifier (test/fixtures/history-corpus/README.md): how the two labellers agree, and the
- * classifier's figures against each labelling and on the commits both agree on, each held to
- * what was measured on 2026-11-29, rounded down. Figures only, never which commits the
+ * classifier's figures against each labelling, on the commits both agree on, and against the
+ * labels a third labeller settled where the two disagree, each held to what was measured on
+ * 2026-11-29, rounded down. Figures only, never which commits the
  * classifier missed or called wrongly: these histories stay held out.
  */
 import { describe, expect, it } from "vitest";
@@ -12,10 +13,12 @@ import {
   type HistoryAgreement,
   historyAgreement,
   labellerAgreement,
+  loadAdjudication,
   loadSecondLabels,
   pooledAgreement,
   SECOND_LABELLED,
   secondLabelsOf,
+  settledLabelsOf,
 } from "../support/history-agreement.js";
 import { isHeldOut, loadCorpus, scoreCorpus } from "../support/history-corpus.js";
 
@@ -37,28 +40,58 @@ const MEASURED: Record<
     first?: Floor;
     second: Floor;
     agreed: Floor;
+    /** The settled labels: the labellers' where they agree, the adjudicator's elsewhere. */
+    settled: Floor & { decisions: number; firstLabeller: Floor; secondLabeller: Floor };
   }
 > = {
   commander: {
     labellers: { first: 13, second: 24, both: 9, recall: 0.69, precision: 0.37, kappa: 0.44 },
     second: { recall: 0.37, precision: 0.69 },
     agreed: { recall: 0.77, precision: 0.77 },
+    settled: {
+      decisions: 23,
+      recall: 0.39,
+      precision: 0.69,
+      firstLabeller: { recall: 0.39, precision: 0.69 },
+      secondLabeller: { recall: 1, precision: 0.95 },
+    },
   },
   yargs: {
     labellers: { first: 17, second: 21, both: 15, recall: 0.88, precision: 0.71, kappa: 0.77 },
     second: { recall: 0.71, precision: 0.88 },
     agreed: { recall: 0.8, precision: 0.92 },
+    settled: {
+      decisions: 21,
+      recall: 0.71,
+      precision: 0.88,
+      firstLabeller: { recall: 0.71, precision: 0.88 },
+      secondLabeller: { recall: 1, precision: 1 },
+    },
   },
   "uptime-kuma": {
     labellers: { first: 18, second: 21, both: 15, recall: 0.83, precision: 0.71, kappa: 0.74 },
     second: { recall: 0.14, precision: 0.75 },
     agreed: { recall: 0.2, precision: 1 },
+    settled: {
+      decisions: 22,
+      recall: 0.13,
+      precision: 0.75,
+      firstLabeller: { recall: 0.77, precision: 0.94 },
+      secondLabeller: { recall: 0.9, precision: 0.95 },
+    },
   },
   pooled: {
     labellers: { first: 48, second: 66, both: 39, recall: 0.81, precision: 0.59, kappa: 0.65 },
     first: { recall: 0.54, precision: 0.76 },
     second: { recall: 0.4, precision: 0.79 },
     agreed: { recall: 0.56, precision: 0.88 },
+    settled: {
+      decisions: 66,
+      recall: 0.4,
+      precision: 0.79,
+      firstLabeller: { recall: 0.62, precision: 0.85 },
+      secondLabeller: { recall: 0.96, precision: 0.96 },
+    },
   },
 };
 
@@ -85,6 +118,20 @@ function holdsToMeasured(name: keyof typeof MEASURED, row: Omit<HistoryAgreement
     const line = `${name}, the classifier ${which}: ${figures(f)}`;
     expect(f.recall, line).toBeGreaterThanOrEqual(floor.recall);
     expect(f.precision, line).toBeGreaterThanOrEqual(floor.precision);
+  }
+  const settled = row.classifier.settled;
+  const line = `${name}, the classifier against the settled labels: ${figures(settled)}`;
+  expect(settled.labelled, line).toBe(m.settled.decisions);
+  expect(settled.recall, line).toBeGreaterThanOrEqual(m.settled.recall);
+  expect(settled.precision, line).toBeGreaterThanOrEqual(m.settled.precision);
+  for (const [which, floor] of [
+    ["first", m.settled.firstLabeller],
+    ["second", m.settled.secondLabeller],
+  ] as const) {
+    const l = row.settling[which];
+    const said2 = `${name}, the ${which} labeller against the settled labels: ${l.recall.toFixed(3)} / ${l.precision.toFixed(3)}`;
+    expect(l.recall, said2).toBeGreaterThanOrEqual(floor.recall);
+    expect(l.precision, said2).toBeGreaterThanOrEqual(floor.precision);
   }
 }
 
@@ -114,6 +161,25 @@ describe("a second labelling of the held-out histories", () => {
         ["called", "commits", "found", "labelled", "precision", "recall"].sort(),
       );
       holdsToMeasured(name, row);
+    });
+  }
+
+  for (const name of SECOND_LABELLED) {
+    it(`${name}: the adjudicator settled exactly the labellers' disagreements`, () => {
+      const corpus = loadCorpus(name);
+      const adjudication = loadAdjudication(name);
+      expect(adjudication.history).toBe(name);
+      expect(adjudication.repository).toBe(corpus.repository);
+      for (const c of adjudication.commits) expect(c.why, c.sha).toMatch(/\S/);
+      const first = new Map(
+        corpus.commits.filter((c) => isHeldOut(corpus, c)).map((c) => [c.sha, c.decision]),
+      );
+      const second = secondLabelsOf(corpus, loadSecondLabels(name));
+      expect(settledLabelsOf(first, second, adjudication).size).toBe(first.size);
+      const [, ...rest] = adjudication.commits;
+      expect(() => settledLabelsOf(first, second, { ...adjudication, commits: rest })).toThrow(
+        /disagreements/,
+      );
     });
   }
 

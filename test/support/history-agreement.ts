@@ -1,6 +1,7 @@
 /**
  * A second, independent labelling of the held-out histories (test/fixtures/history-corpus/
- * second-labels), how it agrees with the first, and the classifier's figures against each.
+ * second-labels), how it agrees with the first, a third labeller's settling of their
+ * disagreements (adjudicated/), and the classifier's figures against each.
  * Figures only: which commits the classifier missed or called wrongly is never returned here,
  * lest a held-out history be tuned on.
  */
@@ -42,6 +43,53 @@ export interface SecondLabelling {
 }
 
 const DIR = join(ROOT, "test", "fixtures", "history-corpus", "second-labels");
+const ADJUDICATED = join(ROOT, "test", "fixtures", "history-corpus", "adjudicated");
+
+/** A disagreement of the two labellers, settled by a third. */
+export interface Adjudication {
+  sha: string;
+  decision: boolean;
+  why: string;
+}
+
+export interface AdjudicatedLabelling {
+  history: string;
+  repository: string;
+  part: string;
+  adjudicator: string;
+  adjudicated: string;
+  blind_to: string;
+  fields: string;
+  /** The commits the two labellers labelled differently, in the corpus file's order. */
+  commits: Adjudication[];
+}
+
+export function loadAdjudication(name: string): AdjudicatedLabelling {
+  return JSON.parse(
+    readFileSync(join(ADJUDICATED, `${name}.json`), "utf8"),
+  ) as AdjudicatedLabelling;
+}
+
+/**
+ * The settled labels: the two labellers' where they agree, the adjudicator's where they do
+ * not, after checking that it settled exactly their disagreements, in order.
+ */
+export function settledLabelsOf(
+  first: ReadonlyMap<string, boolean>,
+  second: ReadonlyMap<string, boolean>,
+  adjudication: AdjudicatedLabelling,
+): Map<string, boolean> {
+  const disagreed = [...first].filter(([sha, d]) => second.get(sha) !== d).map(([sha]) => sha);
+  const shas = adjudication.commits.map((c) => c.sha);
+  if (shas.length !== disagreed.length || shas.some((sha, i) => sha !== disagreed[i])) {
+    throw new Error(
+      `adjudication of ${adjudication.history}: ${shas.length} commits settled for ${disagreed.length} disagreements, or not the same ones`,
+    );
+  }
+  const settled = new Map(first);
+  for (const c of adjudication.commits) settled.set(c.sha, c.decision);
+  return settled;
+}
 
 export function loadSecondLabels(name: string): SecondLabelling {
   return JSON.parse(readFileSync(join(DIR, `${name}.json`), "utf8")) as SecondLabelling;
@@ -82,8 +130,13 @@ export type Figures = Omit<CorpusScore, "missed" | "wrong" | "with_rationale">;
 export interface HistoryAgreement {
   history: string;
   agreement: LabellerAgreement;
-  /** At the confidence line: against the first labels, the second, and where they agree. */
-  classifier: { first: Figures; second: Figures; agreed: Figures };
+  /** Each labeller against the settled labels (those taken as truth). */
+  settling: { first: LabellerAgreement; second: LabellerAgreement };
+  /**
+   * At the confidence line: against the first labels, the second, where they agree, and the
+   * settled labels.
+   */
+  classifier: { first: Figures; second: Figures; agreed: Figures; settled: Figures };
 }
 
 /**
@@ -115,9 +168,20 @@ export function historyAgreement(name: string, line: number): HistoryAgreement {
     corpus.commits.filter((c) => isHeldOut(corpus, c)).map((c) => [c.sha, c.decision === true]),
   );
   const agreed = new Map([...first].filter(([sha, d]) => second.get(sha) === d));
-  let both = 0;
-  for (const [sha, d] of first) if (d && second.get(sha) === true) both++;
-  const count = (labels: Map<string, boolean>) => [...labels.values()].filter(Boolean).length;
+  const settled = settledLabelsOf(first, second, loadAdjudication(name));
+  const count = (labels: ReadonlyMap<string, boolean>) =>
+    [...labels.values()].filter(Boolean).length;
+  /** `labels` against `truth`, both over the same commits. */
+  const against = (truth: ReadonlyMap<string, boolean>, labels: ReadonlyMap<string, boolean>) => {
+    let both = 0;
+    for (const [sha, d] of truth) if (d && labels.get(sha) === true) both++;
+    return labellerAgreement({
+      commits: truth.size,
+      first: count(truth),
+      second: count(labels),
+      both,
+    });
+  };
   const decide = callsAtLine(corpus, line);
   const figures = (labels: Map<string, boolean>): Figures => {
     const { commits, labelled, found, called, recall, precision } = scoreCorpus(
@@ -129,19 +193,21 @@ export function historyAgreement(name: string, line: number): HistoryAgreement {
   };
   return {
     history: name,
-    agreement: labellerAgreement({
-      commits: first.size,
-      first: count(first),
-      second: count(second),
-      both,
-    }),
-    classifier: { first: figures(first), second: figures(second), agreed: figures(agreed) },
+    agreement: against(first, second),
+    settling: { first: against(settled, first), second: against(settled, second) },
+    classifier: {
+      first: figures(first),
+      second: figures(second),
+      agreed: figures(agreed),
+      settled: figures(settled),
+    },
   };
 }
 
 /** The histories pooled: every commit of each counted once. */
 export function pooledAgreement(rows: readonly HistoryAgreement[]): {
   agreement: LabellerAgreement;
+  settling: HistoryAgreement["settling"];
   classifier: HistoryAgreement["classifier"];
 } {
   const sum = <K extends string>(pick: (r: HistoryAgreement) => Record<K, number>, keys: K[]) =>
@@ -157,8 +223,23 @@ export function pooledAgreement(rows: readonly HistoryAgreement[]): {
       precision: s.called === 0 ? 1 : s.found / s.called,
     };
   };
+  const cells = ["commits", "first", "second", "both"] as (
+    | "commits"
+    | "first"
+    | "second"
+    | "both"
+  )[];
   return {
-    agreement: labellerAgreement(sum((r) => r.agreement, ["commits", "first", "second", "both"])),
-    classifier: { first: pool("first"), second: pool("second"), agreed: pool("agreed") },
+    agreement: labellerAgreement(sum((r) => r.agreement, cells)),
+    settling: {
+      first: labellerAgreement(sum((r) => r.settling.first, cells)),
+      second: labellerAgreement(sum((r) => r.settling.second, cells)),
+    },
+    classifier: {
+      first: pool("first"),
+      second: pool("second"),
+      agreed: pool("agreed"),
+      settled: pool("settled"),
+    },
   };
 }
