@@ -15,13 +15,16 @@ import { git, TempDirs } from "../support/repo.js";
 const dirs = new TempDirs();
 afterAll(() => dirs.cleanup());
 
+/** Commits everything in the work tree. */
+function commitAll(dir: string, message: string, author?: string): void {
+  git(dir, ["add", "-A"]);
+  git(dir, ["commit", "-q", "-m", message, ...(author ? [`--author=${author}`] : [])]);
+}
+
 describe("ingest --from-git reads what each commit changed", () => {
   it("gives each path its status, and weighs decisions by the paths", async () => {
     const repo = dirs.repo("engram-from-git-evidence-");
-    const commit = (message: string) => {
-      git(repo.dir, ["add", "-A"]);
-      git(repo.dir, ["commit", "-q", "-m", message]);
-    };
+    const commit = (message: string) => commitAll(repo.dir, message);
     repo.write("src/index.ts", "export const a = 1;\n");
     repo.write(".github/workflows/coverage.yml", "on: push\n");
     repo.write("codecov.yml", "coverage: {}\n");
@@ -53,10 +56,7 @@ describe("ingest --from-git reads what each commit changed", () => {
 
   it("counts the lines, so a part taken out is told from a part reworked", async () => {
     const repo = dirs.repo("engram-from-git-lines-");
-    const commit = (message: string) => {
-      git(repo.dir, ["add", "-A"]);
-      git(repo.dir, ["commit", "-q", "-m", message]);
-    };
+    const commit = (message: string) => commitAll(repo.dir, message);
     const legacy = Array.from({ length: 60 }, (_, i) => `export const step${i} = ${i};`);
     repo.write("src/legacy/importer.ts", `${legacy.join("\n")}\n`);
     repo.write("src/index.ts", 'export * from "./legacy/importer.js";\n');
@@ -84,10 +84,7 @@ describe("ingest --from-git reads what each commit changed", () => {
 
   it("reads what the manifests added and removed, not a bot's, not an example's", async () => {
     const repo = dirs.repo("engram-from-git-deps-");
-    const commit = (message: string, author?: string) => {
-      git(repo.dir, ["add", "-A"]);
-      git(repo.dir, ["commit", "-q", "-m", message, ...(author ? [`--author=${author}`] : [])]);
-    };
+    const commit = (message: string, author?: string) => commitAll(repo.dir, message, author);
     const pkg = (deps: Record<string, string>) =>
       `${JSON.stringify({ name: "app", dependencies: deps }, null, 2)}\n`;
     repo.write("package.json", pkg({ yup: "^1.0.0", react: "^18.0.0" }));
@@ -119,10 +116,7 @@ describe("ingest --from-git reads what each commit changed", () => {
 
   it("never reads a manifest larger than its bound, on either side", async () => {
     const repo = dirs.repo("engram-from-git-huge-");
-    const commit = (message: string) => {
-      git(repo.dir, ["add", "-A"]);
-      git(repo.dir, ["commit", "-q", "-m", message]);
-    };
+    const commit = (message: string) => commitAll(repo.dir, message);
     const pkg = (deps: Record<string, string>, pad = "") =>
       `${JSON.stringify({ name: "app", description: pad, dependencies: deps })}\n`;
     repo.write("package.json", pkg({ yup: "1" }));
