@@ -1,10 +1,10 @@
 /**
- * `ingest --from-git`'s one read of history: a single `git log` through the user's git
- * (simple-git). isomorphic-git reads objects one by one, inflating each in JavaScript and
- * probing for it as a loose file first; over 10,000 packed commits that took 7 s or more for
- * the walk alone, where `git log` gives every commit, its message and its changed paths in
- * a quarter of a second.
- */
+ * `ingest --from-git`'s read of history: one `git log` through the user's git (simple-git)
+ * for every commit, its message and its changed paths, then two small reads for the commits
+ * that need them (their manifests' dependencies, dependency-reads.ts; the line counts of those
+ * that deleted source). isomorphic-git reads objects one by one, inflating each in JavaScript
+ * and probing for it as a loose file first; over 10,000 packed commits that took 7 s or more
+ * for the walk alone, where `git log` gives it all in a quarter of a second. */
 import { GitError } from "simple-git";
 import { readsDependencies } from "../core/history/dependencies.js";
 import { type ChangedPath, type CommitChanges, pathKind } from "../core/history/evidence.js";
