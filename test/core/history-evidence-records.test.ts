@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { classifyCommit } from "../../src/core/history/classify.js";
 import { DECISION_LINE } from "../../src/core/history/confidence.js";
-import { readEvidence } from "../../src/core/history/evidence.js";
+import { readEvidence, writesDecisionRecord } from "../../src/core/history/evidence.js";
 
 const changes = (...files: string[]) => ({
   paths: files.map((f) => ({ status: f.slice(0, 1), path: f.slice(2) })),
@@ -39,7 +39,7 @@ describe("a decision record written", () => {
       "M docs/adr/0007-store-attachments-by-hash.md",
       "A docs/architecture/overview.md",
     ]) {
-      expect(readEvidence(changes(file))?.recordWritten).toBe(false);
+      expect(writesDecisionRecord(changes(file))).toBe(false);
     }
     expect(
       weigh("feat(storage): store attachments by content hash", [

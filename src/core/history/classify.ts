@@ -2,7 +2,12 @@ import { cutText } from "../model/text.js";
 import { decisionByEvidence, RUNTIME_BUMP, WORDING, weighDecision } from "./confidence.js";
 import { CONTENT_FREE } from "./content-free.js";
 import { withDependencies } from "./dependencies.js";
-import { botSetUpOnly, type CommitChanges, readEvidence } from "./evidence.js";
+import {
+  botSetUpOnly,
+  type CommitChanges,
+  readEvidence,
+  writesDecisionRecord,
+} from "./evidence.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -347,7 +352,15 @@ export function classifyCommit(commit: CommitText): CommitClass {
   // Weak wording ("Remove X", "Use Y") that what the commit changed makes a decision.
   const shown =
     inferred && !PROSE_ONLY.test(description)
-      ? decisionByEvidence({ description, type, conventional: convType !== null }, evidence)
+      ? decisionByEvidence(
+          {
+            description,
+            type,
+            conventional: convType !== null,
+            recordWritten: writesDecisionRecord(commit.changes),
+          },
+          evidence,
+        )
       : undefined;
   if (shown !== undefined) {
     const reasoned = withDependencies(withReason(description, body), commit.changes);

@@ -179,7 +179,13 @@ const PROPOSED = 0.55;
  * or undefined.
  */
 export function decisionByEvidence(
-  commit: { description: string; type: string; conventional: boolean },
+  commit: {
+    description: string;
+    type: string;
+    conventional: boolean;
+    /** A decision record added (evidence.ts, `writesDecisionRecord`). */
+    recordWritten?: boolean;
+  },
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
 ): number | undefined {
   const { description, type } = commit;
@@ -187,8 +193,14 @@ export function decisionByEvidence(
   // dependency taken out of the manifest ("fix: remove utils-merge dependency"). A library
   // switched by the manifests alone was tried and did not carry (the corpus README's ninth
   // round): it is a decision's reason, not a decision.
-  const proven = provenByChanges(description, evidenceOf);
-  if (proven !== undefined) return proven;
+  if (commit.recordWritten) return WORDING.stated;
+  if (
+    DEPENDENCY_DROPPED.test(description) &&
+    !CLEANUP.test(description) &&
+    evidenceFrom(evidenceOf)?.manifest
+  ) {
+    return WORDING.implied;
+  }
   // A feature that takes something out ("feat: remove the legacy importer") is a removal; one
   // that builds for another platform ("feat: add linux/riscv64 build") is a platform supported.
   const removing =
@@ -203,7 +215,7 @@ export function decisionByEvidence(
   if (!WEAK_CHOICES.some((r) => r.test(description)) || CLEANUP.test(description)) {
     return undefined;
   }
-  const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
+  const evidence = evidenceFrom(evidenceOf);
   if (evidence === undefined || evidence.proseOnly || evidence.testsOnly) return undefined;
   const k = evidence.kinds;
   // A change users are told of: documented beside the source, or in a release note with it.
@@ -278,16 +290,10 @@ export function decisionByEvidence(
 const DEPENDENCY_DROPPED =
   /^(remove|removes|removed|drop|drops|dropped|replace|replaces|replaced)\b.*\b(dependency|dependencies|package)\b/i;
 
-function provenByChanges(
-  description: string,
+function evidenceFrom(
   evidenceOf: Evidence | undefined | (() => Evidence | undefined),
-): number | undefined {
-  const named = DEPENDENCY_DROPPED.test(description) && !CLEANUP.test(description);
-  const evidence = typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
-  if (evidence === undefined) return undefined;
-  if (evidence.recordWritten) return WORDING.stated;
-  if (named && evidence.manifest) return WORDING.implied;
-  return undefined;
+): Evidence | undefined {
+  return typeof evidenceOf === "function" ? evidenceOf() : evidenceOf;
 }
 
 function round(n: number): number {

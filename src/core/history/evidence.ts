@@ -145,11 +145,8 @@ export interface Evidence {
    * (where the line counts are known).
    */
   removal: boolean;
-  /** A decision record added: the project wrote the choice down as one. */
-  recordWritten: boolean;
   /** Only how screens look changed: UI source (and its tests, prose, translations). */
   uiOnly: boolean;
-
   /** Lines changed, where known. */
   lines?: number;
 }
@@ -169,7 +166,6 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
   const workflows = { A: 0, D: 0 };
   let upgradeGuide = false;
   let sourceDeleted = false;
-  let recordWritten = false;
   let ui = 0;
   for (const { status, path } of changes.paths) {
     const kind = pathKind(path);
@@ -182,7 +178,6 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
     }
     if (UPGRADE_GUIDE.test(path)) upgradeGuide = true;
     if (status === "D" && kind === "source") sourceDeleted = true;
-    if (status === "A" && DECISION_RECORD.test(path)) recordWritten = true;
     // A framework's API routes live beside its pages (`src/pages/api/`): they serve, not show.
     if (kind === "source" && UI_SOURCE.test(path) && !/(^|\/)api\//i.test(path)) ui++;
     else if (kind === "source") ui = Number.NEGATIVE_INFINITY;
@@ -212,7 +207,6 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
       changes.added !== undefined &&
       changes.deleted !== undefined &&
       changes.deleted >= 2 * changes.added,
-    recordWritten,
     // Unknown paths beyond those listed may be anything: only a full list proves UI alone.
     uiOnly: ui > 0 && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
     ...(lines !== undefined ? { lines } : {}),
@@ -229,6 +223,16 @@ function stem(path: string): string {
 function hasAny(kinds: ReadonlySet<PathKind>, of: ReadonlySet<PathKind>): boolean {
   for (const k of kinds) if (of.has(k)) return true;
   return false;
+}
+
+/**
+ * A decision record added: the project wrote a choice down as one. Read from the paths alone,
+ * without sorting them into kinds: it is asked of every commit a decision is in question for.
+ */
+export function writesDecisionRecord(changes: CommitChanges | undefined): boolean {
+  return (changes?.paths ?? []).some(
+    ({ status, path }) => status === "A" && DECISION_RECORD.test(path),
+  );
 }
 
 /**
