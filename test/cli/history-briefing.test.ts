@@ -1,6 +1,7 @@
 /**
  * A history import read as a newcomer reads it, through the bins: `director ingest --from-git
- * main` then `director run` on each labelled real history written as a real repository, and
+ * main` then `director run` on every labelled real history (the held-out ones too, their
+ * failures saying counts only) written as a real repository, and
  * MEMORY.md checked as a briefing (no contentless item, the newest decisions, areas and
  * lessons beside them); and an uncertain decision proposed, then confirmed with one command.
  */
@@ -10,7 +11,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DECISION_LINE } from "../../src/core/history/confidence.js";
 import { hasContent, reasonOf } from "../../src/core/history/content.js";
 import { director, GIT_IDENTITY, jsonOf, succeeded } from "../support/bins.js";
-import { importedDecisions, loadCorpus, writeCorpusRepo } from "../support/history-corpus.js";
+import {
+  CORPUS_HISTORIES,
+  importedDecisions,
+  loadCorpus,
+  writeCorpusRepo,
+} from "../support/history-corpus.js";
 import { importWithProposal } from "../support/history-proposal.js";
 import { TempDirs } from "../support/repo.js";
 
@@ -38,18 +44,11 @@ function itemText(bullet: string): string {
 }
 
 describe("MEMORY.md after an import is a briefing (real histories, through the bins)", () => {
-  for (const name of [
-    "release-please-action",
-    "checkout",
-    "commander",
-    "chai",
-    "express",
-    "memos",
-    "umami",
-    "linkding",
-  ]) {
+  // Every labelled history; a held-out one's failures say counts only, never its items.
+  for (const name of CORPUS_HISTORIES) {
     it(`${name}: no contentless item, the newest decisions first, areas beside them`, async () => {
       const corpus = loadCorpus(name);
+      const shown = (text: string) => (corpus.held_out ? "(a held-out history: not shown)" : text);
       const repo = dirs.repo(`engram-briefing-${name}-`);
       const written = writeCorpusRepo(repo.dir, corpus);
       succeeded(await director(["init"], { cwd: repo.dir, env: ENV }));
@@ -60,12 +59,12 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
       const all = [...bySection.values()].flat();
       // No item without content: no aside, merge, badge or e-mail line.
       const empty = all.filter((b) => !hasContent(itemText(b).replace(/\*\*/g, "")));
-      expect(empty, md).toEqual([]);
-      expect(md).not.toMatch(/^- .*\bMerge (branch|pull request)\b/im);
+      expect(empty.length, shown(`${empty.join("\n")}\n\n${md}`)).toBe(0);
+      expect(/^- .*\bMerge (branch|pull request)\b/im.test(md), shown(md)).toBe(false);
 
       // The newest decision the import found (and keeps in force) opens the Decisions section.
       const decisions = bySection.get("Decisions") ?? [];
-      expect(decisions.length, md).toBeGreaterThan(3);
+      expect(decisions.length, shown(md)).toBeGreaterThan(3);
       const imported = importedDecisions(corpus);
       // A decision below the line is proposed, not remembered: the newest one at the line.
       const remembered = (sha: string) => (imported.get(sha)?.confidence ?? 1) >= DECISION_LINE;
@@ -82,11 +81,11 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
         decisions
           .slice(0, 3)
           .some((d) => d.toLowerCase().includes(title.slice(0, 30).toLowerCase())),
-        `${title}\n${decisions.slice(0, 3).join("\n")}`,
+        shown(`${title}\n${decisions.slice(0, 3).join("\n")}`),
       ).toBe(true);
 
       // Areas beside the decisions; decisions keep to their share of the view.
-      expect(bySection.get("Areas")?.length ?? 0, md).toBeGreaterThan(0);
+      expect(bySection.get("Areas")?.length ?? 0, shown(md)).toBeGreaterThan(0);
       expect(decisions.length).toBeLessThanOrEqual(30);
 
       // The share of decisions shown with a reason (reported; a floor the corpus allows).
@@ -94,7 +93,9 @@ describe("MEMORY.md after an import is a briefing (real histories, through the b
       console.log(
         `${name}: ${all.length} items, ${decisions.length} decisions (${withReason} with a reason, ${(withReason / decisions.length).toFixed(2)}), ${bySection.get("Recent")?.length ?? 0} lessons/conventions, ${bySection.get("Areas")?.length ?? 0} areas`,
       );
-      expect(withReason).toBeGreaterThan(0);
+      // Held to it where the rules were drawn: a held-out history's squashed titles may give
+      // no reason at all (uptime-kuma's four decisions shown carry none).
+      if (!corpus.held_out) expect(withReason).toBeGreaterThan(0);
     });
   }
 });
