@@ -10,15 +10,13 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { dependencyChange, readsDependencies } from "../src/core/history/dependencies.js";
-import { pathKind } from "../src/core/history/evidence.js";
-import { MAX_MANIFEST_BYTES } from "../src/git/dependency-reads.js";
+import { dependencyChange, isReadManifest } from "../src/core/history/dependencies.js";
+import { MAX_MANIFEST_BYTES, MAX_MANIFESTS_PER_COMMIT } from "../src/git/dependency-reads.js";
 import { writeFileAtomicSync } from "../src/state/atomic.js";
 import { ROOT } from "../test/support/bins.js";
 import { CORPUS_HISTORIES, type Corpus } from "../test/support/history-corpus.js";
 
 const DIR = join(ROOT, "test", "fixtures", "history-corpus");
-const MAX_MANIFESTS = 8;
 
 function git(repo: string, args: string[]): string {
   return execFileSync("git", ["-C", repo, ...args], {
@@ -57,8 +55,8 @@ function capture(name: string, mirrors: string): { commits: number; changed: num
         const [, , before = "", after = ""] = l.slice(1, tab).split(" ");
         return { path: l.slice(tab + 1), before, after };
       })
-      .filter((m) => readsDependencies(m.path) && pathKind(m.path) === "manifest");
-    if (manifests.length === 0 || manifests.length > MAX_MANIFESTS) continue;
+      .filter((m) => isReadManifest(m.path));
+    if (manifests.length === 0 || manifests.length > MAX_MANIFESTS_PER_COMMIT) continue;
     const read = manifests.map((m) => ({
       path: m.path,
       before: blob(repo, m.before),

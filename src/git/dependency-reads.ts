@@ -15,9 +15,9 @@ export interface ManifestBlobs {
 }
 
 /** A commit that changed more manifests than this swept over packages (a release): not read. */
-const MAX_MANIFESTS_PER_COMMIT = 8;
+export const MAX_MANIFESTS_PER_COMMIT = 8;
 /** At most this many blobs in all, newest commits first: a bound on what one import reads. */
-export const MAX_MANIFEST_BLOBS = 20_000;
+const MAX_MANIFEST_BLOBS = 20_000;
 /** A manifest larger than this is not read (no real one is; a planted one may be). */
 export const MAX_MANIFEST_BYTES = 1 << 20;
 /** At most this many bytes of manifests in all, newest commits first. */

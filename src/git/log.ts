@@ -6,7 +6,7 @@
  * and probing for it as a loose file first; over 10,000 packed commits that took 7 s or more
  * for the walk alone, where `git log` gives it all in a quarter of a second. */
 import { GitError } from "simple-git";
-import { readsDependencies } from "../core/history/dependencies.js";
+import { isReadManifest } from "../core/history/dependencies.js";
 import { type ChangedPath, type CommitChanges, pathKind } from "../core/history/evidence.js";
 import type { GitCommitInfo } from "../core/history/git-events.js";
 import { StateError, UsageError } from "../errors.js";
@@ -183,7 +183,7 @@ function changedPaths(text: string): CommitChanges & { manifests?: ManifestBlobs
     const path = line.slice(tab + 1).trim();
     if (path === "") continue;
     paths.push({ status: line.slice(tab - 1, tab), path });
-    if (readsDependencies(path) && pathKind(path) === "manifest") {
+    if (isReadManifest(path)) {
       const [, , before = "", after = ""] = line.slice(1, tab).split(" ");
       manifests.push({ path, before, after });
     }

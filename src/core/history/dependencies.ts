@@ -5,6 +5,8 @@
  * library swapped for another shows here whatever the message says. Pure.
  */
 
+import { pathKind } from "./evidence.js";
+
 /** The dependencies a commit added and removed, names sorted. */
 export interface DependencyChange {
   added: readonly string[];
@@ -14,9 +16,17 @@ export interface DependencyChange {
 /** The manifests whose dependencies are read, by file name. */
 const READ = /^(package\.json|go\.mod|pyproject\.toml|requirements[\w.-]*\.txt)$/i;
 
-/** Whether the dependencies of a manifest at this path are read. */
+/** Whether the dependencies of a manifest of this name are read. */
 export function readsDependencies(path: string): boolean {
   return READ.test(path.slice(path.lastIndexOf("/") + 1));
+}
+
+/**
+ * Whether the import reads this path's dependencies: a manifest it reads, and the project's
+ * own (not an example's, a test fixture's or a docs site's).
+ */
+export function isReadManifest(path: string): boolean {
+  return readsDependencies(path) && pathKind(path) === "manifest";
 }
 
 const PACKAGE_SECTIONS = [

@@ -166,7 +166,8 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
   const workflows = { A: 0, D: 0 };
   let upgradeGuide = false;
   let sourceDeleted = false;
-  let ui = 0;
+  let uiSource = false;
+  let otherSource = false;
   for (const { status, path } of changes.paths) {
     const kind = pathKind(path);
     kinds.add(kind);
@@ -179,8 +180,10 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
     if (UPGRADE_GUIDE.test(path)) upgradeGuide = true;
     if (status === "D" && kind === "source") sourceDeleted = true;
     // A framework's API routes live beside its pages (`src/pages/api/`): they serve, not show.
-    if (kind === "source" && UI_SOURCE.test(path) && !/(^|\/)api\//i.test(path)) ui++;
-    else if (kind === "source") ui = Number.NEGATIVE_INFINITY;
+    if (kind === "source") {
+      if (UI_SOURCE.test(path) && !/(^|\/)api\//i.test(path)) uiSource = true;
+      else otherSource = true;
+    }
   }
   // `eslint.config.mjs` deleted and `eslint.config.js` added is a rename, not a tool adopted.
   const setUpOrDropped =
@@ -208,7 +211,8 @@ export function readEvidence(changes: CommitChanges | undefined): Evidence | und
       changes.deleted !== undefined &&
       changes.deleted >= 2 * changes.added,
     // Unknown paths beyond those listed may be anything: only a full list proves UI alone.
-    uiOnly: ui > 0 && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
+    uiOnly:
+      uiSource && !otherSource && (changes.total ?? 0) <= changes.paths.length && every(UI_ONLY),
     ...(lines !== undefined ? { lines } : {}),
   };
 }
