@@ -5,13 +5,9 @@
  * library swapped for another shows here whatever the message says. Pure.
  */
 
-import { pathKind } from "./evidence.js";
+import { type DependencyChange, pathKind } from "./evidence.js";
 
-/** The dependencies a commit added and removed, names sorted. */
-export interface DependencyChange {
-  added: readonly string[];
-  removed: readonly string[];
-}
+export type { DependencyChange };
 
 /** The manifests whose dependencies are read, by file name. */
 const READ = /^(package\.json|go\.mod|pyproject\.toml|requirements[\w.-]*\.txt)$/i;

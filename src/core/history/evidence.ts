@@ -4,12 +4,16 @@
  * it added or deleted, and its size. Signals that carry across projects, unlike phrasing. Pure.
  */
 
-import type { DependencyChange } from "./dependencies.js";
-
 /** One changed path, with git's `--name-status` letter (`A`, `M`, `D`, `R`, `T`...). */
 export interface ChangedPath {
   status: string;
   path: string;
+}
+
+/** The dependencies a commit's manifests added and removed, names sorted (dependencies.ts). */
+export interface DependencyChange {
+  added: readonly string[];
+  removed: readonly string[];
 }
 
 /** The changes of one commit against its first parent. */
