@@ -1,16 +1,17 @@
 /**
  * `ingest --from-git`'s read of history: one `git log` through the user's git (simple-git)
  * for every commit, its message and its changed paths, then two small reads for the commits
- * that need them (their manifests' dependencies, dependency-reads.ts; the line counts of those
- * that deleted source). isomorphic-git reads objects one by one, inflating each in JavaScript
+ * that need them (what their manifests and CI, deployment and install files say,
+ * content-reads.ts; the line counts of those that deleted source). isomorphic-git reads objects one by one, inflating each in JavaScript
  * and probing for it as a loose file first; over 10,000 packed commits that took 7 s or more
  * for the walk alone, where `git log` gives it all in a quarter of a second. */
 import { GitError } from "simple-git";
 import { isReadManifest } from "../core/history/dependencies.js";
 import { type ChangedPath, type CommitChanges, pathKind } from "../core/history/evidence.js";
 import type { GitCommitInfo } from "../core/history/git-events.js";
+import { readsSettings } from "../core/history/settings.js";
 import { StateError, UsageError } from "../errors.js";
-import { type ManifestBlobs, readDependencyChanges } from "./dependency-reads.js";
+import { type FileBlobs, type ReadFiles, readContentChanges } from "./content-reads.js";
 import { runGitChild } from "./git-child.js";
 import { gitAt } from "./remote.js";
 
@@ -58,7 +59,7 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       "--diff-merges=first-parent",
       // The status letter of each path (added, deleted, modified) is evidence for the
       // classifier (a tool's configuration deleted, a policy file added), and whole blob ids
-      // let a manifest's before and after be read (dependency-reads.ts). Line counts would
+      // let a manifest's or a workflow's before and after be read (content-reads.ts). Line counts would
       // make git diff every blob: they are read apart, for the few commits that need them.
       "--raw",
       "--no-abbrev",
@@ -82,14 +83,14 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
     throw error;
   }
   const out: GitCommitInfo[] = [];
-  const manifests: (ManifestBlobs[] | undefined)[] = [];
+  const reads: (ReadFiles | undefined)[] = [];
   for (const record of text.split(RS)) {
     if (record.trim() === "") continue;
     const [sha, parents, author, time, message, rest] = record.split(FS);
     if (sha === undefined || rest === undefined) continue;
-    const { manifests: changedManifests, ...changes } = changedPaths(rest);
+    const { reads: read, ...changes } = changedPaths(rest);
     // A bot's commits are dependency bumps: their manifests name the same packages.
-    manifests.push(BOT_AUTHOR.test(author ?? "") ? undefined : changedManifests);
+    reads.push(BOT_AUTHOR.test(author ?? "") ? undefined : read);
     out.push({
       sha,
       message: message ?? "",
@@ -104,9 +105,9 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
       author: author ?? "",
     });
   }
-  for (const [i, dependencies] of await readDependencyChanges(dir, manifests)) {
+  for (const [i, content] of await readContentChanges(dir, reads)) {
     const changes = out[i]?.changes;
-    if (changes !== undefined) changes.dependencies = dependencies;
+    if (changes !== undefined) Object.assign(changes, content);
   }
   // Whether a change that deleted source is mostly deletion (a part taken out, not reworked)
   // is the only question line counts answer: only those commits are diffed line by line.
@@ -172,23 +173,26 @@ const BOT_AUTHOR = /\[bot\]|\b(dependabot|renovate)\b/i;
 
 /**
  * `--raw` lines (`:100644 100644 <oid> <oid> M<TAB>path`; no renames are asked for) as status
- * and path, and the dependency manifests among them with their blob ids before and after.
+ * and path, and the files among them whose text is read, with their blob ids before and after.
  */
-function changedPaths(text: string): CommitChanges & { manifests?: ManifestBlobs[] } {
+function changedPaths(text: string): CommitChanges & { reads?: ReadFiles } {
   const paths: ChangedPath[] = [];
-  const manifests: ManifestBlobs[] = [];
+  const manifests: FileBlobs[] = [];
+  const settings: FileBlobs[] = [];
   for (const line of text.split("\n")) {
     const tab = line.indexOf("\t");
     if (tab <= 0 || !line.startsWith(":")) continue;
     const path = line.slice(tab + 1).trim();
     if (path === "") continue;
     paths.push({ status: line.slice(tab - 1, tab), path });
-    if (isReadManifest(path)) {
+    const read = isReadManifest(path) ? manifests : readsSettings(path) ? settings : undefined;
+    if (read !== undefined) {
       const [, , before = "", after = ""] = line.slice(1, tab).split(" ");
-      manifests.push({ path, before, after });
+      read.push({ path, before, after });
     }
   }
-  return { paths, ...(manifests.length > 0 ? { manifests } : {}) };
+  const any = manifests.length > 0 || settings.length > 0;
+  return { paths, ...(any ? { reads: { manifests, settings } } : {}) };
 }
 
 function lineCount(field: string | undefined): number {

@@ -1,14 +1,15 @@
 /**
  * `ingest --from-git` reads each commit's paths with their status (one `git log --raw`), the
- * dependencies its manifests added and removed, and, where it deleted source, its lines added
- * and deleted; the classifier weighs its decisions by them: the same words are a decision over
- * a CI file deleted and none over source alone.
+ * dependencies its manifests added and removed, the settings its workflows and deployment files
+ * changed, and, where it deleted source, its lines added and deleted; the classifier weighs its
+ * decisions by them: the same words are a decision over a CI file deleted and none over source
+ * alone.
  */
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { classifyHistory } from "../../src/core/history/git-events.js";
-import { MAX_MANIFEST_BYTES } from "../../src/git/dependency-reads.js";
+import { MAX_READ_BYTES } from "../../src/git/content-reads.js";
 import { logRange } from "../../src/git/log.js";
 import { git, TempDirs } from "../support/repo.js";
 
@@ -121,7 +122,7 @@ describe("ingest --from-git reads what each commit changed", () => {
       `${JSON.stringify({ name: "app", description: pad, dependencies: deps })}\n`;
     repo.write("package.json", pkg({ yup: "1" }));
     commit("Start");
-    repo.write("package.json", pkg({ zod: "3" }, "x".repeat(MAX_MANIFEST_BYTES)));
+    repo.write("package.json", pkg({ zod: "3" }, "x".repeat(MAX_READ_BYTES)));
     commit("Switch validation to zod");
     repo.write("package.json", pkg({ valibot: "1" }));
     commit("Switch validation to valibot");
@@ -132,5 +133,50 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(commits[1]?.changes?.dependencies).toBeUndefined();
     expect(commits[2]?.changes?.dependencies).toBeUndefined();
     expect(commits[3]?.changes?.dependencies).toEqual({ added: ["arktype"], removed: ["valibot"] });
+  });
+
+  it("reads what the workflows changed, a guarded job a decision, within the bounds", async () => {
+    const repo = dirs.repo("engram-from-git-settings-");
+    const commit = (message: string, author?: string) => commitAll(repo.dir, message, author);
+    const publish = (guard: string) =>
+      [
+        "on: push",
+        "jobs:",
+        "  publish:",
+        "    runs-on: ubuntu-latest",
+        guard,
+        "    steps:",
+        "      - run: npm publish",
+        "",
+      ].join("\n");
+    repo.write(".github/workflows/publish.yml", publish(""));
+    commit("Start");
+    repo.write(".github/workflows/publish.yml", publish("    if: github.repository == 'acme/app'"));
+    commit("Updated workflow.");
+    repo.write(".github/workflows/publish.yml", publish(""));
+    commit("Bump things", "renovate[bot] <bot@example.invalid>");
+    // Nine workflows in one commit: a mass edit, not read.
+    for (let i = 0; i < 9; i++) repo.write(`.github/workflows/w${i}.yml`, publish(""));
+    commit("Add workflows");
+    for (let i = 0; i < 9; i++) {
+      repo.write(`.github/workflows/w${i}.yml`, publish("    if: github.repository == 'acme/app'"));
+    }
+    commit("Tidy the workflows");
+    // A workflow over the size bound is never read.
+    repo.write(
+      ".github/workflows/publish.yml",
+      `${publish("    if: github.repository == 'acme/app'")}# ${"x".repeat(MAX_READ_BYTES)}\n`,
+    );
+    commit("Touch the publish workflow");
+
+    const commits = await logRange(repo.dir, "main");
+    expect(commits[1]?.changes?.settings).toEqual(["runs-guarded"]);
+    expect(commits[2]?.changes?.settings).toBeUndefined();
+    expect(commits[4]?.changes?.settings).toBeUndefined();
+    expect(commits[5]?.changes?.settings).toBeUndefined();
+    const read = classifyHistory(commits);
+    expect(read[1]?.cls.decision?.title).toBe("Updated workflow.");
+    expect(read[1]?.cls.decision?.rationale).toMatch(/own repository/);
+    expect(read[4]?.cls.decision).toBeUndefined();
   });
 });

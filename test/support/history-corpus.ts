@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { DependencyChange } from "../../src/core/history/dependencies.js";
 import type { ChangedPath, CommitChanges } from "../../src/core/history/evidence.js";
 import { classifyHistory } from "../../src/core/history/git-events.js";
+import type { SettingChange } from "../../src/core/history/settings.js";
 import { childEnv, ROOT } from "./bins.js";
 
 export interface CorpusCommit {
@@ -23,8 +24,10 @@ export interface CorpusCommit {
   /** Lines added and deleted (`--numstat`), where the repository still had the blobs. */
   added?: number;
   deleted?: number;
-  /** The dependencies its manifests added and removed (scripts/capture-dependencies.ts). */
+  /** The dependencies its manifests added and removed (scripts/capture-content.ts). */
   dependencies?: DependencyChange;
+  /** What its CI, deployment and install files changed (scripts/capture-content.ts). */
+  settings?: readonly SettingChange[];
 }
 
 export interface Corpus {
@@ -121,6 +124,7 @@ export function corpusChanges(c: CorpusCommit): CommitChanges {
       ? { added: c.added, deleted: c.deleted }
       : {}),
     ...(c.dependencies !== undefined ? { dependencies: c.dependencies } : {}),
+    ...(c.settings !== undefined ? { settings: c.settings } : {}),
   };
 }
 

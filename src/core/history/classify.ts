@@ -8,6 +8,7 @@ import {
   readEvidence,
   writesDecisionRecord,
 } from "./evidence.js";
+import { weighSettings } from "./setting-rules.js";
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -231,8 +232,12 @@ const INFERRED_TYPES: readonly [RegExp, string][] = [
   [/^(speed|faster|optimi[sz]e|perf)\b/i, "perf"],
 ];
 
-/** Classifies one commit. Pure and deterministic. */
+/** Classifies one commit: by its words and paths, then by its settings (setting-rules.ts). Pure. */
 export function classifyCommit(commit: CommitText): CommitClass {
+  return weighSettings(classifyByWords(commit), commit.changes);
+}
+
+function classifyByWords(commit: CommitText): CommitClass {
   const subject = commit.subject.trim();
   const body = commit.body;
   const conv = CONVENTIONAL.exec(subject);

@@ -4,6 +4,8 @@
  * it added or deleted, and its size. Signals that carry across projects, unlike phrasing. Pure.
  */
 
+import type { SettingChange } from "./settings.js";
+
 /** One changed path, with git's `--name-status` letter (`A`, `M`, `D`, `R`, `T`...). */
 export interface ChangedPath {
   status: string;
@@ -26,6 +28,8 @@ export interface CommitChanges {
   deleted?: number;
   /** The dependencies its manifests added and removed, where any (dependencies.ts). */
   dependencies?: DependencyChange;
+  /** What its CI workflows, Dockerfiles, compose files and install settings changed (settings.ts). */
+  settings?: readonly SettingChange[];
 }
 
 export type PathKind =
