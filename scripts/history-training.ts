@@ -2,8 +2,9 @@
  * The learned decision scorer's training (issue 41, the seventh round of
  * test/fixtures/history-corpus/README.md): the tuned histories' commits as feature rows,
  * deterministic L2-regularised logistic regression (Newton's method, a fixed number of steps),
- * and leave-one-history-out figures. The held-out histories are never read: yargs and
- * uptime-kuma are not in the list, commander's held-out commits are dropped on load.
+ * and leave-one-history-out figures. The held-out histories are never read: yargs,
+ * uptime-kuma, gotify and excalidraw are not in the list, commander's held-out commits are
+ * dropped on load.
  */
 import { DECISION_LINE } from "../src/core/history/confidence.js";
 import { readMessage } from "../src/core/history/git-events.js";

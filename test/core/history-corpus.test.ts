@@ -62,12 +62,18 @@ const TUNED_BELOW_TARGET: Record<string, { recall: number; precision: number }> 
  * uptime-kuma 0.17 -> 0.22 and the others unchanged; the sixth's rules (drawn from express)
  * lowered two of them and were not kept (README.md); the seventh's learned scorer made the
  * rules' calls on every held-out history and was not wired in (README.md); the eighth's (drawn
- * from memos, umami and linkding) moved none of them. The figures stand:
+ * from memos, umami and linkding) moved none of them; the ninth's (a library switched, read
+ * from the manifests) and the tenth's (CI and deployment settings, read from the diffs) lowered
+ * them and were not kept (README.md). The figures stand:
  */
 const HELD_OUT: { name: string; recall: number; precision: number; measured: string }[] = [
   { name: "commander", recall: 0.65, precision: 0.65, measured: "0.69 / 0.69" },
   { name: "yargs", recall: 0.7, precision: 0.7, measured: "0.76 / 0.76" },
   { name: "uptime-kuma", recall: 0.2, precision: 0.9, measured: "0.22 / 1.00" },
+  // Held out from the start of the tenth round, first measured after it: a classifier's first
+  // sight of two applications.
+  { name: "gotify", recall: 0.2, precision: 0.7, measured: "0.24 / 0.75" },
+  { name: "excalidraw", recall: 0.1, precision: 0.9, measured: "0.12 / 1.00" },
 ];
 
 describe("decisions of real histories", () => {
@@ -99,8 +105,10 @@ describe("decisions of real histories", () => {
     });
   }
 
-  it("holds out yargs and uptime-kuma whole, and no tuned history", () => {
-    for (const name of ["yargs", "uptime-kuma"]) expect(loadCorpus(name).held_out).toBe(true);
+  it("holds out yargs, uptime-kuma, gotify and excalidraw whole, and no tuned history", () => {
+    for (const name of ["yargs", "uptime-kuma", "gotify", "excalidraw"]) {
+      expect(loadCorpus(name).held_out).toBe(true);
+    }
     for (const name of [...TUNED, ...Object.keys(TUNED_BELOW_TARGET)]) {
       expect(loadCorpus(name).held_out).toBeUndefined();
     }

@@ -1,16 +1,22 @@
 /**
  * The settings a commit changed, read from the text of its CI workflows, Dockerfiles, compose
- * files, environment templates and `.npmrc` (core/history/settings.ts), and what the tenth
- * round's two rules make of them (core/history/setting-rules.ts). Invented cases.
+ * files, environment templates and `.npmrc` (core/history/settings.ts), and what the import
+ * makes of them: a reason, never a decision by itself (the corpus README's tenth round).
+ * Invented cases.
  */
 import { describe, expect, it } from "vitest";
-import { DECISION_LINE } from "../../src/core/history/confidence.js";
 import { classifyMessage } from "../../src/core/history/git-events.js";
 import {
   readsSettings,
   type SettingChange,
   settingChanges,
 } from "../../src/core/history/settings.js";
+import {
+  CORPUS_HISTORIES,
+  type Corpus,
+  importedDecisions,
+  loadCorpus,
+} from "../support/history-corpus.js";
 
 const wf = ".github/workflows/ci.yml";
 const one = (path: string, before?: string, after?: string) =>
@@ -21,6 +27,9 @@ const one = (path: string, before?: string, after?: string) =>
       ...(after !== undefined ? { after } : {}),
     },
   ]);
+
+/** A GitHub Actions expression, `${{ e }}`. */
+const expr = (e: string) => ["$", "{{ ", e, " }}"].join("");
 
 const steps = (...lines: string[]) =>
   ["on: push", "jobs:", "  test:", "    runs-on: ubuntu-latest", "    steps:", ...lines].join("\n");
@@ -85,7 +94,11 @@ describe("what a workflow's diff says", () => {
     expect(one(wf, block("3.9", "3.12"), block("3.12"))).toEqual(["runtime-dropped"]);
     // A version read from a variable names none.
     expect(
-      one(wf, steps("      - run: node-version: ${{ matrix.node }}"), steps("      - run: echo")),
+      one(
+        wf,
+        steps(`      - run: node-version: ${expr("matrix.node")}`),
+        steps("      - run: echo"),
+      ),
     ).toBeUndefined();
   });
 
@@ -101,7 +114,7 @@ describe("what a workflow's diff says", () => {
       one(
         wf,
         steps("      - run: x"),
-        steps("      - if: ${{ !github.event.pull_request.head.repo.fork }}", "        run: x"),
+        steps(`      - if: ${expr("!github.event.pull_request.head.repo.fork")}`, "        run: x"),
       ),
     ).toEqual(["runs-guarded"]);
   });
@@ -176,7 +189,23 @@ describe("what deployment and install files say", () => {
   });
 });
 
-describe("the tenth round's rules", () => {
+describe("what the import makes of them", () => {
+  it("changes no call on any labelled history, only reasons", () => {
+    let read = 0;
+    for (const name of [...CORPUS_HISTORIES, "gotify", "excalidraw"]) {
+      const corpus = loadCorpus(name);
+      read += corpus.commits.filter((c) => c.settings !== undefined).length;
+      const bare = {
+        ...corpus,
+        commits: corpus.commits.map(({ settings, ...c }) => c),
+      };
+      const calls = (c: Corpus) =>
+        [...importedDecisions(c)].map(([sha, d]) => `${sha} ${d.title} ${d.confidence}`);
+      expect(calls(corpus), name).toEqual(calls(bare));
+    }
+    expect(read).toBeGreaterThan(100);
+  });
+
   const read = (message: string, settings: SettingChange[], parents = 1) =>
     classifyMessage({
       message,
@@ -185,40 +214,26 @@ describe("the tenth round's rules", () => {
       changes: { paths: [{ status: "M", path: wf }], settings },
     }).cls;
 
-  it("makes a job guarded to the project's own repository a decision, whatever the words", () => {
-    const plain = read("Updated workflow.", []);
-    expect(plain.decision).toBeUndefined();
-    const guarded = read("Updated workflow.", ["runs-guarded"]);
-    expect(guarded.decision?.title).toBe("Updated workflow.");
-    expect(guarded.decision?.rationale).toMatch(/own repository/);
-    expect(guarded.decision?.confidence).toBeGreaterThanOrEqual(DECISION_LINE);
-    // A fix says so too: `fix: do not run publish on forks`.
-    expect(
-      read("fix: do not run publish on forks", ["runs-guarded"]).decision?.confidence,
-    ).toBeGreaterThanOrEqual(DECISION_LINE);
-    // A merge with no title is named by what it did, not by its subject.
-    const merge = read("Merge remote-tracking branch 'origin/master'", ["runs-guarded"], 2);
-    expect(merge.noise).toBeUndefined();
-    expect(merge.decision?.title).toBe(
-      "Run CI jobs only in the project's own repository, not on forks",
-    );
-  });
-
-  it("raises a choice stated below the line to it where a setting changed, and no other", () => {
+  it("makes no decision of a setting alone: the tenth round's rules did not carry", () => {
+    expect(read("Updated workflow.", ["runs-guarded"]).decision).toBeUndefined();
     const message = "ci: use full SHAs for github action versions";
-    const below = read(message, []).decision?.confidence ?? 0;
-    expect(below).toBeLessThan(DECISION_LINE);
-    expect(read(message, ["actions-pinned"]).decision?.confidence).toBe(DECISION_LINE);
-    // A commit no rule read a choice in stays what it was.
-    expect(read("Refine the test workflow", ["ci-action-adopted"]).decision).toBeUndefined();
+    const { rationale, ...pinned } = read(message, ["actions-pinned"]).decision ?? {};
+    expect(rationale).toBe("CI actions pinned to commit SHAs");
+    expect(pinned).toEqual(read(message, []).decision);
+    expect(read("Merge remote-tracking branch 'origin/master'", ["runs-guarded"], 2).noise).toBe(
+      "merge",
+    );
   });
 
-  it("leaves reverts and dependency updates as they are", () => {
-    expect(
-      read('Revert "ci: only publish from the main repository"', ["runs-guarded"]).lesson,
-    ).toBeDefined();
-    expect(read("chore(deps): update actions/checkout action to v5", ["runs-guarded"]).noise).toBe(
-      "dependency",
+  it("gives a decision the words leave unexplained what the settings show", () => {
+    const decision = read("ci: drop Node.js 18", ["actions-pinned", "runtime-dropped"]).decision;
+    expect(decision?.rationale).toBe(
+      "CI actions pinned to commit SHAs; a runtime version dropped from CI",
     );
+    // A reason the words give is kept.
+    expect(
+      read("ci: drop Node.js 18 because it reached its end of life", ["runtime-dropped"]).decision
+        ?.rationale,
+    ).toMatch(/end of life/);
   });
 });

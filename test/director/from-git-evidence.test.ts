@@ -135,7 +135,7 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(commits[3]?.changes?.dependencies).toEqual({ added: ["arktype"], removed: ["valibot"] });
   });
 
-  it("reads what the workflows changed, a guarded job a decision, within the bounds", async () => {
+  it("reads what the workflows changed, within the bounds, as a reason", async () => {
     const repo = dirs.repo("engram-from-git-settings-");
     const commit = (message: string, author?: string) => commitAll(repo.dir, message, author);
     const publish = (guard: string) =>
@@ -152,7 +152,7 @@ describe("ingest --from-git reads what each commit changed", () => {
     repo.write(".github/workflows/publish.yml", publish(""));
     commit("Start");
     repo.write(".github/workflows/publish.yml", publish("    if: github.repository == 'acme/app'"));
-    commit("Updated workflow.");
+    commit("ci: only publish from the main repository");
     repo.write(".github/workflows/publish.yml", publish(""));
     commit("Bump things", "renovate[bot] <bot@example.invalid>");
     // Nine workflows in one commit: a mass edit, not read.
@@ -175,7 +175,8 @@ describe("ingest --from-git reads what each commit changed", () => {
     expect(commits[4]?.changes?.settings).toBeUndefined();
     expect(commits[5]?.changes?.settings).toBeUndefined();
     const read = classifyHistory(commits);
-    expect(read[1]?.cls.decision?.title).toBe("Updated workflow.");
+    // The words make the decision; the workflow gives the reason they leave out.
+    expect(read[1]?.cls.decision?.title).toBe("only publish from the main repository");
     expect(read[1]?.cls.decision?.rationale).toMatch(/own repository/);
     expect(read[4]?.cls.decision).toBeUndefined();
   });

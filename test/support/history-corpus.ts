@@ -77,6 +77,8 @@ export const CORPUS_HISTORIES = [
   "linkding",
   "yargs",
   "uptime-kuma",
+  "gotify",
+  "excalidraw",
 ] as const;
 
 // From the package root: the bench runs this module from dist/, where no fixture is copied.

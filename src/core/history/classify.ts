@@ -8,7 +8,8 @@ import {
   readEvidence,
   writesDecisionRecord,
 } from "./evidence.js";
-import { weighSettings } from "./setting-rules.js";
+import { withSettings } from "./settings.js";
+
 /**
  * What a commit is worth remembering, decided by rules on its message (no language model):
  * noise to be counted, a decision, a lesson, a convention, or a change of some area.
@@ -232,12 +233,8 @@ const INFERRED_TYPES: readonly [RegExp, string][] = [
   [/^(speed|faster|optimi[sz]e|perf)\b/i, "perf"],
 ];
 
-/** Classifies one commit: by its words and paths, then by its settings (setting-rules.ts). Pure. */
+/** Classifies one commit. Pure and deterministic. */
 export function classifyCommit(commit: CommitText): CommitClass {
-  return weighSettings(classifyByWords(commit), commit.changes);
-}
-
-function classifyByWords(commit: CommitText): CommitClass {
   const subject = commit.subject.trim();
   const body = commit.body;
   const conv = CONVENTIONAL.exec(subject);
@@ -344,7 +341,7 @@ function classifyByWords(commit: CommitText): CommitClass {
             ? WORDING.stated
             : WORDING.implied;
     const confidence = weighDecision(wording, description, evidence(), type);
-    const reasoned = withDependencies(withReason(title, why), commit.changes);
+    const reasoned = withEvidence(withReason(title, why), commit.changes);
     return { ...base, decision: { ...reasoned, confidence } };
   }
   // A body speaks for the commit only where the commit is about the code, not its docs.
@@ -368,7 +365,7 @@ function classifyByWords(commit: CommitText): CommitClass {
         )
       : undefined;
   if (shown !== undefined) {
-    const reasoned = withDependencies(withReason(description, body), commit.changes);
+    const reasoned = withEvidence(withReason(description, body), commit.changes);
     return { ...base, decision: { ...reasoned, confidence: shown } };
   }
   if (REGRESSION.test(subject) || /\bregression\b/i.test(firstLine(body))) {
@@ -419,6 +416,10 @@ function choiceInBody(body: string): string | undefined {
 export function isChoice(text: string): boolean {
   return CHOICE.some((r) => r.test(text));
 }
+
+/** A reason the words leave out, from what the manifests, then the CI and deployment files, show. */
+const withEvidence = <T extends { title: string; rationale?: string }>(d: T, c?: CommitChanges) =>
+  withSettings(withDependencies(d, c), c);
 
 /**
  * A decision's title and rationale: reasoning in the subject itself ("X because Y") is split

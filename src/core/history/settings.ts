@@ -235,3 +235,33 @@ function npmrcSettings(text: string): string[] {
     .filter((l) => l !== "" && !/^[#;]/.test(l) && l.includes("="))
     .map((l) => l.replace(/\s*=\s*/, "="));
 }
+
+/** How each setting change reads as a reason. */
+const REASONS: Record<SettingChange, string> = {
+  "actions-pinned": "CI actions pinned to commit SHAs",
+  "runtime-dropped": "a runtime version dropped from CI",
+  "publishing-changed": "how CI publishes changed",
+  "permissions-changed": "what CI jobs may do changed",
+  "runs-guarded": "a CI job run only in the project's own repository",
+  "ci-action-adopted": "an action adopted in CI",
+  "ci-action-dropped": "an action dropped from CI",
+  "base-image-switched": "the base image switched",
+  "setting-added": "a setting added to the deployment",
+  "setting-removed": "a setting removed from the deployment",
+  "install-policy": "an .npmrc setting set",
+};
+
+/**
+ * A decision the commit's words and manifests leave unexplained, given what its CI and
+ * deployment files show ("CI actions pinned to commit SHAs"). The settings alone make no
+ * decision: read that way they did not carry to the held-out histories (the corpus README's
+ * tenth round).
+ */
+export function withSettings<T extends { title: string; rationale?: string }>(
+  decision: T,
+  changes: { settings?: readonly SettingChange[] } | undefined,
+): T {
+  const settings = changes?.settings;
+  if (decision.rationale || settings === undefined || settings.length === 0) return decision;
+  return { ...decision, rationale: settings.map((s) => REASONS[s]).join("; ") };
+}
