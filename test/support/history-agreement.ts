@@ -18,7 +18,13 @@ import {
 } from "./history-corpus.js";
 
 /** The held-out histories a second labeller labelled, in the corpus's order. */
-export const SECOND_LABELLED = ["commander", "yargs", "uptime-kuma"] as const;
+export const SECOND_LABELLED = [
+  "commander",
+  "yargs",
+  "uptime-kuma",
+  "gotify",
+  "excalidraw",
+] as const;
 
 export interface SecondLabel {
   sha: string;
