@@ -11,9 +11,10 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { dependencyChange, isReadManifest } from "../src/core/history/dependencies.js";
-import { readsSettings, settingChanges } from "../src/core/history/settings.js";
-import { MAX_FILES_PER_COMMIT, MAX_READ_BYTES } from "../src/git/content-reads.js";
+import { dependencyChange } from "../src/core/history/dependencies.js";
+import { settingChanges } from "../src/core/history/settings.js";
+import { filesRead, MAX_READ_BYTES, readableTexts } from "../src/git/content-reads.js";
+import { rawChanges } from "../src/git/log.js";
 import { writeFileAtomicSync } from "../src/state/atomic.js";
 import { ROOT } from "../test/support/bins.js";
 import { CORPUS_HISTORIES, type Corpus } from "../test/support/history-corpus.js";
@@ -28,26 +29,11 @@ function git(repo: string, args: string[]): string {
   });
 }
 
-/** A blob's text; null where the import would not read it (over its size bound). */
+/** A blob's text; undefined for none, null where the import would not read it (over its bound). */
 function blob(repo: string, id: string): string | undefined | null {
   if (/^0+$/.test(id)) return undefined;
   if (Number(git(repo, ["cat-file", "-s", id])) > MAX_READ_BYTES) return null;
   return git(repo, ["cat-file", "blob", id]);
-}
-
-type Changed = { path: string; before: string; after: string };
-
-/** As the import does: a kind over the bound is not read; a file with a side too large is left out. */
-function texts(repo: string, files: readonly Changed[]) {
-  if (files.length > MAX_FILES_PER_COMMIT) return [];
-  return files
-    .map((f) => ({ path: f.path, before: blob(repo, f.before), after: blob(repo, f.after) }))
-    .filter((f) => f.before !== null && f.after !== null)
-    .map((f) => ({
-      path: f.path,
-      ...(typeof f.before === "string" ? { before: f.before } : {}),
-      ...(typeof f.after === "string" ? { after: f.after } : {}),
-    }));
 }
 
 function capture(name: string, mirrors: string) {
@@ -65,26 +51,13 @@ function capture(name: string, mirrors: string) {
     const raw = parent
       ? git(repo, ["diff-tree", "-r", "--no-renames", "--no-abbrev", parent, sha])
       : git(repo, ["diff-tree", "-r", "--root", "--no-renames", "--no-abbrev", sha]);
-    const changed: Changed[] = raw
-      .split("\n")
-      .filter((l) => l.startsWith(":"))
-      .map((l) => {
-        const tab = l.indexOf("\t");
-        const [, , before = "", after = ""] = l.slice(1, tab).split(" ");
-        return { path: l.slice(tab + 1), before, after };
-      });
-    const dependencies = dependencyChange(
-      texts(
-        repo,
-        changed.filter((f) => isReadManifest(f.path)),
-      ),
-    );
-    const settings = settingChanges(
-      texts(
-        repo,
-        changed.filter((f) => !isReadManifest(f.path) && readsSettings(f.path)),
-      ),
-    );
+    // The same `--raw` lines the import's log gives, read by the same code.
+    const reads = rawChanges(raw).reads;
+    if (reads === undefined) continue;
+    const files = filesRead(reads);
+    const textOf = (id: string) => blob(repo, id);
+    const dependencies = dependencyChange(readableTexts(files.manifests, textOf));
+    const settings = settingChanges(readableTexts(files.settings, textOf));
     if (dependencies !== undefined) {
       c.dependencies = dependencies;
       counts.dependencies++;

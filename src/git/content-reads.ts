@@ -6,7 +6,7 @@
  * one `git cat-file --batch` and compared by the pure readers.
  */
 import { type DependencyChange, dependencyChange } from "../core/history/dependencies.js";
-import { type SettingChange, settingChanges } from "../core/history/settings.js";
+import { type FileTexts, type SettingChange, settingChanges } from "../core/history/settings.js";
 import { runGitChild } from "./git-child.js";
 import { batchObjects } from "./rev-reads.js";
 
@@ -43,12 +43,36 @@ export const MAX_READ_TOTAL_BYTES = 64 << 20;
 const NO_BLOB = /^0+$/;
 
 /** The files of a commit that are read: a kind over the per-commit bound is not. */
-function bounded(files: ReadFiles): ReadFiles {
+export function filesRead(files: ReadFiles): ReadFiles {
   const within = (kind: readonly FileBlobs[]) => (kind.length > MAX_FILES_PER_COMMIT ? [] : kind);
   return { manifests: within(files.manifests), settings: within(files.settings) };
 }
 
 const both = (files: ReadFiles) => [...files.manifests, ...files.settings];
+
+/**
+ * The texts of the files given, as the readers take them. `textOf` gives a blob's text, undefined
+ * for none (the file did not exist on that side), null where it was not read (over its size
+ * bound, or missing): such a file is left out, since read as absent every name in a manifest
+ * would seem added or removed.
+ */
+export function readableTexts(
+  files: readonly FileBlobs[],
+  textOf: (id: string) => string | undefined | null,
+): FileTexts[] {
+  return files.flatMap((f) => {
+    const before = textOf(f.before);
+    const after = textOf(f.after);
+    if (before === null || after === null) return [];
+    return [
+      {
+        path: f.path,
+        ...(before !== undefined ? { before } : {}),
+        ...(after !== undefined ? { after } : {}),
+      },
+    ];
+  });
+}
 
 /**
  * The content changes of each commit (by index) whose files are given, newest first within the
@@ -60,12 +84,13 @@ export async function readContentChanges(
   cwd: string,
   filesOf: readonly (ReadFiles | undefined)[],
 ): Promise<Map<number, ContentChanges>> {
+  const reading = filesOf.map((files) => (files === undefined ? undefined : filesRead(files)));
   const candidates: number[] = [];
   const ids = new Set<string>();
-  for (let i = filesOf.length - 1; i >= 0; i--) {
-    const files = filesOf[i];
+  for (let i = reading.length - 1; i >= 0; i--) {
+    const files = reading[i];
     if (files === undefined) continue;
-    const wanted = blobIds(both(bounded(files)));
+    const wanted = blobIds(both(files));
     if (wanted.length === 0) continue;
     if (ids.size + wanted.length > MAX_BLOBS) break;
     for (const id of wanted) ids.add(id);
@@ -78,7 +103,7 @@ export async function readContentChanges(
   const chosen: number[] = [];
   let bytes = 0;
   for (const i of candidates) {
-    const wanted = blobIds(both(bounded(filesOf[i] as ReadFiles))).filter(
+    const wanted = blobIds(both(reading[i] as ReadFiles)).filter(
       (id) => !fetch.has(id) && (sizes.get(id) ?? Number.POSITIVE_INFINITY) <= MAX_READ_BYTES,
     );
     const more = wanted.reduce((sum, id) => sum + (sizes.get(id) ?? 0), 0);
@@ -95,21 +120,11 @@ export async function readContentChanges(
     const object = objects[n];
     if (object?.type === "blob") texts.set(id, object.body.toString("utf8"));
   });
-  // A side that names a blob not read (missing, or too large) leaves its file out: read as
-  // absent, every name in a manifest would seem added or removed.
-  const readable = (f: FileBlobs) =>
-    (NO_BLOB.test(f.before) || texts.has(f.before)) &&
-    (NO_BLOB.test(f.after) || texts.has(f.after));
-  const sides = (files: readonly FileBlobs[]) =>
-    files.filter(readable).map((f) => ({
-      path: f.path,
-      ...(texts.has(f.before) ? { before: texts.get(f.before) } : {}),
-      ...(texts.has(f.after) ? { after: texts.get(f.after) } : {}),
-    }));
+  const textOf = (id: string) => (NO_BLOB.test(id) ? undefined : (texts.get(id) ?? null));
   for (const i of chosen) {
-    const files = bounded(filesOf[i] as ReadFiles);
-    const dependencies = dependencyChange(sides(files.manifests));
-    const settings = settingChanges(sides(files.settings));
+    const files = reading[i] as ReadFiles;
+    const dependencies = dependencyChange(readableTexts(files.manifests, textOf));
+    const settings = settingChanges(readableTexts(files.settings, textOf));
     if (dependencies !== undefined || settings !== undefined) {
       out.set(i, {
         ...(dependencies !== undefined ? { dependencies } : {}),

@@ -88,7 +88,7 @@ export async function logRange(dir: string, range: string): Promise<GitCommitInf
     if (record.trim() === "") continue;
     const [sha, parents, author, time, message, rest] = record.split(FS);
     if (sha === undefined || rest === undefined) continue;
-    const { reads: read, ...changes } = changedPaths(rest);
+    const { reads: read, ...changes } = rawChanges(rest);
     // A bot's commits are dependency bumps: their manifests name the same packages.
     reads.push(BOT_AUTHOR.test(author ?? "") ? undefined : read);
     out.push({
@@ -175,7 +175,7 @@ const BOT_AUTHOR = /\[bot\]|\b(dependabot|renovate)\b/i;
  * `--raw` lines (`:100644 100644 <oid> <oid> M<TAB>path`; no renames are asked for) as status
  * and path, and the files among them whose text is read, with their blob ids before and after.
  */
-function changedPaths(text: string): CommitChanges & { reads?: ReadFiles } {
+export function rawChanges(text: string): CommitChanges & { reads?: ReadFiles } {
   const paths: ChangedPath[] = [];
   const manifests: FileBlobs[] = [];
   const settings: FileBlobs[] = [];

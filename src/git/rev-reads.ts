@@ -85,7 +85,7 @@ export async function commitsWithFile(
   return revs.map((r) => (plainRev(r) ? found[asked.indexOf(r)] : undefined));
 }
 
-export interface BatchObject {
+interface BatchObject {
   sha: string;
   type: string;
   body: Buffer;
